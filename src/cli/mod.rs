@@ -1,0 +1,86 @@
+//! Command-line interface (clap): parses arguments and dispatches to the per-area command files.
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+pub mod analysis;
+pub mod catalog;
+pub mod lab;
+
+/// perflab: find the breaking point of the article's PHP and Node.js labs with k6.
+#[derive(Debug, Parser)]
+#[command(name = "perflab", version, about)]
+pub struct Cli {
+    /// Less output on stderr (errors still print).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the experiments and groups of the catalog.
+    List(catalog::ListArgs),
+    /// Show the resolved plan of an experiment: timeline, VU sizing, CPU layout.
+    Show(catalog::ShowArgs),
+    /// Validate catalog files (no arguments: the whole catalog).
+    Validate(catalog::ValidateArgs),
+    /// Build the lab images (content-addressed: unchanged recipes are not rebuilt).
+    Build(lab::BuildArgs),
+    /// Start a lab for exploring and print how to reach it.
+    Up(lab::UpArgs),
+    /// Stop a lab started with `up`.
+    Down(lab::DownArgs),
+    /// Remove every Docker object carrying perflab labels (leftovers of killed runs).
+    Cleanup(lab::CleanupArgs),
+    /// Start a lab, check every endpoint and the samplers' sources, tear it down.
+    Smoke(lab::SmokeArgs),
+    /// Analyze any k6 per-request CSV (plain or gzip).
+    Analyze(analysis::AnalyzeArgs),
+    /// Re-render the report of a run directory from its files.
+    Report(analysis::ReportArgs),
+}
+
+/// Parse the process arguments, run, and map errors to exit codes (2 = invalid input, 1 = failure).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.quiet);
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(crate::error::exit_code_for(&err))
+        }
+    }
+}
+
+fn init_tracing(quiet: bool) {
+    let default = if quiet { "warn" } else { "info" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PERFLAB_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let ansi = std::env::var_os("NO_COLOR").is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+/// Dispatch one parsed command. Returns the exit code on success.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::List(a) => catalog::list(a),
+        Command::Show(a) => catalog::show(a),
+        Command::Validate(a) => catalog::validate(a),
+        Command::Build(a) => lab::build(a),
+        Command::Up(a) => lab::up(a),
+        Command::Down(a) => lab::down(a),
+        Command::Cleanup(a) => lab::cleanup(a),
+        Command::Smoke(a) => lab::smoke(a),
+        Command::Analyze(a) => analysis::analyze(a),
+        Command::Report(a) => analysis::report(a),
+    }
+}

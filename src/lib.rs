@@ -1,0 +1,10 @@
+//! perflab: reproduces the PHP and Node.js breaking-point labs of the k6 article on any Docker host.
+//!
+//! Pipeline: `experiment` (YAML schema, validation) -> `plan` (steps, alignment, CPU layout)
+//! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
+//! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
+//! `report` (renderers), with `rundir`, `lock` and `host` beside them.
+
+pub mod cli;
+pub mod error;
+pub mod experiment;

@@ -1,0 +1,4 @@
+//! Thin entry point: everything lives in the library so tests can call it.
+fn main() -> std::process::ExitCode {
+    perflab::cli::main()
+}
