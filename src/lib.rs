@@ -8,3 +8,4 @@
 pub mod cli;
 pub mod error;
 pub mod experiment;
+pub mod sample;

@@ -1,0 +1,152 @@
+//! Host-side readings: per-CPU busy time (`/proc/stat`), host CPU pressure, and the CPU time
+//! of single processes (dockerd, perflab itself) from `/proc/<pid>/stat`.
+use std::fs;
+
+/// Cumulative busy and total jiffies of one CPU line of `/proc/stat`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CpuTimes {
+    pub busy: u64,
+    pub total: u64,
+}
+
+/// Parse the `cpuN` lines of `/proc/stat` in order (the aggregate `cpu` line is skipped).
+/// Busy = everything but idle and iowait.
+pub fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line
+            .strip_prefix("cpu")
+            .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let Some(Ok(idx)) = fields.next().map(str::parse::<u32>) else {
+            continue;
+        };
+        let v: Vec<u64> = fields.filter_map(|f| f.parse().ok()).collect();
+        if v.len() < 5 {
+            continue;
+        }
+        // user nice system idle iowait irq softirq steal guest guest_nice; guest is inside user.
+        let total: u64 = v.iter().take(8).sum();
+        let idle = v[3] + v[4];
+        out.push((
+            idx,
+            CpuTimes {
+                busy: total - idle,
+                total,
+            },
+        ));
+    }
+    out
+}
+
+/// Busy % per CPU between two `/proc/stat` snapshots (matched by CPU number).
+pub fn busy_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64)> {
+    now.iter()
+        .filter_map(|(i, n)| {
+            let (_, p) = prev.iter().find(|(j, _)| j == i)?;
+            let dt = n.total.saturating_sub(p.total);
+            let db = n.busy.saturating_sub(p.busy);
+            Some((
+                *i,
+                if dt == 0 {
+                    0.0
+                } else {
+                    100.0 * db as f64 / dt as f64
+                },
+            ))
+        })
+        .collect()
+}
+
+/// utime + stime (clock ticks) from the contents of `/proc/<pid>/stat`.
+pub fn parse_pid_stat_ticks(text: &str) -> Option<u64> {
+    // The command name is in parentheses and may contain spaces: split after the last ')'.
+    let after = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // after ')' : state(0) ppid(1) ... utime is field 14 of the full line => index 11 here.
+    let utime: u64 = f.get(11)?.parse().ok()?;
+    let stime: u64 = f.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+/// Clock ticks per second (`sysconf(_SC_CLK_TCK)`).
+pub fn clock_ticks_per_sec() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as u64 } else { 100 }
+}
+
+/// CPU time of a process in nanoseconds, or None when it is gone.
+pub fn process_cpu_ns(pid: u32) -> Option<u64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(parse_pid_stat_ticks(&text)? * 1_000_000_000 / clock_ticks_per_sec())
+}
+
+/// The pid of the first process whose `comm` is `name` (e.g. "dockerd").
+pub fn find_process(name: &str) -> Option<u32> {
+    let mut pids: Vec<u32> = fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.into_iter().find(|pid| {
+        fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim() == name)
+            .unwrap_or(false)
+    })
+}
+
+/// Read `/proc/stat` now.
+pub fn read_proc_stat() -> Vec<(u32, CpuTimes)> {
+    fs::read_to_string("/proc/stat")
+        .map(|t| parse_proc_stat(&t))
+        .unwrap_or_default()
+}
+
+/// Host CPU pressure `some avg10` (None where the kernel has no PSI).
+pub fn host_psi() -> Option<f64> {
+    fs::read_to_string("/proc/pressure/cpu")
+        .ok()
+        .and_then(|t| super::cgroup::psi_some_avg10(&t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT_A: &str = "cpu  200 0 100 1000 0 0 0 0 0 0\ncpu0 100 0 50 500 0 0 0 0 0 0\ncpu1 100 0 50 500 0 0 0 0 0 0\nintr 1\n";
+    const STAT_B: &str = "cpu  500 0 100 1200 0 0 0 0 0 0\ncpu0 400 0 50 500 0 0 0 0 0 0\ncpu1 100 0 50 700 0 0 0 0 0 0\nintr 2\n";
+
+    #[test]
+    fn per_cpu_busy_percent() {
+        let a = parse_proc_stat(STAT_A);
+        let b = parse_proc_stat(STAT_B);
+        assert_eq!(a.len(), 2);
+        let pct = busy_pct(&a, &b);
+        assert_eq!(pct, vec![(0, 100.0), (1, 0.0)]);
+    }
+
+    #[test]
+    fn pid_stat_with_spaces_in_comm() {
+        let line =
+            "1234 (my (odd) proc) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 4 0 100 0 0";
+        assert_eq!(parse_pid_stat_ticks(line), Some(300));
+        assert_eq!(parse_pid_stat_ticks("garbage"), None);
+    }
+
+    #[test]
+    fn own_process_has_cpu_time_and_is_found_by_name() {
+        // Burn a little CPU so the counter is above zero even at 100 Hz ticks.
+        let mut x = 0u64;
+        for i in 0..30_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        assert!(x != 1);
+        assert!(process_cpu_ns(std::process::id()).unwrap() > 0);
+        let comm = fs::read_to_string("/proc/self/comm").unwrap();
+        assert!(find_process(comm.trim()).is_some());
+    }
+}

@@ -1,0 +1,462 @@
+//! Server-side samplers that run beside k6: per-container cgroup CPU/memory/throttling/PSI
+//! (every 1 s), host per-CPU busy and PSI with dockerd's and perflab's own CPU (every 1 s),
+//! php-fpm status through the hidden pool and `pg_stat_activity` (every 2 s).
+//! Each writes JSON lines (`t` = unix ms, UTC) under the run's `samples/` folder, flushed per
+//! line so an aborted run keeps what was sampled.
+pub mod cgroup;
+pub mod host;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use writer::JsonlWriter;
+
+/// A container to sample: its role in the lab, its name and the pid of its init process.
+#[derive(Debug, Clone)]
+pub struct ContainerTarget {
+    pub role: String,
+    pub name: String,
+    pub pid: u32,
+}
+
+/// What to sample. Absent parts are skipped.
+#[derive(Debug, Clone, Default)]
+pub struct SamplerTargets {
+    pub containers: Vec<ContainerTarget>,
+    /// e.g. `http://127.0.0.1:PORT/fpm-status?json` (through nginx to the hidden status pool).
+    pub fpm_status_url: Option<String>,
+    pub pg: Option<tokio_postgres::Config>,
+}
+
+/// Sampling periods.
+#[derive(Debug, Clone, Copy)]
+pub struct SamplerOptions {
+    pub fast: Duration,
+    pub slow: Duration,
+}
+
+impl Default for SamplerOptions {
+    fn default() -> Self {
+        SamplerOptions {
+            fast: Duration::from_secs(1),
+            slow: Duration::from_secs(2),
+        }
+    }
+}
+
+/// One line of `samples/cgroup.jsonl`.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct CgroupSample {
+    pub t: i64,
+    pub role: String,
+    pub container: String,
+    pub cpu_cores: f64,
+    pub mem_bytes: u64,
+    pub throttled_ms: f64,
+    pub psi_some_avg10: Option<f64>,
+}
+
+/// One line of `samples/host.jsonl`.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct HostSample {
+    pub t: i64,
+    pub cpu_busy_pct: Vec<f64>,
+    pub psi_some_avg10: Option<f64>,
+    pub dockerd_cores: Option<f64>,
+    pub perflab_cores: Option<f64>,
+}
+
+/// One group of `pg_stat_activity`.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct PgActivity {
+    pub state: Option<String>,
+    pub wait_event_type: Option<String>,
+    pub wait_event: Option<String>,
+    pub count: i64,
+}
+
+/// One line of `samples/pg.jsonl`.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct PgSample {
+    pub t: i64,
+    pub activity: Vec<PgActivity>,
+    pub xact_commit: i64,
+}
+
+/// What the samplers did, for the manifest.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct SamplerSummary {
+    pub cgroup_samples: u64,
+    pub host_samples: u64,
+    pub fpm_samples: u64,
+    pub pg_samples: u64,
+    pub errors: u64,
+    /// Mean CPU of perflab itself over the sampling (cores).
+    pub perflab_cores_mean: Option<f64>,
+    /// Mean CPU of dockerd over the sampling (cores).
+    pub dockerd_cores_mean: Option<f64>,
+}
+
+/// Running samplers; `stop` ends them and returns the summary.
+pub struct Samplers {
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<SamplerSummary>>,
+}
+
+/// Unix milliseconds now.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Samplers {
+    /// Start every sampler the targets allow, writing under `dir` (created if missing).
+    pub fn start(
+        dir: &Path,
+        targets: SamplerTargets,
+        opts: SamplerOptions,
+    ) -> std::io::Result<Samplers> {
+        std::fs::create_dir_all(dir)?;
+        let (stop, rx) = watch::channel(false);
+        let errors = JsonlWriter::create(&dir.join("sampler-errors.jsonl"))?;
+        let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(run_fast(
+            dir.join("cgroup.jsonl"),
+            dir.join("host.jsonl"),
+            targets.containers,
+            opts.fast,
+            rx.clone(),
+            errors.clone(),
+        )?));
+        if let Some(url) = targets.fpm_status_url {
+            tasks.push(tokio::spawn(run_fpm(
+                JsonlWriter::create(&dir.join("fpm.jsonl"))?,
+                url,
+                opts.slow,
+                rx.clone(),
+                errors.clone(),
+            )));
+        }
+        if let Some(cfg) = targets.pg {
+            tasks.push(tokio::spawn(run_pg(
+                JsonlWriter::create(&dir.join("pg.jsonl"))?,
+                cfg,
+                opts.slow,
+                rx.clone(),
+                errors.clone(),
+            )));
+        }
+        Ok(Samplers { stop, tasks })
+    }
+
+    /// Stop all samplers and merge their summaries.
+    pub async fn stop(self) -> SamplerSummary {
+        let _ = self.stop.send(true);
+        let mut total = SamplerSummary::default();
+        for t in self.tasks {
+            if let Ok(s) = t.await {
+                total.cgroup_samples += s.cgroup_samples;
+                total.host_samples += s.host_samples;
+                total.fpm_samples += s.fpm_samples;
+                total.pg_samples += s.pg_samples;
+                total.errors += s.errors;
+                total.perflab_cores_mean = total.perflab_cores_mean.or(s.perflab_cores_mean);
+                total.dockerd_cores_mean = total.dockerd_cores_mean.or(s.dockerd_cores_mean);
+            }
+        }
+        total
+    }
+}
+
+fn ticker(period: Duration) -> tokio::time::Interval {
+    let mut t = tokio::time::interval(period);
+    t.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    t
+}
+
+/// Wait for the next tick; false when asked to stop.
+async fn next_tick(t: &mut tokio::time::Interval, rx: &mut watch::Receiver<bool>) -> bool {
+    if *rx.borrow() {
+        return false;
+    }
+    tokio::select! {
+        _ = t.tick() => !*rx.borrow(),
+        _ = rx.changed() => false,
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorLine<'a> {
+    t: i64,
+    sampler: &'a str,
+    error: String,
+}
+
+fn record_error(errors: &JsonlWriter, sampler: &str, error: String) {
+    let _ = errors.write(&ErrorLine {
+        t: now_ms(),
+        sampler,
+        error,
+    });
+}
+
+struct ProcCounter {
+    pid: Option<u32>,
+    last_ns: u64,
+    sum_cores: f64,
+    n: u64,
+}
+
+impl ProcCounter {
+    fn new(pid: Option<u32>) -> Self {
+        let last_ns = pid.and_then(host::process_cpu_ns).unwrap_or(0);
+        ProcCounter {
+            pid,
+            last_ns,
+            sum_cores: 0.0,
+            n: 0,
+        }
+    }
+    fn sample(&mut self, dt_ns: u64) -> Option<f64> {
+        let now = host::process_cpu_ns(self.pid?)?;
+        let cores = now.saturating_sub(self.last_ns) as f64 / dt_ns.max(1) as f64;
+        self.last_ns = now;
+        self.sum_cores += cores;
+        self.n += 1;
+        Some(cores)
+    }
+    fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum_cores / self.n as f64)
+    }
+}
+
+fn run_fast(
+    cgroup_path: PathBuf,
+    host_path: PathBuf,
+    containers: Vec<ContainerTarget>,
+    period: Duration,
+    mut rx: watch::Receiver<bool>,
+    errors: JsonlWriter,
+) -> std::io::Result<impl std::future::Future<Output = SamplerSummary>> {
+    let cg_out = JsonlWriter::create(&cgroup_path)?;
+    let host_out = JsonlWriter::create(&host_path)?;
+    Ok(async move {
+        let mut summary = SamplerSummary::default();
+        let mut tracked = Vec::new();
+        for c in containers {
+            match cgroup::paths_for_pid(c.pid).and_then(|p| p.read().map(|r| (p, r))) {
+                Ok((paths, first)) => tracked.push((c, paths, first)),
+                Err(e) => {
+                    summary.errors += 1;
+                    record_error(&errors, "cgroup", format!("{}: {e}", c.name));
+                }
+            }
+        }
+        let mut stat_prev = host::read_proc_stat();
+        let mut dockerd = ProcCounter::new(host::find_process("dockerd"));
+        let mut me = ProcCounter::new(Some(std::process::id()));
+        let mut t = ticker(period);
+        t.tick().await; // the first tick is immediate: it only sets the baseline
+        let mut last = Instant::now();
+        while next_tick(&mut t, &mut rx).await {
+            let now = Instant::now();
+            let dt_ns = now.duration_since(last).as_nanos() as u64;
+            last = now;
+            let ts = now_ms();
+            for (c, paths, prev) in tracked.iter_mut() {
+                match paths.read() {
+                    Ok(r) => {
+                        let line = CgroupSample {
+                            t: ts,
+                            role: c.role.clone(),
+                            container: c.name.clone(),
+                            cpu_cores: cgroup::cores_between(prev, &r, dt_ns),
+                            mem_bytes: r.mem_bytes,
+                            throttled_ms: r.throttled_ns.saturating_sub(prev.throttled_ns) as f64
+                                / 1e6,
+                            psi_some_avg10: r.psi_some_avg10,
+                        };
+                        *prev = r;
+                        if cg_out.write(&line).is_ok() {
+                            summary.cgroup_samples += 1;
+                        }
+                    }
+                    Err(e) => {
+                        summary.errors += 1;
+                        record_error(&errors, "cgroup", format!("{}: {e}", c.name));
+                    }
+                }
+            }
+            let stat_now = host::read_proc_stat();
+            let busy = host::busy_pct(&stat_prev, &stat_now)
+                .into_iter()
+                .map(|(_, p)| p)
+                .collect();
+            stat_prev = stat_now;
+            let line = HostSample {
+                t: ts,
+                cpu_busy_pct: busy,
+                psi_some_avg10: host::host_psi(),
+                dockerd_cores: dockerd.sample(dt_ns),
+                perflab_cores: me.sample(dt_ns),
+            };
+            if host_out.write(&line).is_ok() {
+                summary.host_samples += 1;
+            }
+        }
+        summary.dockerd_cores_mean = dockerd.mean();
+        summary.perflab_cores_mean = me.mean();
+        summary
+    })
+}
+
+#[derive(Serialize)]
+struct FpmLine {
+    t: i64,
+    status: serde_json::Value,
+}
+
+async fn run_fpm(
+    out: JsonlWriter,
+    url: String,
+    period: Duration,
+    mut rx: watch::Receiver<bool>,
+    errors: JsonlWriter,
+) -> SamplerSummary {
+    let mut summary = SamplerSummary::default();
+    let client = match reqwest::Client::builder()
+        .timeout(Duration::from_millis(1500))
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            record_error(&errors, "fpm", e.to_string());
+            summary.errors += 1;
+            return summary;
+        }
+    };
+    let mut t = ticker(period);
+    while next_tick(&mut t, &mut rx).await {
+        let ts = now_ms();
+        let res = async {
+            client
+                .get(&url)
+                .send()
+                .await?
+                .error_for_status()?
+                .json::<serde_json::Value>()
+                .await
+        }
+        .await;
+        match res {
+            Ok(status) => {
+                if out.write(&FpmLine { t: ts, status }).is_ok() {
+                    summary.fpm_samples += 1;
+                }
+            }
+            Err(e) => {
+                summary.errors += 1;
+                record_error(&errors, "fpm", e.to_string());
+            }
+        }
+    }
+    summary
+}
+
+const PG_ACTIVITY_SQL: &str = "select state, wait_event_type, wait_event, count(*) from pg_stat_activity \
+     where backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2, 3 order by 4 desc";
+const PG_COMMITS_SQL: &str = "select coalesce(sum(xact_commit), 0)::bigint from pg_stat_database";
+
+async fn run_pg(
+    out: JsonlWriter,
+    cfg: tokio_postgres::Config,
+    period: Duration,
+    mut rx: watch::Receiver<bool>,
+    errors: JsonlWriter,
+) -> SamplerSummary {
+    let mut summary = SamplerSummary::default();
+    let client = match cfg.connect(tokio_postgres::NoTls).await {
+        Ok((client, conn)) => {
+            tokio::spawn(conn);
+            client
+        }
+        Err(e) => {
+            summary.errors += 1;
+            record_error(&errors, "pg", format!("connect: {e}"));
+            return summary;
+        }
+    };
+    let mut t = ticker(period);
+    while next_tick(&mut t, &mut rx).await {
+        let ts = now_ms();
+        let res = async {
+            let rows = client.query(PG_ACTIVITY_SQL, &[]).await?;
+            let commits: i64 = client.query_one(PG_COMMITS_SQL, &[]).await?.get(0);
+            Ok::<_, tokio_postgres::Error>((rows, commits))
+        }
+        .await;
+        match res {
+            Ok((rows, xact_commit)) => {
+                let activity = rows
+                    .iter()
+                    .map(|r| PgActivity {
+                        state: r.get(0),
+                        wait_event_type: r.get(1),
+                        wait_event: r.get(2),
+                        count: r.get(3),
+                    })
+                    .collect();
+                if out
+                    .write(&PgSample {
+                        t: ts,
+                        activity,
+                        xact_commit,
+                    })
+                    .is_ok()
+                {
+                    summary.pg_samples += 1;
+                }
+            }
+            Err(e) => {
+                summary.errors += 1;
+                record_error(&errors, "pg", e.to_string());
+            }
+        }
+    }
+    summary
+}
+
+/// Pin every thread of this process to `cpus` (the load generator's CPUs during measurement),
+/// so the samplers do not steal the app's CPU. Returns the number of threads pinned.
+pub fn pin_process_to(cpus: &[usize]) -> std::io::Result<usize> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; sched_setaffinity reads it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    let mut n = 0;
+    for entry in std::fs::read_dir("/proc/self/task")? {
+        let Some(tid) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        let rc =
+            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        n += 1;
+    }
+    Ok(n)
+}
