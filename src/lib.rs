@@ -8,4 +8,5 @@
 pub mod cli;
 pub mod error;
 pub mod experiment;
+pub mod load;
 pub mod sample;
