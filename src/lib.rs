@@ -8,3 +8,7 @@
 pub mod cli;
 pub mod error;
 pub mod experiment;
+pub mod host;
+pub mod lock;
+pub mod plan;
+pub mod rundir;
