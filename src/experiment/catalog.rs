@@ -90,10 +90,8 @@ pub fn parse_entry(
 /// Turn a serde_yaml error into a diagnostic with field, position, allowed values and did-you-mean.
 pub fn from_serde(path: &Path, src: &str, e: &serde_yaml::Error, prefix: &str) -> Diagnostic {
     let full = e.to_string();
-    let text = match full.rfind(" at line ") {
-        Some(i) => &full[..i],
-        None => &full[..],
-    };
+    let text = strip_position(&full);
+    let text = text.as_str();
     let (mut field, msg) = match text.split_once(": ") {
         Some((p, m)) if !p.contains(' ') && !p.is_empty() => (p.to_string(), m.to_string()),
         _ => (String::new(), text.to_string()),
@@ -153,6 +151,20 @@ pub fn from_serde(path: &Path, src: &str, e: &serde_yaml::Error, prefix: &str) -
     } else {
         d
     }
+}
+
+/// Remove serde_yaml's " at line N column M" (the diagnostic carries the position itself).
+fn strip_position(msg: &str) -> String {
+    let Some(i) = msg.find(" at line ") else {
+        return msg.to_string();
+    };
+    let rest = &msg[i + " at line ".len()..];
+    let after_line = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    let end = match after_line.strip_prefix(" column ") {
+        Some(r) => r.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => after_line,
+    };
+    format!("{}{}", &msg[..i], end)
 }
 
 impl Catalog {

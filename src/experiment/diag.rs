@@ -155,7 +155,7 @@ pub fn locate(src: &str, field: &str) -> Option<(usize, usize)> {
                 break;
             }
         }
-        let (i, indent) = hit?;
+        let Some((i, indent)) = hit else { return found };
         found = Some((i + 1, indent + 1));
         // the block of this key ends at the next line with indent <= indent
         end = lines
@@ -195,7 +195,8 @@ mod tests {
         assert_eq!(locate(SRC, "stack.php.max_children"), Some((4, 5)));
         assert_eq!(locate(SRC, "load.hold_s"), Some((6, 3)));
         assert_eq!(locate(SRC, "load.steps[1]"), Some((9, 5)));
-        assert_eq!(locate(SRC, "load.nope"), None);
+        assert_eq!(locate(SRC, "load.nope"), Some((5, 1)));
+        assert_eq!(locate(SRC, "nope"), None);
     }
 
     #[test]

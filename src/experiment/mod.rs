@@ -13,5 +13,14 @@ pub use schema::*;
 /// Turn error diagnostics into the invalid-input error (exit code 2).
 pub fn invalid(diags: &[Diagnostic]) -> crate::error::InvalidInput {
     let errs: Vec<Diagnostic> = diags.iter().filter(|d| d.is_error()).cloned().collect();
-    crate::error::InvalidInput(diag::render(&errs))
+    let n = errs.len();
+    let head = if n == 1 {
+        "1 problem".to_string()
+    } else {
+        format!("{n} problems")
+    };
+    crate::error::InvalidInput(format!(
+        "{head} in the experiment input (nothing was started):\n{}",
+        diag::render(&errs)
+    ))
 }
