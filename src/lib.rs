@@ -8,5 +8,9 @@
 pub mod cli;
 pub mod error;
 pub mod experiment;
+pub mod host;
 pub mod load;
+pub mod lock;
+pub mod plan;
+pub mod rundir;
 pub mod sample;

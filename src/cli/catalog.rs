@@ -1,24 +1,452 @@
-//! CLI commands for the catalog area (owned by the catalog work): argument structs and handlers.
+//! CLI commands for the catalog area: `list`, `show`, `validate`, the shared planning flags
+//! (`--quick --set --cpus --force-cpus --no-align`) that `run` reuses, and hidden `lock-hold`.
+use crate::error::InvalidInput;
+use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic, Experiment};
+use crate::plan::{self, CpuLayout, Plan, PlanOptions};
+use anyhow::Context;
 use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(Debug, Args)]
-pub struct ListArgs {}
+/// Where the catalog is (shared by list/show/validate/run).
+#[derive(Debug, Clone, Default, Args)]
+pub struct CatalogArg {
+    /// Catalog directory [default: $PERFLAB_CATALOG, else ./experiments]
+    #[arg(long, value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+}
 
-pub fn list(_args: ListArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab list` is not built yet")
+impl CatalogArg {
+    pub fn dir(&self) -> PathBuf {
+        self.catalog
+            .clone()
+            .unwrap_or_else(experiment::catalog::default_dir)
+    }
+
+    /// Load the catalog; invalid files give exit code 2.
+    pub fn load(&self) -> anyhow::Result<Catalog> {
+        Catalog::load(&self.dir()).map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
+    }
+}
+
+/// Flags that shape a plan; `perflab run` flattens the same struct.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanArgs {
+    /// Scale hold/ramp/warm-up down to a quarter (CI); recorded in the plan
+    #[arg(long)]
+    pub quick: bool,
+    /// Override a load or stack field (repeatable): --set hold_s=10 --set stack.php.max_children=40
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// CPU pinning, e.g. loadgen=0,db=1,app=2-3 [default: from the host's online CPUs]
+    #[arg(long, value_name = "ROLE=CPUS,...")]
+    pub cpus: Option<String>,
+    /// Allow the app's CPUs to overlap the load generator's or the database's
+    #[arg(long)]
+    pub force_cpus: bool,
+    /// Start k6 at once instead of putting the first step on a minute boundary
+    #[arg(long)]
+    pub no_align: bool,
+}
+
+/// One experiment ready to run: resolved (overrides applied), planned.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub experiment: Experiment,
+    pub plan: Plan,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl PlanArgs {
+    pub fn options(&self) -> PlanOptions {
+        PlanOptions { quick: self.quick }
+    }
+
+    /// The experiments `id` (experiment or group) runs, with overrides applied and planned.
+    pub fn resolve(&self, catalog: &Catalog, id: &str) -> anyhow::Result<Vec<Resolved>> {
+        let exps = catalog.expand(id)?;
+        let mut out = Vec::new();
+        for e in exps {
+            let file = catalog
+                .get(&e.id)
+                .map(|f| f.warnings.clone())
+                .unwrap_or_default();
+            let (exp, mut warnings) = experiment::overrides::apply(e, &self.set)
+                .map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
+                .with_context(|| format!("applying --set to {}", e.id))?;
+            if self.set.is_empty() {
+                warnings = file;
+            }
+            let plan = plan::build(&exp, self.options());
+            out.push(Resolved {
+                experiment: exp,
+                plan,
+                warnings,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The CPU layout on this host (online CPUs from sysfs, `--cpus` override).
+    pub fn layout(&self) -> anyhow::Result<CpuLayout> {
+        let online = plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(plan::layout::resolve(
+            &online,
+            self.cpus.as_deref(),
+            self.force_cpus,
+        )?)
+    }
 }
 
 #[derive(Debug, Args)]
-pub struct ShowArgs {}
+pub struct ListArgs {
+    /// JSON array on stdout (id, kind, lab, description, finding, members)
+    #[arg(long)]
+    pub json: bool,
+    /// Only this lab's entries
+    #[arg(long, value_parser = ["php", "node", "demo"])]
+    pub lab: Option<String>,
+    #[command(flatten)]
+    pub catalog: CatalogArg,
+}
 
-pub fn show(_args: ShowArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab show` is not built yet")
+#[derive(Debug, serde::Serialize)]
+struct ListItem<'a> {
+    id: &'a str,
+    kind: &'static str,
+    lab: String,
+    description: &'a str,
+    finding: Option<&'a str>,
+    steps: Option<&'a [u32]>,
+    members: Option<&'a [String]>,
+    file: String,
+}
+
+pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let cat = args.catalog.load()?;
+    let mut items: Vec<ListItem> = Vec::new();
+    for (id, f) in &cat.files {
+        let lab = cat.lab_of(id);
+        if args.lab.as_ref().is_some_and(|l| *l != lab) {
+            continue;
+        }
+        let (description, finding, steps, members) = match &f.entry {
+            CatalogEntry::Experiment(e) => (
+                &e.description,
+                Some(e.finding.as_str()),
+                Some(&e.load.steps[..]),
+                None,
+            ),
+            CatalogEntry::Group(g) => (&g.description, None, None, Some(&g.members[..])),
+        };
+        items.push(ListItem {
+            id,
+            kind: f.entry.kind(),
+            lab,
+            description,
+            finding,
+            steps,
+            members,
+            file: f.path.display().to_string(),
+        });
+    }
+    // experiments in the article's order (as the `all` and `demo` groups run them), groups last
+    let order: Vec<String> = ["all", "demo"]
+        .iter()
+        .filter_map(|g| cat.expand(g).ok())
+        .flatten()
+        .map(|e| e.id.clone())
+        .collect();
+    let rank = |id: &str| order.iter().position(|o| o == id).unwrap_or(usize::MAX);
+    items.sort_by_key(|i| {
+        (
+            i.kind == "group",
+            lab_rank(&i.lab),
+            rank(i.id),
+            i.id.to_string(),
+        )
+    });
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &items)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<[String; 5]> = items
+        .iter()
+        .map(|i| {
+            let steps = match (i.steps, i.members) {
+                (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+                (_, Some(m)) => m.join(" "),
+                _ => String::new(),
+            };
+            let what = i.finding.unwrap_or(i.description).to_string();
+            [
+                i.id.to_string(),
+                i.kind.to_string(),
+                i.lab.clone(),
+                steps,
+                what,
+            ]
+        })
+        .collect();
+    let header = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"].map(String::from);
+    print_table(&mut out, &header, &rows)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn lab_rank(lab: &str) -> u8 {
+    match lab {
+        "php" => 0,
+        "node" => 1,
+        "demo" => 2,
+        _ => 3,
+    }
+}
+
+fn print_table(
+    out: &mut impl Write,
+    header: &[String],
+    rows: &[[String; 5]],
+) -> std::io::Result<()> {
+    let mut w = [0usize; 5];
+    for r in std::iter::once(header).chain(rows.iter().map(|r| &r[..])) {
+        for (i, c) in r.iter().enumerate().take(4) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    for r in std::iter::once(header).chain(rows.iter().map(|r| &r[..])) {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i < 4 {
+                line.push_str(&format!("{c:<width$}  ", width = w[i]));
+            } else {
+                line.push_str(c);
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Args)]
-pub struct ValidateArgs {}
+pub struct ShowArgs {
+    /// Experiment or group id (see `perflab list`)
+    pub id: String,
+    /// JSON on stdout: experiment, plan, CPU layout, alignment
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArg,
+}
 
-pub fn validate(_args: ValidateArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab validate` is not built yet")
+pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let cat = args.catalog.load()?;
+    let file = cat.lookup(&args.id)?;
+    let resolved = args.plan.resolve(&cat, &args.id)?;
+    let layout = args.plan.layout();
+    let layout = match (&args.plan.cpus, layout) {
+        (Some(_), Err(e)) => return Err(e),
+        (_, l) => l.map_err(|e| e.to_string()),
+    };
+    let now = chrono::Utc::now();
+    let mut out = std::io::stdout().lock();
+    if let CatalogEntry::Group(g) = &file.entry {
+        return show_group(&mut out, g, &resolved, args.json).map(|_| ExitCode::SUCCESS);
+    }
+    let r = &resolved[0];
+    let alignment = plan::align(now, &r.plan, !args.plan.no_align);
+    if args.json {
+        let v = serde_json::json!({
+            "id": r.experiment.id,
+            "kind": "experiment",
+            "file": file.path.display().to_string(),
+            "experiment": r.experiment,
+            "overrides": args.plan.set,
+            "plan": r.plan,
+            "cpu_layout": layout.as_ref().ok(),
+            "cpu_layout_error": layout.as_ref().err(),
+            "alignment_if_started_now": alignment,
+            "warnings": r.warnings.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+        });
+        serde_json::to_writer_pretty(&mut out, &v)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    super::show::render_experiment(&mut out, &file.path, r, &layout, &alignment)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show_group(
+    out: &mut impl Write,
+    g: &experiment::Group,
+    members: &[Resolved],
+    json: bool,
+) -> anyhow::Result<()> {
+    let total: u32 = members.iter().map(|r| r.plan.total_s).sum();
+    if json {
+        let v = serde_json::json!({
+            "id": g.id,
+            "kind": "group",
+            "description": g.description,
+            "members": g.members,
+            "runs": members.iter().map(|r| serde_json::json!({
+                "id": r.experiment.id, "lab": r.experiment.lab, "total_s": r.plan.total_s,
+                "steps": r.experiment.load.steps,
+            })).collect::<Vec<_>>(),
+            "total_load_s": total,
+        });
+        serde_json::to_writer_pretty(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "{}  (group)\n  {}\n", g.id, g.description)?;
+    writeln!(out, "runs, in order, each on a fresh stack:")?;
+    for (i, r) in members.iter().enumerate() {
+        writeln!(
+            out,
+            "  {:>2}. {:<12} {:<5} {:>6}  steps {}",
+            i + 1,
+            r.experiment.id,
+            r.experiment.lab.as_str(),
+            super::show::mmss(r.plan.total_s),
+            r.experiment
+                .load
+                .steps
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )?;
+    }
+    writeln!(
+        out,
+        "\nload time {} in total (plus stack start, warm-up requests, minute alignment and teardown per run)",
+        super::show::mmss(total)
+    )?;
+    Ok(())
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files to check [default: the whole catalog]
+    pub files: Vec<PathBuf>,
+    /// Do not print warnings
+    #[arg(long)]
+    pub no_warnings: bool,
+    #[command(flatten)]
+    pub catalog: CatalogArg,
+}
+
+pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.catalog.dir();
+    let (cat, given) = if args.files.is_empty() {
+        (Catalog::load(&dir), None)
+    } else {
+        for f in &args.files {
+            if !f.is_file() {
+                return Err(InvalidInput(format!("{}: no such file", f.display())).into());
+            }
+        }
+        // check the given files together with the rest of the catalog (group members)
+        let stems: Vec<_> = args
+            .files
+            .iter()
+            .filter_map(|f| f.file_stem().map(|s| s.to_owned()))
+            .collect();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+                    .filter(|p| p.file_stem().is_none_or(|s| !stems.iter().any(|g| g == s)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        paths.extend(args.files.iter().cloned());
+        (Catalog::from_files(&dir, &paths), Some(&args.files))
+    };
+    let mine = |d: &&Diagnostic| given.is_none_or(|g| g.iter().any(|f| Path::new(f) == d.file));
+    match cat {
+        Err(diags) => {
+            let errs: Vec<Diagnostic> = diags.iter().filter(mine).cloned().collect();
+            if errs.iter().any(Diagnostic::is_error) {
+                return Err(experiment::invalid(&errs).into());
+            }
+            // errors only in files not asked about
+            let other: Vec<Diagnostic> = diags.into_iter().filter(Diagnostic::is_error).collect();
+            tracing::warn!(
+                "other catalog files have errors:\n{}",
+                experiment::diag::render(&other)
+            );
+            println!("ok: {} file(s)", args.files.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Ok(cat) => {
+            let warnings: Vec<&Diagnostic> =
+                cat.warnings().into_iter().filter(|d| mine(d)).collect();
+            if !args.no_warnings {
+                for w in &warnings {
+                    eprintln!("{w}");
+                }
+            }
+            let checked: Vec<&experiment::CatalogFile> = cat
+                .files
+                .values()
+                .filter(|f| given.is_none_or(|g| g.iter().any(|p| *p == f.path)))
+                .collect();
+            let groups = checked
+                .iter()
+                .filter(|f| matches!(f.entry, CatalogEntry::Group(_)))
+                .count();
+            println!(
+                "ok: {} file(s) valid ({} experiments, {} groups), {} warning(s)",
+                checked.len(),
+                checked.len() - groups,
+                groups,
+                warnings.len()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Hidden debug command: hold the host lock (tests contention between real processes).
+#[derive(Debug, Args)]
+pub struct LockHoldArgs {
+    /// Experiment name written into the holder file
+    #[arg(long, default_value = "lock-hold")]
+    pub experiment: String,
+    /// Seconds to hold the lock once acquired
+    #[arg(long, default_value_t = 1.0)]
+    pub seconds: f64,
+    /// Fail at once when another process holds the lock
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+pub fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
+    let path = crate::lock::lock_path();
+    let wait = if args.no_wait {
+        crate::lock::Wait::NoWait
+    } else {
+        crate::lock::Wait::Block
+    };
+    let lock = crate::lock::acquire(&path, &args.experiment, wait, |h| {
+        eprintln!("{}", crate::lock::waiting_message(h));
+    })?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "locked pid {} at {}",
+        std::process::id(),
+        chrono::Utc::now().to_rfc3339()
+    )?;
+    out.flush()?;
+    std::thread::sleep(std::time::Duration::from_secs_f64(args.seconds.max(0.0)));
+    drop(lock);
+    writeln!(out, "released at {}", chrono::Utc::now().to_rfc3339())?;
+    Ok(ExitCode::SUCCESS)
 }

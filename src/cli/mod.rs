@@ -5,6 +5,7 @@ use std::process::ExitCode;
 pub mod analysis;
 pub mod catalog;
 pub mod lab;
+pub mod show;
 
 /// perflab: find the breaking point of the article's PHP and Node.js labs with k6.
 #[derive(Debug, Parser)]
@@ -39,6 +40,9 @@ pub enum Command {
     Analyze(analysis::AnalyzeArgs),
     /// Re-render the report of a run directory from its files.
     Report(analysis::ReportArgs),
+    /// Debug: take the host lock, hold it, release it (tests lock contention).
+    #[command(hide = true)]
+    LockHold(catalog::LockHoldArgs),
 }
 
 /// Parse the process arguments, run, and map errors to exit codes (2 = invalid input, 1 = failure).
@@ -82,5 +86,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Smoke(a) => lab::smoke(a),
         Command::Analyze(a) => analysis::analyze(a),
         Command::Report(a) => analysis::report(a),
+        Command::LockHold(a) => catalog::lock_hold(a),
     }
 }

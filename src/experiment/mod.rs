@@ -1,4 +1,26 @@
-//! Experiment catalog: the YAML schema (`schema`), loading and validation of `experiments/*.yaml`.
+//! Experiment catalog: the YAML schema (`schema`), loading (`catalog`), semantic checks
+//! (`validate`), diagnostics (`diag`) and `--set` overrides (`overrides`).
+pub mod catalog;
+pub mod diag;
+pub mod overrides;
 pub mod schema;
+pub mod validate;
 
+pub use catalog::{Catalog, CatalogFile};
+pub use diag::{Diagnostic, Severity};
 pub use schema::*;
+
+/// Turn error diagnostics into the invalid-input error (exit code 2).
+pub fn invalid(diags: &[Diagnostic]) -> crate::error::InvalidInput {
+    let errs: Vec<Diagnostic> = diags.iter().filter(|d| d.is_error()).cloned().collect();
+    let n = errs.len();
+    let head = if n == 1 {
+        "1 problem".to_string()
+    } else {
+        format!("{n} problems")
+    };
+    crate::error::InvalidInput(format!(
+        "{head} in the experiment input (nothing was started):\n{}",
+        diag::render(&errs)
+    ))
+}

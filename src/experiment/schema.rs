@@ -17,11 +17,74 @@ pub enum Lab {
 }
 
 impl Lab {
+    pub const ALL: [Lab; 3] = [Lab::Php, Lab::Node, Lab::Demo];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Lab::Php => "php",
             Lab::Node => "node",
             Lab::Demo => "demo",
+        }
+    }
+
+    /// The HTTP endpoints the lab's app serves (an experiment's `load.endpoint` must be one).
+    pub fn endpoints(self) -> &'static [&'static str] {
+        match self {
+            Lab::Php => &["/api/db", "/api/slow", "/api/ping"],
+            Lab::Node => &["/cpu", "/db", "/dbsleep"],
+            Lab::Demo => &["/work"],
+        }
+    }
+
+    /// The key of this lab's section under `stack:`.
+    pub fn stack_key(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Lab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `kind:` key of an experiment file (optional there; `experiment` is the default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExperimentKind {
+    #[default]
+    Experiment,
+}
+
+/// The `kind:` key of a group file (required: `kind: group`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupKind {
+    #[default]
+    Group,
+}
+
+/// One catalog file: either an experiment or a group (decided by its `kind:` key).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum CatalogEntry {
+    Experiment(Experiment),
+    Group(Group),
+}
+
+impl CatalogEntry {
+    pub fn id(&self) -> &str {
+        match self {
+            CatalogEntry::Experiment(e) => &e.id,
+            CatalogEntry::Group(g) => &g.id,
+        }
+    }
+
+    /// `"experiment"` or `"group"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CatalogEntry::Experiment(_) => "experiment",
+            CatalogEntry::Group(_) => "group",
         }
     }
 }
@@ -30,6 +93,9 @@ impl Lab {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Experiment {
+    /// `experiment` (may be omitted).
+    #[serde(default)]
+    pub kind: ExperimentKind,
     pub id: String,
     pub lab: Lab,
     /// What the experiment does, one sentence.
@@ -39,6 +105,9 @@ pub struct Experiment {
     /// The article's figures for this experiment, free text, shown beside measured results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// Where a value is not given by the article and was inferred or chosen, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
     pub stack: StackSettings,
     pub load: LoadSettings,
 }
@@ -47,6 +116,8 @@ pub struct Experiment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Group {
+    /// Always `group`.
+    pub kind: GroupKind,
     pub id: String,
     pub description: String,
     /// Experiment (or group) ids, in run order; repeats allowed (e.g. diag alternation).
@@ -233,6 +304,10 @@ pub struct LoadSettings {
     /// Closed model think time between iterations (s). Required for `model: closed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_time_s: Option<f64>,
+    /// Why `max_vus` is deliberately below the Little's-law need (`max step x SLO`): the
+    /// article hits the VU cap on purpose (e.g. 1c). Without it that is a validation error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vu_cap_reason: Option<String>,
 }
 
 fn default_model() -> Model {

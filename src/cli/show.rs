@@ -1,0 +1,260 @@
+//! Text rendering of `perflab show` for one experiment: settings, timeline, VUs, layout, alignment.
+use super::catalog::Resolved;
+use crate::experiment::{Lab, Listen, Model, Script, StackSettings};
+use crate::plan::{Alignment, CpuLayout, Role, WindowKind};
+use std::io::Write;
+use std::path::Path;
+
+/// `m:ss` for a number of seconds.
+pub fn mmss(s: u32) -> String {
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
+fn num(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn stack_line(lab: Lab, s: &StackSettings) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = &s.php {
+        parts.push(format!(
+            "php-fpm pm=static max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}, {} warm-up requests",
+            p.max_children,
+            match p.listen {
+                Listen::Tcp => "tcp :9000",
+                Listen::Unix => "unix /run/php/php-fpm.sock",
+            },
+            p.backlog,
+            p.persistent,
+            if p.access_log { ", access logs on" } else { "" },
+            p.warmup_requests
+        ));
+    }
+    if let Some(n) = &s.node {
+        let procs = if n.processes == 1 {
+            "1 process".to_string()
+        } else {
+            format!("node:cluster {} workers", n.processes)
+        };
+        parts.push(format!(
+            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}",
+            n.pool_max, n.pg_conn_timeout_ms
+        ));
+    }
+    if let Some(d) = &s.demo {
+        parts.push(format!(
+            "{} workers x {} ms (~{} rps)",
+            d.workers,
+            d.service_ms,
+            d.workers * 1000 / d.service_ms.max(1)
+        ));
+    }
+    let mut pg = format!("postgres max_connections {}", s.postgres.max_connections);
+    if s.postgres.prewarm {
+        pg.push_str(", pg_prewarm before measuring");
+    }
+    if s.postgres.xact_delta {
+        pg.push_str(", xact_commit delta recorded");
+    }
+    if lab != Lab::Demo {
+        parts.push(pg);
+    }
+    parts.join("; ")
+}
+
+/// Write the human view of one planned experiment.
+pub fn render_experiment(
+    out: &mut impl Write,
+    file: &Path,
+    r: &Resolved,
+    layout: &Result<CpuLayout, String>,
+    alignment: &Alignment,
+) -> std::io::Result<()> {
+    let e = &r.experiment;
+    let p = &r.plan;
+    let l = &e.load;
+    writeln!(out, "{}  ({} lab)  {}", e.id, e.lab, file.display())?;
+    writeln!(out, "  {}", e.description)?;
+    writeln!(out, "  article: {}", e.finding)?;
+    if let Some(refr) = &e.reference {
+        writeln!(out, "  figures: {refr}")?;
+    }
+    if let Some(n) = &e.notes {
+        writeln!(out, "  note:    {n}")?;
+    }
+    writeln!(out)?;
+    writeln!(out, "stack     {}", stack_line(e.lab, &e.stack))?;
+    let script = match p.script {
+        Script::Stepped => "stepped.js",
+        Script::Breakpoint => "breakpoint.js",
+    };
+    let model = match p.model {
+        Model::Open => "open model (arrival rate)".to_string(),
+        Model::Closed => format!(
+            "closed model (VUs, think time {} s)",
+            num(p.think_time_s.unwrap_or(0.0))
+        ),
+    };
+    let mut slo = format!("SLO p95 < {} ms", num(p.slo_p95_ms));
+    if let Some(p99) = p.slo_p99_ms {
+        slo.push_str(&format!(", p99 < {} ms", num(p99)));
+    }
+    writeln!(
+        out,
+        "load      {script}, {model}, GET {}, {slo}, error budget {} %, client timeout {} s",
+        p.endpoint,
+        num(p.error_budget * 100.0),
+        p.timeout_s
+    )?;
+    let unit = if p.model == Model::Open { "rps" } else { "VUs" };
+    let steps = l
+        .steps
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shape = match p.script {
+        Script::Stepped => format!("jump + hold {} s each", p.hold_s),
+        Script::Breakpoint => {
+            let mut s = format!("ramp {} s + hold {} s each", p.ramp_s, p.hold_s);
+            if p.warmup_s > 0 {
+                s.push_str(&format!(
+                    ", after a warm-up of {} s at {} rps",
+                    p.warmup_s, p.warmup_rps
+                ));
+            }
+            s
+        }
+    };
+    writeln!(out, "steps     {steps} {unit}; {shape}")?;
+    if let Some(q) = &p.quick {
+        writeln!(
+            out,
+            "quick     durations x {} (floors: hold {} s, ramp {} s, warm-up {} s); unscaled: hold {} s, ramp {} s, warm-up {} s",
+            q.factor,
+            q.min_hold_s,
+            q.min_ramp_s,
+            q.min_warmup_s,
+            q.original_hold_s,
+            q.original_ramp_s,
+            q.original_warmup_s
+        )?;
+    }
+    let abort = if p.abort.enabled {
+        match p.script {
+            Script::Stepped => format!(
+                "on: cumulative p95 > {} ms or errors > {} % (delayAbortEval {} s)",
+                num(p.abort.p95_ms),
+                num(p.abort.error_rate * 100.0),
+                p.abort.delay_eval_s
+            ),
+            Script::Breakpoint => format!(
+                "on: hold windows p95 > {} ms or errors > {} % (delayAbortEval {} s from test start)",
+                num(p.abort.p95_ms),
+                num(p.abort.error_rate * 100.0),
+                p.abort.delay_eval_s
+            ),
+        }
+    } else {
+        "off (runs every step past the break)".to_string()
+    };
+    writeln!(out, "abort     {abort}")?;
+    writeln!(
+        out,
+        "VUs       pre {} / max {}; {}",
+        p.vus.pre_vus, p.vus.max_vus, p.vus.explanation
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "timeline (offsets from k6 start; only hold windows are measured)"
+    )?;
+    writeln!(
+        out,
+        "  {:<8} {:>4} {:>9} {:>6} {:>6}  {:<8} tag",
+        "window", "step", "target", "start", "end", "measured"
+    )?;
+    for w in &p.windows {
+        let kind = match w.kind {
+            WindowKind::Warmup => "warm-up",
+            WindowKind::Ramp => "ramp",
+            WindowKind::Hold => "hold",
+        };
+        let wunit = if w.kind == WindowKind::Warmup {
+            "rps"
+        } else {
+            unit
+        };
+        writeln!(
+            out,
+            "  {:<8} {:>4} {:>9} {:>6} {:>6}  {:<8} {}",
+            kind,
+            w.step.map_or("-".to_string(), |s| (s + 1).to_string()),
+            format!("{} {wunit}", w.target),
+            mmss(w.start_s),
+            mmss(w.end_s),
+            if w.measured { "yes" } else { "no" },
+            w.tag.as_deref().unwrap_or("(untagged)")
+        )?;
+    }
+    writeln!(out, "  total {} ({} s)", mmss(p.total_s), p.total_s)?;
+    writeln!(out)?;
+    let stages = p
+        .stages
+        .iter()
+        .map(|s| format!("{{target:{},duration:'{}'}}", s.target, s.duration()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    writeln!(out, "k6 stages {stages}")?;
+    let env = p
+        .k6_env
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    writeln!(out, "k6 env    {env}")?;
+    writeln!(out)?;
+    match layout {
+        Ok(lay) => {
+            let roles = Role::ALL
+                .iter()
+                .map(|r| format!("{} {}", r.as_str(), lay.cpuset(*r)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            writeln!(
+                out,
+                "CPUs      {roles}  (online {}, {})",
+                lay.online, lay.source
+            )?;
+            for c in &lay.caveats {
+                writeln!(out, "  caveat: {c}")?;
+            }
+        }
+        Err(e) => writeln!(out, "CPUs      cannot plan the layout on this host: {e}")?,
+    }
+    let first = if p.align_offset_s > 0 {
+        "warm-up ends"
+    } else {
+        "first step starts"
+    };
+    if alignment.aligned {
+        writeln!(
+            out,
+            "align     if started now: k6 at {} UTC (wait {:.0} s), {first} at {} UTC, ends {} UTC (--no-align starts at once)",
+            alignment.k6_start.format("%H:%M:%S"),
+            alignment.wait_ms as f64 / 1000.0,
+            alignment.first_step_at.format("%H:%M:%S"),
+            alignment.end_at.format("%H:%M:%S"),
+        )?;
+    } else {
+        writeln!(out, "align     off: k6 starts at once")?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "note      {}: {}", w.field, w.message)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,349 @@
+//! Loading `experiments/*.yaml`: parse one file (experiment or group), check the whole catalog
+//! (unique ids, id = file name, group members exist, no cycles), expand groups.
+use super::diag::{Diagnostic, did_you_mean};
+use super::schema::*;
+use super::validate;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One parsed catalog file.
+#[derive(Debug, Clone)]
+pub struct CatalogFile {
+    pub path: PathBuf,
+    pub src: String,
+    pub entry: CatalogEntry,
+    /// Warnings found while checking it.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The whole catalog, keyed by id.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub dir: PathBuf,
+    pub files: BTreeMap<String, CatalogFile>,
+}
+
+/// Where the catalog lives: `$PERFLAB_CATALOG`, else `./experiments`, else the source tree's.
+pub fn default_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("PERFLAB_CATALOG") {
+        return PathBuf::from(d);
+    }
+    let local = PathBuf::from("experiments");
+    if local.is_dir() {
+        return local;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")
+}
+
+/// Parse and check one file's text. Errors come back as diagnostics (with line/column).
+pub fn parse_entry(
+    path: &Path,
+    src: &str,
+) -> Result<(CatalogEntry, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let value: serde_yaml::Value = match serde_yaml::from_str(src) {
+        Ok(v) => v,
+        Err(e) => return Err(vec![from_serde(path, src, &e, "malformed YAML")]),
+    };
+    let Some(map) = value.as_mapping() else {
+        return Err(vec![
+            Diagnostic::error(path, "", "a catalog file must be a YAML mapping")
+                .help("start with `kind: experiment` (or `kind: group`), then `id:`, `lab:`, ..."),
+        ]);
+    };
+    let kind = match map.get("kind") {
+        None => "experiment".to_string(),
+        Some(serde_yaml::Value::String(s)) => s.clone(),
+        Some(other) => format!("{other:?}"),
+    };
+    let (entry, diags) = match kind.as_str() {
+        "experiment" => {
+            let e: Experiment =
+                serde_yaml::from_str(src).map_err(|e| vec![from_serde(path, src, &e, "")])?;
+            let d = validate::check_experiment(path, &e);
+            (CatalogEntry::Experiment(e), d)
+        }
+        "group" => {
+            let g: Group =
+                serde_yaml::from_str(src).map_err(|e| vec![from_serde(path, src, &e, "")])?;
+            let d = validate::check_group(path, &g);
+            (CatalogEntry::Group(g), d)
+        }
+        other => {
+            let mut help = "allowed: experiment, group".to_string();
+            if let Some(s) = did_you_mean(other, ["experiment", "group"]) {
+                help = format!("did you mean `{s}`? {help}");
+            }
+            return Err(vec![
+                Diagnostic::error(path, "kind", format!("unknown kind `{other}`"))
+                    .help(help)
+                    .located_in(src),
+            ]);
+        }
+    };
+    let diags: Vec<Diagnostic> = diags.into_iter().map(|d| d.located_in(src)).collect();
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags);
+    }
+    Ok((entry, diags))
+}
+
+/// Turn a serde_yaml error into a diagnostic with field, position, allowed values and did-you-mean.
+pub fn from_serde(path: &Path, src: &str, e: &serde_yaml::Error, prefix: &str) -> Diagnostic {
+    let full = e.to_string();
+    let text = strip_position(&full);
+    let text = text.as_str();
+    let (mut field, msg) = match text.split_once(": ") {
+        Some((p, m)) if !p.contains(' ') && !p.is_empty() => (p.to_string(), m.to_string()),
+        _ => (String::new(), text.to_string()),
+    };
+    if field == "." {
+        field.clear();
+    }
+    let mut help = None;
+    let backticked: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
+    if msg.starts_with("unknown field") || msg.starts_with("unknown variant") {
+        if let Some((bad, allowed)) = backticked.split_first() {
+            let what = if msg.starts_with("unknown field") {
+                "keys"
+            } else {
+                "values"
+            };
+            let mut h = format!("allowed {what}: {}", allowed.join(", "));
+            if let Some(s) = did_you_mean(bad, allowed.iter().copied()) {
+                h = format!("did you mean `{s}`? {h}");
+            }
+            help = Some(h);
+            if msg.starts_with("unknown field") {
+                field = if field.is_empty() {
+                    bad.to_string()
+                } else {
+                    format!("{field}.{bad}")
+                };
+            }
+        }
+    } else if msg.starts_with("missing field") {
+        if let Some(f) = backticked.first() {
+            help = Some(format!(
+                "add `{f}:` (see experiments/exp1.yaml or experiments/1a.yaml for a full file)"
+            ));
+            field = if field.is_empty() {
+                f.to_string()
+            } else {
+                format!("{field}.{f}")
+            };
+        }
+    } else if msg.starts_with("invalid type") {
+        help = Some(
+            "check the value's type (numbers without quotes, lists as [a, b], true/false)".into(),
+        );
+    }
+    let message = if prefix.is_empty() {
+        msg
+    } else {
+        format!("{prefix}: {msg}")
+    };
+    let pos = e.location().map(|l| (l.line(), l.column()));
+    let mut d = Diagnostic::error(path, field, message);
+    d.help = help;
+    let d = d.at(pos);
+    if d.line.is_none() {
+        d.located_in(src)
+    } else {
+        d
+    }
+}
+
+/// Remove serde_yaml's " at line N column M" (the diagnostic carries the position itself).
+fn strip_position(msg: &str) -> String {
+    let Some(i) = msg.find(" at line ") else {
+        return msg.to_string();
+    };
+    let rest = &msg[i + " at line ".len()..];
+    let after_line = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    let end = match after_line.strip_prefix(" column ") {
+        Some(r) => r.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => after_line,
+    };
+    format!("{}{}", &msg[..i], end)
+}
+
+impl Catalog {
+    /// Load every `*.yaml` file of `dir` and check the catalog as a whole.
+    pub fn load(dir: &Path) -> Result<Catalog, Vec<Diagnostic>> {
+        let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
+            Ok(rd) => rd
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .collect(),
+            Err(e) => {
+                return Err(vec![
+                    Diagnostic::error(dir, "", format!("cannot read the catalog directory: {e}"))
+                        .help("run from the repository root or set PERFLAB_CATALOG=<dir>"),
+                ]);
+            }
+        };
+        paths.sort();
+        Catalog::from_files(dir, &paths)
+    }
+
+    /// Parse the given files as one catalog (used by `validate FILE...` too).
+    pub fn from_files(dir: &Path, paths: &[PathBuf]) -> Result<Catalog, Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        let mut cat = Catalog {
+            dir: dir.to_path_buf(),
+            files: BTreeMap::new(),
+        };
+        for p in paths {
+            let src = match std::fs::read_to_string(p) {
+                Ok(s) => s,
+                Err(e) => {
+                    errors.push(Diagnostic::error(p, "", format!("cannot read: {e}")));
+                    continue;
+                }
+            };
+            match parse_entry(p, &src) {
+                Ok((entry, warnings)) => {
+                    let id = entry.id().to_string();
+                    let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+                    if stem != id {
+                        errors.push(
+                            Diagnostic::error(
+                                p,
+                                "id",
+                                format!("id `{id}` differs from the file name `{stem}`"),
+                            )
+                            .help(format!("rename the file to {id}.yaml or set `id: {stem}`"))
+                            .located_in(&src),
+                        );
+                    }
+                    if let Some(prev) = cat.files.get(&id) {
+                        errors.push(Diagnostic::error(
+                            p,
+                            "id",
+                            format!("duplicate id `{id}` (also in {})", prev.path.display()),
+                        ));
+                        continue;
+                    }
+                    cat.files.insert(
+                        id,
+                        CatalogFile {
+                            path: p.clone(),
+                            src,
+                            entry,
+                            warnings,
+                        },
+                    );
+                }
+                Err(d) => errors.extend(d),
+            }
+        }
+        errors.extend(cat.check_groups());
+        if errors.iter().any(Diagnostic::is_error) {
+            Err(errors)
+        } else {
+            Ok(cat)
+        }
+    }
+
+    fn check_groups(&self) -> Vec<Diagnostic> {
+        let mut d = Vec::new();
+        for f in self.files.values() {
+            let CatalogEntry::Group(g) = &f.entry else {
+                continue;
+            };
+            for (i, m) in g.members.iter().enumerate() {
+                if !self.files.contains_key(m) {
+                    let mut help = "run `perflab list` for the ids".to_string();
+                    if let Some(s) = did_you_mean(m, self.files.keys().map(String::as_str)) {
+                        help = format!("did you mean `{s}`? {help}");
+                    }
+                    d.push(
+                        Diagnostic::error(
+                            &f.path,
+                            format!("members[{i}]"),
+                            format!("unknown id `{m}`"),
+                        )
+                        .help(help)
+                        .located_in(&f.src),
+                    );
+                }
+            }
+            if let Err(cycle) = self.expand_ids(&g.id, &mut Vec::new()) {
+                d.push(Diagnostic::error(&f.path, "members", cycle).located_in(&f.src));
+            }
+        }
+        d
+    }
+
+    fn expand_ids(&self, id: &str, stack: &mut Vec<String>) -> Result<Vec<String>, String> {
+        if stack.iter().any(|s| s == id) {
+            return Err(format!("group cycle: {} -> {id}", stack.join(" -> ")));
+        }
+        match self.files.get(id).map(|f| &f.entry) {
+            Some(CatalogEntry::Group(g)) => {
+                stack.push(id.to_string());
+                let mut out = Vec::new();
+                for m in &g.members {
+                    out.extend(self.expand_ids(m, stack)?);
+                }
+                stack.pop();
+                Ok(out)
+            }
+            Some(CatalogEntry::Experiment(_)) => Ok(vec![id.to_string()]),
+            None => Ok(vec![]),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&CatalogFile> {
+        self.files.get(id)
+    }
+
+    /// The file for `id`, or an invalid-input error with a did-you-mean.
+    pub fn lookup(&self, id: &str) -> Result<&CatalogFile, crate::error::InvalidInput> {
+        self.files.get(id).ok_or_else(|| {
+            let mut msg = format!("no experiment or group `{id}` in {}", self.dir.display());
+            if let Some(s) = did_you_mean(id, self.files.keys().map(String::as_str)) {
+                msg.push_str(&format!("; did you mean `{s}`?"));
+            }
+            msg.push_str(" (`perflab list` shows the catalog)");
+            crate::error::InvalidInput(msg)
+        })
+    }
+
+    /// The experiments `id` runs, in order (a group is flattened; repeats kept).
+    pub fn expand(&self, id: &str) -> Result<Vec<&Experiment>, crate::error::InvalidInput> {
+        self.lookup(id)?;
+        let ids = self
+            .expand_ids(id, &mut Vec::new())
+            .map_err(crate::error::InvalidInput)?;
+        Ok(ids
+            .iter()
+            .filter_map(|i| match &self.files.get(i)?.entry {
+                CatalogEntry::Experiment(e) => Some(e),
+                CatalogEntry::Group(_) => None,
+            })
+            .collect())
+    }
+
+    /// The lab of an entry: its own, or for a group the members' (`mixed` when several).
+    pub fn lab_of(&self, id: &str) -> String {
+        let Ok(exps) = self.expand(id) else {
+            return "?".into();
+        };
+        let mut labs: Vec<&str> = exps.iter().map(|e| e.lab.as_str()).collect();
+        labs.sort();
+        labs.dedup();
+        match labs.as_slice() {
+            [one] => one.to_string(),
+            [] => "-".into(),
+            _ => "mixed".into(),
+        }
+    }
+
+    pub fn warnings(&self) -> Vec<&Diagnostic> {
+        self.files
+            .values()
+            .flat_map(|f| f.warnings.iter())
+            .collect()
+    }
+}

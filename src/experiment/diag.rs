@@ -1,0 +1,209 @@
+//! Diagnostics for catalog files: file, line/column, field, what is allowed, did-you-mean.
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Error or warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One finding about one catalog file (or one `--set` override).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// The file (or `--set` for overrides).
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// Dotted field path, e.g. `load.steps`; empty for the whole file.
+    pub field: String,
+    pub message: String,
+    /// What to do about it (allowed values, did-you-mean, the fix).
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            field: field.into(),
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    pub fn warning(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(file, field, message)
+        }
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn at(mut self, pos: Option<(usize, usize)>) -> Self {
+        if let Some((l, c)) = pos {
+            self.line = Some(l);
+            self.column = Some(c);
+        }
+        self
+    }
+
+    /// Place the diagnostic on the line of its field in `src` (block-style YAML).
+    pub fn located_in(self, src: &str) -> Self {
+        let pos = locate(src, &self.field);
+        self.at(pos)
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        write!(f, ": {sev}: ")?;
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.message)?;
+        if let Some(h) = &self.help {
+            write!(f, "\n  help: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Render a list of diagnostics, one per paragraph.
+pub fn render(diags: &[Diagnostic]) -> String {
+    diags
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The closest candidate to `word` if it is plausibly a typo of it.
+pub fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(
+    word: &str,
+    candidates: I,
+) -> Option<&'a str> {
+    let mut best: Option<(&str, f64)> = None;
+    for c in candidates {
+        let score = strsim::jaro_winkler(word, c);
+        let close = strsim::levenshtein(word, c) <= 2.max(word.len() / 3);
+        if (score >= 0.8 || close) && best.is_none_or(|(_, s)| score > s) {
+            best = Some((c, score));
+        }
+    }
+    best.map(|(c, _)| c)
+}
+
+/// Line and column (1-based) of a dotted field path (`load.steps`, `load.steps[2]`) in
+/// block-style YAML. Falls back to the deepest key found.
+pub fn locate(src: &str, field: &str) -> Option<(usize, usize)> {
+    if field.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<(&str, Option<usize>)> = Vec::new();
+    for p in field.split('.') {
+        match p.split_once('[') {
+            Some((k, rest)) => parts.push((k, rest.trim_end_matches(']').parse().ok())),
+            None => parts.push((p, None)),
+        }
+    }
+    let lines: Vec<&str> = src.lines().collect();
+    let mut found = None;
+    let mut start = 0usize;
+    let mut min_indent = 0usize;
+    let mut end = lines.len();
+    for (key, index) in parts {
+        let mut hit = None;
+        for (i, line) in lines.iter().enumerate().take(end).skip(start) {
+            let indent = line.len() - line.trim_start().len();
+            let t = line.trim_start();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if indent < min_indent && i > start {
+                break;
+            }
+            if t.strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with(':'))
+            {
+                hit = Some((i, indent));
+                break;
+            }
+        }
+        let Some((i, indent)) = hit else { return found };
+        found = Some((i + 1, indent + 1));
+        // the block of this key ends at the next line with indent <= indent
+        end = lines
+            .iter()
+            .enumerate()
+            .skip(i + 1)
+            .find(|(_, l)| {
+                let t = l.trim_start();
+                !t.is_empty() && !t.starts_with('#') && l.len() - t.len() <= indent
+            })
+            .map(|(j, _)| j)
+            .unwrap_or(lines.len());
+        start = i + 1;
+        min_indent = indent + 1;
+        if let Some(idx) = index {
+            // flow list on the same line: point at the key; block list: the idx-th "- " line
+            let items: Vec<usize> = (start..end)
+                .filter(|&j| lines[j].trim_start().starts_with("- "))
+                .collect();
+            if let Some(&j) = items.get(idx) {
+                let col = lines[j].len() - lines[j].trim_start().len() + 1;
+                found = Some((j + 1, col));
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = "id: x\nstack:\n  php:\n    max_children: 20\nload:\n  hold_s: 20\n  steps:\n    - 1\n    - 2\n";
+
+    #[test]
+    fn locates_nested_keys_and_list_items() {
+        assert_eq!(locate(SRC, "stack.php.max_children"), Some((4, 5)));
+        assert_eq!(locate(SRC, "load.hold_s"), Some((6, 3)));
+        assert_eq!(locate(SRC, "load.steps[1]"), Some((9, 5)));
+        assert_eq!(locate(SRC, "load.nope"), Some((5, 1)));
+        assert_eq!(locate(SRC, "nope"), None);
+    }
+
+    #[test]
+    fn suggests_close_words_only() {
+        let c = ["steps", "hold_s", "ramp_s"];
+        assert_eq!(did_you_mean("stpes", c), Some("steps"));
+        assert_eq!(did_you_mean("hold", c), Some("hold_s"));
+        assert_eq!(did_you_mean("zzzzzz", c), None);
+    }
+}

@@ -1,0 +1,224 @@
+//! `--set KEY=VALUE` overrides of an experiment's load/stack fields, validated like a file.
+use super::diag::{Diagnostic, did_you_mean};
+use super::schema::*;
+use super::validate;
+use serde_yaml::Value;
+use std::path::Path;
+
+/// Keys of `load:` (kept in sync with `LoadSettings` by a test).
+pub const LOAD_KEYS: &[&str] = &[
+    "script",
+    "model",
+    "endpoint",
+    "steps",
+    "hold_s",
+    "ramp_s",
+    "warmup_s",
+    "warmup_rps",
+    "slo_p95_ms",
+    "slo_p99_ms",
+    "error_budget",
+    "abort",
+    "abort_p95_ms",
+    "pre_vus",
+    "max_vus",
+    "timeout_s",
+    "think_time_s",
+    "vu_cap_reason",
+];
+/// Keys of `stack.php:`.
+pub const PHP_KEYS: &[&str] = &[
+    "max_children",
+    "listen",
+    "backlog",
+    "persistent",
+    "access_log",
+    "warmup_requests",
+];
+/// Keys of `stack.node:`.
+pub const NODE_KEYS: &[&str] = &["processes", "pool_max", "pg_conn_timeout_ms"];
+/// Keys of `stack.demo:`.
+pub const DEMO_KEYS: &[&str] = &["workers", "service_ms"];
+/// Keys of `stack.postgres:`.
+pub const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta"];
+
+/// Every dotted key `--set` accepts for an experiment of `lab`.
+pub fn settable_keys(lab: Lab) -> Vec<String> {
+    let own = match lab {
+        Lab::Php => PHP_KEYS,
+        Lab::Node => NODE_KEYS,
+        Lab::Demo => DEMO_KEYS,
+    };
+    let mut v: Vec<String> = LOAD_KEYS.iter().map(|k| format!("load.{k}")).collect();
+    v.extend(own.iter().map(|k| format!("stack.{lab}.{k}")));
+    v.extend(POSTGRES_KEYS.iter().map(|k| format!("stack.postgres.{k}")));
+    v
+}
+
+/// Resolve a key given as `load.hold_s`, `stack.php.max_children` or just `hold_s`.
+pub fn resolve_key(lab: Lab, key: &str) -> Result<String, String> {
+    let keys = settable_keys(lab);
+    if keys.iter().any(|k| k == key) {
+        return Ok(key.to_string());
+    }
+    let short: Vec<&String> = keys
+        .iter()
+        .filter(|k| k.rsplit('.').next() == Some(key))
+        .collect();
+    if let [one] = short.as_slice() {
+        return Ok((*one).clone());
+    }
+    let mut msg = format!("`{key}` is not a settable field of a {lab} experiment");
+    let leafs = keys
+        .iter()
+        .map(|k| k.as_str())
+        .chain(keys.iter().filter_map(|k| k.rsplit('.').next()));
+    if let Some(s) = did_you_mean(key, leafs) {
+        msg.push_str(&format!("; did you mean `{s}`?"));
+    }
+    Err(format!("{msg} Settable: {}", keys.join(", ")))
+}
+
+/// Apply `KEY=VALUE` overrides and re-validate. Errors name the override.
+pub fn apply(
+    e: &Experiment,
+    sets: &[String],
+) -> Result<(Experiment, Vec<Diagnostic>), Vec<Diagnostic>> {
+    if sets.is_empty() {
+        return Ok((e.clone(), Vec::new()));
+    }
+    let mut tree = serde_yaml::to_value(e).expect("an experiment always serializes");
+    let mut errors = Vec::new();
+    for s in sets {
+        let origin = Path::new("--set");
+        let Some((k, v)) = s.split_once('=') else {
+            errors.push(
+                Diagnostic::error(origin, s.as_str(), "expected KEY=VALUE")
+                    .help("e.g. --set hold_s=10 or --set stack.php.max_children=40"),
+            );
+            continue;
+        };
+        let key = match resolve_key(e.lab, k.trim()) {
+            Ok(k) => k,
+            Err(m) => {
+                errors.push(Diagnostic::error(origin, k.trim(), m));
+                continue;
+            }
+        };
+        let v = v.trim();
+        let text = if v.contains(',') && !v.starts_with('[') {
+            format!("[{v}]")
+        } else {
+            v.to_string()
+        };
+        let value: Value = match serde_yaml::from_str(&text) {
+            Ok(x) => x,
+            Err(err) => {
+                errors.push(Diagnostic::error(
+                    origin,
+                    key,
+                    format!("cannot parse `{v}`: {err}"),
+                ));
+                continue;
+            }
+        };
+        set_path(&mut tree, &key, value);
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let label = format!("--set {}", sets.join(" --set "));
+    let origin = Path::new(&label);
+    let new: Experiment = serde_yaml::from_value(tree).map_err(|err| {
+        let mut d = super::catalog::from_serde(origin, "", &err, "");
+        d.line = None;
+        d.column = None;
+        vec![d]
+    })?;
+    let diags = validate::check_experiment(origin, &new);
+    if diags.iter().any(Diagnostic::is_error) {
+        return Err(diags);
+    }
+    Ok((new, diags))
+}
+
+fn set_path(tree: &mut Value, key: &str, value: Value) {
+    let mut cur = tree;
+    let parts: Vec<&str> = key.split('.').collect();
+    for (i, p) in parts.iter().enumerate() {
+        let map = match cur {
+            Value::Mapping(m) => m,
+            other => {
+                *other = Value::Mapping(Default::default());
+                let Value::Mapping(m) = other else {
+                    unreachable!()
+                };
+                m
+            }
+        };
+        let k = Value::String(p.to_string());
+        if i + 1 == parts.len() {
+            map.insert(k, value);
+            return;
+        }
+        if !map.contains_key(&k) {
+            map.insert(k.clone(), Value::Mapping(Default::default()));
+        }
+        cur = map.get_mut(&k).expect("just inserted");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key lists above equal the schema's fields (read from serde's "expected one of" list).
+    #[test]
+    fn key_lists_match_schema() {
+        fn expected<T: serde::de::DeserializeOwned + std::fmt::Debug>() -> Vec<String> {
+            let err = serde_yaml::from_str::<T>("zz_not_a_key: 1")
+                .unwrap_err()
+                .to_string();
+            err.split('`')
+                .skip(3)
+                .step_by(2)
+                .map(String::from)
+                .collect()
+        }
+        let sorted = |v: &[&str]| {
+            let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+            v.sort();
+            v
+        };
+        let mut l = expected::<LoadSettings>();
+        l.sort();
+        assert_eq!(l, sorted(LOAD_KEYS));
+        let mut p = expected::<PhpSettings>();
+        p.sort();
+        assert_eq!(p, sorted(PHP_KEYS));
+        let mut n = expected::<NodeSettings>();
+        n.sort();
+        assert_eq!(n, sorted(NODE_KEYS));
+        let mut g = expected::<PostgresSettings>();
+        g.sort();
+        assert_eq!(g, sorted(POSTGRES_KEYS));
+        let mut m = expected::<DemoSettings>();
+        m.sort();
+        assert_eq!(m, sorted(DEMO_KEYS));
+    }
+
+    #[test]
+    fn short_keys_resolve_uniquely() {
+        assert_eq!(resolve_key(Lab::Php, "hold_s").unwrap(), "load.hold_s");
+        assert_eq!(
+            resolve_key(Lab::Php, "max_children").unwrap(),
+            "stack.php.max_children"
+        );
+        assert!(resolve_key(Lab::Node, "max_children").is_err());
+        assert!(
+            resolve_key(Lab::Php, "hold")
+                .unwrap_err()
+                .contains("did you mean")
+        );
+    }
+}

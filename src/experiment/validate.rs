@@ -1,0 +1,369 @@
+//! Semantic checks on a parsed experiment or group, beyond what the types enforce.
+use super::diag::{Diagnostic, did_you_mean};
+use super::schema::*;
+use std::path::Path;
+
+/// Little's-law VU need at the SLO for the largest open-model step: `max step x SLO`.
+pub fn vus_needed_at_slo(load: &LoadSettings) -> u32 {
+    let max = load.steps.iter().copied().max().unwrap_or(0) as f64;
+    (max * load.slo_p95_ms / 1000.0).ceil() as u32
+}
+
+/// VUs needed so that no iteration is dropped before the client timeout: `max step x timeout`.
+pub fn vus_needed_at_timeout(load: &LoadSettings) -> u32 {
+    load.steps.iter().copied().max().unwrap_or(0) * load.timeout_s
+}
+
+/// Is `id` a valid catalog id (lowercase letters, digits, `-`)?
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// All checks of one experiment (errors and warnings). `file` names the source in messages.
+pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
+    if !valid_id(&e.id) {
+        d.push(
+            err("id", format!("`{}` is not a valid id", e.id))
+                .help("use lowercase letters, digits and `-` (e.g. `exp2-mc80`)"),
+        );
+    }
+    check_stack(file, e, &mut d);
+    check_load(file, e, &mut d);
+    d
+}
+
+fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    let s = &e.stack;
+    let present = [
+        (Lab::Php, s.php.is_some()),
+        (Lab::Node, s.node.is_some()),
+        (Lab::Demo, s.demo.is_some()),
+    ];
+    for (lab, there) in present {
+        if lab != e.lab && there {
+            d.push(
+                Diagnostic::error(
+                    file,
+                    format!("stack.{lab}"),
+                    format!("does not apply to `lab: {}`", e.lab),
+                )
+                .help(format!(
+                    "remove it; the settings of this lab go under `stack.{}`",
+                    e.lab
+                )),
+            );
+        }
+        if lab == e.lab && !there {
+            d.push(
+                Diagnostic::error(
+                    file,
+                    "stack",
+                    format!("missing section `{lab}` for `lab: {lab}`"),
+                )
+                .help(format!("add `stack.{lab}:` with the app's settings")),
+            );
+        }
+    }
+    if s.postgres.max_connections == 0 {
+        d.push(Diagnostic::error(
+            file,
+            "stack.postgres.max_connections",
+            "must be > 0",
+        ));
+    }
+    if let Some(p) = &s.php {
+        if p.max_children == 0 {
+            d.push(Diagnostic::error(
+                file,
+                "stack.php.max_children",
+                "must be > 0",
+            ));
+        }
+        if p.backlog == 0 {
+            d.push(Diagnostic::error(
+                file,
+                "stack.php.backlog",
+                "must be > 0 (article: 511)",
+            ));
+        }
+        if p.persistent && p.max_children > s.postgres.max_connections {
+            d.push(Diagnostic::warning(
+                file,
+                "stack.php.max_children",
+                format!(
+                    "{} persistent workers > postgres max_connections {}: {} workers will get \
+                     `too many clients` (intended only in exp2-pgconn)",
+                    p.max_children,
+                    s.postgres.max_connections,
+                    p.max_children - s.postgres.max_connections
+                ),
+            ));
+        }
+    }
+    if let Some(n) = &s.node {
+        for (f, v) in [
+            ("processes", n.processes),
+            ("pool_max", n.pool_max),
+            ("pg_conn_timeout_ms", n.pg_conn_timeout_ms),
+        ] {
+            if v == 0 {
+                d.push(Diagnostic::error(
+                    file,
+                    format!("stack.node.{f}"),
+                    "must be > 0",
+                ));
+            }
+        }
+    }
+    if let Some(m) = &s.demo {
+        if m.workers == 0 || m.service_ms == 0 {
+            d.push(Diagnostic::error(
+                file,
+                "stack.demo",
+                "workers and service_ms must be > 0",
+            ));
+        }
+    }
+}
+
+fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    let l = &e.load;
+    let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
+    let allowed = e.lab.endpoints();
+    if !allowed.contains(&l.endpoint.as_str()) {
+        let mut help = format!("the {} lab serves {}", e.lab, allowed.join(", "));
+        if let Some(s) = did_you_mean(&l.endpoint, allowed.iter().copied()) {
+            help = format!("did you mean `{s}`? {help}");
+        }
+        d.push(
+            err(
+                "load.endpoint",
+                format!("`{}` is not an endpoint of the {} lab", l.endpoint, e.lab),
+            )
+            .help(help),
+        );
+    }
+    if l.steps.is_empty() {
+        d.push(
+            err("load.steps", "is empty".into())
+                .help("list the offered load per step, e.g. [60, 90, 120]"),
+        );
+    }
+    for (i, w) in l.steps.windows(2).enumerate() {
+        if w[1] <= w[0] {
+            d.push(
+                err(
+                    &format!("load.steps[{}]", i + 1),
+                    format!(
+                        "steps must be strictly increasing: {} follows {}",
+                        w[1], w[0]
+                    ),
+                )
+                .help("sort the steps and remove duplicates"),
+            );
+        }
+    }
+    if l.steps.first() == Some(&0) {
+        d.push(err("load.steps[0]", "steps must be > 0".into()));
+    }
+    if l.hold_s == 0 {
+        d.push(err(
+            "load.hold_s",
+            "must be > 0 (the measured window of each step)".into(),
+        ));
+    }
+    if l.timeout_s == 0 {
+        d.push(err("load.timeout_s", "must be > 0".into()));
+    }
+    if !(l.slo_p95_ms > 0.0) {
+        d.push(err("load.slo_p95_ms", "must be > 0".into()));
+    }
+    if let Some(p99) = l.slo_p99_ms {
+        if p99 < l.slo_p95_ms {
+            d.push(err(
+                "load.slo_p99_ms",
+                format!("{p99} is below slo_p95_ms {}", l.slo_p95_ms),
+            ));
+        }
+    }
+    if !(l.error_budget > 0.0 && l.error_budget < 1.0) {
+        d.push(err(
+            "load.error_budget",
+            "must be a fraction in (0, 1), e.g. 0.01 = 1 %".into(),
+        ));
+    }
+    if let Some(a) = l.abort_p95_ms {
+        if a < l.slo_p95_ms {
+            d.push(err("load.abort_p95_ms", format!("{a} is below the SLO {}", l.slo_p95_ms)).help(
+                "the abort guard is a loose safety brake on the cumulative p95 (default 2.5 x SLO)",
+            ));
+        }
+        if l.script == Script::Breakpoint {
+            d.push(
+                err(
+                    "load.abort_p95_ms",
+                    "only stepped.js has ABORT_P95_MS".into(),
+                )
+                .help(
+                    "breakpoint.js aborts on p95 of hold windows against the SLO; remove this key",
+                ),
+            );
+        }
+    }
+    if l.script == Script::Stepped {
+        if l.ramp_s != 0 || l.warmup_s != 0 {
+            d.push(
+                err(
+                    "load.script",
+                    "stepped.js jumps to each rate and has no warm-up scenario".into(),
+                )
+                .help("set ramp_s and warmup_s to 0, or use `script: breakpoint`"),
+            );
+        }
+        if l.model == Model::Closed {
+            d.push(
+                err(
+                    "load.model",
+                    "stepped.js is open-model only (ramping-arrival-rate)".into(),
+                )
+                .help("use `script: breakpoint` for the closed model"),
+            );
+        }
+    }
+    if l.warmup_s > 0 && l.warmup_rps == 0 {
+        d.push(err(
+            "load.warmup_rps",
+            "must be > 0 when warmup_s > 0".into(),
+        ));
+    }
+    if l.pre_vus > l.max_vus {
+        d.push(err(
+            "load.pre_vus",
+            format!("{} exceeds max_vus {}", l.pre_vus, l.max_vus),
+        ));
+    }
+    match l.model {
+        Model::Closed => check_closed(file, l, d),
+        Model::Open => check_open(file, l, d),
+    }
+}
+
+fn check_closed(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+    match l.think_time_s {
+        None => d.push(
+            Diagnostic::error(
+                file,
+                "load.think_time_s",
+                "the closed model needs a think time",
+            )
+            .help("add `think_time_s: 0.2` (the article's SLEEP) to `load:`"),
+        ),
+        Some(z) if !(z > 0.0) => {
+            d.push(Diagnostic::error(file, "load.think_time_s", "must be > 0"))
+        }
+        _ => {}
+    }
+    let max = l.steps.iter().copied().max().unwrap_or(0);
+    if l.max_vus < max {
+        d.push(
+            Diagnostic::error(
+                file,
+                "load.max_vus",
+                format!("{} is below the largest VU step {max}", l.max_vus),
+            )
+            .help("closed model: the steps are VUs; set max_vus to the largest step"),
+        );
+    }
+}
+
+fn check_open(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+    if l.think_time_s.is_some() {
+        d.push(
+            Diagnostic::error(
+                file,
+                "load.think_time_s",
+                "think time applies only to `model: closed`",
+            )
+            .help("remove it: in the open model the arrival rate sets the pace"),
+        );
+    }
+    let max = l.steps.iter().copied().max().unwrap_or(0);
+    let need = vus_needed_at_slo(l);
+    if l.max_vus < need {
+        match &l.vu_cap_reason {
+            None => d.push(
+                Diagnostic::error(
+                    file,
+                    "load.max_vus",
+                    format!(
+                        "{} VUs cannot hold {max} rps at the SLO: Little's law needs {max} x {} s = {need}",
+                        l.max_vus,
+                        l.slo_p95_ms / 1000.0
+                    ),
+                )
+                .help(format!(
+                    "raise max_vus to >= {need}, or state why the cap is intended in `load.vu_cap_reason`"
+                )),
+            ),
+            Some(_) => d.push(Diagnostic::warning(
+                file,
+                "load.max_vus",
+                format!("{} VUs are below the Little's-law need {need} on purpose (vu_cap_reason)", l.max_vus),
+            )),
+        }
+    } else if l.vu_cap_reason.is_some() {
+        d.push(
+            Diagnostic::warning(
+                file,
+                "load.vu_cap_reason",
+                "max_vus already covers the Little's-law need",
+            )
+            .help("remove vu_cap_reason"),
+        );
+    }
+    let at_timeout = vus_needed_at_timeout(l);
+    if l.max_vus < at_timeout && max > 0 {
+        d.push(Diagnostic::warning(
+            file,
+            "load.max_vus",
+            format!(
+                "{} < {max} rps x {} s timeout = {at_timeout}: at {max} rps k6 drops iterations \
+                 (Insufficient VUs) once latency passes {:.2} s, before the client timeout",
+                l.max_vus,
+                l.timeout_s,
+                l.max_vus as f64 / max as f64
+            ),
+        ));
+    }
+}
+
+/// Checks of one group that need no catalog (the catalog checks members and cycles).
+pub fn check_group(file: &Path, g: &Group) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    if !valid_id(&g.id) {
+        d.push(
+            Diagnostic::error(file, "id", format!("`{}` is not a valid id", g.id))
+                .help("use lowercase letters, digits and `-`"),
+        );
+    }
+    if g.members.is_empty() {
+        d.push(Diagnostic::error(
+            file,
+            "members",
+            "a group needs at least one member",
+        ));
+    }
+    if g.members.iter().any(|m| m == &g.id) {
+        d.push(Diagnostic::error(
+            file,
+            "members",
+            "a group cannot contain itself",
+        ));
+    }
+    d
+}

@@ -1,0 +1,192 @@
+//! Host facts for the manifest, read from `/proc` and `/sys` only (no subprocess but `git`):
+//! CPU model, online CPUs, memory, kernel, OS, cgroup version, PSI, perflab version and commit.
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// cgroup hierarchy of the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CgroupVersion {
+    /// Unified hierarchy (`/sys/fs/cgroup/cgroup.controllers` exists).
+    V2,
+    /// Legacy per-controller hierarchies (possibly with a `unified` mount beside them).
+    V1,
+    Unknown,
+}
+
+/// What the manifest records about the machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostFacts {
+    pub hostname: Option<String>,
+    pub cpu_model: Option<String>,
+    /// Online CPUs, kernel list form (`0-3`).
+    pub online_cpus: Option<String>,
+    pub online_cpu_count: usize,
+    pub memory_bytes: Option<u64>,
+    pub kernel: Option<String>,
+    pub os: Option<String>,
+    pub cgroup: CgroupVersion,
+    /// Host PSI (`/proc/pressure/cpu`) readable.
+    pub host_psi: bool,
+    /// Filled by the stack side (Docker API `version`).
+    pub docker_version: Option<String>,
+    /// e.g. `fuse-overlayfs`, filled by the stack side.
+    pub docker_storage_driver: Option<String>,
+}
+
+/// perflab's own version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerflabVersion {
+    pub version: String,
+    /// `git rev-parse HEAD` of the source tree, when it is a git checkout.
+    pub git_commit: Option<String>,
+    /// Uncommitted changes in the source tree.
+    pub git_dirty: Option<bool>,
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// First `model name` (x86) or `Model`/`Hardware` (arm) line of a cpuinfo text.
+pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        matches!(k.trim(), "model name" | "Model" | "Hardware").then(|| v.trim().to_string())
+    })
+}
+
+/// `MemTotal` of a meminfo text, in bytes.
+pub fn parse_mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `PRETTY_NAME` of an os-release text.
+pub fn parse_os_release(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim_matches('"').to_string())
+}
+
+/// cgroup version under a cgroup mount root (normally `/sys/fs/cgroup`).
+pub fn cgroup_version_at(root: &Path) -> CgroupVersion {
+    if root.join("cgroup.controllers").exists() {
+        CgroupVersion::V2
+    } else if root.join("cpu").exists()
+        || root.join("cpuacct").exists()
+        || root.join("memory").exists()
+    {
+        CgroupVersion::V1
+    } else {
+        CgroupVersion::Unknown
+    }
+}
+
+impl HostFacts {
+    /// Read the facts of this host. Missing files give `None`, never an error.
+    pub fn collect() -> HostFacts {
+        let online = crate::plan::layout::online_cpus().ok();
+        HostFacts {
+            hostname: read_trim("/proc/sys/kernel/hostname"),
+            cpu_model: std::fs::read_to_string("/proc/cpuinfo")
+                .ok()
+                .as_deref()
+                .and_then(parse_cpu_model),
+            online_cpu_count: online.as_ref().map_or(0, |o| o.len()),
+            online_cpus: online.map(|o| o.to_list()),
+            memory_bytes: std::fs::read_to_string("/proc/meminfo")
+                .ok()
+                .as_deref()
+                .and_then(parse_mem_total),
+            kernel: read_trim("/proc/sys/kernel/osrelease"),
+            os: std::fs::read_to_string("/etc/os-release")
+                .ok()
+                .as_deref()
+                .and_then(parse_os_release),
+            cgroup: cgroup_version_at(Path::new("/sys/fs/cgroup")),
+            host_psi: Path::new("/proc/pressure/cpu").exists()
+                && read_trim("/proc/pressure/cpu").is_some(),
+            docker_version: None,
+            docker_storage_driver: None,
+        }
+    }
+
+    /// Caveats implied by the host (cgroup v1: no per-container PSI).
+    pub fn caveats(&self) -> Vec<String> {
+        let mut c = Vec::new();
+        if self.cgroup == CgroupVersion::V1 {
+            c.push(
+                "cgroup v1: no per-container cpu.pressure; PSI is the host's /proc/pressure/cpu \
+                 (all containers together), not php-fpm's alone as in the article"
+                    .to_string(),
+            );
+        }
+        c
+    }
+}
+
+impl PerflabVersion {
+    /// This binary's version and the git commit of its source tree (`PERFLAB_GIT_COMMIT` overrides).
+    pub fn current() -> PerflabVersion {
+        let dir = env!("CARGO_MANIFEST_DIR");
+        let git = |args: &[&str]| -> Option<String> {
+            let out = std::process::Command::new("git")
+                .args(["-C", dir])
+                .args(args)
+                .stderr(std::process::Stdio::null())
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        };
+        let commit = std::env::var("PERFLAB_GIT_COMMIT")
+            .ok()
+            .or_else(|| git(&["rev-parse", "HEAD"]));
+        let dirty = commit
+            .as_ref()
+            .and_then(|_| git(&["status", "--porcelain", "--untracked-files=no"]))
+            .map(|s| !s.is_empty());
+        PerflabVersion {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            git_commit: commit,
+            git_dirty: dirty,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_texts() {
+        assert_eq!(
+            parse_cpu_model("processor\t: 0\nmodel name\t: AMD EPYC\n").as_deref(),
+            Some("AMD EPYC")
+        );
+        assert_eq!(
+            parse_mem_total("MemTotal:       1024 kB\nMemFree: 1 kB\n"),
+            Some(1024 * 1024)
+        );
+        assert_eq!(
+            parse_os_release("ID=debian\nPRETTY_NAME=\"Debian 12\"\n").as_deref(),
+            Some("Debian 12")
+        );
+    }
+
+    #[test]
+    fn detects_cgroup_layout() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(cgroup_version_at(d.path()), CgroupVersion::Unknown);
+        std::fs::create_dir(d.path().join("cpuacct")).unwrap();
+        assert_eq!(cgroup_version_at(d.path()), CgroupVersion::V1);
+        std::fs::write(d.path().join("cgroup.controllers"), "cpu io").unwrap();
+        assert_eq!(cgroup_version_at(d.path()), CgroupVersion::V2);
+    }
+}

@@ -1,0 +1,435 @@
+//! Planning one experiment: step timeline (offsets from k6 start), measured windows, k6 stage
+//! lists, VU sizing by Little's law, the `--quick` profile, the k6 environment; alignment
+//! (`align`) and CPU layout (`layout`) live in submodules.
+pub mod align;
+pub mod layout;
+
+use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
+use crate::experiment::{Experiment, Model, Script};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+pub use align::{Alignment, align};
+pub use layout::{CpuLayout, CpuSet, Role};
+
+/// Version of the plan's JSON shape (`plan.json`, manifest).
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// Options that change the plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanOptions {
+    /// Scale hold/ramp/warm-up down (CI); recorded in the plan.
+    pub quick: bool,
+}
+
+/// The `--quick` profile: each duration x `factor`, rounded up, not below the floors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuickProfile {
+    pub factor: f64,
+    pub min_hold_s: u32,
+    pub min_ramp_s: u32,
+    pub min_warmup_s: u32,
+    /// The experiment's own values before scaling.
+    pub original_hold_s: u32,
+    pub original_ramp_s: u32,
+    pub original_warmup_s: u32,
+}
+
+impl QuickProfile {
+    pub const FACTOR: f64 = 0.25;
+
+    fn scale(v: u32, min: u32) -> u32 {
+        if v == 0 {
+            0
+        } else {
+            ((v as f64 * Self::FACTOR).ceil() as u32).max(min).min(v)
+        }
+    }
+}
+
+/// What a window of the timeline is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowKind {
+    /// breakpoint.js warm-up scenario (constant arrival rate, untagged).
+    Warmup,
+    /// Linear ramp to the step's target (tagged `step:ramp`, not measured).
+    Ramp,
+    /// Hold at the target: the measured window of the step.
+    Hold,
+}
+
+/// One window of the k6 timeline; offsets in seconds from k6's test start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    pub kind: WindowKind,
+    /// Step index (0-based) for ramp/hold windows.
+    pub step: Option<usize>,
+    /// Offered load: rps (open) or VUs (closed); the warm-up's rate for the warm-up.
+    pub target: u32,
+    pub start_s: u32,
+    pub end_s: u32,
+    pub measured: bool,
+    /// The k6 tag value requests started in this window carry (`stage:r0150`, `step:04_rps150`, `step:ramp`).
+    pub tag: Option<String>,
+}
+
+/// One step with its hold window (the measured one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub index: usize,
+    pub target: u32,
+    /// Start of the step (ramp start for breakpoint, jump for stepped).
+    pub start_s: u32,
+    pub hold_start_s: u32,
+    pub hold_end_s: u32,
+    /// Tag value selecting the step's requests: `r0150` (key `stage`) or `04_rps150` (key `step`).
+    pub tag: String,
+    /// Little's law for this step: VUs busy at the SLO latency (open model).
+    pub vus_at_slo: Option<u32>,
+    /// Closed model: nominal rate upper bound `VUs / think time`.
+    pub nominal_rps_max: Option<f64>,
+    /// Requests expected in the hold window (rate x hold), and the tail samples behind p99.
+    pub expected_requests: Option<u32>,
+    pub p99_tail_samples: Option<u32>,
+}
+
+/// One k6 stage (`{target, duration}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct K6Stage {
+    pub target: u32,
+    pub duration_s: u32,
+}
+
+impl K6Stage {
+    /// k6 duration string, e.g. `"22s"`.
+    pub fn duration(&self) -> String {
+        format!("{}s", self.duration_s)
+    }
+}
+
+/// VU sizing (arrival-rate executors) by Little's law.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VuSizing {
+    pub pre_vus: u32,
+    pub max_vus: u32,
+    /// `max step x SLO` (open) — VUs busy if every request takes the SLO.
+    pub needed_at_slo: u32,
+    /// `max step x client timeout` — VUs needed to never drop before the timeout.
+    pub needed_at_timeout: u32,
+    /// At the largest step k6 runs out of VUs once mean latency passes this (s): `max_vus / max step`.
+    pub drop_latency_s: Option<f64>,
+    pub explanation: String,
+}
+
+/// Abort guard as the script will apply it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbortPlan {
+    pub enabled: bool,
+    /// stepped.js: cumulative p95 guard (ABORT_P95_MS); breakpoint.js: p95 of hold windows vs SLO.
+    pub p95_ms: f64,
+    pub error_rate: f64,
+    /// delayAbortEval, counted from the test start (stepped 10 s; breakpoint WARMUP + 30 s).
+    pub delay_eval_s: u32,
+}
+
+/// The resolved plan of one experiment run (written to `plan.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub schema_version: u32,
+    pub experiment_id: String,
+    pub lab: crate::experiment::Lab,
+    pub script: Script,
+    pub model: Model,
+    pub endpoint: String,
+    /// `Some` when `--quick` scaled the durations.
+    pub quick: Option<QuickProfile>,
+    pub hold_s: u32,
+    pub ramp_s: u32,
+    pub warmup_s: u32,
+    pub warmup_rps: u32,
+    pub slo_p95_ms: f64,
+    pub slo_p99_ms: Option<f64>,
+    pub error_budget: f64,
+    pub timeout_s: u32,
+    pub think_time_s: Option<f64>,
+    pub steps: Vec<Step>,
+    /// Every window in time order.
+    pub windows: Vec<Window>,
+    /// Offset (s) from k6 start at which the first step begins: the instant put on :00 by alignment.
+    pub align_offset_s: u32,
+    /// Total scheduled k6 duration (s), excluding graceful stop.
+    pub total_s: u32,
+    /// k6 stages of the main scenario.
+    pub stages: Vec<K6Stage>,
+    pub vus: VuSizing,
+    pub abort: AbortPlan,
+    /// Environment for the k6 script (lab-spec §3/§4 names); the run adds URL/BASE.
+    pub k6_env: BTreeMap<String, String>,
+}
+
+/// Tag of a stepped.js step: `r0150`.
+pub fn stage_tag(rate: u32) -> String {
+    format!("r{rate:04}")
+}
+
+/// Tag of a breakpoint.js step: `04_rps150` (open) or `04_vus40` (closed).
+pub fn step_tag(index: usize, model: Model, target: u32) -> String {
+    let unit = if model == Model::Open { "rps" } else { "vus" };
+    format!("{:02}_{unit}{target}", index + 1)
+}
+
+/// Build the plan of an (already validated) experiment.
+pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
+    let l = &e.load;
+    let (hold, ramp, warmup, quick) = if opts.quick {
+        let q = QuickProfile {
+            factor: QuickProfile::FACTOR,
+            min_hold_s: 5,
+            min_ramp_s: 2,
+            min_warmup_s: 5,
+            original_hold_s: l.hold_s,
+            original_ramp_s: l.ramp_s,
+            original_warmup_s: l.warmup_s,
+        };
+        (
+            QuickProfile::scale(l.hold_s, q.min_hold_s),
+            QuickProfile::scale(l.ramp_s, q.min_ramp_s),
+            QuickProfile::scale(l.warmup_s, q.min_warmup_s),
+            Some(q),
+        )
+    } else {
+        (l.hold_s, l.ramp_s, l.warmup_s, None)
+    };
+    let stepped = l.script == Script::Stepped;
+    let (ramp, warmup) = if stepped { (0, 0) } else { (ramp, warmup) };
+    let mut windows = Vec::new();
+    let mut steps = Vec::new();
+    let mut stages = Vec::new();
+    if warmup > 0 {
+        windows.push(Window {
+            kind: WindowKind::Warmup,
+            step: None,
+            target: l.warmup_rps,
+            start_s: 0,
+            end_s: warmup,
+            measured: false,
+            tag: None,
+        });
+    }
+    let mut t = warmup;
+    for (i, &target) in l.steps.iter().enumerate() {
+        let start = t;
+        if stepped {
+            stages.push(K6Stage {
+                target,
+                duration_s: 0,
+            });
+        } else {
+            stages.push(K6Stage {
+                target,
+                duration_s: ramp,
+            });
+            if ramp > 0 {
+                windows.push(Window {
+                    kind: WindowKind::Ramp,
+                    step: Some(i),
+                    target,
+                    start_s: t,
+                    end_s: t + ramp,
+                    measured: false,
+                    tag: Some("step:ramp".into()),
+                });
+            }
+            t += ramp;
+        }
+        stages.push(K6Stage {
+            target,
+            duration_s: hold,
+        });
+        let tag = if stepped {
+            stage_tag(target)
+        } else {
+            step_tag(i, l.model, target)
+        };
+        let key = if stepped { "stage" } else { "step" };
+        windows.push(Window {
+            kind: WindowKind::Hold,
+            step: Some(i),
+            target,
+            start_s: t,
+            end_s: t + hold,
+            measured: true,
+            tag: Some(format!("{key}:{tag}")),
+        });
+        let open = l.model == Model::Open;
+        let expected = open.then_some(target * hold);
+        steps.push(Step {
+            index: i,
+            target,
+            start_s: start,
+            hold_start_s: t,
+            hold_end_s: t + hold,
+            tag,
+            vus_at_slo: open.then(|| (target as f64 * l.slo_p95_ms / 1000.0).ceil() as u32),
+            nominal_rps_max: l.think_time_s.filter(|_| !open).map(|z| target as f64 / z),
+            expected_requests: expected,
+            p99_tail_samples: expected.map(|n| n / 100),
+        });
+        t += hold;
+    }
+    let max_step = l.steps.iter().copied().max().unwrap_or(0);
+    let vus = vu_sizing(e, max_step);
+    let abort = AbortPlan {
+        enabled: l.abort,
+        p95_ms: if stepped {
+            l.abort_p95_ms.unwrap_or(l.slo_p95_ms * 2.5)
+        } else {
+            l.slo_p95_ms
+        },
+        error_rate: l.error_budget,
+        delay_eval_s: if stepped { 10 } else { warmup + 30 },
+    };
+    let mut plan = Plan {
+        schema_version: PLAN_SCHEMA_VERSION,
+        experiment_id: e.id.clone(),
+        lab: e.lab,
+        script: l.script,
+        model: l.model,
+        endpoint: l.endpoint.clone(),
+        quick,
+        hold_s: hold,
+        ramp_s: ramp,
+        warmup_s: warmup,
+        warmup_rps: l.warmup_rps,
+        slo_p95_ms: l.slo_p95_ms,
+        slo_p99_ms: l.slo_p99_ms,
+        error_budget: l.error_budget,
+        timeout_s: l.timeout_s,
+        think_time_s: l.think_time_s,
+        steps,
+        windows,
+        align_offset_s: warmup,
+        total_s: t,
+        stages,
+        vus,
+        abort,
+        k6_env: BTreeMap::new(),
+    };
+    plan.k6_env = k6_env(&plan);
+    plan
+}
+
+fn vu_sizing(e: &Experiment, max_step: u32) -> VuSizing {
+    let l = &e.load;
+    let needed_at_slo = vus_needed_at_slo(l);
+    let needed_at_timeout = vus_needed_at_timeout(l);
+    if l.model == Model::Closed {
+        return VuSizing {
+            pre_vus: l.pre_vus,
+            max_vus: max_step,
+            needed_at_slo,
+            needed_at_timeout,
+            drop_latency_s: None,
+            explanation: format!(
+                "closed model: the steps are VUs (up to {max_step}); throughput = VUs / (R + {} s think time), \
+                 nothing is dropped, the rate falls instead",
+                l.think_time_s.unwrap_or(0.0)
+            ),
+        };
+    }
+    let drop = (max_step > 0).then(|| l.max_vus as f64 / max_step as f64);
+    VuSizing {
+        pre_vus: l.pre_vus,
+        max_vus: l.max_vus,
+        needed_at_slo,
+        needed_at_timeout,
+        drop_latency_s: drop,
+        explanation: format!(
+            "L = lambda x W: at {max_step} rps and the {} ms SLO, {needed_at_slo} VUs are busy; \
+             {} max VUs hold until mean latency reaches {:.2} s; never dropping before the {} s timeout \
+             would need {needed_at_timeout}",
+            l.slo_p95_ms,
+            l.max_vus,
+            drop.unwrap_or(0.0),
+            l.timeout_s
+        ),
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The script's environment variables with the plan's (possibly quick-scaled) values.
+fn k6_env(p: &Plan) -> BTreeMap<String, String> {
+    let steps = p
+        .steps
+        .iter()
+        .map(|s| s.target.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut env = BTreeMap::new();
+    let mut set = |k: &str, v: String| {
+        env.insert(k.to_string(), v);
+    };
+    set("STEPS", steps);
+    set("HOLD", p.hold_s.to_string());
+    match p.script {
+        Script::Stepped => {
+            set("SLO_MS", fmt_num(p.slo_p95_ms));
+            set("ABORT_P95_MS", fmt_num(p.abort.p95_ms));
+            set("ABORT", if p.abort.enabled { "1" } else { "0" }.into());
+            set("VUS", p.vus.max_vus.to_string());
+            set("TIMEOUT", format!("{}s", p.timeout_s));
+        }
+        Script::Breakpoint => {
+            set("ENDPOINT", p.endpoint.clone());
+            set(
+                "MODEL",
+                if p.model == Model::Open {
+                    "open"
+                } else {
+                    "closed"
+                }
+                .into(),
+            );
+            set("RAMP", p.ramp_s.to_string());
+            set("WARMUP", p.warmup_s.to_string());
+            set("WARMUP_RPS", p.warmup_rps.to_string());
+            set("SLO_P95", fmt_num(p.slo_p95_ms));
+            set("PRE_VUS", p.vus.pre_vus.to_string());
+            set("MAX_VUS", p.vus.max_vus.to_string());
+            set("TIMEOUT", format!("{}s", p.timeout_s));
+            if let Some(z) = p.think_time_s {
+                set("SLEEP", fmt_num(z));
+            }
+            if !p.abort.enabled {
+                set("NOABORT", "1".into());
+            }
+        }
+    }
+    if let Some(p99) = p.slo_p99_ms {
+        set("SLO_P99_MS", fmt_num(p99));
+    }
+    env
+}
+
+impl Plan {
+    /// Windows whose requests count for the step table.
+    pub fn measured_windows(&self) -> impl Iterator<Item = &Window> {
+        self.windows.iter().filter(|w| w.measured)
+    }
+
+    /// Which step (index) a request started at `offset_s` from k6 start belongs to, if measured.
+    pub fn step_at(&self, offset_s: f64) -> Option<usize> {
+        self.steps
+            .iter()
+            .find(|s| offset_s >= s.hold_start_s as f64 && offset_s < s.hold_end_s as f64)
+            .map(|s| s.index)
+    }
+}

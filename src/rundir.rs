@@ -1,0 +1,357 @@
+//! Run directories `out/<experiment>/<UTC timestamp>-r<round>/` (never overwritten, `latest`
+//! symlink), their `manifest.json` and `status.json`, atomic writes, and stale-run detection.
+use crate::experiment::Experiment;
+use crate::host::{HostFacts, PerflabVersion};
+use crate::plan::{CpuLayout, Plan};
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Version of `manifest.json`.
+pub const MANIFEST_SCHEMA_VERSION: u32 = 1;
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const STATUS_FILE: &str = "status.json";
+pub const PLAN_FILE: &str = "plan.json";
+pub const LATEST: &str = "latest";
+
+/// Write `bytes` to `path` atomically: temp file in the same directory, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// JSON (pretty, newline-terminated) written atomically.
+pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let mut bytes = serde_json::to_vec_pretty(value)?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// State of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    Running,
+    Complete,
+    Failed,
+    Aborted,
+}
+
+/// `status.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub state: RunState,
+    pub reason: Option<String>,
+    /// The perflab process that owns the run (to detect runs killed with SIGKILL).
+    pub pid: u32,
+    /// Its start time in clock ticks since boot (`/proc/<pid>/stat` field 22): guards against pid reuse.
+    pub pid_start_ticks: Option<u64>,
+    pub hostname: Option<String>,
+    pub updated: DateTime<Utc>,
+}
+
+impl Status {
+    /// A status owned by this process.
+    pub fn new(state: RunState, reason: Option<String>) -> Status {
+        let pid = std::process::id();
+        Status {
+            state,
+            reason,
+            pid,
+            pid_start_ticks: process_start_ticks(pid),
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|s| s.trim().to_string()),
+            updated: Utc::now(),
+        }
+    }
+}
+
+/// Start time of a process (clock ticks since boot), from `/proc/<pid>/stat`.
+pub fn process_start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // fields after the command (which may contain spaces) start after the last ')'
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Is the process that wrote `status` still alive (same pid and start time)?
+pub fn owner_alive(status: &Status) -> bool {
+    match process_start_ticks(status.pid) {
+        None => false,
+        Some(t) => status.pid_start_ticks.is_none_or(|s| s == t),
+    }
+}
+
+/// `manifest.json`: everything needed to interpret and reproduce a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schema_version: u32,
+    pub run_id: String,
+    pub experiment_id: String,
+    pub round: u32,
+    pub created: DateTime<Utc>,
+    /// The resolved experiment (after `--set` overrides).
+    pub experiment: Experiment,
+    /// The `--set` overrides as given.
+    pub overrides: Vec<String>,
+    pub plan: Plan,
+    pub perflab: PerflabVersion,
+    pub host: HostFacts,
+    pub cpu_layout: CpuLayout,
+    /// Environment caveats (layout, cgroup v1, ...), for the report.
+    pub caveats: Vec<String>,
+    /// Component versions (nginx, php, laravel, postgres, node, express, k6, ...), filled by the stack.
+    pub components: BTreeMap<String, String>,
+    /// Image name -> image id, filled by the stack.
+    pub images: BTreeMap<String, String>,
+    /// Measurements about the harness itself (orchestrator CPU, dockerd CPU, ...), filled by the run.
+    pub measurements: BTreeMap<String, serde_json::Value>,
+}
+
+impl Manifest {
+    /// A manifest with host facts, version and caveats (layout + host) filled in.
+    pub fn new(
+        run: &RunDir,
+        experiment: Experiment,
+        overrides: Vec<String>,
+        plan: Plan,
+        cpu_layout: CpuLayout,
+    ) -> Manifest {
+        let host = HostFacts::collect();
+        let mut caveats = cpu_layout.caveats.clone();
+        caveats.extend(host.caveats());
+        Manifest {
+            schema_version: MANIFEST_SCHEMA_VERSION,
+            run_id: run.name(),
+            experiment_id: run.experiment_id.clone(),
+            round: run.round,
+            created: run.created,
+            experiment,
+            overrides,
+            plan,
+            perflab: PerflabVersion::current(),
+            host,
+            cpu_layout,
+            caveats,
+            components: BTreeMap::new(),
+            images: BTreeMap::new(),
+            measurements: BTreeMap::new(),
+        }
+    }
+}
+
+/// One run directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDir {
+    pub path: PathBuf,
+    pub experiment_id: String,
+    pub round: u32,
+    pub created: DateTime<Utc>,
+}
+
+/// Directory name for a run: `20261130T004356Z-r1`.
+pub fn run_name(created: DateTime<Utc>, round: u32) -> String {
+    format!("{}-r{round}", created.format("%Y%m%dT%H%M%SZ"))
+}
+
+impl RunDir {
+    /// Create `out_root/<experiment_id>/<now>-r<round>/` (a clash gets `-2`, `-3`, ...), point
+    /// `latest` at it, and mark it `running` owned by this process.
+    pub fn create(out_root: &Path, experiment_id: &str, round: u32) -> anyhow::Result<RunDir> {
+        RunDir::create_at(out_root, experiment_id, round, Utc::now())
+    }
+
+    /// [`RunDir::create`] with an explicit creation time.
+    pub fn create_at(
+        out_root: &Path,
+        experiment_id: &str,
+        round: u32,
+        now: DateTime<Utc>,
+    ) -> anyhow::Result<RunDir> {
+        anyhow::ensure!(
+            crate::experiment::validate::valid_id(experiment_id),
+            "`{experiment_id}` is not a valid experiment id for a run directory"
+        );
+        let parent = out_root.join(experiment_id);
+        std::fs::create_dir_all(&parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+        let base = run_name(now, round);
+        let mut n = 1;
+        let path = loop {
+            let name = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let p = parent.join(&name);
+            match std::fs::create_dir(&p) {
+                Ok(()) => break p,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+                Err(e) => return Err(e).with_context(|| format!("creating {}", p.display())),
+            }
+        };
+        let run = RunDir {
+            path,
+            experiment_id: experiment_id.to_string(),
+            round,
+            created: now,
+        };
+        run.set_status(&Status::new(RunState::Running, None))?;
+        run.point_latest()?;
+        Ok(run)
+    }
+
+    /// Open an existing run directory.
+    pub fn open(path: &Path) -> anyhow::Result<RunDir> {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .context("run directory has no name")?;
+        let experiment_id = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .context("run directory has no experiment parent")?
+            .to_string();
+        let (stamp, rest) = name
+            .split_once("-r")
+            .with_context(|| format!("`{name}` is not <timestamp>-r<round>"))?;
+        let round: u32 = rest
+            .split('-')
+            .next()
+            .unwrap_or("")
+            .parse()
+            .with_context(|| format!("bad round in `{name}`"))?;
+        let created = chrono::NaiveDateTime::parse_from_str(stamp, "%Y%m%dT%H%M%SZ")
+            .with_context(|| format!("bad timestamp in `{name}`"))?
+            .and_utc();
+        Ok(RunDir {
+            path: path.to_path_buf(),
+            experiment_id,
+            round,
+            created,
+        })
+    }
+
+    /// The directory name (`20261130T004356Z-r1`, maybe with a clash suffix).
+    pub fn name(&self) -> String {
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Path of a file inside the run directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    fn point_latest(&self) -> anyhow::Result<()> {
+        let parent = self.path.parent().context("run directory has no parent")?;
+        let tmp = parent.join(format!(".{LATEST}.tmp-{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(self.name(), &tmp)
+            .with_context(|| format!("creating {}", tmp.display()))?;
+        std::fs::rename(&tmp, parent.join(LATEST)).context("updating the `latest` link")?;
+        Ok(())
+    }
+
+    pub fn write_manifest(&self, m: &Manifest) -> anyhow::Result<()> {
+        write_json_atomic(&self.file(MANIFEST_FILE), m)?;
+        write_json_atomic(&self.file(PLAN_FILE), &m.plan)
+    }
+
+    pub fn read_manifest(&self) -> anyhow::Result<Manifest> {
+        let p = self.file(MANIFEST_FILE);
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))
+    }
+
+    pub fn set_status(&self, s: &Status) -> anyhow::Result<()> {
+        write_json_atomic(&self.file(STATUS_FILE), s)
+    }
+
+    /// Set the state with a reason, owned by this process.
+    pub fn mark(&self, state: RunState, reason: Option<&str>) -> anyhow::Result<()> {
+        self.set_status(&Status::new(state, reason.map(str::to_string)))
+    }
+
+    pub fn status(&self) -> anyhow::Result<Status> {
+        let p = self.file(STATUS_FILE);
+        let text =
+            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))
+    }
+}
+
+/// All run directories under `out_root` (of one experiment, or all), oldest first.
+pub fn list_runs(out_root: &Path, experiment_id: Option<&str>) -> Vec<RunDir> {
+    let exp_dirs: Vec<PathBuf> = match experiment_id {
+        Some(id) => vec![out_root.join(id)],
+        None => std::fs::read_dir(out_root)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let mut runs: Vec<RunDir> = exp_dirs
+        .iter()
+        .flat_map(|d| {
+            std::fs::read_dir(d)
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ok())
+        })
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| RunDir::open(&e.path()).ok())
+        .collect();
+    runs.sort_by(|a, b| (a.created, a.name()).cmp(&(b.created, b.name())));
+    runs
+}
+
+/// Mark `running` runs whose owner process is gone (e.g. SIGKILL) as `aborted`. Returns them.
+pub fn mark_stale_runs(out_root: &Path) -> Vec<RunDir> {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string());
+    list_runs(out_root, None)
+        .into_iter()
+        .filter(|r| {
+            r.status().is_ok_and(|s| {
+                s.state == RunState::Running
+                    && (s.hostname.is_none() || s.hostname == host)
+                    && !owner_alive(&s)
+            })
+        })
+        .filter(|r| {
+            r.mark(
+                RunState::Aborted,
+                Some("the perflab process died during the run (killed); partial data kept"),
+            )
+            .is_ok()
+        })
+        .collect()
+}

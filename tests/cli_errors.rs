@@ -1,0 +1,321 @@
+//! Each kind of bad input gives its message, names the file/field, exits 2 and starts nothing.
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn perflab() -> Command {
+    let mut c = Command::cargo_bin("perflab").unwrap();
+    c.env_remove("PERFLAB_CATALOG").env("NO_COLOR", "1");
+    c
+}
+
+fn fixture(name: &str) -> String {
+    format!("tests/fixtures/catalog/{name}.yaml")
+}
+
+/// `perflab validate <fixture>` exits 2 and stderr contains every `needle`.
+fn rejects(name: &str, needles: &[&str]) {
+    let mut assert = perflab()
+        .args(["validate", &fixture(name)])
+        .assert()
+        .code(2);
+    for n in needles {
+        assert = assert.stderr(predicate::str::contains(*n));
+    }
+    assert.stdout(predicate::str::is_empty());
+}
+
+#[test]
+fn valid_fixture_passes() {
+    perflab()
+        .args(["validate", &fixture("good")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ok: 1 file(s) valid"));
+}
+
+#[test]
+fn malformed_yaml() {
+    rejects(
+        "malformed",
+        &[
+            "malformed.yaml:6:9",
+            "malformed YAML",
+            "nothing was started",
+        ],
+    );
+}
+
+#[test]
+fn unknown_key_with_did_you_mean() {
+    rejects(
+        "unknown-key",
+        &[
+            "unknown-key.yaml:17:3",
+            "load.stpes",
+            "did you mean `steps`?",
+            "allowed keys:",
+        ],
+    );
+}
+
+#[test]
+fn wrong_type() {
+    rejects(
+        "wrong-type",
+        &[
+            "wrong-type.yaml:18:11",
+            "load.hold_s",
+            "invalid type",
+            "expected u32",
+        ],
+    );
+}
+
+#[test]
+fn decreasing_steps() {
+    rejects(
+        "decreasing-steps",
+        &[
+            "decreasing-steps.yaml:20:5",
+            "load.steps[2]",
+            "strictly increasing: 80 follows 90",
+        ],
+    );
+}
+
+#[test]
+fn unknown_endpoint() {
+    rejects(
+        "unknown-endpoint",
+        &[
+            "load.endpoint",
+            "`/api/dbb` is not an endpoint of the php lab",
+            "did you mean `/api/db`?",
+        ],
+    );
+}
+
+#[test]
+fn closed_model_without_think_time() {
+    rejects(
+        "closed-no-think",
+        &[
+            "closed-no-think.yaml",
+            "load.think_time_s",
+            "closed model needs a think time",
+        ],
+    );
+}
+
+#[test]
+fn too_few_vus_for_littles_law() {
+    rejects(
+        "little-vus",
+        &[
+            "load.max_vus",
+            "Little's law needs 120 x 0.2 s = 24",
+            "vu_cap_reason",
+        ],
+    );
+}
+
+#[test]
+fn unknown_enum_value() {
+    rejects(
+        "unknown-variant",
+        &[
+            "unknown-variant.yaml:15:10",
+            "load.model",
+            "did you mean `open`?",
+        ],
+    );
+}
+
+#[test]
+fn stack_section_of_another_lab() {
+    rejects(
+        "wrong-lab-stack",
+        &["stack.node", "does not apply to `lab: php`"],
+    );
+}
+
+#[test]
+fn missing_field() {
+    rejects(
+        "missing-field",
+        &["load.timeout_s", "missing field `timeout_s`"],
+    );
+}
+
+#[test]
+fn id_must_match_file_name() {
+    rejects(
+        "id-mismatch",
+        &["id `other-name` differs from the file name `id-mismatch`"],
+    );
+}
+
+#[test]
+fn unknown_kind() {
+    rejects(
+        "unknown-kind",
+        &["unknown kind `grup`", "did you mean `group`?"],
+    );
+}
+
+#[test]
+fn group_member_must_exist() {
+    rejects(
+        "bad-group",
+        &["members[1]", "unknown id `exp11`", "did you mean `exp1`?"],
+    );
+}
+
+#[test]
+fn several_files_report_every_error() {
+    perflab()
+        .args([
+            "validate",
+            &fixture("wrong-type"),
+            &fixture("unknown-endpoint"),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2 problems"))
+        .stderr(predicate::str::contains("wrong-type.yaml"))
+        .stderr(predicate::str::contains("unknown-endpoint.yaml"));
+}
+
+#[test]
+fn missing_file() {
+    perflab()
+        .args(["validate", "tests/fixtures/catalog/nope.yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no such file"));
+}
+
+#[test]
+fn unknown_experiment_id() {
+    perflab()
+        .args(["show", "exp11"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `exp1`?"));
+}
+
+#[test]
+fn overlapping_cpus() {
+    perflab()
+        .args(["show", "exp1", "--cpus", "loadgen=0,app=0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "app cpus 0 overlap loadgen cpus 0",
+        ))
+        .stderr(predicate::str::contains("--force-cpus"));
+}
+
+#[test]
+fn forced_overlap_is_a_caveat() {
+    perflab()
+        .args([
+            "show",
+            "exp1",
+            "--cpus",
+            "loadgen=0,db=0,app=0",
+            "--force-cpus",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "caveat: forced: app cpus 0 overlap loadgen cpus 0",
+        ));
+}
+
+#[test]
+fn offline_cpu() {
+    perflab()
+        .args(["show", "exp1", "--cpus", "app=4000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cpu 4000 of app is not online"));
+}
+
+#[test]
+fn unknown_cpu_role() {
+    perflab()
+        .args(["show", "exp1", "--cpus", "ap=1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `app`?"));
+}
+
+#[test]
+fn set_with_unknown_key() {
+    perflab()
+        .args(["show", "exp1", "--set", "hold=10"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`hold` is not a settable field"))
+        .stderr(predicate::str::contains("did you mean"));
+}
+
+#[test]
+fn set_is_validated_like_a_file() {
+    perflab()
+        .args(["show", "exp1", "--set", "steps=90,60"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--set steps=90,60"))
+        .stderr(predicate::str::contains("strictly increasing"));
+    perflab()
+        .args(["show", "1a", "--set", "model=closed"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs a think time"));
+    perflab()
+        .args(["show", "exp1", "--set", "hold_s=ten"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid type"));
+}
+
+#[test]
+fn set_changes_the_plan() {
+    perflab()
+        .args([
+            "show",
+            "exp1",
+            "--set",
+            "hold_s=10",
+            "--set",
+            "stack.php.max_children=40",
+            "--no-align",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("max_children 40"))
+        .stdout(predicate::str::contains("total 1:20 (80 s)"));
+}
+
+#[test]
+fn set_without_equals() {
+    perflab()
+        .args(["show", "exp1", "--set", "hold_s"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("expected KEY=VALUE"));
+}
+
+#[test]
+fn broken_catalog_dir_fails_list_with_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture("wrong-type"), d.path().join("wrong-type.yaml")).unwrap();
+    perflab()
+        .args(["list", "--catalog"])
+        .arg(d.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("wrong-type.yaml:18:11"));
+}
