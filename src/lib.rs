@@ -5,6 +5,8 @@
 //! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
 //! `report` (renderers), with `rundir`, `lock` and `host` beside them.
 
+pub mod analyze;
 pub mod cli;
 pub mod error;
 pub mod experiment;
+pub mod report;
