@@ -16,8 +16,12 @@ fn invalid(msg: String) -> anyhow::Error {
 
 /// Stream a k6 CSV (plain or gzip) from a file.
 pub fn k6_csv(path: &Path) -> anyhow::Result<K6Data> {
-    let f = std::fs::File::open(path)
-        .with_context(|| format!("opening the k6 CSV {}", path.display()))?;
+    let f = std::fs::File::open(path).map_err(|e| {
+        invalid(format!(
+            "{}: {e}: give the file k6 wrote with --out csv=FILE",
+            path.display()
+        ))
+    })?;
     k6csv::read_k6_csv(f).map_err(|e| match e {
         k6csv::CsvError::Io(_) => {
             anyhow::Error::new(e).context(format!("reading {}", path.display()))
@@ -27,8 +31,12 @@ pub fn k6_csv(path: &Path) -> anyhow::Result<K6Data> {
 }
 
 pub fn k6_summary(path: &Path) -> anyhow::Result<K6Summary> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the k6 summary {}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        invalid(format!(
+            "{}: {e}: give the file k6 wrote with --summary-export",
+            path.display()
+        ))
+    })?;
     summary::parse_summary(&text).map_err(|e| {
         invalid(format!(
             "{}: {e} (pass the file k6 wrote with --summary-export)",

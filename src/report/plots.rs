@@ -21,6 +21,7 @@ struct Panel<'a> {
     hlines: Vec<(f64, String)>,
     /// Vertical markers (x, label).
     vlines: Vec<(f64, String)>,
+    legend: SeriesLabelPosition,
 }
 
 const BLUE: RGBColor = RGBColor(31, 119, 180);
@@ -63,6 +64,14 @@ fn draw_panel<DB: DrawingBackend>(
         .x_desc(p.x_label)
         .y_desc(p.y_label)
         .light_line_style(RGBColor(235, 235, 235))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| {
+            if ymax < 10.0 {
+                format!("{v:.1}")
+            } else {
+                format!("{v:.0}")
+            }
+        })
         .label_style(("sans-serif", 13))
         .draw()
         .map_err(e)?;
@@ -117,7 +126,7 @@ fn draw_panel<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(p.legend.clone())
         .background_style(WHITE.mix(0.85))
         .border_style(GREY)
         .label_font(("sans-serif", 13))
@@ -194,6 +203,7 @@ pub fn steps_svg(r: &Report) -> Result<String, String> {
             format!("SLO {} ms", r.params.slo_p95_ms),
         )],
         vlines: knee.clone(),
+        legend: SeriesLabelPosition::UpperLeft,
     };
     let mut tput = vec![
         Series {
@@ -228,6 +238,7 @@ pub fn steps_svg(r: &Report) -> Result<String, String> {
         series: tput,
         hlines: vec![],
         vlines: knee,
+        legend: SeriesLabelPosition::UpperLeft,
     };
     render(760, &[lat, goodput])
 }
@@ -280,6 +291,7 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
             ],
             hlines: vec![],
             vlines: vlines.clone(),
+            legend: SeriesLabelPosition::LowerRight,
         },
         Panel {
             title: "Latency of the responses completed each second".into(),
@@ -305,6 +317,7 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
                 format!("SLO {} ms", r.params.slo_p95_ms),
             )],
             vlines: vlines.iter().map(|v| (v.0, String::new())).collect(),
+            legend: SeriesLabelPosition::UpperLeft,
         },
     ];
     let mut roles: Vec<String> = Vec::new();
@@ -329,6 +342,7 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
             }],
             hlines: vec![],
             vlines: vlines.iter().map(|v| (v.0, String::new())).collect(),
+            legend: SeriesLabelPosition::UpperLeft,
         });
     } else {
         panels.push(Panel {
@@ -351,6 +365,7 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
                 .collect(),
             hlines: vec![],
             vlines: vlines.iter().map(|v| (v.0, String::new())).collect(),
+            legend: SeriesLabelPosition::UpperLeft,
         });
     }
     render(1000, &panels)
