@@ -47,20 +47,24 @@ fn utc_full(t_ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// Put role names in display order: the app box first, then the database and the generator.
+pub fn order_roles<'a>(present: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    let order = ["fpm", "nginx", "app", "demo", "pg", "k6"];
+    let mut v: Vec<String> = present.into_iter().cloned().collect();
+    v.sort();
+    v.dedup();
+    v.sort_by_key(|r| order.iter().position(|o| o == r).unwrap_or(order.len()));
+    v
+}
+
 /// Roles with CPU data, in display order.
 fn roles(r: &Report) -> Vec<String> {
-    let order = ["fpm", "nginx", "app", "demo", "pg", "k6"];
-    order
-        .iter()
-        .filter(|role| {
-            r.steps.iter().any(|s| {
-                s.server
-                    .as_ref()
-                    .is_some_and(|w| w.cpu_pct.contains_key(**role))
-            })
-        })
-        .map(|s| s.to_string())
-        .collect()
+    order_roles(
+        r.steps
+            .iter()
+            .filter_map(|s| s.server.as_ref())
+            .flat_map(|w| w.cpu_pct.keys()),
+    )
 }
 
 pub fn header(r: &Report) -> Block {
@@ -289,14 +293,7 @@ pub fn persec_block(r: &Report) -> Block {
         .map(|k| format!("around the knee ({k} {})", r.unit()))
         .unwrap_or_else(|| "around the last step".into());
     let mut b = block(&format!("Per second {label}"));
-    let mut roles: Vec<String> = Vec::new();
-    for row in &r.per_second {
-        for k in row.cpu_pct.keys() {
-            if !roles.contains(k) {
-                roles.push(k.clone());
-            }
-        }
-    }
+    let roles = order_roles(r.per_second.iter().flat_map(|row| row.cpu_pct.keys()));
     let mut h: Vec<String> = [
         "utc", "t", "done", "p50ms", "p95ms", "non200", "inflight", "drop",
     ]

@@ -320,14 +320,7 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
             legend: SeriesLabelPosition::UpperLeft,
         },
     ];
-    let mut roles: Vec<String> = Vec::new();
-    for s in t {
-        for k in s.cpu_pct.keys() {
-            if !roles.contains(k) {
-                roles.push(k.clone());
-            }
-        }
-    }
+    let roles = super::content::order_roles(t.iter().flat_map(|s| s.cpu_pct.keys()));
     if roles.is_empty() {
         panels.push(Panel {
             title: "Requests in flight (time-averaged per second)".into(),
