@@ -5,6 +5,7 @@
 //! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
 //! `report` (renderers), with `rundir`, `lock` and `host` beside them.
 
+pub mod analyze;
 pub mod cli;
 pub mod error;
 pub mod experiment;
@@ -12,5 +13,6 @@ pub mod host;
 pub mod load;
 pub mod lock;
 pub mod plan;
+pub mod report;
 pub mod rundir;
 pub mod sample;

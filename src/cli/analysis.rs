@@ -1,17 +1,139 @@
-//! CLI commands for the analysis area (owned by the analysis work): argument structs and handlers.
+//! CLI commands for the analysis area: `perflab analyze` (any k6 CSV) and `perflab report` (a run directory).
+use crate::analyze::{self, Params};
+use crate::error::InvalidInput;
+use crate::report::{self, load};
 use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
-pub struct AnalyzeArgs {}
+pub struct AnalyzeArgs {
+    /// k6 per-request CSV (`--out csv=FILE`, plain or .gz), tagged by labs/k6/stepped.js or breakpoint.js.
+    pub csv: PathBuf,
+    /// k6 `--summary-export` JSON: SLO from its per-step thresholds, and a cross-check.
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
+    /// SLO on each step's p95 (ms); default: the summary's per-step `p(95)<N` threshold.
+    #[arg(long)]
+    pub slo_ms: Option<f64>,
+    /// Optional SLO on each step's p99 (ms).
+    #[arg(long)]
+    pub slo_p99_ms: Option<f64>,
+    /// Error budget as a fraction (0.01 = 1 %).
+    #[arg(long, default_value_t = 0.01)]
+    pub error_budget: f64,
+    /// How far ok/s may fall below sent/s (fraction).
+    #[arg(long, default_value_t = 0.05)]
+    pub goodput_tolerance: f64,
+    /// Step hold length (s); default: inferred from the request start times.
+    #[arg(long)]
+    pub hold_s: Option<f64>,
+    /// The generator's VU cap (maxVUs): steps reaching it fail criterion 4.
+    #[arg(long)]
+    pub max_vus: Option<f64>,
+    /// Closed model think time (s) for the coordinated-omission estimate.
+    #[arg(long)]
+    pub think_time_s: Option<f64>,
+    /// k6's log (aborts, `Insufficient VUs`).
+    #[arg(long)]
+    pub k6_log: Option<PathBuf>,
+    /// Print the JSON object (steps, last_passing, knee, dropped_iterations) instead of the report.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn analyze(_args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab analyze` is not built yet")
+fn invalid(msg: String) -> anyhow::Error {
+    anyhow::Error::new(InvalidInput(msg))
+}
+
+pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    for (what, v) in [
+        ("--error-budget", a.error_budget),
+        ("--goodput-tolerance", a.goodput_tolerance),
+    ] {
+        if !(0.0..1.0).contains(&v) {
+            return Err(invalid(format!(
+                "{what} {v}: give a fraction between 0 and 1 (0.01 = 1 %)"
+            )));
+        }
+    }
+    if let Some(s) = a.slo_ms.filter(|s| *s <= 0.0 || !s.is_finite()) {
+        return Err(invalid(format!(
+            "--slo-ms {s}: give a positive number of milliseconds"
+        )));
+    }
+    let summary = a.summary.as_deref().map(load::k6_summary).transpose()?;
+    let slo = a.slo_ms.or_else(|| summary.as_ref().and_then(|s| s.slo_p95_ms())).ok_or_else(|| {
+        invalid(format!(
+            "{}: no SLO: pass --slo-ms N, or --summary FILE whose per-step thresholds carry `p(95)<N`",
+            a.csv.display()
+        ))
+    })?;
+    let k6 = load::k6_csv(&a.csv)?;
+    let mut params = Params::new(slo);
+    params.slo_p99_ms = a
+        .slo_p99_ms
+        .or_else(|| summary.as_ref().and_then(|s| s.slo_p99_ms()));
+    params.error_budget = a.error_budget;
+    params.goodput_tolerance = a.goodput_tolerance;
+    params.hold_s = a.hold_s;
+    params.max_vus = a.max_vus;
+    params.think_time_s = a.think_time_s;
+    if let Some(log) = &a.k6_log {
+        let text =
+            std::fs::read_to_string(log).map_err(|e| invalid(format!("{}: {e}", log.display())))?;
+        let (aborted, insufficient) = load::k6_log_flags(&text);
+        params.aborted = Some(aborted);
+        params.insufficient_vus = insufficient;
+    }
+    let title = a
+        .csv
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let inputs = analyze::Inputs {
+        k6,
+        summary,
+        samples: Default::default(),
+        params,
+        source: analyze::model::Source {
+            title,
+            csv: a.csv.display().to_string(),
+            summary: a.summary.as_ref().map(|p| p.display().to_string()),
+            ..Default::default()
+        },
+    };
+    let r =
+        analyze::analyze_run(inputs).map_err(|e| invalid(format!("{}: {e}", a.csv.display())))?;
+    let out = if a.json {
+        serde_json::to_string_pretty(&r.to_analyze_json())? + "\n"
+    } else {
+        report::text::render(&r)
+    };
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {}
+pub struct ReportArgs {
+    /// A run directory (out/<run>): re-renders report.txt, report.md, report.json and the plots.
+    pub run_dir: PathBuf,
+}
 
-pub fn report(_args: ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab report` is not built yet")
+pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let inputs = load::run_dir(&a.run_dir)?;
+    let r = analyze::analyze_run(inputs)
+        .map_err(|e| invalid(format!("{}: {e}", a.run_dir.display())))?;
+    report::write_all(&r, &a.run_dir)?;
+    eprintln!(
+        "wrote report.txt, report.md, report.json, {}, {} in {}",
+        report::STEPS_SVG,
+        report::TIMELINE_SVG,
+        a.run_dir.display()
+    );
+    std::io::stdout()
+        .lock()
+        .write_all(report::text::render(&r).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,68 @@
+// stepped.js: stepped open-model load for the PHP lab (lab-spec §3).
+//
+// Each step jumps to a rate and holds it (ramping-arrival-rate, 0 s stage then HOLD s stage).
+// Every request is tagged `stage:rNNNN` with the step it STARTED in. Abort guards look at the
+// cumulative metrics (so they lag the knee); per-step sub-metric thresholds never abort and
+// exist only so the end-of-test summary prints one line per step.
+//
+// Env: URL, STEPS (rps list), HOLD (s, 20), SLO_MS (200), ABORT_P95_MS (2.5 x SLO),
+//      ABORT ('0' disables the guards), VUS (600 = preAllocated = max), TIMEOUT ('10s').
+import http from 'k6/http';
+import exec from 'k6/execution';
+
+const URL = __ENV.URL || 'http://tmp-perf-php-nginx/api/db';
+const STEPS = (__ENV.STEPS || '50,100,150').split(',').map(Number);
+const HOLD = Number(__ENV.HOLD || 20);
+const SLO = Number(__ENV.SLO_MS || 200);
+const ABORT_P95 = Number(__ENV.ABORT_P95_MS || SLO * 2.5);
+const ABORT = __ENV.ABORT !== '0';
+const VUS = Number(__ENV.VUS || 600);
+const TIMEOUT = __ENV.TIMEOUT || '10s';
+
+if (STEPS.some((r) => !Number.isFinite(r) || r <= 0)) {
+  throw new Error(`STEPS must be a comma-separated list of positive rates, got '${__ENV.STEPS}'`);
+}
+
+const label = (r) => 'r' + String(r).padStart(4, '0');
+
+const stages = [];
+for (const r of STEPS) {
+  stages.push({ target: r, duration: '0s' }); // jump instantly to the step rate
+  stages.push({ target: r, duration: `${HOLD}s` }); // hold it
+}
+
+const thresholds = {
+  // Global guard: abort once the run is clearly broken. Thresholds are evaluated on the
+  // CUMULATIVE metric (all steps so far), so the abort lags the knee; a looser p95 keeps a
+  // 1-2 s host stall from aborting early.
+  http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: ABORT, delayAbortEval: '10s' }],
+  http_req_duration: [{ threshold: `p(95)<${ABORT_P95}`, abortOnFail: ABORT, delayAbortEval: '10s' }],
+};
+for (const r of STEPS) {
+  // Per-step sub-metrics (no abort) so the end-of-test summary prints one line per step.
+  thresholds[`http_req_duration{stage:${label(r)}}`] = [`p(95)<${SLO}`];
+  thresholds[`http_req_failed{stage:${label(r)}}`] = ['rate<0.01'];
+  thresholds[`http_reqs{stage:${label(r)}}`] = ['count>=0'];
+}
+
+export const options = {
+  discardResponseBodies: true,
+  summaryTrendStats: ['avg', 'med', 'p(90)', 'p(95)', 'p(99)', 'max', 'count'],
+  thresholds,
+  scenarios: {
+    step: {
+      executor: 'ramping-arrival-rate',
+      startRate: STEPS[0],
+      timeUnit: '1s',
+      preAllocatedVUs: VUS,
+      maxVUs: VUS,
+      stages,
+    },
+  },
+};
+
+export default function () {
+  const elapsed = (Date.now() - exec.scenario.startTime) / 1000;
+  const idx = Math.min(Math.floor(elapsed / HOLD), STEPS.length - 1);
+  http.get(URL, { tags: { stage: label(STEPS[idx]) }, timeout: TIMEOUT });
+}

@@ -1,0 +1,218 @@
+//! Latency histograms (HDR, constant memory) with k6's percentile definition.
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Largest recordable latency in microseconds (10 minutes); larger values saturate.
+const MAX_US: u64 = 600_000_000;
+
+/// Latencies of one group of requests, in microseconds, 3 significant digits (0.1 %).
+#[derive(Clone)]
+pub struct LatencyHist {
+    h: Histogram<u64>,
+    /// Exact extremes and sum (ms), kept beside the histogram.
+    pub max_ms: f64,
+    pub min_ms: f64,
+    pub sum_ms: f64,
+}
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for LatencyHist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LatencyHist(n={}, max={})", self.count(), self.max_ms)
+    }
+}
+
+/// The usual latency figures of one group, in ms (k6's definitions).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub avg_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl LatencyHist {
+    pub fn new() -> Self {
+        LatencyHist {
+            h: Histogram::new_with_bounds(1, MAX_US, 3).expect("valid HDR bounds"),
+            max_ms: 0.0,
+            min_ms: f64::INFINITY,
+            sum_ms: 0.0,
+        }
+    }
+
+    pub fn record_ms(&mut self, ms: f64) {
+        let us = (ms * 1000.0).round().clamp(1.0, MAX_US as f64) as u64;
+        self.h.saturating_record(us);
+        if ms > self.max_ms {
+            self.max_ms = ms;
+        }
+        if ms < self.min_ms {
+            self.min_ms = ms;
+        }
+        self.sum_ms += ms;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.h.len()
+    }
+
+    pub fn add(&mut self, other: &LatencyHist) {
+        self.h.add(&other.h).expect("same bounds");
+        self.max_ms = self.max_ms.max(other.max_ms);
+        self.min_ms = self.min_ms.min(other.min_ms);
+        self.sum_ms += other.sum_ms;
+    }
+
+    /// Number of samples strictly above `ms` (to the histogram's precision).
+    pub fn count_above_ms(&self, ms: f64) -> u64 {
+        let us = (ms * 1000.0).round().max(0.0) as u64;
+        let at_or_below = if us == 0 {
+            0
+        } else {
+            self.h.count_between(0, us)
+        };
+        self.count().saturating_sub(at_or_below)
+    }
+
+    /// k6's percentile: sort, i = p x (n - 1), interpolate linearly between ranks floor(i) and ceil(i).
+    pub fn quantiles_ms(&self, ps: &[f64]) -> Vec<f64> {
+        let n = self.count();
+        if n == 0 {
+            return vec![0.0; ps.len()];
+        }
+        // Ranks (0-based) needed, then one pass over the recorded buckets.
+        let mut wanted: Vec<u64> = Vec::with_capacity(ps.len() * 2);
+        for &p in ps {
+            let i = p * (n as f64 - 1.0);
+            wanted.push(i.floor() as u64);
+            wanted.push(i.ceil() as u64);
+        }
+        let mut sorted = wanted.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut values = std::collections::HashMap::with_capacity(sorted.len());
+        let mut seen: u64 = 0;
+        let mut k = 0;
+        for v in self.h.iter_recorded() {
+            let c = v.count_at_value();
+            let val_ms = self.h.median_equivalent(v.value_iterated_to()) as f64 / 1000.0;
+            while k < sorted.len() && sorted[k] < seen + c {
+                values.insert(sorted[k], val_ms);
+                k += 1;
+            }
+            seen += c;
+            if k == sorted.len() {
+                break;
+            }
+        }
+        ps.iter()
+            .map(|&p| {
+                let i = p * (n as f64 - 1.0);
+                let lo = values
+                    .get(&(i.floor() as u64))
+                    .copied()
+                    .unwrap_or(self.max_ms);
+                let hi = values
+                    .get(&(i.ceil() as u64))
+                    .copied()
+                    .unwrap_or(self.max_ms);
+                // The top rank is the exact maximum; never report a percentile above it.
+                (lo + (hi - lo) * (i - i.floor())).min(self.max_ms)
+            })
+            .collect()
+    }
+
+    pub fn percentiles(&self) -> Percentiles {
+        let n = self.count();
+        if n == 0 {
+            return Percentiles::default();
+        }
+        let q = self.quantiles_ms(&[0.5, 0.9, 0.95, 0.99]);
+        Percentiles {
+            count: n,
+            avg_ms: self.sum_ms / n as f64,
+            p50_ms: q[0],
+            p90_ms: q[1],
+            p95_ms: q[2],
+            p99_ms: q[3],
+            max_ms: self.max_ms,
+        }
+    }
+}
+
+/// A coarse histogram for one second of the timeline (2 significant digits, 0.1 ms unit).
+#[derive(Clone)]
+pub struct SecondHist {
+    h: Histogram<u32>,
+}
+
+impl Default for SecondHist {
+    fn default() -> Self {
+        SecondHist {
+            h: Histogram::new_with_bounds(1, 6_000_000, 2).expect("valid HDR bounds"),
+        }
+    }
+}
+
+impl SecondHist {
+    pub fn record_ms(&mut self, ms: f64) {
+        let v = (ms * 10.0).ceil().clamp(1.0, 6_000_000.0) as u64;
+        self.h.saturating_record(v);
+    }
+    pub fn quantile_ms(&self, q: f64) -> f64 {
+        if self.h.is_empty() {
+            return 0.0;
+        }
+        self.h.median_equivalent(self.h.value_at_quantile(q)) as f64 / 10.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k6_interpolation_on_small_sets() {
+        let mut h = LatencyHist::new();
+        for v in [10.0, 20.0, 30.0, 40.0] {
+            h.record_ms(v);
+        }
+        // i = 0.5 x 3 = 1.5 -> 20 + 0.5 x 10 = 25 ; i = 0.95 x 3 = 2.85 -> 30 + 0.85 x 10 = 38.5
+        let q = h.quantiles_ms(&[0.5, 0.95, 1.0]);
+        assert!((q[0] - 25.0).abs() < 0.05, "{q:?}");
+        assert!((q[1] - 38.5).abs() < 0.05, "{q:?}");
+        assert!((q[2] - 40.0).abs() < 0.05, "{q:?}");
+    }
+
+    #[test]
+    fn precision_within_a_tenth_of_a_percent() {
+        let mut h = LatencyHist::new();
+        for i in 1..=10_000 {
+            h.record_ms(i as f64 * 0.37);
+        }
+        let p = h.percentiles();
+        let exact95 = 0.37 * (1.0 + 0.95 * 9999.0);
+        assert!((p.p95_ms - exact95).abs() / exact95 < 0.001, "{p:?}");
+        assert_eq!(p.count, 10_000);
+        assert!((p.max_ms - 3700.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn count_above_threshold() {
+        let mut h = LatencyHist::new();
+        for v in [100.0, 200.0, 600.0, 700.0] {
+            h.record_ms(v);
+        }
+        assert_eq!(h.count_above_ms(500.0), 2);
+        assert_eq!(h.count_above_ms(50.0), 4);
+    }
+}

@@ -1,0 +1,15 @@
+//! Analysis of a run (pure: no I/O, no clock): k6 requests, k6 summary, server samples ->
+//! per-step figures, verdicts by the written criteria, the knee, and checks on the measurement.
+//!
+//! The caller opens the files and hands over readers/texts: `k6csv::read_k6_csv(reader)`,
+//! `summary::parse_summary(text)`, `samples::parse_jsonl(text)`, then `analyze_run(Inputs)`.
+pub mod checks;
+pub mod hist;
+pub mod k6csv;
+pub mod model;
+pub mod run;
+pub mod samples;
+pub mod summary;
+
+pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};
+pub use run::{AnalyzeError, Inputs, analyze_run, fmt_ms};

@@ -1,0 +1,359 @@
+//! The `Report` (serde): the one source every renderer reads, and the parameters it was made with.
+use super::k6csv::{Convention, StepUnit};
+use super::samples::{SaturationRules, WindowServer};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Open (arrival rate) or closed (VUs + think time) load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadModel {
+    Open,
+    Closed,
+}
+
+/// The written criteria and what is known about the run's setup (from the plan or flags).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// Criterion 1: p95 of the requests started in a step must stay under this (ms).
+    pub slo_p95_ms: f64,
+    pub slo_p99_ms: Option<f64>,
+    /// Criterion 2: failed share of a step's requests (0.01 = 1 %).
+    pub error_budget: f64,
+    /// Criterion 3: ok/s may fall this far below sent/s (0.05 = 5 %).
+    pub goodput_tolerance: f64,
+    /// Seconds each step is held; inferred from the tags when unknown.
+    pub hold_s: Option<f64>,
+    /// Criterion 4: the generator's VU cap (arrival-rate `maxVUs`).
+    pub max_vus: Option<f64>,
+    pub model: Option<LoadModel>,
+    /// Closed model think time (s).
+    pub think_time_s: Option<f64>,
+    /// Cores the app box may use (CPU ceiling, app-cores saturation).
+    pub app_cores: Option<f64>,
+    /// Concurrency slots of the app (php-fpm workers, pg pool size): ceiling N / W.
+    pub pool_size: Option<u32>,
+    /// The abort guard's p95 threshold (stepped.js: 2.5 x SLO on all requests; breakpoint.js: SLO on hold windows).
+    pub abort_p95_ms: Option<f64>,
+    /// k6 stopped the test itself (abortOnFail): from the k6 log or exit code; inferred when unknown.
+    pub aborted: Option<bool>,
+    /// k6 logged `Insufficient VUs`.
+    pub insufficient_vus: bool,
+    pub rules: SaturationRules,
+}
+
+impl Params {
+    pub fn new(slo_p95_ms: f64) -> Self {
+        Params {
+            slo_p95_ms,
+            slo_p99_ms: None,
+            error_budget: 0.01,
+            goodput_tolerance: 0.05,
+            hold_s: None,
+            max_vus: None,
+            model: None,
+            think_time_s: None,
+            app_cores: None,
+            pool_size: None,
+            abort_p95_ms: None,
+            aborted: None,
+            insufficient_vus: false,
+            rules: SaturationRules::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    /// Failed, but a later step passes: a stall, not the knee.
+    Transient,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Transient => "transient",
+        }
+    }
+}
+
+/// One failed criterion of a step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// 1..4 (lab-spec §5).
+    pub criterion: u8,
+    pub text: String,
+}
+
+/// One step's row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepReport {
+    /// Tag value as in the CSV (`r0150`, `04_rps150`).
+    pub name: String,
+    /// The number in the name: rps (open) or VUs (closed).
+    pub target: u32,
+    pub unit: StepUnit,
+    pub requests: u64,
+    /// Over all requests of the step, like k6's `http_req_duration{step}` sub-metric.
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub avg_ms: f64,
+    /// Over successful requests only (k6's `expected_response:true`).
+    pub ok_p50_ms: f64,
+    pub ok_p95_ms: f64,
+    pub ok_p99_ms: f64,
+    pub failed_rate: f64,
+    /// Requests started per second of the window.
+    pub sent_per_s: f64,
+    /// Successful responses completed per second inside the window (goodput).
+    pub ok_per_s: f64,
+    pub verdict: Verdict,
+    pub failures: Vec<Failure>,
+    /// Window (unix ms) and its length in seconds.
+    pub start_ms: i64,
+    pub window_s: f64,
+    /// The step was cut short (k6 aborted or stopped): per-second rates use the observed span.
+    pub truncated: bool,
+    /// Non-200 responses by status ("0" = no response: timeout, refused).
+    pub non200: BTreeMap<String, u64>,
+    pub dropped: u64,
+    pub max_vus: Option<f64>,
+    pub mean_vus: Option<f64>,
+    /// Samples at or beyond p99: n x 1 %.
+    pub p99_tail_samples: f64,
+    pub server: Option<WindowServer>,
+    /// App-box CPU ms per successful response.
+    pub ms_cpu_per_ok: Option<f64>,
+}
+
+/// Little's law on one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LittleRow {
+    pub step: String,
+    pub lambda_per_s: f64,
+    pub w_s: f64,
+    pub lambda_w: f64,
+    /// Time-averaged in-flight requests counted from the request intervals.
+    pub l_inflight: f64,
+    /// Mean active VUs from k6's `vus` samples (open model: requests in flight at the generator).
+    pub l_vus: Option<f64>,
+    /// W implied by the VUs: L / λ (the article's 228 / 180 = 1.27 s).
+    pub w_from_vus_s: Option<f64>,
+    /// |L - λW| / λW with L counted in-flight.
+    pub diff: f64,
+    /// Little's law reads as a steady state only where the step is stable.
+    pub stable: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stability {
+    Stable,
+    /// In-flight grew 25-50 % between halves: near the edge, run longer to know.
+    Drifting,
+    /// In-flight grew by half or more, beyond start-up bias and noise: the queue grows.
+    Unstable,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StabilityRow {
+    pub step: String,
+    pub inflight_first_half: f64,
+    pub inflight_second_half: f64,
+    pub verdict: Stability,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClosedRow {
+    pub step: String,
+    pub vus: u32,
+    /// VUs / (R0 + Z) with R0 the first step's mean latency.
+    pub nominal_per_s: f64,
+    pub achieved_per_s: f64,
+    /// (nominal - achieved) x window: requests real users would have sent (coordinated omission).
+    pub missing: f64,
+    /// R = N / X - Z.
+    pub implied_r_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbortCheck {
+    pub step: String,
+    pub threshold_ms: f64,
+    pub cumulative_p95_ms: f64,
+    pub step_p95_ms: f64,
+    /// Samples at or below / above the threshold, cumulative up to the abort.
+    pub good: u64,
+    pub bad: u64,
+    /// B must exceed G / 19 for the cumulative p95 to cross.
+    pub bad_needed: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CeilingCheck {
+    pub step: String,
+    pub cores: f64,
+    pub ms_cpu_per_ok: f64,
+    /// cores x 1000 / CPU ms per ok.
+    pub cpu_ceiling_per_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolCeiling {
+    pub slots: u32,
+    pub w_s: f64,
+    /// N / W.
+    pub ceiling_per_s: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossCheckRow {
+    pub step: String,
+    pub field: String,
+    pub ours: f64,
+    pub k6: f64,
+}
+
+/// Checks on the measurement itself (lab-spec §6).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Checks {
+    pub little: Vec<LittleRow>,
+    pub stability: Vec<StabilityRow>,
+    /// Seconds from the end of the last step's window until the last response.
+    pub drain_s: Option<f64>,
+    pub cpu_ceiling: Option<CeilingCheck>,
+    pub pool_ceiling: Option<PoolCeiling>,
+    pub closed: Vec<ClosedRow>,
+    pub abort: Option<AbortCheck>,
+    /// Highest k6 container CPU, % of one core (goal < 80 %).
+    pub k6_cpu_max_pct: Option<f64>,
+    /// Differences beyond 1 % (or 0.5 ms) against k6's summary: bugs to chase.
+    pub cross_check: Vec<CrossCheckRow>,
+    /// Steps compared with the summary (0 = no summary).
+    pub cross_checked_steps: usize,
+}
+
+/// One second of the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecondRow {
+    /// Unix seconds.
+    pub t: i64,
+    /// Seconds since the first step's start.
+    pub rel: i64,
+    pub done: u32,
+    pub ok: u32,
+    pub started: u32,
+    pub non200: u32,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub inflight: f64,
+    pub dropped: u32,
+    pub vus: Option<f64>,
+    pub cpu_pct: BTreeMap<String, f64>,
+    pub psi_pct: Option<f64>,
+    pub dockerd_pct: Option<f64>,
+}
+
+/// Where the data came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    pub title: String,
+    pub csv: String,
+    pub summary: Option<String>,
+    pub convention: Option<Convention>,
+    pub rows: u64,
+    pub requests: u64,
+    /// Requests outside the measured steps (ramp, warm-up, untagged).
+    pub excluded: BTreeMap<String, u64>,
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    pub has_samples: bool,
+}
+
+/// The analysis of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub source: Source,
+    pub params: Params,
+    pub model: LoadModel,
+    pub hold_s: f64,
+    pub steps: Vec<StepReport>,
+    /// Target of the last step that passes with every earlier step passing.
+    pub last_passing: Option<u32>,
+    /// Target of the first failing step that is not transient.
+    pub knee: Option<u32>,
+    /// The last passing step right below the knee (transient steps before it allowed).
+    pub passing_below_knee: Option<u32>,
+    /// "knee 180 rps: p95 1,113 ms > 200; fpm 20/20 busy, listen queue 186; ..."
+    pub knee_why: Option<String>,
+    /// Dropped iterations outside the warm-up.
+    pub dropped_iterations: u64,
+    pub dropped_warmup: u64,
+    pub checks: Checks,
+    /// The seconds around the knee (or the last step).
+    pub per_second: Vec<SecondRow>,
+    /// The whole run, one row per second.
+    pub timeline: Vec<SecondRow>,
+    pub warnings: Vec<String>,
+}
+
+/// The object `perflab analyze --json` prints (issue 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeJson {
+    pub steps: Vec<AnalyzeJsonStep>,
+    pub last_passing: Option<u32>,
+    pub knee: Option<u32>,
+    pub dropped_iterations: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnalyzeJsonStep {
+    pub name: String,
+    pub target: u32,
+    pub requests: u64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub failed_rate: f64,
+    pub sent_per_s: f64,
+    pub ok_per_s: f64,
+    pub verdict: Verdict,
+}
+
+impl Report {
+    pub fn to_analyze_json(&self) -> AnalyzeJson {
+        AnalyzeJson {
+            steps: self
+                .steps
+                .iter()
+                .map(|s| AnalyzeJsonStep {
+                    name: s.name.clone(),
+                    target: s.target,
+                    requests: s.requests,
+                    p50_ms: s.p50_ms,
+                    p95_ms: s.p95_ms,
+                    p99_ms: s.p99_ms,
+                    max_ms: s.max_ms,
+                    failed_rate: s.failed_rate,
+                    sent_per_s: s.sent_per_s,
+                    ok_per_s: s.ok_per_s,
+                    verdict: s.verdict,
+                })
+                .collect(),
+            last_passing: self.last_passing,
+            knee: self.knee,
+            dropped_iterations: self.dropped_iterations,
+        }
+    }
+    pub fn unit(&self) -> &'static str {
+        self.steps.first().map(|s| s.unit.as_str()).unwrap_or("rps")
+    }
+}

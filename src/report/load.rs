@@ -1,0 +1,187 @@
+//! Reading a run directory (or loose files) into `analyze::Inputs`: the only file I/O of the
+//! analysis. Layout: plan.json, k6/{requests.csv.gz,summary.json,k6.log}, samples/*.jsonl.
+use crate::analyze::Inputs;
+use crate::analyze::k6csv::{self, K6Data};
+use crate::analyze::model::{LoadModel, Params, Source};
+use crate::analyze::samples::{self, Samples};
+use crate::analyze::summary::{self, K6Summary};
+use crate::error::InvalidInput;
+use anyhow::Context;
+use serde_json::Value;
+use std::path::Path;
+
+fn invalid(msg: String) -> anyhow::Error {
+    anyhow::Error::new(InvalidInput(msg))
+}
+
+/// Stream a k6 CSV (plain or gzip) from a file.
+pub fn k6_csv(path: &Path) -> anyhow::Result<K6Data> {
+    let f = std::fs::File::open(path).map_err(|e| {
+        invalid(format!(
+            "{}: {e}: give the file k6 wrote with --out csv=FILE",
+            path.display()
+        ))
+    })?;
+    k6csv::read_k6_csv(f).map_err(|e| match e {
+        k6csv::CsvError::Io(_) => {
+            anyhow::Error::new(e).context(format!("reading {}", path.display()))
+        }
+        other => invalid(format!("{}: {other}", path.display())),
+    })
+}
+
+pub fn k6_summary(path: &Path) -> anyhow::Result<K6Summary> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        invalid(format!(
+            "{}: {e}: give the file k6 wrote with --summary-export",
+            path.display()
+        ))
+    })?;
+    summary::parse_summary(&text).map_err(|e| {
+        invalid(format!(
+            "{}: {e} (pass the file k6 wrote with --summary-export)",
+            path.display()
+        ))
+    })
+}
+
+/// What the k6 log says: (aborted by a threshold, `Insufficient VUs` seen).
+pub fn k6_log_flags(text: &str) -> (bool, bool) {
+    let aborted = text.contains("stopping test prematurely")
+        || text.contains("test aborted")
+        || text.contains("Test aborted");
+    (aborted, text.contains("Insufficient VUs"))
+}
+
+fn jsonl<T: for<'de> serde::Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    samples::parse_jsonl(&text).map_err(|e| invalid(format!("{}: {e}", path.display())))
+}
+
+/// The samplers' files under `dir/samples/` (missing files are empty).
+pub fn samples(dir: &Path) -> anyhow::Result<Samples> {
+    let s = dir.join("samples");
+    Ok(Samples {
+        cgroup: jsonl(&s.join("cgroup.jsonl"))?,
+        host: jsonl(&s.join("host.jsonl"))?,
+        fpm: jsonl(&s.join("fpm.jsonl"))?,
+        pg: jsonl(&s.join("pg.jsonl"))?,
+        node: jsonl(&s.join("node.jsonl"))?,
+    })
+}
+
+fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(m) => m
+            .get(key)
+            .or_else(|| m.values().find_map(|x| find_key(x, key))),
+        Value::Array(a) => a.iter().find_map(|x| find_key(x, key)),
+        _ => None,
+    }
+}
+
+/// Fill params from a plan (any JSON that embeds the experiment's `load` settings).
+pub fn params_from_plan(plan: &Value, p: &mut Params) {
+    let num = |k: &str| find_key(plan, k).and_then(Value::as_f64);
+    if let Some(v) = num("slo_p95_ms") {
+        p.slo_p95_ms = v;
+    }
+    p.slo_p99_ms = num("slo_p99_ms").or(p.slo_p99_ms);
+    if let Some(v) = num("error_budget") {
+        p.error_budget = v;
+    }
+    p.hold_s = num("hold_s").or(p.hold_s);
+    p.max_vus = num("max_vus").or(p.max_vus);
+    p.think_time_s = num("think_time_s").or(p.think_time_s);
+    p.abort_p95_ms = num("abort_p95_ms").or(p.abort_p95_ms);
+    if let Some(m) = find_key(plan, "model").and_then(Value::as_str) {
+        p.model = match m {
+            "closed" => Some(LoadModel::Closed),
+            "open" => Some(LoadModel::Open),
+            _ => p.model,
+        };
+    }
+    p.app_cores = find_key(plan, "app_cores")
+        .and_then(|v| v.as_f64().or_else(|| v.as_array().map(|a| a.len() as f64)))
+        .or_else(|| find_key(plan, "app_cpus").and_then(|v| v.as_array().map(|a| a.len() as f64)))
+        .or(p.app_cores);
+    let mc = num("max_children");
+    let pool = num("pool_max").map(|n| n * num("processes").unwrap_or(1.0));
+    p.pool_size = mc.or(pool).map(|n| n as u32).or(p.pool_size);
+}
+
+/// Everything `analyze_run` needs from a run directory.
+pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
+    if !dir.is_dir() {
+        return Err(invalid(format!(
+            "{} is not a run directory (expected k6/requests.csv.gz inside)",
+            dir.display()
+        )));
+    }
+    let csv = dir.join("k6/requests.csv.gz");
+    let csv = if csv.exists() {
+        csv
+    } else {
+        dir.join("k6/requests.csv")
+    };
+    if !csv.exists() {
+        return Err(invalid(format!(
+            "{}: no k6/requests.csv.gz: the run did not get to measure (see its status and k6/k6.log)",
+            dir.display()
+        )));
+    }
+    let k6 = k6_csv(&csv)?;
+    let sum_path = dir.join("k6/summary.json");
+    let summary = if sum_path.exists() {
+        Some(k6_summary(&sum_path)?)
+    } else {
+        None
+    };
+    let mut params = Params::new(
+        summary
+            .as_ref()
+            .and_then(K6Summary::slo_p95_ms)
+            .unwrap_or(0.0),
+    );
+    params.slo_p99_ms = summary.as_ref().and_then(K6Summary::slo_p99_ms);
+    let plan_path = dir.join("plan.json");
+    if plan_path.exists() {
+        let text = std::fs::read_to_string(&plan_path)
+            .with_context(|| format!("reading {}", plan_path.display()))?;
+        let plan: Value = serde_json::from_str(&text)
+            .map_err(|e| invalid(format!("{}: not JSON: {e}", plan_path.display())))?;
+        params_from_plan(&plan, &mut params);
+    }
+    if params.slo_p95_ms <= 0.0 {
+        return Err(invalid(format!(
+            "{}: no SLO: neither plan.json (slo_p95_ms) nor k6/summary.json (a per-step `p(95)<N` threshold) gives one",
+            dir.display()
+        )));
+    }
+    if let Ok(log) = std::fs::read_to_string(dir.join("k6/k6.log")) {
+        let (aborted, insufficient) = k6_log_flags(&log);
+        params.aborted = Some(aborted);
+        params.insufficient_vus = insufficient;
+    }
+    let samples = samples(dir)?;
+    let title = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Inputs {
+        k6,
+        summary,
+        samples,
+        params,
+        source: Source {
+            title,
+            csv: "k6/requests.csv.gz".into(),
+            summary: sum_path.exists().then(|| "k6/summary.json".into()),
+            ..Default::default()
+        },
+    })
+}

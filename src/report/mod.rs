@@ -1,0 +1,50 @@
+//! Renderers of a `Report`: report.txt, report.md (plots embedded), report.json, SVG plots.
+//! Files are written atomically (temp file + rename).
+pub mod content;
+pub mod load;
+pub mod markdown;
+pub mod plots;
+pub mod table;
+pub mod text;
+
+use crate::analyze::Report;
+use anyhow::Context;
+use std::path::Path;
+
+pub const STEPS_SVG: &str = "plot-steps.svg";
+pub const TIMELINE_SVG: &str = "plot-timeline.svg";
+
+/// Write `path` atomically: a temp file in the same directory, then rename.
+pub fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, data).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+    Ok(())
+}
+
+/// The JSON text of `report.json` (the full report; `steps`, `last_passing`, `knee` at top level).
+pub fn json(r: &Report) -> String {
+    serde_json::to_string_pretty(r).expect("report serialises") + "\n"
+}
+
+/// Write report.txt, report.md, report.json and the SVG plots into `dir`.
+pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<()> {
+    let steps = plots::steps_svg(r).map_err(|e| anyhow::anyhow!("drawing {STEPS_SVG}: {e}"))?;
+    let timeline =
+        plots::timeline_svg(r).map_err(|e| anyhow::anyhow!("drawing {TIMELINE_SVG}: {e}"))?;
+    write_atomic(&dir.join(STEPS_SVG), steps.as_bytes())?;
+    write_atomic(&dir.join(TIMELINE_SVG), timeline.as_bytes())?;
+    write_atomic(&dir.join("report.txt"), text::render(r).as_bytes())?;
+    write_atomic(
+        &dir.join("report.md"),
+        markdown::render(r, &[STEPS_SVG, TIMELINE_SVG]).as_bytes(),
+    )?;
+    write_atomic(&dir.join("report.json"), json(r).as_bytes())?;
+    Ok(())
+}

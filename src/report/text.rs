@@ -1,0 +1,26 @@
+//! `report.txt`: the article's tables as aligned plain text.
+use super::content::blocks;
+use crate::analyze::Report;
+
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    for (i, b) in blocks(r).iter().enumerate() {
+        if i == 0 {
+            out.push_str(&format!("### {}\n", b.title));
+        } else {
+            out.push_str(&format!("\n## {}\n", b.title));
+        }
+        for l in &b.lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+        if let Some(t) = &b.table {
+            out.push_str(&t.to_text());
+        }
+        for n in &b.notes {
+            out.push_str(n);
+            out.push('\n');
+        }
+    }
+    out
+}

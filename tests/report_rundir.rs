@@ -1,0 +1,254 @@
+//! `perflab report RUN-DIR` and `perflab analyze` end to end (the binary), on a run directory
+//! built from a real k6 fixture plus constructed server samples in the samplers' formats.
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str, ext: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/k6")
+        .join(format!("{name}.{ext}"))
+}
+
+fn perflab() -> Command {
+    Command::cargo_bin("perflab").unwrap()
+}
+
+/// A run directory from `stepped-open` with samples: the 120 rps step (the last 4 s) shows
+/// fpm 4/4 busy with a listen queue, the database idle in ClientRead.
+fn run_dir(with_samples: bool) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let k6 = d.path().join("k6");
+    std::fs::create_dir_all(&k6).unwrap();
+    std::fs::copy(
+        fixture("stepped-open", "csv.gz"),
+        k6.join("requests.csv.gz"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("stepped-open", "summary.json"),
+        k6.join("summary.json"),
+    )
+    .unwrap();
+    std::fs::copy(fixture("stepped-open", "log"), k6.join("k6.log")).unwrap();
+    std::fs::write(
+        d.path().join("plan.json"),
+        r#"{"experiment":{"id":"demo-open","stack":{"demo":{"workers":4,"service_ms":40}},
+            "load":{"script":"stepped","steps":[20,40,60,80,100,120],"hold_s":4,"slo_p95_ms":200,"error_budget":0.01,"max_vus":600,"model":"open"}},
+            "cpu":{"app_cpus":[1]}}"#,
+    )
+    .unwrap();
+    if with_samples {
+        write_samples(d.path());
+    }
+    d
+}
+
+fn write_samples(dir: &Path) {
+    let data = perflab::report::load::k6_csv(&dir.join("k6/requests.csv.gz")).unwrap();
+    let knee_start = data.steps.last().unwrap().first_start_ms;
+    let (a, b) = (
+        data.first_ms.unwrap() / 1000 - 2,
+        data.last_ms.unwrap() / 1000 + 2,
+    );
+    let s = dir.join("samples");
+    std::fs::create_dir_all(&s).unwrap();
+    let (mut cg, mut host, mut fpm, mut pg) =
+        (String::new(), String::new(), String::new(), String::new());
+    for sec in a..b {
+        let t = sec * 1000;
+        let knee = t >= knee_start;
+        let demo = if knee { 0.97 } else { 0.4 };
+        writeln!(cg, r#"{{"t":{t},"role":"demo","container":"perflab-demo","cpu_cores":{demo},"mem_bytes":10485760,"throttled_ms":0.0,"psi_some_avg10":null}}"#).unwrap();
+        writeln!(cg, r#"{{"t":{t},"role":"k6","container":"perflab-k6","cpu_cores":0.2,"mem_bytes":104857600,"throttled_ms":0.0,"psi_some_avg10":null}}"#).unwrap();
+        writeln!(host, r#"{{"t":{t},"cpu_busy_pct":[35.0,{:.1}],"psi_some_avg10":{},"dockerd_cores":0.02,"perflab_cores":0.004}}"#, demo * 100.0, if knee { 40.0 } else { 5.0 }).unwrap();
+        let (idle, lq) = if knee {
+            (0, 30 + (sec - a) % 7)
+        } else {
+            (2, 0)
+        };
+        writeln!(fpm, r#"{{"t":{t},"status":{{"pool":"www","listen queue":{lq},"max listen queue":40,"listen queue len":511,"idle processes":{idle},"active processes":{},"total processes":4,"accepted conn":{}}}}}"#, 4 - idle, 1000 + (sec - a) * 90).unwrap();
+        writeln!(pg, r#"{{"t":{t},"activity":[{{"state":"idle","wait_event_type":"Client","wait_event":"ClientRead","count":4}}],"xact_commit":{}}}"#, (sec - a) * 90).unwrap();
+    }
+    for (name, text) in [("cgroup", cg), ("host", host), ("fpm", fpm), ("pg", pg)] {
+        std::fs::write(s.join(format!("{name}.jsonl")), text).unwrap();
+    }
+}
+
+#[test]
+fn report_renders_a_run_directory_with_samples() {
+    let d = run_dir(true);
+    perflab()
+        .arg("report")
+        .arg(d.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("## Steps"));
+    for f in [
+        "report.txt",
+        "report.md",
+        "report.json",
+        "plot-steps.svg",
+        "plot-timeline.svg",
+    ] {
+        assert!(d.path().join(f).is_file(), "{f}");
+    }
+    // No temp files left behind (atomic writes).
+    let leftovers: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(j["knee"], 120);
+    assert_eq!(j["last_passing"], 100);
+    assert_eq!(j["steps"].as_array().unwrap().len(), 6);
+    assert_eq!(j["params"]["app_cores"], 1.0, "app_cpus from the plan");
+    let why = j["knee_why"].as_str().unwrap();
+    assert!(why.contains("fpm 4/4 busy, listen queue"), "{why}");
+    assert!(why.contains("app CPU 97 % of 100 %"), "{why}");
+    assert!(
+        why.ends_with("pg idle ClientRead -> app CPU bound"),
+        "{why}"
+    );
+    let txt = std::fs::read_to_string(d.path().join("report.txt")).unwrap();
+    assert!(
+        txt.contains("demo%") && txt.contains("msCPU/ok") && txt.contains("dockerd%"),
+        "{txt}"
+    );
+    assert!(txt.contains("CPU ceiling at step r0100"), "{txt}");
+    let md = std::fs::read_to_string(d.path().join("report.md")).unwrap();
+    assert!(md.contains("![plot-steps.svg](plot-steps.svg)"));
+    let svg = std::fs::read_to_string(d.path().join("plot-timeline.svg")).unwrap();
+    assert!(svg.contains("CPU per role"));
+    // Re-rendering is idempotent.
+    perflab().arg("report").arg(d.path()).assert().success();
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("report.txt")).unwrap(),
+        txt
+    );
+}
+
+#[test]
+fn report_works_without_plan_or_samples() {
+    let d = run_dir(false);
+    std::fs::remove_file(d.path().join("plan.json")).unwrap();
+    perflab()
+        .arg("report")
+        .arg(d.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("knee 120 rps"));
+}
+
+#[test]
+fn report_rejects_a_bad_sample_line_naming_file_and_line() {
+    let d = run_dir(true);
+    let p = d.path().join("samples/fpm.jsonl");
+    let mut t = std::fs::read_to_string(&p).unwrap();
+    t.push_str("{\"t\":1,\"status\":\"oops\"}\n");
+    std::fs::write(&p, t).unwrap();
+    perflab()
+        .arg("report")
+        .arg(d.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("fpm.jsonl: line"));
+}
+
+#[test]
+fn report_on_a_missing_directory_is_invalid_input() {
+    perflab()
+        .args(["report", "/nonexistent/run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a run directory"));
+}
+
+#[test]
+fn analyze_json_prints_exactly_the_issue_fields() {
+    let out = perflab()
+        .arg("analyze")
+        .arg(fixture("stepped-open", "csv.gz"))
+        .arg("--summary")
+        .arg(fixture("stepped-open", "summary.json"))
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let mut top: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+    top.sort();
+    assert_eq!(top, ["dropped_iterations", "knee", "last_passing", "steps"]);
+    let mut keys: Vec<&str> = j["steps"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "failed_rate",
+            "max_ms",
+            "name",
+            "ok_per_s",
+            "p50_ms",
+            "p95_ms",
+            "p99_ms",
+            "requests",
+            "sent_per_s",
+            "target",
+            "verdict"
+        ]
+    );
+    assert_eq!(j["steps"][0]["name"], "r0020");
+    assert_eq!(j["steps"][0]["target"], 20);
+    assert_eq!(j["knee"], 120);
+}
+
+#[test]
+fn analyze_slo_flag_overrides_and_is_required_without_summary() {
+    perflab()
+        .arg("analyze")
+        .arg(fixture("stepped-open", "csv.gz"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--slo-ms"));
+    // A looser SLO moves the knee: 120 still fails on errors and goodput.
+    perflab()
+        .arg("analyze")
+        .arg(fixture("stepped-open", "csv.gz"))
+        .args(["--slo-ms", "2000", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"knee\": 120"));
+    perflab()
+        .arg("analyze")
+        .arg(fixture("stepped-open", "csv.gz"))
+        .args([
+            "--slo-ms",
+            "2000",
+            "--error-budget",
+            "0.5",
+            "--goodput-tolerance",
+            "0.5",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"knee\": null"));
+    perflab()
+        .arg("analyze")
+        .arg(fixture("stepped-open", "csv.gz"))
+        .args(["--slo-ms", "-3"])
+        .assert()
+        .code(2);
+}
