@@ -6,5 +6,8 @@
 //! `report` (renderers), with `rundir`, `lock` and `host` beside them.
 
 pub mod cli;
+pub mod docker;
 pub mod error;
 pub mod experiment;
+pub mod images;
+pub mod stack;
