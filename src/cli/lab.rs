@@ -272,15 +272,23 @@ pub struct CleanupArgs {
     /// List what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Only the objects of this run id (default: every object carrying the perflab label).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
 }
 
 pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
     runtime()?.block_on(async {
         let docker = Docker::connect().await?;
+        let filter: Vec<String> = args
+            .run
+            .iter()
+            .map(|r| format!("{}={r}", docker::LABEL_RUN))
+            .collect();
         let objs = if args.dry_run {
-            docker.list_labelled(&[]).await?
+            docker.list_labelled(&filter).await?
         } else {
-            docker.remove_labelled(&[]).await?
+            docker.remove_labelled(&filter).await?
         };
         for o in &objs {
             println!(

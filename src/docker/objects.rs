@@ -43,6 +43,24 @@ impl Docker {
         Ok(r.id)
     }
 
+    /// Whether a network with this name or id exists.
+    pub async fn network_exists(&self, name: &str) -> Result<bool> {
+        match self
+            .raw()
+            .inspect_network(
+                name,
+                None::<bollard::query_parameters::InspectNetworkOptions>,
+            )
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(false),
+            Err(e) => Err(DockerError::api(format!("inspect network {name}"), e)),
+        }
+    }
+
     pub async fn remove_network(&self, name: &str) -> Result<()> {
         match self.raw().remove_network(name).await {
             Ok(()) => Ok(()),

@@ -6,6 +6,7 @@ pub mod defaults;
 mod ready;
 pub mod smoke;
 pub mod templates;
+pub mod warmup;
 
 use crate::docker::{self, ContainerSpec, Docker, Mount};
 use crate::experiment::{Experiment, Lab};
