@@ -7,12 +7,15 @@
 
 pub mod analyze;
 pub mod cli;
+pub mod docker;
 pub mod error;
 pub mod experiment;
 pub mod host;
+pub mod images;
 pub mod load;
 pub mod lock;
 pub mod plan;
 pub mod report;
 pub mod rundir;
 pub mod sample;
+pub mod stack;

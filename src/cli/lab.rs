@@ -1,38 +1,392 @@
-//! CLI commands for the lab area (owned by the lab work): argument structs and handlers.
+//! CLI commands for the lab area: `build`, `up`, `down`, `cleanup`, `smoke`.
+use crate::docker::{self, Docker};
+use crate::error::InvalidInput;
+use crate::experiment::{Experiment, Lab};
+use crate::images::{self, BuildProgress, ImageSet, Suite};
+use crate::stack::{self, LabStack, Pinning, StartOptions, defaults};
+use anyhow::{Context, Result};
 use clap::Args;
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
-#[derive(Debug, Args)]
-pub struct BuildArgs {}
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
 
-pub fn build(_args: BuildArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab build` is not built yet")
+fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
+    match s {
+        "php" => Ok(Lab::Php),
+        "node" => Ok(Lab::Node),
+        "demo" => Ok(Lab::Demo),
+        _ => Err(InvalidInput(format!(
+            "unknown lab `{s}`: use php, node or demo"
+        ))),
+    }
+}
+
+/// Progress printer for image builds: one line per step on a terminal, plain lines otherwise.
+pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
+    let tty = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    move |p| {
+        if quiet {
+            return;
+        }
+        match p {
+            BuildProgress::UpToDate { .. } => {}
+            BuildProgress::Building { role, tag, log } => {
+                eprintln!(
+                    "building {:<9} {tag} (log: {})",
+                    role.as_str(),
+                    log.display()
+                )
+            }
+            BuildProgress::Step { role, step } => {
+                let step: String = step.chars().take(100).collect();
+                if tty {
+                    eprint!("\r\x1b[2K  {:<9} {step}", role.as_str());
+                } else {
+                    eprintln!("  {:<9} {step}", role.as_str());
+                }
+            }
+            BuildProgress::Built { role, seconds, .. } => {
+                if tty {
+                    eprint!("\r\x1b[2K");
+                }
+                eprintln!("built    {:<9} in {seconds:.1} s", role.as_str())
+            }
+        }
+    }
 }
 
 #[derive(Debug, Args)]
-pub struct UpArgs {}
+pub struct BuildArgs {
+    /// Debian suite: trixie (default), forky, bookworm.
+    #[arg(long, default_value = "trixie")]
+    pub suite: String,
+    /// Print the image set (tags, ids, sizes, versions) as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(from_global)]
+    pub quiet: bool,
+}
 
-pub fn up(_args: UpArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab up` is not built yet")
+pub fn build(args: BuildArgs) -> Result<ExitCode> {
+    let suite: Suite = args.suite.parse()?;
+    runtime()?.block_on(async {
+        let docker = Docker::connect().await?;
+        let t0 = std::time::Instant::now();
+        let mut progress = build_progress(args.quiet);
+        let set = images::ensure_built(&docker, suite, &mut progress).await?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&set)?);
+        } else {
+            print_images(&set);
+            if !args.quiet {
+                eprintln!(
+                    "images for {suite} ready in {:.1} s",
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn print_images(set: &ImageSet) {
+    println!("{:<9} {:<40} {:>9}  versions", "role", "tag", "size");
+    for img in set.images.values() {
+        let v: Vec<String> = img
+            .versions
+            .iter()
+            .filter(|(k, _)| !k.starts_with("dpkg:") && *k != "source")
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        println!(
+            "{:<9} {:<40} {:>6} MB  {}",
+            img.role.as_str(),
+            img.tag,
+            img.size_bytes / 1_000_000,
+            v.join(", ")
+        );
+    }
+}
+
+/// Options shared by `up` and `smoke`.
+#[derive(Debug, Args)]
+pub struct StackArgs {
+    /// The lab: php, node or demo.
+    pub lab: String,
+    /// Debian suite of the images: trixie (default), forky, bookworm.
+    #[arg(long, default_value = "trixie")]
+    pub suite: String,
+    /// Take the stack settings from this experiment file instead of the lab defaults.
+    #[arg(long, value_name = "FILE")]
+    pub experiment: Option<std::path::PathBuf>,
+    /// Override a stack setting, e.g. `php.max_children=5`, `php.listen=unix`, `node.processes=2`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// CPU pinning, e.g. `loadgen=0,db=1,app=2-3` (default from the online CPUs).
+    #[arg(long, value_name = "ROLE=CPUS,...")]
+    pub cpus: Option<String>,
+}
+
+impl StackArgs {
+    fn resolve(&self) -> Result<(Experiment, Pinning, Suite)> {
+        let lab = parse_lab(&self.lab)?;
+        let mut exp = match &self.experiment {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| InvalidInput(format!("cannot read {}: {e}", path.display())))?;
+                let exp: Experiment = serde_yaml::from_str(&text)
+                    .map_err(|e| InvalidInput(format!("{}: {e}", path.display())))?;
+                if exp.lab != lab {
+                    return Err(InvalidInput(format!(
+                        "{} is an experiment of the {} lab, not {}",
+                        path.display(),
+                        exp.lab.as_str(),
+                        lab.as_str()
+                    ))
+                    .into());
+                }
+                exp
+            }
+            None => defaults::lab_experiment(lab),
+        };
+        for kv in &self.set {
+            defaults::apply_set(&mut exp, kv)?;
+        }
+        let mut pinning = Pinning::host_default();
+        if let Some(c) = &self.cpus {
+            pinning = Pinning::parse_override(c, pinning)?;
+        }
+        Ok((exp, pinning, self.suite.parse()?))
+    }
 }
 
 #[derive(Debug, Args)]
-pub struct DownArgs {}
+pub struct UpArgs {
+    #[command(flatten)]
+    pub stack: StackArgs,
+    /// Also publish the entry point on this fixed port (bound to 127.0.0.1 only).
+    #[arg(long, value_name = "PORT")]
+    pub publish: Option<u16>,
+    #[arg(from_global)]
+    pub quiet: bool,
+}
 
-pub fn down(_args: DownArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab down` is not built yet")
+pub fn up(args: UpArgs) -> Result<ExitCode> {
+    let (exp, pinning, suite) = args.stack.resolve()?;
+    runtime()?.block_on(async {
+        let docker = Docker::connect().await?;
+        let mut progress = build_progress(args.quiet);
+        let set = images::ensure_built(&docker, suite, &mut progress).await?;
+        let run_id = format!("up-{}-{}", exp.lab.as_str(), stack::random_token(6));
+        let opts = StartOptions {
+            publish_entry: args.publish,
+            ..Default::default()
+        };
+        let s = LabStack::start(&docker, &exp, &pinning, &run_id, &set, &opts).await?;
+        print_stack(&s);
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn print_stack(s: &LabStack) {
+    println!(
+        "{} lab is up (run id {}, ready in {:.1} s)",
+        s.lab.as_str(),
+        s.run_id,
+        s.start_seconds
+    );
+    println!("  entry point:   {}", s.entry_url);
+    if let Some(u) = &s.fpm_status_url {
+        println!("  fpm status:    {u}");
+    }
+    if let Some(pg) = &s.pg {
+        println!(
+            "  PostgreSQL:    PGPASSWORD={} psql -h {} -p {} -U {} {}",
+            pg.password, pg.host, pg.port, pg.user, pg.dbname
+        );
+    }
+    println!(
+        "  pinning:       loadgen {} | db {} | app {}",
+        s.pinning.loadgen, s.pinning.db, s.pinning.app
+    );
+    for c in s.containers.values() {
+        println!(
+            "  {:<8} {} (cpus {}, {} MiB)",
+            c.role.as_str(),
+            c.name,
+            c.cpuset,
+            c.memory_bytes >> 20
+        );
+    }
+    println!("stop it with: perflab down {}", s.run_id);
 }
 
 #[derive(Debug, Args)]
-pub struct CleanupArgs {}
+pub struct DownArgs {
+    /// Run id printed by `perflab up` (default: every stack started by `up`).
+    pub run_id: Option<String>,
+}
 
-pub fn cleanup(_args: CleanupArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab cleanup` is not built yet")
+pub fn down(args: DownArgs) -> Result<ExitCode> {
+    runtime()?.block_on(async {
+        let docker = Docker::connect().await?;
+        let objs = docker.list_labelled(&[]).await?;
+        let mut runs: Vec<String> = objs
+            .iter()
+            .filter_map(|o| o.labels.get(docker::LABEL_RUN).cloned())
+            .filter(|r| match &args.run_id {
+                Some(id) => r == id,
+                None => r.starts_with("up-"),
+            })
+            .collect();
+        runs.sort();
+        runs.dedup();
+        if runs.is_empty() {
+            match &args.run_id {
+                Some(id) => {
+                    return Err(InvalidInput(format!(
+                        "no stack with run id `{id}`; `perflab cleanup` removes every perflab object"
+                    ))
+                    .into());
+                }
+                None => eprintln!("no stack started by `perflab up` is running"),
+            }
+        }
+        for r in runs {
+            let removed = docker.remove_labelled(&[format!("{}={r}", docker::LABEL_RUN)]).await?;
+            eprintln!("removed {r} ({} objects)", removed.len());
+        }
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 #[derive(Debug, Args)]
-pub struct SmokeArgs {}
+pub struct CleanupArgs {
+    /// List what would be removed, remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Only the objects of this run id (default: every object carrying the perflab label).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+}
 
-pub fn smoke(_args: SmokeArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`perflab smoke` is not built yet")
+pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
+    runtime()?.block_on(async {
+        let docker = Docker::connect().await?;
+        let filter: Vec<String> = args
+            .run
+            .iter()
+            .map(|r| format!("{}={r}", docker::LABEL_RUN))
+            .collect();
+        let objs = if args.dry_run {
+            docker.list_labelled(&filter).await?
+        } else {
+            docker.remove_labelled(&filter).await?
+        };
+        for o in &objs {
+            println!(
+                "{} {:?} {} ({})",
+                if args.dry_run {
+                    "would remove"
+                } else {
+                    "removed"
+                },
+                o.kind,
+                o.name,
+                o.labels
+                    .get(docker::LABEL_RUN)
+                    .map(String::as_str)
+                    .unwrap_or("-")
+            );
+        }
+        eprintln!(
+            "{} perflab objects {}",
+            objs.len(),
+            if args.dry_run { "found" } else { "removed" }
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct SmokeArgs {
+    #[command(flatten)]
+    pub stack: StackArgs,
+    /// Leave the stack running afterwards (remove it with `perflab down <run id>`).
+    #[arg(long)]
+    pub keep: bool,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[arg(from_global)]
+    pub quiet: bool,
+}
+
+pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
+    let (exp, pinning, suite) = args.stack.resolve()?;
+    runtime()?.block_on(async {
+        let docker = Docker::connect().await?;
+        let mut progress = build_progress(args.quiet);
+        let set = images::ensure_built(&docker, suite, &mut progress).await?;
+        let prefix = if args.keep { "up" } else { "smoke" };
+        let run_id = format!("{prefix}-{}-{}", exp.lab.as_str(), stack::random_token(6));
+        let s = LabStack::start(
+            &docker,
+            &exp,
+            &pinning,
+            &run_id,
+            &set,
+            &StartOptions::default(),
+        )
+        .await?;
+        if !args.quiet {
+            eprintln!(
+                "{} stack ready in {:.1} s; smoking",
+                exp.lab.as_str(),
+                s.start_seconds
+            );
+        }
+        let report = stack::smoke::run(&docker, &s, &exp).await;
+        if !args.keep {
+            s.teardown(&docker).await?;
+        }
+        let report = report?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            for c in &report.checks {
+                println!(
+                    "{} {:<50} {}",
+                    if c.ok { "ok  " } else { "FAIL" },
+                    c.name,
+                    c.detail
+                );
+            }
+        }
+        if args.keep {
+            print_stack(&s);
+        }
+        if report.passed() {
+            eprintln!(
+                "{} smoke passed ({suite}, {:.1} s)",
+                exp.lab.as_str(),
+                report.seconds
+            );
+            Ok(ExitCode::SUCCESS)
+        } else {
+            eprintln!(
+                "{} smoke FAILED: {} check(s)",
+                exp.lab.as_str(),
+                report.failures().len()
+            );
+            Ok(ExitCode::from(crate::error::EXIT_FAILURE))
+        }
+    })
 }

@@ -1,0 +1,40 @@
+# nginx configuration rendered by perflab per experiment (lab-spec §3; article 0.6 and 5.1).
+user www-data;
+worker_processes __WORKERS__;
+worker_rlimit_nofile 65536;
+pid /run/nginx.pid;
+error_log /dev/stderr warn;
+
+events {
+    worker_connections 8192;
+}
+
+http {
+    log_format timed '$time_iso8601 $status $request_time $upstream_connect_time "$request"';
+    access_log __ACCESS_LOG__;
+    keepalive_timeout 65;
+    keepalive_requests 100000;
+    server_tokens off;
+
+    server {
+        listen 80 default_server;
+
+        # status page of the hidden php-fpm pool, only for private networks (samplers)
+        location = /fpm-status {
+            allow 127.0.0.1; allow 172.16.0.0/12; allow 192.168.0.0/16; allow 10.0.0.0/8; deny all;
+            include fastcgi_params;
+            fastcgi_param SCRIPT_NAME /fpm-status;
+            fastcgi_param SCRIPT_FILENAME /fpm-status;
+            fastcgi_pass unix:/run/php/status.sock;
+        }
+
+        location / {
+            include fastcgi_params;
+            fastcgi_param SCRIPT_FILENAME /srv/app/public/index.php;
+            fastcgi_param SCRIPT_NAME /index.php;
+            fastcgi_pass __FCGI__;   # tcp: php-fpm:9000 | unix: unix:/run/php/php-fpm.sock
+            fastcgi_connect_timeout 5s;
+            fastcgi_read_timeout 5s;     # > 5s waiting for PHP (queue + work) => nginx 504
+        }
+    }
+}

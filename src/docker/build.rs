@@ -1,0 +1,168 @@
+//! Image builds with the classic builder (Docker 20.10, no BuildKit) from in-memory tar contexts,
+//! and image inspection.
+use super::{Docker, DockerError, Result};
+use bollard::query_parameters::{BuildImageOptionsBuilder, BuilderVersion};
+use futures_util::StreamExt;
+use std::collections::{BTreeMap, HashMap};
+
+/// What a build reports as it goes.
+#[derive(Debug, Clone)]
+pub enum BuildEvent {
+    /// A new Dockerfile step started (`Step 3/7 : RUN apt-get ...`).
+    Step(String),
+    /// Any output line (apt, compiler, ...).
+    Line(String),
+}
+
+/// A finished build.
+#[derive(Debug, Clone)]
+pub struct BuiltImage {
+    pub tag: String,
+    pub id: String,
+}
+
+/// What the engine knows about a local image.
+#[derive(Debug, Clone)]
+pub struct ImageInfo {
+    pub id: String,
+    pub size_bytes: i64,
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Docker {
+    /// Build `tag` from a tar context (with `Dockerfile` at its root). `on_event` sees every
+    /// step and output line; on failure the error names the failing step and the last lines.
+    pub async fn build_image(
+        &self,
+        context_tar: Vec<u8>,
+        tag: &str,
+        build_args: &BTreeMap<String, String>,
+        labels: &BTreeMap<String, String>,
+        mut on_event: impl FnMut(BuildEvent),
+    ) -> Result<BuiltImage> {
+        let args: HashMap<String, String> = build_args.clone().into_iter().collect();
+        let labels: HashMap<String, String> = labels.clone().into_iter().collect();
+        let opts = BuildImageOptionsBuilder::default()
+            .dockerfile("Dockerfile")
+            .t(tag)
+            .rm(true)
+            .forcerm(true)
+            .buildargs(&args)
+            .labels(&labels)
+            .version(BuilderVersion::BuilderV1)
+            .build();
+        let body = bollard::body_full(context_tar.into());
+        let mut stream = self.raw().build_image(opts, None, Some(body));
+        let mut step = String::from("(before the first step)");
+        let mut tail: std::collections::VecDeque<String> = Default::default();
+        let mut id: Option<String> = None;
+        while let Some(item) = stream.next().await {
+            let info = match item {
+                Ok(i) => i,
+                Err(bollard::errors::Error::DockerStreamError { error }) => {
+                    return Err(build_error(tag, &step, error, &tail));
+                }
+                Err(e) => return Err(DockerError::api(format!("build {tag}"), e)),
+            };
+            if let Some(s) = info.stream.as_deref() {
+                for line in s.lines() {
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    if line.starts_with("Step ") {
+                        step = line.to_string();
+                        on_event(BuildEvent::Step(line.to_string()));
+                    } else {
+                        on_event(BuildEvent::Line(line.to_string()));
+                    }
+                    if let Some(rest) = line.strip_prefix("Successfully built ") {
+                        id = Some(rest.trim().to_string());
+                    }
+                    tail.push_back(line.to_string());
+                    if tail.len() > 30 {
+                        tail.pop_front();
+                    }
+                }
+            }
+            if let Some(s) = info.status.as_deref() {
+                on_event(BuildEvent::Line(s.to_string()));
+            }
+            if let Some(err) = info.error_detail {
+                let msg = err.message.unwrap_or_else(|| "unknown build error".into());
+                return Err(build_error(tag, &step, msg, &tail));
+            }
+            if let Some(i) = info.aux.and_then(|a| a.id) {
+                id = Some(i);
+            }
+        }
+        // The classic builder prints "Successfully built <short id>"; resolve the full id.
+        let info = self.image_info(tag).await?.ok_or_else(|| {
+            build_error(
+                tag,
+                &step,
+                "the build ended without producing the image".into(),
+                &tail,
+            )
+        })?;
+        let _ = id;
+        Ok(BuiltImage {
+            tag: tag.to_string(),
+            id: info.id,
+        })
+    }
+
+    /// Inspect a local image; `None` when it does not exist.
+    pub async fn image_info(&self, name: &str) -> Result<Option<ImageInfo>> {
+        match self.raw().inspect_image(name).await {
+            Ok(i) => Ok(Some(ImageInfo {
+                id: i.id.unwrap_or_default(),
+                size_bytes: i.size.unwrap_or(0),
+                labels: i
+                    .config
+                    .and_then(|c| c.labels)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect(),
+            })),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(None),
+            Err(e) => Err(DockerError::api(format!("inspect image {name}"), e)),
+        }
+    }
+
+    /// Remove an image perflab built (used when replacing a stale tag).
+    pub async fn remove_image(&self, name: &str) -> Result<()> {
+        match self
+            .raw()
+            .remove_image(
+                name,
+                None::<bollard::query_parameters::RemoveImageOptions>,
+                None,
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(e) => Err(DockerError::api(format!("remove image {name}"), e)),
+        }
+    }
+}
+
+fn build_error(
+    tag: &str,
+    step: &str,
+    message: String,
+    tail: &std::collections::VecDeque<String>,
+) -> DockerError {
+    let tail: Vec<&str> = tail.iter().map(|s| s.as_str()).collect();
+    DockerError::Build {
+        tag: tag.to_string(),
+        step: step.to_string(),
+        message,
+        tail: tail[tail.len().saturating_sub(15)..].join("\n"),
+    }
+}

@@ -1,0 +1,144 @@
+//! The only module that talks to the Docker Engine (bollard): connection with API version
+//! negotiation, image builds from tar contexts, containers, networks, volumes, logs, file copy
+//! in and out, and label-based cleanup. Everything above it uses these types, never bollard.
+mod build;
+mod container;
+mod objects;
+
+pub use build::{BuildEvent, BuiltImage, ImageInfo};
+pub use container::{ContainerInfo, ContainerSpec, ExitStatus, Mount, OneOff};
+pub use objects::{LabelledObject, ObjectKind};
+
+use std::collections::BTreeMap;
+
+/// Label put on every object perflab creates (value `1`).
+pub const LABEL_PERFLAB: &str = "perflab";
+/// Label with the run id (a stack started by `up`, `smoke` or `run`).
+pub const LABEL_RUN: &str = "perflab.run";
+/// Label with the container's role (`pg`, `php-fpm`, `nginx`, `app`, `k6`, ...).
+pub const LABEL_ROLE: &str = "perflab.role";
+/// Label with the lab (`php`, `node`, `demo`).
+pub const LABEL_LAB: &str = "perflab.lab";
+
+/// Errors of the Docker layer; messages say what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum DockerError {
+    #[error(
+        "cannot reach the Docker engine ({0}); is dockerd running and is DOCKER_HOST / /var/run/docker.sock accessible to this user?"
+    )]
+    Connect(String),
+    #[error("Docker API call `{op}` failed: {source}")]
+    Api {
+        op: String,
+        #[source]
+        source: bollard::errors::Error,
+    },
+    #[error("image build of {tag} failed at step {step}: {message}\nlast build output:\n{tail}")]
+    Build {
+        tag: String,
+        step: String,
+        message: String,
+        tail: String,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl DockerError {
+    fn api(op: impl Into<String>, source: bollard::errors::Error) -> Self {
+        DockerError::Api {
+            op: op.into(),
+            source,
+        }
+    }
+
+    /// True when the engine answered 404 (no such container / image / network).
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            DockerError::Api {
+                source: bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404,
+                    ..
+                },
+                ..
+            }
+        )
+    }
+}
+
+pub type Result<T> = std::result::Result<T, DockerError>;
+
+/// A connection to the Docker engine, with the API version negotiated down to the engine's
+/// (Docker 20.10 speaks API 1.41 at most).
+#[derive(Clone)]
+pub struct Docker {
+    inner: bollard::Docker,
+    api_version: String,
+}
+
+impl Docker {
+    /// Connect with the local defaults (DOCKER_HOST or the unix socket) and negotiate the version.
+    pub async fn connect() -> Result<Docker> {
+        let d = bollard::Docker::connect_with_local_defaults()
+            .map_err(|e| DockerError::Connect(e.to_string()))?
+            .with_timeout(std::time::Duration::from_secs(600));
+        let d = d
+            .negotiate_version()
+            .await
+            .map_err(|e| DockerError::Connect(e.to_string()))?;
+        let v = d.client_version();
+        let api_version = format!("{}.{}", v.major_version, v.minor_version);
+        // Make sure the engine really answers (negotiation falls back silently on some errors).
+        d.ping()
+            .await
+            .map_err(|e| DockerError::Connect(e.to_string()))?;
+        Ok(Docker {
+            inner: d,
+            api_version,
+        })
+    }
+
+    /// The negotiated API version, e.g. `1.41`.
+    pub fn api_version(&self) -> &str {
+        &self.api_version
+    }
+
+    /// The engine's version string (`20.10.24+dfsg1`).
+    pub async fn engine_version(&self) -> Result<String> {
+        let v = self
+            .inner
+            .version()
+            .await
+            .map_err(|e| DockerError::api("version", e))?;
+        Ok(v.version.unwrap_or_default())
+    }
+
+    pub(crate) fn raw(&self) -> &bollard::Docker {
+        &self.inner
+    }
+}
+
+/// The standard label set for an object of a run.
+pub fn labels(run_id: &str, lab: &str, role: &str) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    m.insert(LABEL_PERFLAB.to_string(), "1".to_string());
+    m.insert(LABEL_RUN.to_string(), run_id.to_string());
+    m.insert(LABEL_LAB.to_string(), lab.to_string());
+    m.insert(LABEL_ROLE.to_string(), role.to_string());
+    m
+}
+
+/// Build an in-memory tar archive from `(path, contents, mode)` entries.
+pub fn tar_of(files: &[(String, Vec<u8>, u32)]) -> std::io::Result<Vec<u8>> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (path, data, mode) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(*mode);
+        h.set_mtime(0);
+        h.set_cksum();
+        b.append_data(&mut h, path.trim_start_matches('/'), data.as_slice())?;
+    }
+    b.into_inner()
+}

@@ -1,0 +1,179 @@
+//! Networks, volumes and label-based listing/cleanup of everything perflab created.
+use super::{Docker, DockerError, LABEL_PERFLAB, Result};
+use bollard::models::{NetworkCreateRequest, VolumeCreateRequest};
+use bollard::query_parameters::{
+    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+};
+use std::collections::{BTreeMap, HashMap};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ObjectKind {
+    Container,
+    Network,
+    Volume,
+}
+
+/// A Docker object carrying the `perflab` label.
+#[derive(Debug, Clone)]
+pub struct LabelledObject {
+    pub kind: ObjectKind,
+    pub id: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Docker {
+    /// Create a private bridge network. Returns its id.
+    pub async fn create_network(
+        &self,
+        name: &str,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<String> {
+        let req = NetworkCreateRequest {
+            name: name.to_string(),
+            driver: Some("bridge".into()),
+            labels: Some(labels.clone().into_iter().collect()),
+            ..Default::default()
+        };
+        let r = self
+            .raw()
+            .create_network(req)
+            .await
+            .map_err(|e| DockerError::api(format!("create network {name}"), e))?;
+        Ok(r.id)
+    }
+
+    /// Whether a network with this name or id exists.
+    pub async fn network_exists(&self, name: &str) -> Result<bool> {
+        match self
+            .raw()
+            .inspect_network(
+                name,
+                None::<bollard::query_parameters::InspectNetworkOptions>,
+            )
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(false),
+            Err(e) => Err(DockerError::api(format!("inspect network {name}"), e)),
+        }
+    }
+
+    pub async fn remove_network(&self, name: &str) -> Result<()> {
+        match self.raw().remove_network(name).await {
+            Ok(()) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(e) => Err(DockerError::api(format!("remove network {name}"), e)),
+        }
+    }
+
+    /// Create a named local volume.
+    pub async fn create_volume(&self, name: &str, labels: &BTreeMap<String, String>) -> Result<()> {
+        let req = VolumeCreateRequest {
+            name: Some(name.to_string()),
+            labels: Some(labels.clone().into_iter().collect()),
+            ..Default::default()
+        };
+        self.raw()
+            .create_volume(req)
+            .await
+            .map_err(|e| DockerError::api(format!("create volume {name}"), e))?;
+        Ok(())
+    }
+
+    pub async fn remove_volume(&self, name: &str) -> Result<()> {
+        match self
+            .raw()
+            .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>)
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(e) => Err(DockerError::api(format!("remove volume {name}"), e)),
+        }
+    }
+
+    /// Every container, network and volume whose labels match all of `filters`
+    /// (`key` or `key=value`); the `perflab` label is always required.
+    pub async fn list_labelled(&self, filters: &[String]) -> Result<Vec<LabelledObject>> {
+        let mut label_filters = vec![LABEL_PERFLAB.to_string()];
+        label_filters.extend(filters.iter().cloned());
+        let f: HashMap<String, Vec<String>> = HashMap::from([("label".to_string(), label_filters)]);
+        let mut out = Vec::new();
+        let cs = self
+            .raw()
+            .list_containers(Some(
+                ListContainersOptionsBuilder::default()
+                    .all(true)
+                    .filters(&f)
+                    .build(),
+            ))
+            .await
+            .map_err(|e| DockerError::api("list containers", e))?;
+        for c in cs {
+            out.push(LabelledObject {
+                kind: ObjectKind::Container,
+                id: c.id.unwrap_or_default(),
+                name: c
+                    .names
+                    .and_then(|n| n.into_iter().next())
+                    .unwrap_or_default()
+                    .trim_start_matches('/')
+                    .to_string(),
+                labels: c.labels.unwrap_or_default().into_iter().collect(),
+            });
+        }
+        let ns = self
+            .raw()
+            .list_networks(Some(
+                ListNetworksOptionsBuilder::default().filters(&f).build(),
+            ))
+            .await
+            .map_err(|e| DockerError::api("list networks", e))?;
+        for n in ns {
+            out.push(LabelledObject {
+                kind: ObjectKind::Network,
+                id: n.id.unwrap_or_default(),
+                name: n.name.unwrap_or_default(),
+                labels: n.labels.unwrap_or_default().into_iter().collect(),
+            });
+        }
+        let vs = self
+            .raw()
+            .list_volumes(Some(
+                ListVolumesOptionsBuilder::default().filters(&f).build(),
+            ))
+            .await
+            .map_err(|e| DockerError::api("list volumes", e))?;
+        for v in vs.volumes.unwrap_or_default() {
+            out.push(LabelledObject {
+                kind: ObjectKind::Volume,
+                id: v.name.clone(),
+                name: v.name,
+                labels: v.labels.into_iter().collect(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Remove every labelled object matching `filters`: containers first, then networks and
+    /// volumes. Returns what was removed.
+    pub async fn remove_labelled(&self, filters: &[String]) -> Result<Vec<LabelledObject>> {
+        let mut objs = self.list_labelled(filters).await?;
+        objs.sort_by_key(|o| o.kind);
+        for o in &objs {
+            match o.kind {
+                ObjectKind::Container => self.remove_container(&o.id).await?,
+                ObjectKind::Network => self.remove_network(&o.id).await?,
+                ObjectKind::Volume => self.remove_volume(&o.name).await?,
+            }
+        }
+        Ok(objs)
+    }
+}

@@ -1,0 +1,372 @@
+//! Lab images: a Debian base made by debootstrap and imported through the Docker API, and the
+//! role images (`pg`, `php-fpm`, `nginx`, `node-app`, `k6`) built from `images/<role>/` with
+//! content-addressed tags; each image records the versions it ships in /etc/perflab/versions.json.
+mod base;
+pub mod recipe;
+
+use crate::docker::{BuildEvent, ContainerSpec, Docker};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Debian suite the images are built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Suite {
+    /// Debian 13 (stable): nginx 1.26, PHP 8.4, Laravel 10, PostgreSQL 17, Node 20, Express 4.
+    Trixie,
+    /// Debian testing: closest to the article (Laravel 13, PostgreSQL 18, Node 24, Express 5).
+    Forky,
+    /// Debian 12: nginx 1.22, PHP 8.2, Laravel 8, PostgreSQL 15, Node 18.
+    Bookworm,
+}
+
+impl Suite {
+    pub const ALL: [Suite; 3] = [Suite::Trixie, Suite::Forky, Suite::Bookworm];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Suite::Trixie => "trixie",
+            Suite::Forky => "forky",
+            Suite::Bookworm => "bookworm",
+        }
+    }
+}
+
+impl Default for Suite {
+    fn default() -> Self {
+        Suite::Trixie
+    }
+}
+
+impl std::str::FromStr for Suite {
+    type Err = crate::error::InvalidInput;
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        Suite::ALL
+            .into_iter()
+            .find(|x| x.as_str() == s)
+            .ok_or_else(|| {
+                crate::error::InvalidInput(format!(
+                    "unknown Debian suite `{s}`: use one of trixie (default), forky, bookworm"
+                ))
+            })
+    }
+}
+
+impl std::fmt::Display for Suite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One image per role; every role but `base` is built on top of `base`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Role {
+    #[serde(rename = "base")]
+    Base,
+    #[serde(rename = "pg")]
+    Pg,
+    #[serde(rename = "php-fpm")]
+    PhpFpm,
+    #[serde(rename = "nginx")]
+    Nginx,
+    #[serde(rename = "node-app")]
+    NodeApp,
+    #[serde(rename = "k6")]
+    K6,
+}
+
+impl Role {
+    /// Build order: parents first.
+    pub const ALL: [Role; 6] = [
+        Role::Base,
+        Role::Pg,
+        Role::PhpFpm,
+        Role::Nginx,
+        Role::NodeApp,
+        Role::K6,
+    ];
+
+    /// The directory name under `images/` and the tag's repository name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Base => "base",
+            Role::Pg => "pg",
+            Role::PhpFpm => "php-fpm",
+            Role::Nginx => "nginx",
+            Role::NodeApp => "node-app",
+            Role::K6 => "k6",
+        }
+    }
+
+    pub fn parent(self) -> Option<Role> {
+        match self {
+            Role::Base => None,
+            _ => Some(Role::Base),
+        }
+    }
+}
+
+/// A built role image: its tag, engine id, size and the versions it ships.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoleImage {
+    pub role: Role,
+    pub tag: String,
+    pub id: String,
+    pub size_bytes: i64,
+    /// From /etc/perflab/versions.json (`postgres`, `php`, `laravel`, `nginx`, `node`, `k6`,
+    /// `dpkg:<package>`, `debian`).
+    pub versions: BTreeMap<String, String>,
+}
+
+/// The images of one suite, ready to start stacks from. Serializes into a run's manifest.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ImageSet {
+    pub suite: Suite,
+    pub images: BTreeMap<Role, RoleImage>,
+}
+
+impl ImageSet {
+    pub fn get(&self, role: Role) -> &RoleImage {
+        self.images
+            .get(&role)
+            .unwrap_or_else(|| panic!("image set lacks role {}", role.as_str()))
+    }
+
+    /// All recorded versions, keyed `role.key` (for manifests and reports).
+    pub fn versions_flat(&self) -> BTreeMap<String, String> {
+        let mut m = BTreeMap::new();
+        for (r, img) in &self.images {
+            for (k, v) in &img.versions {
+                m.insert(format!("{}.{}", r.as_str(), k), v.clone());
+            }
+        }
+        m
+    }
+}
+
+/// Progress of `ensure_built`, for a progress line.
+#[derive(Debug, Clone)]
+pub enum BuildProgress {
+    /// The role's image exists already.
+    UpToDate { role: Role, tag: String },
+    /// A build starts; its full output goes to `log`.
+    Building {
+        role: Role,
+        tag: String,
+        log: PathBuf,
+    },
+    /// A Dockerfile step or a phase (debootstrap) of the current build.
+    Step { role: Role, step: String },
+    Built {
+        role: Role,
+        tag: String,
+        seconds: f64,
+    },
+}
+
+/// Where build logs go: `<repo>/out/build-logs/`.
+pub fn build_log_dir() -> PathBuf {
+    recipe::repo_root().join("out/build-logs")
+}
+
+/// The tags the recipes of `suite` resolve to now, parents first (no engine access).
+pub fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
+    let root = recipe::repo_root();
+    let mut out: Vec<(Role, String)> = Vec::new();
+    for role in Role::ALL {
+        let files = recipe::context_files(&root, role)
+            .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
+        let parent = role
+            .parent()
+            .map(|p| out.iter().find(|(r, _)| *r == p).unwrap().1.clone());
+        let hash = recipe::recipe_hash(role, suite, parent.as_deref(), &files);
+        out.push((role, recipe::tag_for(role, suite, &hash)));
+    }
+    Ok(out)
+}
+
+/// Build every image of `suite` whose content-addressed tag is missing (parents first), then
+/// return the full set with ids, sizes and recorded versions. Serialized across processes by a
+/// lock file, so concurrent callers build once.
+pub async fn ensure_built(
+    docker: &Docker,
+    suite: Suite,
+    progress: &mut (dyn FnMut(BuildProgress) + Send),
+) -> Result<ImageSet> {
+    let root = recipe::repo_root();
+    let log_dir = root.join("out/build-logs");
+    std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    let lock_path = root.join("out/.build.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    let lock =
+        tokio::task::spawn_blocking(move || fs2::FileExt::lock_exclusive(&lock).map(|_| lock))
+            .await?
+            .context("waiting for the image build lock")?;
+
+    let mut set = ImageSet {
+        suite,
+        images: BTreeMap::new(),
+    };
+    let mut tags: BTreeMap<Role, String> = BTreeMap::new();
+    for role in Role::ALL {
+        let files = recipe::context_files(&root, role)
+            .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
+        let parent = role.parent().map(|p| tags[&p].clone());
+        let hash = recipe::recipe_hash(role, suite, parent.as_deref(), &files);
+        let tag = recipe::tag_for(role, suite, &hash);
+        tags.insert(role, tag.clone());
+        if docker.image_info(&tag).await?.is_none() {
+            let log_path = log_dir.join(format!("{}-{}-{}.log", role.as_str(), suite, &hash[..12]));
+            progress(BuildProgress::Building {
+                role,
+                tag: tag.clone(),
+                log: log_path.clone(),
+            });
+            let t0 = Instant::now();
+            build_one(
+                docker,
+                role,
+                suite,
+                &tag,
+                parent.as_deref(),
+                files,
+                &log_path,
+                progress,
+            )
+            .await
+            .with_context(|| {
+                format!(
+                    "building image `{}` for {suite} (full log: {})",
+                    role.as_str(),
+                    log_path.display()
+                )
+            })?;
+            progress(BuildProgress::Built {
+                role,
+                tag: tag.clone(),
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+        } else {
+            progress(BuildProgress::UpToDate {
+                role,
+                tag: tag.clone(),
+            });
+        }
+    }
+    drop(lock);
+    for role in Role::ALL {
+        let tag = &tags[&role];
+        let info = docker
+            .image_info(tag)
+            .await?
+            .with_context(|| format!("image {tag} vanished after the build"))?;
+        let versions = if role == Role::Base {
+            BTreeMap::new()
+        } else {
+            read_versions(docker, tag).await?
+        };
+        set.images.insert(
+            role,
+            RoleImage {
+                role,
+                tag: tag.clone(),
+                id: info.id,
+                size_bytes: info.size_bytes,
+                versions,
+            },
+        );
+    }
+    Ok(set)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn build_one(
+    docker: &Docker,
+    role: Role,
+    suite: Suite,
+    tag: &str,
+    parent: Option<&str>,
+    files: Vec<recipe::ContextFile>,
+    log_path: &Path,
+    progress: &mut (dyn FnMut(BuildProgress) + Send),
+) -> Result<()> {
+    let mut log = std::fs::File::create(log_path)
+        .with_context(|| format!("creating {}", log_path.display()))?;
+    let mut rootfs: Option<base::Rootfs> = None;
+    if role == Role::Base {
+        progress(BuildProgress::Step {
+            role,
+            step: format!("debootstrap --variant=minbase {suite}"),
+        });
+        rootfs = Some(base::debootstrap(suite, &mut log).await?);
+    }
+    let ctx = {
+        let extra = rootfs.as_ref().map(|r| ("rootfs.tar", r.tar_path()));
+        recipe::tar_context(&files, extra).context("packing the build context")?
+    };
+    let mut args = BTreeMap::new();
+    if let Some(p) = parent {
+        args.insert("BASE".to_string(), p.to_string());
+    }
+    let mut labels = BTreeMap::new();
+    labels.insert("perflab".to_string(), "1".to_string());
+    labels.insert("perflab.image.role".to_string(), role.as_str().to_string());
+    labels.insert(
+        "perflab.image.suite".to_string(),
+        suite.as_str().to_string(),
+    );
+    let r = docker
+        .build_image(ctx, tag, &args, &labels, |ev| match ev {
+            BuildEvent::Step(s) => {
+                let _ = writeln!(log, "{s}");
+                progress(BuildProgress::Step { role, step: s });
+            }
+            BuildEvent::Line(l) => {
+                let _ = writeln!(log, "{l}");
+            }
+        })
+        .await;
+    drop(rootfs);
+    if let Err(e) = &r {
+        let _ = writeln!(log, "BUILD FAILED: {e}");
+    }
+    r?;
+    Ok(())
+}
+
+/// Read /etc/perflab/versions.json from an image without starting it (create, copy out, remove).
+pub async fn read_versions(docker: &Docker, tag: &str) -> Result<BTreeMap<String, String>> {
+    let name = format!("perflab-versions-{}", crate::stack::random_token(8));
+    let spec = ContainerSpec {
+        name: name.clone(),
+        image: tag.to_string(),
+        labels: crate::docker::labels(&name, "none", "versions"),
+        entrypoint: Some(vec!["/bin/true".into()]),
+        ..Default::default()
+    };
+    let id = docker.create_container(&spec).await?;
+    let data = docker.read_file(&id, "/etc/perflab/versions.json").await;
+    docker.remove_container(&id).await.ok();
+    let data = data?;
+    let v: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&data)
+        .with_context(|| format!("parsing /etc/perflab/versions.json of {tag}"))?;
+    Ok(v.into_iter()
+        .map(|(k, v)| {
+            (
+                k,
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            )
+        })
+        .collect())
+}

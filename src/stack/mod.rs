@@ -1,0 +1,631 @@
+//! The labs' containers: one private network per stack, PostgreSQL, php-fpm + nginx (PHP lab),
+//! the Express app (Node lab) or the capacity server (demo lab), each pinned, memory-limited,
+//! labelled, with 127.0.0.1-only published ports; config templating, readiness and smoke.
+pub mod cgroup;
+pub mod defaults;
+mod ready;
+pub mod smoke;
+pub mod templates;
+pub mod warmup;
+
+use crate::docker::{self, ContainerSpec, Docker, Mount};
+use crate::experiment::{Experiment, Lab};
+use crate::images::{ImageSet, Role};
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+pub use cgroup::{CgroupPaths, CgroupVersion};
+pub use ready::StartError;
+
+/// CPU pinning of one stack, as Docker cpuset strings (`0`, `1`, `2-3`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pinning {
+    pub loadgen: String,
+    pub db: String,
+    pub app: String,
+}
+
+impl Pinning {
+    /// The default layout from the number of online CPUs: >= 4: 0 / 1 / 2-3; 3: 0 / 1 / 2;
+    /// 2: load generator and database share cpu 0, the app gets cpu 1; 1: everything on 0.
+    pub fn default_for(online: &[usize]) -> Pinning {
+        let c = |i: usize| online[i].to_string();
+        match online.len() {
+            0 | 1 => Pinning {
+                loadgen: "0".into(),
+                db: "0".into(),
+                app: "0".into(),
+            },
+            2 => Pinning {
+                loadgen: c(0),
+                db: c(0),
+                app: c(1),
+            },
+            3 => Pinning {
+                loadgen: c(0),
+                db: c(1),
+                app: c(2),
+            },
+            _ => Pinning {
+                loadgen: c(0),
+                db: c(1),
+                app: format!("{},{}", c(2), c(3)),
+            },
+        }
+    }
+
+    /// The default layout for this host (`/sys/devices/system/cpu/online`).
+    pub fn host_default() -> Pinning {
+        let s = std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .unwrap_or_else(|_| "0".into());
+        Pinning::default_for(&parse_cpu_list(&s).unwrap_or_else(|| vec![0]))
+    }
+
+    /// Parse `loadgen=0,db=1,app=2-3` (any subset; the rest from `base`).
+    pub fn parse_override(
+        s: &str,
+        base: Pinning,
+    ) -> std::result::Result<Pinning, crate::error::InvalidInput> {
+        let mut p = base;
+        let bad = |m: String| {
+            crate::error::InvalidInput(format!(
+                "--cpus `{s}`: {m}; expected e.g. loadgen=0,db=1,app=2-3"
+            ))
+        };
+        // Split on commas that start a new `key=`; cpusets may contain commas themselves.
+        let mut parts: Vec<String> = Vec::new();
+        for tok in s.split(',') {
+            if tok.contains('=') || parts.is_empty() {
+                parts.push(tok.to_string());
+            } else {
+                let last = parts.last_mut().unwrap();
+                last.push(',');
+                last.push_str(tok);
+            }
+        }
+        for part in parts {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| bad(format!("`{part}` has no `=`")))?;
+            if parse_cpu_list(v).is_none() {
+                return Err(bad(format!("`{v}` is not a cpu list")));
+            }
+            match k.trim() {
+                "loadgen" => p.loadgen = v.to_string(),
+                "db" => p.db = v.to_string(),
+                "app" => p.app = v.to_string(),
+                other => {
+                    return Err(bad(format!(
+                        "unknown role `{other}` (use loadgen, db, app)"
+                    )));
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    /// Number of CPUs in the app cpuset.
+    pub fn app_cpus(&self) -> usize {
+        parse_cpu_list(&self.app).map(|v| v.len()).unwrap_or(1)
+    }
+}
+
+/// Parse a kernel cpu list (`0-3,5`).
+pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
+    let mut v = Vec::new();
+    for part in s.trim().split(',') {
+        let part = part.trim();
+        if part.is_empty() {
+            return None;
+        }
+        if let Some((a, b)) = part.split_once('-') {
+            let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+            if b < a {
+                return None;
+            }
+            v.extend(a..=b);
+        } else {
+            v.push(part.parse().ok()?);
+        }
+    }
+    Some(v)
+}
+
+/// Random lowercase alphanumerics from the kernel's CSPRNG (passwords, run ids).
+pub fn random_token(n: usize) -> String {
+    const A: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let mut buf = vec![0u8; n];
+    let mut f = std::fs::File::open("/dev/urandom").expect("/dev/urandom");
+    std::io::Read::read_exact(&mut f, &mut buf).expect("reading /dev/urandom");
+    buf.iter()
+        .map(|b| A[(*b as usize) % A.len()] as char)
+        .collect()
+}
+
+/// The containers of a stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StackRole {
+    Pg,
+    PhpFpm,
+    Nginx,
+    /// The Express app (node lab) or the capacity server (demo lab).
+    App,
+}
+
+impl StackRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StackRole::Pg => "pg",
+            StackRole::PhpFpm => "php-fpm",
+            StackRole::Nginx => "nginx",
+            StackRole::App => "app",
+        }
+    }
+}
+
+/// Options for starting a stack.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// Upper bound for each readiness check.
+    pub ready_timeout: Duration,
+    /// Also publish the entry point on this fixed 127.0.0.1 port (`perflab up --publish`).
+    pub publish_entry: Option<u16>,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            ready_timeout: Duration::from_secs(60),
+            publish_entry: None,
+        }
+    }
+}
+
+/// One running container of a stack.
+#[derive(Debug, Clone, Serialize)]
+pub struct StackContainer {
+    pub role: StackRole,
+    pub name: String,
+    /// Full 64-hex id (cgroup paths use it).
+    pub id: String,
+    pub image: String,
+    pub cpuset: String,
+    pub memory_bytes: i64,
+    /// Container port -> 127.0.0.1 host port.
+    pub host_ports: BTreeMap<u16, u16>,
+}
+
+/// How the host reaches PostgreSQL (127.0.0.1 published port).
+#[derive(Debug, Clone, Serialize)]
+pub struct PgConn {
+    pub host: String,
+    pub port: u16,
+    pub user: String,
+    #[serde(skip)]
+    pub password: String,
+    pub dbname: String,
+}
+
+impl PgConn {
+    pub fn config(&self) -> tokio_postgres::Config {
+        let mut c = tokio_postgres::Config::new();
+        c.host(&self.host)
+            .port(self.port)
+            .user(&self.user)
+            .password(&self.password)
+            .dbname(&self.dbname)
+            .application_name("perflab")
+            .connect_timeout(Duration::from_secs(5));
+        c
+    }
+
+    /// Connect (the connection task is spawned on the current runtime).
+    pub async fn connect(&self) -> Result<tokio_postgres::Client> {
+        let (client, conn) = self
+            .config()
+            .connect(tokio_postgres::NoTls)
+            .await
+            .with_context(|| format!("connecting to PostgreSQL at {}:{}", self.host, self.port))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(client)
+    }
+}
+
+/// A started, ready stack. Dropping it does not remove anything: call `teardown`.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabStack {
+    pub run_id: String,
+    pub lab: Lab,
+    pub network: String,
+    pub volume: Option<String>,
+    pub containers: BTreeMap<StackRole, StackContainer>,
+    pub pinning: Pinning,
+    /// PostgreSQL from the host (php and node labs).
+    pub pg: Option<PgConn>,
+    /// The entry point from the host: `http://127.0.0.1:<port>` (nginx or the app).
+    pub entry_url: String,
+    /// The entry point from a container on the lab network (k6): `http://nginx:80`, `http://app:3000`.
+    pub target_url: String,
+    /// php-fpm status through the hidden pool, from the host (`...?json`).
+    pub fpm_status_url: Option<String>,
+    /// Seconds from `start` to ready.
+    pub start_seconds: f64,
+}
+
+/// The labels every object of a stack carries.
+pub fn stack_labels(run_id: &str, lab: Lab, role: &str) -> BTreeMap<String, String> {
+    docker::labels(run_id, lab.as_str(), role)
+}
+
+const MIB: i64 = 1024 * 1024;
+const NOFILE: i64 = 65536;
+/// In-network port of the node/demo app.
+pub const APP_PORT: u16 = 3000;
+
+impl LabStack {
+    /// Start the stack of `exp` with `pinning`, wait until every part is ready, and return it.
+    /// On any failure everything created so far is removed and the error carries the failing
+    /// container's last log lines.
+    pub async fn start(
+        docker: &Docker,
+        exp: &Experiment,
+        pinning: &Pinning,
+        run_id: &str,
+        images: &ImageSet,
+        opts: &StartOptions,
+    ) -> Result<LabStack> {
+        let t0 = Instant::now();
+        let r = Self::start_inner(docker, exp, pinning, run_id, images, opts).await;
+        match r {
+            Ok(mut s) => {
+                s.start_seconds = t0.elapsed().as_secs_f64();
+                Ok(s)
+            }
+            Err(e) => {
+                let _ = docker
+                    .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+                    .await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn start_inner(
+        docker: &Docker,
+        exp: &Experiment,
+        pinning: &Pinning,
+        run_id: &str,
+        images: &ImageSet,
+        opts: &StartOptions,
+    ) -> Result<LabStack> {
+        let lab = exp.lab;
+        let prefix = format!("perflab-{run_id}");
+        let network = format!("{prefix}-net");
+        docker
+            .create_network(&network, &stack_labels(run_id, lab, "network"))
+            .await?;
+        let mut stack = LabStack {
+            run_id: run_id.to_string(),
+            lab,
+            network: network.clone(),
+            volume: None,
+            containers: BTreeMap::new(),
+            pinning: pinning.clone(),
+            pg: None,
+            entry_url: String::new(),
+            target_url: String::new(),
+            fpm_status_url: None,
+            start_seconds: 0.0,
+        };
+        let password = random_token(24);
+        let base = |role: StackRole, image: Role, cpuset: &str, mem: i64| ContainerSpec {
+            name: format!("{prefix}-{}", role.as_str()),
+            image: images.get(image).tag.clone(),
+            labels: stack_labels(run_id, lab, role.as_str()),
+            cpuset: Some(cpuset.to_string()),
+            memory_bytes: Some(mem),
+            network: Some(network.clone()),
+            aliases: vec![role.as_str().to_string()],
+            nofile: Some(NOFILE),
+            init: true,
+            ..Default::default()
+        };
+
+        // PostgreSQL first: php and node labs.
+        if lab != Lab::Demo {
+            let mut spec = base(StackRole::Pg, Role::Pg, &pinning.db, 512 * MIB);
+            spec.env = vec![
+                ("PG_PASSWORD".into(), password.clone()),
+                (
+                    "PG_MAX_CONNECTIONS".into(),
+                    exp.stack.postgres.max_connections.to_string(),
+                ),
+            ];
+            spec.publish = vec![5432];
+            let c = create_and_start(docker, spec, &[]).await?;
+            stack.pg = Some(PgConn {
+                host: "127.0.0.1".into(),
+                port: c.host_ports[&5432],
+                user: "lab".into(),
+                password: password.clone(),
+                dbname: "lab".into(),
+            });
+            stack.containers.insert(StackRole::Pg, c);
+        }
+
+        match lab {
+            Lab::Php => {
+                let php = exp
+                    .stack
+                    .php
+                    .clone()
+                    .context("experiment has lab: php but no stack.php section")?;
+                let volume = format!("{prefix}-run-php");
+                docker
+                    .create_volume(&volume, &stack_labels(run_id, lab, "php-sockets"))
+                    .await?;
+                stack.volume = Some(volume.clone());
+                let shared = Mount {
+                    source: volume,
+                    target: "/run/php".into(),
+                    read_only: false,
+                };
+                let mut fpm = base(StackRole::PhpFpm, Role::PhpFpm, &pinning.app, 768 * MIB);
+                fpm.env = vec![
+                    ("APP_ENV".into(), "production".into()),
+                    ("APP_DEBUG".into(), "false".into()),
+                    ("DB_CONNECTION".into(), "pgsql".into()),
+                    ("DB_HOST".into(), "pg".into()),
+                    ("DB_PORT".into(), "5432".into()),
+                    ("DB_DATABASE".into(), "lab".into()),
+                    ("DB_USERNAME".into(), "lab".into()),
+                    ("DB_PASSWORD".into(), password.clone()),
+                    (
+                        "DB_PERSISTENT".into(),
+                        if php.persistent { "true" } else { "false" }.into(),
+                    ),
+                ];
+                fpm.mounts = vec![shared.clone()];
+                let conf = templates::render_fpm(&php);
+                let c = create_and_start(
+                    docker,
+                    fpm,
+                    &[("/etc/perflab/php-fpm.conf".into(), conf.into_bytes(), 0o644)],
+                )
+                .await?;
+                stack.containers.insert(StackRole::PhpFpm, c);
+
+                let mut ngx = base(StackRole::Nginx, Role::Nginx, &pinning.app, 256 * MIB);
+                ngx.mounts = vec![shared];
+                ngx.publish = vec![80];
+                if let Some(p) = opts.publish_entry {
+                    ngx.publish_fixed = vec![(80, p)];
+                    ngx.publish.clear();
+                }
+                let conf =
+                    templates::render_nginx(&php, StackRole::PhpFpm.as_str(), pinning.app_cpus());
+                let c = create_and_start(
+                    docker,
+                    ngx,
+                    &[("/etc/nginx/nginx.conf".into(), conf.into_bytes(), 0o644)],
+                )
+                .await?;
+                stack.entry_url = format!("http://127.0.0.1:{}", c.host_ports[&80]);
+                stack.fpm_status_url = Some(format!("{}/fpm-status?json", stack.entry_url));
+                stack.target_url = "http://nginx:80".into();
+                stack.containers.insert(StackRole::Nginx, c);
+            }
+            Lab::Node | Lab::Demo => {
+                // The node app pre-opens its pool at boot: PostgreSQL must answer first.
+                if lab == Lab::Node {
+                    ready::wait_pg(docker, &stack, opts.ready_timeout).await?;
+                }
+                let mem = if lab == Lab::Node {
+                    1024 * MIB
+                } else {
+                    256 * MIB
+                };
+                let mut app = base(StackRole::App, Role::NodeApp, &pinning.app, mem);
+                app.publish = vec![APP_PORT];
+                if let Some(p) = opts.publish_entry {
+                    app.publish_fixed = vec![(APP_PORT, p)];
+                    app.publish.clear();
+                }
+                app.env = vec![("PORT".into(), APP_PORT.to_string())];
+                if lab == Lab::Node {
+                    let n = exp
+                        .stack
+                        .node
+                        .clone()
+                        .context("experiment has lab: node but no stack.node section")?;
+                    app.cmd = Some(vec!["node".into(), "/srv/node/server.js".into()]);
+                    app.env.extend([
+                        ("PGHOST".into(), "pg".into()),
+                        ("PGPORT".into(), "5432".into()),
+                        ("PGUSER".into(), "lab".into()),
+                        ("PGPASSWORD".into(), password.clone()),
+                        ("PGDATABASE".into(), "lab".into()),
+                        ("PROCESSES".into(), n.processes.to_string()),
+                        ("POOL_MAX".into(), n.pool_max.to_string()),
+                        (
+                            "PG_CONN_TIMEOUT_MS".into(),
+                            n.pg_conn_timeout_ms.to_string(),
+                        ),
+                    ]);
+                } else {
+                    let d = exp
+                        .stack
+                        .demo
+                        .clone()
+                        .context("experiment has lab: demo but no stack.demo section")?;
+                    app.cmd = Some(vec!["node".into(), "/srv/demo/server.js".into()]);
+                    app.env.extend([
+                        ("WORKERS".into(), d.workers.to_string()),
+                        ("SERVICE_MS".into(), d.service_ms.to_string()),
+                    ]);
+                }
+                let c = create_and_start(docker, app, &[]).await?;
+                stack.entry_url = format!("http://127.0.0.1:{}", c.host_ports[&APP_PORT]);
+                stack.target_url = format!("http://app:{APP_PORT}");
+                stack.containers.insert(StackRole::App, c);
+            }
+        }
+        ready::wait_all(docker, &stack, exp, opts.ready_timeout).await?;
+        Ok(stack)
+    }
+
+    pub fn container(&self, role: StackRole) -> Option<&StackContainer> {
+        self.containers.get(&role)
+    }
+
+    /// The cgroup directories of a role's container on this host.
+    pub fn cgroup(&self, role: StackRole) -> Option<CgroupPaths> {
+        let c = self.containers.get(&role)?;
+        cgroup::container_paths(std::path::Path::new("/sys/fs/cgroup"), &c.id)
+    }
+
+    /// The full output (stdout + stderr) of a role's container so far.
+    pub async fn logs(&self, docker: &Docker, role: StackRole) -> Result<String> {
+        let c = self.containers.get(&role).with_context(|| {
+            format!(
+                "this {} stack has no {} container",
+                self.lab.as_str(),
+                role.as_str()
+            )
+        })?;
+        Ok(docker.logs(&c.id, None).await?)
+    }
+
+    /// Copy a file out of a role's container (e.g. `storage/logs/laravel.log`, access logs).
+    pub async fn read_file(&self, docker: &Docker, role: StackRole, path: &str) -> Result<Vec<u8>> {
+        let c = self
+            .containers
+            .get(&role)
+            .context("no such role in this stack")?;
+        Ok(docker.read_file(&c.id, path).await?)
+    }
+
+    /// Remove every container, the network and the volume of this stack (by run label).
+    pub async fn teardown(&self, docker: &Docker) -> Result<()> {
+        docker
+            .remove_labelled(&[format!("{}={}", docker::LABEL_RUN, self.run_id)])
+            .await?;
+        Ok(())
+    }
+}
+
+/// Create a container, copy `files` in, start it, and return what the stack records.
+async fn create_and_start(
+    docker: &Docker,
+    spec: ContainerSpec,
+    files: &[(String, Vec<u8>, u32)],
+) -> Result<StackContainer> {
+    let id = docker.create_container(&spec).await?;
+    if !files.is_empty() {
+        docker.upload_files(&id, files).await?;
+    }
+    docker.start_container(&id).await?;
+    let info = docker.inspect_container(&id).await?;
+    if spec
+        .publish
+        .iter()
+        .any(|p| !info.host_ports.contains_key(p))
+    {
+        bail!(
+            "container {} started without its 127.0.0.1 port mapping",
+            spec.name
+        );
+    }
+    let mut host_ports = info.host_ports;
+    for (c, h) in &spec.publish_fixed {
+        host_ports.insert(*c, *h);
+    }
+    Ok(StackContainer {
+        role: match spec.labels.get(docker::LABEL_ROLE).map(String::as_str) {
+            Some("pg") => StackRole::Pg,
+            Some("php-fpm") => StackRole::PhpFpm,
+            Some("nginx") => StackRole::Nginx,
+            _ => StackRole::App,
+        },
+        name: spec.name.clone(),
+        id: info.id,
+        image: spec.image.clone(),
+        cpuset: spec.cpuset.clone().unwrap_or_default(),
+        memory_bytes: spec.memory_bytes.unwrap_or(0),
+        host_ports,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_pinning_by_cpu_count() {
+        assert_eq!(
+            Pinning::default_for(&[0, 1, 2, 3]),
+            Pinning {
+                loadgen: "0".into(),
+                db: "1".into(),
+                app: "2,3".into()
+            }
+        );
+        assert_eq!(
+            Pinning::default_for(&[0, 1, 2]),
+            Pinning {
+                loadgen: "0".into(),
+                db: "1".into(),
+                app: "2".into()
+            }
+        );
+        assert_eq!(
+            Pinning::default_for(&[0, 1]),
+            Pinning {
+                loadgen: "0".into(),
+                db: "0".into(),
+                app: "1".into()
+            }
+        );
+        assert_eq!(Pinning::default_for(&[0]).app, "0");
+    }
+
+    #[test]
+    fn cpus_override() {
+        let base = Pinning::default_for(&[0, 1]);
+        let p = Pinning::parse_override("loadgen=0,db=1,app=2-3", base.clone()).unwrap();
+        assert_eq!(
+            p,
+            Pinning {
+                loadgen: "0".into(),
+                db: "1".into(),
+                app: "2-3".into()
+            }
+        );
+        assert_eq!(p.app_cpus(), 2);
+        let p = Pinning::parse_override("app=1,3", base.clone()).unwrap();
+        assert_eq!(p.app, "1,3");
+        assert_eq!(p.db, "0");
+        assert!(Pinning::parse_override("web=1", base.clone()).is_err());
+        assert!(Pinning::parse_override("app=x", base).is_err());
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0-3\n"), Some(vec![0, 1, 2, 3]));
+        assert_eq!(parse_cpu_list("0,2-3"), Some(vec![0, 2, 3]));
+        assert_eq!(parse_cpu_list("3-1"), None);
+        assert_eq!(parse_cpu_list(""), None);
+    }
+
+    #[test]
+    fn tokens_are_random() {
+        let a = random_token(24);
+        assert_eq!(a.len(), 24);
+        assert_ne!(a, random_token(24));
+    }
+}

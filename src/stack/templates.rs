@@ -1,0 +1,126 @@
+//! Config templating: the php-fpm pool and nginx server of lab-spec §3, rendered from
+//! `labs/php/*.tpl` (compiled into the binary) with an experiment's `PhpSettings`.
+use crate::experiment::{Listen, PhpSettings};
+
+const FPM_TPL: &str = include_str!("../../labs/php/php-fpm.conf.tpl");
+const NGINX_TPL: &str = include_str!("../../labs/php/nginx.conf.tpl");
+
+/// Unix socket of the main pool (on the volume shared by nginx and php-fpm).
+pub const FPM_SOCKET: &str = "/run/php/php-fpm.sock";
+/// Where the php-fpm access log goes when `access_log` is on (diag-acc).
+pub const FPM_ACCESS_LOG: &str = "/var/log/php-fpm-access.log";
+/// Where the nginx access log goes when `access_log` is on (diag-acc).
+pub const NGINX_ACCESS_LOG: &str = "/var/log/nginx/access.log";
+
+fn replace_all(tpl: &str, pairs: &[(&str, String)]) -> String {
+    let mut s = tpl.to_string();
+    for (k, v) in pairs {
+        s = s.replace(k, v);
+    }
+    debug_assert!(!s.contains("__"), "unrendered placeholder left in template");
+    s
+}
+
+/// The php-fpm configuration (global section + `[www]` pool).
+pub fn render_fpm(php: &PhpSettings) -> String {
+    let listen = match php.listen {
+        Listen::Tcp => "9000".to_string(),
+        Listen::Unix => FPM_SOCKET.to_string(),
+    };
+    let access = if php.access_log {
+        format!(
+            "access.log = {FPM_ACCESS_LOG}\naccess.format = \"%{{%Y-%m-%dT%H:%M:%S}}t %d %C %s %m %r\""
+        )
+    } else {
+        "; access log off (turn on with php.access_log: true)".to_string()
+    };
+    replace_all(
+        FPM_TPL,
+        &[
+            ("__LISTEN__", listen),
+            ("__BACKLOG__", php.backlog.to_string()),
+            ("__MAX_CHILDREN__", php.max_children.to_string()),
+            ("__ACCESS_LOG__", access),
+        ],
+    )
+}
+
+/// The nginx configuration; `fpm_host` is php-fpm's name on the lab network.
+pub fn render_nginx(php: &PhpSettings, fpm_host: &str, workers: usize) -> String {
+    let fcgi = match php.listen {
+        Listen::Tcp => format!("{fpm_host}:9000"),
+        Listen::Unix => format!("unix:{FPM_SOCKET}"),
+    };
+    let access = if php.access_log {
+        format!("{NGINX_ACCESS_LOG} timed")
+    } else {
+        "off".to_string()
+    };
+    replace_all(
+        NGINX_TPL,
+        &[
+            ("__WORKERS__", workers.max(1).to_string()),
+            ("__FCGI__", fcgi),
+            ("__ACCESS_LOG__", access),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn php(listen: Listen, access_log: bool) -> PhpSettings {
+        PhpSettings {
+            max_children: 20,
+            listen,
+            backlog: 511,
+            persistent: true,
+            access_log,
+            warmup_requests: 0,
+        }
+    }
+
+    #[test]
+    fn fpm_pool_matches_the_article() {
+        let s = render_fpm(&php(Listen::Tcp, false));
+        for line in [
+            "listen = 9000",
+            "listen.mode = 0666",
+            "listen.backlog = 511",
+            "pm = static",
+            "pm.max_children = 20",
+            "pm.max_requests = 0",
+            "request_terminate_timeout = 30s",
+            "pm.status_path = /fpm-status",
+            "pm.status_listen = /run/php/status.sock",
+        ] {
+            assert!(
+                s.lines().any(|l| l.starts_with(line)),
+                "missing `{line}` in\n{s}"
+            );
+        }
+        assert!(!s.contains("access.log ="));
+        assert!(!s.contains("__"));
+        let u = render_fpm(&php(Listen::Unix, true));
+        assert!(u.contains("listen = /run/php/php-fpm.sock"));
+        assert!(u.contains("access.format = \"%{%Y-%m-%dT%H:%M:%S}t %d %C"));
+    }
+
+    #[test]
+    fn nginx_timeouts_status_and_upstream() {
+        let s = render_nginx(&php(Listen::Tcp, false), "php-fpm", 2);
+        assert!(s.contains("fastcgi_pass php-fpm:9000;"));
+        assert!(s.contains("fastcgi_connect_timeout 5s;"));
+        assert!(s.contains("fastcgi_read_timeout 5s;"));
+        assert!(s.contains("fastcgi_pass unix:/run/php/status.sock;"));
+        assert!(s.contains("allow 172.16.0.0/12;"));
+        assert!(s.contains("deny all;"));
+        assert!(s.contains("worker_processes 2;"));
+        assert!(s.contains("access_log off;"));
+        let u = render_nginx(&php(Listen::Unix, true), "php-fpm", 1);
+        assert!(u.contains("fastcgi_pass unix:/run/php/php-fpm.sock;"));
+        assert!(u.contains("access_log /var/log/nginx/access.log timed;"));
+        assert!(!u.contains("__"));
+    }
+}

@@ -1,0 +1,100 @@
+//! PHP lab on the real engine: nginx + php-fpm + Laravel + PostgreSQL start pinned and labelled,
+//! pass the smoke (incl. the fpm status page answering while every worker is busy), and a
+//! misconfiguration that turns endpoints into HTTP 500 fails the smoke.
+mod stack_support;
+use perflab::experiment::Lab;
+use perflab::stack::{StackRole, smoke};
+use stack_support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn php_stack_tcp_persistent_passes_smoke() {
+    let d = docker().await;
+    let set = images(&d).await;
+    let exp = experiment(Lab::Php, &["php.max_children=8"]);
+    let id = run_id("php");
+    let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
+    let report = smoke::run(&d, &s, &exp).await;
+    // Pinning, limits and labels as the spec says.
+    let fpm = s.container(StackRole::PhpFpm).unwrap().clone();
+    let info = d.inspect_container(&fpm.id).await.unwrap();
+    let fpm_log = s.logs(&d, StackRole::PhpFpm).await.unwrap();
+    let cg = s.cgroup(StackRole::PhpFpm);
+    s.teardown(&d).await.unwrap();
+    let report = report.unwrap();
+    assert_passed(&report);
+    assert_eq!(fpm.cpuset, s.pinning.app);
+    assert_eq!(fpm.memory_bytes, 768 << 20);
+    assert_eq!(info.labels.get("perflab.run"), Some(&id));
+    assert_eq!(
+        info.labels.get("perflab.role").map(String::as_str),
+        Some("php-fpm")
+    );
+    assert_eq!(
+        info.labels.get("perflab.lab").map(String::as_str),
+        Some("php")
+    );
+    assert!(
+        fpm_log.contains("ready to handle connections"),
+        "php-fpm log: {fpm_log}"
+    );
+    assert_eq!(fpm.id.len(), 64);
+    let cg = cg.expect("cgroup directory of a running container");
+    assert!(cg.cpu_usage_file().exists() || !cg.cpu.exists());
+    assert!(
+        s.fpm_status_url
+            .as_deref()
+            .unwrap()
+            .starts_with("http://127.0.0.1:")
+    );
+    assert_eq!(s.target_url, "http://nginx:80");
+    assert!(leftovers(&d, &id).await.is_empty(), "teardown left objects");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn php_unix_socket_non_persistent_passes_smoke() {
+    let d = docker().await;
+    let set = images(&d).await;
+    let exp = experiment(
+        Lab::Php,
+        &[
+            "php.max_children=5",
+            "php.listen=unix",
+            "php.persistent=false",
+        ],
+    );
+    let id = run_id("php-unix");
+    let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
+    let report = smoke::run(&d, &s, &exp).await;
+    s.teardown(&d).await.unwrap();
+    assert_passed(&report.unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_500_from_a_broken_database_fails_the_smoke() {
+    let d = docker().await;
+    let set = images(&d).await;
+    let exp = experiment(Lab::Php, &["php.max_children=4", "php.persistent=false"]);
+    let id = run_id("php-broken");
+    let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
+    // Break the app's credentials: every new PDO connection now fails -> Laravel answers 500.
+    let pg = s.pg.as_ref().unwrap().connect().await.unwrap();
+    pg.batch_execute("ALTER ROLE lab PASSWORD 'not-the-generated-one'")
+        .await
+        .unwrap();
+    let report = smoke::run(&d, &s, &exp).await;
+    s.teardown(&d).await.unwrap();
+    let report = report.unwrap();
+    assert!(!report.passed(), "a 500-returning app must fail the smoke");
+    let db = report
+        .checks
+        .iter()
+        .find(|c| c.name == "GET /api/db")
+        .unwrap();
+    assert!(!db.ok && db.detail.contains("HTTP 500"), "{db:?}");
+    let ping = report
+        .checks
+        .iter()
+        .find(|c| c.name == "GET /api/ping")
+        .unwrap();
+    assert!(ping.ok, "framework-only endpoint still answers: {ping:?}");
+}
