@@ -35,6 +35,8 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
         }
     };
     Experiment {
+        kind: Default::default(),
+        notes: None,
         id: format!("{}-lab", lab.as_str()),
         lab,
         description: format!(
@@ -58,6 +60,7 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
             error_budget: 0.01,
             abort: true,
             abort_p95_ms: None,
+            vu_cap_reason: None,
             pre_vus: 10,
             max_vus: 10,
             timeout_s: 10,

@@ -1,0 +1,62 @@
+//! Ctrl-C / SIGTERM handling for a run: the first signal asks the run to stop cleanly
+//! (stop k6 and the samplers, remove the containers, mark the run aborted); a second one
+//! exits at once.
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
+
+/// A clonable view of "has the user asked us to stop, and with which signal".
+#[derive(Clone)]
+pub struct Interrupt {
+    rx: watch::Receiver<Option<&'static str>>,
+}
+
+impl Interrupt {
+    /// Install the handlers (call inside the tokio runtime).
+    pub fn install() -> std::io::Result<Interrupt> {
+        let (tx, rx) = watch::channel(None);
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        tokio::spawn(async move {
+            let mut seen = 0;
+            loop {
+                let name = tokio::select! {
+                    _ = term.recv() => "SIGTERM",
+                    _ = int.recv() => "SIGINT",
+                };
+                seen += 1;
+                if seen == 1 {
+                    eprintln!("\n{name}: stopping k6 and the samplers, removing containers (again to exit at once)");
+                    let _ = tx.send(Some(name));
+                } else {
+                    eprintln!("{name} again: exiting now; `perflab cleanup` removes what is left");
+                    std::process::exit(130);
+                }
+            }
+        });
+        Ok(Interrupt { rx })
+    }
+
+    /// A handle that never fires (tests, non-interactive helpers).
+    pub fn never() -> Interrupt {
+        let (tx, rx) = watch::channel(None);
+        std::mem::forget(tx);
+        Interrupt { rx }
+    }
+
+    /// The signal received so far, if any.
+    pub fn reason(&self) -> Option<&'static str> {
+        *self.rx.borrow()
+    }
+
+    /// Resolve when a signal arrives (never, if the sender is gone without one).
+    pub async fn wait(&mut self) -> &'static str {
+        loop {
+            if let Some(r) = *self.rx.borrow() {
+                return r;
+            }
+            if self.rx.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
