@@ -16,6 +16,7 @@ pub mod load;
 pub mod lock;
 pub mod plan;
 pub mod report;
+pub mod run;
 pub mod rundir;
 pub mod sample;
 pub mod stack;

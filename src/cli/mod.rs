@@ -5,6 +5,7 @@ use std::process::ExitCode;
 pub mod analysis;
 pub mod catalog;
 pub mod lab;
+pub mod run;
 pub mod show;
 
 /// perflab: find the breaking point of the article's PHP and Node.js labs with k6.
@@ -26,6 +27,8 @@ pub enum Command {
     Show(catalog::ShowArgs),
     /// Validate catalog files (no arguments: the whole catalog).
     Validate(catalog::ValidateArgs),
+    /// Run an experiment or group: fresh stack, minute-aligned k6, samplers, report.
+    Run(run::RunArgs),
     /// Build the lab images (content-addressed: unchanged recipes are not rebuilt).
     Build(lab::BuildArgs),
     /// Start a lab for exploring and print how to reach it.
@@ -79,6 +82,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::List(a) => catalog::list(a),
         Command::Show(a) => catalog::show(a),
         Command::Validate(a) => catalog::validate(a),
+        Command::Run(a) => run::run(a, cli.quiet),
         Command::Build(a) => lab::build(a),
         Command::Up(a) => lab::up(a),
         Command::Down(a) => lab::down(a),

@@ -63,6 +63,10 @@ pub struct ContainerInfo {
     pub exit_code: Option<i64>,
     pub oom_killed: bool,
     pub status: String,
+    /// Host pid of the container's first process while it runs (cgroup lookup for samplers).
+    pub pid: Option<u32>,
+    /// When the engine started it (RFC 3339).
+    pub started_at: Option<String>,
     /// Container port -> host port on 127.0.0.1.
     pub host_ports: BTreeMap<u16, u16>,
     pub labels: BTreeMap<String, String>,
@@ -262,6 +266,8 @@ impl Docker {
             exit_code: state.exit_code,
             oom_killed: state.oom_killed.unwrap_or(false),
             status: state.status.map(|s| s.to_string()).unwrap_or_default(),
+            pid: state.pid.filter(|p| *p > 0).map(|p| p as u32),
+            started_at: state.started_at.clone(),
             host_ports,
             labels: i
                 .config

@@ -4,7 +4,8 @@ pub mod live;
 
 use std::collections::BTreeMap;
 
-use crate::experiment::{LoadSettings, Model, Script};
+use crate::experiment::Script;
+use crate::plan::Plan;
 
 /// Where the k6 container sees the scripts and writes its outputs.
 pub const SCRIPTS_DIR: &str = "/scripts";
@@ -34,79 +35,23 @@ impl K6Invocation {
     }
 }
 
-fn join_steps(steps: &[u32]) -> String {
-    steps
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-fn num(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
-/// Build the k6 invocation. `base_url` is how the k6 container reaches the lab's entry point
-/// (e.g. `http://perflab-php-nginx-<run>:80`), without the endpoint path.
-pub fn invocation(load: &LoadSettings, base_url: &str) -> K6Invocation {
-    let mut env = BTreeMap::new();
-    let mut put = |k: &str, v: String| {
-        env.insert(k.to_owned(), v);
-    };
-    put("K6_CSV_TIME_FORMAT", "unix_milli".into());
-    put("STEPS", join_steps(&load.steps));
-    put("HOLD", load.hold_s.to_string());
-    put("TIMEOUT", format!("{}s", load.timeout_s));
-    let script = match load.script {
+/// Build the k6 invocation from a plan (its `k6_env` already carries the quick-scaled values).
+/// `base_url` is how the k6 container reaches the lab's entry point (e.g. `http://nginx:80`),
+/// without the endpoint path.
+pub fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
+    let mut env = plan.k6_env.clone();
+    let base = base_url.trim_end_matches('/');
+    env.insert("K6_CSV_TIME_FORMAT".into(), "unix_milli".into());
+    let script = match plan.script {
         Script::Stepped => {
-            put(
-                "URL",
-                format!("{}{}", base_url.trim_end_matches('/'), load.endpoint),
-            );
-            put("SLO_MS", num(load.slo_p95_ms));
-            put("VUS", load.max_vus.to_string());
-            put("PRE_VUS", load.pre_vus.to_string());
-            if let Some(a) = load.abort_p95_ms {
-                put("ABORT_P95_MS", num(a));
-            }
-            if !load.abort {
-                put("ABORT", "0".into());
-            }
+            env.insert("URL".into(), format!("{base}{}", plan.endpoint));
             "stepped.js"
         }
         Script::Breakpoint => {
-            put("BASE", base_url.trim_end_matches('/').to_owned());
-            put("ENDPOINT", load.endpoint.clone());
-            put(
-                "MODEL",
-                match load.model {
-                    Model::Open => "open",
-                    Model::Closed => "closed",
-                }
-                .into(),
-            );
-            put("RAMP", load.ramp_s.to_string());
-            put("WARMUP", load.warmup_s.to_string());
-            put("WARMUP_RPS", load.warmup_rps.to_string());
-            put("SLO_P95", num(load.slo_p95_ms));
-            put("PRE_VUS", load.pre_vus.to_string());
-            put("MAX_VUS", load.max_vus.to_string());
-            if let Some(z) = load.think_time_s {
-                put("SLEEP", num(z));
-            }
-            if !load.abort {
-                put("NOABORT", "1".into());
-            }
+            env.insert("BASE".into(), base.to_owned());
             "breakpoint.js"
         }
     };
-    if let Some(p99) = load.slo_p99_ms {
-        put("SLO_P99", num(p99));
-    }
     let args = vec![
         "run".into(),
         "--quiet".into(),
@@ -130,63 +75,40 @@ pub fn exit_is_outcome(code: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::{Catalog, Model};
+    use crate::plan::{PlanOptions, build};
 
-    fn load(script: Script) -> LoadSettings {
-        LoadSettings {
-            script,
-            model: Model::Open,
-            endpoint: "/cpu".into(),
-            steps: vec![50, 100, 125],
-            hold_s: 22,
-            ramp_s: 8,
-            warmup_s: 20,
-            warmup_rps: 20,
-            slo_p95_ms: 100.0,
-            slo_p99_ms: None,
-            error_budget: 0.01,
-            abort: true,
-            abort_p95_ms: None,
-            pre_vus: 100,
-            max_vus: 400,
-            timeout_s: 5,
-            think_time_s: None,
-        }
+    fn plan_of(id: &str) -> Plan {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+        let cat = Catalog::load(&dir).expect("catalog loads");
+        let e = cat.expand(id).unwrap()[0].clone();
+        build(&e, PlanOptions::default())
     }
 
     #[test]
-    fn breakpoint_env_matches_the_article_command() {
-        let inv = invocation(&load(Script::Breakpoint), "http://app:3000/");
+    fn breakpoint_env_matches_the_article_command_for_2a() {
+        let inv = invocation(&plan_of("2a"), "http://app:3000/");
         assert_eq!(inv.script, "breakpoint.js");
         let e = &inv.env;
         assert_eq!(e["BASE"], "http://app:3000");
         assert_eq!(e["ENDPOINT"], "/cpu");
         assert_eq!(e["MODEL"], "open");
-        assert_eq!(e["STEPS"], "50,100,125");
+        assert_eq!(e["STEPS"], "50,100,125,150,175,200,250");
         assert_eq!(e["SLO_P95"], "100");
-        assert_eq!(
-            (e["PRE_VUS"].as_str(), e["MAX_VUS"].as_str()),
-            ("100", "400")
-        );
-        assert_eq!(
-            (e["RAMP"].as_str(), e["HOLD"].as_str(), e["WARMUP"].as_str()),
-            ("8", "22", "20")
-        );
+        assert_eq!((e["PRE_VUS"].as_str(), e["MAX_VUS"].as_str()), ("100", "400"));
+        assert_eq!((e["RAMP"].as_str(), e["HOLD"].as_str(), e["WARMUP"].as_str()), ("8", "22", "20"));
         assert!(!e.contains_key("NOABORT"));
+        assert!(!e.contains_key("URL"));
         assert!(inv.args.iter().any(|a| a == "/scripts/breakpoint.js"));
         assert!(inv.args.iter().any(|a| a.contains("p(99)")));
     }
 
     #[test]
-    fn stepped_env_and_abort_switch() {
-        let mut l = load(Script::Stepped);
-        l.endpoint = "/api/db".into();
-        l.abort = false;
-        l.slo_p95_ms = 200.0;
-        l.max_vus = 600;
-        let inv = invocation(&l, "http://nginx");
+    fn stepped_env_for_exp2_pgconn_has_no_abort() {
+        let inv = invocation(&plan_of("exp2-pgconn"), "http://nginx");
+        assert_eq!(inv.script, "stepped.js");
         assert_eq!(inv.env["URL"], "http://nginx/api/db");
         assert_eq!(inv.env["SLO_MS"], "200");
-        assert_eq!(inv.env["VUS"], "600");
         assert_eq!(inv.env["ABORT"], "0");
         assert_eq!(inv.env["K6_CSV_TIME_FORMAT"], "unix_milli");
         assert!(inv.shell_line().contains("URL=http://nginx/api/db"));
@@ -194,11 +116,9 @@ mod tests {
 
     #[test]
     fn closed_model_passes_think_time() {
-        let mut l = load(Script::Breakpoint);
-        l.model = Model::Closed;
-        l.think_time_s = Some(0.2);
-        l.abort = false;
-        let inv = invocation(&l, "http://app:3000");
+        let p = plan_of("3c");
+        assert_eq!(p.model, Model::Closed);
+        let inv = invocation(&p, "http://app:3000");
         assert_eq!(inv.env["MODEL"], "closed");
         assert_eq!(inv.env["SLEEP"], "0.2");
         assert_eq!(inv.env["NOABORT"], "1");

@@ -1,0 +1,73 @@
+//! `perflab run` arguments: validate and plan first (exit 2 on bad input, nothing started),
+//! then hand over to `crate::run`.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::catalog::{CatalogArg, PlanArgs};
+use crate::images::Suite;
+use crate::lock::Wait;
+use crate::run::{self, RunRequest};
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Experiment or group id (`perflab list`)
+    pub target: String,
+    /// Rounds per experiment (r1..rN), each on a fresh stack
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
+    /// Debian suite of the images: trixie (default), forky, bookworm
+    #[arg(long, default_value = "trixie")]
+    pub suite: String,
+    /// Fail at once when another perflab run holds the host lock
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Where run directories go
+    #[arg(long, default_value = "out", env = "PERFLAB_OUT")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArg,
+}
+
+pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    // Everything that can be wrong with the input is found before anything starts.
+    if a.rounds == 0 {
+        return Err(crate::error::InvalidInput("--rounds 0: give at least 1 round".into()).into());
+    }
+    let suite: Suite = a.suite.parse()?;
+    let catalog = a.catalog.load()?;
+    let resolved = a.plan.resolve(&catalog, &a.target)?;
+    let layout = a.plan.layout()?;
+    for r in &resolved {
+        for w in &r.warnings {
+            if !quiet {
+                eprintln!("{w}");
+            }
+        }
+    }
+    let req = RunRequest {
+        target: a.target.clone(),
+        resolved,
+        overrides: a.plan.set.clone(),
+        layout,
+        rounds: a.rounds,
+        suite,
+        align: !a.plan.no_align,
+        wait: if a.no_wait { Wait::NoWait } else { Wait::Block },
+        out_root: a.out.clone(),
+        quiet,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let mut progress = super::lab::build_progress(quiet);
+    let summary = rt.block_on(run::execute(req, &mut progress))?;
+    Ok(if summary.interrupted {
+        ExitCode::from(130)
+    } else if summary.harness_failed {
+        ExitCode::from(crate::error::EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
