@@ -140,9 +140,11 @@ pub fn write_report(dir: &Path) -> Result<String> {
     let inputs = crate::report::load::run_dir(dir)?;
     let report = crate::analyze::analyze_run(inputs).map_err(|e| anyhow!("{e}"))?;
     crate::report::write_all(&report, dir)?;
-    let j = report.to_analyze_json();
     let fmt = |v: Option<u32>| v.map(|x| format!("{x}")).unwrap_or_else(|| "none".into());
-    Ok(format!("last passing {}, knee {}", fmt(j.last_passing), fmt(j.knee)))
+    Ok(match &report.knee_why {
+        Some(why) => format!("last passing {}; {why}", fmt(report.last_passing)),
+        None => format!("last passing {}, no knee in the steps run", fmt(report.last_passing)),
+    })
 }
 
 async fn teardown(docker: &Docker, run_id: &str) -> Result<()> {

@@ -1,0 +1,202 @@
+//! End to end through the real Docker engine, real k6 and the real labs (`--quick`): each test
+//! runs `perflab run` as a user would and checks outcomes that cannot pass by accident.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The runs share the host lock anyway; one at a time inside this binary keeps timings sane.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn perflab() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// Run an experiment with `--quick --no-align` into a fresh out dir; return the run directory.
+fn run_quick(id: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let out = tempfile::tempdir().unwrap();
+    let st = perflab()
+        .args(["--quiet", "run", id, "--quick", "--no-align", "--out"])
+        .arg(out.path())
+        .args(extra)
+        .status()
+        .unwrap();
+    assert!(st.success(), "perflab run {id} exited with {st}");
+    let dir = out.path().join(id).join("latest").canonicalize().unwrap();
+    (out, dir)
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+}
+
+fn status_state(dir: &Path) -> String {
+    json(&dir.join("status.json"))["state"].as_str().unwrap().to_owned()
+}
+
+fn steps(report: &Value) -> &Vec<Value> {
+    report["steps"].as_array().expect("report.json has steps")
+}
+
+#[test]
+fn demo_open_finds_the_knee_above_400_rps() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (_out, dir) = run_quick("demo-open", &[]);
+    assert_eq!(status_state(&dir), "complete");
+    let r = json(&dir.join("report.json"));
+    assert_eq!(steps(&r).len(), 6, "{r}");
+    let knee = r["knee"].as_u64().expect("a knee");
+    assert!((400..=600).contains(&knee), "knee {knee}: the server's capacity is 16 / 40 ms = 400 rps");
+    let lp = r["last_passing"].as_u64().expect("a last passing step");
+    assert!((300..=500).contains(&lp), "last passing {lp}");
+    // Below capacity the server keeps up: the 200 rps step's goodput follows the offered rate.
+    let s200 = steps(&r).iter().find(|s| s["target"] == 200).unwrap();
+    assert!(s200["ok_per_s"].as_f64().unwrap() > 180.0, "{s200}");
+    // The manifest carries what a reader needs to trust the numbers.
+    let m = json(&dir.join("manifest.json"));
+    assert!(m["components"]["k6"].as_str().is_some(), "k6 version recorded: {}", m["components"]);
+    assert!(m["measurements"]["perflab_cpu_pct_of_core"].as_f64().is_some());
+    assert!(m["measurements"]["k6_exit_code"].as_i64().is_some());
+    // The samplers saw the demo container work.
+    let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
+    assert!(cg.lines().any(|l| l.contains("\"role\":\"demo\"")), "no demo samples");
+}
+
+#[test]
+fn demo_closed_shows_coordinated_omission() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (_out, dir) = run_quick("demo-closed", &[]);
+    assert_eq!(status_state(&dir), "complete");
+    let r = json(&dir.join("report.json"));
+    assert_eq!(r["dropped_iterations"].as_u64(), Some(0), "a closed model never drops");
+    let top = steps(&r).last().unwrap();
+    assert_eq!(top["target"].as_u64(), Some(600));
+    // 600 VUs with 1 s think time would send ~577 rps; the server completes ~400 at most.
+    let achieved = top["ok_per_s"].as_f64().unwrap();
+    assert!(achieved < 480.0, "achieved {achieved}/s at 600 VUs");
+    let closed = r["checks"]["closed"].as_array().expect("closed-model rows");
+    let row = closed.iter().find(|c| c["vus"] == 600).expect("a row for 600 VUs");
+    assert!(row["nominal_per_s"].as_f64().unwrap() > achieved * 1.2, "{row}");
+    assert!(row["missing"].as_f64().unwrap() > 0.0, "{row}");
+}
+
+#[test]
+fn exp2_pgconn_fails_one_request_in_six() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (_out, dir) = run_quick("exp2-pgconn", &[]);
+    assert_eq!(status_state(&dir), "complete");
+    let r = json(&dir.join("report.json"));
+    for s in steps(&r) {
+        let f = s["failed_rate"].as_f64().unwrap();
+        // 120 workers, max_connections 100: 20 of 120 persistent connections are refused.
+        assert!((f - 20.0 / 120.0).abs() < 0.05, "step {} failed rate {f}", s["name"]);
+        assert!(s["non200"]["500"].as_u64().unwrap_or(0) > 0, "{s}");
+    }
+    let log = std::fs::read_to_string(dir.join("logs/laravel.log")).unwrap_or_default()
+        + &std::fs::read_to_string(dir.join("logs/php-fpm.log")).unwrap_or_default();
+    assert!(log.contains("too many clients"), "Laravel's log shows the SQLSTATE");
+}
+
+#[test]
+fn node_1c_pool_timeouts_are_http_500() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (_out, dir) = run_quick("1c", &[]);
+    assert_eq!(status_state(&dir), "complete");
+    let r = json(&dir.join("report.json"));
+    let n500: u64 = steps(&r).iter().map(|s| s["non200"]["500"].as_u64().unwrap_or(0)).sum();
+    assert!(n500 > 0, "1c produces HTTP 500s: {}", r["steps"]);
+    let app = std::fs::read_to_string(dir.join("logs/app.log")).unwrap();
+    assert!(app.contains("timeout exceeded when trying to connect"), "the app log names the pool timeout");
+    assert!(dir.join("samples/node.jsonl").exists());
+}
+
+#[test]
+fn smoke_entries_run_end_to_end() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for id in ["php-smoke", "node-smoke"] {
+        let (_out, dir) = run_quick(id, &[]);
+        assert_eq!(status_state(&dir), "complete", "{id}");
+        let r = json(&dir.join("report.json"));
+        for s in steps(&r) {
+            assert_eq!(s["failed_rate"].as_f64(), Some(0.0), "{id}: {s}");
+            assert!(s["requests"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+/// Containers and networks whose `perflab.run` label starts with `run_prefix` ("<run id> <name>").
+fn labelled(run_prefix: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for what in [&["ps", "-a"][..], &["network", "ls"][..]] {
+        let out = Command::new("docker")
+            .args(what)
+            .args(["--filter", "label=perflab.run", "--format", "{{.Label \"perflab.run\"}} {{.Names}}"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "docker {what:?}: {}", String::from_utf8_lossy(&out.stderr));
+        found.extend(String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(run_prefix)).map(str::to_owned));
+    }
+    found
+}
+
+/// Start a full (not quick) demo-open run and return once its k6 container is running.
+fn start_and_wait_for_k6(out: &Path) -> std::process::Child {
+    let mut child = perflab()
+        .args(["--quiet", "run", "demo-open", "--no-align", "--out"])
+        .arg(out)
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !labelled("run-demo-open-").iter().any(|l| l.ends_with("-k6")) {
+        assert!(t0.elapsed() < Duration::from_secs(600), "k6 never started");
+        assert!(child.try_wait().unwrap().is_none(), "perflab exited before k6 started");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    child
+}
+
+#[test]
+fn sigkill_leftovers_are_swept_by_the_next_run() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let mut child = start_and_wait_for_k6(out.path());
+    let killed = out.path().join("demo-open/latest").canonicalize().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let run_id = json(&killed.join("manifest.json"))["measurements"]["run_id"].as_str().unwrap().to_owned();
+    assert!(!labelled(&run_id).is_empty(), "SIGKILL leaves the stack behind");
+    assert_eq!(status_state(&killed), "running");
+    // The next run sweeps: leftovers removed, the killed run marked aborted.
+    let st = perflab()
+        .args(["--quiet", "run", "php-smoke", "--quick", "--no-align", "--out"])
+        .arg(out.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(labelled(&run_id).is_empty(), "left: {:?}", labelled(&run_id));
+    assert_eq!(status_state(&killed), "aborted");
+}
+
+#[test]
+fn sigterm_aborts_cleanly() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let child = start_and_wait_for_k6(out.path());
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut child = child;
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130), "an interrupted run exits 130");
+    let dir = out.path().join("demo-open/latest");
+    let status = json(&dir.join("status.json"));
+    assert_eq!(status["state"], "aborted", "{status}");
+    assert!(status["reason"].as_str().unwrap().contains("SIGTERM"));
+    let run_id = json(&dir.join("manifest.json"))["measurements"]["run_id"].as_str().unwrap().to_owned();
+    assert!(labelled(&run_id).is_empty(), "containers left: {:?}", labelled(&run_id));
+    // Partial data is kept.
+    assert!(dir.join("k6/k6.log").exists());
+}
