@@ -328,7 +328,7 @@ pub fn list_runs(out_root: &Path, experiment_id: Option<&str>) -> Vec<RunDir> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| RunDir::open(&e.path()).ok())
         .collect();
-    runs.sort_by(|a, b| (a.created, a.name()).cmp(&(b.created, b.name())));
+    runs.sort_by_key(|a| (a.created, a.name()));
     runs
 }
 

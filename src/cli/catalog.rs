@@ -419,7 +419,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             let checked: Vec<&experiment::CatalogFile> = cat
                 .files
                 .values()
-                .filter(|f| given.is_none_or(|g| g.iter().any(|p| *p == f.path)))
+                .filter(|f| given.is_none_or(|g| g.contains(&f.path)))
                 .collect();
             let groups = checked
                 .iter()
