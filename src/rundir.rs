@@ -17,6 +17,16 @@ pub const STATUS_FILE: &str = "status.json";
 pub const PLAN_FILE: &str = "plan.json";
 pub const LATEST: &str = "latest";
 
+/// Environment variable that moves the run directories' root.
+pub const OUT_ENV: &str = "PERFLAB_OUT";
+
+/// Root of the run directories: `$PERFLAB_OUT`, else `./out`.
+pub fn default_out_root() -> PathBuf {
+    std::env::var_os(OUT_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("out"))
+}
+
 /// Write `bytes` to `path` atomically: temp file in the same directory, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path

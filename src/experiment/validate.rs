@@ -121,13 +121,14 @@ fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
         }
     }
     if let Some(m) = &s.demo
-        && (m.workers == 0 || m.service_ms == 0) {
-            d.push(Diagnostic::error(
-                file,
-                "stack.demo",
-                "workers and service_ms must be > 0",
-            ));
-        }
+        && (m.workers == 0 || m.service_ms == 0)
+    {
+        d.push(Diagnostic::error(
+            file,
+            "stack.demo",
+            "workers and service_ms must be > 0",
+        ));
+    }
 }
 
 fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
@@ -183,12 +184,13 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
         d.push(err("load.slo_p95_ms", "must be > 0".into()));
     }
     if let Some(p99) = l.slo_p99_ms
-        && p99 < l.slo_p95_ms {
-            d.push(err(
-                "load.slo_p99_ms",
-                format!("{p99} is below slo_p95_ms {}", l.slo_p95_ms),
-            ));
-        }
+        && p99 < l.slo_p95_ms
+    {
+        d.push(err(
+            "load.slo_p99_ms",
+            format!("{p99} is below slo_p95_ms {}", l.slo_p95_ms),
+        ));
+    }
     if !(l.error_budget > 0.0 && l.error_budget < 1.0) {
         d.push(err(
             "load.error_budget",
