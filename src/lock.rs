@@ -114,6 +114,11 @@ pub fn acquire(
             path: path.to_path_buf(),
             source,
         })?;
+    // shared by every user of the host (the umask may have narrowed the mode); best effort
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o666));
+    }
     let mut last: Option<Option<HolderInfo>> = None;
     loop {
         match file.try_lock_exclusive() {

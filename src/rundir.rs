@@ -17,6 +17,16 @@ pub const STATUS_FILE: &str = "status.json";
 pub const PLAN_FILE: &str = "plan.json";
 pub const LATEST: &str = "latest";
 
+/// Environment variable that moves the run directories' root.
+pub const OUT_ENV: &str = "PERFLAB_OUT";
+
+/// Root of the run directories: `$PERFLAB_OUT`, else `./out`.
+pub fn default_out_root() -> PathBuf {
+    std::env::var_os(OUT_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("out"))
+}
+
 /// Write `bytes` to `path` atomically: temp file in the same directory, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
@@ -328,7 +338,7 @@ pub fn list_runs(out_root: &Path, experiment_id: Option<&str>) -> Vec<RunDir> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter_map(|e| RunDir::open(&e.path()).ok())
         .collect();
-    runs.sort_by(|a, b| (a.created, a.name()).cmp(&(b.created, b.name())));
+    runs.sort_by_key(|a| (a.created, a.name()));
     runs
 }
 

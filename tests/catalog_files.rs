@@ -296,3 +296,12 @@ fn group_cycles_are_rejected() {
         "{err:?}"
     );
 }
+
+#[test]
+fn a_file_that_is_not_a_mapping_is_rejected() {
+    let p = Path::new("x.yaml");
+    let err = perflab::experiment::catalog::parse_entry(p, "- a\n- b\n").unwrap_err();
+    assert!(err[0].message.contains("must be a YAML mapping"), "{err:?}");
+    let err = perflab::experiment::catalog::parse_entry(p, "kind: group\nid: [\n").unwrap_err();
+    assert!(err[0].message.starts_with("malformed YAML"), "{err:?}");
+}

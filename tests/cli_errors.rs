@@ -278,7 +278,9 @@ fn set_is_validated_like_a_file() {
         .args(["show", "exp1", "--set", "hold_s=ten"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("invalid type"));
+        .stderr(predicate::str::contains(
+            "--set hold_s=ten: error: load.hold_s: invalid type",
+        ));
 }
 
 #[test]

@@ -104,6 +104,9 @@ pub struct ListArgs {
     /// JSON array on stdout (id, kind, lab, description, finding, members)
     #[arg(long)]
     pub json: bool,
+    /// Markdown table on stdout (the README's catalog table)
+    #[arg(long, conflicts_with = "json")]
+    pub markdown: bool,
     /// Only this lab's entries
     #[arg(long, value_parser = ["php", "node", "demo"])]
     pub lab: Option<String>,
@@ -171,6 +174,27 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         serde_json::to_writer_pretty(&mut out, &items)?;
         writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.markdown {
+        writeln!(
+            out,
+            "| id | kind | lab | steps / members | article finding |"
+        )?;
+        writeln!(out, "|---|---|---|---|---|")?;
+        for i in &items {
+            let steps = match (i.steps, i.members) {
+                (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                (_, Some(m)) => m.join(", "),
+                _ => String::new(),
+            };
+            let what = i.finding.unwrap_or(i.description).replace('|', "\\|");
+            writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {} |",
+                i.id, i.kind, i.lab, steps, what
+            )?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let rows: Vec<[String; 5]> = items
@@ -395,7 +419,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             let checked: Vec<&experiment::CatalogFile> = cat
                 .files
                 .values()
-                .filter(|f| given.is_none_or(|g| g.iter().any(|p| *p == f.path)))
+                .filter(|f| given.is_none_or(|g| g.contains(&f.path)))
                 .collect();
             let groups = checked
                 .iter()

@@ -40,31 +40,17 @@ pub fn parse_entry(
     path: &Path,
     src: &str,
 ) -> Result<(CatalogEntry, Vec<Diagnostic>), Vec<Diagnostic>> {
-    let value: serde_yaml::Value = match serde_yaml::from_str(src) {
-        Ok(v) => v,
-        Err(e) => return Err(vec![from_serde(path, src, &e, "malformed YAML")]),
-    };
-    let Some(map) = value.as_mapping() else {
-        return Err(vec![
-            Diagnostic::error(path, "", "a catalog file must be a YAML mapping")
-                .help("start with `kind: experiment` (or `kind: group`), then `id:`, `lab:`, ..."),
-        ]);
-    };
-    let kind = match map.get("kind") {
-        None => "experiment".to_string(),
-        Some(serde_yaml::Value::String(s)) => s.clone(),
-        Some(other) => format!("{other:?}"),
-    };
-    let (entry, diags) = match kind.as_str() {
+    // the top-level `kind:` decides the type; a cheap line scan keeps `perflab list` fast
+    let kind = top_level_kind(src).unwrap_or("experiment");
+    let (entry, diags) = match kind {
         "experiment" => {
             let e: Experiment =
-                serde_yaml::from_str(src).map_err(|e| vec![from_serde(path, src, &e, "")])?;
+                serde_yaml::from_str(src).map_err(|e| vec![classify(path, src, &e)])?;
             let d = validate::check_experiment(path, &e);
             (CatalogEntry::Experiment(e), d)
         }
         "group" => {
-            let g: Group =
-                serde_yaml::from_str(src).map_err(|e| vec![from_serde(path, src, &e, "")])?;
+            let g: Group = serde_yaml::from_str(src).map_err(|e| vec![classify(path, src, &e)])?;
             let d = validate::check_group(path, &g);
             (CatalogEntry::Group(g), d)
         }
@@ -85,6 +71,27 @@ pub fn parse_entry(
         return Err(diags);
     }
     Ok((entry, diags))
+}
+
+/// Value of a top-level `kind:` line (unquoted), if any.
+fn top_level_kind(src: &str) -> Option<&str> {
+    src.lines().find_map(|l| {
+        let v = l.strip_prefix("kind:")?;
+        let v = v.split(" #").next().unwrap_or(v).trim();
+        Some(v.trim_matches(|c| c == '"' || c == '\''))
+    })
+}
+
+/// A typed-parse error: malformed YAML, not a mapping, or a schema error.
+fn classify(path: &Path, src: &str, e: &serde_yaml::Error) -> Diagnostic {
+    match serde_yaml::from_str::<serde_yaml::Value>(src) {
+        Err(syntax) => from_serde(path, src, &syntax, "malformed YAML"),
+        Ok(v) if !v.is_mapping() => {
+            Diagnostic::error(path, "", "a catalog file must be a YAML mapping")
+                .help("start with `kind: experiment` (or `kind: group`), then `id:`, `lab:`, ...")
+        }
+        Ok(_) => from_serde(path, src, e, ""),
+    }
 }
 
 /// Turn a serde_yaml error into a diagnostic with field, position, allowed values and did-you-mean.

@@ -106,7 +106,8 @@ pub fn apply(
             }
         };
         let v = v.trim();
-        let text = if v.contains(',') && !v.starts_with('[') {
+        let list = key.ends_with(".steps");
+        let text = if list && v.contains(',') && !v.starts_with('[') {
             format!("[{v}]")
         } else {
             v.to_string()
@@ -123,6 +124,15 @@ pub fn apply(
             }
         };
         set_path(&mut tree, &key, value);
+        // type-check each override on its own so the error names it
+        if let Err(err) = serde_yaml::from_value::<Experiment>(tree.clone()) {
+            let msg = super::catalog::from_serde(origin, "", &err, "").message;
+            errors.push(
+                Diagnostic::error(Path::new(&format!("--set {s}")), key, msg)
+                    .help("check the value's type (numbers without quotes, lists as 60,90,120, true/false)"),
+            );
+            return Err(errors);
+        }
     }
     if !errors.is_empty() {
         return Err(errors);

@@ -67,6 +67,7 @@ pub enum GroupKind {
 /// One catalog file: either an experiment or a group (decided by its `kind:` key).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // few dozen entries, read once
 pub enum CatalogEntry {
     Experiment(Experiment),
     Group(Group),

@@ -120,14 +120,14 @@ fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             }
         }
     }
-    if let Some(m) = &s.demo {
-        if m.workers == 0 || m.service_ms == 0 {
-            d.push(Diagnostic::error(
-                file,
-                "stack.demo",
-                "workers and service_ms must be > 0",
-            ));
-        }
+    if let Some(m) = &s.demo
+        && (m.workers == 0 || m.service_ms == 0)
+    {
+        d.push(Diagnostic::error(
+            file,
+            "stack.demo",
+            "workers and service_ms must be > 0",
+        ));
     }
 }
 
@@ -180,16 +180,16 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     if l.timeout_s == 0 {
         d.push(err("load.timeout_s", "must be > 0".into()));
     }
-    if !(l.slo_p95_ms > 0.0) {
+    if l.slo_p95_ms.is_nan() || l.slo_p95_ms <= 0.0 {
         d.push(err("load.slo_p95_ms", "must be > 0".into()));
     }
-    if let Some(p99) = l.slo_p99_ms {
-        if p99 < l.slo_p95_ms {
-            d.push(err(
-                "load.slo_p99_ms",
-                format!("{p99} is below slo_p95_ms {}", l.slo_p95_ms),
-            ));
-        }
+    if let Some(p99) = l.slo_p99_ms
+        && p99 < l.slo_p95_ms
+    {
+        d.push(err(
+            "load.slo_p99_ms",
+            format!("{p99} is below slo_p95_ms {}", l.slo_p95_ms),
+        ));
     }
     if !(l.error_budget > 0.0 && l.error_budget < 1.0) {
         d.push(err(
@@ -263,7 +263,7 @@ fn check_closed(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
             )
             .help("add `think_time_s: 0.2` (the article's SLEEP) to `load:`"),
         ),
-        Some(z) if !(z > 0.0) => {
+        Some(z) if z.is_nan() || z <= 0.0 => {
             d.push(Diagnostic::error(file, "load.think_time_s", "must be > 0"))
         }
         _ => {}
