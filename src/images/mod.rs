@@ -199,7 +199,7 @@ pub async fn ensure_built(
     let root = recipe::repo_root();
     let log_dir = root.join("out/build-logs");
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
-    let lock_path = root.join("out/.build.lock");
+    let lock_path = root.join(format!("out/.build-{suite}.lock"));
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

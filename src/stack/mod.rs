@@ -198,7 +198,8 @@ pub struct StackContainer {
     pub host_ports: BTreeMap<u16, u16>,
 }
 
-/// How the host reaches PostgreSQL (127.0.0.1 published port).
+/// How the host reaches PostgreSQL (127.0.0.1 published port) as the harness role `perflab`
+/// (member of pg_monitor and pg_read_all_data); the app connects as `app_user`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PgConn {
     pub host: String,
@@ -207,6 +208,8 @@ pub struct PgConn {
     #[serde(skip)]
     pub password: String,
     pub dbname: String,
+    /// The role the lab app logs in as (filter `pg_stat_activity.usename` on it).
+    pub app_user: String,
 }
 
 impl PgConn {
@@ -337,6 +340,7 @@ impl LabStack {
             start_seconds: 0.0,
         };
         let password = random_token(24);
+        let monitor_password = random_token(24);
         let base = |role: StackRole, image: Role, cpuset: &str, mem: i64| ContainerSpec {
             name: format!("{prefix}-{}", role.as_str()),
             image: images.get(image).tag.clone(),
@@ -355,6 +359,7 @@ impl LabStack {
             let mut spec = base(StackRole::Pg, Role::Pg, &pinning.db, 512 * MIB);
             spec.env = vec![
                 ("PG_PASSWORD".into(), password.clone()),
+                ("PG_MONITOR_PASSWORD".into(), monitor_password.clone()),
                 (
                     "PG_MAX_CONNECTIONS".into(),
                     exp.stack.postgres.max_connections.to_string(),
@@ -365,9 +370,10 @@ impl LabStack {
             stack.pg = Some(PgConn {
                 host: "127.0.0.1".into(),
                 port: c.host_ports[&5432],
-                user: "lab".into(),
-                password: password.clone(),
+                user: "perflab".into(),
+                password: monitor_password,
                 dbname: "lab".into(),
+                app_user: "lab".into(),
             });
             stack.containers.insert(StackRole::Pg, c);
         }
