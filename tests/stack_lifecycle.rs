@@ -27,15 +27,13 @@ async fn container_killed_mid_start_is_reported_and_cleaned_up() {
                 if let Some(pg) = objs
                     .iter()
                     .find(|o| o.kind == docker::ObjectKind::Container)
-                {
-                    if d.inspect_container(&pg.id)
+                    && d.inspect_container(&pg.id)
                         .await
                         .map(|i| i.running)
                         .unwrap_or(false)
-                    {
-                        d.kill_container(&pg.id, "SIGKILL").await.unwrap();
-                        return true;
-                    }
+                {
+                    d.kill_container(&pg.id, "SIGKILL").await.unwrap();
+                    return true;
                 }
                 tokio::time::sleep(Duration::from_millis(25)).await;
             }

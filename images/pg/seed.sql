@@ -1,5 +1,9 @@
 -- Lab data, seeded at image build time so a run never waits for it.
 CREATE ROLE lab LOGIN;
+-- perflab's own connections (readiness, samplers, smoke): separate from the app's role so
+-- pg_stat_activity tells them apart and breaking the app's login does not blind the harness.
+CREATE ROLE perflab LOGIN;
+GRANT pg_monitor, pg_read_all_data TO perflab;
 CREATE DATABASE lab OWNER lab;
 \connect lab
 CREATE EXTENSION IF NOT EXISTS pg_prewarm;

@@ -1,7 +1,7 @@
 # nginx configuration rendered by perflab per experiment (lab-spec §3; article 0.6 and 5.1).
 user www-data;
 worker_processes __WORKERS__;
-worker_rlimit_nofile 65536;
+worker_rlimit_nofile __NOFILE__;
 pid /run/nginx.pid;
 error_log /dev/stderr warn;
 

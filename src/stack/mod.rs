@@ -198,7 +198,8 @@ pub struct StackContainer {
     pub host_ports: BTreeMap<u16, u16>,
 }
 
-/// How the host reaches PostgreSQL (127.0.0.1 published port).
+/// How the host reaches PostgreSQL (127.0.0.1 published port) as the harness role `perflab`
+/// (member of pg_monitor and pg_read_all_data); the app connects as `app_user`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PgConn {
     pub host: String,
@@ -207,6 +208,8 @@ pub struct PgConn {
     #[serde(skip)]
     pub password: String,
     pub dbname: String,
+    /// The role the lab app logs in as (filter `pg_stat_activity.usename` on it).
+    pub app_user: String,
 }
 
 impl PgConn {
@@ -263,7 +266,21 @@ pub fn stack_labels(run_id: &str, lab: Lab, role: &str) -> BTreeMap<String, Stri
 }
 
 const MIB: i64 = 1024 * 1024;
-const NOFILE: i64 = 65536;
+/// `RLIMIT_NOFILE` for lab containers: 65536, or less when the host's hard limit is lower
+/// (the engine cannot raise a container above its own limit).
+pub fn nofile_limit() -> i64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } == 0;
+    if ok {
+        (r.rlim_max as i64).clamp(1024, 65536)
+    } else {
+        4096
+    }
+}
 /// In-network port of the node/demo app.
 pub const APP_PORT: u16 = 3000;
 
@@ -323,6 +340,7 @@ impl LabStack {
             start_seconds: 0.0,
         };
         let password = random_token(24);
+        let monitor_password = random_token(24);
         let base = |role: StackRole, image: Role, cpuset: &str, mem: i64| ContainerSpec {
             name: format!("{prefix}-{}", role.as_str()),
             image: images.get(image).tag.clone(),
@@ -331,7 +349,7 @@ impl LabStack {
             memory_bytes: Some(mem),
             network: Some(network.clone()),
             aliases: vec![role.as_str().to_string()],
-            nofile: Some(NOFILE),
+            nofile: Some(nofile_limit()),
             init: true,
             ..Default::default()
         };
@@ -341,6 +359,7 @@ impl LabStack {
             let mut spec = base(StackRole::Pg, Role::Pg, &pinning.db, 512 * MIB);
             spec.env = vec![
                 ("PG_PASSWORD".into(), password.clone()),
+                ("PG_MONITOR_PASSWORD".into(), monitor_password.clone()),
                 (
                     "PG_MAX_CONNECTIONS".into(),
                     exp.stack.postgres.max_connections.to_string(),
@@ -351,9 +370,10 @@ impl LabStack {
             stack.pg = Some(PgConn {
                 host: "127.0.0.1".into(),
                 port: c.host_ports[&5432],
-                user: "lab".into(),
-                password: password.clone(),
+                user: "perflab".into(),
+                password: monitor_password,
                 dbname: "lab".into(),
+                app_user: "lab".into(),
             });
             stack.containers.insert(StackRole::Pg, c);
         }
@@ -407,8 +427,12 @@ impl LabStack {
                     ngx.publish_fixed = vec![(80, p)];
                     ngx.publish.clear();
                 }
-                let conf =
-                    templates::render_nginx(&php, StackRole::PhpFpm.as_str(), pinning.app_cpus());
+                let conf = templates::render_nginx(
+                    &php,
+                    StackRole::PhpFpm.as_str(),
+                    pinning.app_cpus(),
+                    nofile_limit(),
+                );
                 let c = create_and_start(
                     docker,
                     ngx,

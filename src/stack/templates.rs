@@ -46,7 +46,7 @@ pub fn render_fpm(php: &PhpSettings) -> String {
 }
 
 /// The nginx configuration; `fpm_host` is php-fpm's name on the lab network.
-pub fn render_nginx(php: &PhpSettings, fpm_host: &str, workers: usize) -> String {
+pub fn render_nginx(php: &PhpSettings, fpm_host: &str, workers: usize, nofile: i64) -> String {
     let fcgi = match php.listen {
         Listen::Tcp => format!("{fpm_host}:9000"),
         Listen::Unix => format!("unix:{FPM_SOCKET}"),
@@ -60,6 +60,7 @@ pub fn render_nginx(php: &PhpSettings, fpm_host: &str, workers: usize) -> String
         NGINX_TPL,
         &[
             ("__WORKERS__", workers.max(1).to_string()),
+            ("__NOFILE__", nofile.to_string()),
             ("__FCGI__", fcgi),
             ("__ACCESS_LOG__", access),
         ],
@@ -109,7 +110,7 @@ mod tests {
 
     #[test]
     fn nginx_timeouts_status_and_upstream() {
-        let s = render_nginx(&php(Listen::Tcp, false), "php-fpm", 2);
+        let s = render_nginx(&php(Listen::Tcp, false), "php-fpm", 2, 20000);
         assert!(s.contains("fastcgi_pass php-fpm:9000;"));
         assert!(s.contains("fastcgi_connect_timeout 5s;"));
         assert!(s.contains("fastcgi_read_timeout 5s;"));
@@ -117,8 +118,9 @@ mod tests {
         assert!(s.contains("allow 172.16.0.0/12;"));
         assert!(s.contains("deny all;"));
         assert!(s.contains("worker_processes 2;"));
+        assert!(s.contains("worker_rlimit_nofile 20000;"));
         assert!(s.contains("access_log off;"));
-        let u = render_nginx(&php(Listen::Unix, true), "php-fpm", 1);
+        let u = render_nginx(&php(Listen::Unix, true), "php-fpm", 1, 20000);
         assert!(u.contains("fastcgi_pass unix:/run/php/php-fpm.sock;"));
         assert!(u.contains("access_log /var/log/nginx/access.log timed;"));
         assert!(!u.contains("__"));
