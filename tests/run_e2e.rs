@@ -31,11 +31,17 @@ fn run_quick(id: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 fn status_state(dir: &Path) -> String {
-    json(&dir.join("status.json"))["state"].as_str().unwrap().to_owned()
+    json(&dir.join("status.json"))["state"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 fn steps(report: &Value) -> &Vec<Value> {
@@ -50,7 +56,10 @@ fn demo_open_finds_the_knee_above_400_rps() {
     let r = json(&dir.join("report.json"));
     assert_eq!(steps(&r).len(), 6, "{r}");
     let knee = r["knee"].as_u64().expect("a knee");
-    assert!((400..=600).contains(&knee), "knee {knee}: the server's capacity is 16 / 40 ms = 400 rps");
+    assert!(
+        (400..=600).contains(&knee),
+        "knee {knee}: the server's capacity is 16 / 40 ms = 400 rps"
+    );
     let lp = r["last_passing"].as_u64().expect("a last passing step");
     assert!((300..=500).contains(&lp), "last passing {lp}");
     // Below capacity the server keeps up: the 200 rps step's goodput follows the offered rate.
@@ -58,12 +67,23 @@ fn demo_open_finds_the_knee_above_400_rps() {
     assert!(s200["ok_per_s"].as_f64().unwrap() > 180.0, "{s200}");
     // The manifest carries what a reader needs to trust the numbers.
     let m = json(&dir.join("manifest.json"));
-    assert!(m["components"]["k6"].as_str().is_some(), "k6 version recorded: {}", m["components"]);
-    assert!(m["measurements"]["perflab_cpu_pct_of_core"].as_f64().is_some());
+    assert!(
+        m["components"]["k6"].as_str().is_some(),
+        "k6 version recorded: {}",
+        m["components"]
+    );
+    assert!(
+        m["measurements"]["perflab_cpu_pct_of_core"]
+            .as_f64()
+            .is_some()
+    );
     assert!(m["measurements"]["k6_exit_code"].as_i64().is_some());
     // The samplers saw the demo container work.
     let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
-    assert!(cg.lines().any(|l| l.contains("\"role\":\"demo\"")), "no demo samples");
+    assert!(
+        cg.lines().any(|l| l.contains("\"role\":\"demo\"")),
+        "no demo samples"
+    );
 }
 
 #[test]
@@ -72,15 +92,25 @@ fn demo_closed_shows_coordinated_omission() {
     let (_out, dir) = run_quick("demo-closed", &[]);
     assert_eq!(status_state(&dir), "complete");
     let r = json(&dir.join("report.json"));
-    assert_eq!(r["dropped_iterations"].as_u64(), Some(0), "a closed model never drops");
+    assert_eq!(
+        r["dropped_iterations"].as_u64(),
+        Some(0),
+        "a closed model never drops"
+    );
     let top = steps(&r).last().unwrap();
     assert_eq!(top["target"].as_u64(), Some(600));
     // 600 VUs with 1 s think time would send ~577 rps; the server completes ~400 at most.
     let achieved = top["ok_per_s"].as_f64().unwrap();
     assert!(achieved < 480.0, "achieved {achieved}/s at 600 VUs");
     let closed = r["checks"]["closed"].as_array().expect("closed-model rows");
-    let row = closed.iter().find(|c| c["vus"] == 600).expect("a row for 600 VUs");
-    assert!(row["nominal_per_s"].as_f64().unwrap() > achieved * 1.2, "{row}");
+    let row = closed
+        .iter()
+        .find(|c| c["vus"] == 600)
+        .expect("a row for 600 VUs");
+    assert!(
+        row["nominal_per_s"].as_f64().unwrap() > achieved * 1.2,
+        "{row}"
+    );
     assert!(row["missing"].as_f64().unwrap() > 0.0, "{row}");
 }
 
@@ -93,12 +123,19 @@ fn exp2_pgconn_fails_one_request_in_six() {
     for s in steps(&r) {
         let f = s["failed_rate"].as_f64().unwrap();
         // 120 workers, max_connections 100: 20 of 120 persistent connections are refused.
-        assert!((f - 20.0 / 120.0).abs() < 0.05, "step {} failed rate {f}", s["name"]);
+        assert!(
+            (f - 20.0 / 120.0).abs() < 0.05,
+            "step {} failed rate {f}",
+            s["name"]
+        );
         assert!(s["non200"]["500"].as_u64().unwrap_or(0) > 0, "{s}");
     }
     let log = std::fs::read_to_string(dir.join("logs/laravel.log")).unwrap_or_default()
         + &std::fs::read_to_string(dir.join("logs/php-fpm.log")).unwrap_or_default();
-    assert!(log.contains("too many clients"), "Laravel's log shows the SQLSTATE");
+    assert!(
+        log.contains("too many clients"),
+        "Laravel's log shows the SQLSTATE"
+    );
 }
 
 #[test]
@@ -107,10 +144,16 @@ fn node_1c_pool_timeouts_are_http_500() {
     let (_out, dir) = run_quick("1c", &[]);
     assert_eq!(status_state(&dir), "complete");
     let r = json(&dir.join("report.json"));
-    let n500: u64 = steps(&r).iter().map(|s| s["non200"]["500"].as_u64().unwrap_or(0)).sum();
+    let n500: u64 = steps(&r)
+        .iter()
+        .map(|s| s["non200"]["500"].as_u64().unwrap_or(0))
+        .sum();
     assert!(n500 > 0, "1c produces HTTP 500s: {}", r["steps"]);
     let app = std::fs::read_to_string(dir.join("logs/app.log")).unwrap();
-    assert!(app.contains("timeout exceeded when trying to connect"), "the app log names the pool timeout");
+    assert!(
+        app.contains("timeout exceeded when trying to connect"),
+        "the app log names the pool timeout"
+    );
     assert!(dir.join("samples/node.jsonl").exists());
 }
 
@@ -134,11 +177,25 @@ fn labelled(run_prefix: &str) -> Vec<String> {
     for what in [&["ps", "-a"][..], &["network", "ls"][..]] {
         let out = Command::new("docker")
             .args(what)
-            .args(["--filter", "label=perflab.run", "--format", "{{.Label \"perflab.run\"}} {{.Names}}"])
+            .args([
+                "--filter",
+                "label=perflab.run",
+                "--format",
+                "{{.Label \"perflab.run\"}} {{.Names}}",
+            ])
             .output()
             .unwrap();
-        assert!(out.status.success(), "docker {what:?}: {}", String::from_utf8_lossy(&out.stderr));
-        found.extend(String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(run_prefix)).map(str::to_owned));
+        assert!(
+            out.status.success(),
+            "docker {what:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        found.extend(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter(|l| l.starts_with(run_prefix))
+                .map(str::to_owned),
+        );
     }
     found
 }
@@ -151,9 +208,15 @@ fn start_and_wait_for_k6(out: &Path) -> std::process::Child {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    while !labelled("run-demo-open-").iter().any(|l| l.ends_with("-k6")) {
+    while !labelled("run-demo-open-")
+        .iter()
+        .any(|l| l.ends_with("-k6"))
+    {
         assert!(t0.elapsed() < Duration::from_secs(600), "k6 never started");
-        assert!(child.try_wait().unwrap().is_none(), "perflab exited before k6 started");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "perflab exited before k6 started"
+        );
         std::thread::sleep(Duration::from_millis(300));
     }
     std::thread::sleep(Duration::from_secs(3));
@@ -168,17 +231,34 @@ fn sigkill_leftovers_are_swept_by_the_next_run() {
     let killed = out.path().join("demo-open/latest").canonicalize().unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
-    let run_id = json(&killed.join("manifest.json"))["measurements"]["run_id"].as_str().unwrap().to_owned();
-    assert!(!labelled(&run_id).is_empty(), "SIGKILL leaves the stack behind");
+    let run_id = json(&killed.join("manifest.json"))["measurements"]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        !labelled(&run_id).is_empty(),
+        "SIGKILL leaves the stack behind"
+    );
     assert_eq!(status_state(&killed), "running");
     // The next run sweeps: leftovers removed, the killed run marked aborted.
     let st = perflab()
-        .args(["--quiet", "run", "php-smoke", "--quick", "--no-align", "--out"])
+        .args([
+            "--quiet",
+            "run",
+            "php-smoke",
+            "--quick",
+            "--no-align",
+            "--out",
+        ])
         .arg(out.path())
         .status()
         .unwrap();
     assert!(st.success());
-    assert!(labelled(&run_id).is_empty(), "left: {:?}", labelled(&run_id));
+    assert!(
+        labelled(&run_id).is_empty(),
+        "left: {:?}",
+        labelled(&run_id)
+    );
     assert_eq!(status_state(&killed), "aborted");
 }
 
@@ -195,8 +275,15 @@ fn sigterm_aborts_cleanly() {
     let status = json(&dir.join("status.json"));
     assert_eq!(status["state"], "aborted", "{status}");
     assert!(status["reason"].as_str().unwrap().contains("SIGTERM"));
-    let run_id = json(&dir.join("manifest.json"))["measurements"]["run_id"].as_str().unwrap().to_owned();
-    assert!(labelled(&run_id).is_empty(), "containers left: {:?}", labelled(&run_id));
+    let run_id = json(&dir.join("manifest.json"))["measurements"]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        labelled(&run_id).is_empty(),
+        "containers left: {:?}",
+        labelled(&run_id)
+    );
     // Partial data is kept.
     assert!(dir.join("k6/k6.log").exists());
 }

@@ -60,7 +60,9 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         out_root: a.out.clone(),
         quiet,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let mut progress = super::lab::build_progress(quiet);
     let summary = rt.block_on(run::execute(req, &mut progress))?;
     Ok(if summary.interrupted {

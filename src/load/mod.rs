@@ -95,8 +95,14 @@ mod tests {
         assert_eq!(e["MODEL"], "open");
         assert_eq!(e["STEPS"], "50,100,125,150,175,200,250");
         assert_eq!(e["SLO_P95"], "100");
-        assert_eq!((e["PRE_VUS"].as_str(), e["MAX_VUS"].as_str()), ("100", "400"));
-        assert_eq!((e["RAMP"].as_str(), e["HOLD"].as_str(), e["WARMUP"].as_str()), ("8", "22", "20"));
+        assert_eq!(
+            (e["PRE_VUS"].as_str(), e["MAX_VUS"].as_str()),
+            ("100", "400")
+        );
+        assert_eq!(
+            (e["RAMP"].as_str(), e["HOLD"].as_str(), e["WARMUP"].as_str()),
+            ("8", "22", "20")
+        );
         assert!(!e.contains_key("NOABORT"));
         assert!(!e.contains_key("URL"));
         assert!(inv.args.iter().any(|a| a == "/scripts/breakpoint.js"));

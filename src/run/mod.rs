@@ -44,7 +44,10 @@ pub struct RunSummary {
 
 /// Execute a request. Image builds happen before the lock (they do not disturb measurements
 /// of another lab much less than waiting would); everything that measures holds the lock.
-pub async fn execute(req: RunRequest, progress_build: &mut (dyn FnMut(images::BuildProgress) + Send)) -> Result<RunSummary> {
+pub async fn execute(
+    req: RunRequest,
+    progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+) -> Result<RunSummary> {
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     let docker = Docker::connect().await?;
     let set = images::ensure_built(&docker, req.suite, progress_build).await?;
@@ -93,7 +96,11 @@ pub async fn execute(req: RunRequest, progress_build: &mut (dyn FnMut(images::Bu
         interrupt: interrupt.clone(),
         repo_root: images::recipe::repo_root(),
     };
-    let mut summary = RunSummary { rounds: Vec::new(), interrupted: false, harness_failed: false };
+    let mut summary = RunSummary {
+        rounds: Vec::new(),
+        interrupted: false,
+        harness_failed: false,
+    };
     'outer: for r in &req.resolved {
         for round in 1..=req.rounds {
             let o = round::run_round(&env, r, round).await?;

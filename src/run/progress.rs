@@ -15,7 +15,10 @@ use crate::plan::{Plan, WindowKind};
 /// Where `offset_s` (seconds since k6's start) falls in the plan.
 pub fn position(plan: &Plan, offset_s: f64) -> StepPosition {
     let steps = plan.steps.len();
-    let w = plan.windows.iter().find(|w| offset_s >= w.start_s as f64 && offset_s < w.end_s as f64);
+    let w = plan
+        .windows
+        .iter()
+        .find(|w| offset_s >= w.start_s as f64 && offset_s < w.end_s as f64);
     match w {
         Some(w) => StepPosition {
             step: w.step.map(|s| s + 1).unwrap_or(0),
@@ -28,8 +31,20 @@ pub fn position(plan: &Plan, offset_s: f64) -> StepPosition {
                 WindowKind::Hold => "hold",
             },
         },
-        None if offset_s < 0.0 => StepPosition { step: 0, steps, target: 0, left_s: (-offset_s).ceil() as u64, phase: "starting" },
-        None => StepPosition { step: steps, steps, target: plan.steps.last().map(|s| s.target).unwrap_or(0), left_s: 0, phase: "stopping" },
+        None if offset_s < 0.0 => StepPosition {
+            step: 0,
+            steps,
+            target: 0,
+            left_s: (-offset_s).ceil() as u64,
+            phase: "starting",
+        },
+        None => StepPosition {
+            step: steps,
+            steps,
+            target: plan.steps.last().map(|s| s.target).unwrap_or(0),
+            left_s: 0,
+            phase: "stopping",
+        },
     }
 }
 
@@ -39,16 +54,28 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn start(plan: &Plan, k6_start: DateTime<Utc>, api_port: Option<u16>, quiet: bool) -> Progress {
+    pub fn start(
+        plan: &Plan,
+        k6_start: DateTime<Utc>,
+        api_port: Option<u16>,
+        quiet: bool,
+    ) -> Progress {
         let (stop, mut rx) = watch::channel(false);
         if quiet {
             return Progress { stop, task: None };
         }
         let plan = plan.clone();
-        let unit = if plan.model == Model::Open { "rps" } else { "VUs" };
+        let unit = if plan.model == Model::Open {
+            "rps"
+        } else {
+            "VUs"
+        };
         let tty = std::io::stderr().is_terminal();
         let task = tokio::spawn(async move {
-            let client = reqwest::Client::builder().timeout(Duration::from_millis(800)).build().ok();
+            let client = reqwest::Client::builder()
+                .timeout(Duration::from_millis(800))
+                .build()
+                .ok();
             let bar = tty.then(|| {
                 let b = indicatif::ProgressBar::new_spinner();
                 b.enable_steady_tick(Duration::from_millis(250));
@@ -65,7 +92,11 @@ impl Progress {
                 }
                 let mut now = prev;
                 if let (Some(c), Some(port)) = (&client, api_port) {
-                    if let Ok(r) = c.get(format!("http://127.0.0.1:{port}/v1/metrics")).send().await {
+                    if let Ok(r) = c
+                        .get(format!("http://127.0.0.1:{port}/v1/metrics"))
+                        .send()
+                        .await
+                    {
                         if let Ok(body) = r.text().await {
                             if let Ok(t) = live::parse_metrics(&body) {
                                 now = t;
@@ -91,7 +122,10 @@ impl Progress {
                 b.finish_and_clear();
             }
         });
-        Progress { stop, task: Some(task) }
+        Progress {
+            stop,
+            task: Some(task),
+        }
     }
 
     pub async fn finish(mut self) {

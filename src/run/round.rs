@@ -64,7 +64,11 @@ impl From<anyhow::Error> for Stop {
 
 /// Docker cpusets of the three roles.
 pub fn pinning_of(layout: &CpuLayout) -> Pinning {
-    Pinning { loadgen: layout.cpuset(Role::Loadgen), db: layout.cpuset(Role::Db), app: layout.cpuset(Role::App) }
+    Pinning {
+        loadgen: layout.cpuset(Role::Loadgen),
+        db: layout.cpuset(Role::Db),
+        app: layout.cpuset(Role::App),
+    }
 }
 
 /// The sampler's role name for a stack container (the report's column names).
@@ -83,12 +87,24 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     let exp = &r.experiment;
     let dir = RunDir::create(env.out_root, &exp.id, round)?;
     let run_id = format!("{}{}-{}", super::sweep::RUN_ID_PREFIX, exp.id, dir.name()).to_lowercase();
-    let mut manifest = Manifest::new(&dir, exp.clone(), env.overrides.to_vec(), r.plan.clone(), env.layout.clone());
+    let mut manifest = Manifest::new(
+        &dir,
+        exp.clone(),
+        env.overrides.to_vec(),
+        r.plan.clone(),
+        env.layout.clone(),
+    );
     manifest.components = env.images.versions_flat();
-    manifest.images =
-        env.images.images.iter().map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id))).collect();
+    manifest.images = env
+        .images
+        .images
+        .iter()
+        .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
+        .collect();
     manifest.measurements.insert("run_id".into(), json!(run_id));
-    manifest.measurements.insert("suite".into(), json!(env.images.suite.as_str()));
+    manifest
+        .measurements
+        .insert("suite".into(), json!(env.images.suite.as_str()));
     if let Ok(v) = env.docker.engine_version().await {
         manifest.components.insert("docker-engine".into(), v);
     }
@@ -103,18 +119,25 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     // Whatever happened: logs out, containers and network gone.
     if let Some(s) = &stack {
         if let Err(e) = collect_logs(env.docker, s, &dir).await {
-            manifest.caveats.push(format!("collecting logs failed: {e:#}"));
+            manifest
+                .caveats
+                .push(format!("collecting logs failed: {e:#}"));
         }
     }
     let teardown = teardown(env.docker, &run_id).await;
     if let Err(e) = &teardown {
-        manifest.caveats.push(format!("teardown failed: {e:#}; run `perflab cleanup`"));
+        manifest
+            .caveats
+            .push(format!("teardown failed: {e:#}; run `perflab cleanup`"));
     }
     dir.write_manifest(&manifest)?;
 
     let (state, reason) = match result {
         Ok(()) => (RunState::Complete, None),
-        Err(Stop::Interrupted(sig)) => (RunState::Aborted, Some(format!("interrupted by {sig}; partial data kept"))),
+        Err(Stop::Interrupted(sig)) => (
+            RunState::Aborted,
+            Some(format!("interrupted by {sig}; partial data kept")),
+        ),
         Err(Stop::Failed(e)) => (RunState::Failed, Some(format!("{e:#}"))),
     };
     // A report is worth writing whenever k6 produced data, even for an aborted run.
@@ -132,7 +155,12 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
         }
     }
     dir.mark(state, reason.as_deref())?;
-    Ok(RoundOutcome { dir: dir.path.clone(), state, reason, verdict })
+    Ok(RoundOutcome {
+        dir: dir.path.clone(),
+        state,
+        reason,
+        verdict,
+    })
 }
 
 /// Analyze the run directory and write report.txt/.md/.json and the plots. Returns a verdict line.
@@ -143,17 +171,25 @@ pub fn write_report(dir: &Path) -> Result<String> {
     let fmt = |v: Option<u32>| v.map(|x| format!("{x}")).unwrap_or_else(|| "none".into());
     Ok(match &report.knee_why {
         Some(why) => format!("last passing {}; {why}", fmt(report.last_passing)),
-        None => format!("last passing {}, no knee in the steps run", fmt(report.last_passing)),
+        None => format!(
+            "last passing {}, no knee in the steps run",
+            fmt(report.last_passing)
+        ),
     })
 }
 
 async fn teardown(docker: &Docker, run_id: &str) -> Result<()> {
-    docker.remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)]).await?;
+    docker
+        .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+        .await?;
     Ok(())
 }
 
 /// Wait for `fut` unless interrupted first.
-async fn or_interrupt<T>(interrupt: &Interrupt, fut: impl std::future::Future<Output = Result<T>>) -> Result<T, Stop> {
+async fn or_interrupt<T>(
+    interrupt: &Interrupt,
+    fut: impl std::future::Future<Output = Result<T>>,
+) -> Result<T, Stop> {
     let mut i = interrupt.clone();
     tokio::select! {
         r = fut => r.map_err(Stop::Failed),
@@ -173,19 +209,36 @@ async fn measure(
     let pinning = pinning_of(env.layout);
     let opts = StartOptions::default();
     let s = or_interrupt(&env.interrupt, async {
-        LabStack::start(env.docker, exp, &pinning, run_id, env.images, &opts).await.context("starting the lab stack")
+        LabStack::start(env.docker, exp, &pinning, run_id, env.images, &opts)
+            .await
+            .context("starting the lab stack")
     })
     .await?;
-    manifest.measurements.insert("stack_start_s".into(), json!(s.start_seconds));
-    manifest.measurements.insert("containers".into(), serde_json::to_value(&s.containers).unwrap_or_default());
+    manifest
+        .measurements
+        .insert("stack_start_s".into(), json!(s.start_seconds));
+    manifest.measurements.insert(
+        "containers".into(),
+        serde_json::to_value(&s.containers).unwrap_or_default(),
+    );
     let stack = stack_slot.insert(s).clone();
 
-    let wu = or_interrupt(&env.interrupt, async { warmup::warm_up(&stack, exp).await.context("warm-up") }).await?;
-    manifest.measurements.insert("warmup".into(), serde_json::to_value(&wu).unwrap_or_default());
+    let wu = or_interrupt(&env.interrupt, async {
+        warmup::warm_up(&stack, exp).await.context("warm-up")
+    })
+    .await?;
+    manifest.measurements.insert(
+        "warmup".into(),
+        serde_json::to_value(&wu).unwrap_or_default(),
+    );
     smoke_check(&stack.entry_url, &exp.load.endpoint).await?;
 
     let pg_client = match &stack.pg {
-        Some(pg) => Some(pg.connect().await.context("connecting to PostgreSQL for the commit counter")?),
+        Some(pg) => Some(
+            pg.connect()
+                .await
+                .context("connecting to PostgreSQL for the commit counter")?,
+        ),
         None => None,
     };
     let commits_before = match &pg_client {
@@ -195,14 +248,21 @@ async fn measure(
 
     // The k6 container, ready to start: scripts copied in, outputs bound to the run directory.
     let inv = load::invocation(plan, &stack.target_url);
-    manifest.measurements.insert("k6_command".into(), json!(inv.shell_line()));
+    manifest
+        .measurements
+        .insert("k6_command".into(), json!(inv.shell_line()));
     let k6_out = dir.path.join("k6");
     std::fs::create_dir_all(&k6_out).context("creating the k6 output folder")?;
-    let k6_out = k6_out.canonicalize().context("resolving the k6 output folder")?;
+    let k6_out = k6_out
+        .canonicalize()
+        .context("resolving the k6 output folder")?;
     let k6_id = create_k6(env, &stack, exp, run_id, &inv, &k6_out).await?;
 
     let al = plan::align(Utc::now(), plan, env.align);
-    manifest.measurements.insert("alignment".into(), serde_json::to_value(&al).unwrap_or_default());
+    manifest.measurements.insert(
+        "alignment".into(),
+        serde_json::to_value(&al).unwrap_or_default(),
+    );
     dir.write_manifest(manifest)?;
     let launch = al.launch_at(K6_STARTUP);
     let wait = (launch - Utc::now()).to_std().unwrap_or_default();
@@ -220,17 +280,40 @@ async fn measure(
     .await?;
 
     // Measurement: the orchestrator moves to the load generator's CPUs, samplers start with k6.
-    let loadgen: Vec<usize> = env.layout.get(Role::Loadgen).cpus().iter().map(|c| *c as usize).collect();
+    let loadgen: Vec<usize> = env
+        .layout
+        .get(Role::Loadgen)
+        .cpus()
+        .iter()
+        .map(|c| *c as usize)
+        .collect();
     let pinned = sample::pin_process_to(&loadgen);
     if let Err(e) = &pinned {
-        manifest.caveats.push(format!("could not pin perflab to the load generator's CPUs: {e}"));
+        manifest.caveats.push(format!(
+            "could not pin perflab to the load generator's CPUs: {e}"
+        ));
     }
-    env.docker.start_container(&k6_id).await.context("starting k6")?;
-    let k6_info = env.docker.inspect_container(&k6_id).await.context("inspecting k6")?;
-    manifest.measurements.insert("k6_started_at".into(), json!(k6_info.started_at));
+    env.docker
+        .start_container(&k6_id)
+        .await
+        .context("starting k6")?;
+    let k6_info = env
+        .docker
+        .inspect_container(&k6_id)
+        .await
+        .context("inspecting k6")?;
+    manifest
+        .measurements
+        .insert("k6_started_at".into(), json!(k6_info.started_at));
     let targets = sampler_targets(env.docker, &stack, exp.lab, &k6_info).await?;
-    let samplers = sample::Samplers::start(&dir.path.join("samples"), targets, Default::default()).context("starting samplers")?;
-    let progress = Progress::start(plan, al.k6_start, k6_info.host_ports.get(&load::API_PORT).copied(), env.quiet);
+    let samplers = sample::Samplers::start(&dir.path.join("samples"), targets, Default::default())
+        .context("starting samplers")?;
+    let progress = Progress::start(
+        plan,
+        al.k6_start,
+        k6_info.host_ports.get(&load::API_PORT).copied(),
+        env.quiet,
+    );
 
     let mut interrupt = env.interrupt.clone();
     let waited = env.docker.wait_container(&k6_id, async move {
@@ -240,62 +323,111 @@ async fn measure(
 
     let summary = samplers.stop().await;
     progress.finish().await;
-    let all: Vec<usize> = plan::layout::online_cpus().map(|c| c.cpus().iter().map(|x| *x as usize).collect()).unwrap_or_default();
+    let all: Vec<usize> = plan::layout::online_cpus()
+        .map(|c| c.cpus().iter().map(|x| *x as usize).collect())
+        .unwrap_or_default();
     if pinned.is_ok() && !all.is_empty() {
         let _ = sample::pin_process_to(&all);
     }
-    manifest.measurements.insert("samplers".into(), serde_json::to_value(&summary).unwrap_or_default());
+    manifest.measurements.insert(
+        "samplers".into(),
+        serde_json::to_value(&summary).unwrap_or_default(),
+    );
     if let Some(c) = summary.perflab_cores_mean {
-        manifest.measurements.insert("perflab_cpu_pct_of_core".into(), json!((c * 1000.0).round() / 10.0));
+        manifest.measurements.insert(
+            "perflab_cpu_pct_of_core".into(),
+            json!((c * 1000.0).round() / 10.0),
+        );
     }
     if let Some(c) = summary.dockerd_cores_mean {
-        manifest.measurements.insert("dockerd_cpu_pct_of_core".into(), json!((c * 1000.0).round() / 10.0));
+        manifest.measurements.insert(
+            "dockerd_cpu_pct_of_core".into(),
+            json!((c * 1000.0).round() / 10.0),
+        );
     }
     if let (Some(c), Some(before)) = (&pg_client, commits_before) {
         if let Ok(after) = xact_commit(c).await {
-            manifest.measurements.insert("pg_xact_commit_delta".into(), json!(after - before));
+            manifest
+                .measurements
+                .insert("pg_xact_commit_delta".into(), json!(after - before));
         }
     }
     let k6_log = env.docker.logs(&k6_id, None).await.unwrap_or_default();
-    rundir::write_atomic(&dir.path.join("k6/k6.log"), k6_log.as_bytes()).context("writing k6.log")?;
+    rundir::write_atomic(&dir.path.join("k6/k6.log"), k6_log.as_bytes())
+        .context("writing k6.log")?;
 
     match status.context("waiting for k6")? {
-        ExitStatus::Cancelled => Err(Stop::Interrupted(env.interrupt.reason().unwrap_or("a signal"))),
+        ExitStatus::Cancelled => Err(Stop::Interrupted(
+            env.interrupt.reason().unwrap_or("a signal"),
+        )),
         ExitStatus::Exited(code) => {
-            manifest.measurements.insert("k6_exit_code".into(), json!(code));
+            manifest
+                .measurements
+                .insert("k6_exit_code".into(), json!(code));
             if code == 99 {
-                manifest.measurements.insert("k6_thresholds_crossed".into(), json!(true));
+                manifest
+                    .measurements
+                    .insert("k6_thresholds_crossed".into(), json!(true));
             }
             if load::exit_is_outcome(code) {
                 Ok(())
             } else {
                 let tail: Vec<&str> = k6_log.lines().rev().take(8).collect();
                 let tail: Vec<&str> = tail.into_iter().rev().collect();
-                Err(Stop::Failed(anyhow!("k6 exited with code {code} (not a threshold outcome); last lines of k6/k6.log:\n{}", tail.join("\n"))))
+                Err(Stop::Failed(anyhow!(
+                    "k6 exited with code {code} (not a threshold outcome); last lines of k6/k6.log:\n{}",
+                    tail.join("\n")
+                )))
             }
         }
     }
 }
 
 async fn xact_commit(c: &tokio_postgres::Client) -> Result<i64> {
-    let row = c.query_one("select coalesce(sum(xact_commit), 0)::bigint from pg_stat_database", &[]).await?;
+    let row = c
+        .query_one(
+            "select coalesce(sum(xact_commit), 0)::bigint from pg_stat_database",
+            &[],
+        )
+        .await?;
     Ok(row.get(0))
 }
 
 /// One request to the experiment's endpoint must answer 200 before any load is sent.
 async fn smoke_check(entry_url: &str, endpoint: &str) -> Result<()> {
     let url = format!("{}{}", entry_url.trim_end_matches('/'), endpoint);
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(15)).build()?;
-    let resp = client.get(&url).send().await.with_context(|| format!("smoke check: GET {endpoint} failed"))?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .build()?;
+    let resp = client
+        .get(&url)
+        .send()
+        .await
+        .with_context(|| format!("smoke check: GET {endpoint} failed"))?;
     let status = resp.status();
     if status != reqwest::StatusCode::OK {
-        let body: String = resp.text().await.unwrap_or_default().chars().take(300).collect();
-        bail!("smoke check: GET {endpoint} answered {status} before any load; the stack is misconfigured (see logs/ in the run directory). Body: {body}");
+        let body: String = resp
+            .text()
+            .await
+            .unwrap_or_default()
+            .chars()
+            .take(300)
+            .collect();
+        bail!(
+            "smoke check: GET {endpoint} answered {status} before any load; the stack is misconfigured (see logs/ in the run directory). Body: {body}"
+        );
     }
     Ok(())
 }
 
-async fn create_k6(env: &RoundEnv<'_>, stack: &LabStack, exp: &Experiment, run_id: &str, inv: &K6Invocation, out: &Path) -> Result<String> {
+async fn create_k6(
+    env: &RoundEnv<'_>,
+    stack: &LabStack,
+    exp: &Experiment,
+    run_id: &str,
+    inv: &K6Invocation,
+    out: &Path,
+) -> Result<String> {
     let scripts_dir = env.repo_root.join("labs/k6");
     let mut files = Vec::new();
     for name in ["stepped.js", "breakpoint.js"] {
@@ -307,35 +439,67 @@ async fn create_k6(env: &RoundEnv<'_>, stack: &LabStack, exp: &Experiment, run_i
         name: format!("perflab-{run_id}-k6"),
         image: env.images.get(ImageRole::K6).tag.clone(),
         cmd: Some(inv.args.clone()),
-        env: inv.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        env: inv
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
         labels: docker::labels(run_id, exp.lab.as_str(), "k6"),
         cpuset: Some(env.layout.cpuset(Role::Loadgen)),
         memory_bytes: Some(K6_MEMORY),
         network: Some(stack.network.clone()),
         publish: vec![load::API_PORT],
-        mounts: vec![Mount { source: out.display().to_string(), target: load::OUT_DIR.into(), read_only: false }],
-        nofile: Some(65536),
+        mounts: vec![Mount {
+            source: out.display().to_string(),
+            target: load::OUT_DIR.into(),
+            read_only: false,
+        }],
+        nofile: Some(crate::stack::nofile_limit()),
         init: true,
         user: Some("0:0".into()),
         ..Default::default()
     };
-    let id = env.docker.create_container(&spec).await.context("creating the k6 container")?;
-    env.docker.upload_files(&id, &files).await.context("copying the k6 scripts")?;
+    let id = env
+        .docker
+        .create_container(&spec)
+        .await
+        .context("creating the k6 container")?;
+    env.docker
+        .upload_files(&id, &files)
+        .await
+        .context("copying the k6 scripts")?;
     Ok(id)
 }
 
-async fn sampler_targets(docker: &Docker, stack: &LabStack, lab: Lab, k6: &docker::ContainerInfo) -> Result<SamplerTargets> {
+async fn sampler_targets(
+    docker: &Docker,
+    stack: &LabStack,
+    lab: Lab,
+    k6: &docker::ContainerInfo,
+) -> Result<SamplerTargets> {
     let mut containers = Vec::new();
     for (role, c) in &stack.containers {
         let info = docker.inspect_container(&c.id).await?;
         if let Some(pid) = info.pid {
-            containers.push(ContainerTarget { role: sample_role(lab, *role).into(), name: c.name.clone(), pid });
+            containers.push(ContainerTarget {
+                role: sample_role(lab, *role).into(),
+                name: c.name.clone(),
+                pid,
+            });
         }
     }
     if let Some(pid) = k6.pid {
-        containers.push(ContainerTarget { role: "k6".into(), name: k6.name.clone(), pid });
+        containers.push(ContainerTarget {
+            role: "k6".into(),
+            name: k6.name.clone(),
+            pid,
+        });
     }
-    Ok(SamplerTargets { containers, fpm_status_url: stack.fpm_status_url.clone(), pg: stack.pg.as_ref().map(|p| p.config()) })
+    Ok(SamplerTargets {
+        containers,
+        fpm_status_url: stack.fpm_status_url.clone(),
+        pg: stack.pg.as_ref().map(|p| p.config()),
+    })
 }
 
 /// Container logs into `logs/<role>.log`; the Node app's metrics lines into `samples/node.jsonl`;
@@ -345,7 +509,10 @@ async fn collect_logs(docker: &Docker, stack: &LabStack, dir: &RunDir) -> Result
     std::fs::create_dir_all(&logs_dir)?;
     for (role, c) in &stack.containers {
         let text = docker.logs(&c.id, None).await.unwrap_or_default();
-        rundir::write_atomic(&logs_dir.join(format!("{}.log", role.as_str())), text.as_bytes())?;
+        rundir::write_atomic(
+            &logs_dir.join(format!("{}.log", role.as_str())),
+            text.as_bytes(),
+        )?;
         if *role == StackRole::App {
             let lines = metrics_lines(&text, &c.name);
             if !lines.is_empty() {
@@ -355,7 +522,14 @@ async fn collect_logs(docker: &Docker, stack: &LabStack, dir: &RunDir) -> Result
         }
     }
     if stack.lab == Lab::Php {
-        if let Ok(bytes) = stack.read_file(docker, StackRole::PhpFpm, "/srv/app/storage/logs/laravel.log").await {
+        if let Ok(bytes) = stack
+            .read_file(
+                docker,
+                StackRole::PhpFpm,
+                "/srv/app/storage/logs/laravel.log",
+            )
+            .await
+        {
             rundir::write_atomic(&logs_dir.join("laravel.log"), &bytes)?;
         }
     }
@@ -371,7 +545,10 @@ pub fn metrics_lines(log: &str, container: &str) -> String {
         if !l.starts_with('{') {
             continue;
         }
-        let Ok(serde_json::Value::Object(mut m)) = serde_json::from_str::<serde_json::Value>(l) else { continue };
+        let Ok(serde_json::Value::Object(mut m)) = serde_json::from_str::<serde_json::Value>(l)
+        else {
+            continue;
+        };
         if !m.contains_key("t") || !(m.contains_key("elu") || m.contains_key("inflight")) {
             continue;
         }
@@ -384,7 +561,12 @@ pub fn metrics_lines(log: &str, container: &str) -> String {
 
 /// For callers that want a map of role -> cpuset for printing.
 pub fn layout_summary(layout: &CpuLayout) -> BTreeMap<&'static str, String> {
-    [("loadgen", layout.cpuset(Role::Loadgen)), ("db", layout.cpuset(Role::Db)), ("app", layout.cpuset(Role::App))].into()
+    [
+        ("loadgen", layout.cpuset(Role::Loadgen)),
+        ("db", layout.cpuset(Role::Db)),
+        ("app", layout.cpuset(Role::App)),
+    ]
+    .into()
 }
 
 #[cfg(test)]

@@ -25,7 +25,9 @@ impl Interrupt {
                 };
                 seen += 1;
                 if seen == 1 {
-                    eprintln!("\n{name}: stopping k6 and the samplers, removing containers (again to exit at once)");
+                    eprintln!(
+                        "\n{name}: stopping k6 and the samplers, removing containers (again to exit at once)"
+                    );
                     let _ = tx.send(Some(name));
                 } else {
                     eprintln!("{name} again: exiting now; `perflab cleanup` removes what is left");

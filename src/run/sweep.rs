@@ -19,20 +19,38 @@ pub struct Swept {
 }
 
 /// The run ids among label values that belong to `perflab run` (pure, for tests).
-pub fn run_ids_to_sweep<'a>(labels: impl IntoIterator<Item = &'a str>, keep: &BTreeSet<String>) -> BTreeSet<String> {
-    labels.into_iter().filter(|r| r.starts_with(RUN_ID_PREFIX) && !keep.contains(*r)).map(str::to_owned).collect()
+pub fn run_ids_to_sweep<'a>(
+    labels: impl IntoIterator<Item = &'a str>,
+    keep: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    labels
+        .into_iter()
+        .filter(|r| r.starts_with(RUN_ID_PREFIX) && !keep.contains(*r))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Sweep leftovers. `keep` holds run ids that must survive (none while the lock is held).
-pub async fn sweep(docker: &Docker, out_root: &Path, keep: &BTreeSet<String>) -> anyhow::Result<Swept> {
+pub async fn sweep(
+    docker: &Docker,
+    out_root: &Path,
+    keep: &BTreeSet<String>,
+) -> anyhow::Result<Swept> {
     let mut swept = Swept::default();
     for d in rundir::mark_stale_runs(out_root) {
         swept.aborted_dirs.push(d.path.display().to_string());
     }
     let objects = docker.list_labelled(&[LABEL_RUN.to_string()]).await?;
-    let ids = run_ids_to_sweep(objects.iter().filter_map(|o| o.labels.get(LABEL_RUN).map(String::as_str)), keep);
+    let ids = run_ids_to_sweep(
+        objects
+            .iter()
+            .filter_map(|o| o.labels.get(LABEL_RUN).map(String::as_str)),
+        keep,
+    );
     for id in ids {
-        let removed = docker.remove_labelled(&[format!("{LABEL_RUN}={id}")]).await?;
+        let removed = docker
+            .remove_labelled(&[format!("{LABEL_RUN}={id}")])
+            .await?;
         swept.removed_objects += removed.len();
         swept.removed_runs.push(id);
     }
@@ -46,7 +64,13 @@ mod tests {
     #[test]
     fn only_run_stacks_not_kept_are_swept() {
         let keep: BTreeSet<String> = ["run-b".to_string()].into();
-        let got = run_ids_to_sweep(["run-a", "up-php-x1", "run-b", "smoke-node-y", "run-a"], &keep);
-        assert_eq!(got.into_iter().collect::<Vec<_>>(), vec!["run-a".to_string()]);
+        let got = run_ids_to_sweep(
+            ["run-a", "up-php-x1", "run-b", "smoke-node-y", "run-a"],
+            &keep,
+        );
+        assert_eq!(
+            got.into_iter().collect::<Vec<_>>(),
+            vec!["run-a".to_string()]
+        );
     }
 }
