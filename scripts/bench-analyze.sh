@@ -18,10 +18,10 @@ BIN=$ROOT/target/release/perflab
 if [ ! -s "$BIG" ]; then
   echo "== generating $BIG: $COPIES copies of $(basename "$SRC"), copy k shifted by k ms" >&2
   # Overlaying shifted copies keeps the step windows intact: the same run at COPIES x the rate.
-  zcat "$SRC" | awk -F, -v OFS=, -v n="$COPIES" '
+  zcat "$SRC" | awk -F, -v OFS=, -v CONVFMT=%.0f -v OFMT=%.0f -v n="$COPIES" '
     NR == 1 { print; next }
     { line[++m] = $0 }
-    END { for (k = 0; k < n; k++) for (i = 1; i <= m; i++) { $0 = line[i]; $2 = $2 + k; print } }' \
+    END { for (k = 0; k < n; k++) for (i = 1; i <= m; i++) { $0 = line[i]; $2 = sprintf("%.0f", $2 + k); print } }' \
     | gzip -6 > "$BIG.tmp"
   mv "$BIG.tmp" "$BIG"
 fi

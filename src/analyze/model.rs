@@ -144,6 +144,8 @@ pub struct LittleRow {
     pub l_inflight: f64,
     /// Mean active VUs from k6's `vus` samples (open model: requests in flight at the generator).
     pub l_vus: Option<f64>,
+    /// Mean in-flight reported by the app itself (Node metrics), when sampled.
+    pub l_app: Option<f64>,
     /// W implied by the VUs: L / λ (the article's 228 / 180 = 1.27 s).
     pub w_from_vus_s: Option<f64>,
     /// |L - λW| / λW with L counted in-flight.

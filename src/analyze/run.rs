@@ -176,6 +176,11 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
             lambda_w: lw,
             l_inflight,
             l_vus: s.mean_vus,
+            l_app: s
+                .server
+                .as_ref()
+                .and_then(|w| w.node.as_ref())
+                .map(|n| n.inflight_mean),
             w_from_vus_s: s.max_vus.map(|l| checks::little_w(l, lambda)),
             diff: if lw > 0.0 {
                 (l_inflight - lw).abs() / lw

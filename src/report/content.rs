@@ -369,6 +369,12 @@ pub fn checks_blocks(r: &Report) -> Vec<Block> {
             format!("{:?}", s.verdict).to_lowercase(),
         ]);
     }
+    if c.little.iter().any(|l| l.l_app.is_some()) {
+        t.headers.insert(7, "L app".into());
+        for (row, l) in t.rows.iter_mut().zip(&c.little) {
+            row.insert(7, opt(l.l_app, |v| format!("{v:.1}")));
+        }
+    }
     b.table = Some(t);
     b.notes.push("L in-flight is counted from the request intervals; λW uses the step's mean latency. Little's law is read only where the step is stable (in-flight not growing between the halves of the window, seed 003).".into());
     if let Some(d) = c.drain_s {
