@@ -303,6 +303,9 @@ pub struct Report {
     pub per_second: Vec<SecondRow>,
     /// The whole run, one row per second.
     pub timeline: Vec<SecondRow>,
+    /// Distinct log messages with counts, by log name.
+    #[serde(default)]
+    pub logs: BTreeMap<String, super::logs::LogDigest>,
     pub warnings: Vec<String>,
 }
 

@@ -13,6 +13,8 @@ pub struct Inputs {
     pub summary: Option<K6Summary>,
     pub samples: Samples,
     pub params: Params,
+    /// Log digests by log name (`nginx`, `fpm`, `laravel`, `app`), from `logs/<name>.log`.
+    pub logs: BTreeMap<String, super::logs::LogDigest>,
     /// Title and file names for the report header.
     pub source: Source,
 }
@@ -79,6 +81,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         summary,
         mut samples,
         params,
+        logs,
         mut source,
     } = inp;
     samples.sort();
@@ -336,6 +339,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         checks,
         per_second,
         timeline,
+        logs,
         warnings,
     })
 }

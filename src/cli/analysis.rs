@@ -97,6 +97,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         summary,
         samples: Default::default(),
         params,
+        logs: Default::default(),
         source: analyze::model::Source {
             title,
             csv: a.csv.display().to_string(),

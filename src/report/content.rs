@@ -478,6 +478,29 @@ pub fn checks_blocks(r: &Report) -> Vec<Block> {
     out
 }
 
+pub fn logs_block(r: &Report) -> Option<Block> {
+    if r.logs.is_empty() {
+        return None;
+    }
+    let mut b = block("Logs: distinct messages");
+    let mut t = Table::new(["log", "count", "message"]);
+    t.left = vec![0, 2];
+    for (name, d) in &r.logs {
+        b.lines.push(format!(
+            "{name}: {} lines, {} distinct messages",
+            d.lines,
+            d.messages.len()
+        ));
+        for (m, c) in d.top(8) {
+            t.push(vec![name.clone(), c.to_string(), m]);
+        }
+    }
+    if !t.rows.is_empty() {
+        b.table = Some(t);
+    }
+    Some(b)
+}
+
 pub fn warnings_block(r: &Report) -> Option<Block> {
     if r.warnings.is_empty() {
         return None;
@@ -491,6 +514,7 @@ pub fn warnings_block(r: &Report) -> Option<Block> {
 pub fn blocks(r: &Report) -> Vec<Block> {
     let mut v = vec![header(r), verdict_block(r), steps_block(r), persec_block(r)];
     v.extend(checks_blocks(r));
+    v.extend(logs_block(r));
     v.extend(warnings_block(r));
     v
 }

@@ -2,6 +2,7 @@
 //! analysis. Layout: plan.json, k6/{requests.csv.gz,summary.json,k6.log}, samples/*.jsonl.
 use crate::analyze::Inputs;
 use crate::analyze::k6csv::{self, K6Data};
+use crate::analyze::logs::LogDigest;
 use crate::analyze::model::{LoadModel, Params, Source};
 use crate::analyze::samples::{self, Samples};
 use crate::analyze::summary::{self, K6Summary};
@@ -114,6 +115,39 @@ pub fn params_from_plan(plan: &Value, p: &mut Params) {
     p.pool_size = mc.or(pool).map(|n| n as u32).or(p.pool_size);
 }
 
+/// Digest `dir/logs/*.log` line by line (missing directory: no logs).
+pub fn logs(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {
+    use std::io::BufRead;
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(rd) = std::fs::read_dir(dir.join("logs")) else {
+        return Ok(out);
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("log") {
+            continue;
+        }
+        let name = p
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let f = std::fs::File::open(&p).with_context(|| format!("opening {}", p.display()))?;
+        let mut d = LogDigest::default();
+        let mut r = std::io::BufReader::new(f);
+        let mut buf = Vec::new();
+        while r
+            .read_until(b'\n', &mut buf)
+            .with_context(|| format!("reading {}", p.display()))?
+            > 0
+        {
+            d.add_line(&String::from_utf8_lossy(&buf));
+            buf.clear();
+        }
+        out.insert(name, d);
+    }
+    Ok(out)
+}
+
 /// Everything `analyze_run` needs from a run directory.
 pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
     if !dir.is_dir() {
@@ -168,6 +202,7 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         params.insufficient_vus = insufficient;
     }
     let samples = samples(dir)?;
+    let logs = logs(dir)?;
     let title = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -177,6 +212,7 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         summary,
         samples,
         params,
+        logs,
         source: Source {
             title,
             csv: "k6/requests.csv.gz".into(),
