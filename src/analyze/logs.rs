@@ -19,10 +19,11 @@ pub fn normalise(line: &str) -> String {
     let mut s = line.trim();
     // nginx: "2026/10/30 11:20:05 [error] 29#29: *1234 upstream timed out ..."
     // Laravel: "[2026-10-30 11:20:05] production.ERROR: SQLSTATE[08006] ..."
-    if let Some(i) = s.find("] ") {
-        if i < 40 && s[..i].chars().any(|c| c.is_ascii_digit()) {
-            s = &s[i + 2..];
-        }
+    if let Some(i) = s.find("] ")
+        && i < 40
+        && s[..i].chars().any(|c| c.is_ascii_digit())
+    {
+        s = &s[i + 2..];
     }
     if let Some(i) = s.find(", client: ") {
         s = &s[..i];

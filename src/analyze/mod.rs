@@ -9,6 +9,7 @@ pub mod k6csv;
 pub mod logs;
 pub mod model;
 pub mod run;
+pub mod runs;
 pub mod samples;
 pub mod summary;
 
