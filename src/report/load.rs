@@ -221,3 +221,38 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_fields_found_anywhere() {
+        let plan: Value = serde_json::from_str(
+            r#"{"experiment":{"stack":{"node":{"processes":2,"pool_max":10}},
+                "load":{"slo_p95_ms":100,"hold_s":22,"max_vus":400,"model":"closed","think_time_s":0.2}},
+                "layout":{"app_cores":2}}"#,
+        )
+        .unwrap();
+        let mut p = Params::new(0.0);
+        params_from_plan(&plan, &mut p);
+        assert_eq!(p.slo_p95_ms, 100.0);
+        assert_eq!(p.hold_s, Some(22.0));
+        assert_eq!(p.max_vus, Some(400.0));
+        assert_eq!(p.model, Some(LoadModel::Closed));
+        assert_eq!(p.think_time_s, Some(0.2));
+        assert_eq!(p.app_cores, Some(2.0));
+        assert_eq!(p.pool_size, Some(20), "2 processes x pool 10");
+    }
+
+    #[test]
+    fn k6_log_abort_and_insufficient_vus() {
+        let log = r#"time="2026-11-30T00:46:54Z" level=error msg="thresholds on metrics 'http_req_duration' were crossed; at least one has abortOnFail enabled, stopping test prematurely"
+time="2026-11-30T00:47:06Z" level=warning msg="Insufficient VUs, reached 6 active VUs and cannot initialize more""#;
+        assert_eq!(k6_log_flags(log), (true, true));
+        assert_eq!(
+            k6_log_flags("level=warning msg=\"Request Failed\""),
+            (false, false)
+        );
+    }
+}
