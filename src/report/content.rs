@@ -92,7 +92,7 @@ pub fn header(r: &Report) -> Block {
     ));
     if let (Some(a), Some(z)) = (s.first_ms, s.last_ms) {
         b.lines
-            .push(format!("time: {} .. {} UTC", utc_full(a), utc_full(z)));
+            .push(format!("time: {} .. {}", utc_full(a), utc_full(z)));
     }
     if !s.excluded.is_empty() {
         b.lines.push(format!(
