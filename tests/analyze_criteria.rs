@@ -68,6 +68,7 @@ fn analyze_with(text: String, p: Params, samples: Samples) -> Report {
         summary: None,
         samples,
         params: p,
+        logs: Default::default(),
         source: Default::default(),
     })
     .unwrap()

@@ -30,6 +30,7 @@ fn run(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
         summary: Some(summary),
         samples: Default::default(),
         params,
+        logs: Default::default(),
         source: Default::default(),
     })
     .unwrap()

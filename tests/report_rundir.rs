@@ -41,6 +41,13 @@ fn run_dir(with_samples: bool) -> tempfile::TempDir {
     .unwrap();
     if with_samples {
         write_samples(d.path());
+        let logs = d.path().join("logs");
+        std::fs::create_dir_all(&logs).unwrap();
+        let mut nginx = String::new();
+        for i in 0..5 {
+            writeln!(nginx, "2026/11/30 00:46:2{i} [error] 29#29: *{} upstream timed out (110: Connection timed out) while reading response header from upstream, client: 10.0.0.2, server: _", 100 + i).unwrap();
+        }
+        std::fs::write(logs.join("nginx.log"), nginx).unwrap();
     }
     d
 }
@@ -121,6 +128,10 @@ fn report_renders_a_run_directory_with_samples() {
         "{txt}"
     );
     assert!(txt.contains("CPU ceiling at step r0100"), "{txt}");
+    assert!(txt.contains("nginx: 5 lines, 1 distinct messages"), "{txt}");
+    assert!(txt.contains(
+        "upstream timed out (N: Connection timed out) while reading response header from upstream"
+    ));
     let md = std::fs::read_to_string(d.path().join("report.md")).unwrap();
     assert!(md.contains("![plot-steps.svg](plot-steps.svg)"));
     let svg = std::fs::read_to_string(d.path().join("plot-timeline.svg")).unwrap();

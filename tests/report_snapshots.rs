@@ -23,6 +23,7 @@ fn report_of(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
         summary: Some(summary),
         samples: Default::default(),
         params: p,
+        logs: Default::default(),
         source: Source {
             title: name.into(),
             csv: format!("{name}.csv.gz"),

@@ -530,15 +530,15 @@ impl Ingest {
         f: &'a [std::borrow::Cow<'a, [u8]>],
     ) -> Option<(&'static str, &'a [u8])> {
         let get = |i: usize| f.get(i).map(|c| c.as_ref()).unwrap_or(b"");
-        if let Some(i) = self.c.stage {
-            if !get(i).is_empty() {
-                return Some(("stage", get(i)));
-            }
+        if let Some(i) = self.c.stage
+            && !get(i).is_empty()
+        {
+            return Some(("stage", get(i)));
         }
-        if let Some(i) = self.c.step {
-            if !get(i).is_empty() {
-                return Some(("step", get(i)));
-            }
+        if let Some(i) = self.c.step
+            && !get(i).is_empty()
+        {
+            return Some(("step", get(i)));
         }
         let extra = get(self.c.extra?);
         for kv in extra.split(|&b| b == b'&') {

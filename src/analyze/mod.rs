@@ -6,8 +6,10 @@
 pub mod checks;
 pub mod hist;
 pub mod k6csv;
+pub mod logs;
 pub mod model;
 pub mod run;
+pub mod runs;
 pub mod samples;
 pub mod summary;
 

@@ -144,6 +144,8 @@ pub struct LittleRow {
     pub l_inflight: f64,
     /// Mean active VUs from k6's `vus` samples (open model: requests in flight at the generator).
     pub l_vus: Option<f64>,
+    /// Mean in-flight reported by the app itself (Node metrics), when sampled.
+    pub l_app: Option<f64>,
     /// W implied by the VUs: L / λ (the article's 228 / 180 = 1.27 s).
     pub w_from_vus_s: Option<f64>,
     /// |L - λW| / λW with L counted in-flight.
@@ -301,6 +303,9 @@ pub struct Report {
     pub per_second: Vec<SecondRow>,
     /// The whole run, one row per second.
     pub timeline: Vec<SecondRow>,
+    /// Distinct log messages with counts, by log name.
+    #[serde(default)]
+    pub logs: BTreeMap<String, super::logs::LogDigest>,
     pub warnings: Vec<String>,
 }
 

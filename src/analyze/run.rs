@@ -13,6 +13,8 @@ pub struct Inputs {
     pub summary: Option<K6Summary>,
     pub samples: Samples,
     pub params: Params,
+    /// Log digests by log name (`nginx`, `fpm`, `laravel`, `app`), from `logs/<name>.log`.
+    pub logs: BTreeMap<String, super::logs::LogDigest>,
     /// Title and file names for the report header.
     pub source: Source,
 }
@@ -45,7 +47,7 @@ fn fmt_int(v: f64) -> String {
     let s = n.abs().to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -79,6 +81,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         summary,
         mut samples,
         params,
+        logs,
         mut source,
     } = inp;
     samples.sort();
@@ -176,6 +179,11 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
             lambda_w: lw,
             l_inflight,
             l_vus: s.mean_vus,
+            l_app: s
+                .server
+                .as_ref()
+                .and_then(|w| w.node.as_ref())
+                .map(|n| n.inflight_mean),
             w_from_vus_s: s.max_vus.map(|l| checks::little_w(l, lambda)),
             diff: if lw > 0.0 {
                 (l_inflight - lw).abs() / lw
@@ -196,15 +204,15 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         .or(last_passing)
         .and_then(|t| steps.iter().find(|s| s.target == t))
         .or(steps.last());
-    if let (Some(cores), Some(s)) = (params.app_cores, ref_step) {
-        if let Some(ms) = s.ms_cpu_per_ok.filter(|m| *m > 0.0) {
-            checks.cpu_ceiling = Some(CeilingCheck {
-                step: s.name.clone(),
-                cores,
-                ms_cpu_per_ok: ms,
-                cpu_ceiling_per_s: checks::cpu_ceiling(cores, ms),
-            });
-        }
+    if let (Some(cores), Some(s)) = (params.app_cores, ref_step)
+        && let Some(ms) = s.ms_cpu_per_ok.filter(|m| *m > 0.0)
+    {
+        checks.cpu_ceiling = Some(CeilingCheck {
+            step: s.name.clone(),
+            cores,
+            ms_cpu_per_ok: ms,
+            cpu_ceiling_per_s: checks::cpu_ceiling(cores, ms),
+        });
     }
     if let Some(slots) = params.pool_size {
         let w = steps[0].avg_ms / 1000.0;
@@ -272,10 +280,10 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
 
     // Generator health and data caveats.
     let first = &steps[0];
-    if let Some(t) = k6.first_drop_ms {
-        if t < first.start_ms + (first.window_s * 1000.0) as i64 {
-            warnings.push("iterations dropped from the very first step: the generator (VUs), not the system, limited the load".into());
-        }
+    if let Some(t) = k6.first_drop_ms
+        && t < first.start_ms + (first.window_s * 1000.0) as i64
+    {
+        warnings.push("iterations dropped from the very first step: the generator (VUs), not the system, limited the load".into());
     }
     if k6.dropped_warmup > 0 {
         warnings.push(format!(
@@ -331,6 +339,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         checks,
         per_second,
         timeline,
+        logs,
         warnings,
     })
 }
@@ -422,15 +431,14 @@ fn step_row(
             text: format!("k6 dropped {dropped} iterations"),
         });
     }
-    if model == LoadModel::Open {
-        if let (Some(cap), Some(m)) = (p.max_vus, max_vus) {
-            if m >= cap {
-                failures.push(Failure {
-                    criterion: 4,
-                    text: format!("VUs at max ({m:.0} of {cap:.0})"),
-                });
-            }
-        }
+    if model == LoadModel::Open
+        && let (Some(cap), Some(m)) = (p.max_vus, max_vus)
+        && m >= cap
+    {
+        failures.push(Failure {
+            criterion: 4,
+            text: format!("VUs at max ({m:.0} of {cap:.0})"),
+        });
     }
     StepReport {
         name: a.name.clone(),
@@ -538,15 +546,15 @@ fn cross_check(
         };
         checks.cross_checked_steps += 1;
         let mut cmp = |field: &str, ours: f64, theirs: Option<f64>| {
-            if let Some(t) = theirs {
-                if !close(ours, t) {
-                    checks.cross_check.push(CrossCheckRow {
-                        step: s.name.clone(),
-                        field: field.into(),
-                        ours,
-                        k6: t,
-                    });
-                }
+            if let Some(t) = theirs
+                && !close(ours, t)
+            {
+                checks.cross_check.push(CrossCheckRow {
+                    step: s.name.clone(),
+                    field: field.into(),
+                    ours,
+                    k6: t,
+                });
             }
         };
         cmp("requests", s.requests as f64, k.count.map(|c| c as f64));
@@ -554,15 +562,15 @@ fn cross_check(
         cmp("p95_ms", s.p95_ms, k.p95_ms);
         cmp("p99_ms", s.p99_ms, k.p99_ms);
         cmp("max_ms", s.max_ms, k.max_ms);
-        if let Some(fr) = k.failed_rate {
-            if (fr - s.failed_rate).abs() > 0.001 {
-                checks.cross_check.push(CrossCheckRow {
-                    step: s.name.clone(),
-                    field: "failed_rate".into(),
-                    ours: s.failed_rate,
-                    k6: fr,
-                });
-            }
+        if let Some(fr) = k.failed_rate
+            && (fr - s.failed_rate).abs() > 0.001
+        {
+            checks.cross_check.push(CrossCheckRow {
+                step: s.name.clone(),
+                field: "failed_rate".into(),
+                ours: s.failed_rate,
+                k6: fr,
+            });
         }
     }
     for name in sum.steps.keys() {

@@ -257,6 +257,8 @@ pub struct NodeWindow {
     pub pool_waiting_max: u64,
     pub pool_waiting_share: f64,
     pub inflight_max: u64,
+    /// Mean of the app's in-flight gauge (summed over processes per sample time).
+    pub inflight_mean: f64,
     pub err5xx: u64,
     pub errors: BTreeMap<String, u64>,
 }
@@ -427,6 +429,13 @@ pub fn window(
                 node.len(),
             ),
             inflight_max: node.iter().map(|n| n.inflight_max).max().unwrap_or(0),
+            inflight_mean: {
+                let mut by_t: BTreeMap<i64, f64> = BTreeMap::new();
+                for n in node {
+                    *by_t.entry(n.t / 1000).or_default() += n.inflight as f64;
+                }
+                mean(by_t.values().copied()).unwrap_or(0.0)
+            },
             err5xx: node.iter().map(|n| n.err5xx).sum(),
             errors,
         };
@@ -621,6 +630,7 @@ mod tests {
         for i in 0..5 {
             s.node.push(NodeSample {
                 t: i * 2000,
+                inflight: 100 + i as u64 * 10,
                 elu: 1.0,
                 eld_p99_ms: 437.0 + i as f64,
                 pool_waiting: 3,
@@ -630,7 +640,9 @@ mod tests {
         }
         let w = window(&s, 0, 10_000, None, &SaturationRules::default());
         assert_eq!(w.saturated.len(), 2, "{:?}", w.saturated);
-        assert_eq!(w.node.unwrap().pool_waiting_max, 90);
+        let nw = w.node.unwrap();
+        assert_eq!(nw.pool_waiting_max, 90);
+        assert!((nw.inflight_mean - 120.0).abs() < 1e-9);
         // ELU 0.56 and no waiting: nothing saturated.
         for n in &mut s.node {
             n.elu = 0.56;

@@ -97,6 +97,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         summary,
         samples: Default::default(),
         params,
+        logs: Default::default(),
         source: analyze::model::Source {
             title,
             csv: a.csv.display().to_string(),
@@ -122,10 +123,7 @@ pub struct ReportArgs {
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let inputs = load::run_dir(&a.run_dir)?;
-    let r = analyze::analyze_run(inputs)
-        .map_err(|e| invalid(format!("{}: {e}", a.run_dir.display())))?;
-    report::write_all(&r, &a.run_dir)?;
+    let r = report::render_run_dir(&a.run_dir)?;
     eprintln!(
         "wrote report.txt, report.md, report.json, {}, {} in {}",
         report::STEPS_SVG,

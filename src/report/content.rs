@@ -92,7 +92,7 @@ pub fn header(r: &Report) -> Block {
     ));
     if let (Some(a), Some(z)) = (s.first_ms, s.last_ms) {
         b.lines
-            .push(format!("time: {} .. {} UTC", utc_full(a), utc_full(z)));
+            .push(format!("time: {} .. {}", utc_full(a), utc_full(z)));
     }
     if !s.excluded.is_empty() {
         b.lines.push(format!(
@@ -369,6 +369,12 @@ pub fn checks_blocks(r: &Report) -> Vec<Block> {
             format!("{:?}", s.verdict).to_lowercase(),
         ]);
     }
+    if c.little.iter().any(|l| l.l_app.is_some()) {
+        t.headers.insert(7, "L app".into());
+        for (row, l) in t.rows.iter_mut().zip(&c.little) {
+            row.insert(7, opt(l.l_app, |v| format!("{v:.1}")));
+        }
+    }
     b.table = Some(t);
     b.notes.push("L in-flight is counted from the request intervals; λW uses the step's mean latency. Little's law is read only where the step is stable (in-flight not growing between the halves of the window, seed 003).".into());
     if let Some(d) = c.drain_s {
@@ -472,6 +478,29 @@ pub fn checks_blocks(r: &Report) -> Vec<Block> {
     out
 }
 
+pub fn logs_block(r: &Report) -> Option<Block> {
+    if r.logs.is_empty() {
+        return None;
+    }
+    let mut b = block("Logs: distinct messages");
+    let mut t = Table::new(["log", "count", "message"]);
+    t.left = vec![0, 2];
+    for (name, d) in &r.logs {
+        b.lines.push(format!(
+            "{name}: {} lines, {} distinct messages",
+            d.lines,
+            d.messages.len()
+        ));
+        for (m, c) in d.top(8) {
+            t.push(vec![name.clone(), c.to_string(), m]);
+        }
+    }
+    if !t.rows.is_empty() {
+        b.table = Some(t);
+    }
+    Some(b)
+}
+
 pub fn warnings_block(r: &Report) -> Option<Block> {
     if r.warnings.is_empty() {
         return None;
@@ -485,6 +514,7 @@ pub fn warnings_block(r: &Report) -> Option<Block> {
 pub fn blocks(r: &Report) -> Vec<Block> {
     let mut v = vec![header(r), verdict_block(r), steps_block(r), persec_block(r)];
     v.extend(checks_blocks(r));
+    v.extend(logs_block(r));
     v.extend(warnings_block(r));
     v
 }

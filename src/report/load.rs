@@ -2,6 +2,7 @@
 //! analysis. Layout: plan.json, k6/{requests.csv.gz,summary.json,k6.log}, samples/*.jsonl.
 use crate::analyze::Inputs;
 use crate::analyze::k6csv::{self, K6Data};
+use crate::analyze::logs::LogDigest;
 use crate::analyze::model::{LoadModel, Params, Source};
 use crate::analyze::samples::{self, Samples};
 use crate::analyze::summary::{self, K6Summary};
@@ -114,6 +115,39 @@ pub fn params_from_plan(plan: &Value, p: &mut Params) {
     p.pool_size = mc.or(pool).map(|n| n as u32).or(p.pool_size);
 }
 
+/// Digest `dir/logs/*.log` line by line (missing directory: no logs).
+pub fn logs(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {
+    use std::io::BufRead;
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(rd) = std::fs::read_dir(dir.join("logs")) else {
+        return Ok(out);
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("log") {
+            continue;
+        }
+        let name = p
+            .file_stem()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let f = std::fs::File::open(&p).with_context(|| format!("opening {}", p.display()))?;
+        let mut d = LogDigest::default();
+        let mut r = std::io::BufReader::new(f);
+        let mut buf = Vec::new();
+        while r
+            .read_until(b'\n', &mut buf)
+            .with_context(|| format!("reading {}", p.display()))?
+            > 0
+        {
+            d.add_line(&String::from_utf8_lossy(&buf));
+            buf.clear();
+        }
+        out.insert(name, d);
+    }
+    Ok(out)
+}
+
 /// Everything `analyze_run` needs from a run directory.
 pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
     if !dir.is_dir() {
@@ -168,6 +202,7 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         params.insufficient_vus = insufficient;
     }
     let samples = samples(dir)?;
+    let logs = logs(dir)?;
     let title = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -177,6 +212,7 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         summary,
         samples,
         params,
+        logs,
         source: Source {
             title,
             csv: "k6/requests.csv.gz".into(),
@@ -184,4 +220,39 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
             ..Default::default()
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_fields_found_anywhere() {
+        let plan: Value = serde_json::from_str(
+            r#"{"experiment":{"stack":{"node":{"processes":2,"pool_max":10}},
+                "load":{"slo_p95_ms":100,"hold_s":22,"max_vus":400,"model":"closed","think_time_s":0.2}},
+                "layout":{"app_cores":2}}"#,
+        )
+        .unwrap();
+        let mut p = Params::new(0.0);
+        params_from_plan(&plan, &mut p);
+        assert_eq!(p.slo_p95_ms, 100.0);
+        assert_eq!(p.hold_s, Some(22.0));
+        assert_eq!(p.max_vus, Some(400.0));
+        assert_eq!(p.model, Some(LoadModel::Closed));
+        assert_eq!(p.think_time_s, Some(0.2));
+        assert_eq!(p.app_cores, Some(2.0));
+        assert_eq!(p.pool_size, Some(20), "2 processes x pool 10");
+    }
+
+    #[test]
+    fn k6_log_abort_and_insufficient_vus() {
+        let log = r#"time="2026-11-30T00:46:54Z" level=error msg="thresholds on metrics 'http_req_duration' were crossed; at least one has abortOnFail enabled, stopping test prematurely"
+time="2026-11-30T00:47:06Z" level=warning msg="Insufficient VUs, reached 6 active VUs and cannot initialize more""#;
+        assert_eq!(k6_log_flags(log), (true, true));
+        assert_eq!(
+            k6_log_flags("level=warning msg=\"Request Failed\""),
+            (false, false)
+        );
+    }
 }

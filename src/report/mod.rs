@@ -33,6 +33,19 @@ pub fn json(r: &Report) -> String {
     serde_json::to_string_pretty(r).expect("report serialises") + "\n"
 }
 
+/// Analyze a run directory and write its reports: what `perflab run` calls after measuring.
+pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
+    let inputs = load::run_dir(dir)?;
+    let r = crate::analyze::analyze_run(inputs).map_err(|e| {
+        anyhow::Error::new(crate::error::InvalidInput(format!(
+            "{}: {e}",
+            dir.display()
+        )))
+    })?;
+    write_all(&r, dir)?;
+    Ok(r)
+}
+
 /// Write report.txt, report.md, report.json and the SVG plots into `dir`.
 pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<()> {
     let steps = plots::steps_svg(r).map_err(|e| anyhow::anyhow!("drawing {STEPS_SVG}: {e}"))?;
