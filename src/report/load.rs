@@ -115,6 +115,24 @@ pub fn params_from_plan(plan: &Value, p: &mut Params) {
     p.pool_size = mc.or(pool).map(|n| n as u32).or(p.pool_size);
 }
 
+/// Fill what only the run's manifest knows: the app box's cores (`cpu_layout.app`) and the
+/// worker or pool size (`experiment.stack`).
+pub fn params_from_manifest(m: &Value, p: &mut Params) {
+    if let Some(app) = m.pointer("/cpu_layout/app").and_then(Value::as_str) {
+        if let Ok(set) = crate::plan::CpuSet::parse(app) {
+            p.app_cores = Some(set.len() as f64);
+        }
+    }
+    if p.pool_size.is_none() {
+        let stack = m.pointer("/experiment/stack").cloned().unwrap_or(Value::Null);
+        let mc = stack.pointer("/php/max_children").and_then(Value::as_f64);
+        let pool = stack.pointer("/node/pool_max").and_then(Value::as_f64).map(|n| {
+            n * stack.pointer("/node/processes").and_then(Value::as_f64).unwrap_or(1.0)
+        });
+        p.pool_size = mc.or(pool).map(|n| n as u32);
+    }
+}
+
 /// Digest `dir/logs/*.log` line by line (missing directory: no logs).
 pub fn logs(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {
     use std::io::BufRead;
@@ -189,6 +207,12 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         let plan: Value = serde_json::from_str(&text)
             .map_err(|e| invalid(format!("{}: not JSON: {e}", plan_path.display())))?;
         params_from_plan(&plan, &mut params);
+    }
+    let manifest_path = dir.join("manifest.json");
+    if let Ok(text) = std::fs::read_to_string(&manifest_path) {
+        if let Ok(m) = serde_json::from_str::<Value>(&text) {
+            params_from_manifest(&m, &mut params);
+        }
     }
     if params.slo_p95_ms <= 0.0 {
         return Err(invalid(format!(
