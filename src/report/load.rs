@@ -124,11 +124,20 @@ pub fn params_from_manifest(m: &Value, p: &mut Params) {
         }
     }
     if p.pool_size.is_none() {
-        let stack = m.pointer("/experiment/stack").cloned().unwrap_or(Value::Null);
+        let stack = m
+            .pointer("/experiment/stack")
+            .cloned()
+            .unwrap_or(Value::Null);
         let mc = stack.pointer("/php/max_children").and_then(Value::as_f64);
-        let pool = stack.pointer("/node/pool_max").and_then(Value::as_f64).map(|n| {
-            n * stack.pointer("/node/processes").and_then(Value::as_f64).unwrap_or(1.0)
-        });
+        let pool = stack
+            .pointer("/node/pool_max")
+            .and_then(Value::as_f64)
+            .map(|n| {
+                n * stack
+                    .pointer("/node/processes")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(1.0)
+            });
         p.pool_size = mc.or(pool).map(|n| n as u32);
     }
 }

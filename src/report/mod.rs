@@ -16,16 +16,7 @@ pub const TIMELINE_SVG: &str = "plot-timeline.svg";
 
 /// Write `path` atomically: a temp file in the same directory, then rename.
 pub fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, data).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
-    Ok(())
+    crate::rundir::write_atomic(path, data).with_context(|| format!("writing {}", path.display()))
 }
 
 /// The JSON text of `report.json` (the full report; `steps`, `last_passing`, `knee` at top level).

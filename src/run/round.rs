@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::progress::Progress;
 use super::signals::Interrupt;
+use crate::analyze::samples::Role as SampleRole;
 use crate::cli::catalog::Resolved;
 use crate::docker::{self, ContainerSpec, Docker, ExitStatus, Mount};
 use crate::experiment::{Experiment, Lab};
@@ -72,13 +73,13 @@ pub fn pinning_of(layout: &CpuLayout) -> Pinning {
 }
 
 /// The sampler's role name for a stack container (the report's column names).
-fn sample_role(lab: Lab, role: StackRole) -> &'static str {
+fn sample_role(lab: Lab, role: StackRole) -> SampleRole {
     match (lab, role) {
-        (_, StackRole::Pg) => "pg",
-        (_, StackRole::PhpFpm) => "fpm",
-        (_, StackRole::Nginx) => "nginx",
-        (Lab::Demo, StackRole::App) => "demo",
-        (_, StackRole::App) => "app",
+        (_, StackRole::Pg) => SampleRole::Pg,
+        (_, StackRole::PhpFpm) => SampleRole::Fpm,
+        (_, StackRole::Nginx) => SampleRole::Nginx,
+        (Lab::Demo, StackRole::App) => SampleRole::Demo,
+        (_, StackRole::App) => SampleRole::App,
     }
 }
 
@@ -394,14 +395,22 @@ async fn xact_commit(c: &tokio_postgres::Client) -> Result<i64> {
 /// tries (experiments such as exp2-pgconn fail a share of requests by design), none 200 = stop.
 async fn smoke_check(entry_url: &str, endpoint: &str) -> Result<()> {
     let url = format!("{}{}", entry_url.trim_end_matches('/'), endpoint);
-    let client = reqwest::Client::builder().timeout(Duration::from_secs(15)).build()?;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .build()?;
     let mut seen = Vec::new();
     for _ in 0..10 {
         match client.get(&url).send().await {
             Ok(r) if r.status() == reqwest::StatusCode::OK => return Ok(()),
             Ok(r) => {
                 let status = r.status();
-                let body: String = r.text().await.unwrap_or_default().chars().take(200).collect();
+                let body: String = r
+                    .text()
+                    .await
+                    .unwrap_or_default()
+                    .chars()
+                    .take(200)
+                    .collect();
                 seen.push(format!("{status}: {body}"));
             }
             Err(e) => seen.push(e.to_string()),
@@ -475,7 +484,7 @@ async fn sampler_targets(
         let info = docker.inspect_container(&c.id).await?;
         if let Some(pid) = info.pid {
             containers.push(ContainerTarget {
-                role: sample_role(lab, *role).into(),
+                role: sample_role(lab, *role),
                 name: c.name.clone(),
                 pid,
             });
@@ -483,7 +492,7 @@ async fn sampler_targets(
     }
     if let Some(pid) = k6.pid {
         containers.push(ContainerTarget {
-            role: "k6".into(),
+            role: SampleRole::K6,
             name: k6.name.clone(),
             pid,
         });
@@ -579,9 +588,9 @@ mod tests {
 
     #[test]
     fn sample_roles_match_the_report_columns() {
-        assert_eq!(sample_role(Lab::Php, StackRole::PhpFpm), "fpm");
-        assert_eq!(sample_role(Lab::Node, StackRole::App), "app");
-        assert_eq!(sample_role(Lab::Demo, StackRole::App), "demo");
-        assert_eq!(sample_role(Lab::Php, StackRole::Pg), "pg");
+        assert_eq!(sample_role(Lab::Php, StackRole::PhpFpm).as_str(), "fpm");
+        assert_eq!(sample_role(Lab::Node, StackRole::App).as_str(), "app");
+        assert_eq!(sample_role(Lab::Demo, StackRole::App).as_str(), "demo");
+        assert_eq!(sample_role(Lab::Php, StackRole::Pg).as_str(), "pg");
     }
 }

@@ -7,29 +7,13 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Which cgroup hierarchy the host runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CgroupVersion {
-    V1,
-    V2,
-}
+pub use crate::host::CgroupVersion;
 
-impl CgroupVersion {
-    /// Detect from the host: v2 when `/sys/fs/cgroup/cgroup.controllers` exists.
-    pub fn detect() -> CgroupVersion {
-        if Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
-            CgroupVersion::V2
-        } else {
-            CgroupVersion::V1
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CgroupVersion::V1 => "v1",
-            CgroupVersion::V2 => "v2",
-        }
+/// The host's cgroup version; a host that shows neither is read as v1 (its files tell).
+fn detect() -> CgroupVersion {
+    match crate::host::cgroup_version_at(Path::new("/sys/fs/cgroup")) {
+        CgroupVersion::V2 => CgroupVersion::V2,
+        _ => CgroupVersion::V1,
     }
 }
 
@@ -161,7 +145,7 @@ pub fn resolve_paths(
             })?;
             Ok(CgroupPaths::V2 { dir })
         }
-        CgroupVersion::V1 => {
+        CgroupVersion::V1 | CgroupVersion::Unknown => {
             let cpuacct = locate("cpuacct").ok_or_else(|| CgroupError::NotFound {
                 what: "cpuacct".into(),
                 pid,
@@ -179,7 +163,7 @@ pub fn resolve_paths(
 pub fn paths_for_pid(pid: u32) -> Result<CgroupPaths, CgroupError> {
     let proc_cgroup = read(Path::new(&format!("/proc/{pid}/cgroup")))?;
     let mountinfo = read(Path::new("/proc/self/mountinfo"))?;
-    resolve_paths(CgroupVersion::detect(), &proc_cgroup, &mountinfo, pid)
+    resolve_paths(detect(), &proc_cgroup, &mountinfo, pid)
 }
 
 /// Value of `key` in a flat-keyed file such as `cpu.stat` ("key value" per line).

@@ -15,12 +15,13 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
+use crate::analyze::samples::{CgroupSample, HostSample, PgActivity, PgSample, Role};
 use writer::JsonlWriter;
 
 /// A container to sample: its role in the lab, its name and the pid of its init process.
 #[derive(Debug, Clone)]
 pub struct ContainerTarget {
-    pub role: String,
+    pub role: Role,
     pub name: String,
     pub pid: u32,
 }
@@ -48,45 +49,6 @@ impl Default for SamplerOptions {
             slow: Duration::from_secs(2),
         }
     }
-}
-
-/// One line of `samples/cgroup.jsonl`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-pub struct CgroupSample {
-    pub t: i64,
-    pub role: String,
-    pub container: String,
-    pub cpu_cores: f64,
-    pub mem_bytes: u64,
-    pub throttled_ms: f64,
-    pub psi_some_avg10: Option<f64>,
-}
-
-/// One line of `samples/host.jsonl`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-pub struct HostSample {
-    pub t: i64,
-    pub cpu_busy_pct: Vec<f64>,
-    pub psi_some_avg10: Option<f64>,
-    pub dockerd_cores: Option<f64>,
-    pub perflab_cores: Option<f64>,
-}
-
-/// One group of `pg_stat_activity`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-pub struct PgActivity {
-    pub state: Option<String>,
-    pub wait_event_type: Option<String>,
-    pub wait_event: Option<String>,
-    pub count: i64,
-}
-
-/// One line of `samples/pg.jsonl`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-pub struct PgSample {
-    pub t: i64,
-    pub activity: Vec<PgActivity>,
-    pub xact_commit: i64,
 }
 
 /// What the samplers did, for the manifest.
@@ -276,7 +238,7 @@ fn run_fast(
                     Ok(r) => {
                         let line = CgroupSample {
                             t: ts,
-                            role: c.role.clone(),
+                            role: c.role,
                             container: c.name.clone(),
                             cpu_cores: cgroup::cores_between(prev, &r, dt_ns),
                             mem_bytes: r.mem_bytes,
@@ -408,17 +370,17 @@ async fn run_pg(
                 let activity = rows
                     .iter()
                     .map(|r| PgActivity {
-                        state: r.get(0),
+                        state: r.get::<_, Option<String>>(0).unwrap_or_default(),
                         wait_event_type: r.get(1),
                         wait_event: r.get(2),
-                        count: r.get(3),
+                        count: r.get::<_, i64>(3).max(0) as u64,
                     })
                     .collect();
                 if out
                     .write(&PgSample {
                         t: ts,
                         activity,
-                        xact_commit,
+                        xact_commit: xact_commit.max(0) as u64,
                     })
                     .is_ok()
                 {
