@@ -23,6 +23,9 @@ pub struct RunArgs {
     /// Fail at once when another perflab run holds the host lock
     #[arg(long)]
     pub no_wait: bool,
+    /// Sample only the host (CPU, PSI, dockerd), not the containers: for the sampler-overhead benchmark
+    #[arg(long)]
+    pub no_samplers: bool,
     /// Where run directories go
     #[arg(long, default_value = "out", env = "PERFLAB_OUT")]
     pub out: PathBuf,
@@ -59,6 +62,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         wait: if a.no_wait { Wait::NoWait } else { Wait::Block },
         out_root: a.out.clone(),
         quiet,
+        no_samplers: a.no_samplers,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

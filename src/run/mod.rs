@@ -32,6 +32,7 @@ pub struct RunRequest {
     pub wait: Wait,
     pub out_root: PathBuf,
     pub quiet: bool,
+    pub no_samplers: bool,
 }
 
 /// How the whole command ended.
@@ -93,6 +94,7 @@ pub async fn execute(
         overrides: &req.overrides,
         align: req.align,
         quiet,
+        no_samplers: req.no_samplers,
         interrupt: interrupt.clone(),
         repo_root: images::recipe::repo_root(),
     };

@@ -37,6 +37,8 @@ pub struct RoundEnv<'a> {
     pub overrides: &'a [String],
     pub align: bool,
     pub quiet: bool,
+    /// Sample only the host (CPU, PSI, dockerd, perflab), not the containers (benchmarks).
+    pub no_samplers: bool,
     pub interrupt: Interrupt,
     pub repo_root: PathBuf,
 }
@@ -303,7 +305,14 @@ async fn measure(
     manifest
         .measurements
         .insert("k6_started_at".into(), json!(k6_info.started_at));
-    let targets = sampler_targets(env.docker, &stack, exp.lab, &k6_info).await?;
+    let targets = if env.no_samplers {
+        manifest.caveats.push(
+            "server-side samplers off (--no-samplers): only host CPU, PSI, dockerd and perflab CPU were sampled".into(),
+        );
+        SamplerTargets::default()
+    } else {
+        sampler_targets(env.docker, &stack, exp.lab, &k6_info).await?
+    };
     let samplers = sample::Samplers::start(&dir.path.join("samples"), targets, Default::default())
         .context("starting samplers")?;
     let progress = Progress::start(
