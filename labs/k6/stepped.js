@@ -6,7 +6,8 @@
 // exist only so the end-of-test summary prints one line per step.
 //
 // Env: URL, STEPS (rps list), HOLD (s, 20), SLO_MS (200), ABORT_P95_MS (2.5 x SLO),
-//      ABORT ('0' disables the guards), VUS (600 = preAllocated = max), TIMEOUT ('10s').
+//      ABORT ('0' disables the guards), VUS (600 = preAllocated = max), TIMEOUT ('10s'),
+//      PRE_VUS (optional: preAllocatedVUs below VUS, e.g. seed 002's 200 of 2000).
 import http from 'k6/http';
 import exec from 'k6/execution';
 
@@ -17,6 +18,7 @@ const SLO = Number(__ENV.SLO_MS || 200);
 const ABORT_P95 = Number(__ENV.ABORT_P95_MS || SLO * 2.5);
 const ABORT = __ENV.ABORT !== '0';
 const VUS = Number(__ENV.VUS || 600);
+const PRE_VUS = Math.min(Number(__ENV.PRE_VUS || VUS), VUS);
 const TIMEOUT = __ENV.TIMEOUT || '10s';
 
 if (STEPS.some((r) => !Number.isFinite(r) || r <= 0)) {
@@ -54,7 +56,7 @@ export const options = {
       executor: 'ramping-arrival-rate',
       startRate: STEPS[0],
       timeUnit: '1s',
-      preAllocatedVUs: VUS,
+      preAllocatedVUs: PRE_VUS,
       maxVUs: VUS,
       stages,
     },

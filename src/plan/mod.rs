@@ -385,6 +385,9 @@ fn k6_env(p: &Plan) -> BTreeMap<String, String> {
             set("ABORT_P95_MS", fmt_num(p.abort.p95_ms));
             set("ABORT", if p.abort.enabled { "1" } else { "0" }.into());
             set("VUS", p.vus.max_vus.to_string());
+            if p.vus.pre_vus < p.vus.max_vus {
+                set("PRE_VUS", p.vus.pre_vus.to_string());
+            }
             set("TIMEOUT", format!("{}s", p.timeout_s));
         }
         Script::Breakpoint => {

@@ -223,6 +223,17 @@ async fn measure(
     );
     let stack = stack_slot.insert(s).clone();
 
+    // The harness's one PostgreSQL connection (commit counter and pg sampler) is opened before
+    // the warm-up, so experiments that fill every slot on purpose (exp2-pgconn) cannot lock it out.
+    let pg_client = match &stack.pg {
+        Some(pg) => Some(std::sync::Arc::new(
+            pg.connect()
+                .await
+                .context("connecting to PostgreSQL for the samplers")?,
+        )),
+        None => None,
+    };
+
     let wu = or_interrupt(&env.interrupt, async {
         warmup::warm_up(&stack, exp).await.context("warm-up")
     })
@@ -233,14 +244,6 @@ async fn measure(
     );
     smoke_check(&stack.entry_url, &exp.load.endpoint).await?;
 
-    let pg_client = match &stack.pg {
-        Some(pg) => Some(
-            pg.connect()
-                .await
-                .context("connecting to PostgreSQL for the commit counter")?,
-        ),
-        None => None,
-    };
     let commits_before = match &pg_client {
         Some(c) => Some(xact_commit(c).await?),
         None => None,
@@ -311,7 +314,7 @@ async fn measure(
         );
         SamplerTargets::default()
     } else {
-        sampler_targets(env.docker, &stack, exp.lab, &k6_info).await?
+        sampler_targets(env.docker, &stack, exp.lab, &k6_info, pg_client.clone()).await?
     };
     let samplers = sample::Samplers::start(&dir.path.join("samples"), targets, Default::default())
         .context("starting samplers")?;
@@ -487,6 +490,7 @@ async fn sampler_targets(
     stack: &LabStack,
     lab: Lab,
     k6: &docker::ContainerInfo,
+    pg: Option<std::sync::Arc<tokio_postgres::Client>>,
 ) -> Result<SamplerTargets> {
     let mut containers = Vec::new();
     for (role, c) in &stack.containers {
@@ -509,7 +513,7 @@ async fn sampler_targets(
     Ok(SamplerTargets {
         containers,
         fpm_status_url: stack.fpm_status_url.clone(),
-        pg: stack.pg.as_ref().map(|p| p.config()),
+        pg,
     })
 }
 

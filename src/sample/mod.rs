@@ -27,12 +27,14 @@ pub struct ContainerTarget {
 }
 
 /// What to sample. Absent parts are skipped.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct SamplerTargets {
     pub containers: Vec<ContainerTarget>,
     /// e.g. `http://127.0.0.1:PORT/fpm-status?json` (through nginx to the hidden status pool).
     pub fpm_status_url: Option<String>,
-    pub pg: Option<tokio_postgres::Config>,
+    /// A connection opened by the caller before the lab's workers take every slot
+    /// (exp2-pgconn fills `max_connections` on purpose).
+    pub pg: Option<std::sync::Arc<tokio_postgres::Client>>,
 }
 
 /// Sampling periods.
@@ -107,10 +109,10 @@ impl Samplers {
                 errors.clone(),
             )));
         }
-        if let Some(cfg) = targets.pg {
+        if let Some(client) = targets.pg {
             tasks.push(tokio::spawn(run_pg(
                 JsonlWriter::create(&dir.join("pg.jsonl"))?,
-                cfg,
+                client,
                 opts.slow,
                 rx.clone(),
                 errors.clone(),
@@ -339,23 +341,12 @@ const PG_COMMITS_SQL: &str = "select coalesce(sum(xact_commit), 0)::bigint from 
 
 async fn run_pg(
     out: JsonlWriter,
-    cfg: tokio_postgres::Config,
+    client: std::sync::Arc<tokio_postgres::Client>,
     period: Duration,
     mut rx: watch::Receiver<bool>,
     errors: JsonlWriter,
 ) -> SamplerSummary {
     let mut summary = SamplerSummary::default();
-    let client = match cfg.connect(tokio_postgres::NoTls).await {
-        Ok((client, conn)) => {
-            tokio::spawn(conn);
-            client
-        }
-        Err(e) => {
-            summary.errors += 1;
-            record_error(&errors, "pg", format!("connect: {e}"));
-            return summary;
-        }
-    };
     let mut t = ticker(period);
     while next_tick(&mut t, &mut rx).await {
         let ts = now_ms();
