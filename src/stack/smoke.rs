@@ -170,7 +170,11 @@ async fn pg_reachable(stack: &LabStack, report: &mut SmokeReport) -> Option<i64>
     match xact_commit(stack).await {
         Ok(v) => Some(v),
         Err(e) => {
-            report.check("PostgreSQL reachable from the host", false, format!("{e:#}"));
+            report.check(
+                "PostgreSQL reachable from the host",
+                false,
+                format!("{e:#}"),
+            );
             None
         }
     }
