@@ -363,7 +363,8 @@ async fn build_one(
         args.insert("BASE".to_string(), p.to_string());
     }
     let mut labels = BTreeMap::new();
-    labels.insert("perflab".to_string(), "1".to_string());
+    // No `perflab` label here: containers inherit image labels, and `perflab` marks objects
+    // that `cleanup` may remove.
     labels.insert("perflab.image.role".to_string(), role.as_str().to_string());
     labels.insert(
         "perflab.image.suite".to_string(),
