@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SUITE="${1:-trixie}"
 COLD="${2:-}"
-cargo build --locked --release --bins >/dev/null 2>&1 || cargo build --locked --release --bins
-P=./target/release/perflab
+cargo build --locked --bins >/dev/null 2>&1 || cargo build --locked --bins
+P=./target/debug/perflab   # the time goes to Docker, not to perflab
 OUT="out/bench-stack-$SUITE-$(date -u +%Y%m%dT%H%M%SZ).txt"
 mkdir -p out
 now() { date +%s.%N; }
