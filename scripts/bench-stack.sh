@@ -35,7 +35,8 @@ done
 for lab in php node demo; do
   for i in 1 2 3; do
     t0=$(now)
-    line=$($P up "$lab" --suite "$SUITE" -q | head -n1)
+    out=$($P up "$lab" --suite "$SUITE" -q)
+    line=$(printf '%s\n' "$out" | sed -n 1p)
     t1=$(now)
     run=$(echo "$line" | sed -n 's/.*run id \([^,]*\),.*/\1/p')
     inner=$(echo "$line" | sed -n 's/.*ready in \([0-9.]*\) s.*/\1/p')
