@@ -7,8 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SUITE="${1:-trixie}"
 COLD="${2:-}"
-cargo build --locked --release --bins >/dev/null 2>&1 || cargo build --locked --release --bins
-P=./target/release/perflab
+cargo build --locked --bins >/dev/null 2>&1 || cargo build --locked --bins
+P=./target/debug/perflab   # the time goes to Docker, not to perflab
 OUT="out/bench-stack-$SUITE-$(date -u +%Y%m%dT%H%M%SZ).txt"
 mkdir -p out
 now() { date +%s.%N; }
@@ -35,7 +35,8 @@ done
 for lab in php node demo; do
   for i in 1 2 3; do
     t0=$(now)
-    line=$($P up "$lab" --suite "$SUITE" -q | head -n1)
+    out=$($P up "$lab" --suite "$SUITE" -q)
+    line=$(printf '%s\n' "$out" | sed -n 1p)
     t1=$(now)
     run=$(echo "$line" | sed -n 's/.*run id \([^,]*\),.*/\1/p')
     inner=$(echo "$line" | sed -n 's/.*ready in \([0-9.]*\) s.*/\1/p')

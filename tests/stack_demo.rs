@@ -26,24 +26,17 @@ async fn demo_smoke_and_k6_oneoff_on_the_lab_network() {
     let s = start(&d, &set, &exp, &id).await.expect("demo stack starts");
     let report = smoke::run(&d, &s, &exp).await;
 
-    let spec = ContainerSpec {
-        name: format!("perflab-{id}-k6"),
-        image: set.get(Role::K6).tag.clone(),
-        cmd: Some(vec![
-            "run".into(),
-            "--quiet".into(),
-            "--summary-export".into(),
-            "/work/summary.json".into(),
-            "/work/script.js".into(),
-        ]),
-        env: vec![("BASE".into(), s.target_url.clone())],
-        labels: stack::stack_labels(&id, Lab::Demo, "k6"),
-        cpuset: Some(s.pinning.loadgen.clone()),
-        memory_bytes: Some(1 << 30),
-        network: Some(s.network.clone()),
-        init: true,
-        ..Default::default()
-    };
+    let mut spec = s.k6_spec(&set, "k6");
+    spec.cmd = Some(vec![
+        "run".into(),
+        "--quiet".into(),
+        "--summary-export".into(),
+        "/work/summary.json".into(),
+        "/work/script.js".into(),
+    ]);
+    spec.env = vec![("BASE".into(), s.target_url.clone())];
+    assert_eq!(spec.cpuset.as_deref(), Some(s.pinning.loadgen.as_str()));
+    assert_eq!(spec.memory_bytes, Some(1 << 30));
     let files = vec![(
         "/work/script.js".to_string(),
         SCRIPT.as_bytes().to_vec(),

@@ -76,11 +76,10 @@ async fn http_500_from_a_broken_database_fails_the_smoke() {
     let exp = experiment(Lab::Php, &["php.max_children=4", "php.persistent=false"]);
     let id = run_id("php-broken");
     let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
-    // Break the app's credentials: every new PDO connection now fails -> Laravel answers 500.
-    let pg = s.pg.as_ref().unwrap().connect().await.unwrap();
-    pg.batch_execute("ALTER ROLE lab PASSWORD 'not-the-generated-one'")
-        .await
-        .unwrap();
+    // Take the database away: every new PDO connection fails -> Laravel answers 500, which a
+    // smoke must not mistake for a fast app.
+    let pg = s.container(StackRole::Pg).unwrap().id.clone();
+    d.kill_container(&pg, "SIGKILL").await.unwrap();
     let report = smoke::run(&d, &s, &exp).await;
     s.teardown(&d).await.unwrap();
     let report = report.unwrap();

@@ -1,5 +1,5 @@
 //! Networks, volumes and label-based listing/cleanup of everything perflab created.
-use super::{Docker, DockerError, LABEL_PERFLAB, Result};
+use super::{Docker, DockerError, LABEL_PERFLAB, LABEL_RUN, Result};
 use bollard::models::{NetworkCreateRequest, VolumeCreateRequest};
 use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
@@ -100,9 +100,11 @@ impl Docker {
     }
 
     /// Every container, network and volume whose labels match all of `filters`
-    /// (`key` or `key=value`); the `perflab` label is always required.
+    /// (`key` or `key=value`); the `perflab` and `perflab.run` labels are always required.
     pub async fn list_labelled(&self, filters: &[String]) -> Result<Vec<LabelledObject>> {
-        let mut label_filters = vec![LABEL_PERFLAB.to_string()];
+        // Both labels: containers inherit labels from their image, so a build step's container
+        // from a perflab image may carry `perflab` but never a run id.
+        let mut label_filters = vec![LABEL_PERFLAB.to_string(), LABEL_RUN.to_string()];
         label_filters.extend(filters.iter().cloned());
         let f: HashMap<String, Vec<String>> = HashMap::from([("label".to_string(), label_filters)]);
         let mut out = Vec::new();

@@ -77,6 +77,15 @@ pub async fn debootstrap(suite: Suite, log: &mut std::fs::File) -> Result<Rootfs
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    // Debian testing's Release files carry Valid-Until; a mirror snapshot older than the host
+    // clock would make every `apt-get update` in the role builds fail. Stable has no expiry.
+    if matches!(suite, Suite::Forky) {
+        std::fs::write(
+            target.join("etc/apt/apt.conf.d/80perflab-valid-until"),
+            "Acquire::Check-Valid-Until \"false\";\n",
+        )
+        .context("writing the apt Valid-Until override into the rootfs")?;
+    }
     let tar = work.join("rootfs.tar");
     let out = tokio::process::Command::new("tar")
         .arg("--numeric-owner")

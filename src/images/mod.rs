@@ -304,7 +304,7 @@ pub async fn ensure_built(
         let versions = if role == Role::Base {
             BTreeMap::new()
         } else {
-            read_versions(docker, tag).await?
+            cached_versions(docker, &root, tag, &info.id).await?
         };
         set.images.insert(
             role,
@@ -363,7 +363,8 @@ async fn build_one(
         args.insert("BASE".to_string(), p.to_string());
     }
     let mut labels = BTreeMap::new();
-    labels.insert("perflab".to_string(), "1".to_string());
+    // No `perflab` label here: containers inherit image labels, and `perflab` marks objects
+    // that `cleanup` may remove.
     labels.insert("perflab.image.role".to_string(), role.as_str().to_string());
     labels.insert(
         "perflab.image.suite".to_string(),
@@ -386,6 +387,30 @@ async fn build_one(
     }
     r?;
     Ok(())
+}
+
+/// The versions of an image, cached under `out/cache/versions/<image id>.json` (ids are
+/// immutable, so the cache never goes stale).
+async fn cached_versions(
+    docker: &Docker,
+    root: &Path,
+    tag: &str,
+    id: &str,
+) -> Result<BTreeMap<String, String>> {
+    let dir = root.join("out/cache/versions");
+    let file = dir.join(format!("{}.json", id.trim_start_matches("sha256:")));
+    if let Ok(text) = std::fs::read_to_string(&file)
+        && let Ok(v) = serde_json::from_str(&text)
+    {
+        return Ok(v);
+    }
+    let v = read_versions(docker, tag).await?;
+    std::fs::create_dir_all(&dir).ok();
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, serde_json::to_vec_pretty(&v)?).is_ok() {
+        std::fs::rename(&tmp, &file).ok();
+    }
+    Ok(v)
 }
 
 /// Read /etc/perflab/versions.json from an image without starting it (create, copy out, remove).

@@ -534,6 +534,23 @@ impl LabStack {
         Ok(docker.read_file(&c.id, path).await?)
     }
 
+    /// A container spec for the load generator of this stack: the k6 image, pinned to the
+    /// load generator's cpuset, 1 GiB (as the article), on the lab network, labelled with the
+    /// run (so `teardown` and `cleanup` remove it). Fill `cmd`/`env`, then `Docker::run_oneoff`.
+    pub fn k6_spec(&self, images: &ImageSet, name_suffix: &str) -> ContainerSpec {
+        ContainerSpec {
+            name: format!("perflab-{}-{name_suffix}", self.run_id),
+            image: images.get(Role::K6).tag.clone(),
+            labels: stack_labels(&self.run_id, self.lab, "k6"),
+            cpuset: Some(self.pinning.loadgen.clone()),
+            memory_bytes: Some(1024 * MIB),
+            network: Some(self.network.clone()),
+            nofile: Some(nofile_limit()),
+            init: true,
+            ..Default::default()
+        }
+    }
+
     /// Remove every container, the network and the volume of this stack (by run label).
     pub async fn teardown(&self, docker: &Docker) -> Result<()> {
         docker
