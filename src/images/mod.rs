@@ -167,6 +167,15 @@ pub enum BuildProgress {
     },
 }
 
+/// A build to do: role, tag, parent tag, context files, log path.
+type PendingBuild = (
+    Role,
+    String,
+    Option<String>,
+    Vec<recipe::ContextFile>,
+    PathBuf,
+);
+
 /// Where build logs go: `<repo>/out/build-logs/`.
 pub fn build_log_dir() -> PathBuf {
     recipe::repo_root().join("out/build-logs")
@@ -218,15 +227,7 @@ pub async fn ensure_built(
     // Resolve every tag first (pure), then build what is missing: base alone, then the role
     // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
     let mut tags: BTreeMap<Role, String> = BTreeMap::new();
-    let mut todo: Vec<
-        Vec<(
-            Role,
-            String,
-            Option<String>,
-            Vec<recipe::ContextFile>,
-            PathBuf,
-        )>,
-    > = vec![Vec::new(), Vec::new()];
+    let mut todo: Vec<Vec<PendingBuild>> = vec![Vec::new(), Vec::new()];
     for role in Role::ALL {
         let files = recipe::context_files(&root, role)
             .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
