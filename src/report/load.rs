@@ -118,10 +118,10 @@ pub fn params_from_plan(plan: &Value, p: &mut Params) {
 /// Fill what only the run's manifest knows: the app box's cores (`cpu_layout.app`) and the
 /// worker or pool size (`experiment.stack`).
 pub fn params_from_manifest(m: &Value, p: &mut Params) {
-    if let Some(app) = m.pointer("/cpu_layout/app").and_then(Value::as_str) {
-        if let Ok(set) = crate::plan::CpuSet::parse(app) {
-            p.app_cores = Some(set.len() as f64);
-        }
+    if let Some(app) = m.pointer("/cpu_layout/app").and_then(Value::as_str)
+        && let Ok(set) = crate::plan::CpuSet::parse(app)
+    {
+        p.app_cores = Some(set.len() as f64);
     }
     if p.pool_size.is_none() {
         let stack = m
@@ -218,10 +218,10 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         params_from_plan(&plan, &mut params);
     }
     let manifest_path = dir.join("manifest.json");
-    if let Ok(text) = std::fs::read_to_string(&manifest_path) {
-        if let Ok(m) = serde_json::from_str::<Value>(&text) {
-            params_from_manifest(&m, &mut params);
-        }
+    if let Ok(text) = std::fs::read_to_string(&manifest_path)
+        && let Ok(m) = serde_json::from_str::<Value>(&text)
+    {
+        params_from_manifest(&m, &mut params);
     }
     if params.slo_p95_ms <= 0.0 {
         return Err(invalid(format!(

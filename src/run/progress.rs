@@ -91,18 +91,15 @@ impl Progress {
                     _ = rx.changed() => break,
                 }
                 let mut now = prev;
-                if let (Some(c), Some(port)) = (&client, api_port) {
-                    if let Ok(r) = c
+                if let (Some(c), Some(port)) = (&client, api_port)
+                    && let Ok(r) = c
                         .get(format!("http://127.0.0.1:{port}/v1/metrics"))
                         .send()
                         .await
-                    {
-                        if let Ok(body) = r.text().await {
-                            if let Ok(t) = live::parse_metrics(&body) {
-                                now = t;
-                            }
-                        }
-                    }
+                    && let Ok(body) = r.text().await
+                    && let Ok(t) = live::parse_metrics(&body)
+                {
+                    now = t;
                 }
                 let dt = prev_t.elapsed().as_secs_f64();
                 prev_t = std::time::Instant::now();

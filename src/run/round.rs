@@ -119,12 +119,12 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     let mut stack: Option<LabStack> = None;
     let result = measure(env, exp, &r.plan, &dir, &run_id, &mut manifest, &mut stack).await;
     // Whatever happened: logs out, containers and network gone.
-    if let Some(s) = &stack {
-        if let Err(e) = collect_logs(env.docker, s, &dir).await {
-            manifest
-                .caveats
-                .push(format!("collecting logs failed: {e:#}"));
-        }
+    if let Some(s) = &stack
+        && let Err(e) = collect_logs(env.docker, s, &dir).await
+    {
+        manifest
+            .caveats
+            .push(format!("collecting logs failed: {e:#}"));
     }
     let teardown = teardown(env.docker, &run_id).await;
     if let Err(e) = &teardown {
@@ -355,12 +355,12 @@ async fn measure(
             json!((c * 1000.0).round() / 10.0),
         );
     }
-    if let (Some(c), Some(before)) = (&pg_client, commits_before) {
-        if let Ok(after) = xact_commit(c).await {
-            manifest
-                .measurements
-                .insert("pg_xact_commit_delta".into(), json!(after - before));
-        }
+    if let (Some(c), Some(before)) = (&pg_client, commits_before)
+        && let Ok(after) = xact_commit(c).await
+    {
+        manifest
+            .measurements
+            .insert("pg_xact_commit_delta".into(), json!(after - before));
     }
     let k6_log = env.docker.logs(&k6_id, None).await.unwrap_or_default();
     rundir::write_atomic(&dir.path.join("k6/k6.log"), k6_log.as_bytes())
@@ -536,17 +536,16 @@ async fn collect_logs(docker: &Docker, stack: &LabStack, dir: &RunDir) -> Result
             }
         }
     }
-    if stack.lab == Lab::Php {
-        if let Ok(bytes) = stack
+    if stack.lab == Lab::Php
+        && let Ok(bytes) = stack
             .read_file(
                 docker,
                 StackRole::PhpFpm,
                 "/srv/app/storage/logs/laravel.log",
             )
             .await
-        {
-            rundir::write_atomic(&logs_dir.join("laravel.log"), &bytes)?;
-        }
+    {
+        rundir::write_atomic(&logs_dir.join("laravel.log"), &bytes)?;
     }
     Ok(())
 }
