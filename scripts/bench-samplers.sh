@@ -21,7 +21,7 @@ import glob, json, sys, statistics
 out, exp = sys.argv[1], sys.argv[2]
 rows = {"on": [], "off": []}
 for mode in rows:
-    for m in sorted(glob.glob(f"{out}/{mode}-*/{exp}/*/manifest.json")):
+    for m in sorted(p for p in glob.glob(f"{out}/{mode}-*/{exp}/*/manifest.json") if "/latest/" not in p):
         meas = json.load(open(m))["measurements"]
         rows[mode].append((meas.get("dockerd_cpu_pct_of_core"), meas.get("perflab_cpu_pct_of_core")))
 def mean(xs):
