@@ -23,11 +23,6 @@ pub struct K6Invocation {
 }
 
 impl K6Invocation {
-    /// The environment as `KEY=VALUE` strings (Docker's form).
-    pub fn env_list(&self) -> Vec<String> {
-        self.env.iter().map(|(k, v)| format!("{k}={v}")).collect()
-    }
-
     /// A shell line that reproduces the run with a local k6 (for the manifest and the README).
     pub fn shell_line(&self) -> String {
         let env: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={v}")).collect();

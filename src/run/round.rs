@@ -2,7 +2,6 @@
 //! check, minute-aligned k6 in its own pinned container with the samplers beside it, log
 //! collection, teardown, report. Breaking the system is a successful run; only the harness
 //! failing (or an interrupt) is not.
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -571,16 +570,6 @@ pub fn metrics_lines(log: &str, container: &str) -> String {
         out.push('\n');
     }
     out
-}
-
-/// For callers that want a map of role -> cpuset for printing.
-pub fn layout_summary(layout: &CpuLayout) -> BTreeMap<&'static str, String> {
-    [
-        ("loadgen", layout.cpuset(Role::Loadgen)),
-        ("db", layout.cpuset(Role::Db)),
-        ("app", layout.cpuset(Role::App)),
-    ]
-    .into()
 }
 
 #[cfg(test)]

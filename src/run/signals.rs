@@ -38,13 +38,6 @@ impl Interrupt {
         Ok(Interrupt { rx })
     }
 
-    /// A handle that never fires (tests, non-interactive helpers).
-    pub fn never() -> Interrupt {
-        let (tx, rx) = watch::channel(None);
-        std::mem::forget(tx);
-        Interrupt { rx }
-    }
-
     /// The signal received so far, if any.
     pub fn reason(&self) -> Option<&'static str> {
         *self.rx.borrow()
