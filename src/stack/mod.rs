@@ -1,7 +1,6 @@
 //! The labs' containers: one private network per stack, PostgreSQL, php-fpm + nginx (PHP lab),
 //! the Express app (Node lab) or the capacity server (demo lab), each pinned, memory-limited,
 //! labelled, with 127.0.0.1-only published ports; config templating, readiness and smoke.
-pub mod cgroup;
 pub mod defaults;
 mod ready;
 pub mod smoke;
@@ -16,7 +15,6 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-pub use cgroup::{CgroupPaths, CgroupVersion};
 pub use ready::StartError;
 
 /// CPU pinning of one stack, as Docker cpuset strings (`0`, `1`, `2-3`).
@@ -507,10 +505,23 @@ impl LabStack {
         self.containers.get(&role)
     }
 
-    /// The cgroup directories of a role's container on this host.
-    pub fn cgroup(&self, role: StackRole) -> Option<CgroupPaths> {
-        let c = self.containers.get(&role)?;
-        cgroup::container_paths(std::path::Path::new("/sys/fs/cgroup"), &c.id)
+    /// The cgroup directories of a role's running container on this host (found from its
+    /// init process, as the samplers find them).
+    pub async fn cgroup(
+        &self,
+        docker: &Docker,
+        role: StackRole,
+    ) -> Result<crate::sample::cgroup::CgroupPaths> {
+        let c = self
+            .containers
+            .get(&role)
+            .context("no such role in this stack")?;
+        let pid = docker
+            .inspect_container(&c.id)
+            .await?
+            .pid
+            .with_context(|| format!("{} is not running", c.name))?;
+        Ok(crate::sample::cgroup::paths_for_pid(pid)?)
     }
 
     /// The full output (stdout + stderr) of a role's container so far.
