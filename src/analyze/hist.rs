@@ -168,6 +168,10 @@ impl SecondHist {
         let v = (ms * 10.0).ceil().clamp(1.0, 6_000_000.0) as u64;
         self.h.saturating_record(v);
     }
+    /// Merge another second's histogram (several generators' requests in the same second).
+    pub fn add(&mut self, other: &SecondHist) {
+        self.h.add(&other.h).expect("same bounds");
+    }
     pub fn quantile_ms(&self, q: f64) -> f64 {
         if self.h.is_empty() {
             return 0.0;

@@ -203,6 +203,8 @@ pub struct K6Data {
     pub requests: u64,
     pub first_ms: Option<i64>,
     pub last_ms: Option<i64>,
+    /// Start (unix ms) of the earliest request, any tag: when this generator began sending.
+    pub first_request_ms: Option<i64>,
     /// True when timestamps were whole seconds (k6's default CSV time format).
     pub second_resolution: bool,
 }
@@ -563,6 +565,11 @@ impl Ingest {
     ) {
         self.d.requests += 1;
         let start_ms = end_ms - dur_ms.round() as i64;
+        self.d.first_request_ms = Some(
+            self.d
+                .first_request_ms
+                .map_or(start_ms, |m| m.min(start_ms)),
+        );
         // Timeline (all requests).
         {
             let s = self.d.timeline.get_mut(end_ms.div_euclid(1000));

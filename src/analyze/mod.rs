@@ -7,6 +7,7 @@ pub mod checks;
 pub mod hist;
 pub mod k6csv;
 pub mod logs;
+pub mod merge;
 pub mod model;
 pub mod run;
 pub mod runs;

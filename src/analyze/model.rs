@@ -277,6 +277,20 @@ pub struct Source {
     pub first_ms: Option<i64>,
     pub last_ms: Option<i64>,
     pub has_samples: bool,
+    /// Several load generators (k6 execution segments): one entry per instance, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<GeneratorSource>,
+}
+
+/// One load generator's share of a merged run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorSource {
+    /// `k6/g<i>/requests.csv.gz`.
+    pub csv: String,
+    pub requests: u64,
+    /// Start of its first request (unix ms).
+    pub first_request_ms: Option<i64>,
+    pub dropped: u64,
 }
 
 /// The analysis of one run.

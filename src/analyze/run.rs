@@ -114,6 +114,17 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     source.first_ms = k6.first_ms;
     source.last_ms = k6.last_ms;
     source.has_samples = !samples.is_empty();
+    let firsts: Vec<Option<i64>> = source
+        .generators
+        .iter()
+        .map(|g| g.first_request_ms)
+        .collect();
+    if let Some(spread) = super::merge::start_spread_ms(&firsts).filter(|s| *s > 100) {
+        warnings.push(format!(
+            "the {} load generators' first requests are {spread} ms apart (goal <= 100 ms): the steps' edges are blurred by that much",
+            firsts.len()
+        ));
+    }
     if k6.second_resolution {
         warnings.push("timestamps are whole seconds: set K6_CSV_TIME_FORMAT=unix_milli for per-request start times".into());
     }

@@ -46,6 +46,9 @@ pub enum Command {
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
+    /// Internal: the sampler inside a container on another engine (prints JSON lines).
+    #[command(hide = true)]
+    SampleAgent(run::SampleAgentArgs),
 }
 
 /// Parse the process arguments, run, and map errors to exit codes (2 = invalid input, 1 = failure).
@@ -91,5 +94,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Analyze(a) => analysis::analyze(a),
         Command::Report(a) => analysis::report(a),
         Command::LockHold(a) => catalog::lock_hold(a),
+        Command::SampleAgent(a) => run::sample_agent(a),
     }
 }

@@ -29,6 +29,15 @@ pub struct RunArgs {
     /// Where run directories go
     #[arg(long, default_value = "out", env = "PERFLAB_OUT")]
     pub out: PathBuf,
+    /// Load generators: N k6 processes splitting the schedule with execution segments, started on the same aligned instant
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub generators: u32,
+    /// Place a role on another Docker engine: loadgen=tcp://HOST:PORT | unix:///PATH | ssh://USER@HOST | CONTEXT (repeatable)
+    #[arg(long = "host", value_name = "ROLE=ENDPOINT")]
+    pub hosts: Vec<String>,
+    /// Address the app's entry point is published on for a generator on another engine [default: 127.0.0.1]
+    #[arg(long, value_name = "IP")]
+    pub publish_on: Option<String>,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -41,6 +50,13 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         return Err(crate::error::InvalidInput("--rounds 0: give at least 1 round".into()).into());
     }
     let suite: Suite = a.suite.parse()?;
+    let generators =
+        crate::load::segments::check_count(a.generators).map_err(crate::error::InvalidInput)?;
+    let placement = run::placement::parse(
+        &a.hosts,
+        a.publish_on.as_deref(),
+        &crate::docker::endpoint::default_contexts_dir(),
+    )?;
     let catalog = a.catalog.load()?;
     let resolved = a.plan.resolve(&catalog, &a.target)?;
     let layout = a.plan.layout()?;
@@ -63,6 +79,8 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         out_root: a.out.clone(),
         quiet,
         no_samplers: a.no_samplers,
+        generators,
+        placement,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -76,4 +94,20 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `perflab sample-agent` (hidden): the sampler that runs in a container on another engine.
+#[derive(Debug, Args)]
+pub struct SampleAgentArgs {
+    /// JSON list of {role, name, pid} to sample
+    #[arg(long)]
+    pub targets: PathBuf,
+    /// Sampling period in milliseconds
+    #[arg(long, default_value_t = 1000)]
+    pub period_ms: u64,
+}
+
+pub fn sample_agent(a: SampleAgentArgs) -> anyhow::Result<ExitCode> {
+    crate::sample::agent::run(&a.targets, std::time::Duration::from_millis(a.period_ms))?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -44,6 +44,12 @@ pub struct ContainerSpec {
     pub publish: Vec<u16>,
     /// Container TCP ports to publish on 127.0.0.1 with a fixed host port (`up --publish`).
     pub publish_fixed: Vec<(u16, u16)>,
+    /// Host address for the published ports instead of 127.0.0.1 (`run --publish-on`).
+    pub publish_ip: Option<String>,
+    /// Share the host's pid namespace (`--pid host`: a sampler reading other containers' cgroups).
+    pub pid_host: bool,
+    /// Use the host's cgroup namespace (`--cgroupns host`).
+    pub cgroupns_host: bool,
     pub mounts: Vec<Mount>,
     /// `RLIMIT_NOFILE` soft = hard.
     pub nofile: Option<i64>,
@@ -67,7 +73,7 @@ pub struct ContainerInfo {
     pub pid: Option<u32>,
     /// When the engine started it (RFC 3339).
     pub started_at: Option<String>,
-    /// Container port -> host port on 127.0.0.1.
+    /// Container port -> host port (on 127.0.0.1, or the `publish_ip`).
     pub host_ports: BTreeMap<u16, u16>,
     pub labels: BTreeMap<String, String>,
 }
@@ -92,12 +98,13 @@ impl Docker {
     pub async fn create_container(&self, spec: &ContainerSpec) -> Result<String> {
         let mut port_bindings: HashMap<String, Option<Vec<PortBinding>>> = HashMap::new();
         let mut exposed = Vec::new();
+        let ip = spec.publish_ip.as_deref().unwrap_or("127.0.0.1");
         for p in &spec.publish {
             exposed.push(format!("{p}/tcp"));
             port_bindings.insert(
                 format!("{p}/tcp"),
                 Some(vec![PortBinding {
-                    host_ip: Some("127.0.0.1".into()),
+                    host_ip: Some(ip.into()),
                     host_port: Some(String::new()),
                 }]),
             );
@@ -107,7 +114,7 @@ impl Docker {
             port_bindings.insert(
                 format!("{cport}/tcp"),
                 Some(vec![PortBinding {
-                    host_ip: Some("127.0.0.1".into()),
+                    host_ip: Some(ip.into()),
                     host_port: Some(hport.to_string()),
                 }]),
             );
@@ -137,19 +144,27 @@ impl Docker {
                 }]
             }),
             network_mode: spec.network.clone(),
+            pid_mode: spec.pid_host.then(|| "host".to_string()),
+            cgroupns_mode: spec
+                .cgroupns_host
+                .then_some(bollard::models::HostConfigCgroupnsModeEnum::HOST),
             port_bindings: (!port_bindings.is_empty()).then_some(port_bindings),
             binds: (!binds.is_empty()).then_some(binds),
             ..Default::default()
         };
-        let networking_config = spec.network.as_ref().map(|n| NetworkingConfig {
-            endpoints_config: Some(HashMap::from([(
-                n.clone(),
-                EndpointSettings {
-                    aliases: (!spec.aliases.is_empty()).then(|| spec.aliases.clone()),
-                    ..Default::default()
-                },
-            )])),
-        });
+        let networking_config = spec
+            .network
+            .as_ref()
+            .filter(|n| !matches!(n.as_str(), "host" | "none"))
+            .map(|n| NetworkingConfig {
+                endpoints_config: Some(HashMap::from([(
+                    n.clone(),
+                    EndpointSettings {
+                        aliases: (!spec.aliases.is_empty()).then(|| spec.aliases.clone()),
+                        ..Default::default()
+                    },
+                )])),
+            });
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             entrypoint: spec.entrypoint.clone(),
@@ -245,11 +260,11 @@ impl Docker {
         if let Some(ports) = i.network_settings.and_then(|n| n.ports) {
             for (k, v) in ports {
                 let cport: Option<u16> = k.split('/').next().and_then(|p| p.parse().ok());
-                let hport = v.unwrap_or_default().into_iter().find_map(|b| {
-                    (b.host_ip.as_deref() == Some("127.0.0.1"))
-                        .then(|| b.host_port.and_then(|p| p.parse::<u16>().ok()))
-                        .flatten()
-                });
+                // 127.0.0.1 by default; another address with `--publish-on` (one binding each).
+                let hport = v
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find_map(|b| b.host_port.and_then(|p| p.parse::<u16>().ok()));
                 if let (Some(c), Some(h)) = (cport, hport) {
                     host_ports.insert(c, h);
                 }

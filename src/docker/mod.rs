@@ -3,10 +3,14 @@
 //! in and out, and label-based cleanup. Everything above it uses these types, never bollard.
 mod build;
 mod container;
+pub mod endpoint;
+mod engine;
 mod objects;
 
 pub use build::{BuildEvent, BuiltImage, ImageInfo};
 pub use container::{ContainerInfo, ContainerSpec, ExitStatus, Mount, OneOff};
+pub use endpoint::Endpoint;
+pub use engine::{ClockOffset, EngineFacts};
 pub use objects::{LabelledObject, ObjectKind};
 
 use std::collections::BTreeMap;
@@ -75,28 +79,60 @@ pub type Result<T> = std::result::Result<T, DockerError>;
 pub struct Docker {
     inner: bollard::Docker,
     api_version: String,
+    endpoint: Endpoint,
+    /// The `ssh -L` process forwarding an ssh endpoint's socket (ended when the last clone drops).
+    _tunnel: Option<std::sync::Arc<engine::SshTunnel>>,
 }
 
 impl Docker {
     /// Connect with the local defaults (DOCKER_HOST or the unix socket) and negotiate the version.
     pub async fn connect() -> Result<Docker> {
-        let d = bollard::Docker::connect_with_local_defaults()
-            .map_err(|e| DockerError::Connect(e.to_string()))?
-            .with_timeout(std::time::Duration::from_secs(600));
+        Self::connect_to(&Endpoint::Local).await
+    }
+
+    /// Connect to an endpoint (see `endpoint`) and negotiate the version.
+    pub async fn connect_to(endpoint: &Endpoint) -> Result<Docker> {
+        let api = bollard::API_DEFAULT_VERSION;
+        let mut tunnel = None;
+        let conn = |e: bollard::errors::Error| DockerError::Connect(format!("{endpoint}: {e}"));
+        let d = match endpoint {
+            Endpoint::Local => bollard::Docker::connect_with_local_defaults().map_err(conn)?,
+            Endpoint::Unix(p) => bollard::Docker::connect_with_unix(p, 600, api).map_err(conn)?,
+            Endpoint::Tcp(a) => {
+                bollard::Docker::connect_with_http(&format!("tcp://{a}"), 600, api).map_err(conn)?
+            }
+            Endpoint::Ssh(target) => {
+                let t = engine::SshTunnel::open(target)
+                    .await
+                    .map_err(|e| DockerError::Connect(format!("{endpoint}: {e}")))?;
+                let d =
+                    bollard::Docker::connect_with_unix(&t.socket_path(), 600, api).map_err(conn)?;
+                tunnel = Some(std::sync::Arc::new(t));
+                d
+            }
+        };
+        let d = d.with_timeout(std::time::Duration::from_secs(600));
         let d = d
             .negotiate_version()
             .await
-            .map_err(|e| DockerError::Connect(e.to_string()))?;
+            .map_err(|e| DockerError::Connect(format!("{endpoint}: {e}")))?;
         let v = d.client_version();
         let api_version = format!("{}.{}", v.major_version, v.minor_version);
         // Make sure the engine really answers (negotiation falls back silently on some errors).
         d.ping()
             .await
-            .map_err(|e| DockerError::Connect(e.to_string()))?;
+            .map_err(|e| DockerError::Connect(format!("{endpoint}: {e}")))?;
         Ok(Docker {
             inner: d,
             api_version,
+            endpoint: endpoint.clone(),
+            _tunnel: tunnel,
         })
+    }
+
+    /// The endpoint this connection talks to.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
     /// The negotiated API version, e.g. `1.41`.

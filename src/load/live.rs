@@ -25,6 +25,16 @@ struct Attributes {
     sample: serde_json::Value,
 }
 
+/// Totals of several generators (their counters and VUs add up).
+pub fn add(a: &LiveTotals, b: &LiveTotals) -> LiveTotals {
+    LiveTotals {
+        requests: a.requests + b.requests,
+        failed: a.failed + b.failed,
+        dropped: a.dropped + b.dropped,
+        vus: a.vus + b.vus,
+    }
+}
+
 /// Parse the body of `GET /v1/metrics`.
 pub fn parse_metrics(body: &str) -> Result<LiveTotals, serde_json::Error> {
     let m: Metrics = serde_json::from_str(body)?;
@@ -129,6 +139,25 @@ mod tests {
             phase: "warm-up",
         };
         assert!(progress_line(&w, &a, &a, 1.0, "rps").starts_with("warm-up, 5 s left"));
+    }
+
+    #[test]
+    fn generators_add_up() {
+        let a = LiveTotals {
+            requests: 10,
+            failed: 1,
+            dropped: 2,
+            vus: 3,
+        };
+        assert_eq!(
+            add(&a, &a),
+            LiveTotals {
+                requests: 20,
+                failed: 2,
+                dropped: 4,
+                vus: 6
+            }
+        );
     }
 
     #[test]

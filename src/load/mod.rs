@@ -1,6 +1,7 @@
 //! The load generator: how k6 is invoked for an experiment (script, environment, outputs)
 //! and what it reports live through its REST API while it runs (`live`).
 pub mod live;
+pub mod segments;
 
 use std::collections::BTreeMap;
 
@@ -34,6 +35,23 @@ impl K6Invocation {
 /// `base_url` is how the k6 container reaches the lab's entry point (e.g. `http://nginx:80`),
 /// without the endpoint path.
 pub fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
+    invocation_for(
+        plan,
+        base_url,
+        &segments::segments(1)[0],
+        &format!("0.0.0.0:{API_PORT}"),
+    )
+}
+
+/// The invocation of one of several generators: its execution segment (no flags for a single
+/// generator) and the address of its REST API (`0.0.0.0:6565` in a bridged container,
+/// `127.0.0.1:<port>` with host networking).
+pub fn invocation_for(
+    plan: &Plan,
+    base_url: &str,
+    seg: &segments::Segment,
+    api_address: &str,
+) -> K6Invocation {
     let mut env = plan.k6_env.clone();
     let base = base_url.trim_end_matches('/');
     env.insert("K6_CSV_TIME_FORMAT".into(), "unix_milli".into());
@@ -47,17 +65,18 @@ pub fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
             "breakpoint.js"
         }
     };
-    let args = vec![
+    let mut args: Vec<String> = vec![
         "run".into(),
         "--quiet".into(),
         "--no-color".into(),
-        format!("--address=0.0.0.0:{API_PORT}"),
+        format!("--address={api_address}"),
         "--summary-mode=full".into(),
         "--summary-trend-stats=avg,med,p(90),p(95),p(99),max,count".into(),
         format!("--summary-export={OUT_DIR}/summary.json"),
         format!("--out=csv={OUT_DIR}/requests.csv.gz"),
-        format!("{SCRIPTS_DIR}/{script}"),
     ];
+    args.extend(seg.k6_args());
+    args.push(format!("{SCRIPTS_DIR}/{script}"));
     K6Invocation { script, args, env }
 }
 
@@ -123,6 +142,25 @@ mod tests {
         assert_eq!(inv.env["MODEL"], "closed");
         assert_eq!(inv.env["SLEEP"], "0.2");
         assert_eq!(inv.env["NOABORT"], "1");
+    }
+
+    #[test]
+    fn second_of_two_generators_gets_its_segment() {
+        let p = plan_of("demo-open");
+        let seg = &segments::segments(2)[1];
+        let inv = invocation_for(&p, "http://127.0.0.1:8080", seg, "127.0.0.1:6566");
+        assert!(inv.args.contains(&"--execution-segment=1/2:1".to_string()));
+        assert!(
+            inv.args
+                .contains(&"--execution-segment-sequence=0,1/2,1".to_string())
+        );
+        assert!(inv.args.contains(&"--address=127.0.0.1:6566".to_string()));
+        assert_eq!(inv.args.last().unwrap(), "/scripts/stepped.js");
+        assert_eq!(inv.env["URL"], "http://127.0.0.1:8080/work");
+        // A single generator's command line is the one the N=1 runs always had.
+        let one = invocation(&p, "http://app:3000");
+        assert!(!one.args.iter().any(|a| a.contains("segment")));
+        assert!(one.args.contains(&"--address=0.0.0.0:6565".to_string()));
     }
 
     #[test]

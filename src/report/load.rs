@@ -1,9 +1,11 @@
 //! Reading a run directory (or loose files) into `analyze::Inputs`: the only file I/O of the
-//! analysis. Layout: plan.json, k6/{requests.csv.gz,summary.json,k6.log}, samples/*.jsonl.
+//! analysis. Layout: plan.json, k6/{requests.csv.gz,summary.json,k6.log} (or k6/g<i>/ per load
+//! generator, merged), samples/*.jsonl.
 use crate::analyze::Inputs;
 use crate::analyze::k6csv::{self, K6Data};
 use crate::analyze::logs::LogDigest;
-use crate::analyze::model::{LoadModel, Params, Source};
+use crate::analyze::merge;
+use crate::analyze::model::{GeneratorSource, LoadModel, Params, Source};
 use crate::analyze::samples::{self, Samples};
 use crate::analyze::summary::{self, K6Summary};
 use crate::error::InvalidInput;
@@ -175,6 +177,99 @@ pub fn logs(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, Log
     Ok(out)
 }
 
+/// The per-instance folders `k6/g0`, `k6/g1`, ... of a run with several load generators, in
+/// instance order (empty for a single generator, whose files sit in `k6/`).
+pub fn generator_dirs(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir.join("k6")) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u32, std::path::PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let i: u32 = name.strip_prefix('g')?.parse().ok()?;
+            e.path().is_dir().then(|| (i, e.path()))
+        })
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+fn csv_in(dir: &Path) -> Option<std::path::PathBuf> {
+    ["requests.csv.gz", "requests.csv"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.exists())
+}
+
+/// The k6 data of a run: `k6/requests.csv.gz`, or every `k6/g<i>/` merged (one generator
+/// each). Returns the data, the merged summary when every instance wrote one, the k6 log
+/// text(s), the CSV label for the report and the per-instance sources.
+#[allow(clippy::type_complexity)]
+fn k6_of_run(
+    dir: &Path,
+) -> anyhow::Result<(
+    K6Data,
+    Option<K6Summary>,
+    Option<String>,
+    String,
+    Vec<GeneratorSource>,
+)> {
+    let gens = generator_dirs(dir);
+    if gens.is_empty() || csv_in(&dir.join("k6")).is_some() {
+        let Some(csv) = csv_in(&dir.join("k6")) else {
+            return Err(invalid(format!(
+                "{}: no k6/requests.csv.gz: the run did not get to measure (see its status and k6/k6.log)",
+                dir.display()
+            )));
+        };
+        let k6 = k6_csv(&csv)?;
+        let sum_path = dir.join("k6/summary.json");
+        let summary = if sum_path.exists() {
+            Some(k6_summary(&sum_path)?)
+        } else {
+            None
+        };
+        let log = std::fs::read_to_string(dir.join("k6/k6.log")).ok();
+        return Ok((k6, summary, log, "k6/requests.csv.gz".into(), Vec::new()));
+    }
+    let mut parts = Vec::new();
+    let mut sums = Vec::new();
+    let mut logs = Vec::new();
+    let mut sources = Vec::new();
+    for g in &gens {
+        let name = g
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let csv = csv_in(g).ok_or_else(|| {
+            invalid(format!(
+                "{}: no requests.csv.gz: load generator {name} did not get to measure (see its k6.log)",
+                g.display()
+            ))
+        })?;
+        let d = k6_csv(&csv)?;
+        sources.push(GeneratorSource {
+            csv: format!("k6/{name}/requests.csv.gz"),
+            requests: d.requests,
+            first_request_ms: d.first_request_ms,
+            dropped: d.dropped_total,
+        });
+        parts.push(d);
+        let sp = g.join("summary.json");
+        if sp.exists() {
+            sums.push(k6_summary(&sp)?);
+        }
+        if let Ok(l) = std::fs::read_to_string(g.join("k6.log")) {
+            logs.push(l);
+        }
+    }
+    let summary = (sums.len() == gens.len()).then(|| merge::merge_summaries(sums));
+    let log = (!logs.is_empty()).then(|| logs.join("\n"));
+    let label = format!("k6/g*/requests.csv.gz ({} generators, merged)", gens.len());
+    Ok((merge::merge_k6(parts), summary, log, label, sources))
+}
+
 /// Everything `analyze_run` needs from a run directory.
 pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
     if !dir.is_dir() {
@@ -183,25 +278,7 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
             dir.display()
         )));
     }
-    let csv = dir.join("k6/requests.csv.gz");
-    let csv = if csv.exists() {
-        csv
-    } else {
-        dir.join("k6/requests.csv")
-    };
-    if !csv.exists() {
-        return Err(invalid(format!(
-            "{}: no k6/requests.csv.gz: the run did not get to measure (see its status and k6/k6.log)",
-            dir.display()
-        )));
-    }
-    let k6 = k6_csv(&csv)?;
-    let sum_path = dir.join("k6/summary.json");
-    let summary = if sum_path.exists() {
-        Some(k6_summary(&sum_path)?)
-    } else {
-        None
-    };
+    let (k6, summary, k6_log, csv_label, generators) = k6_of_run(dir)?;
     let mut params = Params::new(
         summary
             .as_ref()
@@ -229,11 +306,18 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
             dir.display()
         )));
     }
-    if let Ok(log) = std::fs::read_to_string(dir.join("k6/k6.log")) {
+    if let Some(log) = k6_log {
         let (aborted, insufficient) = k6_log_flags(&log);
         params.aborted = Some(aborted);
         params.insufficient_vus = insufficient;
     }
+    let summary_label = summary.as_ref().map(|_| {
+        if generators.is_empty() {
+            "k6/summary.json".to_string()
+        } else {
+            "k6/g*/summary.json (counts summed)".to_string()
+        }
+    });
     let samples = samples(dir)?;
     let logs = logs(dir)?;
     let title = dir
@@ -248,8 +332,9 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         logs,
         source: Source {
             title,
-            csv: "k6/requests.csv.gz".into(),
-            summary: sum_path.exists().then(|| "k6/summary.json".into()),
+            summary: summary_label,
+            csv: csv_label,
+            generators,
             ..Default::default()
         },
     })

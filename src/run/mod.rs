@@ -1,6 +1,8 @@
 //! `perflab run`: validate and plan, build missing images, take the host lock, sweep leftovers
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
 //! for each round on a fresh stack, and print each round's verdict.
+pub mod generators;
+pub mod placement;
 pub mod progress;
 pub mod round;
 pub mod signals;
@@ -33,6 +35,10 @@ pub struct RunRequest {
     pub out_root: PathBuf,
     pub quiet: bool,
     pub no_samplers: bool,
+    /// Load generators per round (k6 execution segments).
+    pub generators: u32,
+    /// Engines of the roles and the published entry address.
+    pub placement: placement::Placement,
 }
 
 /// How the whole command ended.
@@ -52,6 +58,7 @@ pub async fn execute(
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     let docker = Docker::connect().await?;
     let set = images::ensure_built(&docker, req.suite, progress_build).await?;
+    let loadgen = prepare_loadgen(&docker, &set, &req, progress_build).await?;
 
     let lock_path = lock::lock_path();
     let quiet = req.quiet;
@@ -77,6 +84,15 @@ pub async fn execute(
     };
 
     let swept = sweep::sweep(&docker, &req.out_root, &BTreeSet::new()).await?;
+    if loadgen.remote {
+        let (_, n) = sweep::sweep_engine(&loadgen.docker, &BTreeSet::new()).await?;
+        if !quiet && n > 0 {
+            eprintln!(
+                "swept {n} leftover Docker objects of killed runs on {}",
+                loadgen.docker.endpoint()
+            );
+        }
+    }
     if !quiet && (swept.removed_objects > 0 || !swept.aborted_dirs.is_empty()) {
         eprintln!(
             "swept leftovers of killed runs: {} Docker objects of {} run(s) removed, {} run folder(s) marked aborted",
@@ -95,6 +111,10 @@ pub async fn execute(
         align: req.align,
         quiet,
         no_samplers: req.no_samplers,
+        loadgen: &loadgen,
+        generators: req.generators,
+        placement: &req.placement,
+        stack_engine_id: docker.facts().await.ok().and_then(|f| f.id),
         interrupt: interrupt.clone(),
         repo_root: images::recipe::repo_root(),
     };
@@ -130,6 +150,73 @@ pub async fn execute(
     }
     drop(held);
     Ok(summary)
+}
+
+/// The load generators' engine: the local one, or another endpoint checked before anything
+/// runs (reachable, Docker version, CPUs holding the loadgen cpuset, cgroup version, images
+/// present or built there) with its clock measured against ours.
+async fn prepare_loadgen(
+    local: &Docker,
+    local_images: &images::ImageSet,
+    req: &RunRequest,
+    progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+) -> Result<generators::LoadgenEngine> {
+    if !req.placement.loadgen_remote() {
+        return Ok(generators::LoadgenEngine {
+            docker: local.clone(),
+            remote: false,
+            images: local_images.clone(),
+            facts: local.facts().await.ok(),
+            clock: local.clock_offset(5).await.ok(),
+        });
+    }
+    let ep = &req.placement.loadgen;
+    let d = Docker::connect_to(ep).await.with_context(|| {
+        format!("connecting to the load generator's engine (--host loadgen={ep})")
+    })?;
+    let facts = d
+        .facts()
+        .await
+        .with_context(|| format!("checking the engine at {ep}"))?;
+    let cpus = req.layout.get(crate::plan::Role::Loadgen).cpus().to_vec();
+    if let (Some(n), Some(max)) = (facts.ncpu, cpus.iter().max())
+        && i64::from(*max) >= n
+    {
+        return Err(crate::error::InvalidInput(format!(
+            "--host loadgen={ep}: that engine has {n} CPUs (0-{}), but the load generator is pinned to cpu {max}; pin it there with --cpus loadgen=0",
+            n - 1
+        ))
+        .into());
+    }
+    if !req.quiet {
+        eprintln!(
+            "load generator engine {ep}: Docker {}, {} CPUs, cgroup v{}, {}",
+            facts.server_version.as_deref().unwrap_or("?"),
+            facts.ncpu.unwrap_or(0),
+            facts.cgroup_version.as_deref().unwrap_or("?"),
+            facts.os.as_deref().unwrap_or("?")
+        );
+    }
+    let set = images::ensure_built(&d, req.suite, progress_build)
+        .await
+        .with_context(|| format!("images on the load generator's engine {ep}"))?;
+    let clock = d
+        .clock_offset(7)
+        .await
+        .with_context(|| format!("measuring the clock of {ep}"))?;
+    if !req.quiet && clock.offset_ms.abs() > 10.0 {
+        eprintln!(
+            "warning: the clock of {ep} is {:+.1} ms off this machine's (goal within 10 ms): start gates are corrected by it, timestamps in its CSVs are not; sync both with NTP/chrony",
+            clock.offset_ms
+        );
+    }
+    Ok(generators::LoadgenEngine {
+        docker: d,
+        remote: true,
+        images: set,
+        facts: Some(facts),
+        clock: Some(clock),
+    })
 }
 
 fn state_word(s: RunState) -> &'static str {

@@ -1,5 +1,5 @@
 //! The live line on stderr while k6 runs: step i/N, target, time left in the window, sent/s,
-//! errors and drops so far (from k6's REST API). A spinner line on a terminal, a plain line
+//! errors and drops so far (from k6's REST API, summed over the load generators). A spinner line on a terminal, a plain line
 //! every 10 s otherwise, nothing with `--quiet`.
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -54,12 +54,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn start(
-        plan: &Plan,
-        k6_start: DateTime<Utc>,
-        api_port: Option<u16>,
-        quiet: bool,
-    ) -> Progress {
+    pub fn start(plan: &Plan, k6_start: DateTime<Utc>, apis: Vec<String>, quiet: bool) -> Progress {
         let (stop, mut rx) = watch::channel(false);
         if quiet {
             return Progress { stop, task: None };
@@ -90,16 +85,25 @@ impl Progress {
                     _ = tick.tick() => {}
                     _ = rx.changed() => break,
                 }
+                // One k6 REST API per generator: the line shows their sum.
                 let mut now = prev;
-                if let (Some(c), Some(port)) = (&client, api_port)
-                    && let Ok(r) = c
-                        .get(format!("http://127.0.0.1:{port}/v1/metrics"))
-                        .send()
-                        .await
-                    && let Ok(body) = r.text().await
-                    && let Ok(t) = live::parse_metrics(&body)
+                if let Some(c) = &client
+                    && !apis.is_empty()
                 {
-                    now = t;
+                    let mut sum = LiveTotals::default();
+                    let mut answered = 0;
+                    for api in &apis {
+                        if let Ok(r) = c.get(format!("{api}/v1/metrics")).send().await
+                            && let Ok(body) = r.text().await
+                            && let Ok(t) = live::parse_metrics(&body)
+                        {
+                            sum = live::add(&sum, &t);
+                            answered += 1;
+                        }
+                    }
+                    if answered == apis.len() {
+                        now = sum;
+                    }
                 }
                 let dt = prev_t.elapsed().as_secs_f64();
                 prev_t = std::time::Instant::now();

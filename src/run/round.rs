@@ -9,23 +9,27 @@ use anyhow::{Context, Result, anyhow, bail};
 use chrono::Utc;
 use serde_json::json;
 
+use super::generators;
 use super::progress::Progress;
 use super::signals::Interrupt;
 use crate::analyze::samples::Role as SampleRole;
 use crate::cli::catalog::Resolved;
-use crate::docker::{self, ContainerSpec, Docker, ExitStatus, Mount};
+use crate::docker::{self, Docker, ExitStatus};
 use crate::experiment::{Experiment, Lab};
-use crate::images::{ImageSet, Role as ImageRole};
-use crate::load::{self, K6Invocation};
+use crate::images::ImageSet;
+use crate::load;
 use crate::plan::{self, CpuLayout, Plan, Role};
 use crate::rundir::{self, Manifest, RunDir, RunState};
 use crate::sample::{self, ContainerTarget, SamplerTargets};
 use crate::stack::{LabStack, Pinning, StackRole, StartOptions, warmup};
 
-/// Seconds between starting the k6 container and k6's test clock starting (init, VU
-/// pre-allocation); the container is started this much before the aligned instant.
+/// Seconds between k6 leaving its start gate and its test clock starting (init, VU
+/// pre-allocation); the gate opens this much before the aligned instant.
 const K6_STARTUP: Duration = Duration::from_millis(1500);
-const K6_MEMORY: i64 = 1024 * 1024 * 1024;
+/// The generators' containers start this long before their gate opens (they sleep in it).
+const GATE_LEAD: chrono::Duration = chrono::Duration::seconds(2);
+/// With `--no-align`, k6's test clock starts this long from now (room to start N containers).
+const NO_ALIGN_LEAD: Duration = Duration::from_millis(3500);
 
 /// What every round shares.
 pub struct RoundEnv<'a> {
@@ -38,6 +42,13 @@ pub struct RoundEnv<'a> {
     pub quiet: bool,
     /// Sample only the host (CPU, PSI, dockerd, perflab), not the containers (benchmarks).
     pub no_samplers: bool,
+    /// The engine of the load generators (the stack's, or another one).
+    pub loadgen: &'a generators::LoadgenEngine,
+    /// Load generators per round (execution segments of one schedule).
+    pub generators: u32,
+    pub placement: &'a super::placement::Placement,
+    /// The stack engine's daemon id (to tell whether another endpoint is the same daemon).
+    pub stack_engine_id: Option<String>,
     pub interrupt: Interrupt,
     pub repo_root: PathBuf,
 }
@@ -125,7 +136,12 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
             .caveats
             .push(format!("collecting logs failed: {e:#}"));
     }
-    let teardown = teardown(env.docker, &run_id).await;
+    let mut teardown = teardown(env.docker, &run_id).await;
+    if env.loadgen.remote
+        && let Err(e) = self::teardown(&env.loadgen.docker, &run_id).await
+    {
+        teardown = Err(e.context(format!("on {}", env.loadgen.docker.endpoint())));
+    }
     if let Err(e) = &teardown {
         manifest
             .caveats
@@ -145,7 +161,7 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     let mut verdict = None;
     let mut reason = reason;
     let mut state = state;
-    if dir.file("k6/requests.csv.gz").exists() {
+    if dir.file("k6/requests.csv.gz").exists() || dir.file("k6/g0/requests.csv.gz").exists() {
         match write_report(&dir.path) {
             Ok(v) => verdict = Some(v),
             Err(e) if state == RunState::Complete => {
@@ -206,7 +222,11 @@ async fn measure(
     stack_slot: &mut Option<LabStack>,
 ) -> Result<(), Stop> {
     let pinning = pinning_of(env.layout);
-    let opts = StartOptions::default();
+    let pl = env.placement;
+    let opts = StartOptions {
+        publish_ip: (pl.loadgen_remote() || pl.publish_explicit).then(|| pl.publish_on.clone()),
+        ..Default::default()
+    };
     let s = or_interrupt(&env.interrupt, async {
         LabStack::start(env.docker, exp, &pinning, run_id, env.images, &opts)
             .await
@@ -221,6 +241,34 @@ async fn measure(
         serde_json::to_value(&s.containers).unwrap_or_default(),
     );
     let stack = stack_slot.insert(s).clone();
+    manifest.measurements.insert(
+        "placement".into(),
+        json!({
+            "loadgen": env.loadgen.docker.endpoint().to_string(),
+            "db": env.docker.endpoint().to_string(),
+            "app": env.docker.endpoint().to_string(),
+            "loadgen_remote": env.loadgen.remote,
+            "published_entry": {"ip": stack.entry_ip, "port": stack.entry_port},
+            "loadgen_engine": env.loadgen.facts,
+            "loadgen_clock_offset": env.loadgen.clock,
+            "same_daemon_as_stack": env.loadgen.remote.then(|| {
+                env.loadgen.facts.as_ref().and_then(|f| f.id.clone()).is_some()
+                    && env.loadgen.facts.as_ref().and_then(|f| f.id.clone()) == env.stack_engine_id
+            }),
+        }),
+    );
+    if let Some(c) = env.loadgen.clock {
+        manifest
+            .measurements
+            .insert("loadgen_clock_offset_ms".into(), json!(c.offset_ms));
+        if c.offset_ms.abs() > 10.0 {
+            manifest.caveats.push(format!(
+                "the load generator's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): gates are corrected, its timestamps are not",
+                c.offset_ms,
+                c.rtt_ms / 2.0
+            ));
+        }
+    }
 
     // The harness's one PostgreSQL connection (commit counter and pg sampler) is opened before
     // the warm-up, so experiments that fill every slot on purpose (exp2-pgconn) cannot lock it out.
@@ -248,26 +296,52 @@ async fn measure(
         None => None,
     };
 
-    // The k6 container, ready to start: scripts copied in, outputs bound to the run directory.
-    let inv = load::invocation(plan, &stack.target_url);
-    manifest
-        .measurements
-        .insert("k6_command".into(), json!(inv.shell_line()));
-    let k6_out = dir.path.join("k6");
-    std::fs::create_dir_all(&k6_out).context("creating the k6 output folder")?;
-    let k6_out = k6_out
-        .canonicalize()
-        .context("resolving the k6 output folder")?;
-    let k6_id = create_k6(env, &stack, exp, run_id, &inv, &k6_out).await?;
+    // The load generators, ready to start: scripts copied in, each held by a start gate.
+    let lg = env.loadgen;
+    let n = env.generators;
+    let cpuset = env.layout.cpuset(Role::Loadgen);
+    let mut gens = generators::create(
+        lg,
+        &stack,
+        exp.lab.as_str(),
+        run_id,
+        plan,
+        n,
+        &dir.path,
+        &cpuset,
+        &env.repo_root.join("labs/k6"),
+    )
+    .await?;
+    manifest.measurements.insert(
+        "k6_command".into(),
+        json!(gens.first().map(|g| g.inv.shell_line())),
+    );
+    let agent = if lg.remote && !env.no_samplers {
+        Some(generators::Agent::create(lg, run_id, exp.lab.as_str(), &cpuset).await?)
+    } else {
+        None
+    };
 
-    let al = plan::align(Utc::now(), plan, env.align);
+    // Without alignment the gate still holds every generator to one instant, a moment ahead.
+    let al = if env.align {
+        plan::align(Utc::now(), plan, true)
+    } else {
+        plan::align(
+            Utc::now() + chrono::Duration::from_std(NO_ALIGN_LEAD).unwrap_or_default(),
+            plan,
+            false,
+        )
+    };
     manifest.measurements.insert(
         "alignment".into(),
         serde_json::to_value(&al).unwrap_or_default(),
     );
-    dir.write_manifest(manifest)?;
     let launch = al.launch_at(K6_STARTUP);
-    let wait = (launch - Utc::now()).to_std().unwrap_or_default();
+    let gate_ns = generators::set_gate(lg, &gens, launch).await?;
+    dir.write_manifest(manifest)?;
+    let wait = (launch - GATE_LEAD - Utc::now())
+        .to_std()
+        .unwrap_or_default();
     if !env.quiet && wait > Duration::from_secs(1) {
         eprintln!(
             "waiting {:.0} s so the first step starts at {} UTC (--no-align to skip)",
@@ -295,43 +369,73 @@ async fn measure(
             "could not pin perflab to the load generator's CPUs: {e}"
         ));
     }
-    env.docker
-        .start_container(&k6_id)
-        .await
-        .context("starting k6")?;
-    let k6_info = env
-        .docker
-        .inspect_container(&k6_id)
-        .await
-        .context("inspecting k6")?;
-    manifest
-        .measurements
-        .insert("k6_started_at".into(), json!(k6_info.started_at));
+    generators::start(lg, &mut gens).await?;
+    manifest.measurements.insert(
+        "generators".into(),
+        generators::placement_json(lg, &gens, &cpuset, gate_ns),
+    );
+    if n > 1 {
+        manifest.caveats.push(format!(
+            "{n} load generators (k6 execution segments) share the load generator's CPUs {cpuset} on {}",
+            if lg.remote { lg.docker.endpoint().to_string() } else { "this host".into() }
+        ));
+    }
+    if let Some(g) = gens.first() {
+        let info = lg.docker.inspect_container(&g.id).await.ok();
+        manifest.measurements.insert(
+            "k6_started_at".into(),
+            json!(info.and_then(|i| i.started_at)),
+        );
+    }
     let targets = if env.no_samplers {
         manifest.caveats.push(
             "server-side samplers off (--no-samplers): only host CPU, PSI, dockerd and perflab CPU were sampled".into(),
         );
         SamplerTargets::default()
     } else {
-        sampler_targets(env.docker, &stack, exp.lab, &k6_info, pg_client.clone()).await?
+        let local_k6 = if lg.remote {
+            Vec::new()
+        } else {
+            generators::targets(&gens)
+        };
+        sampler_targets(env.docker, &stack, exp.lab, local_k6, pg_client.clone()).await?
     };
+    if let Some(a) = &agent {
+        a.start(lg, &generators::targets(&gens)).await?;
+    }
     let samplers = sample::Samplers::start(&dir.path.join("samples"), targets, Default::default())
         .context("starting samplers")?;
     let progress = Progress::start(
         plan,
         al.k6_start,
-        k6_info.host_ports.get(&load::API_PORT).copied(),
+        gens.iter().filter_map(|g| g.api.clone()).collect(),
         env.quiet,
     );
 
-    let mut interrupt = env.interrupt.clone();
-    let waited = env.docker.wait_container(&k6_id, async move {
-        interrupt.wait().await;
-    });
-    let status = waited.await;
+    let interrupt = env.interrupt.clone();
+    let statuses = generators::wait_all(lg, &gens, || {
+        let mut i = interrupt.clone();
+        async move {
+            i.wait().await;
+        }
+    })
+    .await;
 
     let summary = samplers.stop().await;
     progress.finish().await;
+    if let Some(a) = &agent {
+        match a.finish(lg, &dir.path.join("samples")).await {
+            Ok(lines) => {
+                manifest
+                    .measurements
+                    .insert("sampler_agent_cgroup_lines".into(), json!(lines));
+            }
+            Err(e) => manifest.caveats.push(format!(
+                "the sampler agent on {} failed: {e:#}",
+                lg.docker.endpoint()
+            )),
+        }
+    }
     let all: Vec<usize> = plan::layout::online_cpus()
         .map(|c| c.cpus().iter().map(|x| *x as usize).collect())
         .unwrap_or_default();
@@ -361,33 +465,77 @@ async fn measure(
             .measurements
             .insert("pg_xact_commit_delta".into(), json!(after - before));
     }
-    let k6_log = env.docker.logs(&k6_id, None).await.unwrap_or_default();
-    rundir::write_atomic(&dir.path.join("k6/k6.log"), k6_log.as_bytes())
-        .context("writing k6.log")?;
+    let logs = generators::collect(lg, &gens).await?;
+    record_first_requests(manifest, &gens);
 
-    match status.context("waiting for k6")? {
-        ExitStatus::Cancelled => Err(Stop::Interrupted(
-            env.interrupt.reason().unwrap_or("a signal"),
-        )),
-        ExitStatus::Exited(code) => {
-            manifest
-                .measurements
-                .insert("k6_exit_code".into(), json!(code));
-            if code == 99 {
-                manifest
-                    .measurements
-                    .insert("k6_thresholds_crossed".into(), json!(true));
+    let mut codes = Vec::new();
+    for (g, st) in gens.iter().zip(statuses) {
+        match st.with_context(|| format!("waiting for {}", g.name))? {
+            ExitStatus::Cancelled => {
+                return Err(Stop::Interrupted(
+                    env.interrupt.reason().unwrap_or("a signal"),
+                ));
             }
-            if load::exit_is_outcome(code) {
-                Ok(())
-            } else {
-                let tail: Vec<&str> = k6_log.lines().rev().take(8).collect();
-                let tail: Vec<&str> = tail.into_iter().rev().collect();
-                Err(Stop::Failed(anyhow!(
-                    "k6 exited with code {code} (not a threshold outcome); last lines of k6/k6.log:\n{}",
-                    tail.join("\n")
-                )))
-            }
+            ExitStatus::Exited(code) => codes.push(code),
+        }
+    }
+    // One code for the run: a harness failure first, else 99 when any instance crossed a threshold.
+    let code = codes
+        .iter()
+        .copied()
+        .find(|c| !load::exit_is_outcome(*c))
+        .or_else(|| codes.iter().copied().find(|c| *c == 99))
+        .unwrap_or(0);
+    manifest
+        .measurements
+        .insert("k6_exit_code".into(), json!(code));
+    if n > 1 {
+        manifest
+            .measurements
+            .insert("k6_exit_codes".into(), json!(codes));
+    }
+    if code == 99 {
+        manifest
+            .measurements
+            .insert("k6_thresholds_crossed".into(), json!(true));
+    }
+    if load::exit_is_outcome(code) {
+        Ok(())
+    } else {
+        let i = codes.iter().position(|c| *c == code).unwrap_or(0);
+        let tail: Vec<&str> = logs[i].lines().rev().take(8).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        Err(Stop::Failed(anyhow!(
+            "k6 ({}) exited with code {code} (not a threshold outcome); last lines of its k6.log:\n{}",
+            gens[i].name,
+            tail.join("\n")
+        )))
+    }
+}
+
+/// Each generator's first request (unix ms, from its CSV) and the spread between them.
+fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator]) {
+    let firsts: Vec<Option<i64>> = gens
+        .iter()
+        .map(|g| {
+            ["requests.csv.gz", "requests.csv"]
+                .iter()
+                .map(|f| g.out_dir.join(f))
+                .find(|p| p.exists())
+                .and_then(|p| generators::first_request_ms(&p))
+        })
+        .collect();
+    manifest
+        .measurements
+        .insert("k6_first_request_ms".into(), json!(firsts));
+    if let Some(spread) = crate::analyze::merge::start_spread_ms(&firsts) {
+        manifest
+            .measurements
+            .insert("k6_first_request_spread_ms".into(), json!(spread));
+        if spread > 100 {
+            manifest.caveats.push(format!(
+                "the load generators' first requests are {spread} ms apart (goal <= 100 ms)"
+            ));
         }
     }
 }
@@ -433,62 +581,11 @@ async fn smoke_check(entry_url: &str, endpoint: &str) -> Result<()> {
     )
 }
 
-async fn create_k6(
-    env: &RoundEnv<'_>,
-    stack: &LabStack,
-    exp: &Experiment,
-    run_id: &str,
-    inv: &K6Invocation,
-    out: &Path,
-) -> Result<String> {
-    let scripts_dir = env.repo_root.join("labs/k6");
-    let mut files = Vec::new();
-    for name in ["stepped.js", "breakpoint.js"] {
-        let p = scripts_dir.join(name);
-        let body = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-        files.push((format!("{}/{name}", load::SCRIPTS_DIR), body, 0o644));
-    }
-    let spec = ContainerSpec {
-        name: format!("perflab-{run_id}-k6"),
-        image: env.images.get(ImageRole::K6).tag.clone(),
-        cmd: Some(inv.args.clone()),
-        env: inv
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        labels: docker::labels(run_id, exp.lab.as_str(), "k6"),
-        cpuset: Some(env.layout.cpuset(Role::Loadgen)),
-        memory_bytes: Some(K6_MEMORY),
-        network: Some(stack.network.clone()),
-        publish: vec![load::API_PORT],
-        mounts: vec![Mount {
-            source: out.display().to_string(),
-            target: load::OUT_DIR.into(),
-            read_only: false,
-        }],
-        nofile: Some(crate::stack::nofile_limit()),
-        init: true,
-        user: Some("0:0".into()),
-        ..Default::default()
-    };
-    let id = env
-        .docker
-        .create_container(&spec)
-        .await
-        .context("creating the k6 container")?;
-    env.docker
-        .upload_files(&id, &files)
-        .await
-        .context("copying the k6 scripts")?;
-    Ok(id)
-}
-
 async fn sampler_targets(
     docker: &Docker,
     stack: &LabStack,
     lab: Lab,
-    k6: &docker::ContainerInfo,
+    k6: Vec<ContainerTarget>,
     pg: Option<std::sync::Arc<tokio_postgres::Client>>,
 ) -> Result<SamplerTargets> {
     let mut containers = Vec::new();
@@ -502,13 +599,7 @@ async fn sampler_targets(
             });
         }
     }
-    if let Some(pid) = k6.pid {
-        containers.push(ContainerTarget {
-            role: SampleRole::K6,
-            name: k6.name.clone(),
-            pid,
-        });
-    }
+    containers.extend(k6);
     Ok(SamplerTargets {
         containers,
         fpm_status_url: stack.fpm_status_url.clone(),

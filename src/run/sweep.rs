@@ -40,6 +40,18 @@ pub async fn sweep(
     for d in rundir::mark_stale_runs(out_root) {
         swept.aborted_dirs.push(d.path.display().to_string());
     }
+    let (runs, n) = sweep_engine(docker, keep).await?;
+    swept.removed_objects = n;
+    swept.removed_runs = runs;
+    Ok(swept)
+}
+
+/// Remove the Docker objects of `perflab run` stacks no live run owns on one engine (the
+/// stack's or the load generator's); returns the run ids and the number of objects removed.
+pub async fn sweep_engine(
+    docker: &Docker,
+    keep: &BTreeSet<String>,
+) -> anyhow::Result<(Vec<String>, usize)> {
     let objects = docker.list_labelled(&[LABEL_RUN.to_string()]).await?;
     let ids = run_ids_to_sweep(
         objects
@@ -47,14 +59,16 @@ pub async fn sweep(
             .filter_map(|o| o.labels.get(LABEL_RUN).map(String::as_str)),
         keep,
     );
+    let mut n = 0;
+    let mut runs = Vec::new();
     for id in ids {
-        let removed = docker
+        n += docker
             .remove_labelled(&[format!("{LABEL_RUN}={id}")])
-            .await?;
-        swept.removed_objects += removed.len();
-        swept.removed_runs.push(id);
+            .await?
+            .len();
+        runs.push(id);
     }
-    Ok(swept)
+    Ok((runs, n))
 }
 
 #[cfg(test)]

@@ -3,11 +3,12 @@
 //! php-fpm status through the hidden pool and `pg_stat_activity` (every 2 s).
 //! Each writes JSON lines (`t` = unix ms, UTC) under the run's `samples/` folder, flushed per
 //! line so an aborted run keeps what was sampled.
+pub mod agent;
 pub mod cgroup;
 pub mod host;
 mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -19,7 +20,7 @@ use crate::analyze::samples::{CgroupSample, HostSample, PgActivity, PgSample, Ro
 use writer::JsonlWriter;
 
 /// A container to sample: its role in the lab, its name and the pid of its init process.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ContainerTarget {
     pub role: Role,
     pub name: String,
@@ -93,13 +94,13 @@ impl Samplers {
         let errors = JsonlWriter::create(&dir.join("sampler-errors.jsonl"))?;
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(run_fast(
-            dir.join("cgroup.jsonl"),
-            dir.join("host.jsonl"),
+            JsonlWriter::create(&dir.join("cgroup.jsonl"))?,
+            JsonlWriter::create(&dir.join("host.jsonl"))?,
             targets.containers,
             opts.fast,
             rx.clone(),
             errors.clone(),
-        )?));
+        )));
         if let Some(url) = targets.fpm_status_url {
             tasks.push(tokio::spawn(run_fpm(
                 JsonlWriter::create(&dir.join("fpm.jsonl"))?,
@@ -119,6 +120,25 @@ impl Samplers {
             )));
         }
         Ok(Samplers { stop, tasks })
+    }
+
+    /// The sample agent's samplers (`perflab sample-agent`, in a container on another engine):
+    /// cgroup and host lines, and errors, all to stdout in the files' JSON-lines format.
+    pub fn start_stdout(containers: Vec<ContainerTarget>, period: Duration) -> Samplers {
+        let (stop, rx) = watch::channel(false);
+        let out = JsonlWriter::stdout();
+        let task = tokio::spawn(run_fast(
+            out.clone(),
+            out.clone(),
+            containers,
+            period,
+            rx,
+            out,
+        ));
+        Samplers {
+            stop,
+            tasks: vec![task],
+        }
     }
 
     /// Stop all samplers and merge their summaries.
@@ -203,16 +223,14 @@ impl ProcCounter {
 }
 
 fn run_fast(
-    cgroup_path: PathBuf,
-    host_path: PathBuf,
+    cg_out: JsonlWriter,
+    host_out: JsonlWriter,
     containers: Vec<ContainerTarget>,
     period: Duration,
     mut rx: watch::Receiver<bool>,
     errors: JsonlWriter,
-) -> std::io::Result<impl std::future::Future<Output = SamplerSummary>> {
-    let cg_out = JsonlWriter::create(&cgroup_path)?;
-    let host_out = JsonlWriter::create(&host_path)?;
-    Ok(async move {
+) -> impl std::future::Future<Output = SamplerSummary> {
+    async move {
         let mut summary = SamplerSummary::default();
         let mut tracked = Vec::new();
         for c in containers {
@@ -279,7 +297,7 @@ fn run_fast(
         summary.dockerd_cores_mean = dockerd.mean();
         summary.perflab_cores_mean = me.mean();
         summary
-    })
+    }
 }
 
 #[derive(Serialize)]

@@ -1,16 +1,26 @@
-//! A shared JSON-lines writer that flushes after every line.
+//! A shared JSON-lines writer (a file, or stdout for the sample agent) that flushes after
+//! every line.
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone)]
-pub struct JsonlWriter(Arc<Mutex<BufWriter<File>>>);
+pub struct JsonlWriter(Arc<Mutex<BufWriter<Box<dyn Write + Send>>>>);
 
 impl JsonlWriter {
     pub fn create(path: &Path) -> std::io::Result<JsonlWriter> {
         let f = File::options().create(true).append(true).open(path)?;
-        Ok(JsonlWriter(Arc::new(Mutex::new(BufWriter::new(f)))))
+        Ok(JsonlWriter(Arc::new(Mutex::new(BufWriter::new(Box::new(
+            f,
+        ))))))
+    }
+
+    /// Lines to this process's stdout (one shared writer: clones interleave whole lines).
+    pub fn stdout() -> JsonlWriter {
+        JsonlWriter(Arc::new(Mutex::new(BufWriter::new(Box::new(
+            std::io::stdout(),
+        )))))
     }
 
     pub fn write<T: serde::Serialize>(&self, value: &T) -> std::io::Result<()> {

@@ -171,6 +171,9 @@ pub struct StartOptions {
     pub ready_timeout: Duration,
     /// Also publish the entry point on this fixed 127.0.0.1 port (`perflab up --publish`).
     pub publish_entry: Option<u16>,
+    /// Publish the entry point (nginx or the app) on this address instead of 127.0.0.1, for a
+    /// load generator on another engine (`perflab run --publish-on`).
+    pub publish_ip: Option<String>,
 }
 
 impl Default for StartOptions {
@@ -178,6 +181,7 @@ impl Default for StartOptions {
         StartOptions {
             ready_timeout: Duration::from_secs(60),
             publish_entry: None,
+            publish_ip: None,
         }
     }
 }
@@ -250,6 +254,9 @@ pub struct LabStack {
     pub pg: Option<PgConn>,
     /// The entry point from the host: `http://127.0.0.1:<port>` (nginx or the app).
     pub entry_url: String,
+    /// The entry point's published host port and address (`--publish-on`, default 127.0.0.1).
+    pub entry_port: u16,
+    pub entry_ip: String,
     /// The entry point from a container on the lab network (k6): `http://nginx:80`, `http://app:3000`.
     pub target_url: String,
     /// php-fpm status through the hidden pool, from the host (`...?json`).
@@ -333,6 +340,11 @@ impl LabStack {
             pinning: pinning.clone(),
             pg: None,
             entry_url: String::new(),
+            entry_port: 0,
+            entry_ip: opts
+                .publish_ip
+                .clone()
+                .unwrap_or_else(|| "127.0.0.1".into()),
             target_url: String::new(),
             fpm_status_url: None,
             start_seconds: 0.0,
@@ -421,6 +433,7 @@ impl LabStack {
                 let mut ngx = base(StackRole::Nginx, Role::Nginx, &pinning.app, 256 * MIB);
                 ngx.mounts = vec![shared];
                 ngx.publish = vec![80];
+                ngx.publish_ip = opts.publish_ip.clone();
                 if let Some(p) = opts.publish_entry {
                     ngx.publish_fixed = vec![(80, p)];
                     ngx.publish.clear();
@@ -437,7 +450,8 @@ impl LabStack {
                     &[("/etc/nginx/nginx.conf".into(), conf.into_bytes(), 0o644)],
                 )
                 .await?;
-                stack.entry_url = format!("http://127.0.0.1:{}", c.host_ports[&80]);
+                stack.entry_port = c.host_ports[&80];
+                stack.entry_url = entry_url(&stack.entry_ip, stack.entry_port);
                 stack.fpm_status_url = Some(format!("{}/fpm-status?json", stack.entry_url));
                 stack.target_url = "http://nginx:80".into();
                 stack.containers.insert(StackRole::Nginx, c);
@@ -454,6 +468,7 @@ impl LabStack {
                 };
                 let mut app = base(StackRole::App, Role::NodeApp, &pinning.app, mem);
                 app.publish = vec![APP_PORT];
+                app.publish_ip = opts.publish_ip.clone();
                 if let Some(p) = opts.publish_entry {
                     app.publish_fixed = vec![(APP_PORT, p)];
                     app.publish.clear();
@@ -492,7 +507,8 @@ impl LabStack {
                     ]);
                 }
                 let c = create_and_start(docker, app, &[]).await?;
-                stack.entry_url = format!("http://127.0.0.1:{}", c.host_ports[&APP_PORT]);
+                stack.entry_port = c.host_ports[&APP_PORT];
+                stack.entry_url = entry_url(&stack.entry_ip, stack.entry_port);
                 stack.target_url = format!("http://app:{APP_PORT}");
                 stack.containers.insert(StackRole::App, c);
             }
@@ -568,6 +584,16 @@ impl LabStack {
             .remove_labelled(&[format!("{}={}", docker::LABEL_RUN, self.run_id)])
             .await?;
         Ok(())
+    }
+}
+
+/// How this machine reaches an entry point published on `ip` (a wildcard address through
+/// loopback).
+pub fn entry_url(ip: &str, port: u16) -> String {
+    match ip.parse::<std::net::IpAddr>() {
+        Ok(a) if a.is_unspecified() => format!("http://127.0.0.1:{port}"),
+        Ok(std::net::IpAddr::V6(a)) => format!("http://[{a}]:{port}"),
+        _ => format!("http://{ip}:{port}"),
     }
 }
 
@@ -672,6 +698,14 @@ mod tests {
         assert_eq!(parse_cpu_list("0,2-3"), Some(vec![0, 2, 3]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list(""), None);
+    }
+
+    #[test]
+    fn entry_urls_by_publish_address() {
+        assert_eq!(entry_url("127.0.0.1", 8080), "http://127.0.0.1:8080");
+        assert_eq!(entry_url("0.0.0.0", 8080), "http://127.0.0.1:8080");
+        assert_eq!(entry_url("10.0.0.4", 80), "http://10.0.0.4:80");
+        assert_eq!(entry_url("::1", 80), "http://[::1]:80");
     }
 
     #[test]

@@ -1,0 +1,196 @@
+//! Facts about an engine (version, CPUs, cgroup version, OS), its clock against ours (the
+//! engine's `/info` SystemTime bracketed by local timestamps), and the ssh tunnel behind
+//! `ssh://` endpoints.
+use super::{Docker, DockerError, Result};
+use chrono::{DateTime, Utc};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What the pre-run check records about an engine.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EngineFacts {
+    pub endpoint: String,
+    pub server_version: Option<String>,
+    pub api_version: String,
+    pub ncpu: Option<i64>,
+    /// `1` or `2`.
+    pub cgroup_version: Option<String>,
+    pub os: Option<String>,
+    pub kernel: Option<String>,
+    pub name: Option<String>,
+    /// The daemon's id: equal ids are the same daemon reached twice.
+    pub id: Option<String>,
+}
+
+/// The engine's clock minus ours, from the best of a few `/info` round trips.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClockOffset {
+    /// Engine clock - local clock (ms): positive = the engine is ahead.
+    pub offset_ms: f64,
+    /// Round trip of the sample used (ms); the offset is known to +- half of it.
+    pub rtt_ms: f64,
+    pub samples: u32,
+}
+
+/// Offset from one sample: the engine's time against the midpoint of the local send/receive
+/// instants. Pure.
+pub fn offset_of(
+    sent: DateTime<Utc>,
+    engine: DateTime<Utc>,
+    received: DateTime<Utc>,
+) -> ClockOffset {
+    let rtt_ns = (received - sent).num_nanoseconds().unwrap_or(0);
+    let mid = sent + chrono::Duration::nanoseconds(rtt_ns / 2);
+    let off_ns = (engine - mid).num_nanoseconds().unwrap_or(0);
+    ClockOffset {
+        offset_ms: off_ns as f64 / 1e6,
+        rtt_ms: rtt_ns as f64 / 1e6,
+        samples: 1,
+    }
+}
+
+impl Docker {
+    /// Version, CPUs, cgroup version, OS and daemon id.
+    pub async fn facts(&self) -> Result<EngineFacts> {
+        let i = self
+            .raw()
+            .info()
+            .await
+            .map_err(|e| DockerError::api("info", e))?;
+        Ok(EngineFacts {
+            endpoint: self.endpoint().to_string(),
+            server_version: i.server_version,
+            api_version: self.api_version().to_string(),
+            ncpu: i.ncpu,
+            cgroup_version: i.cgroup_version.map(|v| v.to_string()),
+            os: i.operating_system,
+            kernel: i.kernel_version,
+            name: i.name,
+            id: i.id,
+        })
+    }
+
+    /// Measure the engine's clock against ours: `samples` `/info` calls, the one with the
+    /// shortest round trip wins.
+    pub async fn clock_offset(&self, samples: u32) -> Result<ClockOffset> {
+        let mut best: Option<ClockOffset> = None;
+        for _ in 0..samples.max(1) {
+            let sent = Utc::now();
+            let i = self
+                .raw()
+                .info()
+                .await
+                .map_err(|e| DockerError::api("info", e))?;
+            let received = Utc::now();
+            let Some(t) = i
+                .system_time
+                .as_deref()
+                .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            else {
+                return Err(DockerError::Other(format!(
+                    "{}: the engine's /info has no SystemTime",
+                    self.endpoint()
+                )));
+            };
+            let o = offset_of(sent, t.with_timezone(&Utc), received);
+            if best.is_none_or(|b| o.rtt_ms < b.rtt_ms) {
+                best = Some(o);
+            }
+        }
+        let mut b = best.expect("at least one sample");
+        b.samples = samples.max(1);
+        Ok(b)
+    }
+}
+
+/// `ssh -nNT -L <socket>:/var/run/docker.sock <target>`, ended (SIGTERM to the process this
+/// struct started) when dropped.
+pub struct SshTunnel {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl SshTunnel {
+    pub async fn open(target: &str) -> std::result::Result<SshTunnel, String> {
+        let socket = std::env::temp_dir().join(format!(
+            "perflab-ssh-{}-{}.sock",
+            std::process::id(),
+            crate::stack::random_token(6)
+        ));
+        let (host, port) = match target.rsplit_once(':') {
+            Some((h, p)) if p.parse::<u16>().is_ok() => (h.to_string(), Some(p.to_string())),
+            _ => (target.to_string(), None),
+        };
+        let mut cmd = std::process::Command::new("ssh");
+        cmd.args([
+            "-nNT",
+            "-o",
+            "ExitOnForwardFailure=yes",
+            "-o",
+            "BatchMode=yes",
+        ]);
+        if let Some(p) = &port {
+            cmd.args(["-p", p]);
+        }
+        cmd.arg("-L")
+            .arg(format!("{}:/var/run/docker.sock", socket.display()))
+            .arg(&host)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot run ssh ({e}); install openssh-client"))?;
+        let t0 = std::time::Instant::now();
+        while !socket.exists() {
+            if let Ok(Some(st)) = child.try_wait() {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                return Err(format!(
+                    "ssh {host} exited with {st}: {} (the remote user needs access to /var/run/docker.sock; use key-based login)",
+                    err.trim()
+                ));
+            }
+            if t0.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("ssh {host}: no forwarded socket after 20 s"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(SshTunnel { child, socket })
+    }
+
+    pub fn socket_path(&self) -> String {
+        self.socket.display().to_string()
+    }
+}
+
+impl Drop for SshTunnel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn offset_against_the_midpoint() {
+        let t0 = Utc.with_ymd_and_hms(2026, 11, 30, 4, 0, 0).unwrap();
+        let ms = |m: i64| chrono::Duration::milliseconds(m);
+        // Sent at 0, received at 4 ms, the engine said 2 ms + 15 ms: 15 ms ahead.
+        let o = offset_of(t0, t0 + ms(17), t0 + ms(4));
+        assert!((o.offset_ms - 15.0).abs() < 1e-6, "{o:?}");
+        assert!((o.rtt_ms - 4.0).abs() < 1e-6);
+        // An engine behind us gives a negative offset.
+        let o = offset_of(t0, t0 - ms(8), t0 + ms(2));
+        assert!((o.offset_ms + 9.0).abs() < 1e-6, "{o:?}");
+    }
+}

@@ -1,0 +1,514 @@
+//! The load generators of a round: N k6 containers (execution segments of one schedule) on the
+//! load generator's engine, each held by a start gate until the same aligned instant (in the
+//! engine's clock, corrected by the measured offset), their outputs in `k6/` (one generator)
+//! or `k6/g<i>/`, and — when that engine is not the stack's — host networking to the published
+//! entry point, outputs copied out of the stopped containers, and the sample agent beside them.
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use crate::docker::{self, ClockOffset, ContainerSpec, Docker, EngineFacts, ExitStatus, Mount};
+use crate::images::{ImageSet, Role as ImageRole};
+use crate::load::{self, K6Invocation, segments::Segment};
+use crate::plan::Plan;
+use crate::sample::{ContainerTarget, agent};
+use crate::stack::LabStack;
+
+const K6_MEMORY: i64 = 1024 * 1024 * 1024;
+/// File in a k6 container holding the gate instant (unix ns, the engine's clock).
+const GATE_FILE: &str = "/perflab-gate";
+/// Sleep until the gate instant, then become k6 (`"$@"`). dash arithmetic is 64-bit.
+const GATE_SCRIPT: &str = r#"g=$(cat /perflab-gate 2>/dev/null || echo 0); n=$(date +%s%N); d=$((g - n)); if [ "$d" -gt 0 ]; then sleep "$((d / 1000000000)).$(printf %09d $((d % 1000000000)))"; fi; exec "$@""#;
+/// First REST API port of generators with host networking (instance i uses base + i).
+pub const HOST_API_PORT_BASE: u16 = 6565;
+
+/// The engine the load generators run on.
+pub struct LoadgenEngine {
+    pub docker: Docker,
+    /// Not the stack's engine: host networking, files copied out, sampler agent.
+    pub remote: bool,
+    /// The images as that engine has them (same tags).
+    pub images: ImageSet,
+    pub facts: Option<EngineFacts>,
+    pub clock: Option<ClockOffset>,
+}
+
+impl LoadgenEngine {
+    fn offset(&self) -> chrono::Duration {
+        let ms = self.clock.map(|c| c.offset_ms).unwrap_or(0.0);
+        chrono::Duration::microseconds((ms * 1000.0).round() as i64)
+    }
+}
+
+/// One created k6 container.
+pub struct Generator {
+    pub seg: Segment,
+    pub id: String,
+    pub name: String,
+    pub out_dir: PathBuf,
+    pub inv: K6Invocation,
+    /// `http://host:port` of its REST API as this machine reaches it, once started.
+    pub api: Option<String>,
+    pub pid: Option<u32>,
+}
+
+/// Where instance `i` of `n` writes: `k6/` for a single generator (the layout every run had),
+/// `k6/g<i>/` otherwise.
+pub fn out_dir(run_dir: &Path, seg: &Segment) -> PathBuf {
+    if seg.count <= 1 {
+        run_dir.join("k6")
+    } else {
+        run_dir.join("k6").join(format!("g{}", seg.index))
+    }
+}
+
+/// Container name of instance `i` (a single generator keeps `…-k6`).
+pub fn container_name(run_id: &str, seg: &Segment) -> String {
+    if seg.count <= 1 {
+        format!("perflab-{run_id}-k6")
+    } else {
+        format!("perflab-{run_id}-k6-g{}", seg.index)
+    }
+}
+
+/// The base URL the generators use: the lab network alias on the stack's engine, the
+/// published entry point from another engine.
+pub fn target_base(stack: &LabStack, remote: bool) -> String {
+    if remote {
+        crate::stack::entry_url(&stack.entry_ip, stack.entry_port)
+    } else {
+        stack.target_url.clone()
+    }
+}
+
+/// Create the N k6 containers (not started), scripts copied in.
+#[allow(clippy::too_many_arguments)]
+pub async fn create(
+    lg: &LoadgenEngine,
+    stack: &LabStack,
+    lab: &str,
+    run_id: &str,
+    plan: &Plan,
+    n: u32,
+    run_dir: &Path,
+    cpuset: &str,
+    scripts_dir: &Path,
+) -> Result<Vec<Generator>> {
+    let mut files = Vec::new();
+    for name in ["stepped.js", "breakpoint.js"] {
+        let p = scripts_dir.join(name);
+        let body = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+        files.push((format!("{}/{name}", load::SCRIPTS_DIR), body, 0o644));
+    }
+    if lg.remote {
+        // No bind mount on another host: k6 writes inside the container, copied out at the end.
+        files.push((format!("{}/.keep", load::OUT_DIR), Vec::new(), 0o644));
+    }
+    let base = target_base(stack, lg.remote);
+    let mut out = Vec::new();
+    for seg in load::segments::segments(n) {
+        let dir = out_dir(run_dir, &seg);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let dir = dir
+            .canonicalize()
+            .context("resolving the k6 output folder")?;
+        let api = if lg.remote {
+            format!("127.0.0.1:{}", HOST_API_PORT_BASE + seg.index as u16)
+        } else {
+            format!("0.0.0.0:{}", load::API_PORT)
+        };
+        let inv = load::invocation_for(plan, &base, &seg, &api);
+        let name = container_name(run_id, &seg);
+        let mut labels = docker::labels(run_id, lab, "k6");
+        labels.insert("perflab.generator".into(), seg.index.to_string());
+        let mut cmd = vec!["/usr/local/bin/k6".to_string()];
+        cmd.extend(inv.args.iter().cloned());
+        let spec = ContainerSpec {
+            name: name.clone(),
+            image: lg.images.get(ImageRole::K6).tag.clone(),
+            entrypoint: Some(vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                GATE_SCRIPT.into(),
+                "k6-gate".into(),
+            ]),
+            cmd: Some(cmd),
+            env: inv
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            labels,
+            cpuset: Some(cpuset.to_string()),
+            memory_bytes: Some(K6_MEMORY),
+            network: Some(if lg.remote {
+                "host".into()
+            } else {
+                stack.network.clone()
+            }),
+            publish: if lg.remote {
+                Vec::new()
+            } else {
+                vec![load::API_PORT]
+            },
+            mounts: if lg.remote {
+                Vec::new()
+            } else {
+                vec![Mount {
+                    source: dir.display().to_string(),
+                    target: load::OUT_DIR.into(),
+                    read_only: false,
+                }]
+            },
+            nofile: Some(crate::stack::nofile_limit()),
+            init: true,
+            user: Some("0:0".into()),
+            ..Default::default()
+        };
+        let id = lg
+            .docker
+            .create_container(&spec)
+            .await
+            .with_context(|| format!("creating the k6 container {name}"))?;
+        lg.docker
+            .upload_files(&id, &files)
+            .await
+            .context("copying the k6 scripts")?;
+        out.push(Generator {
+            seg,
+            id,
+            name,
+            out_dir: dir,
+            inv,
+            api: None,
+            pid: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Set every generator's gate to `launch` (our clock; written in the engine's clock).
+pub async fn set_gate(
+    lg: &LoadgenEngine,
+    gens: &[Generator],
+    launch: DateTime<Utc>,
+) -> Result<i64> {
+    let at = launch + lg.offset();
+    let ns = at.timestamp_nanos_opt().unwrap_or(0);
+    for g in gens {
+        lg.docker
+            .upload_files(
+                &g.id,
+                &[(GATE_FILE.into(), format!("{ns}\n").into_bytes(), 0o644)],
+            )
+            .await
+            .with_context(|| format!("setting the start gate of {}", g.name))?;
+    }
+    Ok(ns)
+}
+
+/// Start every generator (each waits in its gate), then record pids and API addresses.
+pub async fn start(lg: &LoadgenEngine, gens: &mut [Generator]) -> Result<()> {
+    for g in gens.iter() {
+        lg.docker
+            .start_container(&g.id)
+            .await
+            .with_context(|| format!("starting {}", g.name))?;
+    }
+    let api_host = (!lg.remote || lg.docker.endpoint().is_on_this_machine()).then_some("127.0.0.1");
+    for g in gens.iter_mut() {
+        let info = lg
+            .docker
+            .inspect_container(&g.id)
+            .await
+            .with_context(|| format!("inspecting {}", g.name))?;
+        g.pid = info.pid;
+        g.api = match (api_host, lg.remote) {
+            (Some(h), true) => Some(format!(
+                "http://{h}:{}",
+                HOST_API_PORT_BASE + g.seg.index as u16
+            )),
+            (Some(h), false) => info
+                .host_ports
+                .get(&load::API_PORT)
+                .map(|p| format!("http://{h}:{p}")),
+            (None, _) => None,
+        };
+    }
+    Ok(())
+}
+
+/// Sampler targets for the generators (their init pids on their engine's host).
+pub fn targets(gens: &[Generator]) -> Vec<ContainerTarget> {
+    gens.iter()
+        .filter_map(|g| {
+            Some(ContainerTarget {
+                role: crate::analyze::samples::Role::K6,
+                name: g.name.clone(),
+                pid: g.pid?,
+            })
+        })
+        .collect()
+}
+
+/// Wait for every generator; `cancel` (cloned per instance) kills them all when it fires.
+pub async fn wait_all<F, Fut>(
+    lg: &LoadgenEngine,
+    gens: &[Generator],
+    cancel: F,
+) -> Vec<docker::Result<ExitStatus>>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let waits = gens
+        .iter()
+        .map(|g| lg.docker.wait_container(&g.id, cancel()));
+    futures_util::future::join_all(waits).await
+}
+
+/// Logs (and, from another engine, the output files) of every generator into its folder.
+/// Returns the log texts in instance order.
+pub async fn collect(lg: &LoadgenEngine, gens: &[Generator]) -> Result<Vec<String>> {
+    let mut logs = Vec::new();
+    for g in gens {
+        let log = lg.docker.logs(&g.id, None).await.unwrap_or_default();
+        crate::rundir::write_atomic(&g.out_dir.join("k6.log"), log.as_bytes())
+            .context("writing k6.log")?;
+        if lg.remote {
+            let tar = lg
+                .docker
+                .download_tar(&g.id, load::OUT_DIR)
+                .await
+                .with_context(|| format!("copying {} out of {}", load::OUT_DIR, g.name))?;
+            unpack_out(&tar, &g.out_dir)?;
+        }
+        logs.push(log);
+    }
+    Ok(logs)
+}
+
+/// Extract the files of a `/out` tar archive (entries `out/<file>`) into `dir`.
+fn unpack_out(tar: &[u8], dir: &Path) -> Result<()> {
+    let mut a = tar::Archive::new(tar);
+    for e in a.entries().context("reading the k6 output archive")? {
+        let mut e = e.context("reading the k6 output archive")?;
+        if !e.header().entry_type().is_file() {
+            continue;
+        }
+        let path = e.path().context("entry path")?.into_owned();
+        let Some(name) = path.file_name().filter(|n| *n != ".keep") else {
+            continue;
+        };
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut buf)?;
+        crate::rundir::write_atomic(&dir.join(name), &buf)
+            .with_context(|| format!("writing {}", dir.join(name).display()))?;
+    }
+    Ok(())
+}
+
+/// Start (unix ms) of the first request in a k6 CSV, from its first rows (k6 writes rows as
+/// requests end, so the earliest start is among the first few hundred).
+pub fn first_request_ms(csv: &Path) -> Option<i64> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(csv).ok()?;
+    let r: Box<dyn std::io::Read> = if csv.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(f))
+    } else {
+        Box::new(f)
+    };
+    let mut lines = std::io::BufReader::new(r).lines();
+    let header = lines.next()?.ok()?;
+    let cols: Vec<&str> = header.split(',').collect();
+    let find = |n: &str| cols.iter().position(|c| *c == n);
+    let (name, ts, val) = (
+        find("metric_name")?,
+        find("timestamp")?,
+        find("metric_value")?,
+    );
+    let mut best: Option<i64> = None;
+    let mut seen = 0;
+    for line in lines.take(20_000) {
+        let line = line.ok()?;
+        let f: Vec<&str> = line.split(',').collect();
+        if f.get(name) != Some(&"http_req_duration") {
+            continue;
+        }
+        let (Some(t), Some(v)) = (
+            f.get(ts).and_then(|t| t.parse::<i64>().ok()),
+            f.get(val).and_then(|v| v.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        let start = t - v.round() as i64;
+        best = Some(best.map_or(start, |b| b.min(start)));
+        seen += 1;
+        if seen >= 500 {
+            break;
+        }
+    }
+    best
+}
+
+/// The placement record for the manifest.
+pub fn placement_json(
+    lg: &LoadgenEngine,
+    gens: &[Generator],
+    cpuset: &str,
+    gate_ns: i64,
+) -> serde_json::Value {
+    json!({
+        "count": gens.len(),
+        "engine": lg.docker.endpoint().to_string(),
+        "remote": lg.remote,
+        "cpuset": cpuset,
+        "shared_cpuset": gens.len() > 1,
+        "gate_unix_ns_engine_clock": gate_ns,
+        "instances": gens.iter().map(|g| json!({
+            "index": g.seg.index,
+            "segment": g.seg.segment,
+            "sequence": g.seg.sequence,
+            "container": g.name,
+            "cpuset": cpuset,
+            "out": g.out_dir.file_name().map(|n| n.to_string_lossy().into_owned()),
+            "api": g.api,
+            "command": g.inv.shell_line(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The sampler agent on the generators' engine: created with the perflab binary copied in,
+/// started with the generators' pids, stopped and read back at the end.
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+}
+
+impl Agent {
+    pub async fn create(
+        lg: &LoadgenEngine,
+        run_id: &str,
+        lab: &str,
+        cpuset: &str,
+    ) -> Result<Agent> {
+        let exe = std::env::current_exe().context("locating the perflab binary")?;
+        let bin = std::fs::read(&exe).with_context(|| format!("reading {}", exe.display()))?;
+        let name = format!("perflab-{run_id}-sampler");
+        let spec = ContainerSpec {
+            name: name.clone(),
+            image: lg.images.get(ImageRole::Base).tag.clone(),
+            entrypoint: Some(vec![
+                agent::BINARY_PATH.into(),
+                "sample-agent".into(),
+                "--targets".into(),
+                agent::TARGETS_PATH.into(),
+            ]),
+            labels: docker::labels(run_id, lab, "sampler"),
+            cpuset: Some(cpuset.to_string()),
+            memory_bytes: Some(256 * 1024 * 1024),
+            network: Some("none".into()),
+            mounts: vec![Mount {
+                source: "/sys/fs/cgroup".into(),
+                target: "/sys/fs/cgroup".into(),
+                read_only: true,
+            }],
+            pid_host: true,
+            cgroupns_host: true,
+            init: true,
+            user: Some("0:0".into()),
+            ..Default::default()
+        };
+        let id = lg
+            .docker
+            .create_container(&spec)
+            .await
+            .context("creating the sampler agent")?;
+        lg.docker
+            .upload_files(&id, &[(agent::BINARY_PATH.into(), bin, 0o755)])
+            .await
+            .context("copying perflab into the sampler agent")?;
+        Ok(Agent { id, name })
+    }
+
+    pub async fn start(&self, lg: &LoadgenEngine, targets: &[ContainerTarget]) -> Result<()> {
+        let body = serde_json::to_vec(targets)?;
+        lg.docker
+            .upload_files(&self.id, &[(agent::TARGETS_PATH.into(), body, 0o644)])
+            .await
+            .context("giving the sampler agent its targets")?;
+        lg.docker
+            .start_container(&self.id)
+            .await
+            .context("starting the sampler agent")?;
+        Ok(())
+    }
+
+    /// Stop the agent and file its lines under `samples/`: cgroup lines into `cgroup.jsonl`
+    /// (beside the local samplers' lines), host lines into `host-loadgen.jsonl`, the rest into
+    /// `sampler-errors.jsonl`. Returns the number of cgroup lines.
+    pub async fn finish(&self, lg: &LoadgenEngine, samples_dir: &Path) -> Result<usize> {
+        lg.docker.kill_container(&self.id, "SIGTERM").await.ok();
+        let _ = tokio::time::timeout(
+            Duration::from_secs(10),
+            lg.docker.wait_container(&self.id, std::future::pending()),
+        )
+        .await;
+        let out = lg
+            .docker
+            .logs(&self.id, None)
+            .await
+            .context("reading the sampler agent's output")?;
+        let (cg, host, other) = agent::split(&out);
+        std::fs::create_dir_all(samples_dir)?;
+        append(&samples_dir.join("cgroup.jsonl"), &cg)?;
+        append(&samples_dir.join("host-loadgen.jsonl"), &host)?;
+        append(&samples_dir.join("sampler-errors.jsonl"), &other)?;
+        Ok(cg.lines().count())
+    }
+}
+
+fn append(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    if text.is_empty() {
+        return Ok(());
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_keeps_the_single_generator_paths() {
+        let segs = load::segments::segments(1);
+        assert_eq!(out_dir(Path::new("/r"), &segs[0]), Path::new("/r/k6"));
+        assert_eq!(container_name("run-x", &segs[0]), "perflab-run-x-k6");
+        let segs = load::segments::segments(2);
+        assert_eq!(out_dir(Path::new("/r"), &segs[1]), Path::new("/r/k6/g1"));
+        assert_eq!(container_name("run-x", &segs[1]), "perflab-run-x-k6-g1");
+    }
+
+    #[test]
+    fn first_request_from_the_csv_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("requests.csv");
+        std::fs::write(
+            &p,
+            "metric_name,timestamp,metric_value,status\nhttp_reqs,1700000000150,1,200\nhttp_req_duration,1700000000150,50.2,200\nhttp_req_duration,1700000000160,80,200\n",
+        )
+        .unwrap();
+        // 160 - 80 = 80 is earlier than 150 - 50 = 100.
+        assert_eq!(first_request_ms(&p), Some(1_700_000_000_080));
+    }
+}
