@@ -115,6 +115,11 @@ pub async fn execute(
         generators: req.generators,
         placement: &req.placement,
         stack_engine_id: docker.facts().await.ok().and_then(|f| f.id),
+        stack_clock: if loadgen.remote {
+            docker.clock_offset(5).await.ok()
+        } else {
+            loadgen.clock
+        },
         interrupt: interrupt.clone(),
         repo_root: images::recipe::repo_root(),
     };

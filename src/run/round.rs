@@ -49,6 +49,8 @@ pub struct RoundEnv<'a> {
     pub placement: &'a super::placement::Placement,
     /// The stack engine's daemon id (to tell whether another endpoint is the same daemon).
     pub stack_engine_id: Option<String>,
+    /// The stack engine's clock against the orchestrator's.
+    pub stack_clock: Option<docker::ClockOffset>,
     pub interrupt: Interrupt,
     pub repo_root: PathBuf,
 }
@@ -251,6 +253,7 @@ async fn measure(
             "published_entry": {"ip": stack.entry_ip, "port": stack.entry_port},
             "loadgen_engine": env.loadgen.facts,
             "loadgen_clock_offset": env.loadgen.clock,
+            "stack_clock_offset": env.stack_clock,
             "same_daemon_as_stack": env.loadgen.remote.then(|| {
                 env.loadgen.facts.as_ref().and_then(|f| f.id.clone()).is_some()
                     && env.loadgen.facts.as_ref().and_then(|f| f.id.clone()) == env.stack_engine_id
@@ -400,8 +403,15 @@ async fn measure(
         };
         sampler_targets(env.docker, &stack, exp.lab, local_k6, pg_client.clone()).await?
     };
-    if let Some(a) = &agent {
-        a.start(lg, &generators::targets(&gens)).await?;
+    let mut agent = agent;
+    if let Some(a) = &agent
+        && let Err(e) = a.start(lg, &generators::targets(&gens)).await
+    {
+        manifest.caveats.push(format!(
+            "no load generator CPU samples: the sampler agent on {} did not start: {e:#}",
+            lg.docker.endpoint()
+        ));
+        agent = None;
     }
     let samplers = sample::Samplers::start(&dir.path.join("samples"), targets, Default::default())
         .context("starting samplers")?;

@@ -222,82 +222,79 @@ impl ProcCounter {
     }
 }
 
-fn run_fast(
+async fn run_fast(
     cg_out: JsonlWriter,
     host_out: JsonlWriter,
     containers: Vec<ContainerTarget>,
     period: Duration,
     mut rx: watch::Receiver<bool>,
     errors: JsonlWriter,
-) -> impl std::future::Future<Output = SamplerSummary> {
-    async move {
-        let mut summary = SamplerSummary::default();
-        let mut tracked = Vec::new();
-        for c in containers {
-            match cgroup::paths_for_pid(c.pid).and_then(|p| p.read().map(|r| (p, r))) {
-                Ok((paths, first)) => tracked.push((c, paths, first)),
+) -> SamplerSummary {
+    let mut summary = SamplerSummary::default();
+    let mut tracked = Vec::new();
+    for c in containers {
+        match cgroup::paths_for_pid(c.pid).and_then(|p| p.read().map(|r| (p, r))) {
+            Ok((paths, first)) => tracked.push((c, paths, first)),
+            Err(e) => {
+                summary.errors += 1;
+                record_error(&errors, "cgroup", format!("{}: {e}", c.name));
+            }
+        }
+    }
+    let mut stat_prev = host::read_proc_stat();
+    let mut dockerd = ProcCounter::new(host::find_process("dockerd"));
+    let mut me = ProcCounter::new(Some(std::process::id()));
+    let mut t = ticker(period);
+    t.tick().await; // the first tick is immediate: it only sets the baseline
+    let mut last = Instant::now();
+    while next_tick(&mut t, &mut rx).await {
+        let now = Instant::now();
+        let dt_ns = now.duration_since(last).as_nanos() as u64;
+        last = now;
+        let ts = now_ms();
+        for (c, paths, prev) in tracked.iter_mut() {
+            match paths.read() {
+                Ok(r) => {
+                    let line = CgroupSample {
+                        t: ts,
+                        role: c.role,
+                        container: c.name.clone(),
+                        cpu_cores: cgroup::cores_between(prev, &r, dt_ns),
+                        mem_bytes: r.mem_bytes,
+                        throttled_ms: r.throttled_ns.saturating_sub(prev.throttled_ns) as f64 / 1e6,
+                        psi_some_avg10: r.psi_some_avg10,
+                    };
+                    *prev = r;
+                    if cg_out.write(&line).is_ok() {
+                        summary.cgroup_samples += 1;
+                    }
+                }
                 Err(e) => {
                     summary.errors += 1;
                     record_error(&errors, "cgroup", format!("{}: {e}", c.name));
                 }
             }
         }
-        let mut stat_prev = host::read_proc_stat();
-        let mut dockerd = ProcCounter::new(host::find_process("dockerd"));
-        let mut me = ProcCounter::new(Some(std::process::id()));
-        let mut t = ticker(period);
-        t.tick().await; // the first tick is immediate: it only sets the baseline
-        let mut last = Instant::now();
-        while next_tick(&mut t, &mut rx).await {
-            let now = Instant::now();
-            let dt_ns = now.duration_since(last).as_nanos() as u64;
-            last = now;
-            let ts = now_ms();
-            for (c, paths, prev) in tracked.iter_mut() {
-                match paths.read() {
-                    Ok(r) => {
-                        let line = CgroupSample {
-                            t: ts,
-                            role: c.role,
-                            container: c.name.clone(),
-                            cpu_cores: cgroup::cores_between(prev, &r, dt_ns),
-                            mem_bytes: r.mem_bytes,
-                            throttled_ms: r.throttled_ns.saturating_sub(prev.throttled_ns) as f64
-                                / 1e6,
-                            psi_some_avg10: r.psi_some_avg10,
-                        };
-                        *prev = r;
-                        if cg_out.write(&line).is_ok() {
-                            summary.cgroup_samples += 1;
-                        }
-                    }
-                    Err(e) => {
-                        summary.errors += 1;
-                        record_error(&errors, "cgroup", format!("{}: {e}", c.name));
-                    }
-                }
-            }
-            let stat_now = host::read_proc_stat();
-            let busy = host::busy_pct(&stat_prev, &stat_now)
-                .into_iter()
-                .map(|(_, p)| p)
-                .collect();
-            stat_prev = stat_now;
-            let line = HostSample {
-                t: ts,
-                cpu_busy_pct: busy,
-                psi_some_avg10: host::host_psi(),
-                dockerd_cores: dockerd.sample(dt_ns),
-                perflab_cores: me.sample(dt_ns),
-            };
-            if host_out.write(&line).is_ok() {
-                summary.host_samples += 1;
-            }
+        let stat_now = host::read_proc_stat();
+        let busy = host::busy_pct(&stat_prev, &stat_now)
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect();
+        stat_prev = stat_now;
+        let line = HostSample {
+            t: ts,
+            cpu_busy_pct: busy,
+            psi_some_avg10: host::host_psi(),
+            dockerd_cores: dockerd.sample(dt_ns),
+            perflab_cores: me.sample(dt_ns),
+        };
+        if host_out.write(&line).is_ok() {
+            summary.host_samples += 1;
         }
-        summary.dockerd_cores_mean = dockerd.mean();
-        summary.perflab_cores_mean = me.mean();
-        summary
     }
+    summary.dockerd_cores_mean = dockerd.mean();
+    summary.perflab_cores_mean = me.mean();
+    summary
 }
 
 #[derive(Serialize)]
