@@ -168,15 +168,7 @@ pub async fn create(
             user: Some("0:0".into()),
             ..Default::default()
         };
-        let id = lg
-            .docker
-            .create_container(&spec)
-            .await
-            .with_context(|| format!("creating the k6 container {name}"))?;
-        lg.docker
-            .upload_files(&id, &files)
-            .await
-            .context("copying the k6 scripts")?;
+        let id = create_filled(&lg.docker, &spec, &files, "the k6 container").await?;
         out.push(Generator {
             seg,
             id,
@@ -422,15 +414,13 @@ impl Agent {
             user: Some("0:0".into()),
             ..Default::default()
         };
-        let id = lg
-            .docker
-            .create_container(&spec)
-            .await
-            .context("creating the sampler agent")?;
-        lg.docker
-            .upload_files(&id, &[(agent::BINARY_PATH.into(), bin, 0o755)])
-            .await
-            .context("copying perflab into the sampler agent")?;
+        let id = create_filled(
+            &lg.docker,
+            &spec,
+            &[(agent::BINARY_PATH.into(), bin, 0o755)],
+            "the sampler agent",
+        )
+        .await?;
         Ok(Agent { id, name })
     }
 
@@ -469,6 +459,24 @@ impl Agent {
         append(&samples_dir.join("sampler-errors.jsonl"), &other)?;
         Ok(cg.lines().count())
     }
+}
+
+/// Create a container and copy files into it (removed again if the copy fails).
+async fn create_filled(
+    docker: &Docker,
+    spec: &ContainerSpec,
+    files: &[(String, Vec<u8>, u32)],
+    what: &str,
+) -> Result<String> {
+    let id = docker
+        .create_container(spec)
+        .await
+        .with_context(|| format!("creating {what} {}", spec.name))?;
+    if let Err(e) = docker.upload_files(&id, files).await {
+        docker.remove_container(&id).await.ok();
+        return Err(anyhow::Error::new(e).context(format!("copying files into {what}")));
+    }
+    Ok(id)
 }
 
 fn append(path: &Path, text: &str) -> Result<()> {
