@@ -1,6 +1,7 @@
 //! One round of one experiment: run directory and manifest, a fresh stack, warm-up, smoke
-//! check, minute-aligned k6 in its own pinned container with the samplers beside it, log
-//! collection, teardown, report. Breaking the system is a successful run; only the harness
+//! check, minute-aligned k6 (one or several generators, on this or another engine: see
+//! `generators`) in pinned containers with the samplers beside it, log collection, teardown,
+//! report. Breaking the system is a successful run; only the harness
 //! failing (or an interrupt) is not.
 use std::path::{Path, PathBuf};
 use std::time::Duration;
