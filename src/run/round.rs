@@ -477,7 +477,7 @@ async fn measure(
             .insert("pg_xact_commit_delta".into(), json!(after - before));
     }
     let logs = generators::collect(lg, &gens).await?;
-    record_first_requests(manifest, &gens);
+    record_first_requests(manifest, &gens, env.quiet);
 
     let mut codes = Vec::new();
     for (g, st) in gens.iter().zip(statuses) {
@@ -525,7 +525,7 @@ async fn measure(
 }
 
 /// Each generator's first request (unix ms, from its CSV) and the spread between them.
-fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator]) {
+fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator], quiet: bool) {
     let firsts: Vec<Option<i64>> = gens
         .iter()
         .map(|g| {
@@ -544,9 +544,13 @@ fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator]
             .measurements
             .insert("k6_first_request_spread_ms".into(), json!(spread));
         if spread > 100 {
-            manifest.caveats.push(format!(
+            let msg = format!(
                 "the load generators' first requests are {spread} ms apart (goal <= 100 ms)"
-            ));
+            );
+            if !quiet {
+                eprintln!("warning: {msg}");
+            }
+            manifest.caveats.push(msg);
         }
     }
 }
