@@ -275,3 +275,69 @@ fn load_generator_on_a_second_engine_endpoint() {
     );
     assert!(containers_of(run_id, Some(&endpoint)).is_empty());
 }
+
+#[test]
+fn stack_on_a_second_engine_endpoint() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let port = forward_docker_socket();
+    let endpoint = format!("tcp://127.0.0.1:{port}");
+    let out = tempfile::tempdir().unwrap();
+    // node-smoke: the Node app and PostgreSQL on the second endpoint, k6 on the local engine.
+    let st = perflab()
+        .args([
+            "--quiet",
+            "run",
+            "node-smoke",
+            "--quick",
+            "--no-align",
+            "--out",
+        ])
+        .arg(out.path())
+        .args([
+            "--host",
+            &format!("app={endpoint}"),
+            "--host",
+            &format!("db={endpoint}"),
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success(), "perflab run node-smoke exited with {st}");
+    let dir = out.path().join("node-smoke/latest").canonicalize().unwrap();
+    assert_eq!(json(&dir.join("status.json"))["state"], "complete");
+    let m = json(&dir.join("manifest.json"));
+    let meas = &m["measurements"];
+    let pl = &meas["placement"];
+    assert_eq!(pl["app"], endpoint.as_str(), "{pl}");
+    assert_eq!(pl["db"], endpoint.as_str(), "{pl}");
+    assert_eq!(pl["loadgen"], "local");
+    assert!(
+        pl["stack_clock_offset"]["offset_ms"].as_f64().is_some(),
+        "{pl}"
+    );
+    // The app and PostgreSQL were sampled by the agent on their engine, k6 locally.
+    assert!(
+        meas["sampler_agent_stack_cgroup_lines"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{meas}"
+    );
+    let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
+    for role in ["app", "pg", "k6"] {
+        assert!(
+            cg.contains(&format!("\"role\":\"{role}\"")),
+            "no {role} samples"
+        );
+    }
+    // The orchestrator reached PostgreSQL on its published address (pg sampler).
+    let pg = std::fs::read_to_string(dir.join("samples/pg.jsonl")).unwrap_or_default();
+    assert!(pg.lines().count() > 0, "no pg samples");
+    let r = json(&dir.join("report.json"));
+    for s in r["steps"].as_array().unwrap() {
+        assert_eq!(s["failed_rate"].as_f64(), Some(0.0), "{s}");
+        assert!(s["requests"].as_u64().unwrap() > 0);
+    }
+    let run_id = meas["run_id"].as_str().unwrap();
+    assert!(containers_of(run_id, None).is_empty());
+    assert!(containers_of(run_id, Some(&endpoint)).is_empty());
+}

@@ -28,8 +28,11 @@ pub const HOST_API_PORT_BASE: u16 = 6565;
 /// The engine the load generators run on.
 pub struct LoadgenEngine {
     pub docker: Docker,
-    /// Not the stack's engine: host networking, files copied out, sampler agent.
+    /// Not the stack's engine: host networking to the published entry point.
     pub remote: bool,
+    /// Not this machine's local engine: outputs copied out of the containers (no bind mount),
+    /// CPU sampled by the sampler agent there.
+    pub off_host: bool,
     /// The images as that engine has them (same tags).
     pub images: ImageSet,
     pub facts: Option<EngineFacts>,
@@ -103,7 +106,7 @@ pub async fn create(
         let body = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
         files.push((format!("{}/{name}", load::SCRIPTS_DIR), body, 0o644));
     }
-    if lg.remote {
+    if lg.off_host {
         // No bind mount on another host: k6 writes inside the container, copied out at the end.
         files.push((format!("{}/.keep", load::OUT_DIR), Vec::new(), 0o644));
     }
@@ -154,7 +157,7 @@ pub async fn create(
             } else {
                 vec![load::API_PORT]
             },
-            mounts: if lg.remote {
+            mounts: if lg.off_host {
                 Vec::new()
             } else {
                 vec![Mount {
@@ -210,7 +213,11 @@ pub async fn start(lg: &LoadgenEngine, gens: &mut [Generator]) -> Result<()> {
             .await
             .with_context(|| format!("starting {}", g.name))?;
     }
-    let api_host = (!lg.remote || lg.docker.endpoint().is_on_this_machine()).then_some("127.0.0.1");
+    let api_host = lg
+        .docker
+        .endpoint()
+        .is_on_this_machine()
+        .then_some("127.0.0.1");
     for g in gens.iter_mut() {
         let info = lg
             .docker
@@ -270,7 +277,7 @@ pub async fn collect(lg: &LoadgenEngine, gens: &[Generator]) -> Result<Vec<Strin
         let log = lg.docker.logs(&g.id, None).await.unwrap_or_default();
         crate::rundir::write_atomic(&g.out_dir.join("k6.log"), log.as_bytes())
             .context("writing k6.log")?;
-        if lg.remote {
+        if lg.off_host {
             let tar = lg
                 .docker
                 .download_tar(&g.id, load::OUT_DIR)
@@ -357,6 +364,7 @@ pub fn placement_json(
         "count": gens.len(),
         "engine": lg.docker.endpoint().to_string(),
         "remote": lg.remote,
+        "off_host": lg.off_host,
         "cpuset": cpuset,
         "shared_cpuset": gens.len() > 1,
         "gate_unix_ns_engine_clock": gate_ns,
@@ -373,26 +381,33 @@ pub fn placement_json(
     })
 }
 
-/// The sampler agent on the generators' engine: created with the perflab binary copied in,
-/// started with the generators' pids, stopped and read back at the end.
+/// The sampler agent on an engine that is not this machine's (the generators' or the stack's):
+/// created with the perflab binary copied in, started with its containers' pids, stopped and
+/// read back at the end.
 pub struct Agent {
     pub id: String,
     pub name: String,
+    pub docker: Docker,
+    pub role: String,
 }
 
 impl Agent {
+    /// `role` names the engine's role in the run (`loadgen`, `stack`): container
+    /// `perflab-<run>-sampler-<role>`, host samples into `samples/host-<role>.jsonl`.
     pub async fn create(
-        lg: &LoadgenEngine,
+        engine: &Docker,
+        images: &ImageSet,
         run_id: &str,
         lab: &str,
         cpuset: &str,
+        role: &str,
     ) -> Result<Agent> {
         let exe = std::env::current_exe().context("locating the perflab binary")?;
         let bin = std::fs::read(&exe).with_context(|| format!("reading {}", exe.display()))?;
-        let name = format!("perflab-{run_id}-sampler");
+        let name = format!("perflab-{run_id}-sampler-{role}");
         let spec = ContainerSpec {
             name: name.clone(),
-            image: lg.images.get(ImageRole::Base).tag.clone(),
+            image: images.get(ImageRole::Base).tag.clone(),
             entrypoint: Some(vec![
                 agent::BINARY_PATH.into(),
                 "sample-agent".into(),
@@ -415,22 +430,27 @@ impl Agent {
             ..Default::default()
         };
         let id = create_filled(
-            &lg.docker,
+            engine,
             &spec,
             &[(agent::BINARY_PATH.into(), bin, 0o755)],
             "the sampler agent",
         )
         .await?;
-        Ok(Agent { id, name })
+        Ok(Agent {
+            id,
+            name,
+            docker: engine.clone(),
+            role: role.to_string(),
+        })
     }
 
-    pub async fn start(&self, lg: &LoadgenEngine, targets: &[ContainerTarget]) -> Result<()> {
+    pub async fn start(&self, targets: &[ContainerTarget]) -> Result<()> {
         let body = serde_json::to_vec(targets)?;
-        lg.docker
+        self.docker
             .upload_files(&self.id, &[(agent::TARGETS_PATH.into(), body, 0o644)])
             .await
             .context("giving the sampler agent its targets")?;
-        lg.docker
+        self.docker
             .start_container(&self.id)
             .await
             .context("starting the sampler agent")?;
@@ -438,16 +458,16 @@ impl Agent {
     }
 
     /// Stop the agent and file its lines under `samples/`: cgroup lines into `cgroup.jsonl`
-    /// (beside the local samplers' lines), host lines into `host-loadgen.jsonl`, the rest into
+    /// (beside the local samplers' lines), host lines into `host-<role>.jsonl`, the rest into
     /// `sampler-errors.jsonl`. Returns the number of cgroup lines.
-    pub async fn finish(&self, lg: &LoadgenEngine, samples_dir: &Path) -> Result<usize> {
-        lg.docker.kill_container(&self.id, "SIGTERM").await.ok();
+    pub async fn finish(&self, samples_dir: &Path) -> Result<usize> {
+        self.docker.kill_container(&self.id, "SIGTERM").await.ok();
         let _ = tokio::time::timeout(
             Duration::from_secs(10),
-            lg.docker.wait_container(&self.id, std::future::pending()),
+            self.docker.wait_container(&self.id, std::future::pending()),
         )
         .await;
-        let out = lg
+        let out = self
             .docker
             .logs(&self.id, None)
             .await
@@ -455,7 +475,10 @@ impl Agent {
         let (cg, host, other) = agent::split(&out);
         std::fs::create_dir_all(samples_dir)?;
         append(&samples_dir.join("cgroup.jsonl"), &cg)?;
-        append(&samples_dir.join("host-loadgen.jsonl"), &host)?;
+        append(
+            &samples_dir.join(format!("host-{}.jsonl", self.role)),
+            &host,
+        )?;
         append(&samples_dir.join("sampler-errors.jsonl"), &other)?;
         Ok(cg.lines().count())
     }

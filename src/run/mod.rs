@@ -56,8 +56,7 @@ pub async fn execute(
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
 ) -> Result<RunSummary> {
     let interrupt = Interrupt::install().context("installing signal handlers")?;
-    let docker = Docker::connect().await?;
-    let set = images::ensure_built(&docker, req.suite, progress_build).await?;
+    let (docker, set) = prepare_stack(&req, progress_build).await?;
     let loadgen = prepare_loadgen(&docker, &set, &req, progress_build).await?;
 
     let lock_path = lock::lock_path();
@@ -85,6 +84,7 @@ pub async fn execute(
 
     let swept = sweep::sweep(&docker, &req.out_root, &BTreeSet::new()).await?;
     if loadgen.remote {
+        // The run directories were handled above; only the other engine's objects remain.
         let (_, n) = sweep::sweep_engine(&loadgen.docker, &BTreeSet::new()).await?;
         if !quiet && n > 0 {
             eprintln!(
@@ -114,7 +114,7 @@ pub async fn execute(
         loadgen: &loadgen,
         generators: req.generators,
         placement: &req.placement,
-        stack_engine_id: docker.facts().await.ok().and_then(|f| f.id),
+        stack_engine: docker.facts().await.ok(),
         stack_clock: if loadgen.remote {
             docker.clock_offset(5).await.ok()
         } else {
@@ -157,45 +157,43 @@ pub async fn execute(
     Ok(summary)
 }
 
-/// The load generators' engine: the local one, or another endpoint checked before anything
-/// runs (reachable, Docker version, CPUs holding the loadgen cpuset, cgroup version, images
-/// present or built there) with its clock measured against ours.
-async fn prepare_loadgen(
-    local: &Docker,
-    local_images: &images::ImageSet,
+/// An engine other than the local default, checked before anything runs.
+struct CheckedEngine {
+    docker: Docker,
+    facts: crate::docker::EngineFacts,
+    images: images::ImageSet,
+    clock: crate::docker::ClockOffset,
+}
+
+/// Connect to `ep` (given as `--host <flag>=…`) and check it: reachable, Docker version, CPUs
+/// holding `cpus`, cgroup version, images present (built there when missing), clock offset
+/// against ours (a warning above 10 ms).
+async fn open_engine(
+    ep: &crate::docker::Endpoint,
+    flag: &str,
+    cpus: &[u32],
     req: &RunRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
-) -> Result<generators::LoadgenEngine> {
-    if !req.placement.loadgen_remote() {
-        return Ok(generators::LoadgenEngine {
-            docker: local.clone(),
-            remote: false,
-            images: local_images.clone(),
-            facts: local.facts().await.ok(),
-            clock: local.clock_offset(5).await.ok(),
-        });
-    }
-    let ep = &req.placement.loadgen;
-    let d = Docker::connect_to(ep).await.with_context(|| {
-        format!("connecting to the load generator's engine (--host loadgen={ep})")
-    })?;
+) -> Result<CheckedEngine> {
+    let d = Docker::connect_to(ep)
+        .await
+        .with_context(|| format!("connecting to the engine of --host {flag}={ep}"))?;
     let facts = d
         .facts()
         .await
         .with_context(|| format!("checking the engine at {ep}"))?;
-    let cpus = req.layout.get(crate::plan::Role::Loadgen).cpus().to_vec();
     if let (Some(n), Some(max)) = (facts.ncpu, cpus.iter().max())
         && i64::from(*max) >= n
     {
         return Err(crate::error::InvalidInput(format!(
-            "--host loadgen={ep}: that engine has {n} CPUs (0-{}), but the load generator is pinned to cpu {max}; pin it there with --cpus loadgen=0",
+            "--host {flag}={ep}: that engine has {n} CPUs (0-{}), but the CPU layout uses cpu {max} there; pin within them with --cpus (e.g. --cpus loadgen=0,db=0,app=1)",
             n - 1
         ))
         .into());
     }
     if !req.quiet {
         eprintln!(
-            "load generator engine {ep}: Docker {}, {} CPUs, cgroup v{}, {}",
+            "engine {ep} ({flag}): Docker {}, {} CPUs, cgroup v{}, {}",
             facts.server_version.as_deref().unwrap_or("?"),
             facts.ncpu.unwrap_or(0),
             facts.cgroup_version.as_deref().unwrap_or("?"),
@@ -204,23 +202,74 @@ async fn prepare_loadgen(
     }
     let set = images::ensure_built(&d, req.suite, progress_build)
         .await
-        .with_context(|| format!("images on the load generator's engine {ep}"))?;
+        .with_context(|| format!("images on the engine {ep}"))?;
     let clock = d
         .clock_offset(7)
         .await
         .with_context(|| format!("measuring the clock of {ep}"))?;
     if !req.quiet && clock.offset_ms.abs() > 10.0 {
         eprintln!(
-            "warning: the clock of {ep} is {:+.1} ms off this machine's (goal within 10 ms): start gates are corrected by it, timestamps in its CSVs are not; sync both with NTP/chrony",
+            "warning: the clock of {ep} is {:+.1} ms off this machine's (goal within 10 ms): start gates are corrected by it, timestamps written there are not; sync both with NTP/chrony",
             clock.offset_ms
         );
     }
-    Ok(generators::LoadgenEngine {
+    Ok(CheckedEngine {
         docker: d,
-        remote: true,
+        facts,
         images: set,
-        facts: Some(facts),
-        clock: Some(clock),
+        clock,
+    })
+}
+
+/// The stack's engine (database and app): the local default, or the `--host app=`/`db=` one.
+async fn prepare_stack(
+    req: &RunRequest,
+    progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+) -> Result<(Docker, images::ImageSet)> {
+    if req.placement.app == crate::docker::Endpoint::Local {
+        let docker = Docker::connect().await?;
+        let set = images::ensure_built(&docker, req.suite, progress_build).await?;
+        return Ok((docker, set));
+    }
+    let mut cpus = Vec::new();
+    for r in [
+        crate::plan::Role::Db,
+        crate::plan::Role::App,
+        crate::plan::Role::Loadgen,
+    ] {
+        cpus.extend_from_slice(req.layout.get(r).cpus());
+    }
+    let e = open_engine(&req.placement.app, "app", &cpus, req, progress_build).await?;
+    Ok((e.docker, e.images))
+}
+
+/// The load generators' engine: the stack's, or another endpoint (checked like the stack's).
+async fn prepare_loadgen(
+    stack: &Docker,
+    stack_images: &images::ImageSet,
+    req: &RunRequest,
+    progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+) -> Result<generators::LoadgenEngine> {
+    if !req.placement.loadgen_remote() {
+        return Ok(generators::LoadgenEngine {
+            docker: stack.clone(),
+            remote: false,
+            off_host: *stack.endpoint() != crate::docker::Endpoint::Local,
+            images: stack_images.clone(),
+            facts: stack.facts().await.ok(),
+            clock: stack.clock_offset(5).await.ok(),
+        });
+    }
+    let ep = &req.placement.loadgen;
+    let cpus = req.layout.get(crate::plan::Role::Loadgen).cpus().to_vec();
+    let e = open_engine(ep, "loadgen", &cpus, req, progress_build).await?;
+    Ok(generators::LoadgenEngine {
+        docker: e.docker,
+        remote: true,
+        off_host: *ep != crate::docker::Endpoint::Local,
+        images: e.images,
+        facts: Some(e.facts),
+        clock: Some(e.clock),
     })
 }
 

@@ -1,6 +1,7 @@
-//! Where each role runs: `--host loadgen=tcp://…` (or unix://, ssh://, a Docker context name),
-//! default all on the local engine, and `--publish-on IP`, the address the app's entry point
-//! is published on when the load generator runs on another engine. Parsing is pure; every
+//! Where each role runs: `--host loadgen=tcp://…` (or unix://, ssh://, a Docker context name;
+//! `db` and `app` together on one engine), default all on the local engine, and
+//! `--publish-on IP`, the address the app's entry point (and, for a stack on another engine,
+//! PostgreSQL) is published on. Parsing is pure; every
 //! mistake is an `InvalidInput` naming the flag and the fix (exit 2, nothing started).
 use std::net::IpAddr;
 use std::path::Path;
@@ -67,13 +68,8 @@ pub fn parse(
             .map_err(|e| bad(format!("--host {role}={ep}: {e}")))?;
         match role {
             "loadgen" => p.loadgen = e,
-            "db" | "app" => {
-                if e != Endpoint::Local {
-                    return Err(bad(format!(
-                        "--host {role}={ep}: only the load generator can run on another engine in this version (the app reaches PostgreSQL over the lab's private network, and both run on the local engine); drop this --host, or place the generator with --host loadgen=..."
-                    )));
-                }
-            }
+            "db" => p.db = e,
+            "app" => p.app = e,
             other => {
                 let hint = ["loadgen", "db", "app"]
                     .iter()
@@ -95,6 +91,21 @@ pub fn parse(
         })?;
         p.publish_on = addr.to_string();
         p.publish_explicit = true;
+    }
+    if p.db != p.app {
+        return Err(bad(format!(
+            "--host db={} and app={}: the database and the app must share one engine (the app reaches PostgreSQL over the lab's private network); give both the same --host, or place only the load generator elsewhere",
+            p.db, p.app
+        )));
+    }
+    if p.app != Endpoint::Local {
+        let ip: IpAddr = p.publish_on.parse().expect("validated");
+        if ip.is_unspecified() || (ip.is_loopback() && !p.app.is_on_this_machine()) {
+            return Err(bad(format!(
+                "--host app={}: the app and PostgreSQL are published on {ip}, which this machine cannot use to reach that host; give that host's address with --publish-on (e.g. --publish-on 10.0.0.6) and open its firewall for this machine and the generator's host",
+                p.app
+            )));
+        }
     }
     if p.loadgen_remote() {
         let ip: IpAddr = p.publish_on.parse().expect("validated");
@@ -139,6 +150,25 @@ mod tests {
     }
 
     #[test]
+    fn stack_on_another_engine() {
+        let ep = "tcp://127.0.0.1:23750";
+        let p = parse_(&[&format!("db={ep}"), &format!("app={ep}")], None).unwrap();
+        assert_eq!(p.app, Endpoint::Tcp("127.0.0.1:23750".into()));
+        // The generator stays on the local engine: another engine than the stack's.
+        assert!(p.loadgen_remote());
+        let p = parse_(
+            &[
+                "db=ssh://lab@10.0.0.6",
+                "app=ssh://lab@10.0.0.6",
+                "loadgen=ssh://lab@10.0.0.6",
+            ],
+            Some("10.0.0.6"),
+        )
+        .unwrap();
+        assert!(!p.loadgen_remote(), "everything on one other engine");
+    }
+
+    #[test]
     fn remote_box_needs_a_reachable_publish_address() {
         let e = parse_(&["loadgen=ssh://lab@10.0.0.7"], None).unwrap_err().0;
         assert!(e.contains("--publish-on"), "{e}");
@@ -169,7 +199,11 @@ mod tests {
             .0;
         assert!(e.contains("twice"), "{e}");
         let e = parse_(&["db=tcp://10.0.0.7:2375"], None).unwrap_err().0;
-        assert!(e.contains("only the load generator"), "{e}");
+        assert!(e.contains("must share one engine"), "{e}");
+        let e = parse_(&["db=tcp://10.0.0.7:2375", "app=tcp://10.0.0.7:2375"], None)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("--publish-on"), "{e}");
         let e = parse_(&[], Some("not-an-ip")).unwrap_err().0;
         assert!(e.starts_with("--publish-on `not-an-ip`"), "{e}");
         // db/app on the local engine is the default, stated explicitly.

@@ -48,8 +48,8 @@ pub struct RoundEnv<'a> {
     /// Load generators per round (execution segments of one schedule).
     pub generators: u32,
     pub placement: &'a super::placement::Placement,
-    /// The stack engine's daemon id (to tell whether another endpoint is the same daemon).
-    pub stack_engine_id: Option<String>,
+    /// The stack engine's facts (its daemon id tells whether another endpoint is the same daemon).
+    pub stack_engine: Option<docker::EngineFacts>,
     /// The stack engine's clock against the orchestrator's.
     pub stack_clock: Option<docker::ClockOffset>,
     pub interrupt: Interrupt,
@@ -226,8 +226,11 @@ async fn measure(
 ) -> Result<(), Stop> {
     let pinning = pinning_of(env.layout);
     let pl = env.placement;
+    let stack_off_host = *env.docker.endpoint() != docker::Endpoint::Local;
     let opts = StartOptions {
-        publish_ip: (pl.loadgen_remote() || pl.publish_explicit).then(|| pl.publish_on.clone()),
+        publish_ip: (pl.loadgen_remote() || pl.publish_explicit || stack_off_host)
+            .then(|| pl.publish_on.clone()),
+        publish_pg_ip: stack_off_host.then(|| pl.publish_on.clone()),
         ..Default::default()
     };
     let s = or_interrupt(&env.interrupt, async {
@@ -253,14 +256,23 @@ async fn measure(
             "loadgen_remote": env.loadgen.remote,
             "published_entry": {"ip": stack.entry_ip, "port": stack.entry_port},
             "loadgen_engine": env.loadgen.facts,
+            "stack_engine": env.stack_engine,
             "loadgen_clock_offset": env.loadgen.clock,
             "stack_clock_offset": env.stack_clock,
             "same_daemon_as_stack": env.loadgen.remote.then(|| {
                 env.loadgen.facts.as_ref().and_then(|f| f.id.clone()).is_some()
-                    && env.loadgen.facts.as_ref().and_then(|f| f.id.clone()) == env.stack_engine_id
+                    && env.loadgen.facts.as_ref().and_then(|f| f.id.clone())
+                        == env.stack_engine.as_ref().and_then(|f| f.id.clone())
             }),
         }),
     );
+    if let Some(c) = env.stack_clock.filter(|c| c.offset_ms.abs() > 10.0) {
+        manifest.caveats.push(format!(
+            "the stack's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): timestamps written there are not corrected",
+            c.offset_ms,
+            c.rtt_ms / 2.0
+        ));
+    }
     if let Some(c) = env.loadgen.clock {
         manifest
             .measurements
@@ -320,11 +332,37 @@ async fn measure(
         "k6_command".into(),
         json!(gens.first().map(|g| g.inv.shell_line())),
     );
-    let agent = if lg.remote && !env.no_samplers {
-        Some(generators::Agent::create(lg, run_id, exp.lab.as_str(), &cpuset).await?)
-    } else {
-        None
-    };
+    // Sampler agents on engines that are not this machine's: one on the stack's engine, one on
+    // the generators' engine (a single one when both are the same endpoint).
+    let stack_off_host = *env.docker.endpoint() != docker::Endpoint::Local;
+    let same_engine = lg.docker.endpoint() == env.docker.endpoint();
+    let mut agents: Vec<(generators::Agent, bool, bool)> = Vec::new();
+    if !env.no_samplers {
+        if stack_off_host {
+            let a = generators::Agent::create(
+                env.docker,
+                env.images,
+                run_id,
+                exp.lab.as_str(),
+                &cpuset,
+                "stack",
+            )
+            .await?;
+            agents.push((a, lg.off_host && same_engine, true));
+        }
+        if lg.off_host && !(stack_off_host && same_engine) {
+            let a = generators::Agent::create(
+                &lg.docker,
+                &lg.images,
+                run_id,
+                exp.lab.as_str(),
+                &cpuset,
+                "loadgen",
+            )
+            .await?;
+            agents.push((a, true, false));
+        }
+    }
 
     // Without alignment the gate still holds every generator to one instant, a moment ahead.
     let al = if env.align {
@@ -397,22 +435,36 @@ async fn measure(
         );
         SamplerTargets::default()
     } else {
-        let local_k6 = if lg.remote {
+        let mut containers = if stack_off_host {
             Vec::new()
         } else {
-            generators::targets(&gens)
+            stack_targets(env.docker, &stack, exp.lab).await?
         };
-        sampler_targets(env.docker, &stack, exp.lab, local_k6, pg_client.clone()).await?
+        if !lg.off_host {
+            containers.extend(generators::targets(&gens));
+        }
+        SamplerTargets {
+            containers,
+            fpm_status_url: stack.fpm_status_url.clone(),
+            pg: pg_client.clone(),
+        }
     };
-    let mut agent = agent;
-    if let Some(a) = &agent
-        && let Err(e) = a.start(lg, &generators::targets(&gens)).await
-    {
-        manifest.caveats.push(format!(
-            "no load generator CPU samples: the sampler agent on {} did not start: {e:#}",
-            lg.docker.endpoint()
-        ));
-        agent = None;
+    let mut started_agents = Vec::new();
+    for (a, k6, stack_too) in agents {
+        let mut t = Vec::new();
+        if k6 {
+            t.extend(generators::targets(&gens));
+        }
+        if stack_too {
+            t.extend(stack_targets(env.docker, &stack, exp.lab).await?);
+        }
+        match a.start(&t).await {
+            Ok(()) => started_agents.push(a),
+            Err(e) => manifest.caveats.push(format!(
+                "no CPU samples from {}: the sampler agent did not start: {e:#}",
+                a.docker.endpoint()
+            )),
+        }
     }
     let samplers = sample::Samplers::start(&dir.path.join("samples"), targets, Default::default())
         .context("starting samplers")?;
@@ -434,16 +486,17 @@ async fn measure(
 
     let summary = samplers.stop().await;
     progress.finish().await;
-    if let Some(a) = &agent {
-        match a.finish(lg, &dir.path.join("samples")).await {
+    for a in &started_agents {
+        match a.finish(&dir.path.join("samples")).await {
             Ok(lines) => {
-                manifest
-                    .measurements
-                    .insert("sampler_agent_cgroup_lines".into(), json!(lines));
+                manifest.measurements.insert(
+                    format!("sampler_agent_{}_cgroup_lines", a.role),
+                    json!(lines),
+                );
             }
             Err(e) => manifest.caveats.push(format!(
                 "the sampler agent on {} failed: {e:#}",
-                lg.docker.endpoint()
+                a.docker.endpoint()
             )),
         }
     }
@@ -596,13 +649,12 @@ async fn smoke_check(entry_url: &str, endpoint: &str) -> Result<()> {
     )
 }
 
-async fn sampler_targets(
+/// The stack's containers as sampler targets (init pids on the stack engine's host).
+async fn stack_targets(
     docker: &Docker,
     stack: &LabStack,
     lab: Lab,
-    k6: Vec<ContainerTarget>,
-    pg: Option<std::sync::Arc<tokio_postgres::Client>>,
-) -> Result<SamplerTargets> {
+) -> Result<Vec<ContainerTarget>> {
     let mut containers = Vec::new();
     for (role, c) in &stack.containers {
         let info = docker.inspect_container(&c.id).await?;
@@ -614,12 +666,7 @@ async fn sampler_targets(
             });
         }
     }
-    containers.extend(k6);
-    Ok(SamplerTargets {
-        containers,
-        fpm_status_url: stack.fpm_status_url.clone(),
-        pg,
-    })
+    Ok(containers)
 }
 
 /// Container logs into `logs/<role>.log`; the Node app's metrics lines into `samples/node.jsonl`;

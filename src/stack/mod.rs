@@ -174,6 +174,9 @@ pub struct StartOptions {
     /// Publish the entry point (nginx or the app) on this address instead of 127.0.0.1, for a
     /// load generator on another engine (`perflab run --publish-on`).
     pub publish_ip: Option<String>,
+    /// Publish PostgreSQL on this address instead of 127.0.0.1: the stack runs on another
+    /// engine and the orchestrator connects to it from here.
+    pub publish_pg_ip: Option<String>,
 }
 
 impl Default for StartOptions {
@@ -182,6 +185,7 @@ impl Default for StartOptions {
             ready_timeout: Duration::from_secs(60),
             publish_entry: None,
             publish_ip: None,
+            publish_pg_ip: None,
         }
     }
 }
@@ -376,9 +380,19 @@ impl LabStack {
                 ),
             ];
             spec.publish = vec![5432];
+            spec.publish_ip = opts.publish_pg_ip.clone();
             let c = create_and_start(docker, spec, &[]).await?;
             stack.pg = Some(PgConn {
-                host: "127.0.0.1".into(),
+                host: match opts.publish_pg_ip.as_deref() {
+                    Some(ip)
+                        if !ip
+                            .parse::<std::net::IpAddr>()
+                            .is_ok_and(|a| a.is_unspecified()) =>
+                    {
+                        ip.to_string()
+                    }
+                    _ => "127.0.0.1".into(),
+                },
                 port: c.host_ports[&5432],
                 user: "perflab".into(),
                 password: monitor_password,
