@@ -255,7 +255,10 @@ fn load_generator_on_a_second_engine_endpoint() {
     assert_eq!(meas["generators"]["remote"], true);
     // The report has the generator's CPU, sampled by the agent on that engine.
     assert!(
-        meas["sampler_agent_cgroup_lines"].as_u64().unwrap_or(0) > 0,
+        meas["sampler_agent_loadgen_cgroup_lines"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
         "{meas}"
     );
     let r = json(&dir.join("report.json"));
