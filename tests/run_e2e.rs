@@ -80,6 +80,25 @@ fn demo_open_finds_the_knee_above_400_rps() {
             .is_some()
     );
     assert!(m["measurements"]["k6_exit_code"].as_i64().is_some());
+    // k6 starts paused and is resumed on the planned instant: the first request follows the
+    // planned first-step time within a fraction of a second (was ~0.8 s early with a guessed
+    // start-up delay).
+    let planned = chrono::DateTime::parse_from_rfc3339(
+        m["measurements"]["alignment"]["first_step_at"]
+            .as_str()
+            .expect("alignment recorded"),
+    )
+    .unwrap()
+    .timestamp_millis();
+    let first = r["source"]["first_ms"]
+        .as_i64()
+        .expect("first request time");
+    assert!(
+        (0..=250).contains(&(first - planned)),
+        "first request {} ms after the planned start; resume: {}",
+        first - planned,
+        m["measurements"]["k6_resume"]
+    );
     // The samplers saw the demo container work.
     let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
     assert!(

@@ -1,5 +1,6 @@
 //! The load generator: how k6 is invoked for an experiment (script, environment, outputs)
 //! and what it reports live through its REST API while it runs (`live`).
+pub mod control;
 pub mod live;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,8 @@ pub fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
         "run".into(),
         "--quiet".into(),
         "--no-color".into(),
+        // init (script, pre-allocated VUs) happens now; the run resumes it on the second
+        "--paused".into(),
         format!("--address=0.0.0.0:{API_PORT}"),
         "--summary-mode=full".into(),
         "--summary-trend-stats=avg,med,p(90),p(95),p(99),max,count".into(),

@@ -24,7 +24,8 @@ use crate::stack::{LabStack, Pinning, StackRole, StartOptions, warmup};
 
 /// Seconds between starting the k6 container and k6's test clock starting (init, VU
 /// pre-allocation); the container is started this much before the aligned instant.
-const K6_STARTUP: Duration = Duration::from_millis(1500);
+/// How long k6 may take to parse its script and pre-allocate VUs before it reports paused.
+const K6_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 const K6_MEMORY: i64 = 1024 * 1024 * 1024;
 
 /// What every round shares.
@@ -260,14 +261,53 @@ async fn measure(
         .context("resolving the k6 output folder")?;
     let k6_id = create_k6(env, &stack, exp, run_id, &inv, &k6_out).await?;
 
+    // k6 starts paused: its init (script, pre-allocated VUs) is done before the aligned instant,
+    // and the resume through its API starts the schedule within milliseconds.
+    env.docker
+        .start_container(&k6_id)
+        .await
+        .context("starting k6 (paused)")?;
+    let k6_info = env
+        .docker
+        .inspect_container(&k6_id)
+        .await
+        .context("inspecting k6")?;
+    manifest
+        .measurements
+        .insert("k6_started_at".into(), json!(k6_info.started_at));
+    let api_port = k6_info
+        .host_ports
+        .get(&load::API_PORT)
+        .copied()
+        .context("k6's API port is not published: cannot resume it")?;
+    let api = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .context("building the HTTP client for k6's API")?;
+    let docker = env.docker;
+    let k6_ready = or_interrupt(&env.interrupt, async {
+        load::control::wait_paused(&api, api_port, K6_INIT_TIMEOUT, || async {
+            docker
+                .inspect_container(&k6_id)
+                .await
+                .map(|i| i.running)
+                .unwrap_or(false)
+        })
+        .await
+        .map_err(|e| anyhow::Error::new(e).context("waiting for k6 to initialise"))
+    })
+    .await?;
+    manifest
+        .measurements
+        .insert("k6_vus_allocated".into(), json!(k6_ready.vus_max));
+
     let al = plan::align(Utc::now(), plan, env.align);
     manifest.measurements.insert(
         "alignment".into(),
         serde_json::to_value(&al).unwrap_or_default(),
     );
     dir.write_manifest(manifest)?;
-    let launch = al.launch_at(K6_STARTUP);
-    let wait = (launch - Utc::now()).to_std().unwrap_or_default();
+    let wait = (al.k6_start - Utc::now()).to_std().unwrap_or_default();
     if !env.quiet && wait > Duration::from_secs(1) {
         eprintln!(
             "waiting {:.0} s so the first step starts at {} UTC (--no-align to skip)",
@@ -275,13 +315,7 @@ async fn measure(
             al.first_step_at.format("%H:%M:%S")
         );
     }
-    or_interrupt(&env.interrupt, async {
-        tokio::time::sleep(wait).await;
-        Ok(())
-    })
-    .await?;
-
-    // Measurement: the orchestrator moves to the load generator's CPUs, samplers start with k6.
+    // Measurement: the orchestrator moves to the load generator's CPUs before the resume.
     let loadgen: Vec<usize> = env
         .layout
         .get(Role::Loadgen)
@@ -295,18 +329,25 @@ async fn measure(
             "could not pin perflab to the load generator's CPUs: {e}"
         ));
     }
-    env.docker
-        .start_container(&k6_id)
+    or_interrupt(&env.interrupt, async {
+        tokio::time::sleep(wait).await;
+        Ok(())
+    })
+    .await?;
+    let resume_sent = Utc::now();
+    load::control::resume(&api, api_port)
         .await
-        .context("starting k6")?;
-    let k6_info = env
-        .docker
-        .inspect_container(&k6_id)
-        .await
-        .context("inspecting k6")?;
-    manifest
-        .measurements
-        .insert("k6_started_at".into(), json!(k6_info.started_at));
+        .context("resuming k6 through its API")?;
+    let resume_done = Utc::now();
+    manifest.measurements.insert(
+        "k6_resume".into(),
+        json!({
+            "sent_at": resume_sent,
+            "answered_at": resume_done,
+            "late_ms": (resume_sent - al.k6_start).num_milliseconds(),
+            "latency_ms": (resume_done - resume_sent).num_milliseconds(),
+        }),
+    );
     let targets = if env.no_samplers {
         manifest.caveats.push(
             "server-side samplers off (--no-samplers): only host CPU, PSI, dockerd and perflab CPU were sampled".into(),
