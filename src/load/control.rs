@@ -55,21 +55,26 @@ fn status_url(port: u16) -> String {
     format!("http://127.0.0.1:{port}/v1/status")
 }
 
-async fn get_status(client: &reqwest::Client, port: u16) -> Result<K6Status, ControlError> {
-    let url = status_url(port);
-    let body = client
-        .get(&url)
+/// Send a request to k6's status endpoint and parse the answer.
+async fn call(req: reqwest::RequestBuilder, url: &str) -> Result<K6Status, ControlError> {
+    let http = |source| ControlError::Http {
+        url: url.to_string(),
+        source,
+    };
+    let body = req
         .send()
         .await
         .and_then(|r| r.error_for_status())
-        .map_err(|source| ControlError::Http {
-            url: url.clone(),
-            source,
-        })?
+        .map_err(http)?
         .text()
         .await
-        .map_err(|source| ControlError::Http { url, source })?;
+        .map_err(http)?;
     Ok(parse_status(&body)?)
+}
+
+async fn get_status(client: &reqwest::Client, port: u16) -> Result<K6Status, ControlError> {
+    let url = status_url(port);
+    call(client.get(&url), &url).await
 }
 
 /// Poll until k6 reports `paused` (its init is done). `alive` is asked between polls so a k6
@@ -102,21 +107,11 @@ where
 /// Resume a paused k6; returns the status k6 answered.
 pub async fn resume(client: &reqwest::Client, port: u16) -> Result<K6Status, ControlError> {
     let url = status_url(port);
-    let body = client
+    let req = client
         .patch(&url)
         .header("Content-Type", "application/json")
-        .body(resume_body())
-        .send()
-        .await
-        .and_then(|r| r.error_for_status())
-        .map_err(|source| ControlError::Http {
-            url: url.clone(),
-            source,
-        })?
-        .text()
-        .await
-        .map_err(|source| ControlError::Http { url, source })?;
-    let s = parse_status(&body)?;
+        .body(resume_body());
+    let s = call(req, &url).await?;
     if s.paused {
         return Err(ControlError::StillPaused);
     }
