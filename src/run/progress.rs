@@ -73,7 +73,7 @@ impl Progress {
         let tty = std::io::stderr().is_terminal();
         let task = tokio::spawn(async move {
             let client = reqwest::Client::builder()
-                .timeout(Duration::from_millis(800))
+                .timeout(Duration::from_millis(1500))
                 .build()
                 .ok();
             let bar = tty.then(|| {
@@ -90,7 +90,7 @@ impl Progress {
                     _ = tick.tick() => {}
                     _ = rx.changed() => break,
                 }
-                let mut now = prev;
+                let mut now = None;
                 if let (Some(c), Some(port)) = (&client, api_port)
                     && let Ok(r) = c
                         .get(format!("http://127.0.0.1:{port}/v1/metrics"))
@@ -99,13 +99,17 @@ impl Progress {
                     && let Ok(body) = r.text().await
                     && let Ok(t) = live::parse_metrics(&body)
                 {
-                    now = t;
+                    now = Some(t);
                 }
                 let dt = prev_t.elapsed().as_secs_f64();
-                prev_t = std::time::Instant::now();
                 let offset = (Utc::now() - k6_start).num_milliseconds() as f64 / 1000.0;
-                let line = live::progress_line(&position(&plan, offset), &prev, &now, dt, unit);
-                prev = now;
+                let line =
+                    live::progress_line(&position(&plan, offset), &prev, now.as_ref(), dt, unit);
+                if let Some(n) = now {
+                    // rates span the time between answered polls
+                    prev = n;
+                    prev_t = std::time::Instant::now();
+                }
                 match &bar {
                     Some(b) => b.set_message(line),
                     None if last_plain.elapsed() >= Duration::from_secs(10) => {
