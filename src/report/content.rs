@@ -474,6 +474,17 @@ pub fn checks_blocks(r: &Report) -> Vec<Block> {
             "generator: k6 CPU max {k:.0} % of its core (goal < 80 %)"
         ));
     }
+    if let Some(h) = &c.host_share {
+        b.lines.push(format!(
+            "host CPU over the steps (mean cores): busy {:.2} = lab containers {:.2} + perflab/dockerd {:.2} + steal {} + other processes {:.2}",
+            h.busy_cores,
+            h.lab_cores,
+            h.harness_cores,
+            h.steal_cores
+                .map_or("not sampled".to_string(), |s| format!("{s:.2}")),
+            h.other_cores
+        ));
+    }
     out.push(b);
     out
 }
