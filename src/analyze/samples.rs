@@ -286,7 +286,9 @@ pub fn host_share(s: &Samples, from_ms: i64, to_ms: i64) -> Option<super::model:
     for c in in_window(&s.cgroup, |x| x.t, from_ms, to_ms) {
         *lab_by_s.entry(c.t.div_euclid(1000)).or_default() += c.cpu_cores;
     }
-    let rows: Vec<(f64, f64, f64, Option<f64>)> = host
+    /// busy, lab, harness, steal (cores) of one second
+    type Row = (f64, f64, f64, Option<f64>);
+    let rows: Vec<Row> = host
         .iter()
         .filter_map(|h| {
             let lab = *lab_by_s.get(&h.t.div_euclid(1000))?;
@@ -301,7 +303,7 @@ pub fn host_share(s: &Samples, from_ms: i64, to_ms: i64) -> Option<super::model:
         return None;
     }
     let n = rows.len() as f64;
-    let m = |f: &dyn Fn(&(f64, f64, f64, Option<f64>)) -> f64| rows.iter().map(f).sum::<f64>() / n;
+    let m = |f: &dyn Fn(&Row) -> f64| rows.iter().map(f).sum::<f64>() / n;
     let busy = m(&|r| r.0);
     let lab = m(&|r| r.1);
     let harness = m(&|r| r.2);
