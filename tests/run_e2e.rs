@@ -323,3 +323,33 @@ fn sigterm_aborts_cleanly() {
     // Partial data is kept.
     assert!(dir.join("k6/k6.log").exists());
 }
+
+#[test]
+fn diag_acc_access_logs_show_the_backlog_gap() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // /api/slow (pg_sleep 100 ms) with 10 workers: 80 rps stays under N / W ~ 89/s
+    let (_out, dir) = run_quick("diag-acc", &["--set", "load.steps=20,80"]);
+    assert_eq!(status_state(&dir), "complete");
+    for name in ["fpm.log", "nginx.log"] {
+        let text = std::fs::read_to_string(dir.join("logs/access").join(name))
+            .unwrap_or_else(|e| panic!("logs/access/{name}: {e}"));
+        assert!(
+            text.lines().count() > 50,
+            "{name}: {} lines",
+            text.lines().count()
+        );
+    }
+    let r = json(&dir.join("report.json"));
+    let rows = r["access"].as_array().expect("access rows in report.json");
+    assert_eq!(rows.len(), 2, "one row per step: {rows:?}");
+    for a in rows {
+        // PHP's own time is the 100 ms sleep plus framework work; nginx's includes it
+        let fpm = a["fpm_duration_p50_ms"].as_f64().expect("fpm %d p50");
+        let ngx = a["nginx_request_p50_ms"].as_f64().expect("nginx p50");
+        assert!((100.0..400.0).contains(&fpm), "fpm %d p50 {fpm} ms: {a}");
+        assert!(ngx >= fpm - 2.0, "nginx p50 {ngx} < fpm p50 {fpm}: {a}");
+        assert!(a["nginx_requests"].as_u64().unwrap() > 0, "{a}");
+    }
+    let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(txt.contains("Access logs: php-fpm %d vs nginx $request_time"));
+}

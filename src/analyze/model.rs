@@ -325,6 +325,9 @@ pub struct Report {
     /// Distinct log messages with counts, by log name.
     #[serde(default)]
     pub logs: BTreeMap<String, super::logs::LogDigest>,
+    /// Access-log summary per step (diag-acc: php-fpm `%d %C`, nginx request/connect time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<super::access::AccessRow>,
     pub warnings: Vec<String>,
 }
 

@@ -329,6 +329,19 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let fs = focus.start_ms.div_euclid(1000);
     let per_second = timeline_rows(&k6, &samples, first_start_s, Some((fs - 4, fs + 9)));
 
+    let access = if samples.access.is_empty() {
+        Vec::new()
+    } else {
+        steps
+            .iter()
+            .map(|s| {
+                let from = s.start_ms.div_euclid(1000);
+                let to = (s.start_ms + (s.window_s * 1000.0) as i64).div_euclid(1000);
+                super::access::window(&samples.access, &s.name, from, to)
+            })
+            .collect()
+    };
+
     Ok(Report {
         source,
         params,
@@ -345,6 +358,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         per_second,
         timeline,
         logs,
+        access,
         warnings,
     })
 }

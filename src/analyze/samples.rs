@@ -159,6 +159,9 @@ pub struct Samples {
     pub fpm: Vec<FpmSample>,
     pub pg: Vec<PgSample>,
     pub node: Vec<NodeSample>,
+    /// The php-fpm and nginx access logs (diag-acc only).
+    #[serde(default)]
+    pub access: super::access::AccessLogs,
 }
 
 impl Samples {

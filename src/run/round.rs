@@ -120,7 +120,7 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     let result = measure(env, exp, &r.plan, &dir, &run_id, &mut manifest, &mut stack).await;
     // Whatever happened: logs out, containers and network gone.
     if let Some(s) = &stack
-        && let Err(e) = collect_logs(env.docker, s, &dir).await
+        && let Err(e) = collect_logs(env.docker, s, exp, &dir).await
     {
         manifest
             .caveats
@@ -558,8 +558,13 @@ async fn sampler_targets(
 }
 
 /// Container logs into `logs/<role>.log`; the Node app's metrics lines into `samples/node.jsonl`;
-/// Laravel's log file when present.
-async fn collect_logs(docker: &Docker, stack: &LabStack, dir: &RunDir) -> Result<()> {
+/// Laravel's log file when present; the access logs into `logs/access/` when turned on.
+async fn collect_logs(
+    docker: &Docker,
+    stack: &LabStack,
+    exp: &Experiment,
+    dir: &RunDir,
+) -> Result<()> {
     let logs_dir = dir.path.join("logs");
     std::fs::create_dir_all(&logs_dir)?;
     for (role, c) in &stack.containers {
@@ -586,6 +591,29 @@ async fn collect_logs(docker: &Docker, stack: &LabStack, dir: &RunDir) -> Result
             .await
     {
         rundir::write_atomic(&logs_dir.join("laravel.log"), &bytes)?;
+    }
+    // diag-acc: the access logs, beside (not in) the digested logs
+    if exp.stack.php.as_ref().is_some_and(|p| p.access_log) {
+        let access_dir = logs_dir.join("access");
+        std::fs::create_dir_all(&access_dir)?;
+        for (role, path, name) in [
+            (
+                StackRole::PhpFpm,
+                crate::stack::templates::FPM_ACCESS_LOG,
+                "fpm.log",
+            ),
+            (
+                StackRole::Nginx,
+                crate::stack::templates::NGINX_ACCESS_LOG,
+                "nginx.log",
+            ),
+        ] {
+            let bytes = stack
+                .read_file(docker, role, path)
+                .await
+                .with_context(|| format!("reading the access log {path}"))?;
+            rundir::write_atomic(&access_dir.join(name), &bytes)?;
+        }
     }
     Ok(())
 }
