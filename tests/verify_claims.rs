@@ -272,3 +272,19 @@ fn fail_unix_eagain_502_and_blind_status() {
         fails(&claim("fail-unix", c, &tcp, None));
     }
 }
+
+#[test]
+fn diag_tcp_backlog_visible_and_504s() {
+    let tcp = real("diag-tcp");
+    holds(&claim("diag-tcp", "backlog-visible", &tcp, None));
+    holds(&claim("diag-tcp", "gateway-timeouts", &tcp, None));
+    // over the unix socket the status page shows `listen queue len` 0, not 511
+    fails(&claim(
+        "diag-tcp",
+        "backlog-visible",
+        &real("fail-unix"),
+        None,
+    ));
+    // exp1 aborts at its knee before any request waits 5 s for PHP: no 504
+    fails(&claim("diag-tcp", "gateway-timeouts", &real("exp1"), None));
+}

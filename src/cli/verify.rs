@@ -204,6 +204,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         claims.extend(findings::verify_run(e, run.view(&label), &against));
         runs.push(RunInfo {
             experiment: e.id.clone(),
+            lab: e.lab.to_string(),
             run: label.clone(),
             suite: run.suite(),
             created: run.manifest.created.to_rfc3339(),

@@ -428,7 +428,8 @@ fn check_claims(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
         let compiled = match eval::compile(c) {
             Ok(x) => x,
             Err(errs) => {
-                for (field, m) in errs {
+                // `at` was reported above with its allowed values
+                for (field, m) in errs.into_iter().filter(|(f, _)| f != "at") {
                     d.push(Diagnostic::error(file, f(&field), m));
                 }
                 continue;

@@ -186,7 +186,7 @@ pub fn render_text(c: &Comparison) -> String {
     let _ = writeln!(out, "A: {}\nB: {}\n", c.a, c.b);
     let _ = writeln!(
         out,
-        "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} {:<9}",
+        "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} {}",
         c.unit,
         "p95 A",
         "p95 B",
@@ -201,8 +201,7 @@ pub fn render_text(c: &Comparison) -> String {
         s.as_ref().map(f).unwrap_or_else(|| "-".into())
     };
     for p in &c.steps {
-        let _ = writeln!(
-            out,
+        let line = format!(
             "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} {:<9}",
             p.target,
             cell(&p.a, &|s| fmt_num(s.p95_ms.round())),
@@ -214,6 +213,7 @@ pub fn render_text(c: &Comparison) -> String {
             cell(&p.a, &|s| s.verdict.clone()),
             cell(&p.b, &|s| s.verdict.clone()),
         );
+        let _ = writeln!(out, "{}", line.trim_end());
     }
     let shift = match c.knee_shift_steps {
         Some(0) => " (same step)".to_string(),

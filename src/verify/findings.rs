@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     pub experiment: String,
+    /// php, node or demo: which versions matter.
+    pub lab: String,
     pub run: String,
     pub suite: Option<String>,
     pub created: String,
@@ -60,8 +62,8 @@ pub fn verify_run<'a>(
         .collect()
 }
 
-/// The component versions worth a column: the runtimes, not the Debian package strings.
-pub fn key_versions(components: &BTreeMap<String, String>) -> Vec<(String, String)> {
+/// The component versions worth a column for a lab: its runtimes, not the Debian package strings.
+pub fn key_versions(lab: &str, components: &BTreeMap<String, String>) -> Vec<(String, String)> {
     const KEYS: [(&str, &str); 8] = [
         ("php-fpm.php", "php"),
         ("php-fpm.laravel", "laravel"),
@@ -72,7 +74,13 @@ pub fn key_versions(components: &BTreeMap<String, String>) -> Vec<(String, Strin
         ("node-app.pg", "node-pg"),
         ("k6.k6", "k6"),
     ];
+    let ours = |k: &str| match lab {
+        "php" => k.starts_with("php-fpm.") || k.starts_with("nginx."),
+        "node" => k.starts_with("node-app."),
+        _ => false,
+    } || k.starts_with("pg.") || k.starts_with("k6.");
     KEYS.iter()
+        .filter(|(k, _)| ours(k))
         .filter_map(|(k, short)| {
             let v = components.get(*k)?;
             // "17.12 (Debian 17.12-0+deb13u1)" -> "17.12"; "k6 v1.1.0 (commit...)" -> "v1.1.0"

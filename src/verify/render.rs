@@ -51,7 +51,7 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
         if k > 0
             && let Some(reason) = &claims[k - 1].reason
         {
-            let _ = writeln!(out, "    {}: {reason}", verdict_word(claims[k - 1].verdict));
+            let _ = writeln!(out, "    -> {reason}");
         }
     }
     let n = |v| claims.iter().filter(|c| c.verdict == v).count();
@@ -103,7 +103,7 @@ pub fn markdown(f: &Findings) -> String {
     }
     out.push_str("## Runs\n\n| experiment | run | suite | versions |\n|---|---|---|---|\n");
     for r in &f.runs {
-        let v: Vec<String> = key_versions(&r.components)
+        let v: Vec<String> = key_versions(&r.lab, &r.components)
             .into_iter()
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
