@@ -9,26 +9,11 @@
 use perflab::experiment::{Catalog, CatalogEntry};
 use perflab::verify::load::{self, LoadedRun};
 use perflab::verify::{ClaimResult, ClaimVerdict, evaluate};
-use std::path::PathBuf;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod verify_support;
+use verify_support::{real, root};
 
 fn catalog() -> Catalog {
     Catalog::load(&root().join("experiments")).expect("catalog valid")
-}
-
-/// The newest complete real run of `exp` in the fixtures.
-fn real(exp: &str) -> LoadedRun {
-    let mut skipped = Vec::new();
-    load::newest_complete(
-        &root().join("tests/fixtures/verify"),
-        exp,
-        None,
-        &mut skipped,
-    )
-    .unwrap_or_else(|| panic!("no fixture run of {exp} ({skipped:?})"))
 }
 
 /// The edited copy `tests/fixtures/verify-edited/<exp>/<name>`.

@@ -3,24 +3,10 @@
 use perflab::experiment::{Catalog, CatalogEntry, Claim, StepAt};
 use perflab::verify::capacity::{self, CapacityError};
 use perflab::verify::findings::{self, Findings, RunInfo};
-use perflab::verify::load::{self, LoadedRun};
+use perflab::verify::load::LoadedRun;
 use perflab::verify::{ClaimVerdict, compare, evaluate, render};
-use std::path::PathBuf;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn real(exp: &str) -> LoadedRun {
-    let mut skipped = Vec::new();
-    load::newest_complete(
-        &root().join("tests/fixtures/verify"),
-        exp,
-        None,
-        &mut skipped,
-    )
-    .unwrap()
-}
+mod verify_support;
+use verify_support::{real, root};
 
 fn findings_of(exps: &[&str]) -> Findings {
     let cat = Catalog::load(&root().join("experiments")).unwrap();

@@ -254,22 +254,7 @@ fn write_findings(
     now: chrono::DateTime<chrono::Utc>,
     f: &Findings,
 ) -> anyhow::Result<PathBuf> {
-    std::fs::create_dir_all(&parent).with_context(|| format!("creating {}", parent.display()))?;
-    let base = now.format("%Y%m%dT%H%M%SZ").to_string();
-    let mut n = 1;
-    let dir = loop {
-        let name = if n == 1 {
-            base.clone()
-        } else {
-            format!("{base}-{n}")
-        };
-        let p = parent.join(name);
-        match std::fs::create_dir(&p) {
-            Ok(()) => break p,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", p.display())),
-        }
-    };
+    let dir = rundir::create_new_dir(parent, &now.format("%Y%m%dT%H%M%SZ").to_string())?;
     rundir::write_atomic(&dir.join("findings.md"), render::markdown(f).as_bytes())
         .with_context(|| format!("writing {}", dir.join("findings.md").display()))?;
     rundir::write_atomic(&dir.join("findings.json"), render::json(f).as_bytes())
@@ -346,7 +331,7 @@ pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
         )));
     }
     if let Some(p) = a.peak
-        && !(p > 0.0)
+        && (p.is_nan() || p <= 0.0)
     {
         return Err(invalid(format!(
             "--peak {p}: give the peak rate in rps (> 0)"

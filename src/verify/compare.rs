@@ -186,16 +186,8 @@ pub fn render_text(c: &Comparison) -> String {
     let _ = writeln!(out, "A: {}\nB: {}\n", c.a, c.b);
     let _ = writeln!(
         out,
-        "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} {}",
-        c.unit,
-        "p95 A",
-        "p95 B",
-        "ok/s A",
-        "ok/s B",
-        "fail% A",
-        "fail% B",
-        "verdict A",
-        "verdict B"
+        "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} verdict B",
+        c.unit, "p95 A", "p95 B", "ok/s A", "ok/s B", "fail% A", "fail% B", "verdict A",
     );
     let cell = |s: &Option<Side>, f: &dyn Fn(&Side) -> String| {
         s.as_ref().map(f).unwrap_or_else(|| "-".into())
