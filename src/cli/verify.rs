@@ -26,6 +26,12 @@ pub struct VerifyArgs {
     /// Run the experiments that have claims but no complete run (needs Docker), then verify
     #[arg(long)]
     pub run_missing: bool,
+    /// With --run-missing: quarter-length holds (as `perflab run --quick`)
+    #[arg(long, requires = "run_missing")]
+    pub quick: bool,
+    /// With --run-missing: start k6 at once instead of on a minute boundary
+    #[arg(long, requires = "run_missing")]
+    pub no_align: bool,
     /// Only runs made with this Debian suite's images (trixie, forky, bookworm)
     #[arg(long)]
     pub suite: Option<String>,
@@ -171,7 +177,12 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
                 .filter(|t| t.1.is_none())
                 .map(|t| t.0.id.clone())
                 .collect();
-            run_missing(&cat, &ids, &out_root, suite, quiet)?;
+            let plan = PlanArgs {
+                quick: a.quick,
+                no_align: a.no_align,
+                ..Default::default()
+            };
+            run_missing(&cat, &plan, &ids, &out_root, suite, quiet)?;
             for t in targets.iter_mut().filter(|t| t.1.is_none()) {
                 t.1 = load::newest_complete(&out_root, &t.0.id, suite, &mut skipped);
             }
@@ -265,12 +276,12 @@ fn write_findings(
 /// Run the missing experiments through the `perflab run` pipeline (one round each).
 fn run_missing(
     cat: &Catalog,
+    plan: &PlanArgs,
     ids: &[String],
     out_root: &Path,
     suite: Option<&str>,
     quiet: bool,
 ) -> anyhow::Result<()> {
-    let plan = PlanArgs::default();
     let mut resolved = Vec::new();
     for id in ids {
         resolved.extend(plan.resolve(cat, id)?);
@@ -282,7 +293,7 @@ fn run_missing(
         layout: plan.layout()?,
         rounds: 1,
         suite: suite.unwrap_or("trixie").parse()?,
-        align: true,
+        align: !plan.no_align,
         wait: crate::lock::Wait::Block,
         out_root: out_root.to_path_buf(),
         quiet,

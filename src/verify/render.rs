@@ -66,7 +66,7 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
     if !missing.is_empty() {
         let _ = writeln!(
             out,
-            "missing (claims but no complete run): {} (perflab verify all --run-missing runs them)",
+            "missing (claims but no complete run): {} (--run-missing runs them)",
             missing.join(", ")
         );
     }
