@@ -310,11 +310,45 @@ fn run_missing(
         .enable_all()
         .build()?;
     let mut progress = super::lab::build_progress(quiet);
-    let summary = rt.block_on(crate::run::execute(req, &mut progress))?;
+    // `execute` prints one line per round on stdout; keep stdout for the table / JSON.
+    let summary = {
+        let _to_stderr = StdoutToStderr::new();
+        rt.block_on(crate::run::execute(req, &mut progress))?
+    };
     if summary.interrupted {
         anyhow::bail!("interrupted while running the missing experiments");
     }
     Ok(())
+}
+
+/// While alive, file descriptor 1 points at stderr (restored on drop).
+struct StdoutToStderr(Option<libc::c_int>);
+
+impl StdoutToStderr {
+    fn new() -> Self {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // SAFETY: plain descriptor calls on the process's own fds 1 and 2.
+        let saved = unsafe { libc::dup(1) };
+        if saved < 0 || unsafe { libc::dup2(2, 1) } < 0 {
+            return StdoutToStderr(None);
+        }
+        StdoutToStderr(Some(saved))
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        if let Some(fd) = self.0 {
+            // SAFETY: restores fd 1 from the copy made in `new`.
+            unsafe {
+                libc::dup2(fd, 1);
+                libc::close(fd);
+            }
+        }
+    }
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
