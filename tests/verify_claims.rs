@@ -273,3 +273,15 @@ fn diag_tcp_backlog_visible_and_504s() {
     // exp1 aborts at its knee before any request waits 5 s for PHP: no 504
     fails(&claim("diag-tcp", "gateway-timeouts", &real("exp1"), None));
 }
+
+#[test]
+fn exp3_n10_plateau_and_exp3sat_n10_collapse() {
+    holds(&claim("exp3-n10", "plateau-n-over-w", &real("exp3-n10"), None));
+    fails(&claim("exp3-n10", "plateau-n-over-w", &real("exp3-n40"), None));
+    let sat = real("exp3sat-n10");
+    holds(&claim("exp3sat-n10", "goodput-collapse", &sat, None));
+    holds(&claim("exp3sat-n10", "nginx-timeouts", &sat, None));
+    let n10 = real("exp3-n10");
+    fails(&claim("exp3sat-n10", "goodput-collapse", &n10, None));
+    fails(&claim("exp3sat-n10", "nginx-timeouts", &n10, None));
+}

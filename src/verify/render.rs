@@ -63,6 +63,17 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
         n(ClaimVerdict::Fail),
         n(ClaimVerdict::NotApplicable)
     );
+    let mut runs: Vec<&str> = Vec::new();
+    for c in claims {
+        for r in std::iter::once(c.run.as_str()).chain(c.against_run.as_deref()) {
+            if !runs.contains(&r) {
+                runs.push(r);
+            }
+        }
+    }
+    if !runs.is_empty() {
+        let _ = writeln!(out, "runs: {}", runs.join(", "));
+    }
     if !missing.is_empty() {
         let _ = writeln!(
             out,
