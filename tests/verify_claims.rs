@@ -301,3 +301,36 @@ fn exp3_n10_plateau_and_exp3sat_n10_collapse() {
     fails(&claim("exp3sat-n10", "goodput-collapse", &n10, None));
     fails(&claim("exp3sat-n10", "nginx-timeouts", &n10, None));
 }
+
+// ---- Node: database-bound (1a), pool-bound (1b) -----------------------------------------
+
+#[test]
+fn node_1a_db_core_not_reproduced_here() {
+    // Real 1a: no step fails up to 300 rps (pg 37 % of its core): no knee to read.
+    let a = real("1a");
+    fails(&claim("1a", "db-core-busy", &a, None));
+    fails(&claim("1a", "loop-not-busy", &a, None));
+    // 1b's knee: pg_sleep holds connections, the pg core is at 6 %.
+    let b = real("1b");
+    fails(&claim("1a", "db-core-busy", &b, None));
+    // ... and the event loop is far from busy there.
+    holds(&claim("1a", "loop-not-busy", &b, None));
+    // Edited copy of exp1: r0210's cpu_pct.pg 9.48 -> 90.0, the one value this claim reads.
+    holds(&claim("1a", "db-core-busy", &edited("exp1", "pgcpu"), None));
+}
+
+#[test]
+fn node_1b_pool_ceiling_waiting_db_idle() {
+    let b = real("1b");
+    for c in ["pool-ceiling", "pool-waiting-at-knee", "db-cpu-low"] {
+        holds(&claim("1b", c, &b, None));
+    }
+    // 1a tops out at 300 rps, far below 10 / 2.4 ms.
+    fails(&claim("1b", "pool-ceiling", &real("1a"), None));
+    // exp1 (PHP) has no Node pool metrics at its knee: missing data fails, never passes.
+    let r = claim("1b", "pool-waiting-at-knee", &real("exp1"), None);
+    fails(&r);
+    assert!(r.reason.unwrap().contains("no Node app metrics"));
+    // The edited exp1 copy with pg at 90 % at the knee.
+    fails(&claim("1b", "db-cpu-low", &edited("exp1", "pgcpu"), None));
+}
