@@ -334,3 +334,25 @@ fn node_1b_pool_ceiling_waiting_db_idle() {
     // The edited exp1 copy with pg at 90 % at the knee.
     fails(&claim("1b", "db-cpu-low", &edited("exp1", "pgcpu"), None));
 }
+
+#[test]
+fn node_1c_pool_timeout_not_reproduced_here_little_holds() {
+    let c = real("1c");
+    // Real 1c: the pool serves ~485/s here (W 20.6 ms), so the 400 capped VUs wait ~0.82 s,
+    // under the 1 s PG_CONN_TIMEOUT_MS: no 500s, no timeout message.
+    fails(&claim("1c", "pool-timeout-500", &c, None));
+    fails(&claim("1c", "pool-timeout-message", &c, None));
+    // exp2-pgconn's top step has HTTP 500s.
+    holds(&claim("1c", "pool-timeout-500", &real("exp2-pgconn"), None));
+    // Edited copy of 1c: step 600's Node error counts gain the pool-timeout message (the
+    // article's 86), the one value this claim reads.
+    holds(&claim("1c", "pool-timeout-message", &edited("1c", "errors"), None));
+    // Little's law at 550: p50 794 ms vs 400 VUs / 485.6 ok/s = 824 ms.
+    let r = claim("1c", "little-p50", &c, None);
+    holds(&r);
+    assert!(r.measured.starts_with("793.9 at 550"), "{}", r.measured);
+    // 1b stopped at 500: there is no 550 step to read.
+    let r = claim("1c", "little-p50", &real("1b"), None);
+    fails(&r);
+    assert!(r.reason.unwrap().contains("no step 550"));
+}
