@@ -89,7 +89,12 @@ fn exp0_db_core_saturated_not_reproduced_here() {
     fails(&claim("exp0", "db-core-saturated", &real("exp1"), None));
     // Edited copy of exp1: r0210's `saturated` list gains "pg core at 90 %", the one value
     // this claim reads (no run of this host saturates the pg core at its knee).
-    holds(&claim("exp0", "db-core-saturated", &edited("exp1", "pgsat"), None));
+    holds(&claim(
+        "exp0",
+        "db-core-saturated",
+        &edited("exp1", "pgsat"),
+        None,
+    ));
 }
 
 #[test]
@@ -292,8 +297,18 @@ fn diag_tcp_backlog_visible_and_504s() {
 
 #[test]
 fn exp3_n10_plateau_and_exp3sat_n10_collapse() {
-    holds(&claim("exp3-n10", "plateau-n-over-w", &real("exp3-n10"), None));
-    fails(&claim("exp3-n10", "plateau-n-over-w", &real("exp3-n40"), None));
+    holds(&claim(
+        "exp3-n10",
+        "plateau-n-over-w",
+        &real("exp3-n10"),
+        None,
+    ));
+    fails(&claim(
+        "exp3-n10",
+        "plateau-n-over-w",
+        &real("exp3-n40"),
+        None,
+    ));
     let sat = real("exp3sat-n10");
     holds(&claim("exp3sat-n10", "goodput-collapse", &sat, None));
     holds(&claim("exp3sat-n10", "nginx-timeouts", &sat, None));
@@ -346,7 +361,12 @@ fn node_1c_pool_timeout_not_reproduced_here_little_holds() {
     holds(&claim("1c", "pool-timeout-500", &real("exp2-pgconn"), None));
     // Edited copy of 1c: step 600's Node error counts gain the pool-timeout message (the
     // article's 86), the one value this claim reads.
-    holds(&claim("1c", "pool-timeout-message", &edited("1c", "errors"), None));
+    holds(&claim(
+        "1c",
+        "pool-timeout-message",
+        &edited("1c", "errors"),
+        None,
+    ));
     // Little's law at 550: p50 794 ms vs 400 VUs / 485.6 ok/s = 824 ms.
     let r = claim("1c", "little-p50", &c, None);
     holds(&r);

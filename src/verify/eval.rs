@@ -579,3 +579,79 @@ fn leaves_all(e: &Expr, ctx: &mut Ctx<'_>) -> String {
     }
     parts.join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::Tolerance;
+
+    fn claim(value: &str) -> Claim {
+        Claim {
+            name: "c".into(),
+            claim: "c".into(),
+            value: value.into(),
+            at: None,
+            min: None,
+            max: None,
+            equals: None,
+            near: None,
+            within: None,
+            needs: vec![],
+            against: None,
+        }
+    }
+
+    #[test]
+    fn numbers_read_like_a_person_writes_them() {
+        assert_eq!(fmt_num(2.0), "2");
+        assert_eq!(fmt_num(-2.0), "-2");
+        assert_eq!(fmt_num(0.19216), "0.1922");
+        assert_eq!(fmt_num(0.2), "0.2");
+        assert_eq!(fmt_num(45.7712), "45.77");
+        assert_eq!(fmt_num(823.66), "823.7");
+    }
+
+    #[test]
+    fn at_accepts_names_and_targets() {
+        assert_eq!(parse_at(&StepAt::Name("every".into())), Ok(At::Every));
+        assert_eq!(
+            parse_at(&StepAt::Name("knee".into())),
+            Ok(At::One(Selector::Knee))
+        );
+        assert_eq!(
+            parse_at(&StepAt::Target(550)),
+            Ok(At::One(Selector::Target(550)))
+        );
+        assert_eq!(
+            parse_at(&StepAt::Name("550".into())),
+            Ok(At::One(Selector::Target(550)))
+        );
+        assert!(parse_at(&StepAt::Name("step550".into())).is_err());
+        assert!(parse_at(&StepAt::Name("kne".into())).is_err());
+    }
+
+    #[test]
+    fn compile_builds_one_comparison() {
+        let mut c = claim("knee");
+        c.min = Some(Bound::Num(1.0));
+        c.max = Some(Bound::Expr("2 * max_children".into()));
+        let k = compile(&c).unwrap();
+        assert!(matches!(
+            k.cmp,
+            Comparison::Range {
+                min: Some(_),
+                max: Some(_)
+            }
+        ));
+        let mut c = claim("knee");
+        c.near = Some(Bound::Num(1.0));
+        c.within = Some(Tolerance::Text("15%".into()));
+        assert!(
+            matches!(compile(&c).unwrap().cmp, Comparison::Near(_, _, Tol::Rel(r)) if (r - 0.15).abs() < 1e-12)
+        );
+        let c = claim("knee +");
+        let e = compile(&c).unwrap_err();
+        assert!(e.iter().any(|(f, _)| f == "value"));
+        assert!(e.iter().any(|(_, m)| m.contains("no comparison")));
+    }
+}
