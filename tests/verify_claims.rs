@@ -376,3 +376,29 @@ fn node_1c_pool_timeout_not_reproduced_here_little_holds() {
     fails(&r);
     assert!(r.reason.unwrap().contains("no step 550"));
 }
+
+// ---- Node: CPU-bound (2a, 2b) -----------------------------------------------------------
+
+#[test]
+fn node_2a_one_core_is_not_applicable_on_one_app_cpu() {
+    let a = real("2a");
+    // The app box has one CPU here: "one process uses one core" cannot be tested.
+    let r = claim("2a", "one-core", &a, None);
+    assert_eq!(r.verdict, ClaimVerdict::NotApplicable, "{r:?}");
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("needs app_cpus >= 2; this run has app_cpus = 1")
+    );
+    // Edited copies with cpu_layout.app "1" -> "1-2": the claim reads the recorded CPU.
+    // 2a's top step: the process at 0.95 cores.
+    holds(&claim("2a", "one-core", &edited("2a", "layout"), None));
+    // 1b's top step: 0.16 cores (the app waits for the pool, not the CPU).
+    fails(&claim("2a", "one-core", &edited("1b", "layout"), None));
+}
+
+#[test]
+fn node_2a_loop_saturated() {
+    holds(&claim("2a", "loop-saturated", &real("2a"), None));
+    // /dbsleep: ELU 0.16 at the top step.
+    fails(&claim("2a", "loop-saturated", &real("1b"), None));
+}
