@@ -402,3 +402,19 @@ fn node_2a_loop_saturated() {
     // /dbsleep: ELU 0.16 at the top step.
     fails(&claim("2a", "loop-saturated", &real("1b"), None));
 }
+
+#[test]
+fn node_2b_cluster_gain_is_not_applicable_on_one_app_cpu() {
+    let r = claim("2b", "cluster-gain", &real("2b"), Some(&real("2a")));
+    assert_eq!(r.verdict, ClaimVerdict::NotApplicable, "{r:?}");
+    // Edited 2b copy with cpu_layout.app "1-2" (knee 300 as recorded):
+    let b = edited("2b", "layout");
+    // real 2a has no knee up to 250 rps here: nothing to divide by
+    let r = claim("2b", "cluster-gain", &b, Some(&real("2a")));
+    fails(&r);
+    assert!(r.reason.unwrap().contains("no knee"));
+    // against a real run with a knee at 210 (exp1): 300 / 210 = 1.43, inside 1.2-1.8
+    holds(&claim("2b", "cluster-gain", &b, Some(&real("exp1"))));
+    // against a knee at 150 (exp2-mc80): 2.0, outside
+    fails(&claim("2b", "cluster-gain", &b, Some(&real("exp2-mc80"))));
+}
