@@ -45,6 +45,7 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
         finding: String::new(),
         reference: None,
         stack,
+        expect: Vec::new(),
         load: LoadSettings {
             script,
             model: Model::Open,
