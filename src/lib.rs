@@ -20,3 +20,4 @@ pub mod run;
 pub mod rundir;
 pub mod sample;
 pub mod stack;
+pub mod verify;

@@ -183,6 +183,26 @@ pub fn run_name(created: DateTime<Utc>, round: u32) -> String {
     format!("{}-r{round}", created.format("%Y%m%dT%H%M%SZ"))
 }
 
+/// Create `parent/base` (and `parent`), or `base-2`, `base-3`, ... when taken: never reuses a
+/// directory.
+pub fn create_new_dir(parent: &Path, base: &str) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    let mut n = 1;
+    loop {
+        let name = if n == 1 {
+            base.to_string()
+        } else {
+            format!("{base}-{n}")
+        };
+        let p = parent.join(&name);
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", p.display())),
+        }
+    }
+}
+
 impl RunDir {
     /// Create `out_root/<experiment_id>/<now>-r<round>/` (a clash gets `-2`, `-3`, ...), point
     /// `latest` at it, and mark it `running` owned by this process.
@@ -201,24 +221,7 @@ impl RunDir {
             crate::experiment::validate::valid_id(experiment_id),
             "`{experiment_id}` is not a valid experiment id for a run directory"
         );
-        let parent = out_root.join(experiment_id);
-        std::fs::create_dir_all(&parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
-        let base = run_name(now, round);
-        let mut n = 1;
-        let path = loop {
-            let name = if n == 1 {
-                base.clone()
-            } else {
-                format!("{base}-{n}")
-            };
-            let p = parent.join(&name);
-            match std::fs::create_dir(&p) {
-                Ok(()) => break p,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-                Err(e) => return Err(e).with_context(|| format!("creating {}", p.display())),
-            }
-        };
+        let path = create_new_dir(&out_root.join(experiment_id), &run_name(now, round))?;
         let run = RunDir {
             path,
             experiment_id: experiment_id.to_string(),

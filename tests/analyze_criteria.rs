@@ -341,6 +341,7 @@ fn exp1_samples() -> Samples {
         s.host.push(HostSample {
             t,
             cpu_busy_pct: vec![30.0, 80.0],
+            cpu_steal_pct: vec![0.0, 0.0],
             psi_some_avg10: Some(20.0),
             dockerd_cores: Some(0.03),
             perflab_cores: Some(0.005),

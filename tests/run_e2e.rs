@@ -80,6 +80,25 @@ fn demo_open_finds_the_knee_above_400_rps() {
             .is_some()
     );
     assert!(m["measurements"]["k6_exit_code"].as_i64().is_some());
+    // k6 starts paused and is resumed on the planned instant: the first request follows the
+    // planned first-step time within a fraction of a second (was ~0.8 s early with a guessed
+    // start-up delay).
+    let planned = chrono::DateTime::parse_from_rfc3339(
+        m["measurements"]["alignment"]["first_step_at"]
+            .as_str()
+            .expect("alignment recorded"),
+    )
+    .unwrap()
+    .timestamp_millis();
+    // (the first step's window starts at its first request; k6's own metric rows while paused
+    // come earlier and do not count)
+    let first = steps(&r)[0]["start_ms"].as_i64().expect("first step start");
+    assert!(
+        (0..=250).contains(&(first - planned)),
+        "first request {} ms after the planned start; resume: {}",
+        first - planned,
+        m["measurements"]["k6_resume"]
+    );
     // The samplers saw the demo container work.
     let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
     assert!(
@@ -303,4 +322,34 @@ fn sigterm_aborts_cleanly() {
     );
     // Partial data is kept.
     assert!(dir.join("k6/k6.log").exists());
+}
+
+#[test]
+fn diag_acc_access_logs_show_the_backlog_gap() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // /api/slow (pg_sleep 100 ms) with 10 workers: 80 rps stays under N / W ~ 89/s
+    let (_out, dir) = run_quick("diag-acc", &["--set", "load.steps=20,80"]);
+    assert_eq!(status_state(&dir), "complete");
+    for name in ["fpm.log", "nginx.log"] {
+        let text = std::fs::read_to_string(dir.join("logs/access").join(name))
+            .unwrap_or_else(|e| panic!("logs/access/{name}: {e}"));
+        assert!(
+            text.lines().count() > 50,
+            "{name}: {} lines",
+            text.lines().count()
+        );
+    }
+    let r = json(&dir.join("report.json"));
+    let rows = r["access"].as_array().expect("access rows in report.json");
+    assert_eq!(rows.len(), 2, "one row per step: {rows:?}");
+    for a in rows {
+        // PHP's own time is the 100 ms sleep plus framework work; nginx's includes it
+        let fpm = a["fpm_duration_p50_ms"].as_f64().expect("fpm %d p50");
+        let ngx = a["nginx_request_p50_ms"].as_f64().expect("nginx p50");
+        assert!((100.0..400.0).contains(&fpm), "fpm %d p50 {fpm} ms: {a}");
+        assert!(ngx >= fpm - 2.0, "nginx p50 {ngx} < fpm p50 {fpm}: {a}");
+        assert!(a["nginx_requests"].as_u64().unwrap() > 0, "{a}");
+    }
+    let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(txt.contains("Access logs: php-fpm %d vs nginx $request_time"));
 }

@@ -21,7 +21,9 @@ fn unknown_lab_is_invalid_input() {
         .args(["up", "ruby"])
         .assert()
         .code(2)
-        .stderr(contains("use php, node or demo"));
+        .stderr(contains(
+            "neither a lab (php, node, demo) nor an experiment",
+        ));
 }
 
 #[test]
@@ -58,4 +60,32 @@ fn down_of_an_unknown_run_is_invalid_input() {
         .assert()
         .code(2)
         .stderr(contains("no stack with run id"));
+}
+
+#[test]
+fn a_group_is_not_a_stack() {
+    perflab()
+        .args(["smoke", "exp3"])
+        .assert()
+        .code(2)
+        .stderr(contains("`exp3` is a group (exp3-n5, exp3-n10, exp3-n40)"));
+}
+
+#[test]
+fn misspelt_experiment_id_suggests_the_right_one() {
+    perflab()
+        .args(["up", "exp3-n55", "--set", "max_children=7"])
+        .assert()
+        .code(2)
+        .stderr(contains("did you mean `exp3-n5`?"));
+}
+
+#[test]
+fn experiment_settings_are_validated_like_run() {
+    // exp3-n5's stack with an override the validator refuses: nothing starts
+    perflab()
+        .args(["up", "exp3-n5", "--set", "stack.php.listen=pipe"])
+        .assert()
+        .code(2)
+        .stderr(contains("nothing was started"));
 }

@@ -3,6 +3,7 @@
 //!
 //! The caller opens the files and hands over readers/texts: `k6csv::read_k6_csv(reader)`,
 //! `summary::parse_summary(text)`, `samples::parse_jsonl(text)`, then `analyze_run(Inputs)`.
+pub mod access;
 pub mod checks;
 pub mod hist;
 pub mod k6csv;

@@ -223,6 +223,22 @@ pub struct CrossCheckRow {
     pub k6: f64,
 }
 
+/// Where the host's CPU went during the measured steps (mean cores): did anything outside the
+/// lab share the machine? busy = lab + harness + steal + other.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostShare {
+    pub busy_cores: f64,
+    /// The lab's containers (cgroup samples), k6 included.
+    pub lab_cores: f64,
+    /// perflab itself and dockerd.
+    pub harness_cores: f64,
+    /// Stolen by the hypervisor (None in runs recorded before steal was sampled).
+    pub steal_cores: Option<f64>,
+    /// What is left: other processes on the host (never below 0).
+    pub other_cores: f64,
+    pub samples: usize,
+}
+
 /// Checks on the measurement itself (lab-spec §6).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Checks {
@@ -240,6 +256,9 @@ pub struct Checks {
     pub cross_check: Vec<CrossCheckRow>,
     /// Steps compared with the summary (0 = no summary).
     pub cross_checked_steps: usize,
+    /// The host's CPU over the measured steps, split by who used it.
+    #[serde(default)]
+    pub host_share: Option<HostShare>,
 }
 
 /// One second of the timeline.
@@ -320,6 +339,9 @@ pub struct Report {
     /// Distinct log messages with counts, by log name.
     #[serde(default)]
     pub logs: BTreeMap<String, super::logs::LogDigest>,
+    /// Access-log summary per step (diag-acc: php-fpm `%d %C`, nginx request/connect time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<super::access::AccessRow>,
     pub warnings: Vec<String>,
 }
 

@@ -288,6 +288,11 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     if let Some(sum) = &summary {
         cross_check(&steps, sum, &mut checks, &mut warnings);
     }
+    let measured_end = last.start_ms + (last.window_s * 1000.0) as i64;
+    checks.host_share = samples::host_share(&samples, steps[0].start_ms, measured_end);
+    if let Some(h) = &checks.host_share {
+        warnings.extend(host_share_warnings(h));
+    }
 
     // Generator health and data caveats.
     let first = &steps[0];
@@ -335,6 +340,19 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let fs = focus.start_ms.div_euclid(1000);
     let per_second = timeline_rows(&k6, &samples, first_start_s, Some((fs - 4, fs + 9)));
 
+    let access = if samples.access.is_empty() {
+        Vec::new()
+    } else {
+        steps
+            .iter()
+            .map(|s| {
+                let from = s.start_ms.div_euclid(1000);
+                let to = (s.start_ms + (s.window_s * 1000.0) as i64).div_euclid(1000);
+                super::access::window(&samples.access, &s.name, from, to)
+            })
+            .collect()
+    };
+
     Ok(Report {
         source,
         params,
@@ -351,6 +369,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         per_second,
         timeline,
         logs,
+        access,
         warnings,
     })
 }
@@ -483,6 +502,29 @@ fn step_row(
 }
 
 /// "knee 180 rps: p95 1,113 ms > 200; fpm 20/20 busy, listen queue 186; pg idle ClientRead -> app CPU bound"
+/// Caveats when the host was not the lab's alone: other processes, or hypervisor steal.
+pub fn host_share_warnings(h: &HostShare) -> Vec<String> {
+    let mut w = Vec::new();
+    if h.other_cores > 0.10 {
+        w.push(format!(
+            "processes outside the lab used {:.2} cores on average during the steps (host busy {:.2} = lab {:.2} + perflab/dockerd {:.2} + steal {} + other {:.2}): the host was shared, knees may sit lower than on a quiet host",
+            h.other_cores,
+            h.busy_cores,
+            h.lab_cores,
+            h.harness_cores,
+            h.steal_cores.map_or("?".to_string(), |s| format!("{s:.2}")),
+            h.other_cores
+        ));
+    }
+    if let Some(s) = h.steal_cores.filter(|s| *s > 0.05) {
+        w.push(format!(
+            "the hypervisor stole {:.0} % of a core on average (steal): a noisy VM, expect stalls and run-to-run spread",
+            s * 100.0
+        ));
+    }
+    w
+}
+
 fn knee_sentence(s: &StepReport, has_samples: bool) -> String {
     let mut parts: Vec<String> = s.failures.iter().map(|f| f.text.clone()).collect();
     if let Some(w) = &s.server {

@@ -118,52 +118,79 @@ fn print_images(set: &ImageSet) {
 /// Options shared by `up` and `smoke`.
 #[derive(Debug, Args)]
 pub struct StackArgs {
-    /// The lab: php, node or demo.
+    /// A lab (php, node, demo: the article's default settings) or a catalog experiment id
+    /// (exp3-n5, 1c, ...: that experiment's stack settings).
+    #[arg(value_name = "LAB|EXPERIMENT")]
     pub lab: String,
     /// Debian suite of the images: trixie (default), forky, bookworm.
     #[arg(long, default_value = "trixie")]
     pub suite: String,
-    /// Take the stack settings from this experiment file instead of the lab defaults.
+    /// Take the stack settings from this experiment file (its lab must match LAB).
     #[arg(long, value_name = "FILE")]
     pub experiment: Option<std::path::PathBuf>,
-    /// Override a stack setting, e.g. `php.max_children=5`, `php.listen=unix`, `node.processes=2`.
+    /// Override a setting (repeatable), as `perflab run` takes it: `max_children=5`,
+    /// `stack.php.listen=unix`, `php.max_children=5`, `node.processes=2`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// CPU pinning, e.g. `loadgen=0,db=1,app=2-3` (default from the online CPUs).
+    /// CPU pinning, e.g. `loadgen=0,db=1,app=2-3` [default: from the host's online CPUs].
     #[arg(long, value_name = "ROLE=CPUS,...")]
     pub cpus: Option<String>,
+    /// Allow the app's CPUs to overlap the load generator's or the database's.
+    #[arg(long)]
+    pub force_cpus: bool,
+    #[command(flatten)]
+    pub catalog: super::catalog::CatalogArg,
 }
 
 impl StackArgs {
-    fn resolve(&self) -> Result<(Experiment, Pinning, Suite)> {
-        let lab = parse_lab(&self.lab)?;
-        let mut exp = match &self.experiment {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| InvalidInput(format!("cannot read {}: {e}", path.display())))?;
-                let exp: Experiment = serde_yaml::from_str(&text)
-                    .map_err(|e| InvalidInput(format!("{}: {e}", path.display())))?;
-                if exp.lab != lab {
-                    return Err(InvalidInput(format!(
-                        "{} is an experiment of the {} lab, not {}",
-                        path.display(),
-                        exp.lab.as_str(),
-                        lab.as_str()
-                    ))
-                    .into());
-                }
-                exp
+    /// The experiment whose stack to start: a lab's defaults, a catalog entry, or a file.
+    fn base_experiment(&self) -> Result<Experiment> {
+        let lab = parse_lab(&self.lab);
+        if let Some(path) = &self.experiment {
+            let lab = lab?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| InvalidInput(format!("cannot read {}: {e}", path.display())))?;
+            let exp: Experiment = serde_yaml::from_str(&text)
+                .map_err(|e| InvalidInput(format!("{}: {e}", path.display())))?;
+            if exp.lab != lab {
+                return Err(InvalidInput(format!(
+                    "{} is an experiment of the {} lab, not {}",
+                    path.display(),
+                    exp.lab.as_str(),
+                    lab.as_str()
+                ))
+                .into());
             }
-            None => defaults::lab_experiment(lab),
-        };
-        for kv in &self.set {
-            defaults::apply_set(&mut exp, kv)?;
+            return Ok(exp);
         }
-        let mut pinning = Pinning::host_default();
-        if let Some(c) = &self.cpus {
-            pinning = Pinning::parse_override(c, pinning)?;
+        if let Ok(lab) = lab {
+            return Ok(defaults::lab_experiment(lab));
         }
-        Ok((exp, pinning, self.suite.parse()?))
+        let catalog = self.catalog.load()?;
+        let entry = catalog.lookup(&self.lab).map_err(|e| {
+            InvalidInput(format!(
+                "`{}` is neither a lab (php, node, demo) nor an experiment: {}",
+                self.lab, e.0
+            ))
+        })?;
+        match &entry.entry {
+            crate::experiment::CatalogEntry::Experiment(e) => Ok(e.clone()),
+            crate::experiment::CatalogEntry::Group(g) => Err(InvalidInput(format!(
+                "`{}` is a group ({}); give one experiment or a lab",
+                g.id,
+                g.members.join(", ")
+            ))
+            .into()),
+        }
+    }
+
+    fn resolve(&self) -> Result<(Experiment, Pinning, Suite)> {
+        let base = self.base_experiment()?;
+        let (exp, _) = crate::experiment::overrides::apply(&base, &self.set)
+            .map_err(|d| anyhow::Error::new(crate::experiment::invalid(&d)))?;
+        let online = crate::plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
+        let layout = crate::plan::layout::resolve(&online, self.cpus.as_deref(), self.force_cpus)?;
+        Ok((exp, Pinning::from(&layout), self.suite.parse()?))
     }
 }
 

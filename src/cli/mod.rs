@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod lab;
 pub mod run;
 pub mod show;
+pub mod verify;
 
 /// perflab: find the breaking point of the article's PHP and Node.js labs with k6.
 #[derive(Debug, Parser)]
@@ -43,6 +44,12 @@ pub enum Command {
     Analyze(analysis::AnalyzeArgs),
     /// Re-render the report of a run directory from its files.
     Report(analysis::ReportArgs),
+    /// Check the article's findings (the catalog's `expect:` claims) on recorded runs.
+    Verify(verify::VerifyArgs),
+    /// Two runs side by side: steps, knee shift, versions and config that differ.
+    Compare(verify::CompareArgs),
+    /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
+    Capacity(verify::CapacityArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -93,6 +100,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Smoke(a) => lab::smoke(a),
         Command::Analyze(a) => analysis::analyze(a),
         Command::Report(a) => analysis::report(a),
+        Command::Verify(a) => verify::verify(a, cli.quiet),
+        Command::Compare(a) => verify::compare(a),
+        Command::Capacity(a) => verify::capacity(a),
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }

@@ -255,6 +255,31 @@ impl Catalog {
     fn check_groups(&self) -> Vec<Diagnostic> {
         let mut d = Vec::new();
         for f in self.files.values() {
+            // claims `against:` another experiment: it must exist and be an experiment
+            if let CatalogEntry::Experiment(e) = &f.entry {
+                for (i, c) in e.expect.iter().enumerate() {
+                    let Some(a) = &c.against else { continue };
+                    if !matches!(
+                        self.files.get(a).map(|x| &x.entry),
+                        Some(CatalogEntry::Experiment(_))
+                    ) {
+                        let mut help =
+                            "name an experiment (not a group) of the catalog".to_string();
+                        if let Some(s) = did_you_mean(a, self.files.keys().map(String::as_str)) {
+                            help = format!("did you mean `{s}`? {help}");
+                        }
+                        d.push(
+                            Diagnostic::error(
+                                &f.path,
+                                format!("expect[{i}].against"),
+                                format!("unknown experiment `{a}`"),
+                            )
+                            .help(help)
+                            .located_in(&f.src),
+                        );
+                    }
+                }
+            }
             let CatalogEntry::Group(g) = &f.entry else {
                 continue;
             };

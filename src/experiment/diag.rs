@@ -148,6 +148,8 @@ pub fn locate(src: &str, field: &str) -> Option<(usize, usize)> {
             if indent < min_indent && i > start {
                 break;
             }
+            // a block-list item's first key sits after its `- `
+            let t = t.strip_prefix("- ").unwrap_or(t);
             if t.strip_prefix(key)
                 .is_some_and(|r| r.trim_start().starts_with(':'))
             {
@@ -178,6 +180,9 @@ pub fn locate(src: &str, field: &str) -> Option<(usize, usize)> {
             if let Some(&j) = items.get(idx) {
                 let col = lines[j].len() - lines[j].trim_start().len() + 1;
                 found = Some((j + 1, col));
+                // later keys are looked up inside this item only
+                start = j;
+                end = items.get(idx + 1).copied().unwrap_or(end);
             }
         }
     }
@@ -197,6 +202,14 @@ mod tests {
         assert_eq!(locate(SRC, "load.steps[1]"), Some((9, 5)));
         assert_eq!(locate(SRC, "load.nope"), Some((5, 1)));
         assert_eq!(locate(SRC, "nope"), None);
+    }
+
+    #[test]
+    fn locates_keys_inside_list_items() {
+        let src = "id: x\nexpect:\n  - name: a\n    value: knee\n  - name: b\n    value: p95\n";
+        assert_eq!(locate(src, "expect[1].value"), Some((6, 5)));
+        assert_eq!(locate(src, "expect[0].value"), Some((4, 5)));
+        assert_eq!(locate(src, "expect[1].name"), Some((5, 3)));
     }
 
     #[test]

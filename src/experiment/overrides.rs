@@ -51,7 +51,10 @@ pub fn settable_keys(lab: Lab) -> Vec<String> {
     };
     let mut v: Vec<String> = LOAD_KEYS.iter().map(|k| format!("load.{k}")).collect();
     v.extend(own.iter().map(|k| format!("stack.{lab}.{k}")));
-    v.extend(POSTGRES_KEYS.iter().map(|k| format!("stack.postgres.{k}")));
+    if lab != Lab::Demo {
+        // the demo lab has no database
+        v.extend(POSTGRES_KEYS.iter().map(|k| format!("stack.postgres.{k}")));
+    }
     v
 }
 
@@ -61,6 +64,11 @@ pub fn resolve_key(lab: Lab, key: &str) -> Result<String, String> {
     if keys.iter().any(|k| k == key) {
         return Ok(key.to_string());
     }
+    // `php.max_children` (the stack section without `stack.`)
+    let under_stack = format!("stack.{key}");
+    if keys.contains(&under_stack) {
+        return Ok(under_stack);
+    }
     let short: Vec<&String> = keys
         .iter()
         .filter(|k| k.rsplit('.').next() == Some(key))
@@ -68,10 +76,20 @@ pub fn resolve_key(lab: Lab, key: &str) -> Result<String, String> {
     if let [one] = short.as_slice() {
         return Ok((*one).clone());
     }
+    let section = key.strip_prefix("stack.").unwrap_or(key).split('.').next();
+    if let Some(sec) = section.filter(|s| ["php", "node", "demo", "postgres"].contains(s))
+        && !keys.iter().any(|k| k.starts_with(&format!("stack.{sec}.")))
+    {
+        return Err(format!(
+            "the {lab} lab has no `{sec}` settings. Settable: {}",
+            keys.join(", ")
+        ));
+    }
     let mut msg = format!("`{key}` is not a settable field of a {lab} experiment");
     let leafs = keys
         .iter()
         .map(|k| k.as_str())
+        .chain(keys.iter().filter_map(|k| k.strip_prefix("stack.")))
         .chain(keys.iter().filter_map(|k| k.rsplit('.').next()));
     if let Some(s) = did_you_mean(key, leafs) {
         msg.push_str(&format!("; did you mean `{s}`?"));

@@ -67,19 +67,23 @@ pub struct StepPosition {
     pub phase: &'static str,
 }
 
-/// Render the progress line from two polls `dt_s` apart.
+/// Render the progress line from two polls `dt_s` apart; `now` is `None` when the last poll
+/// got no answer (k6's API busy under heavy load): the rate shows `?`, not a false 0.
 pub fn progress_line(
     pos: &StepPosition,
     prev: &LiveTotals,
-    now: &LiveTotals,
+    now: Option<&LiveTotals>,
     dt_s: f64,
     unit: &str,
 ) -> String {
-    let sent = if dt_s > 0.0 {
-        now.requests.saturating_sub(prev.requests) as f64 / dt_s
-    } else {
-        0.0
+    let sent = match now {
+        Some(n) if dt_s > 0.0 => format!(
+            "{:.0}",
+            n.requests.saturating_sub(prev.requests) as f64 / dt_s
+        ),
+        _ => "?".to_string(),
     };
+    let now = now.unwrap_or(prev);
     let where_ = if pos.step == 0 {
         format!("warm-up, {} s left", pos.left_s)
     } else {
@@ -89,7 +93,7 @@ pub fn progress_line(
         )
     };
     format!(
-        "{where_} | sent {sent:.0}/s | errors {} | dropped {} | VUs {}",
+        "{where_} | sent {sent}/s | errors {} | dropped {} | VUs {}",
         now.failed, now.dropped, now.vus
     )
 }
@@ -128,8 +132,13 @@ mod tests {
             vus: 40,
         };
         assert_eq!(
-            progress_line(&pos, &a, &b, 2.0, "rps"),
+            progress_line(&pos, &a, Some(&b), 2.0, "rps"),
             "step 3/7 200 rps, hold 12 s left | sent 200/s | errors 3 | dropped 5 | VUs 40"
+        );
+        // no answer from k6: unknown rate, last known counters (not "sent 0/s")
+        assert_eq!(
+            progress_line(&pos, &b, None, 2.0, "rps"),
+            "step 3/7 200 rps, hold 12 s left | sent ?/s | errors 3 | dropped 5 | VUs 40"
         );
         let w = StepPosition {
             step: 0,
@@ -138,7 +147,7 @@ mod tests {
             left_s: 5,
             phase: "warm-up",
         };
-        assert!(progress_line(&w, &a, &a, 1.0, "rps").starts_with("warm-up, 5 s left"));
+        assert!(progress_line(&w, &a, Some(&a), 1.0, "rps").starts_with("warm-up, 5 s left"));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The load generator: how k6 is invoked for an experiment (script, environment, outputs)
 //! and what it reports live through its REST API while it runs (`live`).
+pub mod control;
 pub mod live;
 pub mod segments;
 
@@ -40,17 +41,21 @@ pub fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
         base_url,
         &segments::segments(1)[0],
         &format!("0.0.0.0:{API_PORT}"),
+        true,
     )
 }
 
 /// The invocation of one of several generators: its execution segment (no flags for a single
 /// generator) and the address of its REST API (`0.0.0.0:6565` in a bridged container,
-/// `127.0.0.1:<port>` with host networking).
+/// `127.0.0.1:<port>` with host networking). `paused`: k6 initialises (script, pre-allocated
+/// VUs) and waits for the orchestrator to resume it through that API on the second; without
+/// it (an API this machine cannot reach) the container's start gate times the start.
 pub fn invocation_for(
     plan: &Plan,
     base_url: &str,
     seg: &segments::Segment,
     api_address: &str,
+    paused: bool,
 ) -> K6Invocation {
     let mut env = plan.k6_env.clone();
     let base = base_url.trim_end_matches('/');
@@ -65,16 +70,18 @@ pub fn invocation_for(
             "breakpoint.js"
         }
     };
-    let mut args: Vec<String> = vec![
-        "run".into(),
-        "--quiet".into(),
-        "--no-color".into(),
+    let mut args: Vec<String> = vec!["run".into(), "--quiet".into(), "--no-color".into()];
+    if paused {
+        // init (script, pre-allocated VUs) happens now; the run resumes it on the second
+        args.push("--paused".into());
+    }
+    args.extend([
         format!("--address={api_address}"),
         "--summary-mode=full".into(),
         "--summary-trend-stats=avg,med,p(90),p(95),p(99),max,count".into(),
         format!("--summary-export={OUT_DIR}/summary.json"),
         format!("--out=csv={OUT_DIR}/requests.csv.gz"),
-    ];
+    ]);
     args.extend(seg.k6_args());
     args.push(format!("{SCRIPTS_DIR}/{script}"));
     K6Invocation { script, args, env }
@@ -148,7 +155,8 @@ mod tests {
     fn second_of_two_generators_gets_its_segment() {
         let p = plan_of("demo-open");
         let seg = &segments::segments(2)[1];
-        let inv = invocation_for(&p, "http://127.0.0.1:8080", seg, "127.0.0.1:6566");
+        let inv = invocation_for(&p, "http://127.0.0.1:8080", seg, "127.0.0.1:6566", false);
+        assert!(!inv.args.iter().any(|a| a == "--paused"));
         assert!(inv.args.contains(&"--execution-segment=1/2:1".to_string()));
         assert!(
             inv.args

@@ -23,11 +23,6 @@ impl Alignment {
         std::time::Duration::from_millis(self.wait_ms.max(0) as u64)
     }
 
-    /// When to launch a k6 process that needs `startup` before its test clock starts.
-    pub fn launch_at(&self, startup: std::time::Duration) -> DateTime<Utc> {
-        self.k6_start - Duration::from_std(startup).unwrap_or_default()
-    }
-
     /// Wall-clock instant of an offset of the plan's timeline.
     pub fn at_offset(&self, offset_s: u32) -> DateTime<Utc> {
         self.k6_start + Duration::seconds(offset_s as i64)

@@ -474,6 +474,17 @@ pub fn checks_blocks(r: &Report) -> Vec<Block> {
             "generator: k6 CPU max {k:.0} % of its core (goal < 80 %)"
         ));
     }
+    if let Some(h) = &c.host_share {
+        b.lines.push(format!(
+            "host CPU over the steps (mean cores): busy {:.2} = lab containers {:.2} + perflab/dockerd {:.2} + steal {} + other processes {:.2}",
+            h.busy_cores,
+            h.lab_cores,
+            h.harness_cores,
+            h.steal_cores
+                .map_or("not sampled".to_string(), |s| format!("{s:.2}")),
+            h.other_cores
+        ));
+    }
     out.push(b);
     out
 }
@@ -501,6 +512,49 @@ pub fn logs_block(r: &Report) -> Option<Block> {
     Some(b)
 }
 
+/// diag-acc: what php-fpm and nginx logged per step (article 5.1.6).
+pub fn access_block(r: &Report) -> Option<Block> {
+    if r.access.is_empty() {
+        return None;
+    }
+    let mut b = block("Access logs: php-fpm %d vs nginx $request_time");
+    let mut t = Table::new([
+        "step",
+        "fpm n",
+        "fpm %d p50",
+        "p95",
+        "fpm %C",
+        "nginx n",
+        "request_time p50",
+        "p95",
+        "connect p50",
+        "max",
+        "backlog p50",
+    ]);
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.0}"));
+    for a in &r.access {
+        t.push(vec![
+            a.step.clone(),
+            a.fpm_requests.to_string(),
+            ms(a.fpm_duration_p50_ms),
+            ms(a.fpm_duration_p95_ms),
+            a.fpm_cpu_pct_mean
+                .map_or("-".to_string(), |x| format!("{x:.1}%")),
+            a.nginx_requests.to_string(),
+            ms(a.nginx_request_p50_ms),
+            ms(a.nginx_request_p95_ms),
+            ms(a.upstream_connect_p50_ms),
+            ms(a.upstream_connect_max_ms),
+            ms(a.backlog_p50_ms),
+        ]);
+    }
+    b.table = Some(t);
+    b.lines.push(
+        "ms; lines grouped by the second they ended in. backlog = nginx request_time p50 - php-fpm %d p50: time a request waited before a worker took it (the listen backlog), while upstream connect stays ~0".into(),
+    );
+    Some(b)
+}
+
 pub fn warnings_block(r: &Report) -> Option<Block> {
     if r.warnings.is_empty() {
         return None;
@@ -515,6 +569,7 @@ pub fn blocks(r: &Report) -> Vec<Block> {
     let mut v = vec![header(r), verdict_block(r), steps_block(r), persec_block(r)];
     v.extend(checks_blocks(r));
     v.extend(logs_block(r));
+    v.extend(access_block(r));
     v.extend(warnings_block(r));
     v
 }

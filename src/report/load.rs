@@ -74,6 +74,23 @@ pub fn samples(dir: &Path) -> anyhow::Result<Samples> {
         fpm: jsonl(&s.join("fpm.jsonl"))?,
         pg: jsonl(&s.join("pg.jsonl"))?,
         node: jsonl(&s.join("node.jsonl"))?,
+        access: access_logs(dir)?,
+    })
+}
+
+/// `logs/access/{fpm,nginx}.log` (written when the experiment turns access logs on).
+fn access_logs(dir: &Path) -> anyhow::Result<crate::analyze::access::AccessLogs> {
+    use crate::analyze::access;
+    let read = |name: &str| -> anyhow::Result<String> {
+        let p = dir.join("logs/access").join(name);
+        if !p.exists() {
+            return Ok(String::new());
+        }
+        std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+    };
+    Ok(access::AccessLogs {
+        fpm: access::parse_fpm(&read("fpm.log")?).0,
+        nginx: access::parse_nginx(&read("nginx.log")?).0,
     })
 }
 

@@ -55,6 +55,8 @@ pub struct Generator {
     pub inv: K6Invocation,
     /// `http://host:port` of its REST API as this machine reaches it, once started.
     pub api: Option<String>,
+    /// The port of that API on 127.0.0.1 (resume on the second), when on this machine.
+    pub api_port: Option<u16>,
     pub pid: Option<u32>,
 }
 
@@ -99,6 +101,7 @@ pub async fn create(
     run_dir: &Path,
     cpuset: &str,
     scripts_dir: &Path,
+    paused: bool,
 ) -> Result<Vec<Generator>> {
     let mut files = Vec::new();
     for name in ["stepped.js", "breakpoint.js"] {
@@ -123,7 +126,7 @@ pub async fn create(
         } else {
             format!("0.0.0.0:{}", load::API_PORT)
         };
-        let inv = load::invocation_for(plan, &base, &seg, &api);
+        let inv = load::invocation_for(plan, &base, &seg, &api, paused);
         let name = container_name(run_id, &seg);
         let mut labels = docker::labels(run_id, lab, "k6");
         labels.insert("perflab.generator".into(), seg.index.to_string());
@@ -179,6 +182,7 @@ pub async fn create(
             out_dir: dir,
             inv,
             api: None,
+            api_port: None,
             pid: None,
         });
     }
@@ -225,17 +229,15 @@ pub async fn start(lg: &LoadgenEngine, gens: &mut [Generator]) -> Result<()> {
             .await
             .with_context(|| format!("inspecting {}", g.name))?;
         g.pid = info.pid;
-        g.api = match (api_host, lg.remote) {
-            (Some(h), true) => Some(format!(
-                "http://{h}:{}",
-                HOST_API_PORT_BASE + g.seg.index as u16
-            )),
-            (Some(h), false) => info
-                .host_ports
-                .get(&load::API_PORT)
-                .map(|p| format!("http://{h}:{p}")),
+        g.api_port = match (api_host, lg.remote) {
+            (Some(_), true) => Some(HOST_API_PORT_BASE + g.seg.index as u16),
+            (Some(_), false) => info.host_ports.get(&load::API_PORT).copied(),
             (None, _) => None,
         };
+        g.api = g
+            .api_port
+            .zip(api_host)
+            .map(|(p, h)| format!("http://{h}:{p}"));
     }
     Ok(())
 }

@@ -68,7 +68,7 @@ impl Progress {
         let tty = std::io::stderr().is_terminal();
         let task = tokio::spawn(async move {
             let client = reqwest::Client::builder()
-                .timeout(Duration::from_millis(800))
+                .timeout(Duration::from_millis(1500))
                 .build()
                 .ok();
             let bar = tty.then(|| {
@@ -85,8 +85,8 @@ impl Progress {
                     _ = tick.tick() => {}
                     _ = rx.changed() => break,
                 }
-                // One k6 REST API per generator: the line shows their sum.
-                let mut now = prev;
+                // One k6 REST API per generator: the line shows their sum (only when all answered).
+                let mut now = None;
                 if let Some(c) = &client
                     && !apis.is_empty()
                 {
@@ -102,14 +102,18 @@ impl Progress {
                         }
                     }
                     if answered == apis.len() {
-                        now = sum;
+                        now = Some(sum);
                     }
                 }
                 let dt = prev_t.elapsed().as_secs_f64();
-                prev_t = std::time::Instant::now();
                 let offset = (Utc::now() - k6_start).num_milliseconds() as f64 / 1000.0;
-                let line = live::progress_line(&position(&plan, offset), &prev, &now, dt, unit);
-                prev = now;
+                let line =
+                    live::progress_line(&position(&plan, offset), &prev, now.as_ref(), dt, unit);
+                if let Some(n) = now {
+                    // rates span the time between answered polls
+                    prev = n;
+                    prev_t = std::time::Instant::now();
+                }
                 match &bar {
                     Some(b) => b.set_message(line),
                     None if last_plain.elapsed() >= Duration::from_secs(10) => {

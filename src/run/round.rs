@@ -25,12 +25,15 @@ use crate::sample::{self, ContainerTarget, SamplerTargets};
 use crate::stack::{LabStack, Pinning, StackRole, StartOptions, warmup};
 
 /// Seconds between k6 leaving its start gate and its test clock starting (init, VU
-/// pre-allocation); the gate opens this much before the aligned instant.
+/// pre-allocation); the gate opens this much before the aligned instant (generators whose
+/// API this machine cannot reach, which cannot be resumed).
 const K6_STARTUP: Duration = Duration::from_millis(1500);
 /// The generators' containers start this long before their gate opens (they sleep in it).
 const GATE_LEAD: chrono::Duration = chrono::Duration::seconds(2);
 /// With `--no-align`, k6's test clock starts this long from now (room to start N containers).
 const NO_ALIGN_LEAD: Duration = Duration::from_millis(3500);
+/// How long k6 may take to parse its script and pre-allocate VUs before it reports paused.
+const K6_INIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What every round shares.
 pub struct RoundEnv<'a> {
@@ -133,7 +136,7 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     let result = measure(env, exp, &r.plan, &dir, &run_id, &mut manifest, &mut stack).await;
     // Whatever happened: logs out, containers and network gone.
     if let Some(s) = &stack
-        && let Err(e) = collect_logs(env.docker, s, &dir).await
+        && let Err(e) = collect_logs(env.docker, s, exp, &dir).await
     {
         manifest
             .caveats
@@ -316,6 +319,7 @@ async fn measure(
     let lg = env.loadgen;
     let n = env.generators;
     let cpuset = env.layout.cpuset(Role::Loadgen);
+    let paused = lg.docker.endpoint().is_on_this_machine();
     let mut gens = generators::create(
         lg,
         &stack,
@@ -326,6 +330,7 @@ async fn measure(
         &dir.path,
         &cpuset,
         &env.repo_root.join("labs/k6"),
+        paused,
     )
     .await?;
     manifest.measurements.insert(
@@ -364,26 +369,66 @@ async fn measure(
         }
     }
 
-    // Without alignment the gate still holds every generator to one instant, a moment ahead.
-    let al = if env.align {
-        plan::align(Utc::now(), plan, true)
+    // Generators whose REST API this machine reaches start paused (script parsed, VUs
+    // allocated) and are resumed together on the planned instant; the others (another
+    // machine's engine) wait in their start gate, timed in that engine's clock.
+    let api = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .context("building the HTTP client for k6's API")?;
+    let mut gate_ns = 0;
+    let al = if paused {
+        generators::start(lg, &mut gens).await?;
+        let mut vus = 0;
+        for g in &gens {
+            let port = g
+                .api_port
+                .context("k6's API port is not reachable: cannot resume it")?;
+            let (d, id) = (&lg.docker, g.id.clone());
+            let st = or_interrupt(&env.interrupt, async {
+                load::control::wait_paused(&api, port, K6_INIT_TIMEOUT, || async {
+                    d.inspect_container(&id)
+                        .await
+                        .map(|i| i.running)
+                        .unwrap_or(false)
+                })
+                .await
+                .map_err(|e| {
+                    anyhow::Error::new(e).context(format!("waiting for {} to initialise", g.name))
+                })
+            })
+            .await?;
+            vus += st.vus_max;
+        }
+        manifest
+            .measurements
+            .insert("k6_vus_allocated".into(), json!(vus));
+        plan::align(Utc::now(), plan, env.align)
     } else {
-        plan::align(
-            Utc::now() + chrono::Duration::from_std(NO_ALIGN_LEAD).unwrap_or_default(),
-            plan,
-            false,
-        )
+        // Without alignment the gate still holds every generator to one instant, a moment ahead.
+        let al = if env.align {
+            plan::align(Utc::now(), plan, true)
+        } else {
+            plan::align(
+                Utc::now() + chrono::Duration::from_std(NO_ALIGN_LEAD).unwrap_or_default(),
+                plan,
+                false,
+            )
+        };
+        gate_ns = generators::set_gate(lg, &gens, gate_launch(&al)).await?;
+        al
     };
     manifest.measurements.insert(
         "alignment".into(),
         serde_json::to_value(&al).unwrap_or_default(),
     );
-    let launch = al.launch_at(K6_STARTUP);
-    let gate_ns = generators::set_gate(lg, &gens, launch).await?;
     dir.write_manifest(manifest)?;
-    let wait = (launch - GATE_LEAD - Utc::now())
-        .to_std()
-        .unwrap_or_default();
+    let until = if paused {
+        al.k6_start
+    } else {
+        gate_launch(&al) - GATE_LEAD
+    };
+    let wait = (until - Utc::now()).to_std().unwrap_or_default();
     if !env.quiet && wait > Duration::from_secs(1) {
         eprintln!(
             "waiting {:.0} s so the first step starts at {} UTC (--no-align to skip)",
@@ -391,13 +436,7 @@ async fn measure(
             al.first_step_at.format("%H:%M:%S")
         );
     }
-    or_interrupt(&env.interrupt, async {
-        tokio::time::sleep(wait).await;
-        Ok(())
-    })
-    .await?;
-
-    // Measurement: the orchestrator moves to the load generator's CPUs, samplers start with k6.
+    // Measurement: the orchestrator moves to the load generator's CPUs before the start.
     let loadgen: Vec<usize> = env
         .layout
         .get(Role::Loadgen)
@@ -411,7 +450,35 @@ async fn measure(
             "could not pin perflab to the load generator's CPUs: {e}"
         ));
     }
-    generators::start(lg, &mut gens).await?;
+    or_interrupt(&env.interrupt, async {
+        tokio::time::sleep(wait).await;
+        Ok(())
+    })
+    .await?;
+    if paused {
+        let resume_sent = Utc::now();
+        let resumed = futures_util::future::join_all(
+            gens.iter()
+                .filter_map(|g| g.api_port)
+                .map(|port| load::control::resume(&api, port)),
+        )
+        .await;
+        let resume_done = Utc::now();
+        for r in resumed {
+            r.context("resuming k6 through its API")?;
+        }
+        manifest.measurements.insert(
+            "k6_resume".into(),
+            json!({
+                "sent_at": resume_sent,
+                "answered_at": resume_done,
+                "late_ms": (resume_sent - al.k6_start).num_milliseconds(),
+                "latency_ms": (resume_done - resume_sent).num_milliseconds(),
+            }),
+        );
+    } else {
+        generators::start(lg, &mut gens).await?;
+    }
     manifest.measurements.insert(
         "generators".into(),
         generators::placement_json(lg, &gens, &cpuset, gate_ns),
@@ -577,6 +644,11 @@ async fn measure(
     }
 }
 
+/// When a gated generator leaves its gate: k6's start-up before the aligned instant.
+fn gate_launch(al: &plan::Alignment) -> chrono::DateTime<Utc> {
+    al.k6_start - chrono::Duration::from_std(K6_STARTUP).unwrap_or_default()
+}
+
 /// Each generator's first request (unix ms, from its CSV) and the spread between them.
 fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator], quiet: bool) {
     let firsts: Vec<Option<i64>> = gens
@@ -670,8 +742,13 @@ async fn stack_targets(
 }
 
 /// Container logs into `logs/<role>.log`; the Node app's metrics lines into `samples/node.jsonl`;
-/// Laravel's log file when present.
-async fn collect_logs(docker: &Docker, stack: &LabStack, dir: &RunDir) -> Result<()> {
+/// Laravel's log file when present; the access logs into `logs/access/` when turned on.
+async fn collect_logs(
+    docker: &Docker,
+    stack: &LabStack,
+    exp: &Experiment,
+    dir: &RunDir,
+) -> Result<()> {
     let logs_dir = dir.path.join("logs");
     std::fs::create_dir_all(&logs_dir)?;
     for (role, c) in &stack.containers {
@@ -698,6 +775,29 @@ async fn collect_logs(docker: &Docker, stack: &LabStack, dir: &RunDir) -> Result
             .await
     {
         rundir::write_atomic(&logs_dir.join("laravel.log"), &bytes)?;
+    }
+    // diag-acc: the access logs, beside (not in) the digested logs
+    if exp.stack.php.as_ref().is_some_and(|p| p.access_log) {
+        let access_dir = logs_dir.join("access");
+        std::fs::create_dir_all(&access_dir)?;
+        for (role, path, name) in [
+            (
+                StackRole::PhpFpm,
+                crate::stack::templates::FPM_ACCESS_LOG,
+                "fpm.log",
+            ),
+            (
+                StackRole::Nginx,
+                crate::stack::templates::NGINX_ACCESS_LOG,
+                "nginx.log",
+            ),
+        ] {
+            let bytes = stack
+                .read_file(docker, role, path)
+                .await
+                .with_context(|| format!("reading the access log {path}"))?;
+            rundir::write_atomic(&access_dir.join(name), &bytes)?;
+        }
     }
     Ok(())
 }

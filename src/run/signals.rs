@@ -1,6 +1,7 @@
 //! Ctrl-C / SIGTERM handling for a run: the first signal asks the run to stop cleanly
 //! (stop k6 and the samplers, remove the containers, mark the run aborted); a second one
 //! exits at once.
+use std::io::Write;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
@@ -24,13 +25,20 @@ impl Interrupt {
                     _ = int.recv() => "SIGINT",
                 };
                 seen += 1;
+                // Act first, then tell: a write to a closed stderr (the terminal or the pipe
+                // reader is gone) must not stop the handler, so no `eprintln!` here.
+                let mut err = std::io::stderr();
                 if seen == 1 {
-                    eprintln!(
+                    let _ = tx.send(Some(name));
+                    let _ = writeln!(
+                        err,
                         "\n{name}: stopping k6 and the samplers, removing containers (again to exit at once)"
                     );
-                    let _ = tx.send(Some(name));
                 } else {
-                    eprintln!("{name} again: exiting now; `perflab cleanup` removes what is left");
+                    let _ = writeln!(
+                        err,
+                        "{name} again: exiting now; `perflab cleanup` removes what is left"
+                    );
                     std::process::exit(130);
                 }
             }

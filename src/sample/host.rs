@@ -2,10 +2,13 @@
 //! of single processes (dockerd, perflab itself) from `/proc/<pid>/stat`.
 use std::fs;
 
-/// Cumulative busy and total jiffies of one CPU line of `/proc/stat`.
+/// Cumulative busy, steal and total jiffies of one CPU line of `/proc/stat`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CpuTimes {
+    /// Everything but idle and iowait (steal included).
     pub busy: u64,
+    /// Time the hypervisor ran something else while this vCPU wanted to run.
+    pub steal: u64,
     pub total: u64,
 }
 
@@ -35,6 +38,7 @@ pub fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
             idx,
             CpuTimes {
                 busy: total - idle,
+                steal: v.get(7).copied().unwrap_or(0),
                 total,
             },
         ));
@@ -42,21 +46,20 @@ pub fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
     out
 }
 
-/// Busy % per CPU between two `/proc/stat` snapshots (matched by CPU number).
-pub fn busy_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64)> {
+/// Busy % and steal % per CPU between two `/proc/stat` snapshots (matched by CPU number).
+pub fn busy_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64, f64)> {
     now.iter()
         .filter_map(|(i, n)| {
             let (_, p) = prev.iter().find(|(j, _)| j == i)?;
             let dt = n.total.saturating_sub(p.total);
-            let db = n.busy.saturating_sub(p.busy);
-            Some((
-                *i,
+            let pct = |a: u64, b: u64| {
                 if dt == 0 {
                     0.0
                 } else {
-                    100.0 * db as f64 / dt as f64
-                },
-            ))
+                    100.0 * a.saturating_sub(b) as f64 / dt as f64
+                }
+            };
+            Some((*i, pct(n.busy, p.busy), pct(n.steal, p.steal)))
         })
         .collect()
 }
@@ -119,6 +122,8 @@ mod tests {
 
     const STAT_A: &str = "cpu  200 0 100 1000 0 0 0 0 0 0\ncpu0 100 0 50 500 0 0 0 0 0 0\ncpu1 100 0 50 500 0 0 0 0 0 0\nintr 1\n";
     const STAT_B: &str = "cpu  500 0 100 1200 0 0 0 0 0 0\ncpu0 400 0 50 500 0 0 0 0 0 0\ncpu1 100 0 50 700 0 0 0 0 0 0\nintr 2\n";
+    // cpu1 ran 100 jiffies of its own work and lost 100 to steal over 400
+    const STAT_C: &str = "cpu  700 0 100 1400 0 0 0 100 0 0\ncpu0 400 0 50 700 0 0 0 0 0 0\ncpu1 200 0 50 900 0 0 0 100 0 0\nintr 3\n";
 
     #[test]
     fn per_cpu_busy_percent() {
@@ -126,7 +131,13 @@ mod tests {
         let b = parse_proc_stat(STAT_B);
         assert_eq!(a.len(), 2);
         let pct = busy_pct(&a, &b);
-        assert_eq!(pct, vec![(0, 100.0), (1, 0.0)]);
+        assert_eq!(pct, vec![(0, 100.0, 0.0), (1, 0.0, 0.0)]);
+        let c = parse_proc_stat(STAT_C);
+        assert_eq!(
+            busy_pct(&b, &c),
+            vec![(0, 0.0, 0.0), (1, 50.0, 25.0)],
+            "steal counts as busy and is also reported on its own"
+        );
     }
 
     #[test]

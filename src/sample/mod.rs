@@ -276,14 +276,12 @@ async fn run_fast(
             }
         }
         let stat_now = host::read_proc_stat();
-        let busy = host::busy_pct(&stat_prev, &stat_now)
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect();
+        let per_cpu = host::busy_pct(&stat_prev, &stat_now);
         stat_prev = stat_now;
         let line = HostSample {
             t: ts,
-            cpu_busy_pct: busy,
+            cpu_busy_pct: per_cpu.iter().map(|c| c.1).collect(),
+            cpu_steal_pct: per_cpu.iter().map(|c| c.2).collect(),
             psi_some_avg10: host::host_psi(),
             dockerd_cores: dockerd.sample(dt_ns),
             perflab_cores: me.sample(dt_ns),

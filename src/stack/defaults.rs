@@ -1,6 +1,5 @@
 //! Stand-alone lab experiments for `perflab up` / `perflab smoke` when no catalog entry is
-//! given, and `--set key=value` overrides of their stack settings.
-use crate::error::InvalidInput;
+//! given (overrides go through `experiment::overrides`, as for `perflab run`).
 use crate::experiment::*;
 
 /// A stack-only experiment for `lab` with the article's default settings.
@@ -46,6 +45,7 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
         finding: String::new(),
         reference: None,
         stack,
+        expect: Vec::new(),
         load: LoadSettings {
             script,
             model: Model::Open,
@@ -69,141 +69,36 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
     }
 }
 
-/// The keys `--set` accepts.
-pub const SET_KEYS: &[&str] = &[
-    "postgres.max_connections",
-    "php.max_children",
-    "php.listen",
-    "php.backlog",
-    "php.persistent",
-    "php.access_log",
-    "node.processes",
-    "node.pool_max",
-    "node.pg_conn_timeout_ms",
-    "demo.workers",
-    "demo.service_ms",
-];
-
-/// Apply one `key=value` override to the stack settings of `exp`.
-pub fn apply_set(exp: &mut Experiment, kv: &str) -> Result<(), InvalidInput> {
-    let (k, v) = kv.split_once('=').ok_or_else(|| {
-        InvalidInput(format!(
-            "--set `{kv}`: expected key=value, e.g. php.max_children=5"
-        ))
-    })?;
-    let (k, v) = (k.trim(), v.trim());
-    let num = |v: &str| -> Result<u32, InvalidInput> {
-        v.parse::<u32>()
-            .ok()
-            .filter(|n| *n > 0)
-            .ok_or_else(|| InvalidInput(format!("--set {k}={v}: expected a positive integer")))
-    };
-    let boolean = |v: &str| -> Result<bool, InvalidInput> {
-        match v {
-            "true" | "1" | "yes" => Ok(true),
-            "false" | "0" | "no" => Ok(false),
-            _ => Err(InvalidInput(format!(
-                "--set {k}={v}: expected true or false"
-            ))),
-        }
-    };
-    let section = |present: bool| -> Result<(), InvalidInput> {
-        if present {
-            Ok(())
-        } else {
-            Err(InvalidInput(format!(
-                "--set {k}: the {} lab has no `{}` settings",
-                exp.lab.as_str(),
-                k.split('.').next().unwrap_or("")
-            )))
-        }
-    };
-    let lab = exp.lab;
-    let s = &mut exp.stack;
-    match k {
-        "postgres.max_connections" => {
-            section(lab != Lab::Demo)?;
-            s.postgres.max_connections = num(v)?
-        }
-        k if k.starts_with("php.") => {
-            section(s.php.is_some())?;
-            let p = s.php.as_mut().unwrap();
-            match k {
-                "php.max_children" => p.max_children = num(v)?,
-                "php.backlog" => p.backlog = num(v)?,
-                "php.persistent" => p.persistent = boolean(v)?,
-                "php.access_log" => p.access_log = boolean(v)?,
-                "php.listen" => {
-                    p.listen = match v {
-                        "tcp" => Listen::Tcp,
-                        "unix" => Listen::Unix,
-                        _ => {
-                            return Err(InvalidInput(format!(
-                                "--set php.listen={v}: expected tcp or unix"
-                            )));
-                        }
-                    }
-                }
-                _ => return Err(unknown(k)),
-            }
-        }
-        k if k.starts_with("node.") => {
-            section(s.node.is_some())?;
-            let n = s.node.as_mut().unwrap();
-            match k {
-                "node.processes" => n.processes = num(v)?,
-                "node.pool_max" => n.pool_max = num(v)?,
-                "node.pg_conn_timeout_ms" => n.pg_conn_timeout_ms = num(v)?,
-                _ => return Err(unknown(k)),
-            }
-        }
-        k if k.starts_with("demo.") => {
-            section(s.demo.is_some())?;
-            let d = s.demo.as_mut().unwrap();
-            match k {
-                "demo.workers" => d.workers = num(v)?,
-                "demo.service_ms" => d.service_ms = num(v)?,
-                _ => return Err(unknown(k)),
-            }
-        }
-        _ => return Err(unknown(k)),
-    }
-    Ok(())
-}
-
-fn unknown(k: &str) -> InvalidInput {
-    let hint = SET_KEYS
-        .iter()
-        .max_by(|a, b| strsim::jaro_winkler(k, a).total_cmp(&strsim::jaro_winkler(k, b)))
-        .unwrap();
-    InvalidInput(format!(
-        "--set: unknown key `{k}` (did you mean `{hint}`?); keys: {}",
-        SET_KEYS.join(", ")
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn overrides() {
-        let mut e = lab_experiment(Lab::Php);
-        apply_set(&mut e, "php.max_children=5").unwrap();
-        apply_set(&mut e, "php.listen=unix").unwrap();
-        apply_set(&mut e, "php.persistent=false").unwrap();
+    fn lab_defaults_take_run_style_overrides() {
+        let e = lab_experiment(Lab::Php);
+        let sets: Vec<String> = [
+            "max_children=5",
+            "php.listen=unix",
+            "stack.php.persistent=false",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (e, _) = overrides::apply(&e, &sets).unwrap();
         let p = e.stack.php.as_ref().unwrap();
         assert_eq!(
             (p.max_children, p.listen, p.persistent),
             (5, Listen::Unix, false)
         );
-        assert!(apply_set(&mut e, "node.processes=2").is_err());
-        assert!(apply_set(&mut e, "php.max_children=0").is_err());
-        let err = apply_set(&mut e, "php.max_childs=3").unwrap_err();
-        assert!(err.0.contains("php.max_children"), "{}", err.0);
-        let mut d = lab_experiment(Lab::Demo);
-        assert!(apply_set(&mut d, "postgres.max_connections=10").is_err());
-        apply_set(&mut d, "demo.workers=4").unwrap();
+        for bad in ["node.processes=2", "max_children=0", "php.max_childs=3"] {
+            assert!(
+                overrides::apply(&e, &[bad.to_string()]).is_err(),
+                "{bad} must be refused"
+            );
+        }
+        let d = lab_experiment(Lab::Demo);
+        assert!(overrides::apply(&d, &["postgres.max_connections=10".into()]).is_err());
+        let (d, _) = overrides::apply(&d, &["demo.workers=4".into()]).unwrap();
         assert_eq!(d.stack.demo.unwrap().workers, 4);
     }
 }

@@ -26,109 +26,24 @@ pub struct Pinning {
 }
 
 impl Pinning {
-    /// The default layout from the number of online CPUs: >= 4: 0 / 1 / 2-3; 3: 0 / 1 / 2;
-    /// 2: load generator and database share cpu 0, the app gets cpu 1; 1: everything on 0.
-    pub fn default_for(online: &[usize]) -> Pinning {
-        let c = |i: usize| online[i].to_string();
-        match online.len() {
-            0 | 1 => Pinning {
-                loadgen: "0".into(),
-                db: "0".into(),
-                app: "0".into(),
-            },
-            2 => Pinning {
-                loadgen: c(0),
-                db: c(0),
-                app: c(1),
-            },
-            3 => Pinning {
-                loadgen: c(0),
-                db: c(1),
-                app: c(2),
-            },
-            _ => Pinning {
-                loadgen: c(0),
-                db: c(1),
-                app: format!("{},{}", c(2), c(3)),
-            },
-        }
-    }
-
-    /// The default layout for this host (`/sys/devices/system/cpu/online`).
-    pub fn host_default() -> Pinning {
-        let s = std::fs::read_to_string("/sys/devices/system/cpu/online")
-            .unwrap_or_else(|_| "0".into());
-        Pinning::default_for(&parse_cpu_list(&s).unwrap_or_else(|| vec![0]))
-    }
-
-    /// Parse `loadgen=0,db=1,app=2-3` (any subset; the rest from `base`).
-    pub fn parse_override(
-        s: &str,
-        base: Pinning,
-    ) -> std::result::Result<Pinning, crate::error::InvalidInput> {
-        let mut p = base;
-        let bad = |m: String| {
-            crate::error::InvalidInput(format!(
-                "--cpus `{s}`: {m}; expected e.g. loadgen=0,db=1,app=2-3"
-            ))
-        };
-        // Split on commas that start a new `key=`; cpusets may contain commas themselves.
-        let mut parts: Vec<String> = Vec::new();
-        for tok in s.split(',') {
-            if tok.contains('=') || parts.is_empty() {
-                parts.push(tok.to_string());
-            } else {
-                let last = parts.last_mut().unwrap();
-                last.push(',');
-                last.push_str(tok);
-            }
-        }
-        for part in parts {
-            let (k, v) = part
-                .split_once('=')
-                .ok_or_else(|| bad(format!("`{part}` has no `=`")))?;
-            if parse_cpu_list(v).is_none() {
-                return Err(bad(format!("`{v}` is not a cpu list")));
-            }
-            match k.trim() {
-                "loadgen" => p.loadgen = v.to_string(),
-                "db" => p.db = v.to_string(),
-                "app" => p.app = v.to_string(),
-                other => {
-                    return Err(bad(format!(
-                        "unknown role `{other}` (use loadgen, db, app)"
-                    )));
-                }
-            }
-        }
-        Ok(p)
-    }
-
     /// Number of CPUs in the app cpuset.
     pub fn app_cpus(&self) -> usize {
-        parse_cpu_list(&self.app).map(|v| v.len()).unwrap_or(1)
+        crate::plan::CpuSet::parse(&self.app)
+            .map(|s| s.len())
+            .unwrap_or(1)
     }
 }
 
-/// Parse a kernel cpu list (`0-3,5`).
-pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
-    let mut v = Vec::new();
-    for part in s.trim().split(',') {
-        let part = part.trim();
-        if part.is_empty() {
-            return None;
-        }
-        if let Some((a, b)) = part.split_once('-') {
-            let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
-            if b < a {
-                return None;
-            }
-            v.extend(a..=b);
-        } else {
-            v.push(part.parse().ok()?);
+impl From<&crate::plan::CpuLayout> for Pinning {
+    /// The stack's view of a plan's CPU layout (`plan::layout` owns the choice).
+    fn from(layout: &crate::plan::CpuLayout) -> Pinning {
+        use crate::plan::layout::Role;
+        Pinning {
+            loadgen: layout.cpuset(Role::Loadgen),
+            db: layout.cpuset(Role::Db),
+            app: layout.cpuset(Role::App),
         }
     }
-    Some(v)
 }
 
 /// Random lowercase alphanumerics from the kernel's CSPRNG (passwords, run ids).
@@ -658,60 +573,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_pinning_by_cpu_count() {
-        assert_eq!(
-            Pinning::default_for(&[0, 1, 2, 3]),
-            Pinning {
-                loadgen: "0".into(),
-                db: "1".into(),
-                app: "2,3".into()
-            }
-        );
-        assert_eq!(
-            Pinning::default_for(&[0, 1, 2]),
-            Pinning {
-                loadgen: "0".into(),
-                db: "1".into(),
-                app: "2".into()
-            }
-        );
-        assert_eq!(
-            Pinning::default_for(&[0, 1]),
-            Pinning {
-                loadgen: "0".into(),
-                db: "0".into(),
-                app: "1".into()
-            }
-        );
-        assert_eq!(Pinning::default_for(&[0]).app, "0");
-    }
-
-    #[test]
-    fn cpus_override() {
-        let base = Pinning::default_for(&[0, 1]);
-        let p = Pinning::parse_override("loadgen=0,db=1,app=2-3", base.clone()).unwrap();
-        assert_eq!(
-            p,
-            Pinning {
-                loadgen: "0".into(),
-                db: "1".into(),
-                app: "2-3".into()
-            }
-        );
+    fn pinning_follows_the_plan_layout() {
+        let online = crate::plan::CpuSet::parse("0-3").unwrap();
+        let p = Pinning::from(&crate::plan::layout::auto(&online).unwrap());
+        assert_eq!((p.loadgen.as_str(), p.db.as_str()), ("0", "1"));
         assert_eq!(p.app_cpus(), 2);
-        let p = Pinning::parse_override("app=1,3", base.clone()).unwrap();
-        assert_eq!(p.app, "1,3");
-        assert_eq!(p.db, "0");
-        assert!(Pinning::parse_override("web=1", base.clone()).is_err());
-        assert!(Pinning::parse_override("app=x", base).is_err());
-    }
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-3\n"), Some(vec![0, 1, 2, 3]));
-        assert_eq!(parse_cpu_list("0,2-3"), Some(vec![0, 2, 3]));
-        assert_eq!(parse_cpu_list("3-1"), None);
-        assert_eq!(parse_cpu_list(""), None);
+        let online = crate::plan::CpuSet::parse("0-1").unwrap();
+        let p =
+            Pinning::from(&crate::plan::layout::resolve(&online, Some("app=1"), false).unwrap());
+        assert_eq!(
+            (p.loadgen.as_str(), p.db.as_str(), p.app.as_str()),
+            ("0", "0", "1")
+        );
     }
 
     #[test]

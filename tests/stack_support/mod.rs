@@ -22,11 +22,11 @@ pub fn run_id(test: &str) -> String {
 }
 
 pub fn experiment(lab: Lab, sets: &[&str]) -> Experiment {
-    let mut e = defaults::lab_experiment(lab);
-    for s in sets {
-        defaults::apply_set(&mut e, s).unwrap();
-    }
-    e
+    let e = defaults::lab_experiment(lab);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    perflab::experiment::overrides::apply(&e, &sets)
+        .unwrap_or_else(|d| panic!("{sets:?}: {d:?}"))
+        .0
 }
 
 pub async fn start(
@@ -38,12 +38,18 @@ pub async fn start(
     LabStack::start(
         d,
         exp,
-        &Pinning::host_default(),
+        &host_pinning(),
         run_id,
         set,
         &StartOptions::default(),
     )
     .await
+}
+
+/// The automatic CPU layout of this host, as the stack takes it.
+pub fn host_pinning() -> Pinning {
+    let online = perflab::plan::layout::online_cpus().expect("online CPUs");
+    Pinning::from(&perflab::plan::layout::auto(&online).expect("a CPU layout"))
 }
 
 /// Labelled objects of one run still present.

@@ -1,0 +1,205 @@
+//! The diag-acc access logs (article 5.1.6): php-fpm `%d %C` (time PHP spent on a request, its
+//! CPU %) and nginx `$request_time $upstream_connect_time`, parsed and summarised per step
+//! window. The gap between nginx's request time and php-fpm's duration is time spent waiting in
+//! the listen backlog.
+use serde::{Deserialize, Serialize};
+
+/// One php-fpm access log line: `%{%Y-%m-%dT%H:%M:%S}t %d %C %s %m %r`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FpmAccess {
+    /// Unix seconds (the container clock, UTC) when the request ended.
+    pub t: i64,
+    pub duration_ms: f64,
+    pub cpu_pct: Option<f64>,
+    pub status: u16,
+}
+
+/// One nginx access log line: `$time_iso8601 $status $request_time $upstream_connect_time "$request"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NginxAccess {
+    pub t: i64,
+    pub status: u16,
+    pub request_ms: f64,
+    /// None when nginx never reached the upstream (`-`).
+    pub upstream_connect_ms: Option<f64>,
+}
+
+fn parse_time(s: &str) -> Option<i64> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Some(t.timestamp());
+    }
+    chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
+        .ok()
+        .map(|t| t.and_utc().timestamp())
+}
+
+/// Parse a php-fpm access log; lines that do not match are skipped (counted in the second value).
+pub fn parse_fpm(text: &str) -> (Vec<FpmAccess>, usize) {
+    let mut out = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let row = (|| {
+            Some(FpmAccess {
+                t: parse_time(f.first()?)?,
+                duration_ms: f.get(1)?.parse::<f64>().ok()? * 1000.0,
+                cpu_pct: f.get(2)?.trim_end_matches('%').parse().ok(),
+                status: f.get(3)?.parse().ok()?,
+            })
+        })();
+        match row {
+            Some(r) => out.push(r),
+            None => bad += 1,
+        }
+    }
+    out.sort_by_key(|r| r.t);
+    (out, bad)
+}
+
+/// Parse an nginx access log in the `timed` format.
+pub fn parse_nginx(text: &str) -> (Vec<NginxAccess>, usize) {
+    let mut out = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let row = (|| {
+            // several upstream tries print "0.000, 0.001": take the first
+            let connect = f.get(3)?.trim_end_matches(',');
+            Some(NginxAccess {
+                t: parse_time(f.first()?)?,
+                status: f.get(1)?.parse().ok()?,
+                request_ms: f.get(2)?.parse::<f64>().ok()? * 1000.0,
+                upstream_connect_ms: connect.parse::<f64>().ok().map(|s| s * 1000.0),
+            })
+        })();
+        match row {
+            Some(r) => out.push(r),
+            None => bad += 1,
+        }
+    }
+    out.sort_by_key(|r| r.t);
+    (out, bad)
+}
+
+/// Both access logs of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AccessLogs {
+    pub fpm: Vec<FpmAccess>,
+    pub nginx: Vec<NginxAccess>,
+}
+
+impl AccessLogs {
+    pub fn is_empty(&self) -> bool {
+        self.fpm.is_empty() && self.nginx.is_empty()
+    }
+}
+
+/// One step's access-log summary (ms).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccessRow {
+    pub step: String,
+    pub fpm_requests: usize,
+    pub fpm_duration_p50_ms: Option<f64>,
+    pub fpm_duration_p95_ms: Option<f64>,
+    pub fpm_cpu_pct_mean: Option<f64>,
+    pub nginx_requests: usize,
+    pub nginx_request_p50_ms: Option<f64>,
+    pub nginx_request_p95_ms: Option<f64>,
+    pub upstream_connect_p50_ms: Option<f64>,
+    pub upstream_connect_max_ms: Option<f64>,
+    /// nginx p50 - php-fpm p50: waiting before PHP took the request (the listen backlog).
+    pub backlog_p50_ms: Option<f64>,
+}
+
+/// Nearest-rank percentile of unsorted values.
+fn percentile(v: &mut [f64], p: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
+    Some(v[rank.min(v.len()) - 1])
+}
+
+/// Summarise the lines that ended in `[from_s, to_s)` (unix seconds).
+pub fn window(logs: &AccessLogs, step: &str, from_s: i64, to_s: i64) -> AccessRow {
+    let fpm: Vec<&FpmAccess> = logs
+        .fpm
+        .iter()
+        .filter(|r| r.t >= from_s && r.t < to_s)
+        .collect();
+    let ngx: Vec<&NginxAccess> = logs
+        .nginx
+        .iter()
+        .filter(|r| r.t >= from_s && r.t < to_s)
+        .collect();
+    let mut d: Vec<f64> = fpm.iter().map(|r| r.duration_ms).collect();
+    let cpu: Vec<f64> = fpm.iter().filter_map(|r| r.cpu_pct).collect();
+    let mut rt: Vec<f64> = ngx.iter().map(|r| r.request_ms).collect();
+    let mut uc: Vec<f64> = ngx.iter().filter_map(|r| r.upstream_connect_ms).collect();
+    let fpm_p50 = percentile(&mut d, 50.0);
+    let ngx_p50 = percentile(&mut rt, 50.0);
+    AccessRow {
+        step: step.to_string(),
+        fpm_requests: fpm.len(),
+        fpm_duration_p50_ms: fpm_p50,
+        fpm_duration_p95_ms: percentile(&mut d, 95.0),
+        fpm_cpu_pct_mean: (!cpu.is_empty()).then(|| cpu.iter().sum::<f64>() / cpu.len() as f64),
+        nginx_requests: ngx.len(),
+        nginx_request_p50_ms: ngx_p50,
+        nginx_request_p95_ms: percentile(&mut rt, 95.0),
+        upstream_connect_p50_ms: percentile(&mut uc, 50.0),
+        upstream_connect_max_ms: uc.iter().copied().reduce(f64::max),
+        backlog_p50_ms: fpm_p50.zip(ngx_p50).map(|(f, n)| n - f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The formats rendered by src/stack/templates.rs.
+    const FPM: &str = "\
+2026-11-30T04:23:01 0.114 1.75% 200 GET /index.php
+2026-11-30T04:23:01 0.121 0.00% 200 GET /index.php
+2026-11-30T04:23:02 0.118 8.47% 200 GET /index.php
+garbage line
+";
+    const NGINX: &str = r#"2026-11-30T04:23:01+00:00 200 0.155 0.000 "GET /api/slow HTTP/1.1"
+2026-11-30T04:23:01+00:00 200 0.552 0.001 "GET /api/slow HTTP/1.1"
+2026-11-30T04:23:02+00:00 504 5.001 - "GET /api/slow HTTP/1.1"
+2026-11-30T04:23:09+00:00 200 0.120 0.000 "GET /api/slow HTTP/1.1"
+"#;
+
+    #[test]
+    fn parses_both_formats_and_counts_bad_lines() {
+        let (f, bad) = parse_fpm(FPM);
+        assert_eq!((f.len(), bad), (3, 1));
+        assert_eq!(f[0].t, 1_796_012_581);
+        assert!((f[0].duration_ms - 114.0).abs() < 1e-9);
+        assert_eq!(f[2].cpu_pct, Some(8.47));
+        let (n, bad) = parse_nginx(NGINX);
+        assert_eq!((n.len(), bad), (4, 0));
+        assert_eq!(n[0].t, f[0].t, "same clock, same format of time");
+        assert_eq!(n[2].status, 504);
+        assert_eq!(n[2].upstream_connect_ms, None, "`-`: never connected");
+    }
+
+    #[test]
+    fn window_gives_the_backlog_gap() {
+        let logs = AccessLogs {
+            fpm: parse_fpm(FPM).0,
+            nginx: parse_nginx(NGINX).0,
+        };
+        let t0 = 1_796_012_581;
+        let w = window(&logs, "r0080", t0, t0 + 5);
+        assert_eq!((w.fpm_requests, w.nginx_requests), (3, 3), "{w:?}");
+        assert_eq!(w.fpm_duration_p50_ms, Some(118.0));
+        assert_eq!(w.nginx_request_p50_ms, Some(552.0));
+        assert_eq!(w.backlog_p50_ms, Some(434.0));
+        assert_eq!(w.upstream_connect_max_ms, Some(1.0));
+        let later = window(&logs, "r0090", t0 + 5, t0 + 10);
+        assert_eq!((later.fpm_requests, later.nginx_requests), (0, 1));
+        assert_eq!(later.backlog_p50_ms, None);
+    }
+}

@@ -1,0 +1,404 @@
+//! `perflab verify`, `perflab compare`, `perflab capacity`: read recorded runs, hand them to the
+//! pure `crate::verify`, print tables or JSON; `verify all` also writes the findings report.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::catalog::{CatalogArg, PlanArgs};
+use crate::error::InvalidInput;
+use crate::experiment::{Catalog, CatalogEntry, Experiment};
+use crate::rundir;
+use crate::verify::findings::{self, Findings, RunInfo};
+use crate::verify::load::{self, LoadedRun};
+use crate::verify::{capacity, compare, quantity, render};
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A run directory, an experiment or group id (its newest complete run), or `all`
+    #[arg(default_value = "all")]
+    pub target: String,
+    /// Print `{"claims": [...]}` instead of the table
+    #[arg(long)]
+    pub json: bool,
+    /// Run the experiments that have claims but no complete run (needs Docker), then verify
+    #[arg(long)]
+    pub run_missing: bool,
+    /// With --run-missing: quarter-length holds (as `perflab run --quick`)
+    #[arg(long, requires = "run_missing")]
+    pub quick: bool,
+    /// With --run-missing: start k6 at once instead of on a minute boundary
+    #[arg(long, requires = "run_missing")]
+    pub no_align: bool,
+    /// Only runs made with this Debian suite's images (trixie, forky, bookworm)
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Root of the run directories [default: $PERFLAB_OUT, else ./out; for a run directory, its out root]
+    #[arg(long, env = "PERFLAB_OUT")]
+    pub out: Option<PathBuf>,
+    /// Where `verify all` writes its findings report [default: <out>/verify/<UTC time>/]
+    #[arg(long, value_name = "DIR")]
+    pub findings_dir: Option<PathBuf>,
+    /// List the quantities and functions claims can use, and exit
+    #[arg(long)]
+    pub quantities: bool,
+    #[command(flatten)]
+    pub catalog: CatalogArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run directory or experiment id (its newest complete run)
+    pub run_a: String,
+    /// Run directory or experiment id (its newest complete run)
+    pub run_b: String,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// Experiment id
+    pub experiment: String,
+    /// Share of the max sustainable rate to plan with (lab-spec: 0.6-0.8)
+    #[arg(long, default_value_t = 0.7)]
+    pub margin: f64,
+    /// Peak rate to plan for (rps): prints the nodes and the database checks
+    #[arg(long)]
+    pub peak: Option<f64>,
+    /// Newest complete rounds to use (at least 3)
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    #[arg(long)]
+    pub suite: Option<String>,
+    #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn invalid(msg: String) -> anyhow::Error {
+    anyhow::Error::new(InvalidInput(msg))
+}
+
+fn check_suite(s: &Option<String>) -> anyhow::Result<()> {
+    if let Some(s) = s {
+        s.parse::<crate::images::Suite>()?;
+    }
+    Ok(())
+}
+
+/// The experiments `id` names that carry claims (a group: its members, once each).
+fn experiments_with_claims<'c>(cat: &'c Catalog, id: &str) -> anyhow::Result<Vec<&'c Experiment>> {
+    let mut out: Vec<&Experiment> = Vec::new();
+    if id == "all" {
+        for f in cat.files.values() {
+            if let CatalogEntry::Experiment(e) = &f.entry
+                && !e.expect.is_empty()
+            {
+                out.push(e);
+            }
+        }
+        return Ok(out);
+    }
+    for e in cat.expand(id)? {
+        if !out.iter().any(|x| x.id == e.id) {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+fn quantities_help() -> String {
+    let mut s =
+        String::from("quantities (scope: step needs `at:` or a selector such as `knee.`):\n");
+    for q in quantity::QUANTITIES {
+        let lab = q.lab.map(|l| format!(" [{l}]")).unwrap_or_default();
+        s.push_str(&format!(
+            "  {:<24} {:<6} {}{lab}\n",
+            q.name,
+            q.scope.as_str(),
+            q.help
+        ));
+    }
+    s.push_str("functions:\n");
+    for (_, scope, _, help) in quantity::FUNCTIONS {
+        s.push_str(&format!("  {:<6} {help}\n", scope.as_str()));
+    }
+    s.push_str("selectors: every (at: only), lowest, top, knee, last_passing, below_knee, step<N> (e.g. step550.p50_ms); against.<name> reads the `against:` experiment's run\n");
+    s
+}
+
+pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    if a.quantities {
+        print!("{}", quantities_help());
+        return Ok(ExitCode::SUCCESS);
+    }
+    check_suite(&a.suite)?;
+    let cat = a.catalog.load()?;
+    let suite = a.suite.as_deref();
+    let as_dir = Path::new(&a.target);
+    let single_run = as_dir.is_dir() && as_dir.join(rundir::MANIFEST_FILE).exists();
+    let out_root = match (&a.out, single_run) {
+        (Some(o), _) => o.clone(),
+        (None, true) => as_dir
+            .canonicalize()?
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(".")),
+        (None, false) => PathBuf::from("out"),
+    };
+    let mut skipped = Vec::new();
+    // (experiment, its run or None)
+    let mut targets: Vec<(&Experiment, Option<LoadedRun>)> = Vec::new();
+    if single_run {
+        let run = load::load_run(as_dir)?;
+        let f = cat
+            .lookup(&run.experiment_id)
+            .map_err(|e| invalid(format!("{}: {e}", as_dir.display())))?;
+        let CatalogEntry::Experiment(e) = &f.entry else {
+            return Err(invalid(format!("`{}` is a group", run.experiment_id)));
+        };
+        targets.push((e, Some(run)));
+    } else {
+        let exps = experiments_with_claims(&cat, &a.target)?;
+        for e in exps {
+            let run = load::newest_complete(&out_root, &e.id, suite, &mut skipped);
+            targets.push((e, run));
+        }
+        if a.run_missing && targets.iter().any(|t| t.1.is_none()) {
+            let ids: Vec<String> = targets
+                .iter()
+                .filter(|t| t.1.is_none())
+                .map(|t| t.0.id.clone())
+                .collect();
+            let plan = PlanArgs {
+                quick: a.quick,
+                no_align: a.no_align,
+                ..Default::default()
+            };
+            run_missing(&cat, &plan, &ids, &out_root, suite, quiet)?;
+            for t in targets.iter_mut().filter(|t| t.1.is_none()) {
+                t.1 = load::newest_complete(&out_root, &t.0.id, suite, &mut skipped);
+            }
+        }
+    }
+    // Runs the claims compare against.
+    let mut others: BTreeMap<String, LoadedRun> = BTreeMap::new();
+    for (e, _) in &targets {
+        for c in &e.expect {
+            if let Some(id) = &c.against
+                && !others.contains_key(id)
+                && let Some(r) = load::newest_complete(&out_root, id, suite, &mut skipped)
+            {
+                others.insert(id.clone(), r);
+            }
+        }
+    }
+    let labels: BTreeMap<String, String> =
+        others.iter().map(|(k, r)| (k.clone(), r.label())).collect();
+    let mut claims = Vec::new();
+    let mut missing = Vec::new();
+    let mut runs = Vec::new();
+    for (e, run) in &targets {
+        let Some(run) = run else {
+            missing.push(e.id.clone());
+            continue;
+        };
+        let label = run.label();
+        let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
+        claims.extend(findings::verify_run(e, run.view(&label), &against));
+        runs.push(RunInfo {
+            experiment: e.id.clone(),
+            lab: e.lab.to_string(),
+            run: label.clone(),
+            suite: run.suite(),
+            created: run.manifest.created.to_rfc3339(),
+            components: run.manifest.components.clone(),
+        });
+    }
+    let now = chrono::Utc::now();
+    let f = Findings {
+        generated: now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        out_root: out_root.display().to_string(),
+        suite: a.suite.clone(),
+        claims,
+        missing,
+        runs,
+        skipped,
+    };
+    if a.json {
+        print!("{}", render::json(&f));
+    } else {
+        print!("{}", render::text(&f.claims, &f.missing));
+    }
+    if !quiet {
+        for s in &f.skipped {
+            eprintln!("skipped unreadable run: {s}");
+        }
+    }
+    if a.target == "all" && !single_run {
+        let parent = a
+            .findings_dir
+            .clone()
+            .unwrap_or_else(|| out_root.join("verify"));
+        let dir = write_findings(&parent, now, &f)?;
+        if !quiet {
+            eprintln!("findings report: {}", dir.display());
+        }
+    }
+    Ok(if f.all_pass() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(crate::error::EXIT_FAILURE)
+    })
+}
+
+/// `<parent>/<UTC time>/findings.{md,json}`: a new directory, never overwritten.
+fn write_findings(
+    parent: &Path,
+    now: chrono::DateTime<chrono::Utc>,
+    f: &Findings,
+) -> anyhow::Result<PathBuf> {
+    let dir = rundir::create_new_dir(parent, &now.format("%Y%m%dT%H%M%SZ").to_string())?;
+    rundir::write_atomic(&dir.join("findings.md"), render::markdown(f).as_bytes())
+        .with_context(|| format!("writing {}", dir.join("findings.md").display()))?;
+    rundir::write_atomic(&dir.join("findings.json"), render::json(f).as_bytes())
+        .with_context(|| format!("writing {}", dir.join("findings.json").display()))?;
+    Ok(dir)
+}
+
+/// Run the missing experiments through the `perflab run` pipeline (one round each).
+fn run_missing(
+    cat: &Catalog,
+    plan: &PlanArgs,
+    ids: &[String],
+    out_root: &Path,
+    suite: Option<&str>,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let mut resolved = Vec::new();
+    for id in ids {
+        resolved.extend(plan.resolve(cat, id)?);
+    }
+    let req = crate::run::RunRequest {
+        target: format!("verify --run-missing ({})", ids.join(", ")),
+        resolved,
+        overrides: Vec::new(),
+        layout: plan.layout()?,
+        rounds: 1,
+        suite: suite.unwrap_or("trixie").parse()?,
+        align: !plan.no_align,
+        wait: crate::lock::Wait::Block,
+        out_root: out_root.to_path_buf(),
+        quiet,
+        no_samplers: false,
+        generators: 1,
+        placement: Default::default(),
+    };
+    if !quiet {
+        eprintln!(
+            "running {} experiment(s) with no complete run: {}",
+            ids.len(),
+            ids.join(", ")
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut progress = super::lab::build_progress(quiet);
+    // `execute` prints one line per round on stdout; keep stdout for the table / JSON.
+    let summary = {
+        let _to_stderr = StdoutToStderr::new();
+        rt.block_on(crate::run::execute(req, &mut progress))?
+    };
+    if summary.interrupted {
+        anyhow::bail!("interrupted while running the missing experiments");
+    }
+    Ok(())
+}
+
+/// While alive, file descriptor 1 points at stderr (restored on drop).
+struct StdoutToStderr(Option<libc::c_int>);
+
+impl StdoutToStderr {
+    fn new() -> Self {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // SAFETY: plain descriptor calls on the process's own fds 1 and 2.
+        let saved = unsafe { libc::dup(1) };
+        if saved < 0 || unsafe { libc::dup2(2, 1) } < 0 {
+            return StdoutToStderr(None);
+        }
+        StdoutToStderr(Some(saved))
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        if let Some(fd) = self.0 {
+            // SAFETY: restores fd 1 from the copy made in `new`.
+            unsafe {
+                libc::dup2(fd, 1);
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    let ra = load::resolve_run(&a.run_a, &a.out, None)?;
+    let rb = load::resolve_run(&a.run_b, &a.out, None)?;
+    let (la, lb) = (ra.label(), rb.label());
+    let c = compare::compare(
+        (&la, &ra.report, &ra.manifest),
+        (&lb, &rb.report, &rb.manifest),
+    );
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", compare::render_text(&c));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
+    check_suite(&a.suite)?;
+    if a.rounds < 3 {
+        return Err(invalid(format!(
+            "--rounds {}: capacity needs at least 3 rounds (lab-spec §1)",
+            a.rounds
+        )));
+    }
+    if let Some(p) = a.peak
+        && (p.is_nan() || p <= 0.0)
+    {
+        return Err(invalid(format!(
+            "--peak {p}: give the peak rate in rps (> 0)"
+        )));
+    }
+    let mut skipped = Vec::new();
+    let runs = load::complete_runs(&a.out, &a.experiment, a.suite.as_deref(), &mut skipped);
+    let runs: Vec<LoadedRun> = runs.into_iter().take(a.rounds).collect();
+    let labels: Vec<String> = runs.iter().map(LoadedRun::label).collect();
+    let input: Vec<(&str, _, _)> = runs
+        .iter()
+        .zip(&labels)
+        .map(|(r, l)| (l.as_str(), &r.report, &r.manifest))
+        .collect();
+    let c = capacity::capacity(&a.experiment, &input, a.rounds, a.margin, a.peak)
+        .map_err(|e| invalid(e.to_string()))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", capacity::render_text(&c));
+    }
+    Ok(ExitCode::SUCCESS)
+}

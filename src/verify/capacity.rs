@@ -1,0 +1,287 @@
+//! `perflab capacity`: lab-spec §5 reporting over >= 3 complete rounds. max sustainable = min
+//! over rounds of the last passing step; capacity = that x margin; nodes = ceil(peak /
+//! capacity) + 1; database checks (connections, DB CPU per request). Rounds that disagree by
+//! more than one step mean the host is too noisy for a stable SLO knee. Pure.
+use super::eval::fmt_num;
+use crate::analyze::model::{LoadModel, Report};
+use crate::experiment::Lab;
+use crate::rundir::Manifest;
+use serde::Serialize;
+use std::fmt::Write;
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum CapacityError {
+    #[error(
+        "capacity needs at least {need} complete rounds of {exp}; found {found}: run `perflab run {exp} --rounds {need}`"
+    )]
+    TooFewRounds {
+        exp: String,
+        need: usize,
+        found: usize,
+    },
+    #[error("capacity is for open-model experiments (steps in rps); {0} steps VUs")]
+    ClosedModel(String),
+    #[error("margin {0} must be in (0, 1] (lab-spec: 0.6-0.8)")]
+    Margin(f64),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundRow {
+    pub run: String,
+    pub last_passing: Option<u32>,
+    /// Position of the last passing step in the experiment's steps.
+    pub index: Option<usize>,
+    pub knee: Option<u32>,
+    /// PostgreSQL CPU per successful request at the last passing step (ms).
+    pub db_cpu_ms_per_req: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DbCheck {
+    pub connections_per_node: u32,
+    pub nodes: u64,
+    pub max_connections: u32,
+    pub connections_ok: bool,
+    pub db_cpu_ms_per_req: Option<f64>,
+    pub db_cores: usize,
+    /// peak x DB CPU per request (cores).
+    pub db_cores_needed: Option<f64>,
+    /// DB cores x margin.
+    pub db_cores_budget: f64,
+    pub cpu_ok: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Capacity {
+    pub experiment: String,
+    pub rounds: Vec<RoundRow>,
+    pub max_sustainable: Option<u32>,
+    /// Steps between the lowest and highest last-passing step.
+    pub spread_steps: Option<usize>,
+    pub noisy: bool,
+    pub margin: f64,
+    pub capacity_per_s: Option<f64>,
+    pub peak_per_s: Option<f64>,
+    pub nodes: Option<u64>,
+    pub db: Option<DbCheck>,
+}
+
+/// Compute over `runs` (newest first; all are used, at least `min_rounds`).
+pub fn capacity(
+    exp: &str,
+    runs: &[(&str, &Report, &Manifest)],
+    min_rounds: usize,
+    margin: f64,
+    peak: Option<f64>,
+) -> Result<Capacity, CapacityError> {
+    if !(margin > 0.0 && margin <= 1.0) {
+        return Err(CapacityError::Margin(margin));
+    }
+    if runs.len() < min_rounds {
+        return Err(CapacityError::TooFewRounds {
+            exp: exp.to_string(),
+            need: min_rounds,
+            found: runs.len(),
+        });
+    }
+    if runs.iter().any(|r| r.1.model == LoadModel::Closed) {
+        return Err(CapacityError::ClosedModel(exp.to_string()));
+    }
+    let rounds: Vec<RoundRow> = runs
+        .iter()
+        .map(|(label, r, m)| {
+            let step = r
+                .last_passing
+                .and_then(|t| r.steps.iter().find(|s| s.target == t));
+            RoundRow {
+                run: label.to_string(),
+                last_passing: r.last_passing,
+                index: r
+                    .last_passing
+                    .and_then(|t| m.experiment.load.steps.iter().position(|x| *x == t)),
+                knee: r.knee,
+                db_cpu_ms_per_req: step.and_then(|s| {
+                    let pg = s.server.as_ref()?.cpu_pct.get("pg")?;
+                    (s.ok_per_s > 0.0).then(|| pg / 100.0 / s.ok_per_s * 1000.0)
+                }),
+            }
+        })
+        .collect();
+    let all_pass = rounds.iter().all(|r| r.last_passing.is_some());
+    let max_sustainable = if all_pass {
+        rounds.iter().filter_map(|r| r.last_passing).min()
+    } else {
+        None
+    };
+    // a round with no passing step sits one below the lowest step
+    let idx: Vec<i64> = rounds
+        .iter()
+        .map(|r| r.index.map(|i| i as i64).unwrap_or(-1))
+        .collect();
+    let spread = idx
+        .iter()
+        .max()
+        .zip(idx.iter().min())
+        .map(|(a, b)| (a - b) as usize);
+    let capacity = max_sustainable.map(|m| m as f64 * margin);
+    let nodes = match (peak, capacity) {
+        (Some(p), Some(c)) if c > 0.0 => Some((p / c).ceil() as u64 + 1),
+        _ => None,
+    };
+    let m = runs[0].2;
+    let per_node = match m.experiment.lab {
+        Lab::Php => m.experiment.stack.php.as_ref().map(|p| p.max_children),
+        Lab::Node => m
+            .experiment
+            .stack
+            .node
+            .as_ref()
+            .map(|n| n.pool_max * n.processes),
+        Lab::Demo => None,
+    };
+    let db_ms = rounds
+        .iter()
+        .filter_map(|r| r.db_cpu_ms_per_req)
+        .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+    let db = match (per_node, nodes) {
+        (Some(conn), Some(n)) => {
+            let max_connections = m.experiment.stack.postgres.max_connections;
+            let db_cores = m.cpu_layout.db.len();
+            let needed = db_ms.zip(peak).map(|(ms, p)| p * ms / 1000.0);
+            let budget = db_cores as f64 * margin;
+            Some(DbCheck {
+                connections_per_node: conn,
+                nodes: n,
+                max_connections,
+                connections_ok: n * conn as u64 <= max_connections as u64,
+                db_cpu_ms_per_req: db_ms,
+                db_cores,
+                db_cores_needed: needed,
+                db_cores_budget: budget,
+                cpu_ok: needed.map(|x| x <= budget),
+            })
+        }
+        _ => None,
+    };
+    Ok(Capacity {
+        experiment: exp.to_string(),
+        rounds,
+        max_sustainable,
+        spread_steps: spread,
+        noisy: spread.is_some_and(|s| s > 1),
+        margin,
+        capacity_per_s: capacity,
+        peak_per_s: peak,
+        nodes,
+        db,
+    })
+}
+
+fn opt(v: Option<u32>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "none".into())
+}
+
+/// The capacity plan as text.
+pub fn render_text(c: &Capacity) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "capacity of {} over {} rounds",
+        c.experiment,
+        c.rounds.len()
+    );
+    for r in &c.rounds {
+        let _ = writeln!(
+            out,
+            "  {:<40} last passing {:>5}  knee {:>5}  pg CPU/req {}",
+            r.run,
+            opt(r.last_passing),
+            opt(r.knee),
+            r.db_cpu_ms_per_req
+                .map(|x| format!("{x:.2} ms"))
+                .unwrap_or_else(|| "-".into())
+        );
+    }
+    let spread = c
+        .spread_steps
+        .map(|s| format!("{s} step{}", if s == 1 { "" } else { "s" }))
+        .unwrap_or_else(|| "-".into());
+    match c.max_sustainable {
+        None => {
+            let _ = writeln!(
+                out,
+                "max sustainable: none (a round has no passing step; spread {spread})"
+            );
+        }
+        Some(m) => {
+            let _ = writeln!(
+                out,
+                "max sustainable: {m} rps (min over rounds; spread {spread})"
+            );
+        }
+    }
+    if c.noisy {
+        let _ = writeln!(
+            out,
+            "WARNING: the rounds disagree by more than one step: this host is too noisy for a stable SLO knee; treat the number below as a lower bound, not a capacity"
+        );
+    }
+    if let Some(cap) = c.capacity_per_s {
+        let _ = writeln!(
+            out,
+            "capacity: {} rps = {} x margin {}",
+            fmt_num(cap),
+            opt(c.max_sustainable),
+            fmt_num(c.margin)
+        );
+    }
+    if let (Some(p), Some(n), Some(cap)) = (c.peak_per_s, c.nodes, c.capacity_per_s) {
+        let _ = writeln!(
+            out,
+            "nodes for peak {} rps: ceil({} / {}) + 1 = {n}",
+            fmt_num(p),
+            fmt_num(p),
+            fmt_num(cap)
+        );
+    }
+    if let Some(d) = &c.db {
+        let _ = writeln!(
+            out,
+            "database connections: {} nodes x {} = {} {} max_connections {} ({})",
+            d.nodes,
+            d.connections_per_node,
+            d.nodes * d.connections_per_node as u64,
+            if d.connections_ok { "<=" } else { ">" },
+            d.max_connections,
+            if d.connections_ok {
+                "ok; PostgreSQL reserves 3 of them for superusers"
+            } else {
+                "TOO MANY: a pooler or fewer workers per node"
+            }
+        );
+        match (d.db_cpu_ms_per_req, d.db_cores_needed, d.cpu_ok) {
+            (Some(ms), Some(need), Some(ok)) => {
+                let _ = writeln!(
+                    out,
+                    "database CPU: peak x {ms:.2} ms/req = {need:.2} cores {} {} DB core(s) x margin = {:.2} ({})",
+                    if ok { "<=" } else { ">" },
+                    d.db_cores,
+                    d.db_cores_budget,
+                    if ok {
+                        "ok"
+                    } else {
+                        "TOO MUCH: the database is the bottleneck"
+                    }
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "database CPU: not measured (no pg CPU samples at the last passing steps)"
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,657 @@
+//! Evaluating one claim on a recorded run (and, for `against:`, another experiment's run):
+//! requirements first (n/a when the run cannot test the claim), then the value at the chosen
+//! step(s) against its comparison. Pure: the runs come in as parsed `Report` + `Manifest`.
+use super::expr::{self, ArgValue, Expr, Name, Resolve, Selector};
+use super::quantity::{self, Missing, Scope};
+use crate::analyze::model::{Report, StepReport};
+use crate::experiment::{Bound, Claim, StepAt, Tol};
+use crate::rundir::Manifest;
+use serde::{Deserialize, Serialize};
+
+/// A recorded run as the evaluator sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunView<'a> {
+    /// Where it came from (run directory), for the report.
+    pub label: &'a str,
+    pub report: &'a Report,
+    pub manifest: &'a Manifest,
+}
+
+/// pass, fail or n/a (the run cannot test the claim: its `needs` do not hold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ClaimVerdict {
+    #[serde(rename = "pass")]
+    Pass,
+    #[serde(rename = "fail")]
+    Fail,
+    #[serde(rename = "n/a")]
+    NotApplicable,
+}
+
+impl ClaimVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimVerdict::Pass => "pass",
+            ClaimVerdict::Fail => "fail",
+            ClaimVerdict::NotApplicable => "n/a",
+        }
+    }
+}
+
+/// One row of `perflab verify`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimResult {
+    pub experiment: String,
+    /// The claim's short name.
+    pub claim: String,
+    /// The claim's sentence.
+    pub text: String,
+    pub measured: String,
+    pub expected: String,
+    pub verdict: ClaimVerdict,
+    /// Why it failed or is n/a (missing data, the failing step, the unmet requirement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub run: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against_run: Option<String>,
+}
+
+/// Where the value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    Every,
+    One(Selector),
+}
+
+/// The comparison of a claim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Comparison {
+    Range {
+        min: Option<(String, Expr)>,
+        max: Option<(String, Expr)>,
+    },
+    Equals(String, Expr),
+    Near(String, Expr, Tol),
+}
+
+/// A claim with its expressions parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compiled {
+    pub value: Expr,
+    pub at: Option<At>,
+    pub cmp: Comparison,
+    pub needs: Vec<(String, Expr)>,
+}
+
+/// A problem with a claim as written: (field, message).
+pub type ClaimError = (String, String);
+
+fn bound(field: &str, b: &Bound) -> Result<(String, Expr), ClaimError> {
+    match b {
+        Bound::Num(n) => Ok((fmt_num(*n), Expr::Num(*n))),
+        Bound::Expr(s) => expr::parse(s)
+            .map(|e| (s.clone(), e))
+            .map_err(|e| (field.to_string(), e.to_string())),
+    }
+}
+
+/// Parse `at:`.
+pub fn parse_at(at: &StepAt) -> Result<At, String> {
+    match at {
+        StepAt::Target(t) => Ok(At::One(Selector::Target(*t))),
+        StepAt::Name(n) if n == "every" => Ok(At::Every),
+        StepAt::Name(n) => match n.parse::<u32>() {
+            Ok(t) => Ok(At::One(Selector::Target(t))),
+            Err(_) => Selector::parse(n)
+                .filter(|s| !matches!(s, Selector::Target(_)))
+                .map(At::One)
+                .ok_or_else(|| format!("unknown step selector `{n}`")),
+        },
+    }
+}
+
+/// Parse the claim's expressions and its comparison (the checks of names are `validate`'s).
+pub fn compile(c: &Claim) -> Result<Compiled, Vec<ClaimError>> {
+    let mut errs = Vec::new();
+    let value = expr::parse(&c.value).map_err(|e| ("value".to_string(), e.to_string()));
+    let at =
+        c.at.as_ref()
+            .map(parse_at)
+            .transpose()
+            .map_err(|e| ("at".into(), e));
+    let mut needs = Vec::new();
+    for (i, n) in c.needs.iter().enumerate() {
+        match expr::parse(n) {
+            Ok(e) => needs.push((n.clone(), e)),
+            Err(e) => errs.push((format!("needs[{i}]"), e.to_string())),
+        }
+    }
+    let forms = [
+        c.min.is_some() || c.max.is_some(),
+        c.equals.is_some(),
+        c.near.is_some(),
+    ];
+    let cmp = match forms.iter().filter(|x| **x).count() {
+        0 => Err((
+            String::new(),
+            "no comparison: give `min`/`max`, `equals`, or `near` with `within`".to_string(),
+        )),
+        1 => {
+            if let Some(n) = &c.near {
+                match &c.within {
+                    None => Err((
+                        "within".to_string(),
+                        "`near` needs `within` (absolute, e.g. 0.03, or relative, e.g. \"15%\")"
+                            .to_string(),
+                    )),
+                    Some(w) => match w.parse() {
+                        Ok(t) => bound("near", n).map(|(s, e)| Comparison::Near(s, e, t)),
+                        Err(e) => Err(("within".to_string(), e)),
+                    },
+                }
+            } else if c.within.is_some() {
+                Err((
+                    "within".to_string(),
+                    "`within` applies only to `near`".to_string(),
+                ))
+            } else if let Some(e) = &c.equals {
+                bound("equals", e).map(|(s, e)| Comparison::Equals(s, e))
+            } else {
+                let min = c.min.as_ref().map(|b| bound("min", b)).transpose();
+                let max = c.max.as_ref().map(|b| bound("max", b)).transpose();
+                match (min, max) {
+                    (Ok(min), Ok(max)) => Ok(Comparison::Range { min, max }),
+                    (Err(e), _) | (_, Err(e)) => Err(e),
+                }
+            }
+        }
+        _ => Err((
+            String::new(),
+            "more than one comparison: use one of `min`/`max`, `equals`, `near`".to_string(),
+        )),
+    };
+    let (value, at, cmp) = match (value, at, cmp) {
+        (Ok(v), Ok(a), Ok(c)) => (v, a, c),
+        (v, a, c) => {
+            errs.extend(v.err());
+            errs.extend(a.err());
+            errs.extend(c.err());
+            return Err(errs);
+        }
+    };
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(Compiled {
+        value,
+        at,
+        cmp,
+        needs,
+    })
+}
+
+/// Find the step a selector names.
+pub fn select<'r>(r: &'r Report, sel: Selector) -> Result<&'r StepReport, Missing> {
+    let by_target = |t: Option<u32>, what: &str| -> Result<&'r StepReport, Missing> {
+        let t = t.ok_or_else(|| what.to_string())?;
+        r.steps
+            .iter()
+            .find(|s| s.target == t)
+            .ok_or_else(|| format!("no step {t} in this run"))
+    };
+    match sel {
+        Selector::Lowest => r.steps.first().ok_or_else(|| "no steps".to_string()),
+        Selector::Top => r.steps.last().ok_or_else(|| "no steps".to_string()),
+        Selector::Knee => by_target(r.knee, "no knee in this run: no step failed for good"),
+        Selector::LastPassing => by_target(r.last_passing, "no step passed in this run"),
+        Selector::BelowKnee => by_target(r.passing_below_knee, "no passing step below the knee"),
+        Selector::Target(t) => r.steps.iter().find(|s| s.target == t).ok_or_else(|| {
+            let have: Vec<String> = r.steps.iter().map(|s| s.target.to_string()).collect();
+            format!("no step {t} in this run (steps: {})", have.join(", "))
+        }),
+    }
+}
+
+struct Ctx<'a> {
+    run: RunView<'a>,
+    against: Option<RunView<'a>>,
+    at: Option<At>,
+    step: Option<&'a StepReport>,
+}
+
+impl<'a> Ctx<'a> {
+    fn step_for(&self, n: &Name, run: RunView<'a>) -> Result<&'a StepReport, Missing> {
+        if let Some(sel) = n.selector {
+            return select(run.report, sel);
+        }
+        if !n.against {
+            return self.step.ok_or_else(|| {
+                format!(
+                    "`{}` is a step quantity: give `at:` or a selector (`knee.{}`)",
+                    n.text, n.path
+                )
+            });
+        }
+        match (self.at, self.step) {
+            (Some(At::One(sel)), _) => select(run.report, sel),
+            (Some(At::Every), Some(own)) => run
+                .report
+                .steps
+                .iter()
+                .find(|s| s.target == own.target)
+                .ok_or_else(|| format!("no step {} in the other run", own.target)),
+            _ => Err(format!(
+                "`{}` is a step quantity: give `at:` or a selector",
+                n.text
+            )),
+        }
+    }
+}
+
+impl Resolve for Ctx<'_> {
+    type Err = Missing;
+    fn name(&mut self, n: &Name) -> Result<f64, Missing> {
+        let run = if n.against {
+            self.against
+                .ok_or_else(|| format!("`{}` needs `against:`", n.text))?
+        } else {
+            self.run
+        };
+        let q =
+            quantity::lookup(&n.path).ok_or_else(|| format!("unknown quantity `{}`", n.path))?;
+        match q.scope {
+            Scope::Config => quantity::config_value(run.manifest, &n.path),
+            Scope::Run if n.selector.is_none() => quantity::run_value(run.report, &n.path),
+            Scope::Run => Err(format!("`{}` is not a step quantity", n.path)),
+            Scope::Step => {
+                let s = self.step_for(n, run)?;
+                quantity::step_value(run.report, s, &n.path)
+            }
+        }
+    }
+
+    fn call(&mut self, f: &str, args: &[ArgValue<'_>]) -> Result<f64, Missing> {
+        let text = |i: usize| match args.get(i) {
+            Some(ArgValue::Str(s)) => Ok(*s),
+            _ => Err(format!("{f}(): argument {} must be a string", i + 1)),
+        };
+        let nums: Vec<f64> = args
+            .iter()
+            .filter_map(|a| match a {
+                ArgValue::Num(n) => Some(*n),
+                ArgValue::Str(_) => None,
+            })
+            .collect();
+        let step = || {
+            self.step
+                .ok_or_else(|| format!("{f}() reads a step: give `at:`"))
+        };
+        match f {
+            "log" => quantity::log_count(self.run.report, text(0)?, text(1)?),
+            "log_lines" => quantity::log_lines(self.run.report, text(0)?),
+            "saturated" => quantity::saturated(step()?, text(0)?),
+            "node_error" => quantity::node_error(step()?, text(0)?),
+            "min" if !nums.is_empty() => Ok(nums.iter().copied().fold(f64::INFINITY, f64::min)),
+            "max" if !nums.is_empty() => Ok(nums.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+            "abs" if nums.len() == 1 => Ok(nums[0].abs()),
+            _ => Err(format!("unknown function or arguments: {f}()")),
+        }
+    }
+}
+
+/// Numbers as people read them: integers bare, else 1-4 significant decimals.
+pub fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if (x - x.round()).abs() < 1e-9 && x.abs() < 1e12 {
+        return format!("{}", x.round() as i64);
+    }
+    let s = if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    };
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// One evaluation at one step (or none).
+struct Point {
+    step: Option<u32>,
+    value: f64,
+    ok: bool,
+    expected: String,
+}
+
+fn check(cmp: &Comparison, v: f64, ctx: &mut Ctx<'_>) -> Result<(bool, String), Missing> {
+    let show = |text: &str, val: f64| {
+        if expr::parse(text).ok().and_then(|e| e.as_number()).is_some() {
+            fmt_num(val)
+        } else {
+            format!("{text} = {}", fmt_num(val))
+        }
+    };
+    Ok(match cmp {
+        Comparison::Range { min, max } => {
+            let lo = min
+                .as_ref()
+                .map(|(t, e)| e.eval(ctx).map(|x| (t, x)))
+                .transpose()?;
+            let hi = max
+                .as_ref()
+                .map(|(t, e)| e.eval(ctx).map(|x| (t, x)))
+                .transpose()?;
+            let ok = lo.is_none_or(|(_, l)| v >= l) && hi.is_none_or(|(_, h)| v <= h);
+            let text = match (lo, hi) {
+                (Some((lt, l)), Some((ht, h))) => {
+                    format!("between {} and {}", show(lt, l), show(ht, h))
+                }
+                (Some((lt, l)), None) => format!(">= {}", show(lt, l)),
+                (None, Some((ht, h))) => format!("<= {}", show(ht, h)),
+                (None, None) => "anything".into(),
+            };
+            (ok, text)
+        }
+        Comparison::Equals(t, e) => {
+            let x = e.eval(ctx)?;
+            let ok = (v - x).abs() <= 1e-9 * x.abs().max(1.0);
+            (ok, format!("= {}", show(t, x)))
+        }
+        Comparison::Near(t, e, tol) => {
+            let x = e.eval(ctx)?;
+            let (ok, w) = match tol {
+                Tol::Abs(a) => ((v - x).abs() <= *a, fmt_num(*a)),
+                Tol::Rel(r) => (
+                    (v - x).abs() <= r * x.abs(),
+                    format!("{}%", fmt_num(r * 100.0)),
+                ),
+            };
+            (ok, format!("within ±{w} of {}", show(t, x)))
+        }
+    })
+}
+
+/// The comparison as written, for rows that could not be evaluated.
+fn written(cmp: &Comparison) -> String {
+    match cmp {
+        Comparison::Range { min, max } => match (min, max) {
+            (Some((l, _)), Some((h, _))) => format!("between {l} and {h}"),
+            (Some((l, _)), None) => format!(">= {l}"),
+            (None, Some((h, _))) => format!("<= {h}"),
+            (None, None) => "anything".into(),
+        },
+        Comparison::Equals(t, _) => format!("= {t}"),
+        Comparison::Near(t, _, Tol::Abs(a)) => format!("within ±{} of {t}", fmt_num(*a)),
+        Comparison::Near(t, _, Tol::Rel(r)) => format!("within ±{}% of {t}", fmt_num(r * 100.0)),
+    }
+}
+
+/// The values of the names in `e` (`knee 150, against.knee 60`), for the measured column.
+fn leaves(e: &Expr, ctx: &mut Ctx<'_>) -> String {
+    if matches!(e, Expr::Name(_)) {
+        return String::new();
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    let mut parts = Vec::new();
+    for n in e.names() {
+        if seen.contains(&n.text.as_str()) {
+            continue;
+        }
+        seen.push(&n.text);
+        if let Ok(v) = ctx.name(n) {
+            parts.push(format!("{} {}", n.text, fmt_num(v)));
+        }
+    }
+    parts.truncate(5);
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// Evaluate one claim of experiment `experiment` on `run`; `against` is the newest complete
+/// run of `claim.against`, if any.
+pub fn evaluate(
+    experiment: &str,
+    claim: &Claim,
+    run: RunView<'_>,
+    against: Option<RunView<'_>>,
+) -> ClaimResult {
+    let mut out = ClaimResult {
+        experiment: experiment.to_string(),
+        claim: claim.name.clone(),
+        text: claim.claim.clone(),
+        measured: "-".into(),
+        expected: "-".into(),
+        verdict: ClaimVerdict::Fail,
+        reason: None,
+        run: run.label.to_string(),
+        against_run: against.map(|a| a.label.to_string()),
+    };
+    let c = match compile(claim) {
+        Ok(c) => c,
+        Err(errs) => {
+            let e: Vec<String> = errs.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+            out.reason = Some(format!("invalid claim: {}", e.join("; ")));
+            return out;
+        }
+    };
+    out.expected = written(&c.cmp);
+    let mut ctx = Ctx {
+        run,
+        against,
+        at: c.at,
+        step: None,
+    };
+    // Requirements: n/a when the run's layout or config cannot test the claim.
+    for (text, e) in &c.needs {
+        match e.eval(&mut ctx) {
+            Ok(v) if v != 0.0 => {}
+            Ok(_) => {
+                let have = leaves_all(e, &mut ctx);
+                out.verdict = ClaimVerdict::NotApplicable;
+                out.reason = Some(format!("needs {text}; this run has {have}"));
+                return out;
+            }
+            Err(m) => {
+                out.verdict = ClaimVerdict::NotApplicable;
+                out.reason = Some(format!("needs {text}: {m}"));
+                return out;
+            }
+        }
+    }
+    if let Some(a) = &claim.against
+        && against.is_none()
+    {
+        out.reason = Some(format!(
+            "no complete run of `{a}` to compare against (perflab run {a})"
+        ));
+        return out;
+    }
+    let steps: Vec<Option<&StepReport>> = match c.at {
+        None => vec![None],
+        Some(At::Every) => run.report.steps.iter().map(Some).collect(),
+        Some(At::One(sel)) => match select(run.report, sel) {
+            Ok(s) => vec![Some(s)],
+            Err(m) => {
+                out.reason = Some(m);
+                return out;
+            }
+        },
+    };
+    let mut points = Vec::new();
+    for s in steps {
+        ctx.step = s;
+        let v = match c.value.eval(&mut ctx) {
+            Ok(v) if v.is_finite() => v,
+            Ok(v) => {
+                out.reason = Some(format!("value is {v} (division by zero?)"));
+                return out;
+            }
+            Err(m) => {
+                out.reason = Some(m);
+                return out;
+            }
+        };
+        match check(&c.cmp, v, &mut ctx) {
+            Ok((ok, expected)) => points.push(Point {
+                step: s.map(|s| s.target),
+                value: v,
+                ok,
+                expected,
+            }),
+            Err(m) => {
+                out.reason = Some(m);
+                return out;
+            }
+        }
+    }
+    let single = points.len() == 1 && points[0].step.is_none_or(|_| c.at != Some(At::Every));
+    out.measured = if single {
+        ctx.step = steps_last(&points, run.report);
+        let at = match (c.at, points[0].step) {
+            (Some(At::One(_)), Some(t)) => format!(" at {t}"),
+            _ => String::new(),
+        };
+        format!(
+            "{}{at}{}",
+            fmt_num(points[0].value),
+            leaves(&c.value, &mut ctx)
+        )
+    } else {
+        points
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}: {}{}",
+                    p.step.unwrap_or(0),
+                    fmt_num(p.value),
+                    if p.ok { "" } else { " ✗" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut expected: Vec<&str> = points.iter().map(|p| p.expected.as_str()).collect();
+    expected.dedup();
+    out.expected = if expected.len() == 1 {
+        expected[0].to_string()
+    } else {
+        format!("{} (per step)", expected.join("; "))
+    };
+    let bad: Vec<&Point> = points.iter().filter(|p| !p.ok).collect();
+    if points.is_empty() {
+        out.reason = Some("no steps in the run".into());
+    } else if bad.is_empty() {
+        out.verdict = ClaimVerdict::Pass;
+    } else if c.at == Some(At::Every) {
+        let at: Vec<String> = bad
+            .iter()
+            .map(|p| p.step.unwrap_or(0).to_string())
+            .collect();
+        out.reason = Some(format!("fails at step {}", at.join(", ")));
+    }
+    out
+}
+
+fn steps_last<'r>(points: &[Point], r: &'r Report) -> Option<&'r StepReport> {
+    let t = points.last()?.step?;
+    r.steps.iter().find(|s| s.target == t)
+}
+
+/// Every name's value, for an unmet requirement (`app_cpus = 1`).
+fn leaves_all(e: &Expr, ctx: &mut Ctx<'_>) -> String {
+    let mut parts = Vec::new();
+    for n in e.names() {
+        let v = ctx
+            .name(n)
+            .map(fmt_num)
+            .unwrap_or_else(|m| format!("? ({m})"));
+        let p = format!("{} = {v}", n.text);
+        if !parts.contains(&p) {
+            parts.push(p);
+        }
+    }
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::Tolerance;
+
+    fn claim(value: &str) -> Claim {
+        Claim {
+            name: "c".into(),
+            claim: "c".into(),
+            value: value.into(),
+            at: None,
+            min: None,
+            max: None,
+            equals: None,
+            near: None,
+            within: None,
+            needs: vec![],
+            against: None,
+        }
+    }
+
+    #[test]
+    fn numbers_read_like_a_person_writes_them() {
+        assert_eq!(fmt_num(2.0), "2");
+        assert_eq!(fmt_num(-2.0), "-2");
+        assert_eq!(fmt_num(0.19216), "0.1922");
+        assert_eq!(fmt_num(0.2), "0.2");
+        assert_eq!(fmt_num(45.7712), "45.77");
+        assert_eq!(fmt_num(823.66), "823.7");
+    }
+
+    #[test]
+    fn at_accepts_names_and_targets() {
+        assert_eq!(parse_at(&StepAt::Name("every".into())), Ok(At::Every));
+        assert_eq!(
+            parse_at(&StepAt::Name("knee".into())),
+            Ok(At::One(Selector::Knee))
+        );
+        assert_eq!(
+            parse_at(&StepAt::Target(550)),
+            Ok(At::One(Selector::Target(550)))
+        );
+        assert_eq!(
+            parse_at(&StepAt::Name("550".into())),
+            Ok(At::One(Selector::Target(550)))
+        );
+        assert!(parse_at(&StepAt::Name("step550".into())).is_err());
+        assert!(parse_at(&StepAt::Name("kne".into())).is_err());
+    }
+
+    #[test]
+    fn compile_builds_one_comparison() {
+        let mut c = claim("knee");
+        c.min = Some(Bound::Num(1.0));
+        c.max = Some(Bound::Expr("2 * max_children".into()));
+        let k = compile(&c).unwrap();
+        assert!(matches!(
+            k.cmp,
+            Comparison::Range {
+                min: Some(_),
+                max: Some(_)
+            }
+        ));
+        let mut c = claim("knee");
+        c.near = Some(Bound::Num(1.0));
+        c.within = Some(Tolerance::Text("15%".into()));
+        assert!(
+            matches!(compile(&c).unwrap().cmp, Comparison::Near(_, _, Tol::Rel(r)) if (r - 0.15).abs() < 1e-12)
+        );
+        let c = claim("knee +");
+        let e = compile(&c).unwrap_err();
+        assert!(e.iter().any(|(f, _)| f == "value"));
+        assert!(e.iter().any(|(_, m)| m.contains("no comparison")));
+    }
+}

@@ -1,0 +1,92 @@
+//! Claims of experiments evaluated on their runs, gathered into one findings report (the
+//! regression test of a suite): which run each experiment used, its component versions, every
+//! claim's verdict, and the experiments with claims but no run. Pure.
+use super::eval::{self, ClaimResult, ClaimVerdict, RunView};
+use crate::experiment::Experiment;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The run one experiment's claims were checked on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub experiment: String,
+    /// php, node or demo: which versions matter.
+    pub lab: String,
+    pub run: String,
+    pub suite: Option<String>,
+    pub created: String,
+    /// Component versions (manifest `components`).
+    pub components: BTreeMap<String, String>,
+}
+
+/// Everything `perflab verify` found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Findings {
+    /// UTC time the report was made (given by the caller).
+    pub generated: String,
+    pub out_root: String,
+    /// `--suite` filter, if any.
+    pub suite: Option<String>,
+    pub claims: Vec<ClaimResult>,
+    /// Experiments with claims but no complete run.
+    pub missing: Vec<String>,
+    pub runs: Vec<RunInfo>,
+    /// Runs that could not be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+impl Findings {
+    /// Every applicable claim passes and no experiment is missing.
+    pub fn all_pass(&self) -> bool {
+        self.missing.is_empty() && self.claims.iter().all(|c| c.verdict != ClaimVerdict::Fail)
+    }
+
+    pub fn count(&self, v: ClaimVerdict) -> usize {
+        self.claims.iter().filter(|c| c.verdict == v).count()
+    }
+}
+
+/// Evaluate every claim of `exp` on `run`; `against(id)` gives another experiment's run.
+pub fn verify_run<'a>(
+    exp: &Experiment,
+    run: RunView<'a>,
+    against: &dyn Fn(&str) -> Option<RunView<'a>>,
+) -> Vec<ClaimResult> {
+    exp.expect
+        .iter()
+        .map(|c| {
+            let other = c.against.as_deref().and_then(against);
+            eval::evaluate(&exp.id, c, run, other)
+        })
+        .collect()
+}
+
+/// The component versions worth a column for a lab: its runtimes, not the Debian package strings.
+pub fn key_versions(lab: &str, components: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    const KEYS: [(&str, &str); 8] = [
+        ("php-fpm.php", "php"),
+        ("php-fpm.laravel", "laravel"),
+        ("nginx.nginx", "nginx"),
+        ("pg.postgres", "postgres"),
+        ("node-app.node", "node"),
+        ("node-app.express", "express"),
+        ("node-app.pg", "node-pg"),
+        ("k6.k6", "k6"),
+    ];
+    let ours = |k: &str| match lab {
+        "php" => k.starts_with("php-fpm.") || k.starts_with("nginx."),
+        "node" => k.starts_with("node-app."),
+        _ => false,
+    } || k.starts_with("pg.") || k.starts_with("k6.");
+    KEYS.iter()
+        .filter(|(k, _)| ours(k))
+        .filter_map(|(k, short)| {
+            let v = components.get(*k)?;
+            // "17.12 (Debian 17.12-0+deb13u1)" -> "17.12"; "k6 v1.1.0 (commit...)" -> "v1.1.0"
+            let v = v.strip_prefix("k6 ").unwrap_or(v);
+            let v = v.split_whitespace().next().unwrap_or(v);
+            Some((short.to_string(), v.to_string()))
+        })
+        .collect()
+}

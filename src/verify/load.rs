@@ -1,0 +1,179 @@
+//! Reading recorded runs for verify / compare / capacity: a run directory's `report.json`,
+//! `manifest.json` and `status.json`, the newest complete runs of an experiment, a run's suite.
+//! The only file I/O of `verify`.
+use crate::analyze::model::Report;
+use crate::error::InvalidInput;
+use crate::rundir::{self, Manifest, RunDir, RunState, Status};
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+
+/// One recorded run, parsed.
+#[derive(Debug, Clone)]
+pub struct LoadedRun {
+    pub dir: PathBuf,
+    pub experiment_id: String,
+    pub report: Report,
+    pub manifest: Manifest,
+    pub status: Status,
+}
+
+impl LoadedRun {
+    /// `exp1/20261130T035648Z-r1`.
+    pub fn label(&self) -> String {
+        let name = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        format!("{}/{name}", self.experiment_id)
+    }
+
+    pub fn view<'a>(&'a self, label: &'a str) -> super::RunView<'a> {
+        super::RunView {
+            label,
+            report: &self.report,
+            manifest: &self.manifest,
+        }
+    }
+
+    pub fn suite(&self) -> Option<String> {
+        suite_of(&self.manifest)
+    }
+}
+
+/// The Debian suite of a run's images: `measurements.suite`, else the base image's tag
+/// (`perflab/base:trixie-3660824d8b4c`).
+pub fn suite_of(m: &Manifest) -> Option<String> {
+    if let Some(s) = m.measurements.get("suite").and_then(|v| v.as_str()) {
+        return Some(s.to_string());
+    }
+    m.images.values().find_map(|img| {
+        let tag = img.split_whitespace().next()?.rsplit_once(':')?.1;
+        Some(tag.split_once('-').map_or(tag, |(s, _)| s).to_string())
+    })
+}
+
+fn invalid(msg: String) -> anyhow::Error {
+    anyhow::Error::new(InvalidInput(msg))
+}
+
+/// `report.json` of a run; the `timeline` and `per_second` arrays may be absent (fixtures).
+pub fn parse_report(text: &str) -> Result<Report, serde_json::Error> {
+    let mut v: serde_json::Value = serde_json::from_str(text)?;
+    if let Some(o) = v.as_object_mut() {
+        for k in ["timeline", "per_second"] {
+            o.entry(k)
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        }
+    }
+    serde_json::from_value(v)
+}
+
+/// Read one run directory (invalid input when it is not one or has no report).
+pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
+    RunDir::open(dir).map_err(|e| {
+        invalid(format!(
+            "{}: not a run directory ({e:#}); expected out/<experiment>/<timestamp>-r<N>",
+            dir.display()
+        ))
+    })?;
+    let read = |name: &str| -> anyhow::Result<String> {
+        let p = dir.join(name);
+        std::fs::read_to_string(&p).map_err(|e| {
+            invalid(format!(
+                "{}: {e} (the run has no {name}: see its status.json)",
+                p.display()
+            ))
+        })
+    };
+    let manifest: Manifest = serde_json::from_str(&read(rundir::MANIFEST_FILE)?).map_err(|e| {
+        invalid(format!(
+            "{}: {e}",
+            dir.join(rundir::MANIFEST_FILE).display()
+        ))
+    })?;
+    let status: Status = serde_json::from_str(&read(rundir::STATUS_FILE)?)
+        .map_err(|e| invalid(format!("{}: {e}", dir.join(rundir::STATUS_FILE).display())))?;
+    let report = parse_report(&read("report.json")?).map_err(|e| {
+        invalid(format!(
+            "{}: {e} (re-render it with `perflab report {}`)",
+            dir.join("report.json").display(),
+            dir.display()
+        ))
+    })?;
+    Ok(LoadedRun {
+        dir: dir.to_path_buf(),
+        experiment_id: manifest.experiment_id.clone(),
+        report,
+        manifest,
+        status,
+    })
+}
+
+/// Complete runs of an experiment with a report, newest first, optionally of one suite.
+/// Unreadable runs are skipped with a note in `skipped`.
+pub fn complete_runs(
+    out_root: &Path,
+    experiment_id: &str,
+    suite: Option<&str>,
+    skipped: &mut Vec<String>,
+) -> Vec<LoadedRun> {
+    let mut out = Vec::new();
+    for r in rundir::list_runs(out_root, Some(experiment_id))
+        .into_iter()
+        .rev()
+    {
+        if !r.status().is_ok_and(|s| s.state == RunState::Complete) {
+            continue;
+        }
+        match load_run(&r.path) {
+            Ok(l) => {
+                if suite.is_none_or(|s| l.suite().as_deref() == Some(s)) {
+                    out.push(l);
+                }
+            }
+            Err(e) => skipped.push(format!("{}: {e:#}", r.path.display())),
+        }
+    }
+    out
+}
+
+/// The newest complete run of an experiment (of a suite).
+pub fn newest_complete(
+    out_root: &Path,
+    experiment_id: &str,
+    suite: Option<&str>,
+    skipped: &mut Vec<String>,
+) -> Option<LoadedRun> {
+    complete_runs(out_root, experiment_id, suite, skipped)
+        .into_iter()
+        .next()
+}
+
+/// A RUN argument: a run directory, or `<experiment>` for its newest complete run.
+pub fn resolve_run(arg: &str, out_root: &Path, suite: Option<&str>) -> anyhow::Result<LoadedRun> {
+    let p = Path::new(arg);
+    if p.is_dir() && p.join(rundir::MANIFEST_FILE).exists() {
+        return load_run(p);
+    }
+    if p.is_dir() && p.join(rundir::LATEST).exists() {
+        // out/<experiment>: its `latest` link
+        return load_run(
+            &p.join(rundir::LATEST)
+                .canonicalize()
+                .context("resolving `latest`")?,
+        );
+    }
+    let mut skipped = Vec::new();
+    newest_complete(out_root, arg, suite, &mut skipped).ok_or_else(|| {
+        invalid(format!(
+            "`{arg}` is neither a run directory nor an experiment with a complete run under {}{}",
+            out_root.display(),
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!(" (unreadable: {})", skipped.join("; "))
+            }
+        ))
+    })
+}

@@ -1,0 +1,207 @@
+//! `perflab verify`, `compare`, `capacity` as a binary on the recorded fixture runs: exit codes
+//! (0 all pass, 1 a claim fails or a run is missing, 2 bad input), the `--json` shape, the
+//! findings report (new directory each time), compare's diffs, capacity's round count.
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::{Path, PathBuf};
+
+const FIX: &str = "tests/fixtures/verify";
+
+fn perflab() -> Command {
+    let mut c = Command::cargo_bin("perflab").unwrap();
+    c.env_remove("PERFLAB_CATALOG")
+        .env_remove("PERFLAB_OUT")
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn run_dir(exp: &str) -> PathBuf {
+    let d = Path::new(FIX).join(exp);
+    std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("manifest.json").exists())
+        .unwrap()
+}
+
+#[test]
+fn verify_a_run_dir_that_holds_exits_0() {
+    perflab()
+        .args(["verify", run_dir("exp3-n5").to_str().unwrap()])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("3 claims: 3 pass, 0 fail, 0 n/a"))
+        .stdout(predicate::str::contains("plateau-n-over-w"));
+}
+
+#[test]
+fn verify_json_shape_and_exit_1_on_a_failing_claim() {
+    let out = perflab()
+        .args(["verify", "exp2-pgconn", "--out", FIX, "--json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let claims = v["claims"].as_array().unwrap();
+    assert_eq!(claims.len(), 3);
+    for c in claims {
+        for k in ["experiment", "claim", "measured", "expected", "verdict"] {
+            assert!(c[k].is_string(), "{k} in {c}");
+        }
+        assert!(["pass", "fail", "n/a"].contains(&c["verdict"].as_str().unwrap()));
+    }
+    assert_eq!(claims[0]["claim"], "error-rate");
+    assert_eq!(claims[0]["verdict"], "fail");
+    assert_eq!(claims[1]["verdict"], "pass");
+}
+
+#[test]
+fn verify_bad_input_exits_2() {
+    perflab()
+        .args(["verify", "exp2-pgcon", "--out", FIX])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("did you mean `exp2-pgconn`"));
+    perflab()
+        .args(["verify", "all", "--out", FIX, "--suite", "jessie"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown Debian suite"));
+    let empty = tempfile::tempdir().unwrap();
+    let fake = empty.path().join("exp1/20261130T000000Z-r1");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::write(fake.join("manifest.json"), "{}").unwrap();
+    perflab()
+        .args(["verify", fake.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("manifest.json"));
+}
+
+#[test]
+fn verify_all_writes_a_new_findings_report_each_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        perflab()
+            .args(["verify", "all", "--out", FIX, "--findings-dir"])
+            .arg(tmp.path())
+            .assert()
+            .code(1)
+            .stdout(predicate::str::contains("exp2-pgconn  error-rate"))
+            .stderr(predicate::str::contains("findings report:"));
+    }
+    let dirs: Vec<PathBuf> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    for d in dirs {
+        let md = std::fs::read_to_string(d.join("findings.md")).unwrap();
+        assert!(
+            md.contains("| exp1 | exp1/20261130T035648Z-r1 | trixie |"),
+            "{md}"
+        );
+        assert!(md.contains("php 8.4.27"), "{md}");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("findings.json")).unwrap())
+                .unwrap();
+        assert!(j["claims"].as_array().unwrap().len() > 10);
+    }
+}
+
+#[test]
+fn verify_suite_filter_lists_missing_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    perflab()
+        .args(["verify", "exp1", "--out", FIX, "--suite", "forky"])
+        .arg("--findings-dir")
+        .arg(tmp.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "missing (claims but no complete run): exp1",
+        ));
+    perflab()
+        .args(["verify", "exp1", "--out", FIX, "--suite", "trixie"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn verify_lists_quantities() {
+    perflab()
+        .args(["verify", "--quantities"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fpm.listen_queue_len"))
+        .stdout(predicate::str::contains("log(\"laravel\""));
+}
+
+#[test]
+fn compare_shows_knee_shift_and_config_diff() {
+    perflab()
+        .args(["compare", "exp1", "exp2-mc80", "--out", FIX])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("knee: A 210 -> B 150 (-2 steps)"))
+        .stdout(predicate::str::contains(
+            "experiment.stack.php.max_children: 20 -> 80",
+        ))
+        .stdout(predicate::str::contains("versions: identical"));
+    perflab()
+        .args(["compare", "exp1", "nope", "--out", FIX])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn capacity_needs_three_rounds() {
+    perflab()
+        .args(["capacity", "exp1", "--out", FIX])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("perflab run exp1 --rounds 3"));
+}
+
+#[test]
+fn capacity_over_three_rounds() {
+    // Three rounds made of the one real exp1 run copied under three timestamps: the min, the
+    // spread (0 steps) and the node arithmetic on real step data.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = run_dir("exp1");
+    for (i, stamp) in [
+        "20261130T010000Z-r1",
+        "20261130T020000Z-r2",
+        "20261130T030000Z-r3",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let d = tmp.path().join("exp1").join(stamp);
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["report.json", "manifest.json", "status.json"] {
+            std::fs::copy(src.join(f), d.join(f)).unwrap();
+        }
+        let _ = i;
+    }
+    perflab()
+        .args(["capacity", "exp1", "--peak", "500", "--out"])
+        .arg(tmp.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "max sustainable: 180 rps (min over rounds; spread 0 steps)",
+        ))
+        .stdout(predicate::str::contains(
+            "capacity: 126 rps = 180 x margin 0.7",
+        ))
+        .stdout(predicate::str::contains("ceil(500 / 126) + 1 = 5"))
+        .stdout(predicate::str::contains(
+            "5 nodes x 20 = 100 <= max_connections 100",
+        ))
+        .stdout(predicate::str::contains("too noisy").not());
+}
