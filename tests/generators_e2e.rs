@@ -125,11 +125,15 @@ fn two_generators_split_the_schedule_and_merge_like_one() {
             .any(|c| c["field"] == "requests" || c["field"] == "failed_rate"),
         "{rows:?}"
     );
-    // Same gate, segments as planned, first requests close together.
+    // One resume for both (paused k6s on this machine), segments as planned, first requests
+    // close together.
     let m = json(&two.join("manifest.json"));
     let g = &m["measurements"]["generators"];
     assert_eq!(g["count"], 2);
-    assert!(g["gate_unix_ns_engine_clock"].as_i64().unwrap() > 0);
+    assert_eq!(g["start"], "resume");
+    let resume = &m["measurements"]["k6_resume"];
+    assert!(resume["latency_ms"].as_i64().is_some(), "{resume}");
+    eprintln!("resume of both generators: {resume}");
     let segs: Vec<&str> = g["instances"]
         .as_array()
         .unwrap()

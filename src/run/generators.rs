@@ -369,6 +369,8 @@ pub fn placement_json(
         "off_host": lg.off_host,
         "cpuset": cpuset,
         "shared_cpuset": gens.len() > 1,
+        // Resumed together through their APIs, or released by their start gates.
+        "start": if gate_ns > 0 { "gate" } else { "resume" },
         "gate_unix_ns_engine_clock": gate_ns,
         "instances": gens.iter().map(|g| json!({
             "index": g.seg.index,
