@@ -1,8 +1,9 @@
 //! The load generators of a round: N k6 containers (execution segments of one schedule) on the
-//! load generator's engine, each held by a start gate until the same aligned instant (in the
-//! engine's clock, corrected by the measured offset), their outputs in `k6/` (one generator)
-//! or `k6/g<i>/`, and — when that engine is not the stack's — host networking to the published
-//! entry point, outputs copied out of the stopped containers, and the sample agent beside them.
+//! load generator's engine, started paused and resumed together through their APIs (or, when
+//! this machine cannot reach those, held by a start gate until the same instant in the engine's
+//! clock, corrected by the measured offset); outputs in `k6/` (one generator) or `k6/g<i>/`;
+//! on another engine than the stack's, host networking to the published entry point; on an
+//! engine off this machine, outputs copied out of the stopped containers and a sampler agent.
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
