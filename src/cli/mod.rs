@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod lab;
 pub mod run;
 pub mod show;
+pub mod tools;
 
 /// perflab: find the breaking point of the article's PHP and Node.js labs with k6.
 #[derive(Debug, Parser)]
@@ -43,6 +44,12 @@ pub enum Command {
     Analyze(analysis::AnalyzeArgs),
     /// Re-render the report of a run directory from its files.
     Report(analysis::ReportArgs),
+    /// Measure the host's own noise: late wake-ups of a 1 ms sleep loop pinned to an app CPU.
+    NoiseCheck(tools::NoiseCheckArgs),
+    /// Time a fixed CPU loop repeatedly on an app CPU: how stable is this vCPU?
+    Calib(tools::CalibArgs),
+    /// CPU ms per request of each lab container, from N sequential requests per endpoint.
+    CpuPerRequest(tools::CprArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -90,6 +97,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Smoke(a) => lab::smoke(a),
         Command::Analyze(a) => analysis::analyze(a),
         Command::Report(a) => analysis::report(a),
+        Command::NoiseCheck(a) => tools::noise_check(a),
+        Command::Calib(a) => tools::calib(a),
+        Command::CpuPerRequest(a) => tools::cpu_per_request(a),
         Command::LockHold(a) => catalog::lock_hold(a),
     }
 }
