@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
 use crate::error::InvalidInput;
@@ -115,14 +115,6 @@ pub struct CprArgs {
     pub quiet: bool,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
-}
-
 fn positive(flag: &str, v: f64, hint: &str) -> Result<()> {
     if v.is_finite() && v > 0.0 {
         Ok(())
@@ -143,7 +135,7 @@ pub fn noise_check(a: NoiseCheckArgs) -> Result<ExitCode> {
         sleep_ms: a.sleep_ms,
     };
     let common = a.common.common(a.quiet);
-    runtime()?.block_on(tools::noise::run(settings, common))
+    super::lab::runtime()?.block_on(tools::noise::run(settings, common))
 }
 
 pub fn calib(a: CalibArgs) -> Result<ExitCode> {
@@ -158,7 +150,7 @@ pub fn calib(a: CalibArgs) -> Result<ExitCode> {
         work_ms: a.work_ms,
     };
     let common = a.common.common(a.quiet);
-    runtime()?.block_on(tools::calib::run(settings, common))
+    super::lab::runtime()?.block_on(tools::calib::run(settings, common))
 }
 
 pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
@@ -202,5 +194,5 @@ pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
         suite: suite.as_str().into(),
     };
     let common = a.common.common(a.quiet);
-    runtime()?.block_on(tools::cpr::run(lab, settings, layout, suite, common))
+    super::lab::runtime()?.block_on(tools::cpr::run(lab, settings, layout, suite, common))
 }

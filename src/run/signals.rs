@@ -13,6 +13,11 @@ pub struct Interrupt {
 impl Interrupt {
     /// Install the handlers (call inside the tokio runtime).
     pub fn install() -> std::io::Result<Interrupt> {
+        Interrupt::install_with("stopping k6 and the samplers, removing containers")
+    }
+
+    /// [`Interrupt::install`] announcing `what` happens on the first signal.
+    pub fn install_with(what: &'static str) -> std::io::Result<Interrupt> {
         let (tx, rx) = watch::channel(None);
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
@@ -25,9 +30,7 @@ impl Interrupt {
                 };
                 seen += 1;
                 if seen == 1 {
-                    eprintln!(
-                        "\n{name}: stopping k6 and the samplers, removing containers (again to exit at once)"
-                    );
+                    eprintln!("\n{name}: {what} (again to exit at once)");
                     let _ = tx.send(Some(name));
                 } else {
                     eprintln!("{name} again: exiting now; `perflab cleanup` removes what is left");

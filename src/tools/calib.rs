@@ -146,7 +146,8 @@ fn repeats_tsv(repeats: &[Repeat]) -> String {
 
 /// Run the calibration loop. Returns the exit code (0 complete, 130 interrupted).
 pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process::ExitCode> {
-    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let interrupt = Interrupt::install_with("stopping, writing what was measured")
+        .context("installing signal handlers")?;
     let (_, layout) = super::measured_cpu(Some(settings.cpu))?;
     let mut run = ToolRun::begin(
         "calib",

@@ -3,11 +3,11 @@
 //! which repeats the hypervisor (steal moved in `/proc/stat`) or the scheduler (wall time well
 //! above the thread's own CPU time) slowed down.
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::render::{Table, busy, caveats_markdown, caveats_text, opt};
 use super::stats::{self, Summary};
 
 /// The article's figure: "vCPU stable within ±7 %".
@@ -163,9 +163,7 @@ fn spread_line(w: &Summary) -> String {
         w.median,
         w.min,
         w.max,
-        w.stdev
-            .map(|s| format!("{s:.1}"))
-            .unwrap_or_else(|| "-".into()),
+        opt(w.stdev, 1, ""),
         w.range_pct_of_mean,
         w.plus_minus_pct_of_median
     )
@@ -185,69 +183,6 @@ fn verdict(r: &CalibReport) -> String {
     }
 }
 
-fn header(r: &CalibReport) -> String {
-    format!(
-        "calib: {} repeats of {} iterations (~{} ms) of a fixed integer loop on cpu {}",
-        r.repeats.len(),
-        r.calibration.iterations,
-        r.settings.work_ms,
-        r.settings.cpu
-    )
-}
-
-/// Plain-text report (also the stdout table).
-pub fn render_text(r: &CalibReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "{}", header(r));
-    let _ = writeln!(
-        s,
-        "{:>3}  {:>9}  {:>9}  {:>8}  {:>5}  flags",
-        "#", "wall ms", "cpu ms", "steal ms", "csw"
-    );
-    for x in &r.repeats {
-        let _ = writeln!(
-            s,
-            "{:>3}  {:>9.2}  {:>9.2}  {:>8.0}  {:>5}  {}",
-            x.index,
-            x.wall_ms,
-            x.thread_cpu_ms,
-            x.steal_ms_cpu,
-            x.involuntary_switches,
-            flags(x)
-        );
-    }
-    if let Some(w) = &r.wall_ms {
-        let _ = writeln!(s, "all repeats:   {}", spread_line(w));
-    }
-    if let Some(w) = &r.clean_wall_ms
-        && w.count != r.repeats.len()
-    {
-        let _ = writeln!(s, "clean repeats: {} ({} of them)", spread_line(w), w.count);
-    }
-    if let Some(ns) = r.ns_per_iteration {
-        let _ = writeln!(s, "{ns:.3} ns per iteration at the median");
-    }
-    let _ = writeln!(
-        s,
-        "steal moved in repeats: {}; preempted repeats: {}",
-        list(&r.steal_repeats),
-        list(&r.preempted_repeats)
-    );
-    if !r.cpu_busy_pct.is_empty() {
-        let busy: Vec<String> = r
-            .cpu_busy_pct
-            .iter()
-            .map(|(c, p)| format!("cpu{c} {p:.0}%"))
-            .collect();
-        let _ = writeln!(s, "host CPU busy during the repeats: {}", busy.join(", "));
-    }
-    let _ = writeln!(s, "verdict: {}", verdict(r));
-    for c in &r.caveats {
-        let _ = writeln!(s, "caveat: {c}");
-    }
-    s
-}
-
 fn list(v: &[u32]) -> String {
     if v.is_empty() {
         "none".into()
@@ -256,42 +191,91 @@ fn list(v: &[u32]) -> String {
     }
 }
 
+/// Every repeat with its flags.
+fn repeat_table(r: &CalibReport) -> Table {
+    let mut t = Table::new([
+        "#",
+        "wall ms",
+        "thread CPU ms",
+        "steal ms",
+        "invol. csw",
+        "flags",
+    ]);
+    t.left = vec![5];
+    for x in &r.repeats {
+        t.push(vec![
+            x.index.to_string(),
+            format!("{:.2}", x.wall_ms),
+            format!("{:.2}", x.thread_cpu_ms),
+            format!("{:.0}", x.steal_ms_cpu),
+            x.involuntary_switches.to_string(),
+            flags(x),
+        ]);
+    }
+    t
+}
+
+/// The lines under the table (same words in text and Markdown).
+fn summary_lines(r: &CalibReport) -> Vec<String> {
+    let mut v = vec![format!(
+        "calib: {} repeats of {} iterations (~{} ms) of a fixed integer loop on cpu {}",
+        r.repeats.len(),
+        r.calibration.iterations,
+        r.settings.work_ms,
+        r.settings.cpu
+    )];
+    if let Some(w) = &r.wall_ms {
+        v.push(format!("all repeats: {}", spread_line(w)));
+    }
+    if let Some(w) = r
+        .clean_wall_ms
+        .as_ref()
+        .filter(|w| w.count != r.repeats.len())
+    {
+        v.push(format!(
+            "clean repeats ({} of them): {}",
+            w.count,
+            spread_line(w)
+        ));
+    }
+    if let Some(ns) = r.ns_per_iteration {
+        v.push(format!("{ns:.3} ns per iteration at the median"));
+    }
+    v.push(format!(
+        "steal moved in repeats: {}; preempted repeats: {}",
+        list(&r.steal_repeats),
+        list(&r.preempted_repeats)
+    ));
+    if let Some(b) = busy(&r.cpu_busy_pct) {
+        v.push(format!("host CPU busy during the repeats: {b}"));
+    }
+    v.push(format!("verdict: {}", verdict(r)));
+    v
+}
+
+/// Plain-text report (also the stdout table).
+pub fn render_text(r: &CalibReport) -> String {
+    let lines = summary_lines(r);
+    let mut s = format!("{}\n", lines[0]);
+    s.push_str(&repeat_table(r).to_text());
+    for l in &lines[1..] {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s.push_str(&caveats_text(&r.caveats));
+    s
+}
+
 /// Markdown report.
 pub fn render_markdown(r: &CalibReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# calib\n\n{}\n", header(r));
-    let _ = writeln!(
-        s,
-        "| # | wall ms | thread CPU ms | steal ms | involuntary switches | flags |\n|---:|---:|---:|---:|---:|---|"
-    );
-    for x in &r.repeats {
-        let _ = writeln!(
-            s,
-            "| {} | {:.2} | {:.2} | {:.0} | {} | {} |",
-            x.index,
-            x.wall_ms,
-            x.thread_cpu_ms,
-            x.steal_ms_cpu,
-            x.involuntary_switches,
-            flags(x)
-        );
+    let lines = summary_lines(r);
+    let mut s = format!("# calib\n\n{}\n\n", lines[0]);
+    s.push_str(&repeat_table(r).to_markdown());
+    for l in &lines[1..] {
+        s.push_str(&format!("\n- {l}"));
     }
-    if let Some(w) = &r.wall_ms {
-        let _ = writeln!(s, "\nAll repeats: {}.", spread_line(w));
-    }
-    let _ = writeln!(
-        s,
-        "\nSteal moved in repeats: {}; preempted: {}.\n\n**Verdict:** {}.",
-        list(&r.steal_repeats),
-        list(&r.preempted_repeats),
-        verdict(r)
-    );
-    if !r.caveats.is_empty() {
-        let _ = writeln!(s, "\n## Caveats\n");
-        for c in &r.caveats {
-            let _ = writeln!(s, "- {c}");
-        }
-    }
+    s.push('\n');
+    s.push_str(&caveats_markdown(&r.caveats));
     s
 }
 
@@ -357,21 +341,29 @@ mod tests {
     fn renderers_list_every_repeat_and_the_verdict() {
         let r = fixture();
         let t = render_text(&r);
-        assert_eq!(t.lines().filter(|l| l.contains("  flags")).count(), 1);
+        let has = |line: &str| t.lines().any(|l| l == line);
         assert!(
-            t.contains("  4     200.00     199.50        10      0  steal 10 ms"),
+            has("#  wall ms  thread CPU ms  steal ms  invol. csw  flags"),
+            "{t}"
+        );
+        assert!(
+            has("4   200.00         199.50        10           0  steal 10 ms"),
+            "{t}"
+        );
+        assert!(
+            has("5   201.00         200.90         0           0"),
             "{t}"
         );
         assert!(t.contains("preempted (3 switches)"), "{t}");
+        assert!(has("verdict: stable within ±7.0 % (article: ±7 %)"), "{t}");
         assert!(
-            t.contains("verdict: stable within ±7.0 % (article: ±7 %)"),
+            t.contains("clean repeats (3 of them): mean 197.0 ms"),
             "{t}"
         );
-        assert!(t.contains("clean repeats:"), "{t}");
         let m = render_markdown(&r);
         assert!(m.contains("| 5 | 201.00 | 200.90 | 0 | 0 |  |"), "{m}");
         assert!(
-            m.contains("Steal moved in repeats: 4; preempted: 3."),
+            m.contains("- steal moved in repeats: 4; preempted repeats: 3"),
             "{m}"
         );
     }

@@ -63,7 +63,8 @@ pub async fn run(
     suite: Suite,
     common: Common,
 ) -> Result<std::process::ExitCode> {
-    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let interrupt = Interrupt::install_with("stopping the requests, removing the containers")
+        .context("installing signal handlers")?;
     let docker = Docker::connect().await?;
     let mut progress = crate::cli::lab::build_progress(common.quiet);
     let set = images::ensure_built(&docker, suite, &mut progress).await?;

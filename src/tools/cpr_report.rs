@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use super::render::{Table, caveats_markdown, caveats_text, opt};
 use super::stats::{self, Summary};
 
 /// What was asked for.
@@ -320,137 +321,104 @@ fn not_ok_text(row: &EndpointRow) -> String {
         .join(", ")
 }
 
-/// Plain-text report (also the stdout table).
-pub fn render_text(r: &CprReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "{}", header(r));
+/// One row per endpoint: outcomes, wall time, CPU ms per request of each container.
+fn endpoint_table(r: &CprReport) -> Table {
     let roles = roles(r);
-    let mut head = format!(
-        "{:<12} {:>9} {:>8} {:>8}",
-        "endpoint", "ok/sent", "wall p50", "mean"
-    );
-    for role in &roles {
-        head.push_str(&format!(" {:>10}", format!("{role} ms")));
-    }
-    let _ = writeln!(s, "{head}");
+    let mut head = vec![
+        "endpoint".to_string(),
+        "ok/sent".into(),
+        "wall p50 ms".into(),
+        "wall mean ms".into(),
+    ];
+    head.extend(roles.iter().map(|role| format!("{role} CPU ms")));
+    let mut t = Table::new(head);
     for row in &r.rows {
         let w = row.wall_ms.as_ref();
-        let mut line = format!(
-            "{:<12} {:>9} {:>8.1} {:>8.1}",
-            row.endpoint,
+        let mut cells = vec![
+            row.endpoint.clone(),
             format!("{}/{}", row.ok, row.requests),
-            w.map_or(0.0, |w| w.p50),
-            w.map_or(0.0, |w| w.mean)
-        );
-        for role in &roles {
-            match row.cpu_ms(role) {
-                Some(v) => line.push_str(&format!(" {v:>10.2}")),
-                None => line.push_str(&format!(" {:>10}", "-")),
-            }
-        }
-        let _ = writeln!(s, "{line}");
-        if !row.not_ok.is_empty() {
-            let _ = writeln!(s, "  {}: {}", row.endpoint, not_ok_text(row));
-        }
+            opt(w.map(|w| w.p50), 1, ""),
+            opt(w.map(|w| w.mean), 1, ""),
+        ];
+        cells.extend(roles.iter().map(|role| opt(row.cpu_ms(role), 2, "")));
+        t.push(cells);
     }
+    t
+}
+
+/// Ours beside each article figure.
+fn comparison_table(r: &CprReport) -> Table {
+    let mut t = Table::new([
+        "endpoint",
+        "what",
+        "ours ms",
+        "article ms",
+        "ours/article",
+        "note",
+    ]);
+    t.left = vec![0, 1, 5];
+    for c in &r.comparisons {
+        t.push(vec![
+            c.article.endpoint.clone(),
+            c.article.what.clone(),
+            opt(c.ours_ms, 2, ""),
+            c.article.text(),
+            opt(c.ratio, 2, "x"),
+            c.article.note.clone(),
+        ]);
+    }
+    t
+}
+
+fn notes(r: &CprReport) -> Vec<String> {
+    let mut v: Vec<String> = r
+        .rows
+        .iter()
+        .filter(|row| !row.not_ok.is_empty())
+        .map(|row| format!("{}: {}", row.endpoint, not_ok_text(row)))
+        .collect();
     if let Some(b) = &r.idle {
         let parts: Vec<String> = b
             .cpu_ms_per_s
             .iter()
             .map(|(role, v)| format!("{role} {v:.2}"))
             .collect();
-        let _ = writeln!(
-            s,
+        v.push(format!(
             "idle baseline over {:.0} s before the endpoints, CPU ms per second: {}",
             b.seconds,
             parts.join(", ")
-        );
+        ));
+    }
+    v
+}
+
+/// Plain-text report (also the stdout table).
+pub fn render_text(r: &CprReport) -> String {
+    let mut s = format!("{}\n", header(r));
+    s.push_str(&endpoint_table(r).to_text());
+    for n in notes(r) {
+        let _ = writeln!(s, "{n}");
     }
     if !r.comparisons.is_empty() {
         let _ = writeln!(s, "\ncompared with the article:");
-        let _ = writeln!(
-            s,
-            "{:<12} {:<9} {:>8} {:>11} {:>8}  note",
-            "endpoint", "what", "ours ms", "article ms", "ratio"
-        );
-        for c in &r.comparisons {
-            let _ = writeln!(
-                s,
-                "{:<12} {:<9} {:>8} {:>11} {:>8}  {}",
-                c.article.endpoint,
-                c.article.what,
-                c.ours_ms.map_or("-".into(), |v| format!("{v:.2}")),
-                c.article.text(),
-                c.ratio.map_or("-".into(), |v| format!("{v:.2}x")),
-                c.article.note
-            );
-        }
+        s.push_str(&comparison_table(r).to_text());
     }
-    for c in &r.caveats {
-        let _ = writeln!(s, "caveat: {c}");
-    }
+    s.push_str(&caveats_text(&r.caveats));
     s
 }
 
 /// Markdown report.
 pub fn render_markdown(r: &CprReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "# cpu-per-request {}\n\n{}.\n",
-        r.settings.lab,
-        header(r)
-    );
-    let roles = roles(r);
-    let mut head = "| endpoint | ok / sent | wall p50 ms | wall mean ms |".to_string();
-    let mut rule = "|---|---:|---:|---:|".to_string();
-    for role in &roles {
-        head.push_str(&format!(" {role} CPU ms/req |"));
-        rule.push_str("---:|");
-    }
-    let _ = writeln!(s, "{head}\n{rule}");
-    for row in &r.rows {
-        let w = row.wall_ms.as_ref();
-        let mut line = format!(
-            "| {} | {} / {} | {:.1} | {:.1} |",
-            row.endpoint,
-            row.ok,
-            row.requests,
-            w.map_or(0.0, |w| w.p50),
-            w.map_or(0.0, |w| w.mean)
-        );
-        for role in &roles {
-            line.push_str(&format!(
-                " {} |",
-                row.cpu_ms(role).map_or("-".into(), |v| format!("{v:.2}"))
-            ));
-        }
-        let _ = writeln!(s, "{line}");
+    let mut s = format!("# cpu-per-request {}\n\n{}.\n\n", r.settings.lab, header(r));
+    s.push_str(&endpoint_table(r).to_markdown());
+    for n in notes(r) {
+        let _ = writeln!(s, "\n- {n}");
     }
     if !r.comparisons.is_empty() {
-        let _ = writeln!(
-            s,
-            "\n| endpoint | what | ours ms | article ms | ratio | note |\n|---|---|---:|---:|---:|---|"
-        );
-        for c in &r.comparisons {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} |",
-                c.article.endpoint,
-                c.article.what,
-                c.ours_ms.map_or("-".into(), |v| format!("{v:.2}")),
-                c.article.text(),
-                c.ratio.map_or("-".into(), |v| format!("{v:.2}x")),
-                c.article.note
-            );
-        }
+        let _ = writeln!(s, "\n## Compared with the article\n");
+        s.push_str(&comparison_table(r).to_markdown());
     }
-    if !r.caveats.is_empty() {
-        let _ = writeln!(s, "\n## Caveats\n");
-        for c in &r.caveats {
-            let _ = writeln!(s, "- {c}");
-        }
-    }
+    s.push_str(&caveats_markdown(&r.caveats));
     s
 }
 
@@ -567,26 +535,30 @@ mod tests {
     fn renderers_show_every_endpoint_and_the_article() {
         let r = fixture();
         let t = render_text(&r);
+        let has = |line: &str| t.lines().any(|l| l == line);
         assert!(
-            t.contains("endpoint       ok/sent wall p50     mean php-fpm ms   nginx ms      pg ms"),
+            has(
+                "endpoint   ok/sent  wall p50 ms  wall mean ms  php-fpm CPU ms  nginx CPU ms  pg CPU ms"
+            ),
             "{t}"
         );
         assert!(
-            t.contains("/api/ping          4/4      9.0      9.0       7.00       3.50       0.10"),
+            has(
+                "/api/ping      4/4          9.0           9.0            7.00          3.50       0.10"
+            ),
             "{t}"
         );
+        assert!(has("/api/db: 1 transport errors, 1 x HTTP 500"), "{t}");
         assert!(
-            t.contains("/api/db: 1 transport errors, 1 x HTTP 500"),
-            "{t}"
-        );
-        assert!(
-            t.contains("/api/ping    php-fpm       7.00         7.1    0.99x"),
+            has(
+                "/api/ping  php-fpm     7.00         7.1         0.99x  300 sequential requests, cgroup delta"
+            ),
             "{t}"
         );
         assert!(t.contains("idle baseline over 2 s"), "{t}");
         let m = render_markdown(&r);
         assert!(
-            m.contains("| /api/db | 2 / 4 | 13.0 | 13.0 | 9.00 | 3.30 | 2.00 |"),
+            m.contains("| /api/db | 2/4 | 13.0 | 13.0 | 9.00 | 3.30 | 2.00 |"),
             "{m}"
         );
         assert!(

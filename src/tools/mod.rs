@@ -9,6 +9,7 @@ pub mod cpr;
 pub mod cpr_report;
 pub mod noise;
 pub mod noise_report;
+pub mod render;
 pub mod stats;
 
 use std::collections::BTreeMap;

@@ -77,7 +77,8 @@ fn sleep_loop(settings: &NoiseSettings, live: &Live, stop: &AtomicBool) -> LoopR
 
 /// Run the check. Returns the exit code (0 complete, 130 interrupted).
 pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process::ExitCode> {
-    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let interrupt = Interrupt::install_with("stopping, writing what was measured")
+        .context("installing signal handlers")?;
     let (_, layout) = super::measured_cpu(Some(settings.cpu))?;
     let args = serde_json::to_value(&settings)?;
     let mut run = ToolRun::begin(

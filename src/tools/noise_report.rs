@@ -8,6 +8,7 @@ use std::fmt::Write;
 use chrono::{DateTime, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::render::{Table, busy, caveats_markdown, caveats_text, opt};
 use super::stats::{self, Summary, round};
 
 /// Seconds of the minute that form the "head" window (:00–:07, 8 seconds).
@@ -195,11 +196,6 @@ pub fn lateness_histogram(lateness_all_us: &[u32]) -> BTreeMap<u32, u64> {
     h
 }
 
-fn opt(x: Option<f64>, digits: usize, suffix: &str) -> String {
-    x.map(|v| format!("{v:.digits$}{suffix}"))
-        .unwrap_or_else(|| "-".into())
-}
-
 fn header(r: &NoiseReport) -> String {
     format!(
         "noise-check: {} ms sleep loop pinned to cpu {}, {:.1} s from {} to {} UTC, threshold {} ms",
@@ -212,92 +208,109 @@ fn header(r: &NoiseReport) -> String {
     )
 }
 
-/// Rows (label, ours, article) of the comparison.
-fn comparison(r: &NoiseReport) -> Vec<(String, String, String)> {
+/// Lateness of all wake-ups and of the stalls.
+fn lateness_table(r: &NoiseReport) -> Table {
+    let mut t = Table::new(["lateness", "count", "p50 ms", "p99 ms", "max ms"]);
+    let row = |name: String, n: usize, x: Option<&Summary>, d: usize| {
+        vec![
+            name,
+            n.to_string(),
+            opt(x.map(|x| x.p50), d, ""),
+            opt(x.map(|x| x.p99), d, ""),
+            opt(x.map(|x| x.max), 1, ""),
+        ]
+    };
+    t.push(row(
+        "all wake-ups".into(),
+        r.wakeups as usize,
+        r.lateness_all_ms.as_ref(),
+        3,
+    ));
+    t.push(row(
+        format!("stalls > {} ms", r.settings.threshold_ms),
+        r.stalls,
+        r.stall_lateness_ms.as_ref(),
+        1,
+    ));
+    t
+}
+
+/// Stalls in :00-:07 and in the rest of the minute, per observed second.
+fn window_table(r: &NoiseReport) -> Table {
+    let mut t = Table::new(["seconds", "stalls", "observed s", "stalls/s"]);
+    for w in [&r.head, &r.rest] {
+        t.push(vec![
+            w.seconds.clone(),
+            w.stalls.to_string(),
+            format!("{:.1}", w.observed_s),
+            opt(w.per_s, 2, ""),
+        ]);
+    }
+    t
+}
+
+/// Ours beside the article's.
+fn comparison_table(r: &NoiseReport) -> Table {
     let a = &r.article;
-    vec![
-        (
+    let mut t = Table::new(["", "ours", "article"]);
+    for row in [
+        [
             "observed seconds".into(),
             format!("{:.1}", r.observed_s),
             format!("{}", a.seconds),
-        ),
-        (
+        ],
+        [
             format!("stalls > {} ms", r.settings.threshold_ms),
             r.stalls.to_string(),
             format!("{} (> {} ms)", a.stalls, a.threshold_ms),
-        ),
-        (
+        ],
+        [
             "max lateness ms".into(),
             opt(r.stall_lateness_ms.as_ref().map(|s| s.max), 1, ""),
             format!("{}", a.max_ms),
-        ),
-        (
+        ],
+        [
             "stalls in :00-:07".into(),
             r.head.stalls.to_string(),
             a.head_stalls.to_string(),
-        ),
-        (
+        ],
+        [
             ":00-:07 density vs rest".into(),
             opt(r.head_density_ratio_simple, 2, "x"),
             format!("{}x", a.head_density_ratio),
-        ),
-    ]
+        ],
+    ] {
+        t.push(row.to_vec());
+    }
+    t
+}
+
+fn density_line(r: &NoiseReport) -> String {
+    format!(
+        "density :00-:07 vs :08-:59: {} per observed second ({} with the article's 8 s / 52 s arithmetic)",
+        opt(r.head_density_ratio, 2, "x"),
+        opt(r.head_density_ratio_simple, 2, "x")
+    )
 }
 
 /// The plain-text report (also the stdout table).
 pub fn render_text(r: &NoiseReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "{}", header(r));
-    let all = r.lateness_all_ms.as_ref();
-    let _ = writeln!(
-        s,
-        "wake-ups      {:>8}   lateness p50 {} ms, p99 {} ms, max {} ms",
-        r.wakeups,
-        opt(all.map(|x| x.p50), 3, ""),
-        opt(all.map(|x| x.p99), 3, ""),
-        opt(all.map(|x| x.max), 1, ""),
+    let mut s = format!(
+        "{}
+",
+        header(r)
     );
-    let st = r.stall_lateness_ms.as_ref();
-    let _ = writeln!(
-        s,
-        "stalls        {:>8}   ({:.1}/min) lateness p50 {} ms, p99 {} ms, max {} ms",
-        r.stalls,
-        r.stalls_per_minute,
-        opt(st.map(|x| x.p50), 1, ""),
-        opt(st.map(|x| x.p99), 1, ""),
-        opt(st.map(|x| x.max), 1, ""),
-    );
-    for w in [&r.head, &r.rest] {
-        let _ = writeln!(
-            s,
-            "seconds {} {:>6} stalls in {:>6.1} s observed = {}/s",
-            w.seconds,
-            w.stalls,
-            w.observed_s,
-            opt(w.per_s, 2, "")
-        );
+    s.push_str(&lateness_table(r).to_text());
+    let _ = writeln!(s, "{:.1} stalls per minute", r.stalls_per_minute);
+    s.push('\n');
+    s.push_str(&window_table(r).to_text());
+    let _ = writeln!(s, "{}", density_line(r));
+    if let Some(b) = busy(&r.cpu_busy_pct) {
+        let _ = writeln!(s, "host CPU busy during the check: {b}");
     }
-    let _ = writeln!(
-        s,
-        "density :00-:07 vs :08-:59: {} per observed second ({} with the article's 8 s / 52 s arithmetic)",
-        opt(r.head_density_ratio, 2, "x"),
-        opt(r.head_density_ratio_simple, 2, "x"),
-    );
-    if !r.cpu_busy_pct.is_empty() {
-        let busy: Vec<String> = r
-            .cpu_busy_pct
-            .iter()
-            .map(|(c, p)| format!("cpu{c} {p:.0}%"))
-            .collect();
-        let _ = writeln!(s, "host CPU busy during the check: {}", busy.join(", "));
-    }
-    let _ = writeln!(s);
-    let _ = writeln!(s, "{:<26} {:>10}  article", "", "ours");
-    for (k, o, a) in comparison(r) {
-        let _ = writeln!(s, "{k:<26} {o:>10}  {a}");
-    }
-    let _ = writeln!(s);
-    let _ = writeln!(s, "stalls by second of the minute (UTC):");
+    s.push('\n');
+    s.push_str(&comparison_table(r).to_text());
+    let _ = writeln!(s, "\nstalls by second of the minute (UTC):");
     for row in 0..6 {
         let cells: Vec<String> = (0..10)
             .map(|c| {
@@ -307,73 +320,25 @@ pub fn render_text(r: &NoiseReport) -> String {
             .collect();
         let _ = writeln!(s, "  {}", cells.join("  "));
     }
-    for c in &r.caveats {
-        let _ = writeln!(s, "caveat: {c}");
-    }
+    s.push_str(&caveats_text(&r.caveats));
     s
 }
 
 /// The Markdown report.
 pub fn render_markdown(r: &NoiseReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "# noise-check\n\n{}\n", header(r));
-    let all = r.lateness_all_ms.as_ref();
-    let st = r.stall_lateness_ms.as_ref();
-    let _ = writeln!(
-        s,
-        "| | count | p50 ms | p99 ms | max ms |\n|---|---:|---:|---:|---:|"
-    );
-    let _ = writeln!(
-        s,
-        "| all wake-ups | {} | {} | {} | {} |",
-        r.wakeups,
-        opt(all.map(|x| x.p50), 3, ""),
-        opt(all.map(|x| x.p99), 3, ""),
-        opt(all.map(|x| x.max), 1, "")
-    );
-    let _ = writeln!(
-        s,
-        "| stalls > {} ms | {} | {} | {} | {} |\n",
-        r.settings.threshold_ms,
-        r.stalls,
-        opt(st.map(|x| x.p50), 1, ""),
-        opt(st.map(|x| x.p99), 1, ""),
-        opt(st.map(|x| x.max), 1, "")
-    );
-    let _ = writeln!(
-        s,
-        "| window | stalls | observed s | per s |\n|---|---:|---:|---:|"
-    );
-    for w in [&r.head, &r.rest] {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {:.1} | {} |",
-            w.seconds,
-            w.stalls,
-            w.observed_s,
-            opt(w.per_s, 2, "")
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\nDensity :00–:07 vs the rest: **{}** per observed second ({} with the article's 8 s / 52 s arithmetic).\n",
-        opt(r.head_density_ratio, 2, "x"),
-        opt(r.head_density_ratio_simple, 2, "x")
-    );
-    let _ = writeln!(s, "| | ours | article |\n|---|---:|---:|");
-    for (k, o, a) in comparison(r) {
-        let _ = writeln!(s, "| {k} | {o} | {a} |");
-    }
-    let _ = writeln!(s, "\n| second | stalls |\n|---|---:|");
+    let mut s = format!("# noise-check\n\n{}\n\n", header(r));
+    s.push_str(&lateness_table(r).to_markdown());
+    s.push('\n');
+    s.push_str(&window_table(r).to_markdown());
+    let _ = writeln!(s, "\n{}.\n", density_line(r));
+    s.push_str(&comparison_table(r).to_markdown());
+    let mut by = Table::new(["second", "stalls"]);
     for (sec, n) in r.by_second.iter().enumerate().filter(|(_, n)| **n > 0) {
-        let _ = writeln!(s, "| :{sec:02} | {n} |");
+        by.push(vec![format!(":{sec:02}"), n.to_string()]);
     }
-    if !r.caveats.is_empty() {
-        let _ = writeln!(s, "\n## Caveats\n");
-        for c in &r.caveats {
-            let _ = writeln!(s, "- {c}");
-        }
-    }
+    s.push('\n');
+    s.push_str(&by.to_markdown());
+    s.push_str(&caveats_markdown(&r.caveats));
     s
 }
 
@@ -422,18 +387,16 @@ mod tests {
         (stalls, all)
     }
 
+    /// The fixture over its two whole minutes.
+    fn fixture_report(stalls: &[WakeUp], all: &[u32]) -> NoiseReport {
+        let (from, to) = (at(13, 9, 0, 0), at(13, 11, 0, 0));
+        analyze(settings(), from, to, stalls, all, BTreeMap::new(), vec![])
+    }
+
     #[test]
     fn counts_and_densities_from_a_fixture() {
         let (stalls, all) = fixture();
-        let r = analyze(
-            settings(),
-            at(13, 9, 0, 0),
-            at(13, 11, 0, 0),
-            &stalls,
-            &all,
-            BTreeMap::new(),
-            vec![],
-        );
+        let r = fixture_report(&stalls, &all);
         assert_eq!(r.stalls, 25);
         assert_eq!(r.wakeups, 1025);
         assert_eq!(r.observed_s, 120.0);
@@ -514,38 +477,31 @@ mod tests {
         );
         assert_eq!(r.head_density_ratio, None);
         let t = render_text(&r);
-        assert!(t.contains("stalls               0"), "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l == "stalls > 30 ms      0       -       -       -"),
+            "{t}"
+        );
         assert!(t.contains("caveat: the lab was not idle"));
         assert!(t.contains("cpu1 3%"));
         let m = render_markdown(&r);
         assert!(m.contains("| stalls > 30 ms | 0 | - | - | - |"), "{m}");
+        assert!(m.contains("| :08-:59 | 0 | 0.0 | - |"), "{m}");
     }
 
     #[test]
     fn renderers_show_ours_beside_the_article() {
         let (stalls, all) = fixture();
-        let r = analyze(
-            settings(),
-            at(13, 9, 0, 0),
-            at(13, 11, 0, 0),
-            &stalls,
-            &all,
-            BTreeMap::new(),
-            vec![],
-        );
+        let r = fixture_report(&stalls, &all);
         let t = render_text(&r);
-        assert!(
-            t.contains("max lateness ms                 147.0  147"),
-            "{t}"
-        );
-        assert!(
-            t.contains("stalls in :00-:07                  12  29"),
-            "{t}"
-        );
+        let has = |line: &str| t.lines().any(|l| l == line);
+        assert!(has("max lateness ms          147.0           147"), "{t}");
+        assert!(has("stalls in :00-:07           12            29"), "{t}");
+        assert!(has("stalls > 30 ms     25    40.0   147.0   147.0"), "{t}");
         assert!(t.contains(":00   2"), "{t}");
         let m = render_markdown(&r);
         assert!(m.contains("| :30 | 2 |"), "{m}");
-        assert!(m.contains("**6.0x**"), "{m}");
+        assert!(m.contains("6.00x per observed second"), "{m}");
         assert_eq!(lateness_histogram(&all)[&0], 1000);
         assert_eq!(lateness_histogram(&all)[&147], 1);
     }
