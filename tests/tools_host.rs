@@ -81,7 +81,8 @@ fn noise_check_writes_raw_wakeups_that_agree_with_its_report() {
         .sum();
     assert_eq!(by_second as usize, stalls.len());
 
-    // every wake-up is in the histogram; each slept at least 1 ms, so at most ~5,000 in 5 s
+    // every wake-up is in the histogram; each slept at least 1 ms, so at most 5,000 in 5 s
+    // (and at least one per 10 ms, even when the idle-priority test build shares the CPU)
     let hist = std::fs::read_to_string(dir.join("lateness-hist.tsv")).unwrap();
     let wakeups: u64 = hist
         .lines()
@@ -90,7 +91,7 @@ fn noise_check_writes_raw_wakeups_that_agree_with_its_report() {
         .sum();
     assert_eq!(wakeups, report["wakeups"].as_u64().unwrap());
     assert!(
-        (2_000..=5_000).contains(&wakeups),
+        (500..=5_000).contains(&wakeups),
         "{wakeups} wake-ups in 5 s"
     );
     let observed = report["observed_s"].as_f64().unwrap();
