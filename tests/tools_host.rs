@@ -105,6 +105,13 @@ fn noise_check_writes_raw_wakeups_that_agree_with_its_report() {
     assert!(app.starts_with(cpu), "loop on cpu {cpu}, app cpus {app}");
     assert_eq!(report["settings"]["cpu"].to_string(), cpu);
     assert!(m["perflab"]["version"].is_string());
+    assert!(m["components"]["kernel"].is_string(), "{}", m["components"]);
+    // the idle check ran: its finding, or why it could not run, is recorded
+    assert!(
+        m["measurements"]["lab_containers_running"].is_array()
+            || m["caveats"].to_string().contains("idle not checked"),
+        "{m}"
+    );
     assert!(m["host"]["online_cpu_count"].as_u64().unwrap() >= 1);
     assert!(dir.join("report.txt").exists() && dir.join("report.md").exists());
 }

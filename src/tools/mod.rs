@@ -196,9 +196,7 @@ pub fn pin_current_thread(cpu: u32) -> std::io::Result<()> {
 }
 
 /// The perflab containers running now (name and run id), for "is the lab idle?" checks.
-/// Err when the engine cannot be reached.
-pub async fn running_lab_containers() -> Result<Vec<String>> {
-    let d = Docker::connect().await?;
+pub async fn running_lab_containers(d: &Docker) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for o in d.list_labelled(&[]).await? {
         if o.kind != docker::ObjectKind::Container {
@@ -214,9 +212,19 @@ pub async fn running_lab_containers() -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Check that no lab container runs; say so on stderr and in the caveats otherwise.
+/// Check that no lab container runs (say so on stderr and in the caveats otherwise) and record
+/// the Docker engine's version.
 pub async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
-    match running_lab_containers().await {
+    let found = match Docker::connect().await {
+        Ok(d) => {
+            if let Ok(v) = d.engine_version().await {
+                run.manifest.components.insert("docker-engine".into(), v);
+            }
+            running_lab_containers(&d).await
+        }
+        Err(e) => Err(e.into()),
+    };
+    match found {
         Ok(v) if v.is_empty() => {
             run.manifest
                 .measurements

@@ -91,11 +91,6 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     )
     .await?;
     super::note_idle_lab(&mut run, common.quiet).await;
-    if let Ok(v) = crate::docker::Docker::connect().await
-        && let Ok(e) = v.engine_version().await
-    {
-        run.manifest.components.insert("docker-engine".into(), e);
-    }
 
     // Everything but the loop goes to the other CPUs, the loop's thread pins itself.
     super::pin_others_away(&mut run, settings.cpu, "sleep_loop_thread");
