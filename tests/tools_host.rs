@@ -7,6 +7,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The measuring tests share the app CPU: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn perflab(out: &Path, lock: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
     c.env("PERFLAB_OUT", out)
@@ -35,6 +42,7 @@ fn state(dir: &Path) -> String {
 
 #[test]
 fn noise_check_writes_raw_wakeups_that_agree_with_its_report() {
+    let _g = serial();
     let tmp = tempfile::tempdir().unwrap();
     let lock = tmp.path().join("lock");
     // threshold 0.05 ms: nearly every wake-up is "late", so the raw file has thousands of lines
@@ -118,6 +126,7 @@ fn noise_check_writes_raw_wakeups_that_agree_with_its_report() {
 
 #[test]
 fn calib_reports_every_repeat_and_the_spread_of_exactly_those() {
+    let _g = serial();
     let tmp = tempfile::tempdir().unwrap();
     let lock = tmp.path().join("lock");
     let o = perflab(tmp.path(), &lock)
@@ -159,6 +168,7 @@ fn calib_reports_every_repeat_and_the_spread_of_exactly_those() {
 
 #[test]
 fn sigterm_stops_noise_check_and_marks_the_run_aborted() {
+    let _g = serial();
     let tmp = tempfile::tempdir().unwrap();
     let lock = tmp.path().join("lock");
     let child = perflab(tmp.path(), &lock)
