@@ -187,6 +187,15 @@ pub fn analyze(
     }
 }
 
+/// Parse a `stalls.jsonl` text (one [`WakeUp`] a line); errors name the line.
+pub fn parse_stalls(text: &str) -> Result<Vec<WakeUp>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| format!("line {}: {e}", i + 1)))
+        .collect()
+}
+
 /// Histogram of lateness in 1 ms buckets (`floor(ms)` -> count), for the raw TSV file.
 pub fn lateness_histogram(lateness_all_us: &[u32]) -> BTreeMap<u32, u64> {
     let mut h = BTreeMap::new();
@@ -448,6 +457,35 @@ mod tests {
         assert_eq!(r.head.observed_s, 16.0);
         assert_eq!(r.rest.observed_s, 114.0);
         assert!(r.lateness_all_ms.is_none());
+    }
+
+    #[test]
+    fn a_fixture_shaped_like_the_articles_check_gives_its_figures() {
+        // 130 s from 13:09:12 with the article's logged stalls (13:09:18 94 ms, 13:09:19 147 ms,
+        // 13:10:03 77 ms) and its counts: 94 stalls, 29 of them in :00-:07
+        let stalls = parse_stalls(include_str!(
+            "../../tests/fixtures/tools/noise-stalls.jsonl"
+        ))
+        .unwrap();
+        let (from, to) = (at(13, 9, 12, 0), at(13, 11, 22, 0));
+        let s = NoiseSettings {
+            seconds: 130.0,
+            ..settings()
+        };
+        let r = analyze(s, from, to, &stalls, &[], BTreeMap::new(), vec![]);
+        assert_eq!(r.stalls, 94);
+        assert_eq!(r.stall_lateness_ms.as_ref().unwrap().max, 147.0);
+        assert_eq!(r.head.stalls, 29);
+        assert_eq!(r.rest.stalls, 65);
+        assert!((r.head_density_ratio_simple.unwrap() - 2.9).abs() < 1e-9);
+        // observed: :00-:07 twice (16 s), the rest 114 s -> (29/16) / (65/114) = 3.18
+        assert!((r.head_density_ratio.unwrap() - (29.0 / 16.0) / (65.0 / 114.0)).abs() < 1e-9);
+        assert!(r.by_second[19] >= 1 && r.by_second[3] >= 1);
+        assert!(
+            parse_stalls("{\"at\": 1}\n")
+                .unwrap_err()
+                .starts_with("line 1:")
+        );
     }
 
     #[test]
