@@ -14,7 +14,7 @@ use super::{Common, ToolRun};
 use crate::docker::{self, Docker};
 use crate::experiment::Lab;
 use crate::images::{self, ImageSet, Suite};
-use crate::plan::{CpuLayout, Role};
+use crate::plan::CpuLayout;
 use crate::run::round::{Stop, or_interrupt, pinning_of};
 use crate::run::signals::Interrupt;
 use crate::run::sweep;
@@ -271,13 +271,7 @@ async fn measure(
     }
 
     // perflab sends from the load generator's CPUs, as k6 would.
-    let loadgen: Vec<usize> = env
-        .layout
-        .get(Role::Loadgen)
-        .cpus()
-        .iter()
-        .map(|c| *c as usize)
-        .collect();
+    let loadgen = crate::stack::parse_cpu_list(&pinning.loadgen).unwrap_or_default();
     if let Err(e) = crate::sample::pin_process_to(&loadgen) {
         run.manifest.caveats.push(format!(
             "could not pin perflab to the load generator's CPUs: {e}"

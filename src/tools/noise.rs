@@ -33,6 +33,7 @@ struct LoopResult {
 #[derive(Default)]
 struct Live {
     stalls: AtomicU64,
+    /// Largest lateness of any wake-up so far, µs.
     max_us: AtomicU64,
 }
 
@@ -56,14 +57,14 @@ fn sleep_loop(settings: &NoiseSettings, live: &Live, stop: &AtomicBool) -> LoopR
         std::thread::sleep(sleep);
         let late = t0.elapsed().saturating_sub(sleep);
         lateness_us.push(late.as_micros().min(u32::MAX as u128) as u32);
+        live.max_us
+            .fetch_max(late.as_micros() as u64, Ordering::Relaxed);
         if late > threshold {
             stalls.push(WakeUp {
                 at: Utc::now(),
                 lateness_ms: late.as_secs_f64() * 1000.0,
             });
             live.stalls.fetch_add(1, Ordering::Relaxed);
-            live.max_us
-                .fetch_max(late.as_micros() as u64, Ordering::Relaxed);
         }
     }
     LoopResult {
@@ -114,7 +115,7 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
                 tokio::time::sleep(Duration::from_secs(10)).await;
                 if !quiet {
                     eprintln!(
-                        "  {:>4.0}/{total:.0} s: {} stalls, max {:.1} ms",
+                        "  {:>4.0}/{total:.0} s: {} stalls, max lateness {:.1} ms",
                         t0.elapsed().as_secs_f64(),
                         live.stalls.load(Ordering::Relaxed),
                         live.max_us.load(Ordering::Relaxed) as f64 / 1000.0
