@@ -3,7 +3,8 @@
 //! Pipeline: `experiment` (YAML schema, validation) -> `plan` (steps, alignment, CPU layout)
 //! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
 //! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
-//! `report` (renderers), with `rundir`, `lock` and `host` beside them.
+//! `report` (renderers), with `rundir`, `lock` and `host` beside them; `tools` holds the
+//! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;
 pub mod cli;
@@ -20,4 +21,5 @@ pub mod run;
 pub mod rundir;
 pub mod sample;
 pub mod stack;
+pub mod tools;
 pub mod verify;

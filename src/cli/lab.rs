@@ -9,7 +9,7 @@ use clap::Args;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod lab;
 pub mod run;
 pub mod show;
+pub mod tools;
 pub mod verify;
 
 /// perflab: find the breaking point of the article's PHP and Node.js labs with k6.
@@ -50,6 +51,12 @@ pub enum Command {
     Compare(verify::CompareArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
     Capacity(verify::CapacityArgs),
+    /// Measure the host's own noise: late wake-ups of a 1 ms sleep loop pinned to an app CPU.
+    NoiseCheck(tools::NoiseCheckArgs),
+    /// Time a fixed CPU loop repeatedly on an app CPU: how stable is this vCPU?
+    Calib(tools::CalibArgs),
+    /// CPU ms per request of each lab container, from N sequential requests per endpoint.
+    CpuPerRequest(tools::CprArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -103,6 +110,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::verify(a, cli.quiet),
         Command::Compare(a) => verify::compare(a),
         Command::Capacity(a) => verify::capacity(a),
+        Command::NoiseCheck(a) => tools::noise_check(a),
+        Command::Calib(a) => tools::calib(a),
+        Command::CpuPerRequest(a) => tools::cpu_per_request(a),
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }

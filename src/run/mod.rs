@@ -59,28 +59,8 @@ pub async fn execute(
     let (docker, set) = prepare_stack(&req, progress_build).await?;
     let loadgen = prepare_loadgen(&docker, &set, &req, progress_build).await?;
 
-    let lock_path = lock::lock_path();
     let quiet = req.quiet;
-    let held = {
-        let target = req.target.clone();
-        let path = lock_path.clone();
-        let wait = req.wait;
-        let mut waiting = tokio::task::spawn_blocking(move || {
-            lock::acquire(&path, &target, wait, |h| {
-                if !quiet {
-                    eprintln!("{}", lock::waiting_message(h));
-                }
-            })
-        });
-        let mut i = interrupt.clone();
-        tokio::select! {
-            r = &mut waiting => r.context("waiting for the host lock")?.with_context(|| format!("taking the host lock {}", lock_path.display()))?,
-            sig = i.wait() => {
-                waiting.abort();
-                anyhow::bail!("interrupted by {sig} while waiting for the host lock; nothing was started");
-            }
-        }
-    };
+    let held = acquire_lock(&req.target, req.wait, quiet, &interrupt).await?;
 
     let swept = sweep::sweep(&docker, &req.out_root, &BTreeSet::new()).await?;
     if loadgen.remote {
@@ -271,6 +251,36 @@ async fn prepare_loadgen(
         facts: Some(e.facts),
         clock: Some(e.clock),
     })
+}
+
+/// Take the host lock for `target` (printing "waiting for ..." unless quiet), giving up when
+/// a signal arrives first (nothing has been started then).
+pub async fn acquire_lock(
+    target: &str,
+    wait: Wait,
+    quiet: bool,
+    interrupt: &Interrupt,
+) -> Result<lock::HostLock> {
+    let lock_path = lock::lock_path();
+    let mut waiting = {
+        let target = target.to_string();
+        let path = lock_path.clone();
+        tokio::task::spawn_blocking(move || {
+            lock::acquire(&path, &target, wait, |h| {
+                if !quiet {
+                    eprintln!("{}", lock::waiting_message(h));
+                }
+            })
+        })
+    };
+    let mut i = interrupt.clone();
+    tokio::select! {
+        r = &mut waiting => Ok(r.context("waiting for the host lock")?.with_context(|| format!("taking the host lock {}", lock_path.display()))?),
+        sig = i.wait() => {
+            waiting.abort();
+            anyhow::bail!("interrupted by {sig} while waiting for the host lock; nothing was started");
+        }
+    }
 }
 
 fn state_word(s: RunState) -> &'static str {

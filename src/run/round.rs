@@ -70,7 +70,7 @@ pub struct RoundOutcome {
 }
 
 /// Why the measurement part stopped early.
-enum Stop {
+pub(crate) enum Stop {
     Interrupted(&'static str),
     Failed(anyhow::Error),
 }
@@ -207,7 +207,7 @@ async fn teardown(docker: &Docker, run_id: &str) -> Result<()> {
 }
 
 /// Wait for `fut` unless interrupted first.
-async fn or_interrupt<T>(
+pub(crate) async fn or_interrupt<T>(
     interrupt: &Interrupt,
     fut: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T, Stop> {

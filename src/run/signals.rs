@@ -14,6 +14,11 @@ pub struct Interrupt {
 impl Interrupt {
     /// Install the handlers (call inside the tokio runtime).
     pub fn install() -> std::io::Result<Interrupt> {
+        Interrupt::install_with("stopping k6 and the samplers, removing containers")
+    }
+
+    /// [`Interrupt::install`] announcing `what` happens on the first signal.
+    pub fn install_with(what: &'static str) -> std::io::Result<Interrupt> {
         let (tx, rx) = watch::channel(None);
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
@@ -30,10 +35,7 @@ impl Interrupt {
                 let mut err = std::io::stderr();
                 if seen == 1 {
                     let _ = tx.send(Some(name));
-                    let _ = writeln!(
-                        err,
-                        "\n{name}: stopping k6 and the samplers, removing containers (again to exit at once)"
-                    );
+                    let _ = writeln!(err, "\n{name}: {what} (again to exit at once)");
                 } else {
                     let _ = writeln!(
                         err,

@@ -1,0 +1,198 @@
+//! CLI of the methodology tools: `noise-check`, `calib`, `cpu-per-request` (see `crate::tools`).
+//! Input is checked here (exit 2, nothing started); the work happens in `crate::tools`.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::error::InvalidInput;
+use crate::experiment::Lab;
+use crate::images::Suite;
+use crate::lock::Wait;
+use crate::tools::calib_report::CalibSettings;
+use crate::tools::cpr_report::CprSettings;
+use crate::tools::noise_report::NoiseSettings;
+use crate::tools::{self, Common};
+
+/// Options of every tool.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Print the report as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Fail at once when another perflab process holds the host lock
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Where run directories go
+    #[arg(long, default_value = "out", env = "PERFLAB_OUT")]
+    pub out: PathBuf,
+}
+
+impl CommonArgs {
+    fn common(&self, quiet: bool) -> Common {
+        Common {
+            out_root: self.out.clone(),
+            wait: if self.no_wait {
+                Wait::NoWait
+            } else {
+                Wait::Block
+            },
+            quiet,
+            json: self.json,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct NoiseCheckArgs {
+    /// CPU to pin the sleep loop to [default: the layout's first app CPU]
+    #[arg(long)]
+    pub cpu: Option<u32>,
+    /// How long to run
+    #[arg(long, default_value_t = 130.0)]
+    pub seconds: f64,
+    /// Report wake-ups later than this
+    #[arg(long, default_value_t = 30.0)]
+    pub threshold_ms: f64,
+    /// Requested sleep per iteration
+    #[arg(long, default_value_t = 1.0)]
+    pub sleep_ms: f64,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[arg(from_global)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibArgs {
+    /// CPU to run the loop on [default: the layout's first app CPU]
+    #[arg(long)]
+    pub cpu: Option<u32>,
+    /// Number of timed repeats
+    #[arg(long, default_value_t = 20)]
+    pub repeats: u32,
+    /// Target duration of one repeat (the loop is sized once to take about this long)
+    #[arg(long, default_value_t = 200.0)]
+    pub work_ms: f64,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[arg(from_global)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CprArgs {
+    /// The lab: php or node
+    pub lab: String,
+    /// Sequential requests per endpoint
+    #[arg(long, default_value_t = 300)]
+    pub n: u32,
+    /// Debian suite of the images: trixie (default), forky, bookworm
+    #[arg(long, default_value = "trixie")]
+    pub suite: String,
+    /// Endpoint to measure (repeatable) [default: php /api/ping /api/db /api/slow; node /cpu /db /dbsleep]
+    #[arg(long = "endpoint", value_name = "PATH")]
+    pub endpoints: Vec<String>,
+    /// Sequential warm-up requests per endpoint before its counters are read
+    #[arg(long, default_value_t = 20)]
+    pub warmup: u32,
+    /// Seconds of idle baseline (no requests) measured first; 0 to skip
+    #[arg(long, default_value_t = 3.0)]
+    pub idle_s: f64,
+    /// Open a new connection for every request (the article's wget did) instead of keep-alive
+    #[arg(long)]
+    pub fresh_connections: bool,
+    /// CPU pinning, e.g. loadgen=0,db=1,app=2-3 [default: from the host's online CPUs]
+    #[arg(long, value_name = "ROLE=CPUS,...")]
+    pub cpus: Option<String>,
+    /// Allow the app's CPUs to overlap the load generator's or the database's
+    #[arg(long)]
+    pub force_cpus: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[arg(from_global)]
+    pub quiet: bool,
+}
+
+fn positive(flag: &str, v: f64, hint: &str) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(InvalidInput(format!("{flag} {v}: must be a positive number ({hint})")).into())
+    }
+}
+
+pub fn noise_check(a: NoiseCheckArgs) -> Result<ExitCode> {
+    positive("--seconds", a.seconds, "e.g. --seconds 130")?;
+    positive("--threshold-ms", a.threshold_ms, "e.g. --threshold-ms 30")?;
+    positive("--sleep-ms", a.sleep_ms, "e.g. --sleep-ms 1")?;
+    let (cpu, _) = tools::measured_cpu(a.cpu)?;
+    let settings = NoiseSettings {
+        cpu,
+        seconds: a.seconds,
+        threshold_ms: a.threshold_ms,
+        sleep_ms: a.sleep_ms,
+    };
+    let common = a.common.common(a.quiet);
+    super::lab::runtime()?.block_on(tools::noise::run(settings, common))
+}
+
+pub fn calib(a: CalibArgs) -> Result<ExitCode> {
+    if a.repeats == 0 {
+        return Err(InvalidInput("--repeats 0: give at least 1 repeat".into()).into());
+    }
+    positive("--work-ms", a.work_ms, "e.g. --work-ms 200")?;
+    let (cpu, _) = tools::measured_cpu(a.cpu)?;
+    let settings = CalibSettings {
+        cpu,
+        repeats: a.repeats,
+        work_ms: a.work_ms,
+    };
+    let common = a.common.common(a.quiet);
+    super::lab::runtime()?.block_on(tools::calib::run(settings, common))
+}
+
+pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
+    let lab = match a.lab.as_str() {
+        "php" => Lab::Php,
+        "node" => Lab::Node,
+        other => {
+            return Err(InvalidInput(format!(
+                "unknown lab `{other}`: cpu-per-request measures php or node"
+            ))
+            .into());
+        }
+    };
+    if a.n == 0 {
+        return Err(InvalidInput("--n 0: give at least 1 request per endpoint".into()).into());
+    }
+    if !(a.idle_s.is_finite() && a.idle_s >= 0.0) {
+        return Err(InvalidInput(format!("--idle-s {}: must be 0 or more", a.idle_s)).into());
+    }
+    if let Some(bad) = a.endpoints.iter().find(|e| !e.starts_with('/')) {
+        return Err(InvalidInput(format!(
+            "--endpoint `{bad}`: give a path starting with `/`, e.g. --endpoint /api/db"
+        ))
+        .into());
+    }
+    let suite: Suite = a.suite.parse()?;
+    let online = crate::plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let layout = crate::plan::layout::resolve(&online, a.cpus.as_deref(), a.force_cpus)?;
+    let endpoints = if a.endpoints.is_empty() {
+        tools::cpr::default_endpoints(lab)
+    } else {
+        a.endpoints.clone()
+    };
+    let settings = CprSettings {
+        lab: lab.as_str().into(),
+        n: a.n,
+        endpoints,
+        warmup: a.warmup,
+        idle_s: a.idle_s,
+        fresh_connections: a.fresh_connections,
+        suite: suite.as_str().into(),
+    };
+    let common = a.common.common(a.quiet);
+    super::lab::runtime()?.block_on(tools::cpr::run(lab, settings, layout, suite, common))
+}

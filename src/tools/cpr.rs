@@ -1,0 +1,460 @@
+//! `perflab cpu-per-request php|node`: start the lab stack pinned like `perflab run`, warm it
+//! up, then per endpoint send N sequential requests from perflab (pinned to the load generator's
+//! CPUs) and read every container's cgroup CPU counter before and after. The stack is removed
+//! whatever happens (error, Ctrl-C/SIGTERM). Writes `requests.tsv`, `cgroup.tsv`,
+//! `logs/<role>.log` and the report.
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use serde_json::json;
+
+use super::cpr_report::{self, ContainerCounters, CprSettings, EndpointRaw, IdleBaseline};
+use super::{Common, ToolRun};
+use crate::docker::{self, Docker};
+use crate::experiment::Lab;
+use crate::images::{self, ImageSet, Suite};
+use crate::plan::CpuLayout;
+use crate::run::round::{Stop, or_interrupt, pinning_of};
+use crate::run::signals::Interrupt;
+use crate::run::sweep;
+use crate::rundir::RunState;
+use crate::sample::cgroup::CgroupPaths;
+use crate::stack::{LabStack, StartOptions, defaults, warmup};
+
+/// Raw per-request outcomes.
+pub const REQUESTS_FILE: &str = "requests.tsv";
+/// Raw counters per endpoint and container.
+pub const CGROUP_FILE: &str = "cgroup.tsv";
+
+/// The endpoints measured by default (the article's three PHP routes; the Node lab's three).
+pub fn default_endpoints(lab: Lab) -> Vec<String> {
+    let v: &[&str] = match lab {
+        Lab::Php => &["/api/ping", "/api/db", "/api/slow"],
+        Lab::Node => &["/cpu", "/db", "/dbsleep"],
+        Lab::Demo => &["/work"],
+    };
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Everything a measurement needs besides the stack.
+struct Env<'a> {
+    docker: &'a Docker,
+    images: &'a ImageSet,
+    layout: &'a CpuLayout,
+    settings: &'a CprSettings,
+    run_id: &'a str,
+    interrupt: &'a Interrupt,
+    quiet: bool,
+}
+
+/// What the measurement collected so far (kept when it stops early).
+#[derive(Default)]
+struct Collected {
+    raws: Vec<EndpointRaw>,
+    idle: Option<IdleBaseline>,
+}
+
+/// Run the tool. Returns the exit code (0 complete, 130 interrupted, 1 failed).
+pub async fn run(
+    lab: Lab,
+    settings: CprSettings,
+    layout: CpuLayout,
+    suite: Suite,
+    common: Common,
+) -> Result<std::process::ExitCode> {
+    let interrupt = Interrupt::install_with("stopping the requests, removing the containers")
+        .context("installing signal handlers")?;
+    let docker = Docker::connect().await?;
+    let mut progress = crate::cli::lab::build_progress(common.quiet);
+    let set = images::ensure_built(&docker, suite, &mut progress).await?;
+    let tool_dir = format!("cpu-per-request-{}", lab.as_str());
+    let mut run = ToolRun::begin(
+        "cpu-per-request",
+        &tool_dir,
+        serde_json::to_value(&settings)?,
+        layout.clone(),
+        &common,
+        &interrupt,
+    )
+    .await?;
+    // With the lock held no live run owns a `run-` stack: leftovers of killed runs go.
+    let swept = sweep::sweep(&docker, &common.out_root, &BTreeSet::new()).await?;
+    if !common.quiet && swept.removed_objects > 0 {
+        eprintln!(
+            "removed {} Docker objects left by killed runs",
+            swept.removed_objects
+        );
+    }
+    let run_id = format!("{}{tool_dir}-{}", sweep::RUN_ID_PREFIX, run.dir.name()).to_lowercase();
+    let m = &mut run.manifest;
+    m.components = set.versions_flat();
+    if let Ok(v) = docker.engine_version().await {
+        m.components.insert("docker-engine".into(), v);
+    }
+    if let Some(k) = &m.host.kernel {
+        m.components.insert("kernel".into(), k.clone());
+    }
+    m.images = set
+        .images
+        .iter()
+        .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
+        .collect();
+    m.measurements.insert("run_id".into(), json!(run_id));
+    m.measurements
+        .insert("suite".into(), json!(set.suite.as_str()));
+    let p = pinning_of(&layout);
+    m.pinning.insert("app".into(), p.app.clone());
+    m.pinning.insert("db".into(), p.db.clone());
+    m.pinning.insert("loadgen".into(), p.loadgen.clone());
+    m.pinning.insert("orchestrator".into(), p.loadgen.clone());
+    if lab == Lab::Php {
+        m.caveats.push(
+            "the requests come from perflab on the load generator's CPUs, not from a loop inside the \
+             nginx container as in the article, so our nginx figure holds nginx alone"
+                .into(),
+        );
+    }
+    run.write_manifest()?;
+
+    let env = Env {
+        docker: &docker,
+        images: &set,
+        layout: &layout,
+        settings: &settings,
+        run_id: &run_id,
+        interrupt: &interrupt,
+        quiet: common.quiet,
+    };
+    let mut stack: Option<LabStack> = None;
+    let mut got = Collected::default();
+    let result = measure(&env, lab, &mut run, &mut stack, &mut got).await;
+    if let Some(s) = &stack {
+        write_logs(&docker, s, &run).await;
+    }
+    // Whatever happened: containers and network gone.
+    if let Err(e) = docker
+        .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+        .await
+    {
+        run.manifest
+            .caveats
+            .push(format!("teardown failed: {e:#}; run `perflab cleanup`"));
+    }
+    let all = crate::plan::layout::online_cpus()
+        .map(|c| c.cpus().iter().map(|x| *x as usize).collect::<Vec<_>>())
+        .unwrap_or_default();
+    if !all.is_empty() {
+        let _ = crate::sample::pin_process_to(&all);
+    }
+
+    let (state, reason, signal) = match &result {
+        Ok(()) => (RunState::Complete, None, None),
+        Err(Stop::Interrupted(sig)) => (
+            RunState::Aborted,
+            Some(format!("interrupted by {sig}; partial data kept")),
+            Some(*sig),
+        ),
+        Err(Stop::Failed(e)) => (RunState::Failed, Some(format!("{e:#}")), None),
+    };
+    if let Some(r) = &reason {
+        run.manifest.caveats.push(r.clone());
+    }
+    super::write_text(&run.dir.file(REQUESTS_FILE), &requests_tsv(&got.raws))?;
+    super::write_text(&run.dir.file(CGROUP_FILE), &cgroup_tsv(&got.raws))?;
+    let report = cpr_report::analyze(settings, &got.raws, got.idle, run.manifest.caveats.clone());
+    let text = cpr_report::render_text(&report);
+    run.write_reports(&text, &cpr_report::render_markdown(&report), &report)?;
+    if state == RunState::Failed {
+        if !got.raws.is_empty() {
+            print!("{text}");
+        }
+        run.finish(state, reason.as_deref())?;
+        return Err(anyhow!(
+            "cpu-per-request failed: {}; see {}",
+            reason.unwrap_or_default(),
+            run.dir.path.display()
+        ));
+    }
+    super::print_and_finish(&run, &common, &text, &report, signal)
+}
+
+fn read_all(targets: &[(String, String, CgroupPaths)]) -> Result<Vec<(u64, u64)>> {
+    targets
+        .iter()
+        .map(|(_, name, p)| {
+            p.read()
+                .map(|r| (r.cpu_ns, r.throttled_ns))
+                .with_context(|| format!("reading the cgroup counters of {name}"))
+        })
+        .collect()
+}
+
+fn counters(
+    targets: &[(String, String, CgroupPaths)],
+    before: &[(u64, u64)],
+    after: &[(u64, u64)],
+) -> Vec<ContainerCounters> {
+    targets
+        .iter()
+        .zip(before.iter().zip(after))
+        .map(|((role, name, _), (b, a))| ContainerCounters {
+            role: role.clone(),
+            name: name.clone(),
+            cpu_ns_before: b.0,
+            cpu_ns_after: a.0,
+            throttled_ns_before: b.1,
+            throttled_ns_after: a.1,
+        })
+        .collect()
+}
+
+async fn measure(
+    env: &Env<'_>,
+    lab: Lab,
+    run: &mut ToolRun,
+    slot: &mut Option<LabStack>,
+    got: &mut Collected,
+) -> Result<(), Stop> {
+    let exp = defaults::lab_experiment(lab);
+    let pinning = pinning_of(env.layout);
+    if !env.quiet {
+        eprintln!(
+            "starting the {} lab (app cpus {}, db cpus {})",
+            lab.as_str(),
+            pinning.app,
+            pinning.db
+        );
+    }
+    let s = or_interrupt(env.interrupt, async {
+        LabStack::start(
+            env.docker,
+            &exp,
+            &pinning,
+            env.run_id,
+            env.images,
+            &StartOptions::default(),
+        )
+        .await
+        .context("starting the lab stack")
+    })
+    .await?;
+    run.manifest
+        .measurements
+        .insert("stack_start_s".into(), json!(s.start_seconds));
+    run.manifest.measurements.insert(
+        "containers".into(),
+        serde_json::to_value(&s.containers).unwrap_or_default(),
+    );
+    let stack = slot.insert(s).clone();
+    let wu = or_interrupt(env.interrupt, async {
+        warmup::warm_up(&stack, &exp).await.context("warm-up")
+    })
+    .await?;
+    run.manifest.measurements.insert(
+        "warmup".into(),
+        serde_json::to_value(&wu).unwrap_or_default(),
+    );
+    run.write_manifest()?;
+
+    // The app's containers first (php-fpm, nginx / app), PostgreSQL last.
+    let mut roles: Vec<_> = stack.containers.keys().copied().collect();
+    roles.sort_by_key(|r| (*r == crate::stack::StackRole::Pg, *r));
+    let mut targets = Vec::new();
+    for role in roles {
+        let paths = stack.cgroup(env.docker, role).await?;
+        targets.push((
+            role.as_str().to_string(),
+            stack.containers[&role].name.clone(),
+            paths,
+        ));
+    }
+
+    // perflab sends from the load generator's CPUs, as k6 would.
+    let loadgen: Vec<usize> = crate::plan::CpuSet::parse(&pinning.loadgen)
+        .map(|s| s.cpus().iter().map(|c| *c as usize).collect())
+        .unwrap_or_default();
+    if let Err(e) = crate::sample::pin_process_to(&loadgen) {
+        run.manifest.caveats.push(format!(
+            "could not pin perflab to the load generator's CPUs: {e}"
+        ));
+    }
+
+    let idle_s = env.settings.idle_s;
+    if idle_s > 0.0 {
+        if !env.quiet {
+            eprintln!("idle baseline: {idle_s} s with no requests");
+        }
+        let before = read_all(&targets)?;
+        or_interrupt(env.interrupt, async {
+            tokio::time::sleep(Duration::from_secs_f64(idle_s)).await;
+            Ok(())
+        })
+        .await?;
+        let after = read_all(&targets)?;
+        got.idle = Some(cpr_report::idle_baseline(
+            &counters(&targets, &before, &after),
+            idle_s,
+        ));
+    }
+
+    let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(15));
+    if env.settings.fresh_connections {
+        builder = builder.pool_max_idle_per_host(0);
+    }
+    let client = builder.build().map_err(|e| Stop::Failed(e.into()))?;
+    let base = stack.entry_url.trim_end_matches('/').to_string();
+    for endpoint in &env.settings.endpoints {
+        let url = format!("{base}{endpoint}");
+        for _ in 0..env.settings.warmup {
+            check(env.interrupt)?;
+            let _ = get(&client, &url).await;
+        }
+        let before = read_all(&targets)?;
+        let t0 = Instant::now();
+        let mut statuses = Vec::with_capacity(env.settings.n as usize);
+        let mut wall_ms = Vec::with_capacity(env.settings.n as usize);
+        for _ in 0..env.settings.n {
+            check(env.interrupt)?;
+            let t = Instant::now();
+            let status = get(&client, &url).await;
+            wall_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            statuses.push(status);
+        }
+        let elapsed_s = t0.elapsed().as_secs_f64();
+        let after = read_all(&targets)?;
+        let raw = EndpointRaw {
+            endpoint: endpoint.clone(),
+            statuses,
+            wall_ms,
+            elapsed_s,
+            containers: counters(&targets, &before, &after),
+        };
+        let row = cpr_report::row(&raw, got.idle.as_ref());
+        if !env.quiet {
+            let cpu: Vec<String> = row
+                .cpu_ms_per_request
+                .iter()
+                .map(|(r, v)| format!("{r} {v:.2}"))
+                .collect();
+            eprintln!(
+                "  {endpoint}: {}/{} ok in {elapsed_s:.1} s; CPU ms/request: {}",
+                row.ok,
+                row.requests,
+                cpu.join(", ")
+            );
+        }
+        got.raws.push(raw);
+        if row.ok == 0 {
+            return Err(Stop::Failed(anyhow!(
+                "{endpoint} never answered 200 in {} requests; see logs/ in the run directory",
+                row.requests
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn check(interrupt: &Interrupt) -> Result<(), Stop> {
+    match interrupt.reason() {
+        Some(sig) => Err(Stop::Interrupted(sig)),
+        None => Ok(()),
+    }
+}
+
+/// GET and read the body; the status, or 0 for a transport error.
+async fn get(client: &reqwest::Client, url: &str) -> u16 {
+    match client.get(url).send().await {
+        Ok(r) => {
+            let s = r.status().as_u16();
+            match r.bytes().await {
+                Ok(_) => s,
+                Err(_) => 0,
+            }
+        }
+        Err(_) => 0,
+    }
+}
+
+async fn write_logs(docker: &Docker, stack: &LabStack, run: &ToolRun) {
+    let dir = run.dir.path.join("logs");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    for (role, c) in &stack.containers {
+        let text = docker.logs(&c.id, None).await.unwrap_or_default();
+        let _ = super::write_text(&dir.join(format!("{}.log", role.as_str())), &text);
+    }
+}
+
+fn requests_tsv(raws: &[EndpointRaw]) -> String {
+    let mut s = String::from("endpoint\tseq\tstatus\twall_ms\n");
+    for r in raws {
+        for (i, (st, w)) in r.statuses.iter().zip(&r.wall_ms).enumerate() {
+            s.push_str(&format!("{}\t{}\t{st}\t{w:.3}\n", r.endpoint, i + 1));
+        }
+    }
+    s
+}
+
+fn cgroup_tsv(raws: &[EndpointRaw]) -> String {
+    let mut s = String::from(
+        "endpoint\trole\tcontainer\trequests\telapsed_s\tcpu_ns_before\tcpu_ns_after\tthrottled_ns_before\tthrottled_ns_after\n",
+    );
+    for r in raws {
+        for c in &r.containers {
+            s.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{}\n",
+                r.endpoint,
+                c.role,
+                c.name,
+                r.statuses.len(),
+                r.elapsed_s,
+                c.cpu_ns_before,
+                c.cpu_ns_after,
+                c.throttled_ns_before,
+                c.throttled_ns_after
+            ));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_files_have_one_line_per_request_and_per_container() {
+        let raw = EndpointRaw {
+            endpoint: "/api/db".into(),
+            statuses: vec![200, 500],
+            wall_ms: vec![12.5, 3.25],
+            elapsed_s: 0.02,
+            containers: vec![ContainerCounters {
+                role: "php-fpm".into(),
+                name: "perflab-x-php-fpm".into(),
+                cpu_ns_before: 1,
+                cpu_ns_after: 9,
+                throttled_ns_before: 0,
+                throttled_ns_after: 0,
+            }],
+        };
+        let req = requests_tsv(std::slice::from_ref(&raw));
+        assert_eq!(
+            req.lines().collect::<Vec<_>>(),
+            vec![
+                "endpoint\tseq\tstatus\twall_ms",
+                "/api/db\t1\t200\t12.500",
+                "/api/db\t2\t500\t3.250"
+            ]
+        );
+        let cg = cgroup_tsv(&[raw]);
+        assert_eq!(cg.lines().count(), 2);
+        assert!(cg.ends_with("/api/db\tphp-fpm\tperflab-x-php-fpm\t2\t0.020\t1\t9\t0\t0\n"));
+        assert_eq!(
+            default_endpoints(Lab::Node),
+            vec!["/cpu", "/db", "/dbsleep"]
+        );
+    }
+}

@@ -1,0 +1,569 @@
+//! `cpu-per-request` analysis and rendering (pure): cgroup CPU counters of each lab container
+//! before and after N sequential requests to an endpoint -> CPU ms per request per container,
+//! wall time per request, and our figures beside the article's (PHP, 300 sequential requests:
+//! /api/ping 7.1 ms php-fpm + 3.4 ms nginx; /api/db 9.0 + 3.3; /api/slow 14.2 + 5.0).
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use super::render::{Table, caveats_markdown, caveats_text, opt};
+use super::stats::{self, Summary};
+
+/// What was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CprSettings {
+    pub lab: String,
+    pub n: u32,
+    pub endpoints: Vec<String>,
+    /// Sequential requests per endpoint before its counters are read.
+    pub warmup: u32,
+    /// Seconds of idle baseline measured before the endpoints (0 = none).
+    pub idle_s: f64,
+    /// A new TCP connection per request (the article's wget did that) instead of keep-alive.
+    pub fresh_connections: bool,
+    pub suite: String,
+}
+
+/// A container's counters around one measurement window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContainerCounters {
+    pub role: String,
+    pub name: String,
+    pub cpu_ns_before: u64,
+    pub cpu_ns_after: u64,
+    pub throttled_ns_before: u64,
+    pub throttled_ns_after: u64,
+}
+
+impl ContainerCounters {
+    pub fn cpu_ns(&self) -> u64 {
+        self.cpu_ns_after.saturating_sub(self.cpu_ns_before)
+    }
+
+    pub fn throttled_ns(&self) -> u64 {
+        self.throttled_ns_after
+            .saturating_sub(self.throttled_ns_before)
+    }
+}
+
+/// The raw result of one endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointRaw {
+    pub endpoint: String,
+    /// Status per request in order (0 = transport error).
+    pub statuses: Vec<u16>,
+    /// Wall time per request, ms.
+    pub wall_ms: Vec<f64>,
+    /// Seconds between the two counter readings.
+    pub elapsed_s: f64,
+    pub containers: Vec<ContainerCounters>,
+}
+
+/// One endpoint's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndpointRow {
+    pub endpoint: String,
+    pub requests: usize,
+    pub ok: usize,
+    /// Other outcomes by status (`0` = transport error).
+    pub not_ok: BTreeMap<u16, usize>,
+    pub wall_ms: Option<Summary>,
+    pub elapsed_s: f64,
+    /// CPU ms per request by container role, in the containers' order.
+    pub cpu_ms_per_request: Vec<(String, f64)>,
+    /// CPU throttling (cgroup quota) per request by role, ms: should be 0 (no quotas).
+    pub throttled_ms_per_request: Vec<(String, f64)>,
+    /// What the idle baseline alone would add per request over this window, ms.
+    pub idle_ms_per_request: Vec<(String, f64)>,
+}
+
+impl EndpointRow {
+    pub fn cpu_ms(&self, role: &str) -> Option<f64> {
+        self.cpu_ms_per_request
+            .iter()
+            .find(|(r, _)| r == role)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// CPU the containers burn doing nothing, ms per second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleBaseline {
+    pub seconds: f64,
+    pub cpu_ms_per_s: Vec<(String, f64)>,
+}
+
+/// An article figure (a point when low == high).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArticleFigure {
+    pub endpoint: String,
+    /// Container role, or `wall` for the wall time per request.
+    pub what: String,
+    pub low_ms: f64,
+    pub high_ms: f64,
+    pub note: String,
+}
+
+impl ArticleFigure {
+    fn text(&self) -> String {
+        if self.low_ms == self.high_ms {
+            format!("{}", self.low_ms)
+        } else {
+            format!("{}-{}", self.low_ms, self.high_ms)
+        }
+    }
+}
+
+/// Ours beside one article figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub article: ArticleFigure,
+    pub ours_ms: Option<f64>,
+    /// Ours over the article's (midpoint of a range).
+    pub ratio: Option<f64>,
+}
+
+/// The report (`report.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CprReport {
+    pub settings: CprSettings,
+    pub rows: Vec<EndpointRow>,
+    pub idle: Option<IdleBaseline>,
+    pub comparisons: Vec<Comparison>,
+    pub caveats: Vec<String>,
+}
+
+fn fig(endpoint: &str, what: &str, low: f64, high: f64, note: &str) -> ArticleFigure {
+    ArticleFigure {
+        endpoint: endpoint.into(),
+        what: what.into(),
+        low_ms: low,
+        high_ms: high,
+        note: note.into(),
+    }
+}
+
+/// The article's figures for a lab.
+pub fn article_figures(lab: &str) -> Vec<ArticleFigure> {
+    const SEQ: &str = "300 sequential requests, cgroup delta";
+    const NGX: &str =
+        "300 sequential requests; includes the wget loop run inside the nginx container";
+    match lab {
+        "php" => vec![
+            fig("/api/ping", "php-fpm", 7.1, 7.1, SEQ),
+            fig("/api/ping", "nginx", 3.4, 3.4, NGX),
+            fig("/api/ping", "wall", 9.0, 9.0, SEQ),
+            fig("/api/db", "php-fpm", 9.0, 9.0, SEQ),
+            fig("/api/db", "nginx", 3.3, 3.3, NGX),
+            fig("/api/db", "wall", 13.0, 13.0, SEQ),
+            fig("/api/slow", "php-fpm", 14.2, 14.2, SEQ),
+            fig("/api/slow", "nginx", 5.0, 5.0, NGX),
+            fig("/api/slow", "wall", 126.0, 126.0, SEQ),
+        ],
+        "node" => vec![
+            fig(
+                "/cpu",
+                "app",
+                5.45,
+                5.45,
+                "under load, 1 process (exp 2b), from the app's own counters; not sequential",
+            ),
+            fig(
+                "/db",
+                "app",
+                1.68,
+                1.74,
+                "under load at 150 rps (exp 1a), the app's cpu_ms_per_req; not sequential",
+            ),
+            fig(
+                "/db",
+                "pg",
+                2.9,
+                3.3,
+                "pg CPU per query at 100 rps (exp 1a); not sequential",
+            ),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+fn per_request(ns: u64, n: usize) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        ns as f64 / n as f64 / 1e6
+    }
+}
+
+/// Idle baseline from counters read `seconds` apart.
+pub fn idle_baseline(counters: &[ContainerCounters], seconds: f64) -> IdleBaseline {
+    IdleBaseline {
+        seconds,
+        cpu_ms_per_s: counters
+            .iter()
+            .map(|c| {
+                let v = if seconds > 0.0 {
+                    c.cpu_ns() as f64 / 1e6 / seconds
+                } else {
+                    0.0
+                };
+                (c.role.clone(), v)
+            })
+            .collect(),
+    }
+}
+
+pub fn row(raw: &EndpointRaw, idle: Option<&IdleBaseline>) -> EndpointRow {
+    let n = raw.statuses.len();
+    let mut not_ok = BTreeMap::new();
+    for s in raw.statuses.iter().filter(|s| **s != 200) {
+        *not_ok.entry(*s).or_default() += 1;
+    }
+    let idle_ms_per_request = match idle {
+        Some(b) if n > 0 => b
+            .cpu_ms_per_s
+            .iter()
+            .map(|(r, ms_s)| (r.clone(), ms_s * raw.elapsed_s / n as f64))
+            .collect(),
+        _ => Vec::new(),
+    };
+    EndpointRow {
+        endpoint: raw.endpoint.clone(),
+        requests: n,
+        ok: n - not_ok.values().sum::<usize>(),
+        not_ok,
+        wall_ms: stats::summarize(&raw.wall_ms),
+        elapsed_s: raw.elapsed_s,
+        cpu_ms_per_request: raw
+            .containers
+            .iter()
+            .map(|c| (c.role.clone(), per_request(c.cpu_ns(), n)))
+            .collect(),
+        throttled_ms_per_request: raw
+            .containers
+            .iter()
+            .map(|c| (c.role.clone(), per_request(c.throttled_ns(), n)))
+            .collect(),
+        idle_ms_per_request,
+    }
+}
+
+pub fn analyze(
+    settings: CprSettings,
+    raws: &[EndpointRaw],
+    idle: Option<IdleBaseline>,
+    caveats: Vec<String>,
+) -> CprReport {
+    let rows: Vec<EndpointRow> = raws.iter().map(|r| row(r, idle.as_ref())).collect();
+    let comparisons = article_figures(&settings.lab)
+        .into_iter()
+        .filter(|f| rows.iter().any(|r| r.endpoint == f.endpoint))
+        .map(|f| {
+            let r = rows.iter().find(|r| r.endpoint == f.endpoint);
+            let ours = r.and_then(|r| match f.what.as_str() {
+                "wall" => r.wall_ms.as_ref().map(|w| w.mean),
+                role => r.cpu_ms(role),
+            });
+            let mid = (f.low_ms + f.high_ms) / 2.0;
+            Comparison {
+                ratio: ours.filter(|_| mid > 0.0).map(|o| o / mid),
+                ours_ms: ours,
+                article: f,
+            }
+        })
+        .collect();
+    CprReport {
+        settings,
+        rows,
+        idle,
+        comparisons,
+        caveats,
+    }
+}
+
+fn roles(r: &CprReport) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for row in &r.rows {
+        for (role, _) in &row.cpu_ms_per_request {
+            if !out.contains(role) {
+                out.push(role.clone());
+            }
+        }
+    }
+    out
+}
+
+fn header(r: &CprReport) -> String {
+    format!(
+        "cpu-per-request {}: {} sequential requests per endpoint ({}), cgroup CPU delta per container",
+        r.settings.lab,
+        r.settings.n,
+        if r.settings.fresh_connections {
+            "a new connection each"
+        } else {
+            "keep-alive"
+        }
+    )
+}
+
+fn not_ok_text(row: &EndpointRow) -> String {
+    row.not_ok
+        .iter()
+        .map(|(s, n)| {
+            if *s == 0 {
+                format!("{n} transport errors")
+            } else {
+                format!("{n} x HTTP {s}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One row per endpoint: outcomes, wall time, CPU ms per request of each container.
+fn endpoint_table(r: &CprReport) -> Table {
+    let roles = roles(r);
+    let mut head = vec![
+        "endpoint".to_string(),
+        "ok/sent".into(),
+        "wall p50 ms".into(),
+        "wall mean ms".into(),
+    ];
+    head.extend(roles.iter().map(|role| format!("{role} CPU ms")));
+    let mut t = Table::new(head);
+    for row in &r.rows {
+        let w = row.wall_ms.as_ref();
+        let mut cells = vec![
+            row.endpoint.clone(),
+            format!("{}/{}", row.ok, row.requests),
+            opt(w.map(|w| w.p50), 1, ""),
+            opt(w.map(|w| w.mean), 1, ""),
+        ];
+        cells.extend(roles.iter().map(|role| opt(row.cpu_ms(role), 2, "")));
+        t.push(cells);
+    }
+    t
+}
+
+/// Ours beside each article figure.
+fn comparison_table(r: &CprReport) -> Table {
+    let mut t = Table::new([
+        "endpoint",
+        "what",
+        "ours ms",
+        "article ms",
+        "ours/article",
+        "note",
+    ]);
+    t.left = vec![0, 1, 5];
+    for c in &r.comparisons {
+        t.push(vec![
+            c.article.endpoint.clone(),
+            c.article.what.clone(),
+            opt(c.ours_ms, 2, ""),
+            c.article.text(),
+            opt(c.ratio, 2, "x"),
+            c.article.note.clone(),
+        ]);
+    }
+    t
+}
+
+fn notes(r: &CprReport) -> Vec<String> {
+    let mut v: Vec<String> = r
+        .rows
+        .iter()
+        .filter(|row| !row.not_ok.is_empty())
+        .map(|row| format!("{}: {}", row.endpoint, not_ok_text(row)))
+        .collect();
+    if let Some(b) = &r.idle {
+        let parts: Vec<String> = b
+            .cpu_ms_per_s
+            .iter()
+            .map(|(role, v)| format!("{role} {v:.2}"))
+            .collect();
+        v.push(format!(
+            "idle baseline over {:.0} s before the endpoints, CPU ms per second: {}",
+            b.seconds,
+            parts.join(", ")
+        ));
+    }
+    v
+}
+
+/// Plain-text report (also the stdout table).
+pub fn render_text(r: &CprReport) -> String {
+    let mut s = format!("{}\n", header(r));
+    s.push_str(&endpoint_table(r).to_text());
+    for n in notes(r) {
+        let _ = writeln!(s, "{n}");
+    }
+    if !r.comparisons.is_empty() {
+        let _ = writeln!(s, "\ncompared with the article:");
+        s.push_str(&comparison_table(r).to_text());
+    }
+    s.push_str(&caveats_text(&r.caveats));
+    s
+}
+
+/// Markdown report.
+pub fn render_markdown(r: &CprReport) -> String {
+    let mut s = format!("# cpu-per-request {}\n\n{}.\n\n", r.settings.lab, header(r));
+    s.push_str(&endpoint_table(r).to_markdown());
+    for n in notes(r) {
+        let _ = writeln!(s, "\n- {n}");
+    }
+    if !r.comparisons.is_empty() {
+        let _ = writeln!(s, "\n## Compared with the article\n");
+        s.push_str(&comparison_table(r).to_markdown());
+    }
+    s.push_str(&caveats_markdown(&r.caveats));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters(role: &str, before: u64, after: u64) -> ContainerCounters {
+        ContainerCounters {
+            role: role.into(),
+            name: format!("perflab-x-{role}"),
+            cpu_ns_before: before,
+            cpu_ns_after: after,
+            throttled_ns_before: 0,
+            throttled_ns_after: 0,
+        }
+    }
+
+    fn settings() -> CprSettings {
+        CprSettings {
+            lab: "php".into(),
+            n: 4,
+            endpoints: vec!["/api/ping".into(), "/api/db".into()],
+            warmup: 2,
+            idle_s: 2.0,
+            fresh_connections: false,
+            suite: "trixie".into(),
+        }
+    }
+
+    fn fixture() -> CprReport {
+        let ping = EndpointRaw {
+            endpoint: "/api/ping".into(),
+            statuses: vec![200, 200, 200, 200],
+            wall_ms: vec![8.0, 9.0, 10.0, 9.0],
+            elapsed_s: 0.04,
+            // 4 requests: 28 ms php-fpm -> 7 ms each, 14 ms nginx -> 3.5 each
+            containers: vec![
+                counters("php-fpm", 1_000_000_000, 1_028_000_000),
+                counters("nginx", 5_000_000, 19_000_000),
+                counters("pg", 0, 400_000),
+            ],
+        };
+        let db = EndpointRaw {
+            endpoint: "/api/db".into(),
+            statuses: vec![200, 500, 0, 200],
+            wall_ms: vec![12.0, 14.0, 13.0, 13.0],
+            elapsed_s: 0.052,
+            containers: vec![
+                counters("php-fpm", 0, 36_000_000),
+                counters("nginx", 0, 13_200_000),
+                counters("pg", 0, 8_000_000),
+            ],
+        };
+        let idle = idle_baseline(
+            &[
+                counters("php-fpm", 0, 0),
+                counters("nginx", 0, 0),
+                counters("pg", 0, 2_000_000),
+            ],
+            2.0,
+        );
+        analyze(settings(), &[ping, db], Some(idle), vec![])
+    }
+
+    #[test]
+    fn cpu_per_request_per_container() {
+        let r = fixture();
+        let ping = &r.rows[0];
+        assert_eq!(ping.requests, 4);
+        assert_eq!(ping.ok, 4);
+        assert_eq!(ping.cpu_ms("php-fpm"), Some(7.0));
+        assert_eq!(ping.cpu_ms("nginx"), Some(3.5));
+        assert_eq!(ping.cpu_ms("pg"), Some(0.1));
+        assert_eq!(ping.wall_ms.as_ref().unwrap().mean, 9.0);
+        let db = &r.rows[1];
+        assert_eq!(db.ok, 2);
+        assert_eq!(db.not_ok, BTreeMap::from([(0, 1), (500, 1)]));
+        assert_eq!(db.cpu_ms("php-fpm"), Some(9.0));
+        // idle pg 1 ms/s over 0.052 s / 4 requests = 0.013 ms per request
+        let idle_pg = db
+            .idle_ms_per_request
+            .iter()
+            .find(|(r, _)| r == "pg")
+            .unwrap()
+            .1;
+        assert!((idle_pg - 0.013).abs() < 1e-12);
+        assert_eq!(r.idle.as_ref().unwrap().cpu_ms_per_s[2], ("pg".into(), 1.0));
+    }
+
+    #[test]
+    fn compares_with_the_articles_figures_of_the_endpoints_run() {
+        let r = fixture();
+        // /api/slow was not run: only ping and db figures (3 each)
+        assert_eq!(r.comparisons.len(), 6);
+        let c = &r.comparisons[0];
+        assert_eq!(
+            (c.article.endpoint.as_str(), c.article.what.as_str()),
+            ("/api/ping", "php-fpm")
+        );
+        assert_eq!(c.ours_ms, Some(7.0));
+        assert!((c.ratio.unwrap() - 7.0 / 7.1).abs() < 1e-12);
+        let wall = r
+            .comparisons
+            .iter()
+            .find(|c| c.article.what == "wall")
+            .unwrap();
+        assert_eq!(wall.ours_ms, Some(9.0));
+        assert_eq!(article_figures("node").len(), 3);
+        assert!(article_figures("demo").is_empty());
+    }
+
+    #[test]
+    fn renderers_show_every_endpoint_and_the_article() {
+        let r = fixture();
+        let t = render_text(&r);
+        let has = |line: &str| t.lines().any(|l| l == line);
+        assert!(
+            has(
+                "endpoint   ok/sent  wall p50 ms  wall mean ms  php-fpm CPU ms  nginx CPU ms  pg CPU ms"
+            ),
+            "{t}"
+        );
+        assert!(
+            has(
+                "/api/ping      4/4          9.0           9.0            7.00          3.50       0.10"
+            ),
+            "{t}"
+        );
+        assert!(has("/api/db: 1 transport errors, 1 x HTTP 500"), "{t}");
+        assert!(
+            has(
+                "/api/ping  php-fpm     7.00         7.1         0.99x  300 sequential requests, cgroup delta"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("idle baseline over 2 s"), "{t}");
+        let m = render_markdown(&r);
+        assert!(
+            m.contains("| /api/db | 2/4 | 13.0 | 13.0 | 9.00 | 3.30 | 2.00 |"),
+            "{m}"
+        );
+        assert!(
+            m.contains("| /api/db | nginx | 3.30 | 3.3 | 1.00x |"),
+            "{m}"
+        );
+    }
+}

@@ -1,0 +1,323 @@
+//! The article's methodology tools: `noise-check` (late wake-ups of a pinned 1 ms sleep loop),
+//! `calib` (a fixed CPU loop repeated on an app CPU) and `cpu-per-request` (cgroup CPU delta of
+//! N sequential requests per endpoint). Each writes a fresh run directory `out/<tool>/<ts>-r1/`
+//! (tool manifest, raw data, report.txt/md/json, status.json) under the host lock, and honours
+//! Ctrl-C/SIGTERM like `perflab run`. Pure parts (`*_report.rs`, `stats.rs`) do no I/O.
+pub mod calib;
+pub mod calib_report;
+pub mod cpr;
+pub mod cpr_report;
+pub mod noise;
+pub mod noise_report;
+pub mod render;
+pub mod stats;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::docker::{self, Docker};
+use crate::error::InvalidInput;
+use crate::host::{HostFacts, PerflabVersion};
+use crate::lock::{HostLock, Wait};
+use crate::plan::{CpuLayout, layout};
+use crate::run::signals::Interrupt;
+use crate::rundir::{self, RunDir, RunState};
+
+/// Version of a tool's `manifest.json`.
+pub const TOOL_MANIFEST_SCHEMA_VERSION: u32 = 1;
+
+/// `manifest.json` of a tool run: like a run's manifest, without experiment and plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolManifest {
+    pub schema_version: u32,
+    /// Always `tool` (a run's manifest has an `experiment` instead).
+    pub kind: String,
+    /// `noise-check`, `calib`, `cpu-per-request`.
+    pub tool: String,
+    pub run_id: String,
+    pub created: DateTime<Utc>,
+    /// The command-line settings as resolved (defaults filled in).
+    pub args: serde_json::Value,
+    pub perflab: PerflabVersion,
+    pub host: HostFacts,
+    pub cpu_layout: CpuLayout,
+    /// Where the tool's own threads and the lab's containers ran (`measuring_thread`, `orchestrator`, ...).
+    pub pinning: BTreeMap<String, String>,
+    pub caveats: Vec<String>,
+    /// Component versions (kernel, docker engine, lab images' software).
+    pub components: BTreeMap<String, String>,
+    pub images: BTreeMap<String, String>,
+    pub measurements: BTreeMap<String, serde_json::Value>,
+}
+
+/// Options every tool shares.
+#[derive(Debug, Clone)]
+pub struct Common {
+    pub out_root: PathBuf,
+    pub wait: Wait,
+    pub quiet: bool,
+    pub json: bool,
+}
+
+/// A tool run in progress: its directory, manifest and the host lock it holds.
+pub struct ToolRun {
+    pub dir: RunDir,
+    pub manifest: ToolManifest,
+    _lock: HostLock,
+}
+
+impl ToolRun {
+    /// Take the host lock (waiting like `perflab run`, or failing fast with `--no-wait`), then
+    /// create the run directory `out/<tool_dir>/<ts>-r1/` and write a first manifest.
+    pub async fn begin(
+        tool: &str,
+        tool_dir: &str,
+        args: serde_json::Value,
+        cpu_layout: CpuLayout,
+        common: &Common,
+        interrupt: &Interrupt,
+    ) -> Result<ToolRun> {
+        let lock = crate::run::acquire_lock(tool_dir, common.wait, common.quiet, interrupt).await?;
+        // leftovers of killed runs (still `running`, owner gone) become `aborted`
+        rundir::mark_stale_runs(&common.out_root);
+        let dir = RunDir::create(&common.out_root, tool_dir, 1)?;
+        let host = HostFacts::collect();
+        let mut caveats = cpu_layout.caveats.clone();
+        caveats.extend(host.caveats());
+        let mut components = BTreeMap::new();
+        if let Some(k) = &host.kernel {
+            components.insert("kernel".to_string(), k.clone());
+        }
+        let manifest = ToolManifest {
+            schema_version: TOOL_MANIFEST_SCHEMA_VERSION,
+            kind: "tool".into(),
+            tool: tool.into(),
+            run_id: dir.name(),
+            created: dir.created,
+            args,
+            perflab: PerflabVersion::current(),
+            host,
+            cpu_layout,
+            pinning: BTreeMap::new(),
+            caveats,
+            components,
+            images: BTreeMap::new(),
+            measurements: BTreeMap::new(),
+        };
+        let run = ToolRun {
+            dir,
+            manifest,
+            _lock: lock,
+        };
+        run.write_manifest()?;
+        if !common.quiet {
+            eprintln!("{tool} -> {}", run.dir.path.display());
+        }
+        Ok(run)
+    }
+
+    pub fn write_manifest(&self) -> Result<()> {
+        rundir::write_json_atomic(&self.dir.file(rundir::MANIFEST_FILE), &self.manifest)
+    }
+
+    /// Write `report.txt`, `report.md` and `report.json`.
+    pub fn write_reports<T: Serialize>(&self, txt: &str, md: &str, json: &T) -> Result<()> {
+        write_text(&self.dir.file("report.txt"), txt)?;
+        write_text(&self.dir.file("report.md"), md)?;
+        rundir::write_json_atomic(&self.dir.file("report.json"), json)
+    }
+
+    /// Record the final state; returns the exit code the command should end with.
+    pub fn finish(&self, state: RunState, reason: Option<&str>) -> Result<std::process::ExitCode> {
+        self.write_manifest()?;
+        self.dir.mark(state, reason)?;
+        Ok(match state {
+            RunState::Aborted => std::process::ExitCode::from(130),
+            RunState::Failed => std::process::ExitCode::from(crate::error::EXIT_FAILURE),
+            _ => std::process::ExitCode::SUCCESS,
+        })
+    }
+}
+
+/// Write a text file atomically with a context message.
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    rundir::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// The CPU a single-threaded tool measures on: `--cpu N` (must be online), else the first CPU
+/// of the layout's app set. Returns the CPU and the host's layout.
+pub fn measured_cpu(cpu: Option<u32>) -> Result<(u32, CpuLayout)> {
+    let online = layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let l = layout::resolve(&online, None, false)?;
+    let cpu = match cpu {
+        Some(c) if !online.contains(c) => {
+            return Err(InvalidInput(format!(
+                "--cpu {c}: cpu {c} is not online (online: {online}); pick one of those"
+            ))
+            .into());
+        }
+        Some(c) => c,
+        None => *l.app.cpus().first().context("the layout has no app CPU")?,
+    };
+    Ok((cpu, l))
+}
+
+/// Every online CPU but `cpu` (where the tool's other threads go); all of them if none is left.
+pub fn other_cpus(l: &CpuLayout, cpu: u32) -> Vec<usize> {
+    let others: Vec<usize> = l
+        .online
+        .cpus()
+        .iter()
+        .filter(|c| **c != cpu)
+        .map(|c| *c as usize)
+        .collect();
+    if others.is_empty() {
+        l.online.cpus().iter().map(|c| *c as usize).collect()
+    } else {
+        others
+    }
+}
+
+/// Pin the calling thread only (not the process) to one CPU.
+pub fn pin_current_thread(cpu: u32) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; pid 0 = the calling thread.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The perflab containers running now (name and run id), for "is the lab idle?" checks.
+pub async fn running_lab_containers(d: &Docker) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for o in d.list_labelled(&[]).await? {
+        if o.kind != docker::ObjectKind::Container {
+            continue;
+        }
+        if let Ok(info) = d.inspect_container(&o.id).await
+            && info.running
+        {
+            let run = o.labels.get(docker::LABEL_RUN).cloned().unwrap_or_default();
+            out.push(format!("{} (run {run})", o.name));
+        }
+    }
+    Ok(out)
+}
+
+/// Check that no lab container runs (say so on stderr and in the caveats otherwise) and record
+/// the Docker engine's version.
+pub async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
+    let found = match Docker::connect().await {
+        Ok(d) => {
+            if let Ok(v) = d.engine_version().await {
+                run.manifest.components.insert("docker-engine".into(), v);
+            }
+            running_lab_containers(&d).await
+        }
+        Err(e) => Err(e.into()),
+    };
+    match found {
+        Ok(v) if v.is_empty() => {
+            run.manifest
+                .measurements
+                .insert("lab_containers_running".into(), serde_json::json!([]));
+        }
+        Ok(v) => {
+            let msg = format!(
+                "the lab was not idle: {} perflab container(s) running: {}",
+                v.len(),
+                v.join(", ")
+            );
+            if !quiet {
+                eprintln!("warning: {msg}");
+            }
+            run.manifest
+                .measurements
+                .insert("lab_containers_running".into(), serde_json::json!(v));
+            run.manifest.caveats.push(msg);
+        }
+        Err(e) => run.manifest.caveats.push(format!(
+            "could not ask Docker whether lab containers were running ({e:#}); idle not checked"
+        )),
+    }
+}
+
+/// Move perflab's threads off `cpu` (the measuring thread pins itself there) and record it.
+pub fn pin_others_away(run: &mut ToolRun, cpu: u32, thread: &str) {
+    let others = other_cpus(&run.manifest.cpu_layout, cpu);
+    if let Err(e) = crate::sample::pin_process_to(&others) {
+        run.manifest.caveats.push(format!(
+            "could not move perflab's other threads off cpu {cpu}: {e}"
+        ));
+    }
+    run.manifest.pinning.insert(thread.into(), cpu.to_string());
+    let list: Vec<String> = others.iter().map(|c| c.to_string()).collect();
+    run.manifest
+        .pinning
+        .insert("other_threads".into(), list.join(","));
+}
+
+/// Run `f` in a thread of its own; when a signal comes first, set `stop` (which `f` polls) and
+/// wait for `f` to return. Returns `f`'s result and the signal, if any.
+pub async fn run_in_thread<T: Send + 'static>(
+    name: &str,
+    interrupt: &Interrupt,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<(T, Option<&'static str>)> {
+    let (tx, mut rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .with_context(|| format!("starting the {name} thread"))?;
+    let mut i = interrupt.clone();
+    let died = || format!("the {name} thread died");
+    Ok(tokio::select! {
+        r = &mut rx => (r.with_context(died)?, None),
+        sig = i.wait() => {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            (rx.await.with_context(died)?, Some(sig))
+        }
+    })
+}
+
+/// Busy % per CPU since a `/proc/stat` snapshot, rounded to 0.1.
+pub fn busy_since(before: &[(u32, crate::sample::host::CpuTimes)]) -> BTreeMap<u32, f64> {
+    let now = crate::sample::host::read_proc_stat();
+    crate::sample::host::busy_pct(before, &now)
+        .into_iter()
+        .map(|(c, p, _steal)| (c, stats::round(p, 1)))
+        .collect()
+}
+
+/// Print the report (JSON with `--json`, else the text table) and record the final state.
+pub fn print_and_finish<T: Serialize>(
+    run: &ToolRun,
+    common: &Common,
+    text: &str,
+    report: &T,
+    signal: Option<&str>,
+) -> Result<std::process::ExitCode> {
+    if common.json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{text}");
+    }
+    match signal {
+        Some(sig) => run.finish(
+            RunState::Aborted,
+            Some(&format!("interrupted by {sig}; partial data kept")),
+        ),
+        None => run.finish(RunState::Complete, None),
+    }
+}

@@ -1,0 +1,62 @@
+//! Rendering helpers shared by the tools' reports (pure): optional numbers, caveat lists and
+//! the host CPU busy line; tables use `crate::report::table::Table` (text and Markdown).
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+pub use crate::report::table::Table;
+
+/// `x` with `digits` decimals and a suffix, or `-`.
+pub fn opt(x: Option<f64>, digits: usize, suffix: &str) -> String {
+    x.map(|v| format!("{v:.digits$}{suffix}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// `cpu0 21%, cpu1 23%`, or None when nothing was measured.
+pub fn busy(cpu_busy_pct: &BTreeMap<u32, f64>) -> Option<String> {
+    (!cpu_busy_pct.is_empty()).then(|| {
+        cpu_busy_pct
+            .iter()
+            .map(|(c, p)| format!("cpu{c} {p:.0}%"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// One `caveat: ...` line each.
+pub fn caveats_text(caveats: &[String]) -> String {
+    caveats.iter().map(|c| format!("caveat: {c}\n")).collect()
+}
+
+/// A `## Caveats` section (empty when there is none).
+pub fn caveats_markdown(caveats: &[String]) -> String {
+    let mut s = String::new();
+    if !caveats.is_empty() {
+        let _ = writeln!(s, "\n## Caveats\n");
+        for c in caveats {
+            let _ = writeln!(s, "- {c}");
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(opt(Some(2.345), 1, "x"), "2.3x");
+        assert_eq!(opt(None, 1, "x"), "-");
+        assert_eq!(
+            busy(&BTreeMap::from([(0, 21.4), (1, 3.0)])).unwrap(),
+            "cpu0 21%, cpu1 3%"
+        );
+        assert_eq!(busy(&BTreeMap::new()), None);
+        assert_eq!(
+            caveats_text(&["a".into(), "b".into()]),
+            "caveat: a\ncaveat: b\n"
+        );
+        assert_eq!(caveats_markdown(&[]), "");
+        assert_eq!(caveats_markdown(&["a".into()]), "\n## Caveats\n\n- a\n");
+    }
+}
