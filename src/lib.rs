@@ -23,3 +23,14 @@ pub mod sample;
 pub mod stack;
 pub mod tools;
 pub mod verify;
+
+/// `eprintln!` that never panics: progress and warnings go to stderr and are dropped when stderr
+/// is closed (the terminal or the pipe reader is gone), so a run still stops k6, tears its
+/// containers down and marks its directory.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}

@@ -353,3 +353,30 @@ fn diag_acc_access_logs_show_the_backlog_gap() {
     let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
     assert!(txt.contains("Access logs: php-fpm %d vs nginx $request_time"));
 }
+
+#[test]
+fn a_closed_stderr_does_not_stop_a_run() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // The reader of perflab's stderr goes away at once (a closed terminal, `| head` that
+    // exited): progress lines fail with EPIPE, and the run must still measure, tear down and
+    // mark its directory complete (it used to panic on the first progress line).
+    let out = tempfile::tempdir().unwrap();
+    let mut child = perflab()
+        .args(["run", "demo-open", "--quick", "--no-align", "--out"])
+        .arg(out.path())
+        .args(["--set", "load.steps=100,200"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let st = child.wait().unwrap();
+    assert!(st.success(), "perflab exited with {st}");
+    let dir = out.path().join("demo-open/latest").canonicalize().unwrap();
+    assert_eq!(status_state(&dir), "complete");
+    let run = dir.file_name().unwrap().to_string_lossy().to_lowercase();
+    assert!(
+        labelled(&format!("run-demo-open-{run}")).is_empty(),
+        "containers left behind"
+    );
+}

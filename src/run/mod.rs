@@ -67,14 +67,14 @@ pub async fn execute(
         // The run directories were handled above; only the other engine's objects remain.
         let (_, n) = sweep::sweep_engine(&loadgen.docker, &BTreeSet::new()).await?;
         if !quiet && n > 0 {
-            eprintln!(
+            crate::say!(
                 "swept {n} leftover Docker objects of killed runs on {}",
                 loadgen.docker.endpoint()
             );
         }
     }
     if !quiet && (swept.removed_objects > 0 || !swept.aborted_dirs.is_empty()) {
-        eprintln!(
+        crate::say!(
             "swept leftovers of killed runs: {} Docker objects of {} run(s) removed, {} run folder(s) marked aborted",
             swept.removed_objects,
             swept.removed_runs.len(),
@@ -172,7 +172,7 @@ async fn open_engine(
         .into());
     }
     if !req.quiet {
-        eprintln!(
+        crate::say!(
             "engine {ep} ({flag}): Docker {}, {} CPUs, cgroup v{}, {}",
             facts.server_version.as_deref().unwrap_or("?"),
             facts.ncpu.unwrap_or(0),
@@ -188,7 +188,7 @@ async fn open_engine(
         .await
         .with_context(|| format!("measuring the clock of {ep}"))?;
     if !req.quiet && clock.offset_ms.abs() > 10.0 {
-        eprintln!(
+        crate::say!(
             "warning: the clock of {ep} is {:+.1} ms off this machine's (goal within 10 ms): start gates are corrected by it, timestamps written there are not; sync both with NTP/chrony",
             clock.offset_ms
         );
@@ -268,7 +268,7 @@ pub async fn acquire_lock(
         tokio::task::spawn_blocking(move || {
             lock::acquire(&path, &target, wait, |h| {
                 if !quiet {
-                    eprintln!("{}", lock::waiting_message(h));
+                    crate::say!("{}", lock::waiting_message(h));
                 }
             })
         })

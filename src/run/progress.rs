@@ -117,7 +117,7 @@ impl Progress {
                 match &bar {
                     Some(b) => b.set_message(line),
                     None if last_plain.elapsed() >= Duration::from_secs(10) => {
-                        eprintln!("{line}");
+                        crate::say!("{line}");
                         last_plain = std::time::Instant::now();
                     }
                     None => {}

@@ -129,7 +129,7 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     }
     dir.write_manifest(&manifest)?;
     if !env.quiet {
-        eprintln!("run {} -> {}", exp.id, dir.path.display());
+        crate::say!("run {} -> {}", exp.id, dir.path.display());
     }
 
     let mut stack: Option<LabStack> = None;
@@ -430,7 +430,7 @@ async fn measure(
     };
     let wait = (until - Utc::now()).to_std().unwrap_or_default();
     if !env.quiet && wait > Duration::from_secs(1) {
-        eprintln!(
+        crate::say!(
             "waiting {:.0} s so the first step starts at {} UTC (--no-align to skip)",
             wait.as_secs_f64(),
             al.first_step_at.format("%H:%M:%S")
@@ -673,7 +673,7 @@ fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator]
                 "the load generators' first requests are {spread} ms apart (goal <= 100 ms)"
             );
             if !quiet {
-                eprintln!("warning: {msg}");
+                crate::say!("warning: {msg}");
             }
             manifest.caveats.push(msg);
         }

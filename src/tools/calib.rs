@@ -113,7 +113,7 @@ fn repeat_loop(settings: &CalibSettings, stop: &AtomicBool, quiet: bool) -> Loop
             involuntary_switches: csw,
         };
         if !quiet {
-            eprintln!("  repeat {index:>3}/{}: {wall_ms:.1} ms", settings.repeats);
+            crate::say!("  repeat {index:>3}/{}: {wall_ms:.1} ms", settings.repeats);
         }
         repeats.push(r);
     }
@@ -162,9 +162,11 @@ pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process
     super::pin_others_away(&mut run, settings.cpu, "loop_thread");
     run.write_manifest()?;
     if !common.quiet {
-        eprintln!(
+        crate::say!(
             "sizing the loop for ~{} ms on cpu {}, then {} repeats",
-            settings.work_ms, settings.cpu, settings.repeats
+            settings.work_ms,
+            settings.cpu,
+            settings.repeats
         );
     }
 

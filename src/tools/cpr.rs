@@ -81,7 +81,7 @@ pub async fn run(
     // With the lock held no live run owns a `run-` stack: leftovers of killed runs go.
     let swept = sweep::sweep(&docker, &common.out_root, &BTreeSet::new()).await?;
     if !common.quiet && swept.removed_objects > 0 {
-        eprintln!(
+        crate::say!(
             "removed {} Docker objects left by killed runs",
             swept.removed_objects
         );
@@ -219,7 +219,7 @@ async fn measure(
     let exp = defaults::lab_experiment(lab);
     let pinning = pinning_of(env.layout);
     if !env.quiet {
-        eprintln!(
+        crate::say!(
             "starting the {} lab (app cpus {}, db cpus {})",
             lab.as_str(),
             pinning.app,
@@ -283,7 +283,7 @@ async fn measure(
     let idle_s = env.settings.idle_s;
     if idle_s > 0.0 {
         if !env.quiet {
-            eprintln!("idle baseline: {idle_s} s with no requests");
+            crate::say!("idle baseline: {idle_s} s with no requests");
         }
         let before = read_all(&targets)?;
         or_interrupt(env.interrupt, async {
@@ -337,7 +337,7 @@ async fn measure(
                 .iter()
                 .map(|(r, v)| format!("{r} {v:.2}"))
                 .collect();
-            eprintln!(
+            crate::say!(
                 "  {endpoint}: {}/{} ok in {elapsed_s:.1} s; CPU ms/request: {}",
                 row.ok,
                 row.requests,

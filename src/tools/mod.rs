@@ -115,7 +115,7 @@ impl ToolRun {
         };
         run.write_manifest()?;
         if !common.quiet {
-            eprintln!("{tool} -> {}", run.dir.path.display());
+            crate::say!("{tool} -> {}", run.dir.path.display());
         }
         Ok(run)
     }
@@ -237,7 +237,7 @@ pub async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
                 v.join(", ")
             );
             if !quiet {
-                eprintln!("warning: {msg}");
+                crate::say!("warning: {msg}");
             }
             run.manifest
                 .measurements

@@ -97,9 +97,12 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     super::pin_others_away(&mut run, settings.cpu, "sleep_loop_thread");
     run.write_manifest()?;
     if !common.quiet {
-        eprintln!(
+        crate::say!(
             "sleeping {} ms at a time on cpu {} for {} s; reporting wake-ups later than {} ms",
-            settings.sleep_ms, settings.cpu, settings.seconds, settings.threshold_ms
+            settings.sleep_ms,
+            settings.cpu,
+            settings.seconds,
+            settings.threshold_ms
         );
     }
 
@@ -114,7 +117,7 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
             loop {
                 tokio::time::sleep(Duration::from_secs(10)).await;
                 if !quiet {
-                    eprintln!(
+                    crate::say!(
                         "  {:>4.0}/{total:.0} s: {} stalls, max lateness {:.1} ms",
                         t0.elapsed().as_secs_f64(),
                         live.stalls.load(Ordering::Relaxed),
