@@ -49,6 +49,11 @@ impl CpuSet {
         &self.0
     }
 
+    /// The CPU numbers as `sample::pin_process_to` takes them.
+    pub fn indices(&self) -> Vec<usize> {
+        self.0.iter().map(|c| *c as usize).collect()
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }

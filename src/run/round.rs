@@ -81,15 +81,6 @@ impl From<anyhow::Error> for Stop {
     }
 }
 
-/// Docker cpusets of the three roles.
-pub fn pinning_of(layout: &CpuLayout) -> Pinning {
-    Pinning {
-        loadgen: layout.cpuset(Role::Loadgen),
-        db: layout.cpuset(Role::Db),
-        app: layout.cpuset(Role::App),
-    }
-}
-
 /// The sampler's role name for a stack container (the report's column names).
 fn sample_role(lab: Lab, role: StackRole) -> SampleRole {
     match (lab, role) {
@@ -227,7 +218,7 @@ async fn measure(
     manifest: &mut Manifest,
     stack_slot: &mut Option<LabStack>,
 ) -> Result<(), Stop> {
-    let pinning = pinning_of(env.layout);
+    let pinning = Pinning::from(env.layout);
     let pl = env.placement;
     let stack_off_host = *env.docker.endpoint() != docker::Endpoint::Local;
     let opts = StartOptions {
@@ -437,13 +428,7 @@ async fn measure(
         );
     }
     // Measurement: the orchestrator moves to the load generator's CPUs before the start.
-    let loadgen: Vec<usize> = env
-        .layout
-        .get(Role::Loadgen)
-        .cpus()
-        .iter()
-        .map(|c| *c as usize)
-        .collect();
+    let loadgen = env.layout.get(Role::Loadgen).indices();
     let pinned = sample::pin_process_to(&loadgen);
     if let Err(e) = &pinned {
         manifest.caveats.push(format!(
@@ -567,8 +552,8 @@ async fn measure(
             )),
         }
     }
-    let all: Vec<usize> = plan::layout::online_cpus()
-        .map(|c| c.cpus().iter().map(|x| *x as usize).collect())
+    let all = plan::layout::online_cpus()
+        .map(|c| c.indices())
         .unwrap_or_default();
     if pinned.is_ok() && !all.is_empty() {
         let _ = sample::pin_process_to(&all);

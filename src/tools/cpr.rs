@@ -15,7 +15,7 @@ use crate::docker::{self, Docker};
 use crate::experiment::Lab;
 use crate::images::{self, ImageSet, Suite};
 use crate::plan::CpuLayout;
-use crate::run::round::{Stop, or_interrupt, pinning_of};
+use crate::run::round::{Stop, or_interrupt};
 use crate::run::signals::Interrupt;
 use crate::run::sweep;
 use crate::rundir::RunState;
@@ -103,7 +103,7 @@ pub async fn run(
     m.measurements.insert("run_id".into(), json!(run_id));
     m.measurements
         .insert("suite".into(), json!(set.suite.as_str()));
-    let p = pinning_of(&layout);
+    let p = crate::stack::Pinning::from(&layout);
     m.pinning.insert("app".into(), p.app.clone());
     m.pinning.insert("db".into(), p.db.clone());
     m.pinning.insert("loadgen".into(), p.loadgen.clone());
@@ -142,7 +142,7 @@ pub async fn run(
             .push(format!("teardown failed: {e:#}; run `perflab cleanup`"));
     }
     let all = crate::plan::layout::online_cpus()
-        .map(|c| c.cpus().iter().map(|x| *x as usize).collect::<Vec<_>>())
+        .map(|c| c.indices())
         .unwrap_or_default();
     if !all.is_empty() {
         let _ = crate::sample::pin_process_to(&all);
@@ -217,7 +217,7 @@ async fn measure(
     got: &mut Collected,
 ) -> Result<(), Stop> {
     let exp = defaults::lab_experiment(lab);
-    let pinning = pinning_of(env.layout);
+    let pinning = crate::stack::Pinning::from(env.layout);
     if !env.quiet {
         crate::say!(
             "starting the {} lab (app cpus {}, db cpus {})",
@@ -272,7 +272,7 @@ async fn measure(
 
     // perflab sends from the load generator's CPUs, as k6 would.
     let loadgen: Vec<usize> = crate::plan::CpuSet::parse(&pinning.loadgen)
-        .map(|s| s.cpus().iter().map(|c| *c as usize).collect())
+        .map(|s| s.indices())
         .unwrap_or_default();
     if let Err(e) = crate::sample::pin_process_to(&loadgen) {
         run.manifest.caveats.push(format!(

@@ -177,7 +177,7 @@ pub fn other_cpus(l: &CpuLayout, cpu: u32) -> Vec<usize> {
         .map(|c| *c as usize)
         .collect();
     if others.is_empty() {
-        l.online.cpus().iter().map(|c| *c as usize).collect()
+        l.online.indices()
     } else {
         others
     }
