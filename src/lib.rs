@@ -34,3 +34,14 @@ macro_rules! say {
         let _ = writeln!(std::io::stderr(), $($arg)*);
     }};
 }
+
+/// `println!` that never panics: tables and `--json` go to stdout; when the reader is gone
+/// (`perflab verify all | head -3`) the rest is dropped instead of killing the process with
+/// "failed printing to stdout" (a run still finishes its rounds and tears down).
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}

@@ -89,3 +89,22 @@ fn validate_whole_catalog() {
         .success()
         .stdout(predicate::str::contains(format!("ok: {n} file(s) valid")));
 }
+
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    // `perflab list | head -1`: the reader is gone before the table is written. The process
+    // must not panic ("failed printing to stdout", exit 101); the rest of the table is dropped.
+    use std::process::{Command as Std, Stdio};
+    let mut child = Std::new(assert_cmd::cargo::cargo_bin("perflab"))
+        .args(["show", "1a"])
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // close the read end before perflab writes
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "stderr: {err}");
+    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+}

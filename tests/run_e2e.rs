@@ -143,6 +143,20 @@ fn exp2_pgconn_refused_connections_are_http_500() {
     // refused connections. Below ~30 rps php-fpm reuses a few workers, so steps start at 40.
     let (_out, dir) = run_quick("exp2-pgconn", &["--set", "load.steps=40,50"]);
     assert_eq!(status_state(&dir), "complete");
+    // The slots the app can use are read from the server, not assumed: max_connections as set,
+    // PostgreSQL's reserved slots, and the harness's own connection (the samplers').
+    let slots = &json(&dir.join("manifest.json"))["measurements"]["postgres_slots"];
+    assert_eq!(slots["max_connections"], 100, "{slots}");
+    assert_eq!(slots["harness"], 1, "{slots}");
+    let su = slots["superuser_reserved"]
+        .as_i64()
+        .expect("superuser_reserved");
+    let res = slots["reserved"].as_i64().expect("reserved");
+    assert_eq!(
+        slots["usable"].as_i64(),
+        Some(100 - su - res - 1),
+        "{slots}"
+    );
     let r = json(&dir.join("report.json"));
     for s in steps(&r) {
         let f = s["failed_rate"].as_f64().unwrap();

@@ -136,6 +136,26 @@ fn exp2_pgconn_error_rate_misses_at_150_on_this_host() {
 }
 
 #[test]
+fn exp2_pgconn_error_rate_uses_the_measured_slots() {
+    // The real run predates `postgres_slots`: PostgreSQL's defaults (3 reserved) and the
+    // harness's one connection are assumed, 96 usable -> 24/120.
+    let r = claim("exp2-pgconn", "error-rate", &real("exp2-pgconn"), None);
+    assert!(r.expected.ends_with("= 0.2"), "{}", r.expected);
+    // Edited copy: the manifest records 100 usable slots (no reserved ones, no harness
+    // connection: the article's arithmetic, 20/120). The expectation follows the record and
+    // the same measured rates now miss at step 100 (0.2025 vs 0.1667) instead of 150.
+    let r = claim(
+        "exp2-pgconn",
+        "error-rate",
+        &edited("exp2-pgconn", "slots"),
+        None,
+    );
+    assert!(r.expected.ends_with("= 0.1667"), "{}", r.expected);
+    fails(&r);
+    assert_eq!(r.reason.as_deref(), Some("fails at step 100"));
+}
+
+#[test]
 fn exp2_pgconn_errors_are_http_500() {
     holds(&claim(
         "exp2-pgconn",

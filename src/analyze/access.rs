@@ -113,12 +113,8 @@ pub struct AccessRow {
 
 /// Nearest-rank percentile of unsorted values.
 fn percentile(v: &mut [f64], p: f64) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
     v.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * v.len() as f64).ceil().max(1.0) as usize;
-    Some(v[rank.min(v.len()) - 1])
+    super::stats::percentile_sorted(v, p)
 }
 
 /// Summarise the lines that ended in `[from_s, to_s)` (unix seconds).

@@ -13,6 +13,7 @@ pub mod model;
 pub mod run;
 pub mod runs;
 pub mod samples;
+pub mod stats;
 pub mod summary;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};

@@ -112,7 +112,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     } else {
         report::text::render(&r)
     };
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    super::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -124,14 +124,12 @@ pub struct ReportArgs {
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let r = report::render_run_dir(&a.run_dir)?;
-    eprintln!(
+    crate::say!(
         "wrote report.txt, report.md, report.json, {}, {} in {}",
         report::STEPS_SVG,
         report::TIMELINE_SVG,
         a.run_dir.display()
     );
-    std::io::stdout()
-        .lock()
-        .write_all(report::text::render(&r).as_bytes())?;
+    super::stdout().write_all(report::text::render(&r).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

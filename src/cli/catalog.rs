@@ -170,7 +170,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
             i.id.to_string(),
         )
     });
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &items)?;
         writeln!(out)?;
@@ -277,7 +277,7 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         (_, l) => l.map_err(|e| e.to_string()),
     };
     let now = chrono::Utc::now();
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     if let CatalogEntry::Group(g) = &file.entry {
         return show_group(&mut out, g, &resolved, args.json).map(|_| ExitCode::SUCCESS);
     }
@@ -405,7 +405,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
                 "other catalog files have errors:\n{}",
                 experiment::diag::render(&other)
             );
-            println!("ok: {} file(s)", args.files.len());
+            crate::out!("ok: {} file(s)", args.files.len());
             Ok(ExitCode::SUCCESS)
         }
         Ok(cat) => {
@@ -413,7 +413,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
                 cat.warnings().into_iter().filter(|d| mine(d)).collect();
             if !args.no_warnings {
                 for w in &warnings {
-                    eprintln!("{w}");
+                    crate::say!("{w}");
                 }
             }
             let checked: Vec<&experiment::CatalogFile> = cat
@@ -425,7 +425,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
                 .iter()
                 .filter(|f| matches!(f.entry, CatalogEntry::Group(_)))
                 .count();
-            println!(
+            crate::out!(
                 "ok: {} file(s) valid ({} experiments, {} groups), {} warning(s)",
                 checked.len(),
                 checked.len() - groups,
@@ -459,9 +459,9 @@ pub fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
         crate::lock::Wait::Block
     };
     let lock = crate::lock::acquire(&path, &args.experiment, wait, |h| {
-        eprintln!("{}", crate::lock::waiting_message(h));
+        crate::say!("{}", crate::lock::waiting_message(h));
     })?;
-    let mut out = std::io::stdout().lock();
+    let mut out = super::stdout();
     writeln!(
         out,
         "locked pid {} at {}",

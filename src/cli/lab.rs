@@ -38,7 +38,7 @@ pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
         match p {
             BuildProgress::UpToDate { .. } => {}
             BuildProgress::Building { role, tag, log } => {
-                eprintln!(
+                crate::say!(
                     "building {:<9} {tag} (log: {})",
                     role.as_str(),
                     log.display()
@@ -49,14 +49,14 @@ pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
                 if tty {
                     eprint!("\r\x1b[2K  {:<9} {step}", role.as_str());
                 } else {
-                    eprintln!("  {:<9} {step}", role.as_str());
+                    crate::say!("  {:<9} {step}", role.as_str());
                 }
             }
             BuildProgress::Built { role, seconds, .. } => {
                 if tty {
                     eprint!("\r\x1b[2K");
                 }
-                eprintln!("built    {:<9} in {seconds:.1} s", role.as_str())
+                crate::say!("built    {:<9} in {seconds:.1} s", role.as_str())
             }
         }
     }
@@ -82,11 +82,11 @@ pub fn build(args: BuildArgs) -> Result<ExitCode> {
         let mut progress = build_progress(args.quiet);
         let set = images::ensure_built(&docker, suite, &mut progress).await?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&set)?);
+            crate::out!("{}", serde_json::to_string_pretty(&set)?);
         } else {
             print_images(&set);
             if !args.quiet {
-                eprintln!(
+                crate::say!(
                     "images for {suite} ready in {:.1} s",
                     t0.elapsed().as_secs_f64()
                 );
@@ -97,7 +97,7 @@ pub fn build(args: BuildArgs) -> Result<ExitCode> {
 }
 
 fn print_images(set: &ImageSet) {
-    println!("{:<9} {:<40} {:>9}  versions", "role", "tag", "size");
+    crate::out!("{:<9} {:<40} {:>9}  versions", "role", "tag", "size");
     for img in set.images.values() {
         let v: Vec<String> = img
             .versions
@@ -105,7 +105,7 @@ fn print_images(set: &ImageSet) {
             .filter(|(k, _)| !k.starts_with("dpkg:") && *k != "source")
             .map(|(k, v)| format!("{k} {v}"))
             .collect();
-        println!(
+        crate::out!(
             "{:<9} {:<40} {:>6} MB  {}",
             img.role.as_str(),
             img.tag,
@@ -223,28 +223,34 @@ pub fn up(args: UpArgs) -> Result<ExitCode> {
 }
 
 fn print_stack(s: &LabStack) {
-    println!(
+    crate::out!(
         "{} lab is up (run id {}, ready in {:.1} s)",
         s.lab.as_str(),
         s.run_id,
         s.start_seconds
     );
-    println!("  entry point:   {}", s.entry_url);
+    crate::out!("  entry point:   {}", s.entry_url);
     if let Some(u) = &s.fpm_status_url {
-        println!("  fpm status:    {u}");
+        crate::out!("  fpm status:    {u}");
     }
     if let Some(pg) = &s.pg {
-        println!(
+        crate::out!(
             "  PostgreSQL:    PGPASSWORD={} psql -h {} -p {} -U {} {}",
-            pg.password, pg.host, pg.port, pg.user, pg.dbname
+            pg.password,
+            pg.host,
+            pg.port,
+            pg.user,
+            pg.dbname
         );
     }
-    println!(
+    crate::out!(
         "  pinning:       loadgen {} | db {} | app {}",
-        s.pinning.loadgen, s.pinning.db, s.pinning.app
+        s.pinning.loadgen,
+        s.pinning.db,
+        s.pinning.app
     );
     for c in s.containers.values() {
-        println!(
+        crate::out!(
             "  {:<8} {} (cpus {}, {} MiB)",
             c.role.as_str(),
             c.name,
@@ -252,7 +258,7 @@ fn print_stack(s: &LabStack) {
             c.memory_bytes >> 20
         );
     }
-    println!("stop it with: perflab down {}", s.run_id);
+    crate::out!("stop it with: perflab down {}", s.run_id);
 }
 
 #[derive(Debug, Args)]
@@ -283,12 +289,12 @@ pub fn down(args: DownArgs) -> Result<ExitCode> {
                     ))
                     .into());
                 }
-                None => eprintln!("no stack started by `perflab up` is running"),
+                None => crate::say!("no stack started by `perflab up` is running"),
             }
         }
         for r in runs {
             let removed = docker.remove_labelled(&[format!("{}={r}", docker::LABEL_RUN)]).await?;
-            eprintln!("removed {r} ({} objects)", removed.len());
+            crate::say!("removed {r} ({} objects)", removed.len());
         }
         Ok(ExitCode::SUCCESS)
     })
@@ -318,7 +324,7 @@ pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
             docker.remove_labelled(&filter).await?
         };
         for o in &objs {
-            println!(
+            crate::out!(
                 "{} {:?} {} ({})",
                 if args.dry_run {
                     "would remove"
@@ -333,7 +339,7 @@ pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
                     .unwrap_or("-")
             );
         }
-        eprintln!(
+        crate::say!(
             "{} perflab objects {}",
             objs.len(),
             if args.dry_run { "found" } else { "removed" }
@@ -374,7 +380,7 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
         )
         .await?;
         if !args.quiet {
-            eprintln!(
+            crate::say!(
                 "{} stack ready in {:.1} s; smoking",
                 exp.lab.as_str(),
                 s.start_seconds
@@ -386,10 +392,10 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
         }
         let report = report?;
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&report)?);
+            crate::out!("{}", serde_json::to_string_pretty(&report)?);
         } else {
             for c in &report.checks {
-                println!(
+                crate::out!(
                     "{} {:<50} {}",
                     if c.ok { "ok  " } else { "FAIL" },
                     c.name,
@@ -401,14 +407,14 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
             print_stack(&s);
         }
         if report.passed() {
-            eprintln!(
+            crate::say!(
                 "{} smoke passed ({suite}, {:.1} s)",
                 exp.lab.as_str(),
                 report.seconds
             );
             Ok(ExitCode::SUCCESS)
         } else {
-            eprintln!(
+            crate::say!(
                 "{} smoke FAILED: {} check(s)",
                 exp.lab.as_str(),
                 report.failures().len()

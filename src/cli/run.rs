@@ -63,7 +63,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     for r in &resolved {
         for w in &r.warnings {
             if !quiet {
-                eprintln!("{w}");
+                crate::say!("{w}");
             }
         }
     }

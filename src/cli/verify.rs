@@ -239,7 +239,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     if !quiet {
         for s in &f.skipped {
-            eprintln!("skipped unreadable run: {s}");
+            crate::say!("skipped unreadable run: {s}");
         }
     }
     if a.target == "all" && !single_run {
@@ -249,7 +249,7 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| out_root.join("verify"));
         let dir = write_findings(&parent, now, &f)?;
         if !quiet {
-            eprintln!("findings report: {}", dir.display());
+            crate::say!("findings report: {}", dir.display());
         }
     }
     Ok(if f.all_pass() {
@@ -302,7 +302,7 @@ fn run_missing(
         placement: Default::default(),
     };
     if !quiet {
-        eprintln!(
+        crate::say!(
             "running {} experiment(s) with no complete run: {}",
             ids.len(),
             ids.join(", ")
@@ -362,7 +362,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         (&lb, &rb.report, &rb.manifest),
     );
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        crate::out!("{}", serde_json::to_string_pretty(&c)?);
     } else {
         print!("{}", compare::render_text(&c));
     }
@@ -396,7 +396,7 @@ pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
     let c = capacity::capacity(&a.experiment, &input, a.rounds, a.margin, a.peak)
         .map_err(|e| invalid(e.to_string()))?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        crate::out!("{}", serde_json::to_string_pretty(&c)?);
     } else {
         print!("{}", capacity::render_text(&c));
     }

@@ -111,7 +111,7 @@ pub async fn execute(
     'outer: for r in &req.resolved {
         for round in 1..=req.rounds {
             let o = round::run_round(&env, r, round).await?;
-            println!(
+            crate::out!(
                 "{:<14} r{round} {:<9} {}  {}",
                 r.experiment.id,
                 state_word(o.state),

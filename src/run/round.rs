@@ -291,6 +291,15 @@ async fn measure(
         None => None,
     };
 
+    if let Some(c) = &pg_client {
+        let slots = pg_slots(c)
+            .await
+            .context("reading PostgreSQL's connection settings")?;
+        manifest
+            .measurements
+            .insert("postgres_slots".into(), json!(slots));
+    }
+
     let wu = or_interrupt(&env.interrupt, async {
         warmup::warm_up(&stack, exp).await.context("warm-up")
     })
@@ -663,6 +672,40 @@ fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator]
             manifest.caveats.push(msg);
         }
     }
+}
+
+/// How many of `max_connections` the lab's app can really use, read from the server before the
+/// warm-up: PostgreSQL keeps `superuser_reserved_connections` (and, from 16, `reserved_connections`)
+/// for privileged roles, and the harness holds its own connections for the samplers.
+#[derive(Debug, serde::Serialize)]
+struct PgSlots {
+    max_connections: i64,
+    superuser_reserved: i64,
+    reserved: i64,
+    harness: i64,
+    usable: i64,
+}
+
+async fn pg_slots(c: &tokio_postgres::Client) -> Result<PgSlots> {
+    let row = c
+        .query_one(
+            "select current_setting('max_connections')::bigint, \
+                    current_setting('superuser_reserved_connections')::bigint, \
+                    coalesce(current_setting('reserved_connections', true), '0')::bigint, \
+                    (select count(*) from pg_stat_activity \
+                      where backend_type = 'client backend' and usename = current_user)::bigint",
+            &[],
+        )
+        .await?;
+    let (max, su, res, harness): (i64, i64, i64, i64) =
+        (row.get(0), row.get(1), row.get(2), row.get(3));
+    Ok(PgSlots {
+        max_connections: max,
+        superuser_reserved: su,
+        reserved: res,
+        harness,
+        usable: (max - su - res - harness).max(0),
+    })
 }
 
 async fn xact_commit(c: &tokio_postgres::Client) -> Result<i64> {

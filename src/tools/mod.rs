@@ -2,7 +2,7 @@
 //! `calib` (a fixed CPU loop repeated on an app CPU) and `cpu-per-request` (cgroup CPU delta of
 //! N sequential requests per endpoint). Each writes a fresh run directory `out/<tool>/<ts>-r1/`
 //! (tool manifest, raw data, report.txt/md/json, status.json) under the host lock, and honours
-//! Ctrl-C/SIGTERM like `perflab run`. Pure parts (`*_report.rs`, `stats.rs`) do no I/O.
+//! Ctrl-C/SIGTERM like `perflab run`. Pure parts (`*_report.rs`, and `analyze::stats`) do no I/O.
 pub mod calib;
 pub mod calib_report;
 pub mod cpr;
@@ -10,7 +10,7 @@ pub mod cpr_report;
 pub mod noise;
 pub mod noise_report;
 pub mod render;
-pub mod stats;
+pub use crate::analyze::stats;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -309,7 +309,7 @@ pub fn print_and_finish<T: Serialize>(
     signal: Option<&str>,
 ) -> Result<std::process::ExitCode> {
     if common.json {
-        println!("{}", serde_json::to_string_pretty(report)?);
+        crate::out!("{}", serde_json::to_string_pretty(report)?);
     } else {
         print!("{text}");
     }

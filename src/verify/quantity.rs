@@ -269,6 +269,11 @@ pub const QUANTITIES: &[Quantity] = &[
     ql("service_ms", Lab::Demo, "demo server service time (ms)"),
     q("max_connections", C, "PostgreSQL max_connections"),
     q(
+        "pg_usable",
+        C,
+        "connections the app can open: max_connections - reserved slots - the harness's own (measured)",
+    ),
+    q(
         "slots",
         C,
         "concurrency slots of the app: max_children, pool_max x processes, or demo workers",
@@ -585,6 +590,17 @@ pub fn config_value(m: &Manifest, path: &str) -> Result<f64, Missing> {
         "workers" => demo()?.workers as f64,
         "service_ms" => demo()?.service_ms as f64,
         "max_connections" => st.postgres.max_connections as f64,
+        "pg_usable" => match m
+            .measurements
+            .get("postgres_slots")
+            .and_then(|v| v.get("usable"))
+            .and_then(|v| v.as_f64())
+        {
+            Some(u) => u,
+            // Runs recorded before perflab read the slots: PostgreSQL's defaults
+            // (3 superuser-reserved, 0 reserved) and the harness's one connection.
+            None => (st.postgres.max_connections as f64 - 3.0 - 1.0).max(0.0),
+        },
         "slots" => match e.lab {
             Lab::Php => php()?.max_children as f64,
             Lab::Node => (node()?.pool_max * node()?.processes) as f64,

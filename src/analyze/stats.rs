@@ -1,4 +1,4 @@
-//! Small descriptive statistics shared by the tools (pure): nearest-rank percentiles, mean,
+//! Small descriptive statistics (pure), shared by the analysis and the tools: nearest-rank percentiles, mean,
 //! median, standard deviation and the spread figures the article quotes (±% around the median).
 use serde::{Deserialize, Serialize};
 
