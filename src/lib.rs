@@ -3,7 +3,7 @@
 //! Pipeline: `experiment` (YAML schema, validation) -> `plan` (steps, alignment, CPU layout)
 //! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
 //! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
-//! `report` (renderers), with `rundir`, `lock` and `host` beside them; `tools` holds the
+//! `report` (renderers), with `rundir`, `lock`, `host` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;
@@ -15,6 +15,7 @@ pub mod host;
 pub mod images;
 pub mod load;
 pub mod lock;
+pub mod output;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -23,25 +24,3 @@ pub mod sample;
 pub mod stack;
 pub mod tools;
 pub mod verify;
-
-/// `eprintln!` that never panics: progress and warnings go to stderr and are dropped when stderr
-/// is closed (the terminal or the pipe reader is gone), so a run still stops k6, tears its
-/// containers down and marks its directory.
-#[macro_export]
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-/// `println!` that never panics: tables and `--json` go to stdout; when the reader is gone
-/// (`perflab verify all | head -3`) the rest is dropped instead of killing the process with
-/// "failed printing to stdout" (a run still finishes its rounds and tears down).
-#[macro_export]
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}

@@ -92,19 +92,23 @@ fn validate_whole_catalog() {
 
 #[test]
 fn a_closed_stdout_is_not_a_crash() {
-    // `perflab list | head -1`: the reader is gone before the table is written. The process
-    // must not panic ("failed printing to stdout", exit 101); the rest of the table is dropped.
+    // `perflab show 1a | head -1`: the reader is gone before the output is written. The process
+    // must not panic ("failed printing to stdout", exit 101) nor fail ("Broken pipe", exit 1);
+    // the rest of the output is dropped. One command writes through an `impl Write`
+    // (`show`), one prints a rendered text (`verify --quantities`).
     use std::process::{Command as Std, Stdio};
-    let mut child = Std::new(assert_cmd::cargo::cargo_bin("perflab"))
-        .args(["show", "1a"])
-        .env("NO_COLOR", "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take()); // close the read end before perflab writes
-    let out = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "stderr: {err}");
-    assert_eq!(out.status.code(), Some(0), "stderr: {err}");
+    for args in [&["show", "1a"][..], &["verify", "--quantities"][..]] {
+        let mut child = Std::new(assert_cmd::cargo::cargo_bin("perflab"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // close the read end before perflab writes
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: stderr: {err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: stderr: {err}");
+    }
 }

@@ -112,7 +112,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     } else {
         report::text::render(&r)
     };
-    super::stdout().write_all(out.as_bytes())?;
+    crate::output::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -130,6 +130,6 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         report::TIMELINE_SVG,
         a.run_dir.display()
     );
-    super::stdout().write_all(report::text::render(&r).as_bytes())?;
+    crate::output::stdout().write_all(report::text::render(&r).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -170,7 +170,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
             i.id.to_string(),
         )
     });
-    let mut out = super::stdout();
+    let mut out = crate::output::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &items)?;
         writeln!(out)?;
@@ -277,7 +277,7 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         (_, l) => l.map_err(|e| e.to_string()),
     };
     let now = chrono::Utc::now();
-    let mut out = super::stdout();
+    let mut out = crate::output::stdout();
     if let CatalogEntry::Group(g) = &file.entry {
         return show_group(&mut out, g, &resolved, args.json).map(|_| ExitCode::SUCCESS);
     }
@@ -461,7 +461,7 @@ pub fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
     let lock = crate::lock::acquire(&path, &args.experiment, wait, |h| {
         crate::say!("{}", crate::lock::waiting_message(h));
     })?;
-    let mut out = super::stdout();
+    let mut out = crate::output::stdout();
     writeln!(
         out,
         "locked pid {} at {}",

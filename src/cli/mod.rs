@@ -117,27 +117,3 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::SampleAgent(a) => run::sample_agent(a),
     }
 }
-
-/// Standard output for tables and `--json`: a reader that went away (`perflab list | head -1`)
-/// drops the rest of the output instead of turning into an error or a panic. Only stdout gets
-/// this treatment; a broken pipe anywhere else (a socket) is still an error.
-pub(crate) fn stdout() -> QuietStdout {
-    QuietStdout(std::io::stdout().lock())
-}
-
-pub(crate) struct QuietStdout(std::io::StdoutLock<'static>);
-
-impl std::io::Write for QuietStdout {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self.0.write(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(buf.len()),
-            r => r,
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self.0.flush() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            r => r,
-        }
-    }
-}

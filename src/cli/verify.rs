@@ -135,7 +135,7 @@ fn quantities_help() -> String {
 
 pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     if a.quantities {
-        print!("{}", quantities_help());
+        crate::output::emit(&quantities_help());
         return Ok(ExitCode::SUCCESS);
     }
     check_suite(&a.suite)?;
@@ -233,9 +233,9 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         skipped,
     };
     if a.json {
-        print!("{}", render::json(&f));
+        crate::output::emit(&render::json(&f));
     } else {
-        print!("{}", render::text(&f.claims, &f.missing));
+        crate::output::emit(&render::text(&f.claims, &f.missing));
     }
     if !quiet {
         for s in &f.skipped {
@@ -364,7 +364,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::out!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        print!("{}", compare::render_text(&c));
+        crate::output::emit(&compare::render_text(&c));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -398,7 +398,7 @@ pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
     if a.json {
         crate::out!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        print!("{}", capacity::render_text(&c));
+        crate::output::emit(&capacity::render_text(&c));
     }
     Ok(ExitCode::SUCCESS)
 }

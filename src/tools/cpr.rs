@@ -167,7 +167,7 @@ pub async fn run(
     run.write_reports(&text, &cpr_report::render_markdown(&report), &report)?;
     if state == RunState::Failed {
         if !got.raws.is_empty() {
-            print!("{text}");
+            crate::output::emit(&text);
         }
         run.finish(state, reason.as_deref())?;
         return Err(anyhow!(
@@ -271,9 +271,7 @@ async fn measure(
     }
 
     // perflab sends from the load generator's CPUs, as k6 would.
-    let loadgen: Vec<usize> = crate::plan::CpuSet::parse(&pinning.loadgen)
-        .map(|s| s.indices())
-        .unwrap_or_default();
+    let loadgen = env.layout.get(crate::plan::Role::Loadgen).indices();
     if let Err(e) = crate::sample::pin_process_to(&loadgen) {
         run.manifest.caveats.push(format!(
             "could not pin perflab to the load generator's CPUs: {e}"

@@ -311,7 +311,7 @@ pub fn print_and_finish<T: Serialize>(
     if common.json {
         crate::out!("{}", serde_json::to_string_pretty(report)?);
     } else {
-        print!("{text}");
+        crate::output::emit(text);
     }
     match signal {
         Some(sig) => run.finish(
