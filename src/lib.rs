@@ -3,7 +3,8 @@
 //! Pipeline: `experiment` (YAML schema, validation) -> `plan` (steps, alignment, CPU layout)
 //! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
 //! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
-//! `report` (renderers), with `rundir`, `lock`, `host` and `output` beside them; `tools` holds the
+//! `report` (renderers) -> `session` (the measurement session's phases behind an `Engine`
+//! trait) -> `run` / `tools`, with `rundir`, `lock`, `host` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;
@@ -21,6 +22,7 @@ pub mod report;
 pub mod run;
 pub mod rundir;
 pub mod sample;
+pub mod session;
 pub mod stack;
 pub mod tools;
 pub mod verify;

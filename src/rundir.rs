@@ -70,6 +70,9 @@ pub enum RunState {
 pub struct Status {
     pub state: RunState,
     pub reason: Option<String>,
+    /// The session phase a run stopped in (`warm-up`, `measure`, ...), when it did not complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
     /// The perflab process that owns the run (to detect runs killed with SIGKILL).
     pub pid: u32,
     /// Its start time in clock ticks since boot (`/proc/<pid>/stat` field 22): guards against pid reuse.
@@ -85,6 +88,7 @@ impl Status {
         Status {
             state,
             reason,
+            phase: None,
             pid,
             pid_start_ticks: process_start_ticks(pid),
             hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -307,6 +311,18 @@ impl RunDir {
     /// Set the state with a reason, owned by this process.
     pub fn mark(&self, state: RunState, reason: Option<&str>) -> anyhow::Result<()> {
         self.set_status(&Status::new(state, reason.map(str::to_string)))
+    }
+
+    /// [`RunDir::mark`] naming the phase the run stopped in.
+    pub fn mark_in(
+        &self,
+        state: RunState,
+        reason: Option<&str>,
+        phase: Option<&str>,
+    ) -> anyhow::Result<()> {
+        let mut s = Status::new(state, reason.map(str::to_string));
+        s.phase = phase.map(str::to_string);
+        self.set_status(&s)
     }
 
     pub fn status(&self) -> anyhow::Result<Status> {

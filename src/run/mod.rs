@@ -1,12 +1,6 @@
 //! `perflab run`: validate and plan, build missing images, take the host lock, sweep leftovers
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
 //! for each round on a fresh stack, and print each round's verdict.
-pub mod generators;
-pub mod placement;
-pub mod progress;
-pub mod round;
-pub mod signals;
-pub mod sweep;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -16,11 +10,13 @@ use anyhow::{Context, Result};
 use crate::cli::catalog::Resolved;
 use crate::docker::Docker;
 use crate::images::{self, Suite};
-use crate::lock::{self, Wait};
+use crate::lock::Wait;
 use crate::plan::CpuLayout;
 use crate::rundir::RunState;
-use round::{RoundEnv, RoundOutcome};
-use signals::Interrupt;
+use crate::session::docker_engine::{DockerEngine, DockerEnv};
+use crate::session::round::{RoundOutcome, RoundSpec};
+use crate::session::signals::Interrupt;
+use crate::session::{generators, placement, sweep};
 
 /// A validated, planned request (nothing has been started yet).
 pub struct RunRequest {
@@ -60,7 +56,7 @@ pub async fn execute(
     let loadgen = prepare_loadgen(&docker, &set, &req, progress_build).await?;
 
     let quiet = req.quiet;
-    let held = acquire_lock(&req.target, req.wait, quiet, &interrupt).await?;
+    let held = crate::session::acquire_lock(&req.target, req.wait, quiet, &interrupt).await?;
 
     let swept = sweep::sweep(&docker, &req.out_root, &BTreeSet::new()).await?;
     if loadgen.remote {
@@ -82,13 +78,10 @@ pub async fn execute(
         );
     }
 
-    let env = RoundEnv {
+    let env = DockerEnv {
         docker: &docker,
         images: &set,
         layout: &req.layout,
-        out_root: &req.out_root,
-        overrides: &req.overrides,
-        align: req.align,
         quiet,
         no_samplers: req.no_samplers,
         loadgen: &loadgen,
@@ -100,17 +93,39 @@ pub async fn execute(
         } else {
             loadgen.clock
         },
-        interrupt: interrupt.clone(),
         repo_root: images::recipe::repo_root(),
     };
+    let summary = run_rounds(&req, &env, &interrupt).await?;
+    drop(held);
+    Ok(summary)
+}
+
+/// Every experiment of the target, each round on a fresh stack; stops at the first round that
+/// was interrupted or whose harness failed.
+async fn run_rounds(
+    req: &RunRequest,
+    env: &DockerEnv<'_>,
+    interrupt: &Interrupt,
+) -> Result<RunSummary> {
     let mut summary = RunSummary {
         rounds: Vec::new(),
         interrupted: false,
         harness_failed: false,
     };
-    'outer: for r in &req.resolved {
+    for r in &req.resolved {
         for round in 1..=req.rounds {
-            let o = round::run_round(&env, r, round).await?;
+            let spec = RoundSpec {
+                experiment: &r.experiment,
+                plan: &r.plan,
+                round,
+                out_root: &req.out_root,
+                overrides: &req.overrides,
+                layout: &req.layout,
+                align: req.align,
+                quiet: req.quiet,
+            };
+            let mut engine = DockerEngine::new(env);
+            let o = crate::session::run_round(&mut engine, &spec, interrupt).await?;
             crate::out!(
                 "{:<14} r{round} {:<9} {}  {}",
                 r.experiment.id,
@@ -123,17 +138,21 @@ pub async fn execute(
             match state {
                 RunState::Aborted => {
                     summary.interrupted = true;
-                    break 'outer;
+                    return Ok(summary);
                 }
                 RunState::Failed => {
                     summary.harness_failed = true;
-                    break 'outer;
+                    return Ok(summary);
+                }
+                // A signal that came once the measurement was whole still ends the command.
+                _ if interrupt.reason().is_some() => {
+                    summary.interrupted = true;
+                    return Ok(summary);
                 }
                 _ => {}
             }
         }
     }
-    drop(held);
     Ok(summary)
 }
 
@@ -251,36 +270,6 @@ async fn prepare_loadgen(
         facts: Some(e.facts),
         clock: Some(e.clock),
     })
-}
-
-/// Take the host lock for `target` (printing "waiting for ..." unless quiet), giving up when
-/// a signal arrives first (nothing has been started then).
-pub async fn acquire_lock(
-    target: &str,
-    wait: Wait,
-    quiet: bool,
-    interrupt: &Interrupt,
-) -> Result<lock::HostLock> {
-    let lock_path = lock::lock_path();
-    let mut waiting = {
-        let target = target.to_string();
-        let path = lock_path.clone();
-        tokio::task::spawn_blocking(move || {
-            lock::acquire(&path, &target, wait, |h| {
-                if !quiet {
-                    crate::say!("{}", lock::waiting_message(h));
-                }
-            })
-        })
-    };
-    let mut i = interrupt.clone();
-    tokio::select! {
-        r = &mut waiting => Ok(r.context("waiting for the host lock")?.with_context(|| format!("taking the host lock {}", lock_path.display()))?),
-        sig = i.wait() => {
-            waiting.abort();
-            anyhow::bail!("interrupted by {sig} while waiting for the host lock; nothing was started");
-        }
-    }
 }
 
 fn state_word(s: RunState) -> &'static str {

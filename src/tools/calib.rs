@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::calib_report::{self, CalibSettings, Calibration, Repeat};
 use super::{Common, ToolRun};
-use crate::run::signals::Interrupt;
+use crate::session::signals::Interrupt;
 use crate::sample::host;
 
 /// Raw per-repeat figures.

@@ -24,7 +24,7 @@ use crate::error::InvalidInput;
 use crate::host::{HostFacts, PerflabVersion};
 use crate::lock::{HostLock, Wait};
 use crate::plan::{CpuLayout, layout};
-use crate::run::signals::Interrupt;
+use crate::session::signals::Interrupt;
 use crate::rundir::{self, RunDir, RunState};
 
 /// Version of a tool's `manifest.json`.
@@ -81,7 +81,7 @@ impl ToolRun {
         common: &Common,
         interrupt: &Interrupt,
     ) -> Result<ToolRun> {
-        let lock = crate::run::acquire_lock(tool_dir, common.wait, common.quiet, interrupt).await?;
+        let lock = crate::session::acquire_lock(tool_dir, common.wait, common.quiet, interrupt).await?;
         // leftovers of killed runs (still `running`, owner gone) become `aborted`
         rundir::mark_stale_runs(&common.out_root);
         let dir = RunDir::create(&common.out_root, tool_dir, 1)?;

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::noise_report::{self, NoiseSettings, WakeUp};
 use super::{Common, ToolRun};
-use crate::run::signals::Interrupt;
+use crate::session::signals::Interrupt;
 use crate::sample::host;
 
 /// Raw late wake-ups, one JSON object a line.

@@ -5,6 +5,18 @@ use std::io::Write;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
+/// Fires a manual [`Interrupt`] as if `name` had been received.
+#[derive(Clone)]
+pub struct Trigger {
+    tx: watch::Sender<Option<&'static str>>,
+}
+
+impl Trigger {
+    pub fn fire(&self, name: &'static str) {
+        let _ = self.tx.send(Some(name));
+    }
+}
+
 /// A clonable view of "has the user asked us to stop, and with which signal".
 #[derive(Clone)]
 pub struct Interrupt {
@@ -46,6 +58,13 @@ impl Interrupt {
             }
         });
         Ok(Interrupt { rx })
+    }
+
+    /// An interrupt no signal handler feeds: the returned [`Trigger`] fires it (tests, fake
+    /// engines, a caller that stops a session on its own terms).
+    pub fn manual() -> (Interrupt, Trigger) {
+        let (tx, rx) = watch::channel(None);
+        (Interrupt { rx }, Trigger { tx })
     }
 
     /// The signal received so far, if any.

@@ -1,0 +1,359 @@
+//! The real [`Engine`]: the lab's stack through `stack` (Docker), the harness's PostgreSQL
+//! connection, the k6 generators (`generators`) and the samplers; what every round shares is
+//! [`DockerEnv`], what one round holds is [`DockerEngine`]'s state. The load phases' half is in
+//! `docker_load`.
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use super::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
+use super::signals::Interrupt;
+use super::{generators, placement::Placement, progress::Progress};
+use crate::docker::{self, Docker, ExitStatus};
+use crate::experiment::Experiment;
+use crate::images::ImageSet;
+use crate::plan::{Alignment, CpuLayout};
+use crate::rundir::Manifest;
+use crate::sample::{self, ContainerTarget};
+use crate::stack::{LabStack, Pinning, StartOptions, warmup};
+
+/// What every round of a command shares: engines, images, layout, placement.
+pub struct DockerEnv<'a> {
+    pub docker: &'a Docker,
+    pub images: &'a ImageSet,
+    pub layout: &'a CpuLayout,
+    pub quiet: bool,
+    /// Sample only the host (CPU, PSI, dockerd, perflab), not the containers (benchmarks).
+    pub no_samplers: bool,
+    /// The engine of the load generators (the stack's, or another one).
+    pub loadgen: &'a generators::LoadgenEngine,
+    /// Load generators per round (execution segments of one schedule).
+    pub generators: u32,
+    pub placement: &'a Placement,
+    /// The stack engine's facts (its daemon id tells whether another endpoint is the same daemon).
+    pub stack_engine: Option<docker::EngineFacts>,
+    /// The stack engine's clock against the orchestrator's.
+    pub stack_clock: Option<docker::ClockOffset>,
+    pub repo_root: PathBuf,
+}
+
+/// One round's Docker-side state, filled phase by phase.
+#[derive(Default)]
+pub(super) struct RoundState {
+    pub run_id: String,
+    pub experiment: Option<Experiment>,
+    pub run_dir: PathBuf,
+    pub stack: Option<LabStack>,
+    pub pg: Option<Arc<tokio_postgres::Client>>,
+    pub commits_before: Option<i64>,
+    pub gens: Vec<generators::Generator>,
+    /// Sampler agents on engines off this machine: (agent, samples k6, samples the stack).
+    pub agents: Vec<(generators::Agent, bool, bool)>,
+    pub started_agents: Vec<generators::Agent>,
+    pub paused: bool,
+    pub gate_ns: i64,
+    pub pinned: bool,
+    pub samplers: Option<sample::Samplers>,
+    pub progress: Option<Progress>,
+}
+
+/// The real engine of a session.
+pub struct DockerEngine<'a> {
+    pub(super) env: &'a DockerEnv<'a>,
+    pub(super) round: RoundState,
+}
+
+impl<'a> DockerEngine<'a> {
+    pub fn new(env: &'a DockerEnv<'a>) -> DockerEngine<'a> {
+        DockerEngine {
+            env,
+            round: RoundState::default(),
+        }
+    }
+
+    pub(super) fn stack(&self) -> Result<&LabStack> {
+        self.round.stack.as_ref().context("the stack is not up")
+    }
+
+    pub(super) fn experiment(&self) -> Result<&Experiment> {
+        self.round.experiment.as_ref().context("no round begun")
+    }
+
+    fn stack_off_host(&self) -> bool {
+        *self.env.docker.endpoint() != docker::Endpoint::Local
+    }
+
+    /// Where the stack and generators run, as the manifest records it.
+    fn record_placement(&self, m: &mut Manifest, stack: &LabStack) {
+        let (env, lg) = (self.env, self.env.loadgen);
+        let id = |f: &Option<docker::EngineFacts>| f.as_ref().and_then(|f| f.id.clone());
+        m.measurements.insert(
+            "placement".into(),
+            json!({
+                "loadgen": lg.docker.endpoint().to_string(),
+                "db": env.docker.endpoint().to_string(),
+                "app": env.docker.endpoint().to_string(),
+                "loadgen_remote": lg.remote,
+                "published_entry": {"ip": stack.entry_ip, "port": stack.entry_port},
+                "loadgen_engine": lg.facts,
+                "stack_engine": env.stack_engine,
+                "loadgen_clock_offset": lg.clock,
+                "stack_clock_offset": env.stack_clock,
+                "same_daemon_as_stack": lg.remote.then(|| {
+                    id(&lg.facts).is_some() && id(&lg.facts) == id(&env.stack_engine)
+                }),
+            }),
+        );
+        if let Some(c) = env.stack_clock.filter(|c| c.offset_ms.abs() > 10.0) {
+            m.caveats.push(format!(
+                "the stack's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): timestamps written there are not corrected",
+                c.offset_ms,
+                c.rtt_ms / 2.0
+            ));
+        }
+        if let Some(c) = lg.clock {
+            m.measurements
+                .insert("loadgen_clock_offset_ms".into(), json!(c.offset_ms));
+            if c.offset_ms.abs() > 10.0 {
+                m.caveats.push(format!(
+                    "the load generator's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): gates are corrected, its timestamps are not",
+                    c.offset_ms,
+                    c.rtt_ms / 2.0
+                ));
+            }
+        }
+    }
+
+    /// The stack's containers as sampler targets (init pids on the stack engine's host).
+    pub(super) async fn stack_targets(&self) -> Result<Vec<ContainerTarget>> {
+        let (stack, exp) = (self.stack()?, self.experiment()?);
+        let mut containers = Vec::new();
+        for (role, c) in &stack.containers {
+            let info = self.env.docker.inspect_container(&c.id).await?;
+            if let Some(pid) = info.pid {
+                containers.push(ContainerTarget {
+                    role: super::logs::sample_role(exp.lab, *role),
+                    name: c.name.clone(),
+                    pid,
+                });
+            }
+        }
+        Ok(containers)
+    }
+
+    async fn teardown_on(docker: &Docker, run_id: &str) -> Result<()> {
+        docker
+            .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+            .await?;
+        Ok(())
+    }
+}
+
+impl Engine for DockerEngine<'_> {
+    async fn begin(&mut self, round: &RoundContext<'_>, m: &mut Manifest) -> Result<()> {
+        self.round = RoundState {
+            run_id: round.run_id.to_string(),
+            experiment: Some(round.experiment.clone()),
+            run_dir: round.dir.path.clone(),
+            ..Default::default()
+        };
+        let images = self.env.images;
+        m.components = images.versions_flat();
+        m.images = images
+            .images
+            .iter()
+            .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
+            .collect();
+        m.measurements
+            .insert("suite".into(), json!(images.suite.as_str()));
+        if let Ok(v) = self.env.docker.engine_version().await {
+            m.components.insert("docker-engine".into(), v);
+        }
+        Ok(())
+    }
+
+    async fn stack_up(&mut self, m: &mut Manifest) -> Result<()> {
+        let pinning = Pinning::from(self.env.layout);
+        let pl = self.env.placement;
+        let off_host = self.stack_off_host();
+        let opts = StartOptions {
+            publish_ip: (pl.loadgen_remote() || pl.publish_explicit || off_host)
+                .then(|| pl.publish_on.clone()),
+            publish_pg_ip: off_host.then(|| pl.publish_on.clone()),
+            ..Default::default()
+        };
+        let exp = self.experiment()?.clone();
+        let run_id = self.round.run_id.clone();
+        // The slot is filled as soon as the stack exists, so teardown and logs find it.
+        let s = LabStack::start(
+            self.env.docker,
+            &exp,
+            &pinning,
+            &run_id,
+            self.env.images,
+            &opts,
+        )
+        .await
+        .context("starting the lab stack")?;
+        m.measurements
+            .insert("stack_start_s".into(), json!(s.start_seconds));
+        m.measurements.insert(
+            "containers".into(),
+            serde_json::to_value(&s.containers).unwrap_or_default(),
+        );
+        self.record_placement(m, &s);
+        self.round.stack = Some(s);
+        Ok(())
+    }
+
+    async fn warm_up(&mut self, m: &mut Manifest) -> Result<()> {
+        let stack = self.stack()?.clone();
+        let exp = self.experiment()?.clone();
+        // The harness's one PostgreSQL connection (commit counter and pg sampler) is opened
+        // before the warm-up, so experiments that fill every slot on purpose (exp2-pgconn)
+        // cannot lock it out.
+        if let Some(pg) = &stack.pg {
+            let c = pg
+                .connect()
+                .await
+                .context("connecting to PostgreSQL for the samplers")?;
+            let slots = super::db::pg_slots(&c)
+                .await
+                .context("reading PostgreSQL's connection settings")?;
+            m.measurements.insert("postgres_slots".into(), json!(slots));
+            self.round.pg = Some(Arc::new(c));
+        }
+        let wu = warmup::warm_up(&stack, &exp).await.context("warm-up")?;
+        m.measurements.insert(
+            "warmup".into(),
+            serde_json::to_value(&wu).unwrap_or_default(),
+        );
+        super::db::smoke_check(&stack.entry_url, &exp.load.endpoint).await?;
+        if let Some(c) = &self.round.pg {
+            self.round.commits_before = Some(super::db::xact_commit(c).await?);
+        }
+        Ok(())
+    }
+
+    async fn generators_ready(&mut self, load: &LoadSpec, m: &mut Manifest) -> Result<bool> {
+        self.ready_generators(load, m).await
+    }
+
+    async fn arm(&mut self, al: &Alignment, m: &mut Manifest) -> Result<DateTime<Utc>> {
+        self.arm_start(al, m).await
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+
+    async fn sleep_until(&mut self, t: DateTime<Utc>) -> Result<()> {
+        tokio::time::sleep((t - Utc::now()).to_std().unwrap_or_default()).await;
+        Ok(())
+    }
+
+    async fn start_load(
+        &mut self,
+        load: &LoadSpec,
+        al: &Alignment,
+        m: &mut Manifest,
+    ) -> Result<()> {
+        self.start_on_instant(load, al, m).await
+    }
+
+    async fn wait_load(&mut self, stop: Interrupt) -> Result<Vec<ExitStatus>> {
+        let statuses = generators::wait_all(self.env.loadgen, &self.round.gens, || {
+            let mut i = stop.clone();
+            async move {
+                i.wait().await;
+            }
+        })
+        .await;
+        let mut out = Vec::new();
+        for (g, st) in self.round.gens.iter().zip(statuses) {
+            out.push(st.with_context(|| format!("waiting for {}", g.name))?);
+        }
+        Ok(out)
+    }
+
+    async fn collect_load(
+        &mut self,
+        load: &LoadSpec,
+        statuses: Vec<ExitStatus>,
+        m: &mut Manifest,
+    ) -> Result<Vec<GeneratorEnd>> {
+        self.collect_generators(load, statuses, m).await
+    }
+
+    async fn collect_logs(&mut self, m: &mut Manifest) -> Result<()> {
+        let _ = m;
+        let (Some(stack), Some(exp)) = (&self.round.stack, &self.round.experiment) else {
+            return Ok(());
+        };
+        super::logs::collect_logs(self.env.docker, stack, exp, &self.round.run_dir).await
+    }
+
+    async fn teardown(&mut self) -> Result<()> {
+        let run_id = self.round.run_id.clone();
+        if run_id.is_empty() {
+            return Ok(());
+        }
+        let mut r = Self::teardown_on(self.env.docker, &run_id).await;
+        let lg = self.env.loadgen;
+        if lg.remote
+            && let Err(e) = Self::teardown_on(&lg.docker, &run_id).await
+        {
+            r = Err(e.context(format!("on {}", lg.docker.endpoint())));
+        }
+        // Whatever a load left running (an interrupt or a failure mid-load) stops first.
+        if let Some(s) = self.round.samplers.take() {
+            s.stop().await;
+        }
+        if let Some(p) = self.round.progress.take() {
+            p.finish().await;
+        }
+        self.unpin();
+        // The stack's handles are gone with its containers.
+        self.round.stack = None;
+        self.round.pg = None;
+        r
+    }
+}
+
+/// Each generator's first request (unix ms, from its CSV) and the spread between them.
+pub(super) fn record_first_requests(
+    manifest: &mut Manifest,
+    gens: &[generators::Generator],
+    quiet: bool,
+) {
+    let firsts: Vec<Option<i64>> = gens
+        .iter()
+        .map(|g| {
+            ["requests.csv.gz", "requests.csv"]
+                .iter()
+                .map(|f| g.out_dir.join(f))
+                .find(|p| p.exists())
+                .and_then(|p| generators::first_request_ms(&p))
+        })
+        .collect();
+    manifest
+        .measurements
+        .insert("k6_first_request_ms".into(), json!(firsts));
+    if let Some(spread) = crate::analyze::merge::start_spread_ms(&firsts) {
+        manifest
+            .measurements
+            .insert("k6_first_request_spread_ms".into(), json!(spread));
+        if spread > 100 {
+            let msg = format!(
+                "the load generators' first requests are {spread} ms apart (goal <= 100 ms)"
+            );
+            if !quiet {
+                crate::say!("warning: {msg}");
+            }
+            manifest.caveats.push(msg);
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! The load phases of [`DockerEngine`]: k6 generators created and started paused (or gated),
+//! sampler agents on engines off this machine, the resume on the aligned instant with the
+//! samplers and progress line beside it, and the collection of what the load left.
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use super::docker_engine::DockerEngine;
+use super::engine::{GeneratorEnd, LoadSpec};
+use super::generators::{self, Agent};
+use super::progress::Progress;
+use crate::docker::{self, ExitStatus};
+use crate::load;
+use crate::plan::{Alignment, Role};
+use crate::rundir::Manifest;
+use crate::sample::{self, SamplerTargets};
+
+/// Seconds between k6 leaving its start gate and its test clock starting (init, VU
+/// pre-allocation); the gate opens this much before the aligned instant (generators whose
+/// API this machine cannot reach, which cannot be resumed).
+const K6_STARTUP: Duration = Duration::from_millis(1500);
+/// The generators' containers start this long before their gate opens (they sleep in it).
+const GATE_LEAD: chrono::Duration = chrono::Duration::seconds(2);
+/// How long k6 may take to parse its script and pre-allocate VUs before it reports paused.
+const K6_INIT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// When a gated generator leaves its gate: k6's start-up before the aligned instant.
+fn gate_launch(al: &Alignment) -> DateTime<Utc> {
+    al.k6_start - chrono::Duration::from_std(K6_STARTUP).unwrap_or_default()
+}
+
+fn api_client() -> Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .context("building the HTTP client for k6's API")
+}
+
+impl DockerEngine<'_> {
+    /// Generators ready: created (scripts copied in), sampler agents created off this machine,
+    /// and, when this machine reaches their APIs, started paused until k6 reports paused.
+    pub(super) async fn ready_generators(
+        &mut self,
+        load: &LoadSpec,
+        m: &mut Manifest,
+    ) -> Result<bool> {
+        let (env, lg) = (self.env, self.env.loadgen);
+        let exp = self.experiment()?.clone();
+        let cpuset = env.layout.cpuset(Role::Loadgen);
+        let paused = lg.docker.endpoint().is_on_this_machine();
+        let gens = generators::create(
+            lg,
+            self.stack()?,
+            exp.lab.as_str(),
+            &self.round.run_id,
+            &load.plan,
+            env.generators,
+            &load.out_dir,
+            &cpuset,
+            &env.repo_root.join("labs/k6"),
+            paused,
+        )
+        .await?;
+        self.round.gens = gens;
+        self.round.paused = paused;
+        m.measurements.insert(
+            "k6_command".into(),
+            json!(self.round.gens.first().map(|g| g.inv.shell_line())),
+        );
+        self.create_agents(&cpuset).await?;
+        if paused {
+            generators::start(lg, &mut self.round.gens).await?;
+            let vus = self.wait_all_paused().await?;
+            m.measurements.insert("k6_vus_allocated".into(), json!(vus));
+        }
+        Ok(paused)
+    }
+
+    /// Sampler agents on engines that are not this machine's: one on the stack's engine, one
+    /// on the generators' engine (a single one when both are the same endpoint).
+    async fn create_agents(&mut self, cpuset: &str) -> Result<()> {
+        let (env, lg) = (self.env, self.env.loadgen);
+        if env.no_samplers {
+            return Ok(());
+        }
+        let lab = self.experiment()?.lab.as_str();
+        let run_id = self.round.run_id.clone();
+        let stack_off_host = *env.docker.endpoint() != docker::Endpoint::Local;
+        let same_engine = lg.docker.endpoint() == env.docker.endpoint();
+        if stack_off_host {
+            let a = Agent::create(env.docker, env.images, &run_id, lab, cpuset, "stack").await?;
+            self.round
+                .agents
+                .push((a, lg.off_host && same_engine, true));
+        }
+        if lg.off_host && !(stack_off_host && same_engine) {
+            let a = Agent::create(&lg.docker, &lg.images, &run_id, lab, cpuset, "loadgen").await?;
+            self.round.agents.push((a, true, false));
+        }
+        Ok(())
+    }
+
+    /// Wait until every started generator reports paused; returns the VUs they allocated.
+    async fn wait_all_paused(&self) -> Result<u64> {
+        let api = api_client()?;
+        let lg = self.env.loadgen;
+        let mut vus = 0;
+        for g in &self.round.gens {
+            let port = g
+                .api_port
+                .context("k6's API port is not reachable: cannot resume it")?;
+            let (d, id) = (&lg.docker, g.id.clone());
+            let st = load::control::wait_paused(&api, port, K6_INIT_TIMEOUT, || async {
+                d.inspect_container(&id)
+                    .await
+                    .map(|i| i.running)
+                    .unwrap_or(false)
+            })
+            .await
+            .map_err(|e| {
+                anyhow::Error::new(e).context(format!("waiting for {} to initialise", g.name))
+            })?;
+            vus += st.vus_max;
+        }
+        Ok(vus)
+    }
+
+    /// Arm the start: gated generators get their gate instant; perflab moves to the load
+    /// generator's CPUs. Returns when to wake before the start.
+    pub(super) async fn arm_start(
+        &mut self,
+        al: &Alignment,
+        m: &mut Manifest,
+    ) -> Result<DateTime<Utc>> {
+        let until = if self.round.paused {
+            al.k6_start
+        } else {
+            let lg = self.env.loadgen;
+            self.round.gate_ns =
+                generators::set_gate(lg, &self.round.gens, gate_launch(al)).await?;
+            gate_launch(al) - GATE_LEAD
+        };
+        // Measurement: the orchestrator moves to the load generator's CPUs before the start.
+        let loadgen = self.env.layout.get(Role::Loadgen).indices();
+        match sample::pin_process_to(&loadgen) {
+            Ok(_) => self.round.pinned = true,
+            Err(e) => m.caveats.push(format!(
+                "could not pin perflab to the load generator's CPUs: {e}"
+            )),
+        }
+        Ok(until)
+    }
+
+    /// Start on the instant: resume the paused generators together (or start the gated ones),
+    /// then the samplers, the agents and the progress line.
+    pub(super) async fn start_on_instant(
+        &mut self,
+        load: &LoadSpec,
+        al: &Alignment,
+        m: &mut Manifest,
+    ) -> Result<()> {
+        let lg = self.env.loadgen;
+        if self.round.paused {
+            self.resume_all(al, m).await?;
+        } else {
+            generators::start(lg, &mut self.round.gens).await?;
+        }
+        self.record_generators(m).await;
+        let targets = self.sampler_targets(m).await?;
+        self.start_agents(m).await?;
+        let samplers =
+            sample::Samplers::start(&load.out_dir.join("samples"), targets, Default::default())
+                .context("starting samplers")?;
+        self.round.samplers = Some(samplers);
+        self.round.progress = Some(Progress::start(
+            &load.plan,
+            al.k6_start,
+            self.round
+                .gens
+                .iter()
+                .filter_map(|g| g.api.clone())
+                .collect(),
+            self.env.quiet,
+        ));
+        Ok(())
+    }
+
+    async fn resume_all(&self, al: &Alignment, m: &mut Manifest) -> Result<()> {
+        let api = api_client()?;
+        let resume_sent = Utc::now();
+        let resumed = futures_util::future::join_all(
+            self.round
+                .gens
+                .iter()
+                .filter_map(|g| g.api_port)
+                .map(|port| load::control::resume(&api, port)),
+        )
+        .await;
+        let resume_done = Utc::now();
+        for r in resumed {
+            r.context("resuming k6 through its API")?;
+        }
+        m.measurements.insert(
+            "k6_resume".into(),
+            json!({
+                "sent_at": resume_sent,
+                "answered_at": resume_done,
+                "late_ms": (resume_sent - al.k6_start).num_milliseconds(),
+                "latency_ms": (resume_done - resume_sent).num_milliseconds(),
+            }),
+        );
+        Ok(())
+    }
+
+    /// The generators' placement, the caveat for several of them, k6's start time.
+    async fn record_generators(&self, m: &mut Manifest) {
+        let (lg, n) = (self.env.loadgen, self.env.generators);
+        let cpuset = self.env.layout.cpuset(Role::Loadgen);
+        let gens = &self.round.gens;
+        m.measurements.insert(
+            "generators".into(),
+            generators::placement_json(lg, gens, &cpuset, self.round.gate_ns),
+        );
+        if n > 1 {
+            m.caveats.push(format!(
+                "{n} load generators (k6 execution segments) share the load generator's CPUs {cpuset} on {}",
+                if lg.remote { lg.docker.endpoint().to_string() } else { "this host".into() }
+            ));
+        }
+        if let Some(g) = gens.first() {
+            let info = lg.docker.inspect_container(&g.id).await.ok();
+            m.measurements.insert(
+                "k6_started_at".into(),
+                json!(info.and_then(|i| i.started_at)),
+            );
+        }
+    }
+
+    async fn sampler_targets(&self, m: &mut Manifest) -> Result<SamplerTargets> {
+        if self.env.no_samplers {
+            m.caveats.push(
+                "server-side samplers off (--no-samplers): only host CPU, PSI, dockerd and perflab CPU were sampled".into(),
+            );
+            return Ok(SamplerTargets::default());
+        }
+        let stack_off_host = *self.env.docker.endpoint() != docker::Endpoint::Local;
+        let mut containers = if stack_off_host {
+            Vec::new()
+        } else {
+            self.stack_targets().await?
+        };
+        if !self.env.loadgen.off_host {
+            containers.extend(generators::targets(&self.round.gens));
+        }
+        Ok(SamplerTargets {
+            containers,
+            fpm_status_url: self.stack()?.fpm_status_url.clone(),
+            pg: self.round.pg.clone(),
+        })
+    }
+
+    async fn start_agents(&mut self, m: &mut Manifest) -> Result<()> {
+        for (a, k6, stack_too) in std::mem::take(&mut self.round.agents) {
+            let mut t = Vec::new();
+            if k6 {
+                t.extend(generators::targets(&self.round.gens));
+            }
+            if stack_too {
+                t.extend(self.stack_targets().await?);
+            }
+            match a.start(&t).await {
+                Ok(()) => self.round.started_agents.push(a),
+                Err(e) => m.caveats.push(format!(
+                    "no CPU samples from {}: the sampler agent did not start: {e:#}",
+                    a.docker.endpoint()
+                )),
+            }
+        }
+        Ok(())
+    }
+
+    /// Collect the load: samplers and progress stopped, agents' samples read back, perflab
+    /// unpinned, the database's commits counted, the generators' files and logs out.
+    pub(super) async fn collect_generators(
+        &mut self,
+        load: &LoadSpec,
+        statuses: Vec<ExitStatus>,
+        m: &mut Manifest,
+    ) -> Result<Vec<GeneratorEnd>> {
+        if let Some(s) = self.round.samplers.take() {
+            let summary = s.stop().await;
+            record_sampler_summary(m, &summary);
+        }
+        if let Some(p) = self.round.progress.take() {
+            p.finish().await;
+        }
+        for a in std::mem::take(&mut self.round.started_agents) {
+            match a.finish(&load.out_dir.join("samples")).await {
+                Ok(lines) => {
+                    m.measurements.insert(
+                        format!("sampler_agent_{}_cgroup_lines", a.role),
+                        json!(lines),
+                    );
+                }
+                Err(e) => m.caveats.push(format!(
+                    "the sampler agent on {} failed: {e:#}",
+                    a.docker.endpoint()
+                )),
+            }
+        }
+        self.unpin();
+        if let (Some(c), Some(before)) = (&self.round.pg, self.round.commits_before)
+            && let Ok(after) = super::db::xact_commit(c).await
+        {
+            m.measurements
+                .insert("pg_xact_commit_delta".into(), json!(after - before));
+        }
+        let lg = self.env.loadgen;
+        let logs = generators::collect(lg, &self.round.gens).await?;
+        super::docker_engine::record_first_requests(m, &self.round.gens, self.env.quiet);
+        Ok(self
+            .round
+            .gens
+            .iter()
+            .zip(statuses)
+            .zip(logs)
+            .map(|((g, status), log)| GeneratorEnd {
+                name: g.name.clone(),
+                status,
+                log,
+            })
+            .collect())
+    }
+
+    pub(super) fn unpin(&mut self) {
+        let all = crate::plan::layout::online_cpus()
+            .map(|c| c.indices())
+            .unwrap_or_default();
+        if self.round.pinned && !all.is_empty() {
+            let _ = sample::pin_process_to(&all);
+            self.round.pinned = false;
+        }
+    }
+}
+
+fn record_sampler_summary(m: &mut Manifest, summary: &sample::SamplerSummary) {
+    m.measurements.insert(
+        "samplers".into(),
+        serde_json::to_value(summary).unwrap_or_default(),
+    );
+    if let Some(c) = summary.perflab_cores_mean {
+        m.measurements.insert(
+            "perflab_cpu_pct_of_core".into(),
+            json!((c * 1000.0).round() / 10.0),
+        );
+    }
+    if let Some(c) = summary.dockerd_cores_mean {
+        m.measurements.insert(
+            "dockerd_cpu_pct_of_core".into(),
+            json!((c * 1000.0).round() / 10.0),
+        );
+    }
+}

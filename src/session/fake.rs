@@ -1,0 +1,209 @@
+//! A fake [`Engine`] for tests of the session (in the spirit of hyperfine's `MockExecutor`):
+//! it records every call in order, keeps a set of the "objects" it created (containers,
+//! generators) so a test can see what teardown left, fails or fires the interrupt at the
+//! operation a test names, never waits on its clock, and leaves a recorded k6 CSV in the run
+//! directory when given one, so the report phase runs on real data.
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use super::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
+use super::signals::{Interrupt, Trigger};
+use crate::docker::ExitStatus;
+use crate::plan::Alignment;
+use crate::rundir::Manifest;
+
+/// The engine operations, as the fake records them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Op {
+    Begin,
+    StackUp,
+    WarmUp,
+    GeneratorsReady,
+    Arm,
+    SleepUntil,
+    StartLoad,
+    WaitLoad,
+    CollectLoad,
+    CollectLogs,
+    Teardown,
+}
+
+/// What goes wrong, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The operation returns an error.
+    Fail(Op),
+    /// A SIGINT arrives while the operation runs (the `n`-th call of it, from 1).
+    Interrupt(Op, usize),
+}
+
+/// The fake engine.
+pub struct FakeEngine {
+    /// Every call, in order.
+    pub calls: Vec<Op>,
+    /// What exists now: created by stack up and generators ready, removed by teardown.
+    pub objects: BTreeSet<String>,
+    fault: Option<Fault>,
+    trigger: Trigger,
+    /// A recorded k6 CSV (gzip) each load leaves as `k6/requests.csv.gz`.
+    k6_csv: Option<PathBuf>,
+    /// The exit code the generators end with (0, 99 for crossed thresholds, else a failure).
+    pub exit_code: i64,
+    now: DateTime<Utc>,
+}
+
+impl FakeEngine {
+    /// A fake engine and the interrupt it fires (hand that interrupt to the session).
+    pub fn new(fault: Option<Fault>) -> (FakeEngine, Interrupt) {
+        let (interrupt, trigger) = Interrupt::manual();
+        let engine = FakeEngine {
+            calls: Vec::new(),
+            objects: BTreeSet::new(),
+            fault,
+            trigger,
+            k6_csv: None,
+            exit_code: 0,
+            now: "2026-11-30T12:00:00Z".parse().expect("a valid instant"),
+        };
+        (engine, interrupt)
+    }
+
+    /// Loads leave this recorded k6 CSV in the run directory.
+    pub fn with_k6_csv(mut self, csv: PathBuf) -> FakeEngine {
+        self.k6_csv = Some(csv);
+        self
+    }
+
+    /// Record `op`; fail or fire the interrupt when the fault names it. Returns true when the
+    /// interrupt was fired by this call.
+    fn enter(&mut self, op: Op) -> Result<bool> {
+        self.calls.push(op);
+        let n = self.calls.iter().filter(|c| **c == op).count();
+        match self.fault {
+            Some(Fault::Fail(f)) if f == op => Err(anyhow!("fake {op:?} failed")),
+            Some(Fault::Interrupt(f, k)) if f == op && k == n => {
+                self.trigger.fire("SIGINT");
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// A raced operation interrupted in its middle never finishes (the session drops it).
+    async fn hang_if(fired: bool) {
+        if fired {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
+impl Engine for FakeEngine {
+    async fn begin(&mut self, round: &RoundContext<'_>, m: &mut Manifest) -> Result<()> {
+        let fired = self.enter(Op::Begin)?;
+        m.components.insert("fake-engine".into(), "1".into());
+        m.measurements.insert("suite".into(), json!("fake"));
+        let _ = round;
+        Self::hang_if(fired).await;
+        Ok(())
+    }
+
+    async fn stack_up(&mut self, m: &mut Manifest) -> Result<()> {
+        // Containers exist from the first moment of the phase, interrupted or not.
+        self.objects.insert("container:pg".into());
+        self.objects.insert("network:lab".into());
+        let fired = self.enter(Op::StackUp)?;
+        Self::hang_if(fired).await;
+        self.objects.insert("container:app".into());
+        m.measurements.insert("stack_start_s".into(), json!(0.5));
+        Ok(())
+    }
+
+    async fn warm_up(&mut self, m: &mut Manifest) -> Result<()> {
+        let fired = self.enter(Op::WarmUp)?;
+        Self::hang_if(fired).await;
+        m.measurements
+            .insert("warmup".into(), json!({"requests": 1}));
+        Ok(())
+    }
+
+    async fn generators_ready(&mut self, load: &LoadSpec, _m: &mut Manifest) -> Result<bool> {
+        self.objects.insert(format!("container:k6 {}", load.label));
+        let fired = self.enter(Op::GeneratorsReady)?;
+        Self::hang_if(fired).await;
+        Ok(true)
+    }
+
+    async fn arm(&mut self, al: &Alignment, _m: &mut Manifest) -> Result<DateTime<Utc>> {
+        let fired = self.enter(Op::Arm)?;
+        Self::hang_if(fired).await;
+        Ok(al.k6_start)
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.now
+    }
+
+    async fn sleep_until(&mut self, t: DateTime<Utc>) -> Result<()> {
+        let fired = self.enter(Op::SleepUntil)?;
+        Self::hang_if(fired).await;
+        self.now = self.now.max(t);
+        Ok(())
+    }
+
+    async fn start_load(&mut self, _l: &LoadSpec, al: &Alignment, m: &mut Manifest) -> Result<()> {
+        let fired = self.enter(Op::StartLoad)?;
+        Self::hang_if(fired).await;
+        m.measurements.insert(
+            "k6_resume".into(),
+            json!({"sent_at": al.k6_start, "late_ms": 0}),
+        );
+        Ok(())
+    }
+
+    async fn wait_load(&mut self, stop: Interrupt) -> Result<Vec<ExitStatus>> {
+        // Not raced by the session: like k6, the fake stops when the interrupt fires.
+        let fired = self.enter(Op::WaitLoad)?;
+        if fired || stop.reason().is_some() {
+            return Ok(vec![ExitStatus::Cancelled]);
+        }
+        Ok(vec![ExitStatus::Exited(self.exit_code)])
+    }
+
+    async fn collect_load(
+        &mut self,
+        load: &LoadSpec,
+        statuses: Vec<ExitStatus>,
+        _m: &mut Manifest,
+    ) -> Result<Vec<GeneratorEnd>> {
+        self.enter(Op::CollectLoad)?;
+        let k6 = load.out_dir.join("k6");
+        std::fs::create_dir_all(&k6)?;
+        std::fs::write(k6.join("k6.log"), "fake k6 log\nlast line\n")?;
+        if let Some(csv) = &self.k6_csv {
+            std::fs::copy(csv, k6.join("requests.csv.gz"))?;
+        }
+        Ok(statuses
+            .into_iter()
+            .map(|status| GeneratorEnd {
+                name: format!("fake-k6 ({})", load.label),
+                status,
+                log: "fake k6 log\nlast line\n".into(),
+            })
+            .collect())
+    }
+
+    async fn collect_logs(&mut self, _m: &mut Manifest) -> Result<()> {
+        self.enter(Op::CollectLogs)?;
+        Ok(())
+    }
+
+    async fn teardown(&mut self) -> Result<()> {
+        self.enter(Op::Teardown)?;
+        self.objects.clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,153 @@
+//! One load on the stack as four phases (generators ready, aligned start, measure and sample,
+//! collect), then the generators' exit codes decide whether the load was a measurement. The
+//! measured steps are one such load; calibration and probe loads reuse it on the same stack.
+use std::time::Duration;
+
+use anyhow::anyhow;
+use serde_json::json;
+
+use super::engine::{Engine, GeneratorEnd, LoadSpec};
+use super::signals::Interrupt;
+use super::{Phase, Stop, Trail};
+use crate::docker::ExitStatus;
+use crate::load;
+use crate::plan::{self, Alignment, Plan};
+use crate::rundir::{Manifest, RunDir};
+
+/// With `--no-align`, gated generators' test clock starts this long from now (room to start N
+/// containers); paused generators are resumed at once.
+const NO_ALIGN_LEAD: Duration = Duration::from_millis(3500);
+
+/// Where a session's phases run: the engine, the trail of phases, the interrupt and the run.
+pub struct Stage<'a, E: Engine> {
+    pub engine: &'a mut E,
+    pub trail: &'a mut Trail,
+    pub interrupt: &'a Interrupt,
+    pub dir: &'a RunDir,
+    pub manifest: &'a mut Manifest,
+    pub quiet: bool,
+}
+
+/// The aligned instants of `plan` from `now`: paused generators start on the next boundary (or
+/// at once without alignment); gated ones need a lead without alignment to get into their gates.
+pub fn alignment(
+    now: chrono::DateTime<chrono::Utc>,
+    plan: &Plan,
+    align: bool,
+    paused: bool,
+) -> Alignment {
+    if paused || align {
+        plan::align(now, plan, align)
+    } else {
+        let lead = chrono::Duration::from_std(NO_ALIGN_LEAD).unwrap_or_default();
+        plan::align(now + lead, plan, false)
+    }
+}
+
+impl<E: Engine> Stage<'_, E> {
+    /// Run one load through its four phases. `Ok` when every generator ended with an outcome
+    /// (0, or 99 for crossed thresholds: breaking the system is a measurement).
+    pub async fn run_load(&mut self, load: &LoadSpec) -> Result<(), Stop> {
+        let label = Some(load.label.as_str());
+        let paused = self
+            .trail
+            .run(
+                self.interrupt,
+                Phase::GeneratorsReady,
+                label,
+                self.engine.generators_ready(load, self.manifest),
+            )
+            .await?;
+        let al = alignment(self.engine.now(), &load.plan, load.align, paused);
+        self.manifest.measurements.insert(
+            "alignment".into(),
+            serde_json::to_value(&al).unwrap_or_default(),
+        );
+        self.dir.write_manifest(self.manifest)?;
+        let (engine, manifest, quiet) = (&mut *self.engine, &mut *self.manifest, self.quiet);
+        let start = async {
+            let wake = engine.arm(&al, manifest).await?;
+            let wait = (wake - engine.now()).to_std().unwrap_or_default();
+            if !quiet && wait > Duration::from_secs(1) {
+                crate::say!(
+                    "waiting {:.0} s so the first step starts at {} UTC (--no-align to skip)",
+                    wait.as_secs_f64(),
+                    al.first_step_at.format("%H:%M:%S")
+                );
+            }
+            engine.sleep_until(wake).await?;
+            engine.start_load(load, &al, manifest).await
+        };
+        self.trail
+            .run(self.interrupt, Phase::AlignedStart, label, start)
+            .await?;
+        let statuses = self
+            .trail
+            .record(
+                Phase::Measure,
+                label,
+                self.engine.wait_load(self.interrupt.clone()),
+            )
+            .await?;
+        let cancelled = statuses.contains(&ExitStatus::Cancelled);
+        let ends = self
+            .trail
+            .record(
+                Phase::Collect,
+                label,
+                self.engine.collect_load(load, statuses, self.manifest),
+            )
+            .await?;
+        if cancelled {
+            self.trail.blame(Phase::Measure, label);
+        }
+        judge_exits(&ends, self.manifest, self.interrupt)
+    }
+}
+
+/// One code for the load: a harness failure first, else 99 when any instance crossed a
+/// threshold; a cancelled generator means the load was interrupted.
+fn judge_exits(
+    ends: &[GeneratorEnd],
+    manifest: &mut Manifest,
+    interrupt: &Interrupt,
+) -> Result<(), Stop> {
+    let mut codes = Vec::new();
+    for e in ends {
+        match e.status {
+            ExitStatus::Cancelled => {
+                return Err(Stop::Interrupted(interrupt.reason().unwrap_or("a signal")));
+            }
+            ExitStatus::Exited(code) => codes.push(code),
+        }
+    }
+    // A signal during the collection still ends the round as aborted: the user asked to stop.
+    if let Some(sig) = interrupt.reason() {
+        return Err(Stop::Interrupted(sig));
+    }
+    let code = codes
+        .iter()
+        .copied()
+        .find(|c| !load::exit_is_outcome(*c))
+        .or_else(|| codes.iter().copied().find(|c| *c == 99))
+        .unwrap_or(0);
+    let m = &mut manifest.measurements;
+    m.insert("k6_exit_code".into(), json!(code));
+    if codes.len() > 1 {
+        m.insert("k6_exit_codes".into(), json!(codes));
+    }
+    if code == 99 {
+        m.insert("k6_thresholds_crossed".into(), json!(true));
+    }
+    if load::exit_is_outcome(code) {
+        return Ok(());
+    }
+    let i = codes.iter().position(|c| *c == code).unwrap_or(0);
+    let tail: Vec<&str> = ends[i].log.lines().rev().take(8).collect();
+    let tail: Vec<&str> = tail.into_iter().rev().collect();
+    Err(Stop::Failed(anyhow!(
+        "k6 ({}) exited with code {code} (not a threshold outcome); last lines of its k6.log:\n{}",
+        ends[i].name,
+        tail.join("\n")
+    )))
+}

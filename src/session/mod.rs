@@ -1,0 +1,249 @@
+//! The measurement session: the named phases every measuring command goes through (lock, run
+//! directory and manifest, stack up, warm-up, generators ready, aligned start, measure and
+//! sample, collect, teardown, report), each raced against Ctrl-C/SIGTERM and recorded, with
+//! the engine-facing work behind the [`Engine`] trait (`DockerEngine` for real, `FakeEngine`
+//! for tests of the phases, interrupts and failures without Docker).
+pub mod db;
+pub mod docker_engine;
+mod docker_load;
+pub mod engine;
+pub mod fake;
+pub mod generators;
+pub mod load_phase;
+pub mod logs;
+pub mod placement;
+pub mod progress;
+pub mod round;
+pub mod signals;
+pub mod sweep;
+
+use std::future::Future;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use engine::{Engine, LoadSpec};
+pub use round::{RoundOutcome, run_round};
+use signals::Interrupt;
+
+use crate::lock::{self, Wait};
+
+/// A phase of a session, in the order a round goes through them. A load phase (generators
+/// ready, aligned start, measure, collect) runs once for the measured steps and again for each
+/// calibration or probe load on the same stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Lock,
+    RunDir,
+    StackUp,
+    WarmUp,
+    GeneratorsReady,
+    AlignedStart,
+    Measure,
+    Collect,
+    Teardown,
+    Report,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 10] = [
+        Phase::Lock,
+        Phase::RunDir,
+        Phase::StackUp,
+        Phase::WarmUp,
+        Phase::GeneratorsReady,
+        Phase::AlignedStart,
+        Phase::Measure,
+        Phase::Collect,
+        Phase::Teardown,
+        Phase::Report,
+    ];
+
+    /// The words a status reason uses ("during warm-up").
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Lock => "lock",
+            Phase::RunDir => "run-dir",
+            Phase::StackUp => "stack-up",
+            Phase::WarmUp => "warm-up",
+            Phase::GeneratorsReady => "generators-ready",
+            Phase::AlignedStart => "aligned-start",
+            Phase::Measure => "measure",
+            Phase::Collect => "collect",
+            Phase::Teardown => "teardown",
+            Phase::Report => "report",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a session stopped before its end.
+#[derive(Debug)]
+pub enum Stop {
+    Interrupted(&'static str),
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Stop {
+    fn from(e: anyhow::Error) -> Self {
+        Stop::Failed(e)
+    }
+}
+
+/// Wait for `fut` unless interrupted first (the future is dropped then).
+pub async fn or_interrupt<T>(
+    interrupt: &Interrupt,
+    fut: impl Future<Output = Result<T>>,
+) -> Result<T, Stop> {
+    let mut i = interrupt.clone();
+    tokio::select! {
+        r = fut => r.map_err(Stop::Failed),
+        sig = i.wait() => Err(Stop::Interrupted(sig)),
+    }
+}
+
+/// One phase as it happened: written to the manifest (`measurements.phases`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    pub phase: Phase,
+    /// `measured`, `calibration`, `probe 3`, ... for the phases of a load; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
+    pub started: DateTime<Utc>,
+    pub seconds: f64,
+    /// `ok`, `interrupted by SIGINT`, or the error.
+    pub outcome: String,
+}
+
+/// The phases a session went through, and the one it is in.
+#[derive(Debug, Default, Clone)]
+pub struct Trail {
+    pub records: Vec<PhaseRecord>,
+    current: Option<(Phase, Option<String>)>,
+}
+
+impl Trail {
+    /// The phase entered last (where an interrupt or a failure happened).
+    pub fn current(&self) -> Option<Phase> {
+        self.current.as_ref().map(|(p, _)| *p)
+    }
+
+    /// "measure (probe 2)" or "warm-up".
+    pub fn current_label(&self) -> Option<String> {
+        self.current.as_ref().map(|(p, l)| match l {
+            Some(l) => format!("{p} ({l})"),
+            None => p.to_string(),
+        })
+    }
+
+    /// Run `fut` as `phase` (of `load`, if any), raced against `interrupt`, and record it.
+    pub async fn run<T>(
+        &mut self,
+        interrupt: &Interrupt,
+        phase: Phase,
+        load: Option<&str>,
+        fut: impl Future<Output = Result<T>>,
+    ) -> Result<T, Stop> {
+        self.enter(phase, load);
+        let t0 = (Utc::now(), Instant::now());
+        let r = or_interrupt(interrupt, fut).await;
+        self.leave(t0, &r);
+        r
+    }
+
+    /// Run `fut` as `phase` to its end, not raced (measuring stops its generators itself on an
+    /// interrupt; collecting and tearing down must finish), and record it.
+    pub async fn record<T>(
+        &mut self,
+        phase: Phase,
+        load: Option<&str>,
+        fut: impl Future<Output = Result<T>>,
+    ) -> Result<T, Stop> {
+        self.enter(phase, load);
+        let t0 = (Utc::now(), Instant::now());
+        let r = fut.await.map_err(Stop::Failed);
+        self.leave(t0, &r);
+        r
+    }
+
+    /// Name `phase` as the one the session stopped in, though later phases ran (a load stopped
+    /// by a signal while measuring is still collected).
+    pub fn blame(&mut self, phase: Phase, load: Option<&str>) {
+        self.enter(phase, load);
+    }
+
+    fn enter(&mut self, phase: Phase, load: Option<&str>) {
+        self.current = Some((phase, load.map(str::to_owned)));
+    }
+
+    fn leave<T>(&mut self, (started, t0): (DateTime<Utc>, Instant), r: &Result<T, Stop>) {
+        let Some((phase, load)) = self.current.clone() else {
+            return;
+        };
+        let outcome = match r {
+            Ok(_) => "ok".to_string(),
+            Err(Stop::Interrupted(sig)) => format!("interrupted by {sig}"),
+            Err(Stop::Failed(e)) => format!("failed: {e:#}"),
+        };
+        self.records.push(PhaseRecord {
+            phase,
+            load,
+            started,
+            seconds: (t0.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            outcome,
+        });
+    }
+
+    /// Whether `phase` was entered at all.
+    pub fn reached(&self, phase: Phase) -> bool {
+        self.records.iter().any(|r| r.phase == phase)
+    }
+}
+
+/// The Lock phase: take the host lock for `target` (printing "waiting for ..." unless quiet),
+/// giving up when a signal arrives first (nothing has been started then).
+pub async fn acquire_lock(
+    target: &str,
+    wait: Wait,
+    quiet: bool,
+    interrupt: &Interrupt,
+) -> Result<lock::HostLock> {
+    acquire_lock_at(lock::lock_path(), target, wait, quiet, interrupt).await
+}
+
+/// [`acquire_lock`] on the lock file `lock_path`.
+pub async fn acquire_lock_at(
+    lock_path: std::path::PathBuf,
+    target: &str,
+    wait: Wait,
+    quiet: bool,
+    interrupt: &Interrupt,
+) -> Result<lock::HostLock> {
+    let mut waiting = {
+        let target = target.to_string();
+        let path = lock_path.clone();
+        tokio::task::spawn_blocking(move || {
+            lock::acquire(&path, &target, wait, |h| {
+                if !quiet {
+                    crate::say!("{}", lock::waiting_message(h));
+                }
+            })
+        })
+    };
+    let mut i = interrupt.clone();
+    tokio::select! {
+        r = &mut waiting => Ok(r.context("waiting for the host lock")?.with_context(|| format!("taking the host lock {}", lock_path.display()))?),
+        sig = i.wait() => {
+            waiting.abort();
+            anyhow::bail!("interrupted by {sig} while waiting for the host lock; nothing was started");
+        }
+    }
+}

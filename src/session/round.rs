@@ -1,0 +1,227 @@
+//! One round of one experiment as a session: run directory and manifest, stack up, warm-up,
+//! the measured load (generators ready, aligned start, measure and sample, collect), the stack's
+//! logs, teardown and report, whatever happened before. Breaking the system is a successful
+//! run; only the harness failing (or an interrupt) is not, and the status names the phase.
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::engine::{Engine, LoadSpec, RoundContext};
+use super::load_phase::Stage;
+use super::signals::Interrupt;
+use super::{Phase, Stop, Trail};
+use crate::experiment::Experiment;
+use crate::plan::{CpuLayout, Plan};
+use crate::rundir::{Manifest, RunDir, RunState};
+
+/// What one round needs besides the engine.
+pub struct RoundSpec<'a> {
+    pub experiment: &'a Experiment,
+    pub plan: &'a Plan,
+    pub round: u32,
+    pub out_root: &'a Path,
+    pub overrides: &'a [String],
+    pub layout: &'a CpuLayout,
+    pub align: bool,
+    pub quiet: bool,
+}
+
+/// How a round ended.
+#[derive(Debug, Clone)]
+pub struct RoundOutcome {
+    pub dir: PathBuf,
+    pub state: RunState,
+    pub reason: Option<String>,
+    /// The phase the round stopped in, when it did not complete.
+    pub phase: Option<Phase>,
+    /// The report's one-line verdict, when a report was written.
+    pub verdict: Option<String>,
+}
+
+/// The run id of a round's Docker objects: `run-<experiment>-<dir name>`.
+pub fn run_id(experiment_id: &str, dir: &RunDir) -> String {
+    format!(
+        "{}{experiment_id}-{}",
+        super::sweep::RUN_ID_PREFIX,
+        dir.name()
+    )
+    .to_lowercase()
+}
+
+/// Run one round. Returns Err only when the run directory itself could not be created.
+pub async fn run_round<E: Engine>(
+    engine: &mut E,
+    spec: &RoundSpec<'_>,
+    interrupt: &Interrupt,
+) -> Result<RoundOutcome> {
+    let exp = spec.experiment;
+    let dir = RunDir::create(spec.out_root, &exp.id, spec.round)?;
+    let run_id = run_id(&exp.id, &dir);
+    let mut manifest = Manifest::new(
+        &dir,
+        exp.clone(),
+        spec.overrides.to_vec(),
+        spec.plan.clone(),
+        spec.layout.clone(),
+    );
+    manifest.measurements.insert("run_id".into(), json!(run_id));
+    let mut trail = Trail::default();
+    let ctx = RoundContext {
+        dir: &dir,
+        run_id: &run_id,
+        experiment: exp,
+    };
+    let begun = trail
+        .run(
+            interrupt,
+            Phase::RunDir,
+            None,
+            engine.begin(&ctx, &mut manifest),
+        )
+        .await;
+    dir.write_manifest(&manifest)?;
+    if !spec.quiet {
+        crate::say!("run {} -> {}", exp.id, dir.path.display());
+    }
+    let mut stage = Stage {
+        engine,
+        trail: &mut trail,
+        interrupt,
+        dir: &dir,
+        manifest: &mut manifest,
+        quiet: spec.quiet,
+    };
+    let result = match begun {
+        Ok(()) => measure(&mut stage, spec).await,
+        Err(e) => Err(e),
+    };
+    let stopped_in = result.as_ref().err().and(stage.trail.current());
+    wind_down(&mut stage).await;
+    stage.manifest.measurements.insert(
+        "phases".into(),
+        serde_json::to_value(&stage.trail.records).unwrap_or_default(),
+    );
+    dir.write_manifest(&manifest)?;
+    finish(&dir, result, stopped_in)
+}
+
+/// Stack up, warm-up, then the measured load.
+async fn measure<E: Engine>(stage: &mut Stage<'_, E>, spec: &RoundSpec<'_>) -> Result<(), Stop> {
+    let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
+    stage
+        .trail
+        .run(
+            stage.interrupt,
+            Phase::StackUp,
+            None,
+            engine.stack_up(manifest),
+        )
+        .await?;
+    stage
+        .trail
+        .run(
+            stage.interrupt,
+            Phase::WarmUp,
+            None,
+            engine.warm_up(manifest),
+        )
+        .await?;
+    let load = LoadSpec {
+        label: "measured".into(),
+        plan: spec.plan.clone(),
+        out_dir: stage.dir.path.clone(),
+        align: spec.align,
+    };
+    stage.run_load(&load).await
+}
+
+/// Whatever happened: the stack's logs out (when it was started), every object removed. Their
+/// failures become caveats; a teardown failure says how to clean up.
+async fn wind_down<E: Engine>(stage: &mut Stage<'_, E>) {
+    let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
+    if stage.trail.reached(Phase::StackUp) {
+        let logs = stage
+            .trail
+            .record(Phase::Collect, Some("logs"), engine.collect_logs(manifest))
+            .await;
+        if let Err(Stop::Failed(e)) = logs {
+            manifest
+                .caveats
+                .push(format!("collecting logs failed: {e:#}"));
+        }
+    }
+    let down = stage
+        .trail
+        .record(Phase::Teardown, None, engine.teardown())
+        .await;
+    if let Err(Stop::Failed(e)) = down {
+        manifest
+            .caveats
+            .push(format!("teardown failed: {e:#}; run `perflab cleanup`"));
+    }
+}
+
+/// The Report phase and the final status: a report whenever k6 produced data, even for an
+/// aborted run; the status names the phase the round stopped in.
+fn finish(
+    dir: &RunDir,
+    result: Result<(), Stop>,
+    stopped_in: Option<Phase>,
+) -> Result<RoundOutcome> {
+    let (mut state, mut reason) = match result {
+        Ok(()) => (RunState::Complete, None),
+        Err(Stop::Interrupted(sig)) => (
+            RunState::Aborted,
+            Some(format!(
+                "interrupted by {sig} during {}; partial data kept",
+                stopped_in.map(Phase::as_str).unwrap_or("the run")
+            )),
+        ),
+        Err(Stop::Failed(e)) => (
+            RunState::Failed,
+            Some(format!(
+                "{} failed: {e:#}",
+                stopped_in.map(Phase::as_str).unwrap_or("the run")
+            )),
+        ),
+    };
+    let mut phase = stopped_in;
+    let mut verdict = None;
+    if has_k6_data(dir) {
+        match write_report(&dir.path) {
+            Ok(v) => verdict = Some(v),
+            Err(e) if state == RunState::Complete => {
+                state = RunState::Failed;
+                reason = Some(format!("report: {e:#}"));
+                phase = Some(Phase::Report);
+            }
+            Err(_) => {}
+        }
+    }
+    dir.mark_in(state, reason.as_deref(), phase.map(Phase::as_str))?;
+    Ok(RoundOutcome {
+        dir: dir.path.clone(),
+        state,
+        reason,
+        phase,
+        verdict,
+    })
+}
+
+fn has_k6_data(dir: &RunDir) -> bool {
+    dir.file("k6/requests.csv.gz").exists() || dir.file("k6/g0/requests.csv.gz").exists()
+}
+
+/// Analyze the run directory and write report.txt/.md/.json and the plots. Returns a verdict line.
+pub fn write_report(dir: &Path) -> Result<String> {
+    let report = crate::report::render_run_dir(dir)?;
+    let fmt = |v: Option<u32>| v.map(|x| format!("{x}")).unwrap_or_else(|| "none".into());
+    Ok(match &report.knee_why {
+        Some(why) => format!("last passing {}; {why}", fmt(report.last_passing)),
+        None => format!(
+            "last passing {}, no knee in the steps run",
+            fmt(report.last_passing)
+        ),
+    })
+}

@@ -1,0 +1,298 @@
+//! The measurement session driven through the fake engine, without Docker: the order of the
+//! phases, and for an interrupt or a failure at every phase the teardown, the final status
+//! with its phase and reason, and what the run directory keeps.
+use std::path::{Path, PathBuf};
+
+use perflab::experiment::{Catalog, CatalogEntry, Experiment};
+use perflab::plan::{self, CpuLayout, CpuSet, Plan, PlanOptions};
+use perflab::rundir::{RunDir, RunState};
+use perflab::session::fake::{FakeEngine, Fault, Op};
+use perflab::session::round::{RoundOutcome, RoundSpec};
+use perflab::session::{Phase, run_round};
+
+fn demo() -> (Experiment, Plan, CpuLayout) {
+    let c = Catalog::load(Path::new("experiments")).unwrap();
+    let CatalogEntry::Experiment(e) = &c.get("demo-open").unwrap().entry else {
+        panic!("demo-open is an experiment")
+    };
+    let plan = plan::build(e, PlanOptions { quick: true });
+    let online = CpuSet::parse("0-1").unwrap();
+    let layout = plan::layout::resolve(&online, None, false).unwrap();
+    (e.clone(), plan, layout)
+}
+
+fn k6_csv() -> PathBuf {
+    Path::new("tests/fixtures/k6/stepped-open.csv.gz").to_path_buf()
+}
+
+/// Run one round on the fake engine in a fresh out root.
+fn round(
+    engine: &mut FakeEngine,
+    interrupt: &perflab::session::signals::Interrupt,
+) -> (RoundOutcome, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let (exp, plan, layout) = demo();
+    let spec = RoundSpec {
+        experiment: &exp,
+        plan: &plan,
+        round: 1,
+        out_root: out.path(),
+        overrides: &[],
+        layout: &layout,
+        align: true,
+        quiet: true,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let o = rt.block_on(run_round(engine, &spec, interrupt)).unwrap();
+    (o, out)
+}
+
+const ALL_CALLS: [Op; 11] = [
+    Op::Begin,
+    Op::StackUp,
+    Op::WarmUp,
+    Op::GeneratorsReady,
+    Op::Arm,
+    Op::SleepUntil,
+    Op::StartLoad,
+    Op::WaitLoad,
+    Op::CollectLoad,
+    Op::CollectLogs,
+    Op::Teardown,
+];
+
+/// The session phase an engine operation belongs to.
+fn phase_of(op: Op) -> Phase {
+    match op {
+        Op::Begin => Phase::RunDir,
+        Op::StackUp => Phase::StackUp,
+        Op::WarmUp => Phase::WarmUp,
+        Op::GeneratorsReady => Phase::GeneratorsReady,
+        Op::Arm | Op::SleepUntil | Op::StartLoad => Phase::AlignedStart,
+        Op::WaitLoad => Phase::Measure,
+        Op::CollectLoad | Op::CollectLogs => Phase::Collect,
+        Op::Teardown => Phase::Teardown,
+    }
+}
+
+/// After any round: teardown ran once and last, nothing is left, the manifest and status
+/// exist, and the manifest records the phases the round went through.
+fn check_cleaned(engine: &FakeEngine, o: &RoundOutcome) {
+    assert_eq!(
+        engine.calls.last(),
+        Some(&Op::Teardown),
+        "{:?}",
+        engine.calls
+    );
+    assert_eq!(
+        engine.calls.iter().filter(|c| **c == Op::Teardown).count(),
+        1
+    );
+    assert!(
+        engine.objects.is_empty(),
+        "left behind: {:?}",
+        engine.objects
+    );
+    let dir = RunDir::open(&o.dir).unwrap();
+    let m = dir.read_manifest().unwrap();
+    let phases = m.measurements.get("phases").expect("phases recorded");
+    let last = phases.as_array().unwrap().last().unwrap();
+    assert_eq!(last["phase"], "teardown");
+    assert_eq!(dir.status().unwrap().state, o.state);
+}
+
+#[test]
+fn a_clean_round_goes_through_every_phase_in_order_and_writes_a_report() {
+    let (engine, interrupt) = FakeEngine::new(None);
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (o, _out) = round(&mut engine, &interrupt);
+    assert_eq!(engine.calls, ALL_CALLS.to_vec());
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    assert_eq!(o.phase, None);
+    assert!(o.verdict.is_some(), "a report was written");
+    assert!(o.dir.join("report.json").exists());
+    assert!(o.dir.join("k6/requests.csv.gz").exists());
+    check_cleaned(&engine, &o);
+    let status = RunDir::open(&o.dir).unwrap().status().unwrap();
+    assert_eq!(status.phase, None);
+}
+
+#[test]
+fn an_interrupt_in_any_phase_aborts_names_the_phase_and_tears_down() {
+    for op in &ALL_CALLS[..9] {
+        let (engine, interrupt) = FakeEngine::new(Some(Fault::Interrupt(*op, 1)));
+        let mut engine = engine.with_k6_csv(k6_csv());
+        let (o, _out) = round(&mut engine, &interrupt);
+        let phase = phase_of(*op);
+        assert_eq!(o.state, RunState::Aborted, "{op:?}: {:?}", o.reason);
+        assert_eq!(o.phase, Some(phase), "{op:?}");
+        let reason = o.reason.clone().unwrap();
+        assert!(
+            reason.contains(&format!("interrupted by SIGINT during {phase}")),
+            "{op:?}: {reason}"
+        );
+        check_cleaned(&engine, &o);
+        let status = RunDir::open(&o.dir).unwrap().status().unwrap();
+        assert_eq!(status.phase.as_deref(), Some(phase.as_str()));
+        // The stack's logs are collected whenever the stack was being started.
+        let logs = engine.calls.contains(&Op::CollectLogs);
+        assert_eq!(logs, *op >= Op::StackUp, "{op:?}: {:?}", engine.calls);
+        // Nothing after the interrupted operation but the wind-down.
+        let i = engine.calls.iter().position(|c| c == op).unwrap();
+        let after: Vec<Op> = engine.calls[i + 1..]
+            .iter()
+            .copied()
+            .filter(|c| !matches!(c, Op::CollectLoad | Op::CollectLogs | Op::Teardown))
+            .collect();
+        assert!(
+            after.is_empty(),
+            "{op:?}: ran {after:?} after the interrupt"
+        );
+        // Partial data is kept: what the load left, and a report on it.
+        if *op >= Op::WaitLoad {
+            assert!(o.dir.join("k6/requests.csv.gz").exists(), "{op:?}");
+            assert!(o.dir.join("report.json").exists(), "{op:?}");
+        } else {
+            assert!(!o.dir.join("k6").exists(), "{op:?}");
+        }
+    }
+}
+
+#[test]
+fn a_failure_in_any_phase_fails_the_round_with_its_phase_and_tears_down() {
+    for op in &ALL_CALLS[..9] {
+        let (engine, interrupt) = FakeEngine::new(Some(Fault::Fail(*op)));
+        let mut engine = engine.with_k6_csv(k6_csv());
+        let (o, _out) = round(&mut engine, &interrupt);
+        let phase = phase_of(*op);
+        assert_eq!(o.state, RunState::Failed, "{op:?}");
+        assert_eq!(o.phase, Some(phase), "{op:?}");
+        let reason = o.reason.clone().unwrap();
+        assert!(
+            reason.starts_with(&format!("{phase} failed: fake {op:?} failed")),
+            "{op:?}: {reason}"
+        );
+        check_cleaned(&engine, &o);
+    }
+}
+
+#[test]
+fn a_failing_log_collection_or_teardown_is_a_caveat_not_a_lost_run() {
+    let (engine, interrupt) = FakeEngine::new(Some(Fault::Fail(Op::CollectLogs)));
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (o, _out) = round(&mut engine, &interrupt);
+    assert_eq!(o.state, RunState::Complete);
+    check_cleaned(&engine, &o);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert!(
+        m.caveats
+            .iter()
+            .any(|c| c.contains("collecting logs failed")),
+        "{:?}",
+        m.caveats
+    );
+
+    let (engine, interrupt) = FakeEngine::new(Some(Fault::Fail(Op::Teardown)));
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (o, _out) = round(&mut engine, &interrupt);
+    assert_eq!(o.state, RunState::Complete);
+    assert!(
+        !engine.objects.is_empty(),
+        "the fake's teardown failed, so objects stay"
+    );
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert!(
+        m.caveats
+            .iter()
+            .any(|c| c.contains("teardown failed") && c.contains("perflab cleanup")),
+        "{:?}",
+        m.caveats
+    );
+}
+
+#[test]
+fn a_generator_exit_code_decides_between_a_measurement_and_a_harness_failure() {
+    let (engine, interrupt) = FakeEngine::new(None);
+    let mut engine = engine.with_k6_csv(k6_csv());
+    engine.exit_code = 99;
+    let (o, _out) = round(&mut engine, &interrupt);
+    assert_eq!(
+        o.state,
+        RunState::Complete,
+        "99 = thresholds crossed: breaking is the point"
+    );
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert_eq!(m.measurements["k6_thresholds_crossed"], true);
+
+    let (engine, interrupt) = FakeEngine::new(None);
+    let mut engine = engine.with_k6_csv(k6_csv());
+    engine.exit_code = 107;
+    let (o, _out) = round(&mut engine, &interrupt);
+    assert_eq!(o.state, RunState::Failed);
+    assert_eq!(o.phase, Some(Phase::Collect));
+    let reason = o.reason.clone().unwrap();
+    assert!(
+        reason.contains("exited with code 107") && reason.contains("last line"),
+        "{reason}"
+    );
+    check_cleaned(&engine, &o);
+}
+
+#[test]
+fn an_interrupt_while_collecting_logs_keeps_the_complete_measurement() {
+    let (engine, interrupt) = FakeEngine::new(Some(Fault::Interrupt(Op::CollectLogs, 1)));
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (o, _out) = round(&mut engine, &interrupt);
+    assert_eq!(o.state, RunState::Complete);
+    assert_eq!(
+        interrupt.reason(),
+        Some("SIGINT"),
+        "the caller still sees the signal"
+    );
+    check_cleaned(&engine, &o);
+}
+
+#[test]
+fn an_interrupt_while_waiting_for_the_lock_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("perflab.lock");
+    let held = perflab::lock::acquire(&path, "other", perflab::lock::Wait::NoWait, |_| {}).unwrap();
+    let (interrupt, trigger) = perflab::session::signals::Interrupt::manual();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let r = rt.block_on(async {
+        let waiting = perflab::session::acquire_lock_at(
+            path.clone(),
+            "demo-open",
+            perflab::lock::Wait::Block,
+            true,
+            &interrupt,
+        );
+        let fire = async {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            trigger.fire("SIGTERM");
+        };
+        let (r, ()) = tokio::join!(waiting, fire);
+        r
+    });
+    let e = r.expect_err("the lock is held by another");
+    assert!(
+        format!("{e:#}").contains(
+            "interrupted by SIGTERM while waiting for the host lock; nothing was started"
+        ),
+        "{e:#}"
+    );
+    drop(held);
+    // Once free, the same call takes it.
+    let (interrupt, _t) = perflab::session::signals::Interrupt::manual();
+    let got = rt.block_on(perflab::session::acquire_lock_at(
+        path,
+        "demo-open",
+        perflab::lock::Wait::NoWait,
+        true,
+        &interrupt,
+    ));
+    assert!(got.is_ok());
+}
