@@ -13,6 +13,7 @@ use crate::images::{self, Suite};
 use crate::lock::Wait;
 use crate::plan::CpuLayout;
 use crate::rundir::RunState;
+use crate::session::Session;
 use crate::session::docker_engine::{DockerEngine, DockerEnv};
 use crate::session::round::{RoundOutcome, RoundSpec};
 use crate::session::signals::Interrupt;
@@ -56,7 +57,8 @@ pub async fn execute(
     let loadgen = prepare_loadgen(&docker, &set, &req, progress_build).await?;
 
     let quiet = req.quiet;
-    let held = crate::session::acquire_lock(&req.target, req.wait, quiet, &interrupt).await?;
+    let session = Session::begin(&req.target, req.wait, quiet, interrupt).await?;
+    let interrupt = session.interrupt.clone();
 
     let swept = sweep::sweep(&docker, &req.out_root, &BTreeSet::new()).await?;
     if loadgen.remote {
@@ -96,7 +98,7 @@ pub async fn execute(
         repo_root: images::recipe::repo_root(),
     };
     let summary = run_rounds(&req, &env, &interrupt).await?;
-    drop(held);
+    drop(session);
     Ok(summary)
 }
 

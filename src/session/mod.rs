@@ -208,6 +208,118 @@ impl Trail {
     }
 }
 
+/// A session: the host lock it holds, the interrupt it races every phase against, and the
+/// trail of its phases. `perflab run` holds one across its rounds; each tool run is one.
+pub struct Session {
+    pub interrupt: Interrupt,
+    pub trail: Trail,
+    pub quiet: bool,
+    _lock: Option<lock::HostLock>,
+}
+
+impl Session {
+    /// The Lock phase: wait for the host lock (an interrupt while waiting starts nothing).
+    pub async fn begin(
+        target: &str,
+        wait: Wait,
+        quiet: bool,
+        interrupt: Interrupt,
+    ) -> Result<Session> {
+        let mut trail = Trail::default();
+        let held = trail
+            .record(
+                Phase::Lock,
+                None,
+                acquire_lock(target, wait, quiet, &interrupt),
+            )
+            .await;
+        match held {
+            Ok(l) => Ok(Session {
+                interrupt,
+                trail,
+                quiet,
+                _lock: Some(l),
+            }),
+            Err(Stop::Failed(e)) => Err(e),
+            Err(Stop::Interrupted(sig)) => anyhow::bail!("interrupted by {sig}"),
+        }
+    }
+
+    /// A session without the host lock (tests; commands that measure nothing).
+    pub fn unlocked(interrupt: Interrupt, quiet: bool) -> Session {
+        Session {
+            interrupt,
+            trail: Trail::default(),
+            quiet,
+            _lock: None,
+        }
+    }
+
+    /// Run `fut` as `phase`, raced against the interrupt, and record it.
+    pub async fn phase<T>(
+        &mut self,
+        phase: Phase,
+        fut: impl Future<Output = Result<T>>,
+    ) -> Result<T, Stop> {
+        self.trail.run(&self.interrupt, phase, None, fut).await
+    }
+
+    /// Run `fut` as `phase` to its end (not raced), and record it.
+    pub async fn finish_phase<T>(
+        &mut self,
+        phase: Phase,
+        fut: impl Future<Output = Result<T>>,
+    ) -> Result<T, Stop> {
+        self.trail.record(phase, None, fut).await
+    }
+
+    /// The final state, its reason and the phase it names, for a session that ended with
+    /// `result` (see [`verdict`]).
+    pub fn verdict(&self, result: &Result<(), Stop>) -> Verdict {
+        verdict(result, self.trail.current())
+    }
+}
+
+/// How a session ended, as its status records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub state: crate::rundir::RunState,
+    pub reason: Option<String>,
+    /// The phase it stopped in, when it did not complete.
+    pub phase: Option<Phase>,
+    /// The signal, when interrupted.
+    pub signal: Option<&'static str>,
+}
+
+/// Complete; aborted "interrupted by SIGINT during warm-up; partial data kept"; or failed
+/// "warm-up failed: ...".
+pub fn verdict(result: &Result<(), Stop>, stopped_in: Option<Phase>) -> Verdict {
+    use crate::rundir::RunState;
+    let at = stopped_in.map(Phase::as_str).unwrap_or("the run");
+    match result {
+        Ok(()) => Verdict {
+            state: RunState::Complete,
+            reason: None,
+            phase: None,
+            signal: None,
+        },
+        Err(Stop::Interrupted(sig)) => Verdict {
+            state: RunState::Aborted,
+            reason: Some(format!(
+                "interrupted by {sig} during {at}; partial data kept"
+            )),
+            phase: stopped_in,
+            signal: Some(sig),
+        },
+        Err(Stop::Failed(e)) => Verdict {
+            state: RunState::Failed,
+            reason: Some(format!("{at} failed: {e:#}")),
+            phase: stopped_in,
+            signal: None,
+        },
+    }
+}
+
 /// The Lock phase: take the host lock for `target` (printing "waiting for ..." unless quiet),
 /// giving up when a signal arrives first (nothing has been started then).
 pub async fn acquire_lock(

@@ -169,24 +169,13 @@ fn finish(
     result: Result<(), Stop>,
     stopped_in: Option<Phase>,
 ) -> Result<RoundOutcome> {
-    let (mut state, mut reason) = match result {
-        Ok(()) => (RunState::Complete, None),
-        Err(Stop::Interrupted(sig)) => (
-            RunState::Aborted,
-            Some(format!(
-                "interrupted by {sig} during {}; partial data kept",
-                stopped_in.map(Phase::as_str).unwrap_or("the run")
-            )),
-        ),
-        Err(Stop::Failed(e)) => (
-            RunState::Failed,
-            Some(format!(
-                "{} failed: {e:#}",
-                stopped_in.map(Phase::as_str).unwrap_or("the run")
-            )),
-        ),
-    };
-    let mut phase = stopped_in;
+    let super::Verdict {
+        mut state,
+        mut reason,
+        phase,
+        ..
+    } = super::verdict(&result, stopped_in);
+    let mut phase = phase;
     let mut verdict = None;
     if has_k6_data(dir) {
         match write_report(&dir.path) {

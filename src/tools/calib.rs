@@ -13,8 +13,9 @@ use serde_json::json;
 
 use super::calib_report::{self, CalibSettings, Calibration, Repeat};
 use super::{Common, ToolRun};
-use crate::session::signals::Interrupt;
 use crate::sample::host;
+use crate::session::signals::Interrupt;
+use crate::session::{Phase, Stop};
 
 /// Raw per-repeat figures.
 pub const REPEATS_FILE: &str = "repeats.tsv";
@@ -174,10 +175,15 @@ pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process
     let stop = Arc::new(AtomicBool::new(false));
     let (result, signal) = {
         let (s, flag, quiet) = (settings.clone(), stop.clone(), common.quiet);
-        super::run_in_thread("calib-loop", &interrupt, stop, move || {
+        let measuring = super::run_in_thread("calib-loop", &interrupt, stop, move || {
             repeat_loop(&s, &flag, quiet)
-        })
-        .await?
+        });
+        // The loop stops itself on a signal: the Measure phase runs to its end.
+        match run.session.finish_phase(Phase::Measure, measuring).await {
+            Ok(r) => r,
+            Err(Stop::Failed(e)) => return Err(e),
+            Err(Stop::Interrupted(sig)) => anyhow::bail!("interrupted by {sig}"),
+        }
     };
     let busy = super::busy_since(&stat_before);
     if let Some(e) = &result.pin_error {

@@ -15,11 +15,11 @@ use crate::docker::{self, Docker};
 use crate::experiment::Lab;
 use crate::images::{self, ImageSet, Suite};
 use crate::plan::CpuLayout;
-use crate::session::{Stop, or_interrupt};
-use crate::session::signals::Interrupt;
-use crate::session::sweep;
 use crate::rundir::RunState;
 use crate::sample::cgroup::CgroupPaths;
+use crate::session::signals::Interrupt;
+use crate::session::sweep;
+use crate::session::{Phase, Stop};
 use crate::stack::{LabStack, StartOptions, defaults, warmup};
 
 /// Raw per-request outcomes.
@@ -87,6 +87,54 @@ pub async fn run(
         );
     }
     let run_id = format!("{}{tool_dir}-{}", sweep::RUN_ID_PREFIX, run.dir.name()).to_lowercase();
+    describe(&mut run, lab, &set, &layout, &docker, &run_id).await;
+    run.write_manifest()?;
+
+    let env = Env {
+        docker: &docker,
+        images: &set,
+        layout: &layout,
+        settings: &settings,
+        run_id: &run_id,
+        interrupt: &interrupt,
+        quiet: common.quiet,
+    };
+    let mut stack: Option<LabStack> = None;
+    let mut got = Collected::default();
+    let result = phases(&env, lab, &mut run, &mut stack, &mut got).await;
+    wind_down(&env, &mut run, stack.as_ref()).await;
+    let verdict = run.session.verdict(&result);
+    if let Some(r) = &verdict.reason {
+        run.manifest.caveats.push(r.clone());
+    }
+    super::write_text(&run.dir.file(REQUESTS_FILE), &requests_tsv(&got.raws))?;
+    super::write_text(&run.dir.file(CGROUP_FILE), &cgroup_tsv(&got.raws))?;
+    let report = cpr_report::analyze(settings, &got.raws, got.idle, run.manifest.caveats.clone());
+    let text = cpr_report::render_text(&report);
+    run.write_reports(&text, &cpr_report::render_markdown(&report), &report)?;
+    if verdict.state == RunState::Failed {
+        if !got.raws.is_empty() {
+            crate::output::emit(&text);
+        }
+        run.finish(verdict.state, verdict.reason.as_deref())?;
+        return Err(anyhow!(
+            "cpu-per-request failed: {}; see {}",
+            verdict.reason.unwrap_or_default(),
+            run.dir.path.display()
+        ));
+    }
+    super::print_and_finish(&run, &common, &text, &report, verdict.signal)
+}
+
+/// Record the versions, images, pinning and caveats of the run in its manifest.
+async fn describe(
+    run: &mut ToolRun,
+    lab: Lab,
+    set: &ImageSet,
+    layout: &CpuLayout,
+    docker: &Docker,
+    run_id: &str,
+) {
     let m = &mut run.manifest;
     m.components = set.versions_flat();
     if let Ok(v) = docker.engine_version().await {
@@ -103,7 +151,7 @@ pub async fn run(
     m.measurements.insert("run_id".into(), json!(run_id));
     m.measurements
         .insert("suite".into(), json!(set.suite.as_str()));
-    let p = crate::stack::Pinning::from(&layout);
+    let p = crate::stack::Pinning::from(layout);
     m.pinning.insert("app".into(), p.app.clone());
     m.pinning.insert("db".into(), p.db.clone());
     m.pinning.insert("loadgen".into(), p.loadgen.clone());
@@ -115,29 +163,31 @@ pub async fn run(
                 .into(),
         );
     }
-    run.write_manifest()?;
+}
 
-    let env = Env {
-        docker: &docker,
-        images: &set,
-        layout: &layout,
-        settings: &settings,
-        run_id: &run_id,
-        interrupt: &interrupt,
-        quiet: common.quiet,
-    };
-    let mut stack: Option<LabStack> = None;
-    let mut got = Collected::default();
-    let result = measure(&env, lab, &mut run, &mut stack, &mut got).await;
-    if let Some(s) = &stack {
-        write_logs(&docker, s, &run).await;
+/// Collect (the stack's logs) and Teardown, whatever happened; perflab unpinned.
+async fn wind_down(env: &Env<'_>, run: &mut ToolRun, stack: Option<&LabStack>) {
+    let ToolRun {
+        dir,
+        manifest,
+        session,
+    } = run;
+    if let Some(s) = stack {
+        let logs = async {
+            write_logs(env.docker, s, dir).await;
+            Ok(())
+        };
+        let _ = session.finish_phase(Phase::Collect, logs).await;
     }
-    // Whatever happened: containers and network gone.
-    if let Err(e) = docker
-        .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
-        .await
-    {
-        run.manifest
+    let label = [format!("{}={}", docker::LABEL_RUN, env.run_id)];
+    let down = async {
+        env.docker
+            .remove_labelled(&label)
+            .await
+            .map_err(anyhow::Error::from)
+    };
+    if let Err(Stop::Failed(e)) = session.finish_phase(Phase::Teardown, down).await {
+        manifest
             .caveats
             .push(format!("teardown failed: {e:#}; run `perflab cleanup`"));
     }
@@ -147,36 +197,6 @@ pub async fn run(
     if !all.is_empty() {
         let _ = crate::sample::pin_process_to(&all);
     }
-
-    let (state, reason, signal) = match &result {
-        Ok(()) => (RunState::Complete, None, None),
-        Err(Stop::Interrupted(sig)) => (
-            RunState::Aborted,
-            Some(format!("interrupted by {sig}; partial data kept")),
-            Some(*sig),
-        ),
-        Err(Stop::Failed(e)) => (RunState::Failed, Some(format!("{e:#}")), None),
-    };
-    if let Some(r) = &reason {
-        run.manifest.caveats.push(r.clone());
-    }
-    super::write_text(&run.dir.file(REQUESTS_FILE), &requests_tsv(&got.raws))?;
-    super::write_text(&run.dir.file(CGROUP_FILE), &cgroup_tsv(&got.raws))?;
-    let report = cpr_report::analyze(settings, &got.raws, got.idle, run.manifest.caveats.clone());
-    let text = cpr_report::render_text(&report);
-    run.write_reports(&text, &cpr_report::render_markdown(&report), &report)?;
-    if state == RunState::Failed {
-        if !got.raws.is_empty() {
-            crate::output::emit(&text);
-        }
-        run.finish(state, reason.as_deref())?;
-        return Err(anyhow!(
-            "cpu-per-request failed: {}; see {}",
-            reason.unwrap_or_default(),
-            run.dir.path.display()
-        ));
-    }
-    super::print_and_finish(&run, &common, &text, &report, signal)
 }
 
 fn read_all(targets: &[(String, String, CgroupPaths)]) -> Result<Vec<(u64, u64)>> {
@@ -209,7 +229,8 @@ fn counters(
         .collect()
 }
 
-async fn measure(
+/// Stack up, warm-up, then the Measure phase; each raced against the interrupt.
+async fn phases(
     env: &Env<'_>,
     lab: Lab,
     run: &mut ToolRun,
@@ -226,19 +247,13 @@ async fn measure(
             pinning.db
         );
     }
-    let s = or_interrupt(env.interrupt, async {
-        LabStack::start(
-            env.docker,
-            &exp,
-            &pinning,
-            env.run_id,
-            env.images,
-            &StartOptions::default(),
-        )
-        .await
-        .context("starting the lab stack")
-    })
-    .await?;
+    let opts = StartOptions::default();
+    let start = async {
+        LabStack::start(env.docker, &exp, &pinning, env.run_id, env.images, &opts)
+            .await
+            .context("starting the lab stack")
+    };
+    let s = run.session.phase(Phase::StackUp, start).await?;
     run.manifest
         .measurements
         .insert("stack_start_s".into(), json!(s.start_seconds));
@@ -247,16 +262,35 @@ async fn measure(
         serde_json::to_value(&s.containers).unwrap_or_default(),
     );
     let stack = slot.insert(s).clone();
-    let wu = or_interrupt(env.interrupt, async {
-        warmup::warm_up(&stack, &exp).await.context("warm-up")
-    })
-    .await?;
+    let warm = async { warmup::warm_up(&stack, &exp).await.context("warm-up") };
+    let wu = run.session.phase(Phase::WarmUp, warm).await?;
     run.manifest.measurements.insert(
         "warmup".into(),
         serde_json::to_value(&wu).unwrap_or_default(),
     );
     run.write_manifest()?;
+    let ToolRun {
+        manifest, session, ..
+    } = run;
+    let measuring = async {
+        measure(env, &stack, &mut manifest.caveats, got)
+            .await
+            .map_err(|e| match e {
+                Stop::Failed(e) => e,
+                Stop::Interrupted(sig) => anyhow!("interrupted by {sig}"),
+            })
+    };
+    session.phase(Phase::Measure, measuring).await
+}
 
+/// The Measure phase: cgroup counters of every container around an idle baseline and around
+/// N sequential requests per endpoint, sent from the load generator's CPUs.
+async fn measure(
+    env: &Env<'_>,
+    stack: &LabStack,
+    caveats: &mut Vec<String>,
+    got: &mut Collected,
+) -> Result<(), Stop> {
     // The app's containers first (php-fpm, nginx / app), PostgreSQL last.
     let mut roles: Vec<_> = stack.containers.keys().copied().collect();
     roles.sort_by_key(|r| (*r == crate::stack::StackRole::Pg, *r));
@@ -269,33 +303,26 @@ async fn measure(
             paths,
         ));
     }
-
     // perflab sends from the load generator's CPUs, as k6 would.
     let loadgen = env.layout.get(crate::plan::Role::Loadgen).indices();
     if let Err(e) = crate::sample::pin_process_to(&loadgen) {
-        run.manifest.caveats.push(format!(
+        caveats.push(format!(
             "could not pin perflab to the load generator's CPUs: {e}"
         ));
     }
-
     let idle_s = env.settings.idle_s;
     if idle_s > 0.0 {
         if !env.quiet {
             crate::say!("idle baseline: {idle_s} s with no requests");
         }
         let before = read_all(&targets)?;
-        or_interrupt(env.interrupt, async {
-            tokio::time::sleep(Duration::from_secs_f64(idle_s)).await;
-            Ok(())
-        })
-        .await?;
+        tokio::time::sleep(Duration::from_secs_f64(idle_s)).await;
         let after = read_all(&targets)?;
         got.idle = Some(cpr_report::idle_baseline(
             &counters(&targets, &before, &after),
             idle_s,
         ));
     }
-
     let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(15));
     if env.settings.fresh_connections {
         builder = builder.pool_max_idle_per_host(0);
@@ -303,45 +330,16 @@ async fn measure(
     let client = builder.build().map_err(|e| Stop::Failed(e.into()))?;
     let base = stack.entry_url.trim_end_matches('/').to_string();
     for endpoint in &env.settings.endpoints {
-        let url = format!("{base}{endpoint}");
-        for _ in 0..env.settings.warmup {
-            check(env.interrupt)?;
-            let _ = get(&client, &url).await;
-        }
-        let before = read_all(&targets)?;
-        let t0 = Instant::now();
-        let mut statuses = Vec::with_capacity(env.settings.n as usize);
-        let mut wall_ms = Vec::with_capacity(env.settings.n as usize);
-        for _ in 0..env.settings.n {
-            check(env.interrupt)?;
-            let t = Instant::now();
-            let status = get(&client, &url).await;
-            wall_ms.push(t.elapsed().as_secs_f64() * 1000.0);
-            statuses.push(status);
-        }
-        let elapsed_s = t0.elapsed().as_secs_f64();
-        let after = read_all(&targets)?;
-        let raw = EndpointRaw {
-            endpoint: endpoint.clone(),
-            statuses,
-            wall_ms,
-            elapsed_s,
-            containers: counters(&targets, &before, &after),
-        };
+        let raw = endpoint_raw(
+            env,
+            &client,
+            &format!("{base}{endpoint}"),
+            endpoint,
+            &targets,
+        )
+        .await?;
         let row = cpr_report::row(&raw, got.idle.as_ref());
-        if !env.quiet {
-            let cpu: Vec<String> = row
-                .cpu_ms_per_request
-                .iter()
-                .map(|(r, v)| format!("{r} {v:.2}"))
-                .collect();
-            crate::say!(
-                "  {endpoint}: {}/{} ok in {elapsed_s:.1} s; CPU ms/request: {}",
-                row.ok,
-                row.requests,
-                cpu.join(", ")
-            );
-        }
+        say_row(env.quiet, endpoint, &row, raw.elapsed_s);
         got.raws.push(raw);
         if row.ok == 0 {
             return Err(Stop::Failed(anyhow!(
@@ -351,6 +349,57 @@ async fn measure(
         }
     }
     Ok(())
+}
+
+/// Warm one endpoint up, then N sequential requests between two cgroup readings.
+async fn endpoint_raw(
+    env: &Env<'_>,
+    client: &reqwest::Client,
+    url: &str,
+    endpoint: &str,
+    targets: &[(String, String, CgroupPaths)],
+) -> Result<EndpointRaw, Stop> {
+    for _ in 0..env.settings.warmup {
+        check(env.interrupt)?;
+        let _ = get(client, url).await;
+    }
+    let before = read_all(targets)?;
+    let t0 = Instant::now();
+    let mut statuses = Vec::with_capacity(env.settings.n as usize);
+    let mut wall_ms = Vec::with_capacity(env.settings.n as usize);
+    for _ in 0..env.settings.n {
+        check(env.interrupt)?;
+        let t = Instant::now();
+        let status = get(client, url).await;
+        wall_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        statuses.push(status);
+    }
+    let elapsed_s = t0.elapsed().as_secs_f64();
+    let after = read_all(targets)?;
+    Ok(EndpointRaw {
+        endpoint: endpoint.to_string(),
+        statuses,
+        wall_ms,
+        elapsed_s,
+        containers: counters(targets, &before, &after),
+    })
+}
+
+fn say_row(quiet: bool, endpoint: &str, row: &cpr_report::EndpointRow, elapsed_s: f64) {
+    if quiet {
+        return;
+    }
+    let cpu: Vec<String> = row
+        .cpu_ms_per_request
+        .iter()
+        .map(|(r, v)| format!("{r} {v:.2}"))
+        .collect();
+    crate::say!(
+        "  {endpoint}: {}/{} ok in {elapsed_s:.1} s; CPU ms/request: {}",
+        row.ok,
+        row.requests,
+        cpu.join(", ")
+    );
 }
 
 fn check(interrupt: &Interrupt) -> Result<(), Stop> {
@@ -374,8 +423,8 @@ async fn get(client: &reqwest::Client, url: &str) -> u16 {
     }
 }
 
-async fn write_logs(docker: &Docker, stack: &LabStack, run: &ToolRun) {
-    let dir = run.dir.path.join("logs");
+async fn write_logs(docker: &Docker, stack: &LabStack, run_dir: &crate::rundir::RunDir) {
+    let dir = run_dir.path.join("logs");
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }

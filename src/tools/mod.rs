@@ -22,10 +22,11 @@ use serde::{Deserialize, Serialize};
 use crate::docker::{self, Docker};
 use crate::error::InvalidInput;
 use crate::host::{HostFacts, PerflabVersion};
-use crate::lock::{HostLock, Wait};
+use crate::lock::Wait;
 use crate::plan::{CpuLayout, layout};
-use crate::session::signals::Interrupt;
 use crate::rundir::{self, RunDir, RunState};
+use crate::session::Session;
+use crate::session::signals::Interrupt;
 
 /// Version of a tool's `manifest.json`.
 pub const TOOL_MANIFEST_SCHEMA_VERSION: u32 = 1;
@@ -67,7 +68,8 @@ pub struct Common {
 pub struct ToolRun {
     pub dir: RunDir,
     pub manifest: ToolManifest,
-    _lock: HostLock,
+    /// The session: the host lock, the interrupt and the phases so far.
+    pub session: Session,
 }
 
 impl ToolRun {
@@ -81,7 +83,8 @@ impl ToolRun {
         common: &Common,
         interrupt: &Interrupt,
     ) -> Result<ToolRun> {
-        let lock = crate::session::acquire_lock(tool_dir, common.wait, common.quiet, interrupt).await?;
+        let session =
+            Session::begin(tool_dir, common.wait, common.quiet, interrupt.clone()).await?;
         // leftovers of killed runs (still `running`, owner gone) become `aborted`
         rundir::mark_stale_runs(&common.out_root);
         let dir = RunDir::create(&common.out_root, tool_dir, 1)?;
@@ -111,7 +114,7 @@ impl ToolRun {
         let run = ToolRun {
             dir,
             manifest,
-            _lock: lock,
+            session,
         };
         run.write_manifest()?;
         if !common.quiet {
@@ -131,10 +134,15 @@ impl ToolRun {
         rundir::write_json_atomic(&self.dir.file("report.json"), json)
     }
 
-    /// Record the final state; returns the exit code the command should end with.
+    /// Record the final state (naming the phase it stopped in, unless complete); returns the
+    /// exit code the command should end with.
     pub fn finish(&self, state: RunState, reason: Option<&str>) -> Result<std::process::ExitCode> {
         self.write_manifest()?;
-        self.dir.mark(state, reason)?;
+        let phase = (state != RunState::Complete)
+            .then(|| self.session.trail.current())
+            .flatten();
+        self.dir
+            .mark_in(state, reason, phase.map(crate::session::Phase::as_str))?;
         Ok(match state {
             RunState::Aborted => std::process::ExitCode::from(130),
             RunState::Failed => std::process::ExitCode::from(crate::error::EXIT_FAILURE),
@@ -306,7 +314,7 @@ pub fn print_and_finish<T: Serialize>(
     common: &Common,
     text: &str,
     report: &T,
-    signal: Option<&str>,
+    signal: Option<&'static str>,
 ) -> Result<std::process::ExitCode> {
     if common.json {
         crate::out!("{}", serde_json::to_string_pretty(report)?);
@@ -314,10 +322,13 @@ pub fn print_and_finish<T: Serialize>(
         crate::output::emit(text);
     }
     match signal {
-        Some(sig) => run.finish(
-            RunState::Aborted,
-            Some(&format!("interrupted by {sig}; partial data kept")),
-        ),
+        Some(sig) => {
+            let v = crate::session::verdict(
+                &Err(crate::session::Stop::Interrupted(sig)),
+                run.session.trail.current(),
+            );
+            run.finish(v.state, v.reason.as_deref())
+        }
         None => run.finish(RunState::Complete, None),
     }
 }

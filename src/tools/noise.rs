@@ -12,8 +12,9 @@ use serde_json::json;
 
 use super::noise_report::{self, NoiseSettings, WakeUp};
 use super::{Common, ToolRun};
-use crate::session::signals::Interrupt;
 use crate::sample::host;
+use crate::session::signals::Interrupt;
+use crate::session::{Phase, Stop};
 
 /// Raw late wake-ups, one JSON object a line.
 pub const STALLS_FILE: &str = "stalls.jsonl";
@@ -130,10 +131,15 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     let stop = Arc::new(AtomicBool::new(false));
     let (result, signal) = {
         let (live, s, flag) = (live.clone(), settings.clone(), stop.clone());
-        super::run_in_thread("noise-loop", &interrupt, stop, move || {
+        let measuring = super::run_in_thread("noise-loop", &interrupt, stop, move || {
             sleep_loop(&s, &live, &flag)
-        })
-        .await?
+        });
+        // The loop stops itself on a signal: the Measure phase runs to its end.
+        match run.session.finish_phase(Phase::Measure, measuring).await {
+            Ok(r) => r,
+            Err(Stop::Failed(e)) => return Err(e),
+            Err(Stop::Interrupted(sig)) => anyhow::bail!("interrupted by {sig}"),
+        }
     };
     progress.abort();
     let busy = super::busy_since(&stat_before);
