@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 use perflab::experiment::{Catalog, CatalogEntry, Experiment};
 use perflab::plan::{self, CpuLayout, CpuSet, Plan, PlanOptions};
 use perflab::rundir::{RunDir, RunState};
+use perflab::session::Stop;
+use perflab::session::engine::{Engine, LoadSpec};
 use perflab::session::fake::{FakeEngine, Fault, Op};
+use perflab::session::load_phase::Stage;
+use perflab::session::measurement::{Measurement, Stepped};
 use perflab::session::round::{RoundOutcome, RoundSpec};
 use perflab::session::{Phase, run_round};
 
@@ -39,14 +43,19 @@ fn round(
         out_root: out.path(),
         overrides: &[],
         layout: &layout,
-        align: true,
         quiet: true,
+    };
+    let mut steps = Stepped {
+        plan: plan.clone(),
+        align: true,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let o = rt.block_on(run_round(engine, &spec, interrupt)).unwrap();
+    let o = rt
+        .block_on(run_round(engine, &spec, &mut steps, interrupt))
+        .unwrap();
     (o, out)
 }
 
@@ -295,4 +304,113 @@ fn an_interrupt_while_waiting_for_the_lock_starts_nothing() {
         &interrupt,
     ));
     assert!(got.is_ok());
+}
+
+/// A calibration load before the measured steps, with a recovery pause between them: the
+/// shape of the fitted and refined runs, on one stack.
+struct CalibrateThenMeasure {
+    plan: Plan,
+}
+
+impl Measurement for CalibrateThenMeasure {
+    async fn run<E: Engine>(&mut self, stage: &mut Stage<'_, E>) -> Result<(), Stop> {
+        let calibration = LoadSpec {
+            label: "calibration".into(),
+            plan: self.plan.clone(),
+            out_dir: stage.load_dir("calibration"),
+            align: false,
+        };
+        stage.run_load(&calibration).await?;
+        stage
+            .recover(std::time::Duration::from_secs(5), "after calibration")
+            .await?;
+        Stepped {
+            plan: self.plan.clone(),
+            align: true,
+        }
+        .run(stage)
+        .await
+    }
+}
+
+fn round_with(
+    engine: &mut FakeEngine,
+    interrupt: &perflab::session::signals::Interrupt,
+    m: &mut impl Measurement,
+) -> (RoundOutcome, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let (exp, plan, layout) = demo();
+    let spec = RoundSpec {
+        experiment: &exp,
+        plan: &plan,
+        round: 1,
+        out_root: out.path(),
+        overrides: &[],
+        layout: &layout,
+        quiet: true,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let o = rt.block_on(run_round(engine, &spec, m, interrupt)).unwrap();
+    (o, out)
+}
+
+#[test]
+fn several_loads_share_one_stack_each_with_its_phases_and_outputs() {
+    let (engine, interrupt) = FakeEngine::new(None);
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (_, plan, _) = demo();
+    let (o, _out) = round_with(&mut engine, &interrupt, &mut CalibrateThenMeasure { plan });
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let count = |op| engine.calls.iter().filter(|c| **c == op).count();
+    assert_eq!((count(Op::StackUp), count(Op::Teardown)), (1, 1));
+    assert_eq!((count(Op::GeneratorsReady), count(Op::WaitLoad)), (2, 2));
+    assert!(o.dir.join("loads/calibration/k6/requests.csv.gz").exists());
+    assert!(o.dir.join("k6/requests.csv.gz").exists());
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let phases = m.measurements["phases"].as_array().unwrap().clone();
+    let labelled: Vec<(String, String)> = phases
+        .iter()
+        .map(|p| {
+            (
+                p["phase"].as_str().unwrap().to_string(),
+                p["load"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("measure", "calibration"),
+        ("recover", "after calibration"),
+        ("measure", "measured"),
+    ] {
+        assert!(
+            labelled.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {labelled:?}"
+        );
+    }
+    check_cleaned(&engine, &o);
+}
+
+#[test]
+fn an_interrupt_in_the_second_load_or_the_recovery_names_it_and_tears_down() {
+    for (fault, phase) in [
+        (Fault::Interrupt(Op::WaitLoad, 2), Phase::Measure),
+        (Fault::Interrupt(Op::SleepUntil, 2), Phase::Recover),
+        (
+            Fault::Interrupt(Op::GeneratorsReady, 2),
+            Phase::GeneratorsReady,
+        ),
+    ] {
+        let (engine, interrupt) = FakeEngine::new(Some(fault));
+        let mut engine = engine.with_k6_csv(k6_csv());
+        let (_, plan, _) = demo();
+        let (o, _out) = round_with(&mut engine, &interrupt, &mut CalibrateThenMeasure { plan });
+        assert_eq!(o.state, RunState::Aborted, "{fault:?}");
+        assert_eq!(o.phase, Some(phase), "{fault:?}: {:?}", engine.calls);
+        check_cleaned(&engine, &o);
+        // The calibration's data stays whatever happened after it.
+        assert!(o.dir.join("loads/calibration/k6/requests.csv.gz").exists());
+    }
 }

@@ -15,6 +15,7 @@ use crate::plan::CpuLayout;
 use crate::rundir::RunState;
 use crate::session::Session;
 use crate::session::docker_engine::{DockerEngine, DockerEnv};
+use crate::session::measurement::Stepped;
 use crate::session::round::{RoundOutcome, RoundSpec};
 use crate::session::signals::Interrupt;
 use crate::session::{generators, placement, sweep};
@@ -123,11 +124,14 @@ async fn run_rounds(
                 out_root: &req.out_root,
                 overrides: &req.overrides,
                 layout: &req.layout,
-                align: req.align,
                 quiet: req.quiet,
             };
             let mut engine = DockerEngine::new(env);
-            let o = crate::session::run_round(&mut engine, &spec, interrupt).await?;
+            let mut steps = Stepped {
+                plan: r.plan.clone(),
+                align: req.align,
+            };
+            let o = crate::session::run_round(&mut engine, &spec, &mut steps, interrupt).await?;
             crate::out!(
                 "{:<14} r{round} {:<9} {}  {}",
                 r.experiment.id,

@@ -320,9 +320,15 @@ impl DockerEngine<'_> {
         let lg = self.env.loadgen;
         let logs = generators::collect(lg, &self.round.gens).await?;
         super::docker_engine::record_first_requests(m, &self.round.gens, self.env.quiet);
-        Ok(self
-            .round
-            .gens
+        // The generators are spent: another load on this stack creates its own (same names).
+        let gens = std::mem::take(&mut self.round.gens);
+        for g in &gens {
+            lg.docker
+                .remove_container(&g.id)
+                .await
+                .with_context(|| format!("removing {}", g.name))?;
+        }
+        Ok(gens
             .iter()
             .zip(statuses)
             .zip(logs)

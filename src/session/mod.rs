@@ -11,6 +11,7 @@ pub mod fake;
 pub mod generators;
 pub mod load_phase;
 pub mod logs;
+pub mod measurement;
 pub mod placement;
 pub mod progress;
 pub mod round;
@@ -44,12 +45,14 @@ pub enum Phase {
     AlignedStart,
     Measure,
     Collect,
+    /// A pause between two loads on the same stack, while in-flight work drains.
+    Recover,
     Teardown,
     Report,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 10] = [
+    pub const ALL: [Phase; 11] = [
         Phase::Lock,
         Phase::RunDir,
         Phase::StackUp,
@@ -58,6 +61,7 @@ impl Phase {
         Phase::AlignedStart,
         Phase::Measure,
         Phase::Collect,
+        Phase::Recover,
         Phase::Teardown,
         Phase::Report,
     ];
@@ -73,6 +77,7 @@ impl Phase {
             Phase::AlignedStart => "aligned-start",
             Phase::Measure => "measure",
             Phase::Collect => "collect",
+            Phase::Recover => "recover",
             Phase::Teardown => "teardown",
             Phase::Report => "report",
         }

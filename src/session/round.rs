@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde_json::json;
 
-use super::engine::{Engine, LoadSpec, RoundContext};
+use super::engine::{Engine, RoundContext};
 use super::load_phase::Stage;
+use super::measurement::Measurement;
 use super::signals::Interrupt;
 use super::{Phase, Stop, Trail};
 use crate::experiment::Experiment;
@@ -23,7 +24,6 @@ pub struct RoundSpec<'a> {
     pub out_root: &'a Path,
     pub overrides: &'a [String],
     pub layout: &'a CpuLayout,
-    pub align: bool,
     pub quiet: bool,
 }
 
@@ -53,6 +53,7 @@ pub fn run_id(experiment_id: &str, dir: &RunDir) -> String {
 pub async fn run_round<E: Engine>(
     engine: &mut E,
     spec: &RoundSpec<'_>,
+    measurement: &mut impl Measurement,
     interrupt: &Interrupt,
 ) -> Result<RoundOutcome> {
     let exp = spec.experiment;
@@ -93,7 +94,7 @@ pub async fn run_round<E: Engine>(
         quiet: spec.quiet,
     };
     let result = match begun {
-        Ok(()) => measure(&mut stage, spec).await,
+        Ok(()) => measure(&mut stage, measurement).await,
         Err(e) => Err(e),
     };
     let stopped_in = result.as_ref().err().and(stage.trail.current());
@@ -106,34 +107,23 @@ pub async fn run_round<E: Engine>(
     finish(&dir, result, stopped_in)
 }
 
-/// Stack up, warm-up, then the measured load.
-async fn measure<E: Engine>(stage: &mut Stage<'_, E>, spec: &RoundSpec<'_>) -> Result<(), Stop> {
+/// Stack up, warm-up, then the measurement's loads.
+async fn measure<E: Engine>(
+    stage: &mut Stage<'_, E>,
+    measurement: &mut impl Measurement,
+) -> Result<(), Stop> {
     let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
+    let up = engine.stack_up(manifest);
     stage
         .trail
-        .run(
-            stage.interrupt,
-            Phase::StackUp,
-            None,
-            engine.stack_up(manifest),
-        )
+        .run(stage.interrupt, Phase::StackUp, None, up)
         .await?;
+    let warm = engine.warm_up(manifest);
     stage
         .trail
-        .run(
-            stage.interrupt,
-            Phase::WarmUp,
-            None,
-            engine.warm_up(manifest),
-        )
+        .run(stage.interrupt, Phase::WarmUp, None, warm)
         .await?;
-    let load = LoadSpec {
-        label: "measured".into(),
-        plan: spec.plan.clone(),
-        out_dir: stage.dir.path.clone(),
-        align: spec.align,
-    };
-    stage.run_load(&load).await
+    measurement.run(stage).await
 }
 
 /// Whatever happened: the stack's logs out (when it was started), every object removed. Their
