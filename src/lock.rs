@@ -1,5 +1,7 @@
-//! The host-wide measurement lock (flock via fs2): one measurement at a time per host.
-//! The holder writes who it is (pid, experiment, since) into `<lock>.holder` beside the lock.
+//! The host-wide measurement lock (flock via fs2): one measurement at a time per host. The
+//! holder writes who it is (pid, experiment, since) into the lock file itself. The lock path
+//! lives in a world-writable directory (`/run/lock`), so it is opened without following a
+//! symlink, must be a regular file, and is made shareable (0666) only when perflab created it.
 use chrono::{DateTime, Utc};
 use fs2::FileExt;
 use serde::{Deserialize, Serialize};
@@ -49,6 +51,11 @@ pub enum LockError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "the lock path {} is not a regular file ({what}); perflab refuses it (it may be a planted link): remove it or set {LOCK_ENV}=<another path>",
+        .path.display()
+    )]
+    NotRegular { path: PathBuf, what: &'static str },
     #[error("locking {} failed: {source}", .path.display())]
     Lock {
         path: PathBuf,
@@ -78,17 +85,100 @@ pub fn lock_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_LOCK))
 }
 
-/// The holder file beside a lock.
-pub fn holder_path(lock: &Path) -> PathBuf {
-    let mut s = lock.as_os_str().to_owned();
-    s.push(".holder");
-    PathBuf::from(s)
+/// Read who holds the lock from the lock file (None when free, unreadable or mid-write).
+pub fn read_holder(lock: &Path) -> Option<HolderInfo> {
+    let f = open_nofollow(lock, false).ok()?;
+    read_holder_from(&f)
 }
 
-/// Read the holder file (None when absent or unreadable).
-pub fn read_holder(lock: &Path) -> Option<HolderInfo> {
-    let text = std::fs::read_to_string(holder_path(lock)).ok()?;
-    serde_json::from_str(&text).ok()
+fn read_holder_from(f: &File) -> Option<HolderInfo> {
+    use std::os::unix::fs::FileExt as _;
+    // A holder is a few hundred bytes: never read more than that from a shared file.
+    let mut buf = vec![0u8; 4096];
+    let n = f.read_at(&mut buf, 0).ok()?;
+    serde_json::from_slice(&buf[..n]).ok()
+}
+
+/// Open `path` read-write without following a symlink in its last component; `create` makes
+/// it when missing (never truncating one that exists).
+fn open_nofollow(path: &Path, create: bool) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(create)
+        .mode(0o666)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Open the lock file: create it (then, being ours, share it with every user: 0666 whatever
+/// the umask), or open the one that is there. A symlink, a directory or a device is refused.
+fn open_lock(path: &Path) -> Result<File, LockError> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let open_err = |source| LockError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let not_regular = |what| LockError::NotRegular {
+        path: path.to_path_buf(),
+        what,
+    };
+    // Look before opening: a device or FIFO is never opened at all.
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        let t = m.file_type();
+        if !t.is_file() {
+            return Err(not_regular(kind_of(&t)));
+        }
+    }
+    let file = match open_nofollow(path, true) {
+        Ok(f) => {
+            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
+            f
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => open_nofollow(path, false)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => not_regular("a symbolic link"),
+                Some(libc::EISDIR) => not_regular("a directory"),
+                _ => open_err(e),
+            })?,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(not_regular("a symbolic link"));
+        }
+        Err(e) => return Err(open_err(e)),
+    };
+    // What was opened (it may have been swapped since the look) must be a regular file too.
+    let t = file.metadata().map_err(open_err)?.file_type();
+    if !t.is_file() {
+        return Err(not_regular(kind_of(&t)));
+    }
+    Ok(file)
+}
+
+fn kind_of(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a device"
+    }
+}
+
+/// Write who holds the lock into the (locked) lock file.
+fn write_holder(f: &File, info: &HolderInfo) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt as _;
+    let json = serde_json::to_vec(info).expect("holder info serializes");
+    f.set_len(0)?;
+    f.write_all_at(&json, 0)
 }
 
 /// Take the lock at `path` for `experiment`. While waiting, `on_wait` is called with the
@@ -99,26 +189,7 @@ pub fn acquire(
     wait: Wait,
     mut on_wait: impl FnMut(Option<&HolderInfo>),
 ) -> Result<HostLock, LockError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .open(path)
-        .map_err(|source| LockError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    // shared by every user of the host (the umask may have narrowed the mode); best effort
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o666));
-    }
+    let file = open_lock(path)?;
     let mut last: Option<Option<HolderInfo>> = None;
     loop {
         match file.try_lock_exclusive() {
@@ -127,7 +198,7 @@ pub fn acquire(
                 if e.kind() == std::io::ErrorKind::WouldBlock
                     || e.raw_os_error() == Some(libc::EWOULDBLOCK) =>
             {
-                let holder = read_holder(path);
+                let holder = read_holder_from(&file);
                 if wait == Wait::NoWait {
                     return Err(LockError::Busy {
                         path: path.to_path_buf(),
@@ -156,9 +227,8 @@ pub fn acquire(
             .ok()
             .map(|s| s.trim().to_string()),
     };
-    let json = serde_json::to_vec_pretty(&info).expect("holder info serializes");
-    // best effort: a missing holder file only makes waiters print "unknown holder"
-    let _ = crate::rundir::write_atomic(&holder_path(path), &json);
+    // best effort: a holder that cannot be written only makes waiters print "unknown holder"
+    let _ = write_holder(&file, &info);
     Ok(HostLock {
         file,
         path: path.to_path_buf(),
@@ -181,10 +251,8 @@ impl HostLock {
 
 impl Drop for HostLock {
     fn drop(&mut self) {
-        // remove our holder file while still holding the lock, so we never delete a successor's
-        if read_holder(&self.path).is_some_and(|h| h.pid == self.info.pid) {
-            let _ = std::fs::remove_file(holder_path(&self.path));
-        }
+        // empty the holder while still holding the lock, so we never erase a successor's
+        let _ = self.file.set_len(0);
         let _ = FileExt::unlock(&self.file);
     }
 }

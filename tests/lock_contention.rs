@@ -85,9 +85,10 @@ fn waiter_prints_the_holder_and_gets_the_lock_after_release() {
         locked_at >= released_at,
         "C locked at {locked_at}, A released at {released_at}"
     );
-    assert!(
-        !perflab::lock::holder_path(&lock).exists(),
-        "holder file removed after release"
+    assert_eq!(
+        perflab::lock::read_holder(&lock),
+        None,
+        "the holder is erased on release"
     );
 }
 
@@ -98,8 +99,11 @@ fn a_killed_holder_frees_the_lock() {
     let (mut a, _out) = spawn_holder(&lock, "exp-a", 60.0);
     unsafe { libc::kill(a.id() as i32, libc::SIGKILL) };
     a.wait().unwrap();
-    // the stale holder file is still there, but the kernel dropped the flock
-    assert!(perflab::lock::holder_path(&lock).exists());
+    // the stale holder is still written in the file, but the kernel dropped the flock
+    assert_eq!(
+        perflab::lock::read_holder(&lock).unwrap().experiment,
+        "exp-a"
+    );
     let b = hold(&lock, "exp-b", 0.0, &["--no-wait"]).output().unwrap();
     assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
 }
@@ -123,4 +127,76 @@ fn in_process_api_reports_busy_holder() {
     let held = perflab::lock::acquire(&lock, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap();
     assert_eq!(perflab::lock::read_holder(&lock).unwrap().experiment, "me");
     drop(held);
+}
+
+/// A symlink planted at the lock path (another user of a world-writable /run/lock) is refused,
+/// and its target is neither chmodded nor written.
+#[test]
+fn a_symlink_at_the_lock_path_is_refused_and_its_target_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("precious");
+    std::fs::write(&target, "root's data\n").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let lock = dir.path().join("perflab.lock");
+    std::os::unix::fs::symlink(&target, &lock).unwrap();
+    let err = perflab::lock::acquire(&lock, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap_err();
+    assert!(
+        matches!(err, perflab::lock::LockError::NotRegular { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    let meta = std::fs::metadata(&target).unwrap();
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o600,
+        "target not chmodded"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "root's data\n");
+    // Nothing else appeared beside it (no holder file, no temp file).
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["perflab.lock", "precious"]);
+    // The CLI says so and exits non-zero without starting anything.
+    let out = hold(&lock, "exp-b", 0.0, &["--no-wait"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
+}
+
+#[test]
+fn a_directory_or_fifo_at_the_lock_path_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let as_dir = dir.path().join("d.lock");
+    std::fs::create_dir(&as_dir).unwrap();
+    let err =
+        perflab::lock::acquire(&as_dir, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    let fifo = dir.path().join("f.lock");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = perflab::lock::acquire(&fifo, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("a FIFO"), "{err}");
+}
+
+/// A lock file somebody else created keeps its mode: perflab only shares files it created.
+#[test]
+fn an_existing_lock_file_keeps_its_mode_and_a_new_one_is_shared() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("theirs.lock");
+    std::fs::write(&theirs, "").unwrap();
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o640)).unwrap();
+    drop(perflab::lock::acquire(&theirs, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap());
+    let mode = std::fs::metadata(&theirs).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    let ours = dir.path().join("ours.lock");
+    let held = perflab::lock::acquire(&ours, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap();
+    let mode = std::fs::metadata(&ours).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o666);
+    assert_eq!(perflab::lock::read_holder(&ours).unwrap().experiment, "me");
+    drop(held);
+    assert_eq!(perflab::lock::read_holder(&ours), None);
 }
