@@ -1,157 +1,13 @@
 //! SVG plots (plotters): latency and goodput against the offered step, and the per-second timeline.
+//! The panels are chosen here; `plots/draw.rs` draws them.
+mod draw;
+
 use crate::analyze::model::*;
-use plotters::prelude::*;
-
-const W: u32 = 960;
-
-struct Series {
-    label: String,
-    color: RGBColor,
-    points: Vec<(f64, f64)>,
-    dashed: bool,
-}
-
-struct Panel<'a> {
-    title: String,
-    x_label: &'a str,
-    y_label: &'a str,
-    x: (f64, f64),
-    series: Vec<Series>,
-    /// Horizontal reference lines (value, label).
-    hlines: Vec<(f64, String)>,
-    /// Vertical markers (x, label).
-    vlines: Vec<(f64, String)>,
-    legend: SeriesLabelPosition,
-}
-
-const BLUE: RGBColor = RGBColor(31, 119, 180);
-const ORANGE: RGBColor = RGBColor(255, 127, 14);
-const RED: RGBColor = RGBColor(214, 39, 40);
-const GREEN: RGBColor = RGBColor(44, 160, 44);
-const PURPLE: RGBColor = RGBColor(148, 103, 189);
-const GREY: RGBColor = RGBColor(120, 120, 120);
-const BROWN: RGBColor = RGBColor(140, 86, 75);
-const PALETTE: [RGBColor; 6] = [BLUE, ORANGE, GREEN, PURPLE, BROWN, RED];
-
-fn draw_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    p: &Panel,
-) -> Result<(), String> {
-    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
-    let mut ymax = p
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|q| q.1))
-        .fold(0.0f64, f64::max);
-    for (v, _) in &p.hlines {
-        ymax = ymax.max(*v);
-    }
-    let ymax = if ymax <= 0.0 { 1.0 } else { ymax * 1.1 };
-    let (x0, x1) = if p.x.1 > p.x.0 {
-        p.x
-    } else {
-        (p.x.0 - 1.0, p.x.0 + 1.0)
-    };
-    let mut chart = ChartBuilder::on(area)
-        .caption(&p.title, ("sans-serif", 18))
-        .margin(10)
-        .x_label_area_size(36)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, 0.0..ymax)
-        .map_err(e)?;
-    chart
-        .configure_mesh()
-        .x_desc(p.x_label)
-        .y_desc(p.y_label)
-        .light_line_style(RGBColor(235, 235, 235))
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| {
-            if ymax < 10.0 {
-                format!("{v:.1}")
-            } else {
-                format!("{v:.0}")
-            }
-        })
-        .label_style(("sans-serif", 13))
-        .draw()
-        .map_err(e)?;
-    for (x, label) in &p.vlines {
-        chart
-            .draw_series(LineSeries::new(
-                vec![(*x, 0.0), (*x, ymax)],
-                GREY.stroke_width(1),
-            ))
-            .map_err(e)?;
-        if !label.is_empty() {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    label.clone(),
-                    (*x, ymax * 0.97),
-                    ("sans-serif", 12).into_font().color(&BLACK),
-                )))
-                .map_err(e)?;
-        }
-    }
-    for (v, label) in &p.hlines {
-        chart
-            .draw_series(DashedLineSeries::new(
-                vec![(x0, *v), (x1, *v)],
-                6,
-                4,
-                RED.stroke_width(2),
-            ))
-            .map_err(e)?
-            .label(label.clone())
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(2)));
-    }
-    for s in &p.series {
-        let c = s.color;
-        let style = c.stroke_width(2);
-        if s.dashed {
-            chart
-                .draw_series(DashedLineSeries::new(s.points.clone(), 5, 4, style))
-                .map_err(e)?
-        } else {
-            chart
-                .draw_series(LineSeries::new(s.points.clone(), style))
-                .map_err(e)?
-        }
-        .label(s.label.clone())
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-        if s.points.len() <= 30 {
-            chart
-                .draw_series(s.points.iter().map(|q| Circle::new(*q, 3, c.filled())))
-                .map_err(e)?;
-        }
-    }
-    chart
-        .configure_series_labels()
-        .position(p.legend.clone())
-        .background_style(WHITE.mix(0.85))
-        .border_style(GREY)
-        .label_font(("sans-serif", 13))
-        .draw()
-        .map_err(e)?;
-    Ok(())
-}
-
-fn render(height: u32, panels: &[Panel]) -> Result<String, String> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (W, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let areas = root.split_evenly((panels.len(), 1));
-        for (a, p) in areas.iter().zip(panels) {
-            draw_panel(a, p)?;
-        }
-        root.present().map_err(|e| e.to_string())?;
-    }
-    Ok(out)
-}
+use draw::*;
+use plotters::prelude::SeriesLabelPosition;
 
 /// Latency (p50/p95/p99) and goodput against the offered step, SLO line and knee marked.
 pub fn steps_svg(r: &Report) -> Result<String, String> {
-    let u = r.unit();
     let xs: Vec<f64> = r.steps.iter().map(|s| s.target as f64).collect();
     let x = (
         xs.iter().copied().fold(f64::MAX, f64::min),
@@ -159,89 +15,81 @@ pub fn steps_svg(r: &Report) -> Result<String, String> {
     );
     let pad = ((x.1 - x.0) * 0.05).max(1.0);
     let x = (x.0 - pad, x.1 + pad);
-    let pts = |f: &dyn Fn(&StepReport) -> f64| {
-        r.steps
-            .iter()
-            .map(|s| (s.target as f64, f(s)))
-            .collect::<Vec<_>>()
-    };
-    let knee = r
+    let knee: Vec<(f64, String)> = r
         .knee
         .map(|k| (k as f64, format!(" knee {k}")))
         .into_iter()
-        .collect::<Vec<_>>();
-    let lat = Panel {
+        .collect();
+    let lat = step_latency_panel(r, x, knee.clone());
+    let goodput = step_throughput_panel(r, x, knee);
+    render(760, &[lat, goodput])
+}
+
+/// (target, figure) per step.
+fn per_step(r: &Report, f: impl Fn(&StepReport) -> f64) -> Vec<(f64, f64)> {
+    r.steps.iter().map(|s| (s.target as f64, f(s))).collect()
+}
+
+fn step_x_label(r: &Report) -> &'static str {
+    if r.unit() == "VUs" {
+        "VUs"
+    } else {
+        "offered rps"
+    }
+}
+
+fn step_latency_panel(r: &Report, x: (f64, f64), knee: Vec<(f64, String)>) -> Panel {
+    Panel {
         title: format!(
             "Latency per step (requests started in the step), SLO p95 {} ms",
             r.params.slo_p95_ms
         ),
-        x_label: if u == "VUs" { "VUs" } else { "offered rps" },
+        x_label: step_x_label(r),
         y_label: "ms",
         x,
         series: vec![
-            Series {
-                label: "p50".into(),
-                color: BLUE,
-                points: pts(&|s| s.p50_ms),
-                dashed: false,
-            },
-            Series {
-                label: "p95".into(),
-                color: ORANGE,
-                points: pts(&|s| s.p95_ms),
-                dashed: false,
-            },
-            Series {
-                label: "p99".into(),
-                color: PURPLE,
-                points: pts(&|s| s.p99_ms),
-                dashed: true,
-            },
+            Series::solid("p50", BLUE, per_step(r, |s| s.p50_ms)),
+            Series::solid("p95", ORANGE, per_step(r, |s| s.p95_ms)),
+            Series::dashed("p99", PURPLE, per_step(r, |s| s.p99_ms)),
         ],
-        hlines: vec![(
-            r.params.slo_p95_ms,
-            format!("SLO {} ms", r.params.slo_p95_ms),
-        )],
-        vlines: knee.clone(),
+        hlines: vec![slo_line(r)],
+        vlines: knee,
         legend: SeriesLabelPosition::UpperLeft,
-    };
+    }
+}
+
+fn step_throughput_panel(r: &Report, x: (f64, f64), knee: Vec<(f64, String)>) -> Panel {
     let mut tput = vec![
-        Series {
-            label: "sent/s".into(),
-            color: GREY,
-            points: pts(&|s| s.sent_per_s),
-            dashed: true,
-        },
-        Series {
-            label: "ok/s (goodput)".into(),
-            color: GREEN,
-            points: pts(&|s| s.ok_per_s),
-            dashed: false,
-        },
+        Series::dashed("sent/s", GREY, per_step(r, |s| s.sent_per_s)),
+        Series::solid("ok/s (goodput)", GREEN, per_step(r, |s| s.ok_per_s)),
     ];
-    if u == "rps" {
+    if r.unit() == "rps" {
         tput.insert(
             0,
-            Series {
-                label: "offered".into(),
-                color: BROWN,
-                points: pts(&|s| s.target as f64),
-                dashed: true,
-            },
+            Series::dashed("offered", BROWN, per_step(r, |s| s.target as f64)),
         );
     }
-    let goodput = Panel {
+    Panel {
         title: "Throughput per step".into(),
-        x_label: if u == "VUs" { "VUs" } else { "offered rps" },
+        x_label: step_x_label(r),
         y_label: "requests/s",
         x,
         series: tput,
         hlines: vec![],
         vlines: knee,
         legend: SeriesLabelPosition::UpperLeft,
-    };
-    render(760, &[lat, goodput])
+    }
 }
+
+/// The SLO as a reference line.
+fn slo_line(r: &Report) -> (f64, String) {
+    (
+        r.params.slo_p95_ms,
+        format!("SLO {} ms", r.params.slo_p95_ms),
+    )
+}
+
+const SINCE_FIRST_STEP: &str = "seconds since the first step";
 
 /// The run second by second: done/s, p95, in-flight and CPU per role, with step boundaries.
 pub fn timeline_svg(r: &Report) -> Result<String, String> {
@@ -251,7 +99,7 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
         t.last().map_or(1.0, |s| s.rel as f64 + 1.0),
     );
     let first_start = r.steps.first().map_or(0, |s| s.start_ms);
-    let vlines: Vec<(f64, String)> = r
+    let marks: Vec<(f64, String)> = r
         .steps
         .iter()
         .map(|s| {
@@ -261,105 +109,97 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
             )
         })
         .collect();
-    let pts =
-        |f: &dyn Fn(&SecondRow) -> f64| t.iter().map(|s| (s.rel as f64, f(s))).collect::<Vec<_>>();
-    let mut panels = vec![
-        Panel {
-            title: "Requests per second (step starts marked with the target)".into(),
-            x_label: "seconds since the first step",
-            y_label: "requests/s",
-            x,
-            series: vec![
-                Series {
-                    label: "started/s".into(),
-                    color: GREY,
-                    points: pts(&|s| s.started as f64),
-                    dashed: true,
-                },
-                Series {
-                    label: "done/s".into(),
-                    color: BLUE,
-                    points: pts(&|s| s.done as f64),
-                    dashed: false,
-                },
-                Series {
-                    label: "ok/s".into(),
-                    color: GREEN,
-                    points: pts(&|s| s.ok as f64),
-                    dashed: false,
-                },
-            ],
-            hlines: vec![],
-            vlines: vlines.clone(),
-            legend: SeriesLabelPosition::LowerRight,
-        },
-        Panel {
-            title: "Latency of the responses completed each second".into(),
-            x_label: "seconds since the first step",
-            y_label: "ms",
-            x,
-            series: vec![
-                Series {
-                    label: "p50".into(),
-                    color: BLUE,
-                    points: pts(&|s| s.p50_ms),
-                    dashed: false,
-                },
-                Series {
-                    label: "p95".into(),
-                    color: ORANGE,
-                    points: pts(&|s| s.p95_ms),
-                    dashed: false,
-                },
-            ],
-            hlines: vec![(
-                r.params.slo_p95_ms,
-                format!("SLO {} ms", r.params.slo_p95_ms),
-            )],
-            vlines: vlines.iter().map(|v| (v.0, String::new())).collect(),
-            legend: SeriesLabelPosition::UpperLeft,
+    let unlabelled: Vec<(f64, String)> = marks.iter().map(|v| (v.0, String::new())).collect();
+    let roles = super::content::order_roles(t.iter().flat_map(|s| s.cpu_pct.keys()));
+    let panels = [
+        rate_panel(t, x, marks),
+        second_latency_panel(r, x, unlabelled.clone()),
+        if roles.is_empty() {
+            inflight_panel(t, x, unlabelled)
+        } else {
+            cpu_panel(t, x, &roles, unlabelled)
         },
     ];
-    let roles = super::content::order_roles(t.iter().flat_map(|s| s.cpu_pct.keys()));
-    if roles.is_empty() {
-        panels.push(Panel {
-            title: "Requests in flight (time-averaged per second)".into(),
-            x_label: "seconds since the first step",
-            y_label: "in flight",
-            x,
-            series: vec![Series {
-                label: "in flight".into(),
-                color: PURPLE,
-                points: pts(&|s| s.inflight),
-                dashed: false,
-            }],
-            hlines: vec![],
-            vlines: vlines.iter().map(|v| (v.0, String::new())).collect(),
-            legend: SeriesLabelPosition::UpperLeft,
-        });
-    } else {
-        panels.push(Panel {
-            title: "CPU per role (% of one core)".into(),
-            x_label: "seconds since the first step",
-            y_label: "% of one core",
-            x,
-            series: roles
-                .iter()
-                .enumerate()
-                .map(|(i, role)| Series {
-                    label: role.clone(),
-                    color: PALETTE[i % PALETTE.len()],
-                    points: t
-                        .iter()
-                        .filter_map(|s| Some((s.rel as f64, *s.cpu_pct.get(role)?)))
-                        .collect(),
-                    dashed: false,
-                })
-                .collect(),
-            hlines: vec![],
-            vlines: vlines.iter().map(|v| (v.0, String::new())).collect(),
-            legend: SeriesLabelPosition::UpperLeft,
-        });
-    }
     render(1000, &panels)
+}
+
+/// (second since the first step, figure) per second.
+fn per_second(t: &[SecondRow], f: impl Fn(&SecondRow) -> f64) -> Vec<(f64, f64)> {
+    t.iter().map(|s| (s.rel as f64, f(s))).collect()
+}
+
+fn rate_panel(t: &[SecondRow], x: (f64, f64), marks: Vec<(f64, String)>) -> Panel {
+    Panel {
+        title: "Requests per second (step starts marked with the target)".into(),
+        x_label: SINCE_FIRST_STEP,
+        y_label: "requests/s",
+        x,
+        series: vec![
+            Series::dashed("started/s", GREY, per_second(t, |s| s.started as f64)),
+            Series::solid("done/s", BLUE, per_second(t, |s| s.done as f64)),
+            Series::solid("ok/s", GREEN, per_second(t, |s| s.ok as f64)),
+        ],
+        hlines: vec![],
+        vlines: marks,
+        legend: SeriesLabelPosition::LowerRight,
+    }
+}
+
+fn second_latency_panel(r: &Report, x: (f64, f64), marks: Vec<(f64, String)>) -> Panel {
+    let t = &r.timeline;
+    Panel {
+        title: "Latency of the responses completed each second".into(),
+        x_label: SINCE_FIRST_STEP,
+        y_label: "ms",
+        x,
+        series: vec![
+            Series::solid("p50", BLUE, per_second(t, |s| s.p50_ms)),
+            Series::solid("p95", ORANGE, per_second(t, |s| s.p95_ms)),
+        ],
+        hlines: vec![slo_line(r)],
+        vlines: marks,
+        legend: SeriesLabelPosition::UpperLeft,
+    }
+}
+
+/// Without server samples: the requests in flight.
+fn inflight_panel(t: &[SecondRow], x: (f64, f64), marks: Vec<(f64, String)>) -> Panel {
+    Panel {
+        title: "Requests in flight (time-averaged per second)".into(),
+        x_label: SINCE_FIRST_STEP,
+        y_label: "in flight",
+        x,
+        series: vec![Series::solid(
+            "in flight",
+            PURPLE,
+            per_second(t, |s| s.inflight),
+        )],
+        hlines: vec![],
+        vlines: marks,
+        legend: SeriesLabelPosition::UpperLeft,
+    }
+}
+
+/// With server samples: CPU per role, one colour each.
+fn cpu_panel(t: &[SecondRow], x: (f64, f64), roles: &[String], marks: Vec<(f64, String)>) -> Panel {
+    Panel {
+        title: "CPU per role (% of one core)".into(),
+        x_label: SINCE_FIRST_STEP,
+        y_label: "% of one core",
+        x,
+        series: roles
+            .iter()
+            .enumerate()
+            .map(|(i, role)| {
+                let points = t
+                    .iter()
+                    .filter_map(|s| Some((s.rel as f64, *s.cpu_pct.get(role)?)))
+                    .collect();
+                Series::solid(role, PALETTE[i % PALETTE.len()], points)
+            })
+            .collect(),
+        hlines: vec![],
+        vlines: marks,
+        legend: SeriesLabelPosition::UpperLeft,
+    }
 }

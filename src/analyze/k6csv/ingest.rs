@@ -1,0 +1,261 @@
+//! One streaming pass over k6's CSV text: rows into per-step histograms and the timeline.
+use super::fields::{Cols, Metric, field, header, metric_of, parse_ts, split_fields};
+use super::{CsvError, K6Data, StepAgg, parse_step_tag};
+use crate::analyze::hist::LatencyHist;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::io::Read;
+
+/// One pass over the CSV text: the header line, then every row.
+pub(super) fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
+    let mut ing: Option<Ingest> = None;
+    let mut buf: Vec<u8> = vec![0; 1 << 20];
+    let mut start = 0; // first unconsumed byte
+    let mut end = 0; // bytes valid
+    let mut line_no: u64 = 0;
+    loop {
+        if start > 0 {
+            buf.copy_within(start..end, 0);
+            end -= start;
+            start = 0;
+        }
+        if end == buf.len() {
+            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
+        }
+        let n = r.read(&mut buf[end..])?;
+        let eof = n == 0;
+        end += n;
+        loop {
+            let slice = &buf[start..end];
+            let (line, adv) = match memchr::memchr(b'\n', slice) {
+                Some(i) => (&slice[..i], i + 1),
+                None if eof && !slice.is_empty() => (slice, slice.len()),
+                None => break,
+            };
+            line_no += 1;
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            match ing.as_mut() {
+                None => ing = Some(Ingest::new(header(line)?)),
+                Some(g) => {
+                    if !line.is_empty() {
+                        g.line(line, line_no)?;
+                    }
+                }
+            }
+            start += adv;
+        }
+        if eof {
+            break;
+        }
+    }
+    Ok(ing.ok_or(CsvError::Empty)?.finish())
+}
+
+/// The state of one pass: the columns, what is counted so far, and the last row's step.
+struct Ingest {
+    c: Cols,
+    d: K6Data,
+    last_step: usize,
+}
+
+/// One `http_req_duration` row.
+struct Request<'a> {
+    end_ms: i64,
+    dur_ms: f64,
+    status: u16,
+    ok: bool,
+    /// k6's `error_code` (empty when none).
+    err: &'a [u8],
+    /// (`stage` or `step`, value).
+    tag: Option<(&'static str, &'a [u8])>,
+}
+
+impl Ingest {
+    fn new(c: Cols) -> Self {
+        Ingest {
+            c,
+            d: K6Data::default(),
+            last_step: 0,
+        }
+    }
+
+    fn line(&mut self, line: &[u8], line_no: u64) -> Result<(), CsvError> {
+        self.d.rows += 1;
+        // Fast path: the metric name is the first column in k6's output; skip uninteresting rows.
+        if self.c.name == 0 {
+            let first = match memchr::memchr(b',', line) {
+                Some(i) => &line[..i],
+                None => line,
+            };
+            if metric_of(first).is_none() {
+                return Ok(());
+            }
+        }
+        let f = split_fields(line);
+        let Some(metric) = metric_of(field(&f, self.c.name)) else {
+            return Ok(());
+        };
+        let ts_ms = self.timestamp_ms(field(&f, self.c.ts), line_no)?;
+        let value = number(field(&f, self.c.value), line_no)?;
+        self.d.first_ms = Some(self.d.first_ms.map_or(ts_ms, |m| m.min(ts_ms)));
+        self.d.last_ms = Some(self.d.last_ms.map_or(ts_ms, |m| m.max(ts_ms)));
+        match metric {
+            Metric::Vus => {
+                self.d.vus.push((ts_ms, value));
+                let s = self.d.timeline.get_mut(ts_ms.div_euclid(1000));
+                s.vus = Some(s.vus.map_or(value, |v| v.max(value)));
+            }
+            Metric::VusMax => self.d.vus_max = self.d.vus_max.max(value),
+            Metric::Dropped => {
+                let warm = self.c.scenario.is_some_and(|i| field(&f, i) == b"warmup");
+                self.dropped(ts_ms, value.max(0.0).round() as u64, warm);
+            }
+            Metric::Duration => {
+                let r = self.request_of(&f, ts_ms, value);
+                self.request(r);
+            }
+        }
+        Ok(())
+    }
+
+    /// The row's time in unix ms; whole seconds mark the run as second-resolution.
+    fn timestamp_ms(&mut self, b: &[u8], line_no: u64) -> Result<i64, CsvError> {
+        let ts = parse_ts(b).ok_or_else(|| CsvError::BadField {
+            line: line_no,
+            field: "timestamp",
+            what: format!(
+                "not a unix time or RFC 3339 time: {:?}",
+                String::from_utf8_lossy(b)
+            ),
+        })?;
+        Ok(if ts.1 {
+            self.d.second_resolution = true;
+            ts.0 * 1000
+        } else {
+            ts.0
+        })
+    }
+
+    fn dropped(&mut self, ts_ms: i64, n: u64, warm: bool) {
+        if warm {
+            self.d.dropped_warmup += n;
+        } else {
+            self.d.dropped_total += n;
+            self.d.first_drop_ms = Some(self.d.first_drop_ms.map_or(ts_ms, |m| m.min(ts_ms)));
+            self.d.timeline.record_drop(ts_ms, n as u32);
+        }
+    }
+
+    /// The request of an `http_req_duration` row completed at `end_ms` after `dur_ms`.
+    fn request_of<'a>(&self, f: &'a [Cow<'a, [u8]>], end_ms: i64, dur_ms: f64) -> Request<'a> {
+        let status: u16 = self
+            .c
+            .status
+            .and_then(|i| std::str::from_utf8(field(f, i)).ok()?.parse().ok())
+            .unwrap_or(0);
+        let ok = match self.c.expected.map(|i| field(f, i)) {
+            Some(b"true") => true,
+            Some(b"false") => false,
+            _ => (200..400).contains(&status),
+        };
+        Request {
+            end_ms,
+            dur_ms,
+            status,
+            ok,
+            err: self.c.error_code.map(|i| field(f, i)).unwrap_or(b""),
+            tag: self.c.step_tag(f),
+        }
+    }
+
+    fn request(&mut self, r: Request) {
+        self.d.requests += 1;
+        let start_ms = r.end_ms - r.dur_ms.round() as i64;
+        self.d.first_request_ms = Some(
+            self.d
+                .first_request_ms
+                .map_or(start_ms, |m| m.min(start_ms)),
+        );
+        self.d
+            .timeline
+            .record_request(start_ms, r.end_ms, r.dur_ms, r.status, r.ok);
+        let Some((key, val)) = r.tag else {
+            *self.d.excluded.entry("(untagged)".into()).or_default() += 1;
+            return;
+        };
+        let Some(idx) = self.step_index(key, val, start_ms, r.end_ms) else {
+            return;
+        };
+        self.last_step = idx;
+        let s = &mut self.d.steps[idx];
+        s.requests += 1;
+        s.all.record_ms(r.dur_ms);
+        if r.ok {
+            s.ok_count += 1;
+            s.ok.record_ms(r.dur_ms);
+        }
+        *s.statuses.entry(r.status).or_default() += 1;
+        if !r.err.is_empty() {
+            *s.error_codes
+                .entry(String::from_utf8_lossy(r.err).into_owned())
+                .or_default() += 1;
+        }
+        s.first_start_ms = s.first_start_ms.min(start_ms);
+        s.last_start_ms = s.last_start_ms.max(start_ms);
+        s.last_end_ms = s.last_end_ms.max(r.end_ms);
+    }
+
+    /// The step a tag value names: the last row's, a known one, or a new one; `None` (and
+    /// counted as excluded) when the value is no step (ramp, warm-up).
+    fn step_index(&mut self, key: &str, val: &[u8], start_ms: i64, end_ms: i64) -> Option<usize> {
+        if self
+            .d
+            .steps
+            .get(self.last_step)
+            .is_some_and(|s| s.name.as_bytes() == val)
+        {
+            return Some(self.last_step);
+        }
+        if let Some(i) = self.d.steps.iter().position(|s| s.name.as_bytes() == val) {
+            return Some(i);
+        }
+        let v = String::from_utf8_lossy(val).into_owned();
+        let Some(st) = parse_step_tag(key, &v) else {
+            *self.d.excluded.entry(v).or_default() += 1;
+            return None;
+        };
+        self.d.convention.get_or_insert(st.convention);
+        self.d.steps.push(StepAgg {
+            name: v,
+            tag: st,
+            all: LatencyHist::new(),
+            ok: LatencyHist::new(),
+            requests: 0,
+            ok_count: 0,
+            statuses: BTreeMap::new(),
+            error_codes: BTreeMap::new(),
+            first_start_ms: start_ms,
+            last_start_ms: start_ms,
+            last_end_ms: end_ms,
+        });
+        Some(self.d.steps.len() - 1)
+    }
+
+    fn finish(mut self) -> K6Data {
+        self.d.steps.sort_by_key(|s| (s.tag.order, s.tag.target));
+        self.d.vus.sort_by_key(|v| v.0);
+        self.d
+    }
+}
+
+/// The row's `metric_value`.
+fn number(b: &[u8], line_no: u64) -> Result<f64, CsvError> {
+    std::str::from_utf8(b)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| CsvError::BadField {
+            line: line_no,
+            field: "metric_value",
+            what: format!("not a number: {:?}", String::from_utf8_lossy(b)),
+        })
+}

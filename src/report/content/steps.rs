@@ -1,0 +1,173 @@
+//! The per-step table with its notes, and the per-second table around the knee.
+use super::{Block, block, f1, ms, opt, order_roles, roles, utc};
+use crate::analyze::model::*;
+use crate::report::table::Table;
+
+pub fn steps_block(r: &Report) -> Block {
+    let mut b = block("Steps");
+    let roles = roles(r);
+    let has_server = r.steps.iter().any(|s| s.server.is_some());
+    let h = steps_headers(&roles, has_server);
+    let mut t = Table::new(h.clone());
+    t.left = vec![0, h.len() - 1];
+    for s in &r.steps {
+        t.push(step_cells(s, &roles, has_server));
+    }
+    b.table = Some(t);
+    b.notes.push("latency in ms over all requests started in the step (k6's sub-metric); \"ok p95\" over successful ones only. ok/s = successful responses completed in the window. CPU in % of one core. \"p99 n\" = requests behind p99 (! = under 50).".into());
+    b.notes.extend(
+        r.steps
+            .iter()
+            .filter(|s| {
+                !s.failures.is_empty() || s.server.as_ref().is_some_and(|w| !w.saturated.is_empty())
+            })
+            .map(step_note),
+    );
+    b
+}
+
+/// The steps table's columns: one CPU column per role, server columns when sampled.
+fn steps_headers(roles: &[String], has_server: bool) -> Vec<String> {
+    let mut h: Vec<String> = [
+        "step", "target", "sent/s", "ok/s", "p50", "p95", "p99", "max", "ok p95", "failed",
+        "non-200", "drop", "maxVU",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for role in roles {
+        h.push(format!("{role}%"));
+    }
+    if has_server {
+        h.extend(["msCPU/ok".into(), "psi%".into()]);
+    }
+    h.extend(["p99 n".into(), "verdict".into()]);
+    h
+}
+
+/// One step's row of the steps table.
+fn step_cells(s: &StepReport, roles: &[String], has_server: bool) -> Vec<String> {
+    let mut row = vec![
+        s.name.clone(),
+        s.target.to_string(),
+        f1(s.sent_per_s),
+        f1(s.ok_per_s),
+        ms(s.p50_ms),
+        ms(s.p95_ms),
+        ms(s.p99_ms),
+        ms(s.max_ms),
+        ms(s.ok_p95_ms),
+        format!("{:.2}%", s.failed_rate * 100.0),
+        if s.non200.is_empty() {
+            "0".into()
+        } else {
+            s.non200
+                .iter()
+                .map(|(k, v)| format!("{k}x{v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+        s.dropped.to_string(),
+        opt(s.max_vus, |v| format!("{v:.0}")),
+    ];
+    for role in roles {
+        row.push(opt(
+            s.server.as_ref().and_then(|w| w.cpu_pct.get(role).copied()),
+            |v| format!("{v:.0}"),
+        ));
+    }
+    if has_server {
+        row.push(opt(s.ms_cpu_per_ok, |v| format!("{v:.1}")));
+        row.push(opt(s.server.as_ref().and_then(|w| w.psi_pct), |v| {
+            format!("{v:.0}")
+        }));
+    }
+    row.push(format!(
+        "{:.0}{}",
+        s.p99_tail_samples,
+        if s.p99_tail_samples < 50.0 { "!" } else { "" }
+    ));
+    row.push(verdict_cell(s));
+    row
+}
+
+/// "fail [1,3] (cut)": the verdict, the failed criteria, and whether k6 cut the step short.
+fn verdict_cell(s: &StepReport) -> String {
+    let mut v = s.verdict.as_str().to_string();
+    if !s.failures.is_empty() {
+        let crit: Vec<String> = s.failures.iter().map(|f| f.criterion.to_string()).collect();
+        v.push_str(&format!(" [{}]", crit.join(",")));
+    }
+    if s.truncated {
+        v.push_str(" (cut)");
+    }
+    v
+}
+
+/// "r0120 fail: (1) p95 ...; (5) fpm 4/4 busy ...; pg: ...": why a step failed or saturated.
+fn step_note(s: &StepReport) -> String {
+    let mut parts: Vec<String> = s
+        .failures
+        .iter()
+        .map(|f| format!("({}) {}", f.criterion, f.text))
+        .collect();
+    if let Some(w) = &s.server {
+        parts.extend(w.saturated.iter().map(|x| format!("(5) {x}")));
+        if let Some(f) = &w.fpm {
+            parts.push(format!(
+                "fpm idle min {}, listen queue max {}",
+                f.idle_min, f.listen_queue_max
+            ));
+        }
+        if let Some(p) = &w.pg {
+            parts.push(format!("pg: {}", p.top));
+        }
+    }
+    format!("{} {}: {}", s.name, s.verdict.as_str(), parts.join("; "))
+}
+
+pub fn persec_block(r: &Report) -> Block {
+    let label = r
+        .knee
+        .map(|k| format!("around the knee ({k} {})", r.unit()))
+        .unwrap_or_else(|| "around the last step".into());
+    let mut b = block(&format!("Per second {label}"));
+    let roles = order_roles(r.per_second.iter().flat_map(|row| row.cpu_pct.keys()));
+    let mut h: Vec<String> = [
+        "utc", "t", "done", "p50ms", "p95ms", "non200", "inflight", "drop",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for role in &roles {
+        h.push(format!("{role}%"));
+    }
+    let server = !roles.is_empty();
+    if server {
+        h.extend(["psi".into(), "dockerd%".into()]);
+    }
+    let mut t = Table::new(h);
+    for row in &r.per_second {
+        let mut v = vec![
+            utc(row.t),
+            row.rel.to_string(),
+            row.done.to_string(),
+            format!("{:.0}", row.p50_ms),
+            format!("{:.0}", row.p95_ms),
+            row.non200.to_string(),
+            format!("{:.1}", row.inflight),
+            row.dropped.to_string(),
+        ];
+        for role in &roles {
+            v.push(opt(row.cpu_pct.get(role).copied(), |x| format!("{x:.0}")));
+        }
+        if server {
+            v.push(opt(row.psi_pct, |x| format!("{x:.0}")));
+            v.push(opt(row.dockerd_pct, |x| format!("{x:.0}")));
+        }
+        t.push(v);
+    }
+    b.table = Some(t);
+    b.notes.push("done = responses completed in that second; p50/p95 of those; t = seconds since the first step started.".into());
+    b
+}
