@@ -97,6 +97,16 @@ pub enum Stop {
     Failed(anyhow::Error),
 }
 
+impl Stop {
+    /// As an error, for callers that report a stop rather than record it.
+    pub fn into_error(self) -> anyhow::Error {
+        match self {
+            Stop::Failed(e) => e,
+            Stop::Interrupted(sig) => anyhow::anyhow!("interrupted by {sig}"),
+        }
+    }
+}
+
 impl From<anyhow::Error> for Stop {
     fn from(e: anyhow::Error) -> Self {
         Stop::Failed(e)

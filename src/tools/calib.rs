@@ -179,11 +179,10 @@ pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process
             repeat_loop(&s, &flag, quiet)
         });
         // The loop stops itself on a signal: the Measure phase runs to its end.
-        match run.session.finish_phase(Phase::Measure, measuring).await {
-            Ok(r) => r,
-            Err(Stop::Failed(e)) => return Err(e),
-            Err(Stop::Interrupted(sig)) => anyhow::bail!("interrupted by {sig}"),
-        }
+        run.session
+            .finish_phase(Phase::Measure, measuring)
+            .await
+            .map_err(Stop::into_error)?
     };
     let busy = super::busy_since(&stat_before);
     if let Some(e) = &result.pin_error {

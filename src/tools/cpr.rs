@@ -275,10 +275,7 @@ async fn phases(
     let measuring = async {
         measure(env, &stack, &mut manifest.caveats, got)
             .await
-            .map_err(|e| match e {
-                Stop::Failed(e) => e,
-                Stop::Interrupted(sig) => anyhow!("interrupted by {sig}"),
-            })
+            .map_err(Stop::into_error)
     };
     session.phase(Phase::Measure, measuring).await
 }

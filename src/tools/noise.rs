@@ -77,6 +77,39 @@ fn sleep_loop(settings: &NoiseSettings, live: &Live, stop: &AtomicBool) -> LoopR
     }
 }
 
+/// Every 10 s, the stalls so far and the largest lateness (unless quiet).
+fn spawn_progress(live: Arc<Live>, quiet: bool, total: f64) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let t0 = Instant::now();
+        loop {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            if !quiet {
+                crate::say!(
+                    "  {:>4.0}/{total:.0} s: {} stalls, max lateness {:.1} ms",
+                    t0.elapsed().as_secs_f64(),
+                    live.stalls.load(Ordering::Relaxed),
+                    live.max_us.load(Ordering::Relaxed) as f64 / 1000.0
+                );
+            }
+        }
+    })
+}
+
+/// The raw data: every stall as a JSON line, and the histogram of all wake-ups.
+fn write_raw(run: &ToolRun, result: &LoopResult) -> Result<()> {
+    let mut lines = String::new();
+    for w in &result.stalls {
+        lines.push_str(&serde_json::to_string(w)?);
+        lines.push('\n');
+    }
+    super::write_text(&run.dir.file(STALLS_FILE), &lines)?;
+    let mut hist = String::from("lateness_ms_floor\twakeups\n");
+    for (ms, n) in noise_report::lateness_histogram(&result.lateness_us) {
+        hist.push_str(&format!("{ms}\t{n}\n"));
+    }
+    super::write_text(&run.dir.file(HIST_FILE), &hist)
+}
+
 /// Run the check. Returns the exit code (0 complete, 130 interrupted).
 pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process::ExitCode> {
     let interrupt = Interrupt::install_with("stopping, writing what was measured")
@@ -109,25 +142,7 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
 
     let stat_before = host::read_proc_stat();
     let live = Arc::new(Live::default());
-    let progress = {
-        let live = live.clone();
-        let quiet = common.quiet;
-        let total = settings.seconds;
-        tokio::spawn(async move {
-            let t0 = Instant::now();
-            loop {
-                tokio::time::sleep(Duration::from_secs(10)).await;
-                if !quiet {
-                    crate::say!(
-                        "  {:>4.0}/{total:.0} s: {} stalls, max lateness {:.1} ms",
-                        t0.elapsed().as_secs_f64(),
-                        live.stalls.load(Ordering::Relaxed),
-                        live.max_us.load(Ordering::Relaxed) as f64 / 1000.0
-                    );
-                }
-            }
-        })
-    };
+    let progress = spawn_progress(live.clone(), common.quiet, settings.seconds);
     let stop = Arc::new(AtomicBool::new(false));
     let (result, signal) = {
         let (live, s, flag) = (live.clone(), settings.clone(), stop.clone());
@@ -135,11 +150,10 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
             sleep_loop(&s, &live, &flag)
         });
         // The loop stops itself on a signal: the Measure phase runs to its end.
-        match run.session.finish_phase(Phase::Measure, measuring).await {
-            Ok(r) => r,
-            Err(Stop::Failed(e)) => return Err(e),
-            Err(Stop::Interrupted(sig)) => anyhow::bail!("interrupted by {sig}"),
-        }
+        run.session
+            .finish_phase(Phase::Measure, measuring)
+            .await
+            .map_err(Stop::into_error)?
     };
     progress.abort();
     let busy = super::busy_since(&stat_before);
@@ -154,18 +168,7 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     }
     run.manifest.caveats = caveats.clone();
 
-    let mut lines = String::new();
-    for w in &result.stalls {
-        lines.push_str(&serde_json::to_string(w)?);
-        lines.push('\n');
-    }
-    super::write_text(&run.dir.file(STALLS_FILE), &lines)?;
-    let mut hist = String::from("lateness_ms_floor\twakeups\n");
-    for (ms, n) in noise_report::lateness_histogram(&result.lateness_us) {
-        hist.push_str(&format!("{ms}\t{n}\n"));
-    }
-    super::write_text(&run.dir.file(HIST_FILE), &hist)?;
-
+    write_raw(&run, &result)?;
     let report = noise_report::analyze(
         settings,
         result.started,
