@@ -20,6 +20,7 @@ use crate::experiment::{Experiment, Lab};
 use crate::images::ImageSet;
 use crate::load;
 use crate::plan::{self, CpuLayout, Plan, Role};
+use crate::rundir::measurements::{self, PgSlots};
 use crate::rundir::{self, Manifest, RunDir, RunState};
 use crate::sample::{self, ContainerTarget, SamplerTargets};
 use crate::stack::{LabStack, Pinning, StackRole, StartOptions, warmup};
@@ -111,10 +112,8 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
         .iter()
         .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
         .collect();
-    manifest.measurements.insert("run_id".into(), json!(run_id));
-    manifest
-        .measurements
-        .insert("suite".into(), json!(env.images.suite.as_str()));
+    manifest.measurements.stack.run_id = Some(run_id.clone());
+    manifest.measurements.stack.suite = Some(env.images.suite.as_str().to_string());
     if let Ok(v) = env.docker.engine_version().await {
         manifest.components.insert("docker-engine".into(), v);
     }
@@ -233,33 +232,32 @@ async fn measure(
             .context("starting the lab stack")
     })
     .await?;
-    manifest
-        .measurements
-        .insert("stack_start_s".into(), json!(s.start_seconds));
-    manifest.measurements.insert(
-        "containers".into(),
-        serde_json::to_value(&s.containers).unwrap_or_default(),
-    );
+    manifest.measurements.stack.stack_start_s = Some(s.start_seconds);
+    manifest.measurements.stack.containers = Some(measurements::containers_of(&s.containers));
     let stack = stack_slot.insert(s).clone();
-    manifest.measurements.insert(
-        "placement".into(),
-        json!({
-            "loadgen": env.loadgen.docker.endpoint().to_string(),
-            "db": env.docker.endpoint().to_string(),
-            "app": env.docker.endpoint().to_string(),
-            "loadgen_remote": env.loadgen.remote,
-            "published_entry": {"ip": stack.entry_ip, "port": stack.entry_port},
-            "loadgen_engine": env.loadgen.facts,
-            "stack_engine": env.stack_engine,
-            "loadgen_clock_offset": env.loadgen.clock,
-            "stack_clock_offset": env.stack_clock,
-            "same_daemon_as_stack": env.loadgen.remote.then(|| {
-                env.loadgen.facts.as_ref().and_then(|f| f.id.clone()).is_some()
-                    && env.loadgen.facts.as_ref().and_then(|f| f.id.clone())
-                        == env.stack_engine.as_ref().and_then(|f| f.id.clone())
-            }),
+    manifest.measurements.placement = Some(measurements::Placement {
+        loadgen: env.loadgen.docker.endpoint().to_string(),
+        db: env.docker.endpoint().to_string(),
+        app: env.docker.endpoint().to_string(),
+        loadgen_remote: env.loadgen.remote,
+        published_entry: measurements::PublishedEntry {
+            ip: stack.entry_ip.clone(),
+            port: stack.entry_port,
+        },
+        loadgen_engine: env.loadgen.facts.clone(),
+        stack_engine: env.stack_engine.clone(),
+        loadgen_clock_offset: env.loadgen.clock,
+        stack_clock_offset: env.stack_clock,
+        same_daemon_as_stack: env.loadgen.remote.then(|| {
+            env.loadgen
+                .facts
+                .as_ref()
+                .and_then(|f| f.id.clone())
+                .is_some()
+                && env.loadgen.facts.as_ref().and_then(|f| f.id.clone())
+                    == env.stack_engine.as_ref().and_then(|f| f.id.clone())
         }),
-    );
+    });
     if let Some(c) = env.stack_clock.filter(|c| c.offset_ms.abs() > 10.0) {
         manifest.caveats.push(format!(
             "the stack's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): timestamps written there are not corrected",
@@ -268,9 +266,7 @@ async fn measure(
         ));
     }
     if let Some(c) = env.loadgen.clock {
-        manifest
-            .measurements
-            .insert("loadgen_clock_offset_ms".into(), json!(c.offset_ms));
+        manifest.measurements.loadgen_clock_offset_ms = Some(c.offset_ms);
         if c.offset_ms.abs() > 10.0 {
             manifest.caveats.push(format!(
                 "the load generator's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): gates are corrected, its timestamps are not",
@@ -295,19 +291,14 @@ async fn measure(
         let slots = pg_slots(c)
             .await
             .context("reading PostgreSQL's connection settings")?;
-        manifest
-            .measurements
-            .insert("postgres_slots".into(), json!(slots));
+        manifest.measurements.postgres_slots = Some(slots);
     }
 
     let wu = or_interrupt(&env.interrupt, async {
         warmup::warm_up(&stack, exp).await.context("warm-up")
     })
     .await?;
-    manifest.measurements.insert(
-        "warmup".into(),
-        serde_json::to_value(&wu).unwrap_or_default(),
-    );
+    manifest.measurements.stack.warmup = Some((&wu).into());
     smoke_check(&stack.entry_url, &exp.load.endpoint).await?;
 
     let commits_before = match &pg_client {
@@ -333,10 +324,7 @@ async fn measure(
         paused,
     )
     .await?;
-    manifest.measurements.insert(
-        "k6_command".into(),
-        json!(gens.first().map(|g| g.inv.shell_line())),
-    );
+    manifest.measurements.k6_command = gens.first().map(|g| g.inv.shell_line());
     // Sampler agents on engines that are not this machine's: one on the stack's engine, one on
     // the generators' engine (a single one when both are the same endpoint).
     let stack_off_host = *env.docker.endpoint() != docker::Endpoint::Local;
@@ -400,9 +388,7 @@ async fn measure(
             .await?;
             vus += st.vus_max;
         }
-        manifest
-            .measurements
-            .insert("k6_vus_allocated".into(), json!(vus));
+        manifest.measurements.k6_vus_allocated = Some(vus);
         plan::align(Utc::now(), plan, env.align)
     } else {
         // Without alignment the gate still holds every generator to one instant, a moment ahead.
@@ -418,10 +404,7 @@ async fn measure(
         gate_ns = generators::set_gate(lg, &gens, gate_launch(&al)).await?;
         al
     };
-    manifest.measurements.insert(
-        "alignment".into(),
-        serde_json::to_value(&al).unwrap_or_default(),
-    );
+    manifest.measurements.alignment = Some(al.clone());
     dir.write_manifest(manifest)?;
     let until = if paused {
         al.k6_start
@@ -461,22 +444,17 @@ async fn measure(
         for r in resumed {
             r.context("resuming k6 through its API")?;
         }
-        manifest.measurements.insert(
-            "k6_resume".into(),
-            json!({
-                "sent_at": resume_sent,
-                "answered_at": resume_done,
-                "late_ms": (resume_sent - al.k6_start).num_milliseconds(),
-                "latency_ms": (resume_done - resume_sent).num_milliseconds(),
-            }),
-        );
+        manifest.measurements.k6_resume = Some(measurements::K6Resume {
+            sent_at: resume_sent,
+            answered_at: resume_done,
+            late_ms: (resume_sent - al.k6_start).num_milliseconds(),
+            latency_ms: (resume_done - resume_sent).num_milliseconds(),
+        });
     } else {
         generators::start(lg, &mut gens).await?;
     }
-    manifest.measurements.insert(
-        "generators".into(),
-        generators::placement_json(lg, &gens, &cpuset, gate_ns),
-    );
+    manifest.measurements.generators =
+        Some(generators::placement_json(lg, &gens, &cpuset, gate_ns));
     if n > 1 {
         manifest.caveats.push(format!(
             "{n} load generators (k6 execution segments) share the load generator's CPUs {cpuset} on {}",
@@ -485,10 +463,7 @@ async fn measure(
     }
     if let Some(g) = gens.first() {
         let info = lg.docker.inspect_container(&g.id).await.ok();
-        manifest.measurements.insert(
-            "k6_started_at".into(),
-            json!(info.and_then(|i| i.started_at)),
-        );
+        manifest.measurements.k6_started_at = info.and_then(|i| i.started_at);
     }
     let targets = if env.no_samplers {
         manifest.caveats.push(
@@ -550,10 +525,10 @@ async fn measure(
     for a in &started_agents {
         match a.finish(&dir.path.join("samples")).await {
             Ok(lines) => {
-                manifest.measurements.insert(
-                    format!("sampler_agent_{}_cgroup_lines", a.role),
-                    json!(lines),
-                );
+                manifest
+                    .measurements
+                    .sampler_agent_cgroup_lines
+                    .insert(a.role.clone(), lines as u64);
             }
             Err(e) => manifest.caveats.push(format!(
                 "the sampler agent on {} failed: {e:#}",
@@ -567,28 +542,15 @@ async fn measure(
     if pinned.is_ok() && !all.is_empty() {
         let _ = sample::pin_process_to(&all);
     }
-    manifest.measurements.insert(
-        "samplers".into(),
-        serde_json::to_value(&summary).unwrap_or_default(),
-    );
-    if let Some(c) = summary.perflab_cores_mean {
-        manifest.measurements.insert(
-            "perflab_cpu_pct_of_core".into(),
-            json!((c * 1000.0).round() / 10.0),
-        );
-    }
-    if let Some(c) = summary.dockerd_cores_mean {
-        manifest.measurements.insert(
-            "dockerd_cpu_pct_of_core".into(),
-            json!((c * 1000.0).round() / 10.0),
-        );
-    }
+    manifest.measurements.samplers = Some(summary.clone());
+    manifest.measurements.perflab_cpu_pct_of_core =
+        summary.perflab_cores_mean.map(measurements::pct_of_core);
+    manifest.measurements.dockerd_cpu_pct_of_core =
+        summary.dockerd_cores_mean.map(measurements::pct_of_core);
     if let (Some(c), Some(before)) = (&pg_client, commits_before)
         && let Ok(after) = xact_commit(c).await
     {
-        manifest
-            .measurements
-            .insert("pg_xact_commit_delta".into(), json!(after - before));
+        manifest.measurements.pg_xact_commit_delta = Some(after - before);
     }
     let logs = generators::collect(lg, &gens).await?;
     record_first_requests(manifest, &gens, env.quiet);
@@ -611,18 +573,12 @@ async fn measure(
         .find(|c| !load::exit_is_outcome(*c))
         .or_else(|| codes.iter().copied().find(|c| *c == 99))
         .unwrap_or(0);
-    manifest
-        .measurements
-        .insert("k6_exit_code".into(), json!(code));
+    manifest.measurements.k6_exit_code = Some(code);
     if n > 1 {
-        manifest
-            .measurements
-            .insert("k6_exit_codes".into(), json!(codes));
+        manifest.measurements.k6_exit_codes = Some(codes.clone());
     }
     if code == 99 {
-        manifest
-            .measurements
-            .insert("k6_thresholds_crossed".into(), json!(true));
+        manifest.measurements.k6_thresholds_crossed = Some(true);
     }
     if load::exit_is_outcome(code) {
         Ok(())
@@ -655,13 +611,10 @@ fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator]
                 .and_then(|p| generators::first_request_ms(&p))
         })
         .collect();
-    manifest
-        .measurements
-        .insert("k6_first_request_ms".into(), json!(firsts));
-    if let Some(spread) = crate::analyze::merge::start_spread_ms(&firsts) {
-        manifest
-            .measurements
-            .insert("k6_first_request_spread_ms".into(), json!(spread));
+    let spread = crate::analyze::merge::start_spread_ms(&firsts);
+    manifest.measurements.k6_first_request_ms = Some(firsts);
+    if let Some(spread) = spread {
+        manifest.measurements.k6_first_request_spread_ms = Some(spread);
         if spread > 100 {
             let msg = format!(
                 "the load generators' first requests are {spread} ms apart (goal <= 100 ms)"
@@ -672,18 +625,6 @@ fn record_first_requests(manifest: &mut Manifest, gens: &[generators::Generator]
             manifest.caveats.push(msg);
         }
     }
-}
-
-/// How many of `max_connections` the lab's app can really use, read from the server before the
-/// warm-up: PostgreSQL keeps `superuser_reserved_connections` (and, from 16, `reserved_connections`)
-/// for privileged roles, and the harness holds its own connections for the samplers.
-#[derive(Debug, serde::Serialize)]
-struct PgSlots {
-    max_connections: i64,
-    superuser_reserved: i64,
-    reserved: i64,
-    harness: i64,
-    usable: i64,
 }
 
 async fn pg_slots(c: &tokio_postgres::Client) -> Result<PgSlots> {

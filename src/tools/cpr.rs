@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use crate::rundir::measurements::containers_of;
 use anyhow::{Context, Result, anyhow};
-use serde_json::json;
 
 use super::cpr_report::{self, ContainerCounters, CprSettings, EndpointRaw, IdleBaseline};
 use super::{Common, ToolRun};
@@ -100,9 +100,8 @@ pub async fn run(
         .iter()
         .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
         .collect();
-    m.measurements.insert("run_id".into(), json!(run_id));
-    m.measurements
-        .insert("suite".into(), json!(set.suite.as_str()));
+    m.measurements.stack.run_id = Some(run_id.clone());
+    m.measurements.stack.suite = Some(set.suite.as_str().to_string());
     let p = crate::stack::Pinning::from(&layout);
     m.pinning.insert("app".into(), p.app.clone());
     m.pinning.insert("db".into(), p.db.clone());
@@ -239,22 +238,14 @@ async fn measure(
         .context("starting the lab stack")
     })
     .await?;
-    run.manifest
-        .measurements
-        .insert("stack_start_s".into(), json!(s.start_seconds));
-    run.manifest.measurements.insert(
-        "containers".into(),
-        serde_json::to_value(&s.containers).unwrap_or_default(),
-    );
+    run.manifest.measurements.stack.stack_start_s = Some(s.start_seconds);
+    run.manifest.measurements.stack.containers = Some(containers_of(&s.containers));
     let stack = slot.insert(s).clone();
     let wu = or_interrupt(env.interrupt, async {
         warmup::warm_up(&stack, &exp).await.context("warm-up")
     })
     .await?;
-    run.manifest.measurements.insert(
-        "warmup".into(),
-        serde_json::to_value(&wu).unwrap_or_default(),
-    );
+    run.manifest.measurements.stack.warmup = Some((&wu).into());
     run.write_manifest()?;
 
     // The app's containers first (php-fpm, nginx / app), PostgreSQL last.
