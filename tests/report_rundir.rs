@@ -133,17 +133,15 @@ fn report_renders_a_run_directory_with_samples() {
         .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("report.json")).unwrap())
-            .unwrap();
-    assert_eq!(j["knee"], 120);
-    assert_eq!(j["last_passing"], 100);
-    assert_eq!(j["steps"].as_array().unwrap().len(), 6);
+    let j = perflab::rundir::read_report(d.path()).unwrap();
+    assert_eq!((j.knee, j.last_passing), (Some(120), Some(100)));
+    assert_eq!(j.steps.len(), 6);
     assert_eq!(
-        j["params"]["app_cores"], 1.0,
+        j.params.app_cores,
+        Some(1.0),
         "the app's CPUs from the manifest's layout"
     );
-    let why = j["knee_why"].as_str().unwrap();
+    let why = j.knee_why.as_deref().unwrap();
     assert!(why.contains("fpm 4/4 busy, listen queue"), "{why}");
     assert!(why.contains("app CPU 97 % of 100 %"), "{why}");
     assert!(

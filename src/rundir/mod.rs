@@ -266,6 +266,11 @@ pub fn write_report(dir: &Path, r: &crate::analyze::Report) -> anyhow::Result<()
         .with_context(|| format!("writing {}", p.display()))
 }
 
+/// A tool run's `dir/manifest.json`.
+pub fn read_tool_manifest(dir: &Path) -> anyhow::Result<ToolManifest> {
+    read_file(dir, MANIFEST_FILE, |t| Ok(serde_json::from_str(t)?))
+}
+
 /// Write a tool run's `dir/manifest.json`.
 pub fn write_tool_manifest(dir: &Path, m: &ToolManifest) -> anyhow::Result<()> {
     write_json_atomic(&dir.join(MANIFEST_FILE), m)
