@@ -4,6 +4,9 @@ use super::measurements::StackMeasurements;
 use crate::analyze::stats::Summary;
 use crate::host::{HostFacts, PerflabVersion};
 use crate::plan::CpuLayout;
+use crate::tools::calib_report::CalibSettings;
+use crate::tools::cpr_report::CprSettings;
+use crate::tools::noise_report::NoiseSettings;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -21,9 +24,8 @@ pub struct ToolManifest {
     pub tool: String,
     pub run_id: String,
     pub created: DateTime<Utc>,
-    /// The command-line settings as resolved (defaults filled in): each tool's own settings
-    /// type, recorded for the reader of the file (perflab does not read it back).
-    pub args: serde_json::Value,
+    /// The command-line settings as resolved (defaults filled in).
+    pub args: ToolArgs,
     pub perflab: PerflabVersion,
     pub host: HostFacts,
     pub cpu_layout: CpuLayout,
@@ -34,6 +36,15 @@ pub struct ToolManifest {
     pub components: BTreeMap<String, String>,
     pub images: BTreeMap<String, String>,
     pub measurements: ToolMeasurements,
+}
+
+/// A tool's settings (each tool's own type; told apart by their fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolArgs {
+    Noise(NoiseSettings),
+    Calib(CalibSettings),
+    Cpr(CprSettings),
 }
 
 /// `measurements` of a tool run.
@@ -115,6 +126,40 @@ mod tests {
         for m in [noise, calib, cpr] {
             let text = serde_json::to_string(&m).unwrap();
             assert_eq!(serde_json::from_str::<ToolMeasurements>(&text).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn each_tools_args_read_back_as_its_own() {
+        let args = [
+            ToolArgs::Noise(NoiseSettings {
+                cpu: 1,
+                seconds: 60.0,
+                threshold_ms: 1.0,
+                sleep_ms: 1.0,
+            }),
+            ToolArgs::Calib(CalibSettings {
+                cpu: 1,
+                repeats: 10,
+                work_ms: 100.0,
+            }),
+            ToolArgs::Cpr(CprSettings {
+                lab: "php".into(),
+                n: 30,
+                endpoints: vec!["/api/ping".into()],
+                warmup: 5,
+                idle_s: 0.0,
+                fresh_connections: false,
+                suite: "trixie".into(),
+            }),
+        ];
+        for a in args {
+            let text = serde_json::to_string(&a).unwrap();
+            assert_eq!(
+                serde_json::from_str::<ToolArgs>(&text).unwrap(),
+                a,
+                "{text}"
+            );
         }
     }
 }

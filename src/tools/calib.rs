@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use crate::rundir::tool::{CalibSummary, ToolSummary};
+use crate::rundir::tool::{CalibSummary, ToolArgs, ToolSummary};
 use anyhow::{Context, Result};
 use chrono::Utc;
 
@@ -152,7 +152,7 @@ pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process
     let mut run = ToolRun::begin(
         "calib",
         "calib",
-        serde_json::to_value(&settings)?,
+        ToolArgs::Calib(settings.clone()),
         layout.clone(),
         &common,
         &interrupt,

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use crate::rundir::measurements::containers_of;
+use crate::rundir::tool::ToolArgs;
 use anyhow::{Context, Result, anyhow};
 
 use super::cpr_report::{self, ContainerCounters, CprSettings, EndpointRaw, IdleBaseline};
@@ -72,7 +73,7 @@ pub async fn run(
     let mut run = ToolRun::begin(
         "cpu-per-request",
         &tool_dir,
-        serde_json::to_value(&settings)?,
+        ToolArgs::Cpr(settings.clone()),
         layout.clone(),
         &common,
         &interrupt,

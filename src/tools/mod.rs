@@ -24,6 +24,7 @@ use crate::host::{HostFacts, PerflabVersion};
 use crate::lock::{HostLock, Wait};
 use crate::plan::{CpuLayout, layout};
 use crate::run::signals::Interrupt;
+use crate::rundir::tool::ToolArgs;
 use crate::rundir::{
     self, RunDir, RunState, TOOL_MANIFEST_SCHEMA_VERSION, ToolManifest, ToolMeasurements,
 };
@@ -50,7 +51,7 @@ impl ToolRun {
     pub async fn begin(
         tool: &str,
         tool_dir: &str,
-        args: serde_json::Value,
+        args: ToolArgs,
         cpu_layout: CpuLayout,
         common: &Common,
         interrupt: &Interrupt,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::rundir::tool::{NoiseSummary, ToolSummary};
+use crate::rundir::tool::{NoiseSummary, ToolArgs, ToolSummary};
 use anyhow::{Context, Result};
 use chrono::Utc;
 
@@ -81,7 +81,7 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     let interrupt = Interrupt::install_with("stopping, writing what was measured")
         .context("installing signal handlers")?;
     let (_, layout) = super::measured_cpu(Some(settings.cpu))?;
-    let args = serde_json::to_value(&settings)?;
+    let args = ToolArgs::Noise(settings.clone());
     let mut run = ToolRun::begin(
         "noise-check",
         "noise-check",
