@@ -317,6 +317,46 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::{Catalog, CatalogEntry};
+    use crate::plan::PlanOptions;
+
+    fn experiment(id: &str) -> crate::experiment::Experiment {
+        let cat = Catalog::load(Path::new("experiments")).unwrap();
+        let CatalogEntry::Experiment(e) = &cat.get(id).unwrap().entry else {
+            panic!("{id}")
+        };
+        e.clone()
+    }
+
+    #[test]
+    fn params_come_from_the_plan_and_the_manifest() {
+        let mut e = experiment("1c");
+        let node = e.stack.node.as_mut().unwrap();
+        (node.processes, node.pool_max) = (2, 10);
+        let plan = crate::plan::build(&e, PlanOptions { quick: true });
+        let out = tempfile::tempdir().unwrap();
+        let run = rundir::RunDir::create(out.path(), &e.id, 1).unwrap();
+        let layout =
+            crate::plan::layout::auto(&crate::plan::CpuSet::parse("0-3").unwrap()).unwrap();
+        let m = Manifest::new(&run, e.clone(), vec![], plan.clone(), layout.clone());
+        let mut p = Params::new(0.0);
+        params_from_plan(&plan, &mut p);
+        params_from_manifest(&m, &mut p);
+        assert_eq!(p.slo_p95_ms, e.load.slo_p95_ms);
+        assert_eq!(p.hold_s, Some(plan.hold_s as f64));
+        assert!(plan.hold_s < e.load.hold_s, "--quick scales the hold");
+        assert_eq!(p.max_vus, Some(plan.vus.max_vus as f64));
+        assert_eq!(p.model, Some(LoadModel::Open));
+        assert_eq!(p.abort_p95_ms, Some(plan.abort.p95_ms));
+        assert_eq!(p.app_cores, Some(layout.app.len() as f64));
+        assert_eq!(p.pool_size, Some(20), "2 processes x pool 10");
+        let closed = crate::plan::build(&experiment("demo-closed"), PlanOptions::default());
+        params_from_plan(&closed, &mut p);
+        assert_eq!(
+            (p.model, p.think_time_s),
+            (Some(LoadModel::Closed), Some(1.0))
+        );
+    }
 
     #[test]
     fn k6_log_abort_and_insufficient_vus() {
