@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+use perflab::rundir::{self, measurements::GeneratorStart};
 use serde_json::Value;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -127,35 +128,26 @@ fn two_generators_split_the_schedule_and_merge_like_one() {
     );
     // One resume for both (paused k6s on this machine), segments as planned, first requests
     // close together.
-    let m = json(&two.join("manifest.json"));
-    let g = &m["measurements"]["generators"];
-    assert_eq!(g["count"], 2);
-    assert_eq!(g["start"], "resume");
-    let resume = &m["measurements"]["k6_resume"];
-    assert!(resume["latency_ms"].as_i64().is_some(), "{resume}");
-    eprintln!("resume of both generators: {resume}");
-    let segs: Vec<&str> = g["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["segment"].as_str().unwrap())
-        .collect();
+    let m = rundir::read_manifest(&two).unwrap().measurements;
+    let g = m.generators.as_ref().expect("generators");
+    assert_eq!((g.count, g.start), (2, GeneratorStart::Resume));
+    let resume = m.k6_resume.as_ref().expect("k6_resume");
+    eprintln!("resume of both generators: {resume:?}");
+    let segs: Vec<&str> = g.instances.iter().map(|i| i.segment.as_str()).collect();
     assert_eq!(segs, ["0:1/2", "1/2:1"]);
     assert!(
-        g["instances"][1]["command"]
-            .as_str()
-            .unwrap()
+        g.instances[1]
+            .command
             .contains("--execution-segment-sequence=0,1/2,1")
     );
-    let firsts: Vec<i64> = m["measurements"]["k6_first_request_ms"]
-        .as_array()
+    let firsts: Vec<i64> = m
+        .k6_first_request_ms
+        .as_ref()
         .unwrap()
         .iter()
-        .map(|v| v.as_i64().expect("a first request per instance"))
+        .map(|v| v.expect("a first request per instance"))
         .collect();
-    let spread = m["measurements"]["k6_first_request_spread_ms"]
-        .as_i64()
-        .unwrap();
+    let spread = m.k6_first_request_spread_ms.unwrap();
     eprintln!("first requests {firsts:?}, spread {spread} ms");
     assert_eq!(
         spread,
@@ -229,41 +221,36 @@ fn load_generator_on_a_second_engine_endpoint() {
         &["--host", &format!("loadgen={endpoint}")],
     );
     assert_eq!(json(&dir.join("status.json"))["state"], "complete");
-    let m = json(&dir.join("manifest.json"));
-    let meas = &m["measurements"];
-    let pl = &meas["placement"];
-    assert_eq!(pl["loadgen"], endpoint.as_str(), "{pl}");
-    assert_eq!(pl["loadgen_remote"], true);
-    assert_eq!(pl["published_entry"]["ip"], "127.0.0.1");
-    assert!(pl["published_entry"]["port"].as_u64().unwrap() > 0);
-    assert_eq!(pl["same_daemon_as_stack"], true, "{pl}");
-    let offset = meas["loadgen_clock_offset_ms"]
-        .as_f64()
-        .expect("clock offset");
+    let meas = rundir::read_manifest(&dir).unwrap().measurements;
+    let pl = meas.placement.as_ref().expect("placement");
+    assert_eq!(pl.loadgen, endpoint, "{pl:?}");
+    assert!(pl.loadgen_remote);
+    assert_eq!(pl.published_entry.ip, "127.0.0.1");
+    assert!(pl.published_entry.port > 0);
+    assert_eq!(pl.same_daemon_as_stack, Some(true), "{pl:?}");
+    let offset = meas.loadgen_clock_offset_ms.expect("clock offset");
     eprintln!(
-        "clock offset of {endpoint}: {offset:.3} ms (rtt {} ms)",
-        pl["loadgen_clock_offset"]["rtt_ms"]
+        "clock offset of {endpoint}: {offset:.3} ms (rtt {:?} ms)",
+        pl.loadgen_clock_offset.map(|c| c.rtt_ms)
     );
     assert!(offset.abs() < 50.0, "same machine, offset {offset} ms");
     // k6 reached the app through the published address, with host networking.
-    let cmd = meas["generators"]["instances"][0]["command"]
-        .as_str()
-        .unwrap();
+    let g = meas.generators.as_ref().expect("generators");
+    let cmd = &g.instances[0].command;
     assert!(
         cmd.contains(&format!(
             "URL=http://127.0.0.1:{}/work",
-            pl["published_entry"]["port"]
+            pl.published_entry.port
         )),
         "{cmd}"
     );
-    assert_eq!(meas["generators"]["remote"], true);
+    assert!(g.remote);
     // The report has the generator's CPU, sampled by the agent on that engine.
     assert!(
-        meas["sampler_agent_loadgen_cgroup_lines"]
-            .as_u64()
-            .unwrap_or(0)
-            > 0,
-        "{meas}"
+        meas.sampler_agent_cgroup_lines
+            .get("loadgen")
+            .is_some_and(|n| *n > 0),
+        "{meas:?}"
     );
     let r = json(&dir.join("report.json"));
     let k6 = r["checks"]["k6_cpu_max_pct"]
@@ -274,7 +261,7 @@ fn load_generator_on_a_second_engine_endpoint() {
     assert!((n - 500.0).abs() <= 5.0, "100 rps x 5 s: {n}");
     assert!(dir.join("samples/host-loadgen.jsonl").exists());
     // Nothing left on either endpoint.
-    let run_id = meas["run_id"].as_str().unwrap();
+    let run_id = meas.stack.run_id.as_deref().unwrap();
     assert!(
         containers_of(run_id, None).is_empty(),
         "{:?}",
@@ -311,23 +298,18 @@ fn stack_on_a_second_engine_endpoint() {
     assert!(st.success(), "perflab run node-smoke exited with {st}");
     let dir = out.path().join("node-smoke/latest").canonicalize().unwrap();
     assert_eq!(json(&dir.join("status.json"))["state"], "complete");
-    let m = json(&dir.join("manifest.json"));
-    let meas = &m["measurements"];
-    let pl = &meas["placement"];
-    assert_eq!(pl["app"], endpoint.as_str(), "{pl}");
-    assert_eq!(pl["db"], endpoint.as_str(), "{pl}");
-    assert_eq!(pl["loadgen"], "local");
-    assert!(
-        pl["stack_clock_offset"]["offset_ms"].as_f64().is_some(),
-        "{pl}"
-    );
+    let meas = rundir::read_manifest(&dir).unwrap().measurements;
+    let pl = meas.placement.as_ref().expect("placement");
+    assert_eq!(pl.app, endpoint, "{pl:?}");
+    assert_eq!(pl.db, endpoint, "{pl:?}");
+    assert_eq!(pl.loadgen, "local");
+    assert!(pl.stack_clock_offset.is_some(), "{pl:?}");
     // The app and PostgreSQL were sampled by the agent on their engine, k6 locally.
     assert!(
-        meas["sampler_agent_stack_cgroup_lines"]
-            .as_u64()
-            .unwrap_or(0)
-            > 0,
-        "{meas}"
+        meas.sampler_agent_cgroup_lines
+            .get("stack")
+            .is_some_and(|n| *n > 0),
+        "{meas:?}"
     );
     let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
     for role in ["app", "pg", "k6"] {
@@ -344,7 +326,7 @@ fn stack_on_a_second_engine_endpoint() {
         assert_eq!(s["failed_rate"].as_f64(), Some(0.0), "{s}");
         assert!(s["requests"].as_u64().unwrap() > 0);
     }
-    let run_id = meas["run_id"].as_str().unwrap();
+    let run_id = meas.stack.run_id.as_deref().unwrap();
     assert!(containers_of(run_id, None).is_empty());
     assert!(containers_of(run_id, Some(&endpoint)).is_empty());
 }

@@ -2,7 +2,7 @@
 //! real k6 fixture: the merged report counts both instances, its percentiles come from the
 //! merged histograms, and the cross-check against the summed summaries finds nothing.
 use assert_cmd::Command;
-use serde_json::Value;
+use perflab::analyze::Report;
 use std::path::{Path, PathBuf};
 
 fn fixture(name: &str, ext: &str) -> PathBuf {
@@ -22,14 +22,14 @@ fn copy_instance(k6: &Path, name: &str) {
     }
 }
 
-fn report(dir: &Path) -> Value {
+fn report(dir: &Path) -> Report {
     Command::cargo_bin("perflab")
         .unwrap()
         .args(["--quiet", "report"])
         .arg(dir)
         .assert()
         .success();
-    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap()
+    perflab::rundir::read_report(dir).unwrap()
 }
 
 #[test]
@@ -40,42 +40,35 @@ fn two_instances_merge_into_one_report() {
     copy_instance(&two.path().join("k6/g0"), "stepped-open");
     copy_instance(&two.path().join("k6/g1"), "stepped-open");
     let (r1, r2) = (report(one.path()), report(two.path()));
-    let (s1, s2) = (
-        r1["steps"].as_array().unwrap(),
-        r2["steps"].as_array().unwrap(),
-    );
-    assert_eq!(s1.len(), s2.len());
-    for (a, b) in s1.iter().zip(s2) {
-        assert_eq!(a["name"], b["name"]);
+    assert_eq!(r1.steps.len(), r2.steps.len());
+    for (a, b) in r1.steps.iter().zip(&r2.steps) {
+        assert_eq!(a.name, b.name);
         // Same requests twice: double the count, the same distribution (HDR merge, 0.1 %).
-        assert_eq!(
-            b["requests"].as_u64().unwrap(),
-            2 * a["requests"].as_u64().unwrap()
-        );
-        for p in ["p50_ms", "p95_ms", "max_ms"] {
-            let (x, y) = (a[p].as_f64().unwrap(), b[p].as_f64().unwrap());
+        assert_eq!(b.requests, 2 * a.requests);
+        for (p, x, y) in [
+            ("p50_ms", a.p50_ms, b.p50_ms),
+            ("p95_ms", a.p95_ms, b.p95_ms),
+            ("max_ms", a.max_ms, b.max_ms),
+        ] {
             assert!((x - y).abs() <= x * 0.002 + 0.01, "{p}: {x} vs {y}");
         }
-        assert!(
-            (b["sent_per_s"].as_f64().unwrap() - 2.0 * a["sent_per_s"].as_f64().unwrap()).abs()
-                < 0.5
-        );
+        assert!((b.sent_per_s - 2.0 * a.sent_per_s).abs() < 0.5);
     }
-    let src = &r2["source"];
-    assert_eq!(src["generators"].as_array().unwrap().len(), 2);
-    assert!(src["csv"].as_str().unwrap().contains("2 generators"));
-    assert_eq!(
-        r2["checks"]["cross_checked_steps"],
-        r1["checks"]["cross_checked_steps"]
-    );
-    let rows = r2["checks"]["cross_check"].as_array().unwrap();
+    let src = &r2.source;
+    assert_eq!(src.generators.len(), 2);
+    assert!(src.csv.contains("2 generators"));
+    assert_eq!(r2.checks.cross_checked_steps, r1.checks.cross_checked_steps);
+    let rows = &r2.checks.cross_check;
     assert!(
-        !rows.iter().any(|c| c["field"] == "requests"),
+        !rows.iter().any(|c| c.field == "requests"),
         "merged counts equal the summed summaries: {rows:?}"
     );
     // Both instances start together: no start-spread warning.
-    let w = r2["warnings"].to_string();
-    assert!(!w.contains("first requests are"), "{w}");
+    assert!(
+        !r2.warnings.iter().any(|w| w.contains("first requests are")),
+        "{:?}",
+        r2.warnings
+    );
     // A single-generator report has no per-instance list.
-    assert!(r1["source"].get("generators").is_none());
+    assert!(r1.source.generators.is_empty());
 }

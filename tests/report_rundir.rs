@@ -1,6 +1,9 @@
 //! `perflab report RUN-DIR` and `perflab analyze` end to end (the binary), on a run directory
 //! built from a real k6 fixture plus constructed server samples in the samplers' formats.
 use assert_cmd::Command;
+use perflab::experiment::{Catalog, CatalogEntry};
+use perflab::plan::{self, PlanOptions};
+use perflab::rundir::{Manifest, RunDir};
 use predicates::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,13 +35,7 @@ fn run_dir(with_samples: bool) -> tempfile::TempDir {
     )
     .unwrap();
     std::fs::copy(fixture("stepped-open", "log"), k6.join("k6.log")).unwrap();
-    std::fs::write(
-        d.path().join("plan.json"),
-        r#"{"experiment":{"id":"demo-open","stack":{"demo":{"workers":4,"service_ms":40}},
-            "load":{"script":"stepped","steps":[20,40,60,80,100,120],"hold_s":4,"slo_p95_ms":200,"error_budget":0.01,"max_vus":600,"model":"open"}},
-            "cpu":{"app_cpus":[1]}}"#,
-    )
-    .unwrap();
+    write_manifest(d.path());
     if with_samples {
         write_samples(d.path());
         let logs = d.path().join("logs");
@@ -50,6 +47,34 @@ fn run_dir(with_samples: bool) -> tempfile::TempDir {
         std::fs::write(logs.join("nginx.log"), nginx).unwrap();
     }
     d
+}
+
+/// The experiment `stepped-open` was recorded with (demo server 4 workers x 40 ms, steps
+/// 20..120 rps held 4 s, SLO 200 ms, no abort, 600 VUs, 1 s timeout), its plan from
+/// `plan::build`, written by the run's own writer with a 2-CPU layout (the app on cpu 1).
+fn write_manifest(dir: &Path) {
+    let cat =
+        Catalog::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("experiments")).unwrap();
+    let CatalogEntry::Experiment(e) = &cat.get("demo-open").unwrap().entry else {
+        panic!()
+    };
+    let mut e = e.clone();
+    let l = &mut e.load;
+    (l.steps, l.hold_s, l.slo_p95_ms, l.slo_p99_ms) =
+        (vec![20, 40, 60, 80, 100, 120], 4, 200.0, None);
+    (l.abort, l.max_vus, l.timeout_s) = (false, 600, 1);
+    let demo = e.stack.demo.as_mut().unwrap();
+    (demo.workers, demo.service_ms) = (4, 40);
+    let run = RunDir {
+        path: dir.to_path_buf(),
+        experiment_id: e.id.clone(),
+        round: 1,
+        created: chrono::Utc::now(),
+    };
+    let layout = plan::layout::auto(&plan::CpuSet::parse("0-1").unwrap()).unwrap();
+    let p = plan::build(&e, PlanOptions::default());
+    run.write_manifest(&Manifest::new(&run, e, vec![], p, layout))
+        .unwrap();
 }
 
 fn write_samples(dir: &Path) {
@@ -108,14 +133,15 @@ fn report_renders_a_run_directory_with_samples() {
         .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    let j: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("report.json")).unwrap())
-            .unwrap();
-    assert_eq!(j["knee"], 120);
-    assert_eq!(j["last_passing"], 100);
-    assert_eq!(j["steps"].as_array().unwrap().len(), 6);
-    assert_eq!(j["params"]["app_cores"], 1.0, "app_cpus from the plan");
-    let why = j["knee_why"].as_str().unwrap();
+    let j = perflab::rundir::read_report(d.path()).unwrap();
+    assert_eq!((j.knee, j.last_passing), (Some(120), Some(100)));
+    assert_eq!(j.steps.len(), 6);
+    assert_eq!(
+        j.params.app_cores,
+        Some(1.0),
+        "the app's CPUs from the manifest's layout"
+    );
+    let why = j.knee_why.as_deref().unwrap();
     assert!(why.contains("fpm 4/4 busy, listen queue"), "{why}");
     assert!(why.contains("app CPU 97 % of 100 %"), "{why}");
     assert!(

@@ -5,6 +5,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use perflab::rundir;
 use serde_json::Value;
 
 /// The runs share the host lock anyway; one at a time inside this binary keeps timings sane.
@@ -37,6 +38,16 @@ fn json(path: &Path) -> Value {
     .unwrap()
 }
 
+/// The Docker label value of a run's objects, from its manifest.
+fn run_id_of(dir: &Path) -> String {
+    rundir::read_manifest(dir)
+        .unwrap()
+        .measurements
+        .stack
+        .run_id
+        .expect("run_id recorded")
+}
+
 fn status_state(dir: &Path) -> String {
     json(&dir.join("status.json"))["state"]
         .as_str()
@@ -66,38 +77,34 @@ fn demo_open_finds_the_knee_above_400_rps() {
     let s200 = steps(&r).iter().find(|s| s["target"] == 200).unwrap();
     assert!(s200["ok_per_s"].as_f64().unwrap() > 180.0, "{s200}");
     // The manifest carries what a reader needs to trust the numbers.
-    let m = json(&dir.join("manifest.json"));
+    let m = rundir::read_manifest(&dir).unwrap();
     assert!(
-        m["components"]["k6.k6"]
-            .as_str()
+        m.components
+            .get("k6.k6")
             .is_some_and(|v| v.contains("k6 v")),
-        "k6 version recorded: {}",
-        m["components"]
+        "k6 version recorded: {:?}",
+        m.components
     );
-    assert!(
-        m["measurements"]["perflab_cpu_pct_of_core"]
-            .as_f64()
-            .is_some()
-    );
-    assert!(m["measurements"]["k6_exit_code"].as_i64().is_some());
+    assert!(m.measurements.perflab_cpu_pct_of_core.is_some());
+    assert!(m.measurements.k6_exit_code.is_some());
     // k6 starts paused and is resumed on the planned instant: the first request follows the
     // planned first-step time within a fraction of a second (was ~0.8 s early with a guessed
     // start-up delay).
-    let planned = chrono::DateTime::parse_from_rfc3339(
-        m["measurements"]["alignment"]["first_step_at"]
-            .as_str()
-            .expect("alignment recorded"),
-    )
-    .unwrap()
-    .timestamp_millis();
+    let planned = m
+        .measurements
+        .alignment
+        .as_ref()
+        .expect("alignment recorded")
+        .first_step_at
+        .timestamp_millis();
     // (the first step's window starts at its first request; k6's own metric rows while paused
     // come earlier and do not count)
     let first = steps(&r)[0]["start_ms"].as_i64().expect("first step start");
     assert!(
         (0..=250).contains(&(first - planned)),
-        "first request {} ms after the planned start; resume: {}",
+        "first request {} ms after the planned start; resume: {:?}",
         first - planned,
-        m["measurements"]["k6_resume"]
+        m.measurements.k6_resume
     );
     // The samplers saw the demo container work.
     let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
@@ -145,18 +152,15 @@ fn exp2_pgconn_refused_connections_are_http_500() {
     assert_eq!(status_state(&dir), "complete");
     // The slots the app can use are read from the server, not assumed: max_connections as set,
     // PostgreSQL's reserved slots, and the harness's own connection (the samplers').
-    let slots = &json(&dir.join("manifest.json"))["measurements"]["postgres_slots"];
-    assert_eq!(slots["max_connections"], 100, "{slots}");
-    assert_eq!(slots["harness"], 1, "{slots}");
-    let su = slots["superuser_reserved"]
-        .as_i64()
-        .expect("superuser_reserved");
-    let res = slots["reserved"].as_i64().expect("reserved");
-    assert_eq!(
-        slots["usable"].as_i64(),
-        Some(100 - su - res - 1),
-        "{slots}"
-    );
+    let slots = rundir::read_manifest(&dir)
+        .unwrap()
+        .measurements
+        .postgres_slots
+        .expect("postgres_slots");
+    assert_eq!(slots.max_connections, 100, "{slots:?}");
+    assert_eq!(slots.harness, 1, "{slots:?}");
+    let (su, res) = (slots.superuser_reserved, slots.reserved);
+    assert_eq!(slots.usable, 100 - su - res - 1, "{slots:?}");
     let r = json(&dir.join("report.json"));
     for s in steps(&r) {
         let f = s["failed_rate"].as_f64().unwrap();
@@ -281,10 +285,7 @@ fn sigkill_leftovers_are_swept_by_the_next_run() {
     let killed = out.path().join("demo-open/latest").canonicalize().unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
-    let run_id = json(&killed.join("manifest.json"))["measurements"]["run_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let run_id = run_id_of(&killed);
     assert!(
         !labelled(&run_id).is_empty(),
         "SIGKILL leaves the stack behind"
@@ -325,10 +326,7 @@ fn sigterm_aborts_cleanly() {
     let status = json(&dir.join("status.json"));
     assert_eq!(status["state"], "aborted", "{status}");
     assert!(status["reason"].as_str().unwrap().contains("SIGTERM"));
-    let run_id = json(&dir.join("manifest.json"))["measurements"]["run_id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let run_id = run_id_of(&dir);
     assert!(
         labelled(&run_id).is_empty(),
         "containers left: {:?}",

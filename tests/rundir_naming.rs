@@ -87,9 +87,11 @@ fn manifest_and_status_are_written_and_read_back() {
     assert_eq!(back.perflab.version, env!("CARGO_PKG_VERSION"));
     assert!(back.host.online_cpu_count >= 1);
     assert!(back.host.kernel.is_some() && back.host.memory_bytes.is_some());
-    let plan_json: plan::Plan =
-        serde_json::from_str(&std::fs::read_to_string(r.file("plan.json")).unwrap()).unwrap();
-    assert_eq!(plan_json, p);
+    assert_eq!(
+        r.read_plan().unwrap(),
+        p,
+        "plan.json is the manifest's plan"
+    );
     r.mark(RunState::Complete, None).unwrap();
     assert_eq!(r.status().unwrap().state, RunState::Complete);
     r.mark(RunState::Failed, Some("stack did not become ready"))

@@ -107,9 +107,8 @@ fn check_cleaned(engine: &FakeEngine, o: &RoundOutcome) {
     );
     let dir = RunDir::open(&o.dir).unwrap();
     let m = dir.read_manifest().unwrap();
-    let phases = m.measurements.get("phases").expect("phases recorded");
-    let last = phases.as_array().unwrap().last().unwrap();
-    assert_eq!(last["phase"], "teardown");
+    let last = m.measurements.phases.last().expect("phases recorded");
+    assert_eq!(last.phase, Phase::Teardown);
     assert_eq!(dir.status().unwrap().state, o.state);
 }
 
@@ -234,7 +233,7 @@ fn a_generator_exit_code_decides_between_a_measurement_and_a_harness_failure() {
         "99 = thresholds crossed: breaking is the point"
     );
     let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
-    assert_eq!(m.measurements["k6_thresholds_crossed"], true);
+    assert_eq!(m.measurements.k6_thresholds_crossed, Some(true));
 
     let (engine, interrupt) = FakeEngine::new(None);
     let mut engine = engine.with_k6_csv(k6_csv());
@@ -370,23 +369,19 @@ fn several_loads_share_one_stack_each_with_its_phases_and_outputs() {
     assert!(o.dir.join("loads/calibration/k6/requests.csv.gz").exists());
     assert!(o.dir.join("k6/requests.csv.gz").exists());
     let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
-    let phases = m.measurements["phases"].as_array().unwrap().clone();
-    let labelled: Vec<(String, String)> = phases
+    let labelled: Vec<(Phase, String)> = m
+        .measurements
+        .phases
         .iter()
-        .map(|p| {
-            (
-                p["phase"].as_str().unwrap().to_string(),
-                p["load"].as_str().unwrap_or("").to_string(),
-            )
-        })
+        .map(|p| (p.phase, p.load.clone().unwrap_or_default()))
         .collect();
     for want in [
-        ("measure", "calibration"),
-        ("recover", "after calibration"),
-        ("measure", "measured"),
+        (Phase::Measure, "calibration"),
+        (Phase::Recover, "after calibration"),
+        (Phase::Measure, "measured"),
     ] {
         assert!(
-            labelled.contains(&(want.0.to_string(), want.1.to_string())),
+            labelled.contains(&(want.0, want.1.to_string())),
             "{want:?} in {labelled:?}"
         );
     }

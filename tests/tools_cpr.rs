@@ -75,8 +75,8 @@ fn cpu(row: &Value, role: &str) -> f64 {
 
 /// Containers still carrying this run's label.
 fn leftovers(dir: &Path) -> usize {
-    let m = json(&dir.join("manifest.json"));
-    let run_id = m["measurements"]["run_id"].as_str().unwrap().to_string();
+    let m = perflab::rundir::read_tool_manifest(dir).unwrap();
+    let run_id = m.measurements.stack.run_id.expect("run_id recorded");
     assert!(run_id.starts_with("run-cpu-per-request-"), "{run_id}");
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let d = perflab::docker::Docker::connect().await.unwrap();
@@ -120,13 +120,9 @@ fn php_cpu_per_request_per_container() {
     let raw = std::fs::read_to_string(dir.join("requests.tsv")).unwrap();
     assert_eq!(raw.lines().count(), 1 + 3 * 30);
     assert!(dir.join("logs/php-fpm.log").exists());
-    let m = json(&dir.join("manifest.json"));
-    assert!(
-        m["components"].as_object().unwrap().len() > 3,
-        "{}",
-        m["components"]
-    );
-    assert_eq!(m["pinning"]["app"], m["cpu_layout"]["app"]);
+    let m = perflab::rundir::read_tool_manifest(&dir).unwrap();
+    assert!(m.components.len() > 3, "{:?}", m.components);
+    assert_eq!(m.pinning["app"], m.cpu_layout.app.to_list());
     assert_eq!(leftovers(&dir), 0, "containers of the run left behind");
 }
 

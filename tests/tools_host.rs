@@ -107,22 +107,24 @@ fn noise_check_writes_raw_wakeups_that_agree_with_its_report() {
     let observed = report["observed_s"].as_f64().unwrap();
     assert!((4.9..7.0).contains(&observed), "observed {observed} s");
 
-    let m = json(&dir.join("manifest.json"));
-    assert_eq!(m["kind"], "tool");
-    assert_eq!(m["tool"], "noise-check");
-    let app = m["cpu_layout"]["app"].as_str().unwrap();
-    let cpu = m["pinning"]["sleep_loop_thread"].as_str().unwrap();
-    assert!(app.starts_with(cpu), "loop on cpu {cpu}, app cpus {app}");
-    assert_eq!(report["settings"]["cpu"].to_string(), cpu);
-    assert!(m["perflab"]["version"].is_string());
-    assert!(m["components"]["kernel"].is_string(), "{}", m["components"]);
+    let m = perflab::rundir::read_tool_manifest(&dir).unwrap();
+    assert_eq!((m.kind.as_str(), m.tool.as_str()), ("tool", "noise-check"));
+    let app = m.cpu_layout.app.to_list();
+    let cpu = &m.pinning["sleep_loop_thread"];
+    assert!(
+        app.starts_with(cpu.as_str()),
+        "loop on cpu {cpu}, app cpus {app}"
+    );
+    assert_eq!(&report["settings"]["cpu"].to_string(), cpu);
+    assert!(!m.perflab.version.is_empty());
+    assert!(m.components.contains_key("kernel"), "{:?}", m.components);
     // the idle check ran: its finding, or why it could not run, is recorded
     assert!(
-        m["measurements"]["lab_containers_running"].is_array()
-            || m["caveats"].to_string().contains("idle not checked"),
-        "{m}"
+        m.measurements.lab_containers_running.is_some()
+            || m.caveats.iter().any(|c| c.contains("idle not checked")),
+        "{m:?}"
     );
-    assert!(m["host"]["online_cpu_count"].as_u64().unwrap() >= 1);
+    assert!(m.host.online_cpu_count >= 1);
     assert!(dir.join("report.txt").exists() && dir.join("report.md").exists());
 }
 

@@ -9,8 +9,10 @@ use crate::analyze::model::{GeneratorSource, LoadModel, Params, Source};
 use crate::analyze::samples::{self, Samples};
 use crate::analyze::summary::{self, K6Summary};
 use crate::error::InvalidInput;
+use crate::experiment::Model;
+use crate::plan::Plan;
+use crate::rundir::{self, Manifest};
 use anyhow::Context;
-use serde_json::Value;
 use std::path::Path;
 
 fn invalid(msg: String) -> anyhow::Error {
@@ -94,70 +96,31 @@ fn access_logs(dir: &Path) -> anyhow::Result<crate::analyze::access::AccessLogs>
     })
 }
 
-fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    match v {
-        Value::Object(m) => m
-            .get(key)
-            .or_else(|| m.values().find_map(|x| find_key(x, key))),
-        Value::Array(a) => a.iter().find_map(|x| find_key(x, key)),
-        _ => None,
-    }
-}
-
-/// Fill params from a plan (any JSON that embeds the experiment's `load` settings).
-pub fn params_from_plan(plan: &Value, p: &mut Params) {
-    let num = |k: &str| find_key(plan, k).and_then(Value::as_f64);
-    if let Some(v) = num("slo_p95_ms") {
-        p.slo_p95_ms = v;
-    }
-    p.slo_p99_ms = num("slo_p99_ms").or(p.slo_p99_ms);
-    if let Some(v) = num("error_budget") {
-        p.error_budget = v;
-    }
-    p.hold_s = num("hold_s").or(p.hold_s);
-    p.max_vus = num("max_vus").or(p.max_vus);
-    p.think_time_s = num("think_time_s").or(p.think_time_s);
-    p.abort_p95_ms = num("abort_p95_ms").or(p.abort_p95_ms);
-    if let Some(m) = find_key(plan, "model").and_then(Value::as_str) {
-        p.model = match m {
-            "closed" => Some(LoadModel::Closed),
-            "open" => Some(LoadModel::Open),
-            _ => p.model,
-        };
-    }
-    p.app_cores = find_key(plan, "app_cores")
-        .and_then(|v| v.as_f64().or_else(|| v.as_array().map(|a| a.len() as f64)))
-        .or_else(|| find_key(plan, "app_cpus").and_then(|v| v.as_array().map(|a| a.len() as f64)))
-        .or(p.app_cores);
-    let mc = num("max_children");
-    let pool = num("pool_max").map(|n| n * num("processes").unwrap_or(1.0));
-    p.pool_size = mc.or(pool).map(|n| n as u32).or(p.pool_size);
+/// Fill params from the run's plan (`plan.json`): the criteria, the hold, the VU cap, the
+/// model and the abort guard the script applied.
+pub fn params_from_plan(plan: &Plan, p: &mut Params) {
+    p.slo_p95_ms = plan.slo_p95_ms;
+    p.slo_p99_ms = plan.slo_p99_ms.or(p.slo_p99_ms);
+    p.error_budget = plan.error_budget;
+    p.hold_s = Some(plan.hold_s as f64);
+    p.max_vus = Some(plan.vus.max_vus as f64);
+    p.think_time_s = plan.think_time_s.or(p.think_time_s);
+    p.abort_p95_ms = Some(plan.abort.p95_ms);
+    p.model = Some(match plan.model {
+        Model::Open => LoadModel::Open,
+        Model::Closed => LoadModel::Closed,
+    });
 }
 
 /// Fill what only the run's manifest knows: the app box's cores (`cpu_layout.app`) and the
 /// worker or pool size (`experiment.stack`).
-pub fn params_from_manifest(m: &Value, p: &mut Params) {
-    if let Some(app) = m.pointer("/cpu_layout/app").and_then(Value::as_str)
-        && let Ok(set) = crate::plan::CpuSet::parse(app)
-    {
-        p.app_cores = Some(set.len() as f64);
-    }
+pub fn params_from_manifest(m: &Manifest, p: &mut Params) {
+    p.app_cores = Some(m.cpu_layout.app.len() as f64);
     if p.pool_size.is_none() {
-        let stack = m
-            .pointer("/experiment/stack")
-            .cloned()
-            .unwrap_or(Value::Null);
-        let mc = stack.pointer("/php/max_children").and_then(Value::as_f64);
-        let pool = stack
-            .pointer("/node/pool_max")
-            .and_then(Value::as_f64)
-            .map(|n| {
-                n * stack
-                    .pointer("/node/processes")
-                    .and_then(Value::as_f64)
-                    .unwrap_or(1.0)
-            });
-        p.pool_size = mc.or(pool).map(|n| n as u32);
+        let st = &m.experiment.stack;
+        let mc = st.php.as_ref().map(|php| php.max_children);
+        let pool = st.node.as_ref().map(|n| n.pool_max * n.processes);
+        p.pool_size = mc.or(pool);
     }
 }
 
@@ -303,18 +266,12 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
             .unwrap_or(0.0),
     );
     params.slo_p99_ms = summary.as_ref().and_then(K6Summary::slo_p99_ms);
-    let plan_path = dir.join("plan.json");
-    if plan_path.exists() {
-        let text = std::fs::read_to_string(&plan_path)
-            .with_context(|| format!("reading {}", plan_path.display()))?;
-        let plan: Value = serde_json::from_str(&text)
-            .map_err(|e| invalid(format!("{}: not JSON: {e}", plan_path.display())))?;
+    if dir.join(rundir::PLAN_FILE).exists() {
+        let plan = rundir::read_plan(dir).map_err(|e| invalid(format!("{e:#}")))?;
         params_from_plan(&plan, &mut params);
     }
-    let manifest_path = dir.join("manifest.json");
-    if let Ok(text) = std::fs::read_to_string(&manifest_path)
-        && let Ok(m) = serde_json::from_str::<Value>(&text)
-    {
+    if dir.join(rundir::MANIFEST_FILE).exists() {
+        let m = rundir::read_manifest(dir).map_err(|e| invalid(format!("{e:#}")))?;
         params_from_manifest(&m, &mut params);
     }
     if params.slo_p95_ms <= 0.0 {
@@ -360,24 +317,45 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::{Catalog, CatalogEntry};
+    use crate::plan::PlanOptions;
+
+    fn experiment(id: &str) -> crate::experiment::Experiment {
+        let cat = Catalog::load(Path::new("experiments")).unwrap();
+        let CatalogEntry::Experiment(e) = &cat.get(id).unwrap().entry else {
+            panic!("{id}")
+        };
+        e.clone()
+    }
 
     #[test]
-    fn plan_fields_found_anywhere() {
-        let plan: Value = serde_json::from_str(
-            r#"{"experiment":{"stack":{"node":{"processes":2,"pool_max":10}},
-                "load":{"slo_p95_ms":100,"hold_s":22,"max_vus":400,"model":"closed","think_time_s":0.2}},
-                "layout":{"app_cores":2}}"#,
-        )
-        .unwrap();
+    fn params_come_from_the_plan_and_the_manifest() {
+        let mut e = experiment("1c");
+        let node = e.stack.node.as_mut().unwrap();
+        (node.processes, node.pool_max) = (2, 10);
+        let plan = crate::plan::build(&e, PlanOptions { quick: true });
+        let out = tempfile::tempdir().unwrap();
+        let run = rundir::RunDir::create(out.path(), &e.id, 1).unwrap();
+        let layout =
+            crate::plan::layout::auto(&crate::plan::CpuSet::parse("0-3").unwrap()).unwrap();
+        let m = Manifest::new(&run, e.clone(), vec![], plan.clone(), layout.clone());
         let mut p = Params::new(0.0);
         params_from_plan(&plan, &mut p);
-        assert_eq!(p.slo_p95_ms, 100.0);
-        assert_eq!(p.hold_s, Some(22.0));
-        assert_eq!(p.max_vus, Some(400.0));
-        assert_eq!(p.model, Some(LoadModel::Closed));
-        assert_eq!(p.think_time_s, Some(0.2));
-        assert_eq!(p.app_cores, Some(2.0));
+        params_from_manifest(&m, &mut p);
+        assert_eq!(p.slo_p95_ms, e.load.slo_p95_ms);
+        assert_eq!(p.hold_s, Some(plan.hold_s as f64));
+        assert!(plan.hold_s < e.load.hold_s, "--quick scales the hold");
+        assert_eq!(p.max_vus, Some(plan.vus.max_vus as f64));
+        assert_eq!(p.model, Some(LoadModel::Open));
+        assert_eq!(p.abort_p95_ms, Some(plan.abort.p95_ms));
+        assert_eq!(p.app_cores, Some(layout.app.len() as f64));
         assert_eq!(p.pool_size, Some(20), "2 processes x pool 10");
+        let closed = crate::plan::build(&experiment("demo-closed"), PlanOptions::default());
+        params_from_plan(&closed, &mut p);
+        assert_eq!(
+            (p.model, p.think_time_s),
+            (Some(LoadModel::Closed), Some(1.0))
+        );
     }
 
     #[test]

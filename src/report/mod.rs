@@ -21,7 +21,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
 
 /// The JSON text of `report.json` (the full report; `steps`, `last_passing`, `knee` at top level).
 pub fn json(r: &Report) -> String {
-    serde_json::to_string_pretty(r).expect("report serialises") + "\n"
+    crate::rundir::report::to_json(r)
 }
 
 /// Analyze a run directory and write its reports: what `perflab run` calls after measuring.
@@ -49,6 +49,6 @@ pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<()> {
         &dir.join("report.md"),
         markdown::render(r, &[STEPS_SVG, TIMELINE_SVG]).as_bytes(),
     )?;
-    write_atomic(&dir.join("report.json"), json(r).as_bytes())?;
+    crate::rundir::write_report(dir, r)?;
     Ok(())
 }

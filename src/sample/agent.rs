@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{ContainerTarget, Samplers};
+use crate::analyze::samples::{CgroupSample, HostSample};
 
 /// Where the orchestrator puts the targets file inside the agent's container.
 pub const TARGETS_PATH: &str = "/agent/targets.json";
@@ -35,21 +36,21 @@ pub fn run(targets: &Path, period: Duration) -> anyhow::Result<()> {
     })
 }
 
-/// The agent's output sorted into the run's files: (cgroup lines, host lines, other JSON lines
-/// such as sampler errors). Non-JSON lines (log noise) are dropped. Pure.
+/// The agent's output sorted into the run's files by record type ([`CgroupSample`],
+/// [`HostSample`], other JSON objects such as sampler errors). Non-JSON lines (log noise) are
+/// dropped. Pure.
 pub fn split(output: &str) -> (String, String, String) {
     let (mut cg, mut host, mut other) = (String::new(), String::new(), String::new());
     for line in output.lines() {
         let l = line.trim();
-        let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(l) else {
-            continue;
-        };
-        let dest = if m.contains_key("role") && m.contains_key("cpu_cores") {
+        let dest = if serde_json::from_str::<CgroupSample>(l).is_ok() {
             &mut cg
-        } else if m.contains_key("cpu_busy_pct") {
+        } else if serde_json::from_str::<HostSample>(l).is_ok() {
             &mut host
-        } else {
+        } else if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(l).is_ok() {
             &mut other
+        } else {
+            continue;
         };
         dest.push_str(l);
         dest.push('\n');

@@ -4,18 +4,9 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-/// How many of `max_connections` the lab's app can really use, read from the server before the
-/// warm-up: PostgreSQL keeps `superuser_reserved_connections` (and, from 16, `reserved_connections`)
-/// for privileged roles, and the harness holds its own connections for the samplers.
-#[derive(Debug, serde::Serialize)]
-pub struct PgSlots {
-    max_connections: i64,
-    superuser_reserved: i64,
-    reserved: i64,
-    harness: i64,
-    usable: i64,
-}
+use crate::rundir::measurements::PgSlots;
 
+/// How many of `max_connections` the lab's app can really use, read before the warm-up.
 pub async fn pg_slots(c: &tokio_postgres::Client) -> Result<PgSlots> {
     let row = c
         .query_one(

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::rundir::measurements::{self, PublishedEntry, containers_of};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
 use super::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
 use super::signals::Interrupt;
@@ -90,23 +90,23 @@ impl<'a> DockerEngine<'a> {
     fn record_placement(&self, m: &mut Manifest, stack: &LabStack) {
         let (env, lg) = (self.env, self.env.loadgen);
         let id = |f: &Option<docker::EngineFacts>| f.as_ref().and_then(|f| f.id.clone());
-        m.measurements.insert(
-            "placement".into(),
-            json!({
-                "loadgen": lg.docker.endpoint().to_string(),
-                "db": env.docker.endpoint().to_string(),
-                "app": env.docker.endpoint().to_string(),
-                "loadgen_remote": lg.remote,
-                "published_entry": {"ip": stack.entry_ip, "port": stack.entry_port},
-                "loadgen_engine": lg.facts,
-                "stack_engine": env.stack_engine,
-                "loadgen_clock_offset": lg.clock,
-                "stack_clock_offset": env.stack_clock,
-                "same_daemon_as_stack": lg.remote.then(|| {
-                    id(&lg.facts).is_some() && id(&lg.facts) == id(&env.stack_engine)
-                }),
-            }),
-        );
+        m.measurements.placement = Some(measurements::Placement {
+            loadgen: lg.docker.endpoint().to_string(),
+            db: env.docker.endpoint().to_string(),
+            app: env.docker.endpoint().to_string(),
+            loadgen_remote: lg.remote,
+            published_entry: PublishedEntry {
+                ip: stack.entry_ip.clone(),
+                port: stack.entry_port,
+            },
+            loadgen_engine: lg.facts.clone(),
+            stack_engine: env.stack_engine.clone(),
+            loadgen_clock_offset: lg.clock,
+            stack_clock_offset: env.stack_clock,
+            same_daemon_as_stack: lg
+                .remote
+                .then(|| id(&lg.facts).is_some() && id(&lg.facts) == id(&env.stack_engine)),
+        });
         if let Some(c) = env.stack_clock.filter(|c| c.offset_ms.abs() > 10.0) {
             m.caveats.push(format!(
                 "the stack's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): timestamps written there are not corrected",
@@ -115,8 +115,7 @@ impl<'a> DockerEngine<'a> {
             ));
         }
         if let Some(c) = lg.clock {
-            m.measurements
-                .insert("loadgen_clock_offset_ms".into(), json!(c.offset_ms));
+            m.measurements.loadgen_clock_offset_ms = Some(c.offset_ms);
             if c.offset_ms.abs() > 10.0 {
                 m.caveats.push(format!(
                     "the load generator's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): gates are corrected, its timestamps are not",
@@ -167,8 +166,7 @@ impl Engine for DockerEngine<'_> {
             .iter()
             .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
             .collect();
-        m.measurements
-            .insert("suite".into(), json!(images.suite.as_str()));
+        m.measurements.stack.suite = Some(images.suite.as_str().to_string());
         if let Ok(v) = self.env.docker.engine_version().await {
             m.components.insert("docker-engine".into(), v);
         }
@@ -198,12 +196,8 @@ impl Engine for DockerEngine<'_> {
         )
         .await
         .context("starting the lab stack")?;
-        m.measurements
-            .insert("stack_start_s".into(), json!(s.start_seconds));
-        m.measurements.insert(
-            "containers".into(),
-            serde_json::to_value(&s.containers).unwrap_or_default(),
-        );
+        m.measurements.stack.stack_start_s = Some(s.start_seconds);
+        m.measurements.stack.containers = Some(containers_of(&s.containers));
         self.record_placement(m, &s);
         self.round.stack = Some(s);
         Ok(())
@@ -223,14 +217,11 @@ impl Engine for DockerEngine<'_> {
             let slots = super::db::pg_slots(&c)
                 .await
                 .context("reading PostgreSQL's connection settings")?;
-            m.measurements.insert("postgres_slots".into(), json!(slots));
+            m.measurements.postgres_slots = Some(slots);
             self.round.pg = Some(Arc::new(c));
         }
         let wu = warmup::warm_up(&stack, &exp).await.context("warm-up")?;
-        m.measurements.insert(
-            "warmup".into(),
-            serde_json::to_value(&wu).unwrap_or_default(),
-        );
+        m.measurements.stack.warmup = Some((&wu).into());
         super::db::smoke_check(&stack.entry_url, &exp.load.endpoint).await?;
         if let Some(c) = &self.round.pg {
             self.round.commits_before = Some(super::db::xact_commit(c).await?);
@@ -339,13 +330,9 @@ pub(super) fn record_first_requests(
                 .and_then(|p| generators::first_request_ms(&p))
         })
         .collect();
-    manifest
-        .measurements
-        .insert("k6_first_request_ms".into(), json!(firsts));
+    manifest.measurements.k6_first_request_ms = Some(firsts.clone());
     if let Some(spread) = crate::analyze::merge::start_spread_ms(&firsts) {
-        manifest
-            .measurements
-            .insert("k6_first_request_spread_ms".into(), json!(spread));
+        manifest.measurements.k6_first_request_spread_ms = Some(spread);
         if spread > 100 {
             let msg = format!(
                 "the load generators' first requests are {spread} ms apart (goal <= 100 ms)"

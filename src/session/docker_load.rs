@@ -3,9 +3,9 @@
 //! samplers and progress line beside it, and the collection of what the load left.
 use std::time::Duration;
 
+use crate::rundir::measurements::{K6Resume, pct_of_core};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
 use super::docker_engine::DockerEngine;
 use super::engine::{GeneratorEnd, LoadSpec};
@@ -65,15 +65,12 @@ impl DockerEngine<'_> {
         .await?;
         self.round.gens = gens;
         self.round.paused = paused;
-        m.measurements.insert(
-            "k6_command".into(),
-            json!(self.round.gens.first().map(|g| g.inv.shell_line())),
-        );
+        m.measurements.k6_command = self.round.gens.first().map(|g| g.inv.shell_line());
         self.create_agents(&cpuset).await?;
         if paused {
             generators::start(lg, &mut self.round.gens).await?;
             let vus = self.wait_all_paused().await?;
-            m.measurements.insert("k6_vus_allocated".into(), json!(vus));
+            m.measurements.k6_vus_allocated = Some(vus);
         }
         Ok(paused)
     }
@@ -202,15 +199,12 @@ impl DockerEngine<'_> {
         for r in resumed {
             r.context("resuming k6 through its API")?;
         }
-        m.measurements.insert(
-            "k6_resume".into(),
-            json!({
-                "sent_at": resume_sent,
-                "answered_at": resume_done,
-                "late_ms": (resume_sent - al.k6_start).num_milliseconds(),
-                "latency_ms": (resume_done - resume_sent).num_milliseconds(),
-            }),
-        );
+        m.measurements.k6_resume = Some(K6Resume {
+            sent_at: resume_sent,
+            answered_at: resume_done,
+            late_ms: (resume_sent - al.k6_start).num_milliseconds(),
+            latency_ms: (resume_done - resume_sent).num_milliseconds(),
+        });
         Ok(())
     }
 
@@ -219,10 +213,12 @@ impl DockerEngine<'_> {
         let (lg, n) = (self.env.loadgen, self.env.generators);
         let cpuset = self.env.layout.cpuset(Role::Loadgen);
         let gens = &self.round.gens;
-        m.measurements.insert(
-            "generators".into(),
-            generators::placement_json(lg, gens, &cpuset, self.round.gate_ns),
-        );
+        m.measurements.generators = Some(generators::placement_json(
+            lg,
+            gens,
+            &cpuset,
+            self.round.gate_ns,
+        ));
         if n > 1 {
             m.caveats.push(format!(
                 "{n} load generators (k6 execution segments) share the load generator's CPUs {cpuset} on {}",
@@ -231,10 +227,7 @@ impl DockerEngine<'_> {
         }
         if let Some(g) = gens.first() {
             let info = lg.docker.inspect_container(&g.id).await.ok();
-            m.measurements.insert(
-                "k6_started_at".into(),
-                json!(info.and_then(|i| i.started_at)),
-            );
+            m.measurements.k6_started_at = info.and_then(|i| i.started_at);
         }
     }
 
@@ -299,10 +292,9 @@ impl DockerEngine<'_> {
         for a in std::mem::take(&mut self.round.started_agents) {
             match a.finish(&load.out_dir.join("samples")).await {
                 Ok(lines) => {
-                    m.measurements.insert(
-                        format!("sampler_agent_{}_cgroup_lines", a.role),
-                        json!(lines),
-                    );
+                    m.measurements
+                        .sampler_agent_cgroup_lines
+                        .insert(a.role.clone(), lines as u64);
                 }
                 Err(e) => m.caveats.push(format!(
                     "the sampler agent on {} failed: {e:#}",
@@ -314,8 +306,7 @@ impl DockerEngine<'_> {
         if let (Some(c), Some(before)) = (&self.round.pg, self.round.commits_before)
             && let Ok(after) = super::db::xact_commit(c).await
         {
-            m.measurements
-                .insert("pg_xact_commit_delta".into(), json!(after - before));
+            m.measurements.pg_xact_commit_delta = Some(after - before);
         }
         let lg = self.env.loadgen;
         let logs = generators::collect(lg, &self.round.gens).await?;
@@ -352,20 +343,11 @@ impl DockerEngine<'_> {
 }
 
 fn record_sampler_summary(m: &mut Manifest, summary: &sample::SamplerSummary) {
-    m.measurements.insert(
-        "samplers".into(),
-        serde_json::to_value(summary).unwrap_or_default(),
-    );
+    m.measurements.samplers = Some(summary.clone());
     if let Some(c) = summary.perflab_cores_mean {
-        m.measurements.insert(
-            "perflab_cpu_pct_of_core".into(),
-            json!((c * 1000.0).round() / 10.0),
-        );
+        m.measurements.perflab_cpu_pct_of_core = Some(pct_of_core(c));
     }
     if let Some(c) = summary.dockerd_cores_mean {
-        m.measurements.insert(
-            "dockerd_cpu_pct_of_core".into(),
-            json!((c * 1000.0).round() / 10.0),
-        );
+        m.measurements.dockerd_cpu_pct_of_core = Some(pct_of_core(c));
     }
 }

@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use crate::rundir::measurements::{K6Resume, Warmup};
 use anyhow::{Result, anyhow};
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
 use super::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
 use super::signals::{Interrupt, Trigger};
@@ -105,7 +105,7 @@ impl Engine for FakeEngine {
     async fn begin(&mut self, round: &RoundContext<'_>, m: &mut Manifest) -> Result<()> {
         let fired = self.enter(Op::Begin)?;
         m.components.insert("fake-engine".into(), "1".into());
-        m.measurements.insert("suite".into(), json!("fake"));
+        m.measurements.stack.suite = Some("fake".into());
         let _ = round;
         Self::hang_if(fired).await;
         Ok(())
@@ -118,15 +118,18 @@ impl Engine for FakeEngine {
         let fired = self.enter(Op::StackUp)?;
         Self::hang_if(fired).await;
         self.objects.insert("container:app".into());
-        m.measurements.insert("stack_start_s".into(), json!(0.5));
+        m.measurements.stack.stack_start_s = Some(0.5);
         Ok(())
     }
 
     async fn warm_up(&mut self, m: &mut Manifest) -> Result<()> {
         let fired = self.enter(Op::WarmUp)?;
         Self::hang_if(fired).await;
-        m.measurements
-            .insert("warmup".into(), json!({"requests": 1}));
+        m.measurements.stack.warmup = Some(Warmup {
+            requests: 1,
+            status_counts: [(200, 1)].into(),
+            prewarmed_blocks: None,
+        });
         Ok(())
     }
 
@@ -157,10 +160,12 @@ impl Engine for FakeEngine {
     async fn start_load(&mut self, _l: &LoadSpec, al: &Alignment, m: &mut Manifest) -> Result<()> {
         let fired = self.enter(Op::StartLoad)?;
         Self::hang_if(fired).await;
-        m.measurements.insert(
-            "k6_resume".into(),
-            json!({"sent_at": al.k6_start, "late_ms": 0}),
-        );
+        m.measurements.k6_resume = Some(K6Resume {
+            sent_at: al.k6_start,
+            answered_at: al.k6_start,
+            late_ms: 0,
+            latency_ms: 0,
+        });
         Ok(())
     }
 

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
 use crate::docker::{self, ClockOffset, ContainerSpec, Docker, EngineFacts, ExitStatus, Mount};
 use crate::images::{ImageSet, Role as ImageRole};
 use crate::load::{self, K6Invocation, segments::Segment};
 use crate::plan::Plan;
+use crate::rundir;
 use crate::sample::{ContainerTarget, agent};
 use crate::stack::LabStack;
 
@@ -362,28 +362,39 @@ pub fn placement_json(
     gens: &[Generator],
     cpuset: &str,
     gate_ns: i64,
-) -> serde_json::Value {
-    json!({
-        "count": gens.len(),
-        "engine": lg.docker.endpoint().to_string(),
-        "remote": lg.remote,
-        "off_host": lg.off_host,
-        "cpuset": cpuset,
-        "shared_cpuset": gens.len() > 1,
+) -> rundir::measurements::Generators {
+    use rundir::measurements::{GeneratorInstance, GeneratorStart, Generators};
+    Generators {
+        count: gens.len(),
+        engine: lg.docker.endpoint().to_string(),
+        remote: lg.remote,
+        off_host: lg.off_host,
+        cpuset: cpuset.to_string(),
+        shared_cpuset: gens.len() > 1,
         // Resumed together through their APIs, or released by their start gates.
-        "start": if gate_ns > 0 { "gate" } else { "resume" },
-        "gate_unix_ns_engine_clock": gate_ns,
-        "instances": gens.iter().map(|g| json!({
-            "index": g.seg.index,
-            "segment": g.seg.segment,
-            "sequence": g.seg.sequence,
-            "container": g.name,
-            "cpuset": cpuset,
-            "out": g.out_dir.file_name().map(|n| n.to_string_lossy().into_owned()),
-            "api": g.api,
-            "command": g.inv.shell_line(),
-        })).collect::<Vec<_>>(),
-    })
+        start: if gate_ns > 0 {
+            GeneratorStart::Gate
+        } else {
+            GeneratorStart::Resume
+        },
+        gate_unix_ns_engine_clock: gate_ns,
+        instances: gens
+            .iter()
+            .map(|g| GeneratorInstance {
+                index: g.seg.index,
+                segment: g.seg.segment.clone(),
+                sequence: g.seg.sequence.clone(),
+                container: g.name.clone(),
+                cpuset: cpuset.to_string(),
+                out: g
+                    .out_dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned()),
+                api: g.api.clone(),
+                command: g.inv.shell_line(),
+            })
+            .collect(),
+    }
 }
 
 /// The sampler agent on an engine that is not this machine's (the generators' or the stack's):

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use anyhow::anyhow;
-use serde_json::json;
 
 use super::engine::{Engine, GeneratorEnd, LoadSpec};
 use super::signals::Interrupt;
@@ -59,10 +58,7 @@ impl<E: Engine> Stage<'_, E> {
             )
             .await?;
         let al = alignment(self.engine.now(), &load.plan, load.align, paused);
-        self.manifest.measurements.insert(
-            "alignment".into(),
-            serde_json::to_value(&al).unwrap_or_default(),
-        );
+        self.manifest.measurements.alignment = Some(al.clone());
         self.dir.write_manifest(self.manifest)?;
         let (engine, manifest, quiet) = (&mut *self.engine, &mut *self.manifest, self.quiet);
         let start = async {
@@ -132,12 +128,12 @@ fn judge_exits(
         .or_else(|| codes.iter().copied().find(|c| *c == 99))
         .unwrap_or(0);
     let m = &mut manifest.measurements;
-    m.insert("k6_exit_code".into(), json!(code));
+    m.k6_exit_code = Some(code);
     if codes.len() > 1 {
-        m.insert("k6_exit_codes".into(), json!(codes));
+        m.k6_exit_codes = Some(codes.clone());
     }
     if code == 99 {
-        m.insert("k6_thresholds_crossed".into(), json!(true));
+        m.k6_thresholds_crossed = Some(true);
     }
     if load::exit_is_outcome(code) {
         return Ok(());

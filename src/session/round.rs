@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde_json::json;
 
 use super::engine::{Engine, RoundContext};
 use super::load_phase::Stage;
@@ -66,7 +65,7 @@ pub async fn run_round<E: Engine>(
         spec.plan.clone(),
         spec.layout.clone(),
     );
-    manifest.measurements.insert("run_id".into(), json!(run_id));
+    manifest.measurements.stack.run_id = Some(run_id.clone());
     let mut trail = Trail::default();
     let ctx = RoundContext {
         dir: &dir,
@@ -99,10 +98,7 @@ pub async fn run_round<E: Engine>(
     };
     let stopped_in = result.as_ref().err().and(stage.trail.current());
     wind_down(&mut stage).await;
-    stage.manifest.measurements.insert(
-        "phases".into(),
-        serde_json::to_value(&stage.trail.records).unwrap_or_default(),
-    );
+    stage.manifest.measurements.phases = stage.trail.records.clone();
     dir.write_manifest(&manifest)?;
     finish(&dir, result, stopped_in)
 }

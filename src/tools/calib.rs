@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use crate::rundir::tool::{CalibSummary, ToolArgs, ToolSummary};
 use anyhow::{Context, Result};
 use chrono::Utc;
-use serde_json::json;
 
 use super::calib_report::{self, CalibSettings, Calibration, Repeat};
 use super::{Common, ToolRun};
@@ -153,7 +153,7 @@ pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process
     let mut run = ToolRun::begin(
         "calib",
         "calib",
-        serde_json::to_value(&settings)?,
+        ToolArgs::Calib(settings.clone()),
         layout.clone(),
         &common,
         &interrupt,
@@ -204,15 +204,12 @@ pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process
     );
     let text = calib_report::render_text(&report);
     run.write_reports(&text, &calib_report::render_markdown(&report), &report)?;
-    run.manifest.measurements.insert(
-        "summary".into(),
-        json!({
-            "iterations": report.calibration.iterations,
-            "wall_ms": report.wall_ms,
-            "steal_repeats": report.steal_repeats,
-            "preempted_repeats": report.preempted_repeats,
-        }),
-    );
+    run.manifest.measurements.summary = Some(ToolSummary::Calib(CalibSummary {
+        iterations: report.calibration.iterations,
+        wall_ms: report.wall_ms.clone(),
+        steal_repeats: report.steal_repeats.clone(),
+        preempted_repeats: report.preempted_repeats.clone(),
+    }));
     super::print_and_finish(&run, &common, &text, &report, signal)
 }
 

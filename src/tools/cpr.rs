@@ -6,8 +6,9 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use crate::rundir::measurements::containers_of;
+use crate::rundir::tool::ToolArgs;
 use anyhow::{Context, Result, anyhow};
-use serde_json::json;
 
 use super::cpr_report::{self, ContainerCounters, CprSettings, EndpointRaw, IdleBaseline};
 use super::{Common, ToolRun};
@@ -72,7 +73,7 @@ pub async fn run(
     let mut run = ToolRun::begin(
         "cpu-per-request",
         &tool_dir,
-        serde_json::to_value(&settings)?,
+        ToolArgs::Cpr(settings.clone()),
         layout.clone(),
         &common,
         &interrupt,
@@ -148,9 +149,8 @@ async fn describe(
         .iter()
         .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
         .collect();
-    m.measurements.insert("run_id".into(), json!(run_id));
-    m.measurements
-        .insert("suite".into(), json!(set.suite.as_str()));
+    m.measurements.stack.run_id = Some(run_id.to_string());
+    m.measurements.stack.suite = Some(set.suite.as_str().to_string());
     let p = crate::stack::Pinning::from(layout);
     m.pinning.insert("app".into(), p.app.clone());
     m.pinning.insert("db".into(), p.db.clone());
@@ -254,20 +254,12 @@ async fn phases(
             .context("starting the lab stack")
     };
     let s = run.session.phase(Phase::StackUp, start).await?;
-    run.manifest
-        .measurements
-        .insert("stack_start_s".into(), json!(s.start_seconds));
-    run.manifest.measurements.insert(
-        "containers".into(),
-        serde_json::to_value(&s.containers).unwrap_or_default(),
-    );
+    run.manifest.measurements.stack.stack_start_s = Some(s.start_seconds);
+    run.manifest.measurements.stack.containers = Some(containers_of(&s.containers));
     let stack = slot.insert(s).clone();
     let warm = async { warmup::warm_up(&stack, &exp).await.context("warm-up") };
     let wu = run.session.phase(Phase::WarmUp, warm).await?;
-    run.manifest.measurements.insert(
-        "warmup".into(),
-        serde_json::to_value(&wu).unwrap_or_default(),
-    );
+    run.manifest.measurements.stack.warmup = Some((&wu).into());
     run.write_manifest()?;
     let ToolRun {
         manifest, session, ..

@@ -16,44 +16,19 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::docker::{self, Docker};
 use crate::error::InvalidInput;
 use crate::host::{HostFacts, PerflabVersion};
 use crate::lock::Wait;
 use crate::plan::{CpuLayout, layout};
-use crate::rundir::{self, RunDir, RunState};
+use crate::rundir::tool::ToolArgs;
+use crate::rundir::{
+    self, RunDir, RunState, TOOL_MANIFEST_SCHEMA_VERSION, ToolManifest, ToolMeasurements,
+};
 use crate::session::Session;
 use crate::session::signals::Interrupt;
-
-/// Version of a tool's `manifest.json`.
-pub const TOOL_MANIFEST_SCHEMA_VERSION: u32 = 1;
-
-/// `manifest.json` of a tool run: like a run's manifest, without experiment and plan.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolManifest {
-    pub schema_version: u32,
-    /// Always `tool` (a run's manifest has an `experiment` instead).
-    pub kind: String,
-    /// `noise-check`, `calib`, `cpu-per-request`.
-    pub tool: String,
-    pub run_id: String,
-    pub created: DateTime<Utc>,
-    /// The command-line settings as resolved (defaults filled in).
-    pub args: serde_json::Value,
-    pub perflab: PerflabVersion,
-    pub host: HostFacts,
-    pub cpu_layout: CpuLayout,
-    /// Where the tool's own threads and the lab's containers ran (`measuring_thread`, `orchestrator`, ...).
-    pub pinning: BTreeMap<String, String>,
-    pub caveats: Vec<String>,
-    /// Component versions (kernel, docker engine, lab images' software).
-    pub components: BTreeMap<String, String>,
-    pub images: BTreeMap<String, String>,
-    pub measurements: BTreeMap<String, serde_json::Value>,
-}
 
 /// Options every tool shares.
 #[derive(Debug, Clone)]
@@ -78,7 +53,7 @@ impl ToolRun {
     pub async fn begin(
         tool: &str,
         tool_dir: &str,
-        args: serde_json::Value,
+        args: ToolArgs,
         cpu_layout: CpuLayout,
         common: &Common,
         interrupt: &Interrupt,
@@ -109,7 +84,7 @@ impl ToolRun {
             caveats,
             components,
             images: BTreeMap::new(),
-            measurements: BTreeMap::new(),
+            measurements: ToolMeasurements::default(),
         };
         let run = ToolRun {
             dir,
@@ -124,7 +99,7 @@ impl ToolRun {
     }
 
     pub fn write_manifest(&self) -> Result<()> {
-        rundir::write_json_atomic(&self.dir.file(rundir::MANIFEST_FILE), &self.manifest)
+        rundir::write_tool_manifest(&self.dir.path, &self.manifest)
     }
 
     /// Write `report.txt`, `report.md` and `report.json`.
@@ -234,9 +209,7 @@ pub async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
     };
     match found {
         Ok(v) if v.is_empty() => {
-            run.manifest
-                .measurements
-                .insert("lab_containers_running".into(), serde_json::json!([]));
+            run.manifest.measurements.lab_containers_running = Some(Vec::new());
         }
         Ok(v) => {
             let msg = format!(
@@ -247,10 +220,8 @@ pub async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
             if !quiet {
                 crate::say!("warning: {msg}");
             }
-            run.manifest
-                .measurements
-                .insert("lab_containers_running".into(), serde_json::json!(v));
             run.manifest.caveats.push(msg);
+            run.manifest.measurements.lab_containers_running = Some(v);
         }
         Err(e) => run.manifest.caveats.push(format!(
             "could not ask Docker whether lab containers were running ({e:#}); idle not checked"

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::rundir::tool::{NoiseSummary, ToolArgs, ToolSummary};
 use anyhow::{Context, Result};
 use chrono::Utc;
-use serde_json::json;
 
 use super::noise_report::{self, NoiseSettings, WakeUp};
 use super::{Common, ToolRun};
@@ -115,7 +115,7 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     let interrupt = Interrupt::install_with("stopping, writing what was measured")
         .context("installing signal handlers")?;
     let (_, layout) = super::measured_cpu(Some(settings.cpu))?;
-    let args = serde_json::to_value(&settings)?;
+    let args = ToolArgs::Noise(settings.clone());
     let mut run = ToolRun::begin(
         "noise-check",
         "noise-check",
@@ -180,15 +180,12 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     );
     let text = noise_report::render_text(&report);
     run.write_reports(&text, &noise_report::render_markdown(&report), &report)?;
-    run.manifest.measurements.insert(
-        "summary".into(),
-        json!({
-            "wakeups": report.wakeups,
-            "stalls": report.stalls,
-            "max_ms": report.stall_lateness_ms.as_ref().map(|s| s.max),
-            "head_stalls": report.head.stalls,
-            "head_density_ratio": report.head_density_ratio,
-        }),
-    );
+    run.manifest.measurements.summary = Some(ToolSummary::Noise(NoiseSummary {
+        wakeups: report.wakeups,
+        stalls: report.stalls,
+        max_ms: report.stall_lateness_ms.as_ref().map(|s| s.max),
+        head_stalls: report.head.stalls,
+        head_density_ratio: report.head_density_ratio,
+    }));
     super::print_and_finish(&run, &common, &text, &report, signal)
 }

@@ -41,32 +41,13 @@ impl LoadedRun {
     }
 }
 
-/// The Debian suite of a run's images: `measurements.suite`, else the base image's tag
-/// (`perflab/base:trixie-3660824d8b4c`).
+/// The Debian suite of a run's images (see [`Manifest::suite`]).
 pub fn suite_of(m: &Manifest) -> Option<String> {
-    if let Some(s) = m.measurements.get("suite").and_then(|v| v.as_str()) {
-        return Some(s.to_string());
-    }
-    m.images.values().find_map(|img| {
-        let tag = img.split_whitespace().next()?.rsplit_once(':')?.1;
-        Some(tag.split_once('-').map_or(tag, |(s, _)| s).to_string())
-    })
+    m.suite()
 }
 
 fn invalid(msg: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(msg))
-}
-
-/// `report.json` of a run; the `timeline` and `per_second` arrays may be absent (fixtures).
-pub fn parse_report(text: &str) -> Result<Report, serde_json::Error> {
-    let mut v: serde_json::Value = serde_json::from_str(text)?;
-    if let Some(o) = v.as_object_mut() {
-        for k in ["timeline", "per_second"] {
-            o.entry(k)
-                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-        }
-    }
-    serde_json::from_value(v)
 }
 
 /// Read one run directory (invalid input when it is not one or has no report).
@@ -86,18 +67,18 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
             ))
         })
     };
-    let manifest: Manifest = serde_json::from_str(&read(rundir::MANIFEST_FILE)?).map_err(|e| {
+    let manifest = Manifest::parse(&read(rundir::MANIFEST_FILE)?).map_err(|e| {
         invalid(format!(
-            "{}: {e}",
+            "{}: {e:#}",
             dir.join(rundir::MANIFEST_FILE).display()
         ))
     })?;
     let status: Status = serde_json::from_str(&read(rundir::STATUS_FILE)?)
         .map_err(|e| invalid(format!("{}: {e}", dir.join(rundir::STATUS_FILE).display())))?;
-    let report = parse_report(&read("report.json")?).map_err(|e| {
+    let report = rundir::report::parse(&read(rundir::REPORT_FILE)?).map_err(|e| {
         invalid(format!(
-            "{}: {e} (re-render it with `perflab report {}`)",
-            dir.join("report.json").display(),
+            "{}: {e:#} (re-render it with `perflab report {}`)",
+            dir.join(rundir::REPORT_FILE).display(),
             dir.display()
         ))
     })?;

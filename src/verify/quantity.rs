@@ -590,13 +590,8 @@ pub fn config_value(m: &Manifest, path: &str) -> Result<f64, Missing> {
         "workers" => demo()?.workers as f64,
         "service_ms" => demo()?.service_ms as f64,
         "max_connections" => st.postgres.max_connections as f64,
-        "pg_usable" => match m
-            .measurements
-            .get("postgres_slots")
-            .and_then(|v| v.get("usable"))
-            .and_then(|v| v.as_f64())
-        {
-            Some(u) => u,
+        "pg_usable" => match &m.measurements.postgres_slots {
+            Some(slots) => slots.usable as f64,
             // Runs recorded before perflab read the slots: PostgreSQL's defaults
             // (3 superuser-reserved, 0 reserved) and the harness's one connection.
             None => (st.postgres.max_connections as f64 - 3.0 - 1.0).max(0.0),
@@ -608,7 +603,8 @@ pub fn config_value(m: &Manifest, path: &str) -> Result<f64, Missing> {
         },
         "slo_p95_ms" => e.load.slo_p95_ms,
         "error_budget" => e.load.error_budget,
-        "hold_s" => e.load.hold_s as f64,
+        // The hold the run used (the plan's: `--quick` scales it), as the report does.
+        "hold_s" => m.plan.hold_s as f64,
         "vu_cap" => e.load.max_vus as f64,
         "timeout_s" => e.load.timeout_s as f64,
         "think_time_s" => need(e.load.think_time_s, || "no think time (open model)".into())?,

@@ -1,20 +1,33 @@
 //! Run directories `out/<experiment>/<UTC timestamp>-r<round>/` (never overwritten, `latest`
-//! symlink), their `manifest.json` and `status.json`, atomic writes, and stale-run detection.
-use crate::experiment::Experiment;
-use crate::host::{HostFacts, PerflabVersion};
-use crate::plan::{CpuLayout, Plan};
+//! symlink), atomic writes, stale-run detection, and the types of every file a run directory
+//! holds: `manifest.json` (`manifest`, `measurements`, older schemas through `migrate`),
+//! `status.json` (`status`), `plan.json` (`plan::Plan`, written and read only here),
+//! `report.json` (`report`) and a tool run's manifest (`tool`). The samplers' JSONL records are
+//! `analyze::samples`' types. Every reader of these files goes through this module.
+pub mod manifest;
+pub mod measurements;
+pub mod migrate;
+pub mod phase;
+pub mod report;
+pub mod status;
+pub mod tool;
+
+pub use manifest::{MANIFEST_SCHEMA_VERSION, Manifest};
+pub use measurements::Measurements;
+pub use status::{RunState, Status, owner_alive, process_start_ticks};
+pub use tool::{TOOL_MANIFEST_SCHEMA_VERSION, ToolManifest, ToolMeasurements};
+
+use crate::plan::Plan;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Version of `manifest.json`.
-pub const MANIFEST_SCHEMA_VERSION: u32 = 1;
 pub const MANIFEST_FILE: &str = "manifest.json";
 pub const STATUS_FILE: &str = "status.json";
 pub const PLAN_FILE: &str = "plan.json";
+pub const REPORT_FILE: &str = "report.json";
 pub const LATEST: &str = "latest";
 
 /// Environment variable that moves the run directories' root.
@@ -53,124 +66,6 @@ pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result
     let mut bytes = serde_json::to_vec_pretty(value)?;
     bytes.push(b'\n');
     write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
-}
-
-/// State of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RunState {
-    Running,
-    Complete,
-    Failed,
-    Aborted,
-}
-
-/// `status.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Status {
-    pub state: RunState,
-    pub reason: Option<String>,
-    /// The session phase a run stopped in (`warm-up`, `measure`, ...), when it did not complete.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
-    /// The perflab process that owns the run (to detect runs killed with SIGKILL).
-    pub pid: u32,
-    /// Its start time in clock ticks since boot (`/proc/<pid>/stat` field 22): guards against pid reuse.
-    pub pid_start_ticks: Option<u64>,
-    pub hostname: Option<String>,
-    pub updated: DateTime<Utc>,
-}
-
-impl Status {
-    /// A status owned by this process.
-    pub fn new(state: RunState, reason: Option<String>) -> Status {
-        let pid = std::process::id();
-        Status {
-            state,
-            reason,
-            phase: None,
-            pid,
-            pid_start_ticks: process_start_ticks(pid),
-            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .ok()
-                .map(|s| s.trim().to_string()),
-            updated: Utc::now(),
-        }
-    }
-}
-
-/// Start time of a process (clock ticks since boot), from `/proc/<pid>/stat`.
-pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // fields after the command (which may contain spaces) start after the last ')'
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Is the process that wrote `status` still alive (same pid and start time)?
-pub fn owner_alive(status: &Status) -> bool {
-    match process_start_ticks(status.pid) {
-        None => false,
-        Some(t) => status.pid_start_ticks.is_none_or(|s| s == t),
-    }
-}
-
-/// `manifest.json`: everything needed to interpret and reproduce a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub schema_version: u32,
-    pub run_id: String,
-    pub experiment_id: String,
-    pub round: u32,
-    pub created: DateTime<Utc>,
-    /// The resolved experiment (after `--set` overrides).
-    pub experiment: Experiment,
-    /// The `--set` overrides as given.
-    pub overrides: Vec<String>,
-    pub plan: Plan,
-    pub perflab: PerflabVersion,
-    pub host: HostFacts,
-    pub cpu_layout: CpuLayout,
-    /// Environment caveats (layout, cgroup v1, ...), for the report.
-    pub caveats: Vec<String>,
-    /// Component versions (nginx, php, laravel, postgres, node, express, k6, ...), filled by the stack.
-    pub components: BTreeMap<String, String>,
-    /// Image name -> image id, filled by the stack.
-    pub images: BTreeMap<String, String>,
-    /// Measurements about the harness itself (orchestrator CPU, dockerd CPU, ...), filled by the run.
-    pub measurements: BTreeMap<String, serde_json::Value>,
-}
-
-impl Manifest {
-    /// A manifest with host facts, version and caveats (layout + host) filled in.
-    pub fn new(
-        run: &RunDir,
-        experiment: Experiment,
-        overrides: Vec<String>,
-        plan: Plan,
-        cpu_layout: CpuLayout,
-    ) -> Manifest {
-        let host = HostFacts::collect();
-        let mut caveats = cpu_layout.caveats.clone();
-        caveats.extend(host.caveats());
-        Manifest {
-            schema_version: MANIFEST_SCHEMA_VERSION,
-            run_id: run.name(),
-            experiment_id: run.experiment_id.clone(),
-            round: run.round,
-            created: run.created,
-            experiment,
-            overrides,
-            plan,
-            perflab: PerflabVersion::current(),
-            host,
-            cpu_layout,
-            caveats,
-            components: BTreeMap::new(),
-            images: BTreeMap::new(),
-            measurements: BTreeMap::new(),
-        }
-    }
 }
 
 /// One run directory.
@@ -292,16 +187,18 @@ impl RunDir {
         Ok(())
     }
 
+    /// Write `manifest.json` and, from its plan, `plan.json`.
     pub fn write_manifest(&self, m: &Manifest) -> anyhow::Result<()> {
         write_json_atomic(&self.file(MANIFEST_FILE), m)?;
         write_json_atomic(&self.file(PLAN_FILE), &m.plan)
     }
 
     pub fn read_manifest(&self) -> anyhow::Result<Manifest> {
-        let p = self.file(MANIFEST_FILE);
-        let text =
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))
+        read_manifest(&self.path)
+    }
+
+    pub fn read_plan(&self) -> anyhow::Result<Plan> {
+        read_plan(&self.path)
     }
 
     pub fn set_status(&self, s: &Status) -> anyhow::Result<()> {
@@ -326,11 +223,70 @@ impl RunDir {
     }
 
     pub fn status(&self) -> anyhow::Result<Status> {
-        let p = self.file(STATUS_FILE);
-        let text =
-            std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))
+        read_status(&self.path)
     }
+}
+
+/// The text of `dir/name`.
+fn read_text(dir: &Path, name: &str) -> anyhow::Result<String> {
+    let p = dir.join(name);
+    std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+}
+
+/// Parse `dir/name` with `parse`, naming the file in the error.
+fn read_file<T>(
+    dir: &Path,
+    name: &str,
+    parse: impl FnOnce(&str) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let text = read_text(dir, name)?;
+    parse(&text).with_context(|| format!("parsing {}", dir.join(name).display()))
+}
+
+/// `dir/manifest.json` (older schemas migrated).
+pub fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
+    read_file(dir, MANIFEST_FILE, Manifest::parse)
+}
+
+/// `dir/status.json`.
+pub fn read_status(dir: &Path) -> anyhow::Result<Status> {
+    read_file(dir, STATUS_FILE, |t| Ok(serde_json::from_str(t)?))
+}
+
+/// `dir/plan.json`.
+pub fn read_plan(dir: &Path) -> anyhow::Result<Plan> {
+    read_file(dir, PLAN_FILE, |t| {
+        let p: Plan = serde_json::from_str(t)?;
+        anyhow::ensure!(
+            p.schema_version <= crate::plan::PLAN_SCHEMA_VERSION,
+            "plan schema {} is newer than this perflab reads ({}): upgrade perflab",
+            p.schema_version,
+            crate::plan::PLAN_SCHEMA_VERSION
+        );
+        Ok(p)
+    })
+}
+
+/// `dir/report.json`.
+pub fn read_report(dir: &Path) -> anyhow::Result<crate::analyze::Report> {
+    read_file(dir, REPORT_FILE, report::parse)
+}
+
+/// Write `dir/report.json`.
+pub fn write_report(dir: &Path, r: &crate::analyze::Report) -> anyhow::Result<()> {
+    let p = dir.join(REPORT_FILE);
+    write_atomic(&p, report::to_json(r).as_bytes())
+        .with_context(|| format!("writing {}", p.display()))
+}
+
+/// A tool run's `dir/manifest.json`.
+pub fn read_tool_manifest(dir: &Path) -> anyhow::Result<ToolManifest> {
+    read_file(dir, MANIFEST_FILE, |t| Ok(serde_json::from_str(t)?))
+}
+
+/// Write a tool run's `dir/manifest.json`.
+pub fn write_tool_manifest(dir: &Path, m: &ToolManifest) -> anyhow::Result<()> {
+    write_json_atomic(&dir.join(MANIFEST_FILE), m)
 }
 
 /// All run directories under `out_root` (of one experiment, or all), oldest first.

@@ -1,0 +1,54 @@
+//! `report.json` of an experiment run: the analysis (`analyze::Report`, its fields at top level)
+//! with the file's schema version. `report` writes it, `verify` / `compare` / `capacity` read it.
+use crate::analyze::Report;
+use serde::{Deserialize, Serialize};
+
+/// Version of `report.json` (files written before it carried one are version 1).
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+fn report_v1() -> u32 {
+    1
+}
+
+/// `report.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportFile {
+    #[serde(default = "report_v1")]
+    pub schema_version: u32,
+    #[serde(flatten)]
+    pub report: Report,
+}
+
+/// The text of `report.json` for `r` (pretty, newline-terminated).
+pub fn to_json(r: &Report) -> String {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        schema_version: u32,
+        #[serde(flatten)]
+        report: &'a Report,
+    }
+    let out = Out {
+        schema_version: REPORT_SCHEMA_VERSION,
+        report: r,
+    };
+    serde_json::to_string_pretty(&out).expect("report serialises") + "\n"
+}
+
+/// Parse `report.json`. Its `timeline` and `per_second` arrays may be absent (the recorded
+/// fixtures drop them to stay small).
+pub fn parse(text: &str) -> anyhow::Result<Report> {
+    let mut v: serde_json::Value = serde_json::from_str(text)?;
+    if let Some(o) = v.as_object_mut() {
+        for k in ["timeline", "per_second"] {
+            o.entry(k)
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        }
+    }
+    let f: ReportFile = serde_json::from_value(v)?;
+    anyhow::ensure!(
+        f.schema_version <= REPORT_SCHEMA_VERSION,
+        "report schema {} is newer than this perflab reads ({REPORT_SCHEMA_VERSION}): upgrade perflab",
+        f.schema_version
+    );
+    Ok(f.report)
+}
