@@ -247,19 +247,7 @@ pub struct GeneratorInstance {
     pub command: String,
 }
 
-/// What the samplers did (`sample::Samplers::stop` returns it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SamplerSummary {
-    pub cgroup_samples: u64,
-    pub host_samples: u64,
-    pub fpm_samples: u64,
-    pub pg_samples: u64,
-    pub errors: u64,
-    /// Mean CPU of perflab itself over the sampling (cores).
-    pub perflab_cores_mean: Option<f64>,
-    /// Mean CPU of dockerd over the sampling (cores).
-    pub dockerd_cores_mean: Option<f64>,
-}
+pub use crate::sample::SamplerSummary;
 
 /// A share of a core as the manifest records it: percent, one decimal.
 pub fn pct_of_core(cores: f64) -> f64 {

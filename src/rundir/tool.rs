@@ -4,9 +4,6 @@ use super::measurements::StackMeasurements;
 use crate::analyze::stats::Summary;
 use crate::host::{HostFacts, PerflabVersion};
 use crate::plan::CpuLayout;
-use crate::tools::calib_report::CalibSettings;
-use crate::tools::cpr_report::CprSettings;
-use crate::tools::noise_report::NoiseSettings;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -162,4 +159,36 @@ mod tests {
             );
         }
     }
+}
+
+/// What was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibSettings {
+    pub cpu: u32,
+    pub repeats: u32,
+    pub work_ms: f64,
+}
+
+/// What was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CprSettings {
+    pub lab: String,
+    pub n: u32,
+    pub endpoints: Vec<String>,
+    /// Sequential requests per endpoint before its counters are read.
+    pub warmup: u32,
+    /// Seconds of idle baseline measured before the endpoints (0 = none).
+    pub idle_s: f64,
+    /// A new TCP connection per request (the article's wget did that) instead of keep-alive.
+    pub fresh_connections: bool,
+    pub suite: String,
+}
+
+/// What was asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoiseSettings {
+    pub cpu: u32,
+    pub seconds: f64,
+    pub threshold_ms: f64,
+    pub sleep_ms: f64,
 }

@@ -54,8 +54,19 @@ impl Default for SamplerOptions {
     }
 }
 
-/// What the samplers did, for the manifest (the manifest's record type).
-pub use crate::rundir::measurements::SamplerSummary;
+/// What the samplers did (`sample::Samplers::stop` returns it).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SamplerSummary {
+    pub cgroup_samples: u64,
+    pub host_samples: u64,
+    pub fpm_samples: u64,
+    pub pg_samples: u64,
+    pub errors: u64,
+    /// Mean CPU of perflab itself over the sampling (cores).
+    pub perflab_cores_mean: Option<f64>,
+    /// Mean CPU of dockerd over the sampling (cores).
+    pub dockerd_cores_mean: Option<f64>,
+}
 
 /// Running samplers; `stop` ends them and returns the summary.
 pub struct Samplers {

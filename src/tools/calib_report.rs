@@ -9,19 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::render::{Table, busy, caveats_markdown, caveats_text, opt};
 use super::stats::{self, Summary};
+pub use crate::rundir::tool::CalibSettings;
 
 /// The article's figure: "vCPU stable within ±7 %".
 pub const ARTICLE_PLUS_MINUS_PCT: f64 = 7.0;
 /// A repeat whose wall time exceeds its thread CPU time by more than this share was preempted.
 pub const PREEMPTED_SHARE: f64 = 0.02;
-
-/// What was asked for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CalibSettings {
-    pub cpu: u32,
-    pub repeats: u32,
-    pub work_ms: f64,
-}
 
 /// One timed repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

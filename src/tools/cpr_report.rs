@@ -9,21 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::render::{Table, caveats_markdown, caveats_text, opt};
 use super::stats::{self, Summary};
-
-/// What was asked for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CprSettings {
-    pub lab: String,
-    pub n: u32,
-    pub endpoints: Vec<String>,
-    /// Sequential requests per endpoint before its counters are read.
-    pub warmup: u32,
-    /// Seconds of idle baseline measured before the endpoints (0 = none).
-    pub idle_s: f64,
-    /// A new TCP connection per request (the article's wget did that) instead of keep-alive.
-    pub fresh_connections: bool,
-    pub suite: String,
-}
+pub use crate::rundir::tool::CprSettings;
 
 /// A container's counters around one measurement window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

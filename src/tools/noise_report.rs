@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::render::{Table, busy, caveats_markdown, caveats_text, opt};
 use super::stats::{self, Summary, round};
+pub use crate::rundir::tool::NoiseSettings;
 
 /// Seconds of the minute that form the "head" window (:00–:07, 8 seconds).
 pub const HEAD_SECONDS: u32 = 8;
@@ -21,15 +22,6 @@ pub struct WakeUp {
     pub at: DateTime<Utc>,
     /// Actual sleep minus the requested sleep, ms.
     pub lateness_ms: f64,
-}
-
-/// What was asked for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NoiseSettings {
-    pub cpu: u32,
-    pub seconds: f64,
-    pub threshold_ms: f64,
-    pub sleep_ms: f64,
 }
 
 /// The article's figures, printed beside ours.
