@@ -1,8 +1,9 @@
 //! CLI commands for the catalog area: `list`, `show`, `validate`, the shared planning flags
 //! (`--quick --set --cpus --force-cpus --no-align`) that `run` reuses, and hidden `lock-hold`.
 use crate::error::InvalidInput;
-use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic, Experiment};
-use crate::plan::{self, CpuLayout, Plan, PlanOptions};
+use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic};
+pub use crate::plan::Resolved;
+use crate::plan::{self, CpuLayout, PlanOptions};
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -48,14 +49,6 @@ pub struct PlanArgs {
     /// Start k6 at once instead of putting the first step on a minute boundary
     #[arg(long)]
     pub no_align: bool,
-}
-
-/// One experiment ready to run: resolved (overrides applied), planned.
-#[derive(Debug, Clone)]
-pub struct Resolved {
-    pub experiment: Experiment,
-    pub plan: Plan,
-    pub warnings: Vec<Diagnostic>,
 }
 
 impl PlanArgs {

@@ -311,7 +311,7 @@ fn run_missing(
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let mut progress = super::lab::build_progress(quiet);
+    let mut progress = crate::images::build_progress(quiet);
     // `execute` prints one line per round on stdout; keep stdout for the table / JSON.
     let summary = {
         let _to_stderr = StdoutToStderr::new();

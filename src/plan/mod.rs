@@ -5,7 +5,7 @@ pub mod align;
 pub mod layout;
 
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
-use crate::experiment::{Experiment, Model, Script};
+use crate::experiment::{Diagnostic, Experiment, Model, Script};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -14,6 +14,14 @@ pub use layout::{CpuLayout, CpuSet, Role};
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// One experiment ready to run: resolved (overrides applied), planned.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub experiment: Experiment,
+    pub plan: Plan,
+    pub warnings: Vec<Diagnostic>,
+}
 
 /// Options that change the plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

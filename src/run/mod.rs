@@ -13,11 +13,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::cli::catalog::Resolved;
 use crate::docker::Docker;
 use crate::images::{self, Suite};
 use crate::lock::{self, Wait};
 use crate::plan::CpuLayout;
+use crate::plan::Resolved;
 use crate::rundir::RunState;
 use round::{RoundEnv, RoundOutcome};
 use signals::Interrupt;
