@@ -8,12 +8,13 @@ use anyhow::Context;
 use clap::Args;
 
 use super::catalog::{CatalogArg, PlanArgs};
+use crate::claim::quantities;
 use crate::error::InvalidInput;
 use crate::experiment::{Catalog, CatalogEntry, Experiment};
 use crate::rundir;
 use crate::verify::findings::{self, Findings, RunInfo};
 use crate::verify::load::{self, LoadedRun};
-use crate::verify::{capacity, compare, quantity, render};
+use crate::verify::{capacity, compare, render};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -116,7 +117,7 @@ fn experiments_with_claims<'c>(cat: &'c Catalog, id: &str) -> anyhow::Result<Vec
 fn quantities_help() -> String {
     let mut s =
         String::from("quantities (scope: step needs `at:` or a selector such as `knee.`):\n");
-    for q in quantity::QUANTITIES {
+    for q in quantities::QUANTITIES {
         let lab = q.lab.map(|l| format!(" [{l}]")).unwrap_or_default();
         s.push_str(&format!(
             "  {:<24} {:<6} {}{lab}\n",
@@ -126,7 +127,7 @@ fn quantities_help() -> String {
         ));
     }
     s.push_str("functions:\n");
-    for (_, scope, _, help) in quantity::FUNCTIONS {
+    for (_, scope, _, help) in quantities::FUNCTIONS {
         s.push_str(&format!("  {:<6} {help}\n", scope.as_str()));
     }
     s.push_str("selectors: every (at: only), lowest, top, knee, last_passing, below_knee, step<N> (e.g. step550.p50_ms); against.<name> reads the `against:` experiment's run\n");

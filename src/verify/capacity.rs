@@ -2,8 +2,8 @@
 //! over rounds of the last passing step; capacity = that x margin; nodes = ceil(peak /
 //! capacity) + 1; database checks (connections, DB CPU per request). Rounds that disagree by
 //! more than one step mean the host is too noisy for a stable SLO knee. Pure.
-use super::eval::fmt_num;
 use crate::analyze::model::{LoadModel, Report};
+use crate::claim::fmt_num;
 use crate::experiment::Lab;
 use crate::rundir::Manifest;
 use serde::Serialize;

@@ -1,8 +1,8 @@
 //! `perflab compare RUN-A RUN-B`: the steps side by side (p95, ok/s, failed %, verdict), the
 //! knee shift, and what differs between the runs: component versions, the resolved
 //! experiment config, the overrides and the CPU layout. Pure.
-use super::eval::fmt_num;
 use crate::analyze::model::{Report, StepReport};
+use crate::claim::fmt_num;
 use crate::rundir::Manifest;
 use serde::Serialize;
 use serde_json::Value;
