@@ -121,10 +121,25 @@ struct ListItem<'a> {
 
 pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cat = args.catalog.load()?;
+    let items = list_items(&cat, args.lab.as_deref());
+    let mut out = crate::output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &items)?;
+        writeln!(out)?;
+    } else if args.markdown {
+        list_markdown(&mut out, &items)?;
+    } else {
+        list_text(&mut out, &items)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The catalog's entries (of `only_lab`): experiments in the article's order, groups last.
+fn list_items<'c>(cat: &'c Catalog, only_lab: Option<&str>) -> Vec<ListItem<'c>> {
     let mut items: Vec<ListItem> = Vec::new();
     for (id, f) in &cat.files {
         let lab = cat.lab_of(id);
-        if args.lab.as_ref().is_some_and(|l| *l != lab) {
+        if only_lab.is_some_and(|l| l != lab) {
             continue;
         }
         let (description, finding, steps, members) = match &f.entry {
@@ -163,33 +178,34 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
             i.id.to_string(),
         )
     });
-    let mut out = crate::output::stdout();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &items)?;
-        writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.markdown {
+    items
+}
+
+/// The README's catalog table.
+fn list_markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "| id | kind | lab | steps / members | article finding |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    for i in items {
+        let steps = match (i.steps, i.members) {
+            (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+            (_, Some(m)) => m.join(", "),
+            _ => String::new(),
+        };
+        let what = i.finding.unwrap_or(i.description).replace('|', "\\|");
         writeln!(
             out,
-            "| id | kind | lab | steps / members | article finding |"
+            "| `{}` | {} | {} | {} | {} |",
+            i.id, i.kind, i.lab, steps, what
         )?;
-        writeln!(out, "|---|---|---|---|---|")?;
-        for i in &items {
-            let steps = match (i.steps, i.members) {
-                (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
-                (_, Some(m)) => m.join(", "),
-                _ => String::new(),
-            };
-            let what = i.finding.unwrap_or(i.description).replace('|', "\\|");
-            writeln!(
-                out,
-                "| `{}` | {} | {} | {} | {} |",
-                i.id, i.kind, i.lab, steps, what
-            )?;
-        }
-        return Ok(ExitCode::SUCCESS);
     }
+    Ok(())
+}
+
+/// The aligned table of `perflab list`.
+fn list_text(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
     let rows: Vec<[String; 5]> = items
         .iter()
         .map(|i| {
@@ -209,8 +225,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         })
         .collect();
     let header = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"].map(String::from);
-    print_table(&mut out, &header, &rows)?;
-    Ok(ExitCode::SUCCESS)
+    print_table(out, &header, &rows)
 }
 
 fn lab_rank(lab: &str) -> u8 {

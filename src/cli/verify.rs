@@ -141,98 +141,17 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     check_suite(&a.suite)?;
     let cat = a.catalog.load()?;
-    let suite = a.suite.as_deref();
     let as_dir = Path::new(&a.target);
     let single_run = as_dir.is_dir() && as_dir.join(rundir::MANIFEST_FILE).exists();
-    let out_root = match (&a.out, single_run) {
-        (Some(o), _) => o.clone(),
-        (None, true) => as_dir
-            .canonicalize()?
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(".")),
-        (None, false) => PathBuf::from("out"),
-    };
+    let out_root = out_root(&a, as_dir, single_run)?;
     let mut skipped = Vec::new();
-    // (experiment, its run or None)
-    let mut targets: Vec<(&Experiment, Option<LoadedRun>)> = Vec::new();
-    if single_run {
-        let run = load::load_run(as_dir)?;
-        let f = cat
-            .lookup(&run.experiment_id)
-            .map_err(|e| invalid(format!("{}: {e}", as_dir.display())))?;
-        let CatalogEntry::Experiment(e) = &f.entry else {
-            return Err(invalid(format!("`{}` is a group", run.experiment_id)));
-        };
-        targets.push((e, Some(run)));
+    let targets = if single_run {
+        vec![single_target(&cat, as_dir)?]
     } else {
-        let exps = experiments_with_claims(&cat, &a.target)?;
-        for e in exps {
-            let run = load::newest_complete(&out_root, &e.id, suite, &mut skipped);
-            targets.push((e, run));
-        }
-        if a.run_missing && targets.iter().any(|t| t.1.is_none()) {
-            let ids: Vec<String> = targets
-                .iter()
-                .filter(|t| t.1.is_none())
-                .map(|t| t.0.id.clone())
-                .collect();
-            let plan = PlanArgs {
-                quick: a.quick,
-                no_align: a.no_align,
-                ..Default::default()
-            };
-            run_missing(&cat, &plan, &ids, &out_root, suite, quiet)?;
-            for t in targets.iter_mut().filter(|t| t.1.is_none()) {
-                t.1 = load::newest_complete(&out_root, &t.0.id, suite, &mut skipped);
-            }
-        }
-    }
-    // Runs the claims compare against.
-    let mut others: BTreeMap<String, LoadedRun> = BTreeMap::new();
-    for (e, _) in &targets {
-        for c in &e.expect {
-            if let Some(id) = &c.against
-                && !others.contains_key(id)
-                && let Some(r) = load::newest_complete(&out_root, id, suite, &mut skipped)
-            {
-                others.insert(id.clone(), r);
-            }
-        }
-    }
-    let labels: BTreeMap<String, String> =
-        others.iter().map(|(k, r)| (k.clone(), r.label())).collect();
-    let mut claims = Vec::new();
-    let mut missing = Vec::new();
-    let mut runs = Vec::new();
-    for (e, run) in &targets {
-        let Some(run) = run else {
-            missing.push(e.id.clone());
-            continue;
-        };
-        let label = run.label();
-        let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
-        claims.extend(findings::verify_run(e, run.view(&label), &against));
-        runs.push(RunInfo {
-            experiment: e.id.clone(),
-            lab: e.lab.to_string(),
-            run: label.clone(),
-            suite: run.suite(),
-            created: run.manifest.created.to_rfc3339(),
-            components: run.manifest.components.clone(),
-        });
-    }
-    let now = chrono::Utc::now();
-    let f = Findings {
-        generated: now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        out_root: out_root.display().to_string(),
-        suite: a.suite.clone(),
-        claims,
-        missing,
-        runs,
-        skipped,
+        targets(&a, &cat, &out_root, &mut skipped, quiet)?
     };
+    let now = chrono::Utc::now();
+    let f = findings(&a, &targets, &out_root, now, skipped);
     if a.json {
         crate::output::emit(&render::json(&f));
     } else {
@@ -258,6 +177,123 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(crate::error::EXIT_FAILURE)
     })
+}
+
+/// Root of the run directories: `--out`, else a run directory's out root, else `out`.
+fn out_root(a: &VerifyArgs, as_dir: &Path, single_run: bool) -> anyhow::Result<PathBuf> {
+    Ok(match (&a.out, single_run) {
+        (Some(o), _) => o.clone(),
+        (None, true) => as_dir
+            .canonicalize()?
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(".")),
+        (None, false) => PathBuf::from("out"),
+    })
+}
+
+/// An experiment to verify and its run (None: no complete run).
+type Target<'c> = (&'c Experiment, Option<LoadedRun>);
+
+/// The run directory `dir` and its experiment.
+fn single_target<'c>(cat: &'c Catalog, dir: &Path) -> anyhow::Result<Target<'c>> {
+    let run = load::load_run(dir)?;
+    let f = cat
+        .lookup(&run.experiment_id)
+        .map_err(|e| invalid(format!("{}: {e}", dir.display())))?;
+    let CatalogEntry::Experiment(e) = &f.entry else {
+        return Err(invalid(format!("`{}` is a group", run.experiment_id)));
+    };
+    Ok((e, Some(run)))
+}
+
+/// The experiments `a.target` names with their newest complete runs; with `--run-missing`, the
+/// ones without are run first.
+fn targets<'c>(
+    a: &VerifyArgs,
+    cat: &'c Catalog,
+    out_root: &Path,
+    skipped: &mut Vec<String>,
+    quiet: bool,
+) -> anyhow::Result<Vec<Target<'c>>> {
+    let suite = a.suite.as_deref();
+    let mut targets: Vec<Target<'c>> = Vec::new();
+    for e in experiments_with_claims(cat, &a.target)? {
+        let run = load::newest_complete(out_root, &e.id, suite, skipped);
+        targets.push((e, run));
+    }
+    if a.run_missing && targets.iter().any(|t| t.1.is_none()) {
+        let ids: Vec<String> = targets
+            .iter()
+            .filter(|t| t.1.is_none())
+            .map(|t| t.0.id.clone())
+            .collect();
+        let plan = PlanArgs {
+            quick: a.quick,
+            no_align: a.no_align,
+            ..Default::default()
+        };
+        run_missing(cat, &plan, &ids, out_root, suite, quiet)?;
+        for t in targets.iter_mut().filter(|t| t.1.is_none()) {
+            t.1 = load::newest_complete(out_root, &t.0.id, suite, skipped);
+        }
+    }
+    Ok(targets)
+}
+
+/// Every claim of the targets evaluated on its run (and the runs the claims compare against).
+fn findings(
+    a: &VerifyArgs,
+    targets: &[Target<'_>],
+    out_root: &Path,
+    now: chrono::DateTime<chrono::Utc>,
+    mut skipped: Vec<String>,
+) -> Findings {
+    let suite = a.suite.as_deref();
+    // Runs the claims compare against.
+    let mut others: BTreeMap<String, LoadedRun> = BTreeMap::new();
+    for (e, _) in targets {
+        for c in &e.expect {
+            if let Some(id) = &c.against
+                && !others.contains_key(id)
+                && let Some(r) = load::newest_complete(out_root, id, suite, &mut skipped)
+            {
+                others.insert(id.clone(), r);
+            }
+        }
+    }
+    let labels: BTreeMap<String, String> =
+        others.iter().map(|(k, r)| (k.clone(), r.label())).collect();
+    let mut claims = Vec::new();
+    let mut missing = Vec::new();
+    let mut runs = Vec::new();
+    for (e, run) in targets {
+        let Some(run) = run else {
+            missing.push(e.id.clone());
+            continue;
+        };
+        let label = run.label();
+        let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
+        claims.extend(findings::verify_run(e, run.view(&label), &against));
+        runs.push(RunInfo {
+            experiment: e.id.clone(),
+            lab: e.lab.to_string(),
+            run: label.clone(),
+            suite: run.suite(),
+            created: run.manifest.created.to_rfc3339(),
+            components: run.manifest.components.clone(),
+        });
+    }
+    Findings {
+        generated: now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        out_root: out_root.display().to_string(),
+        suite: a.suite.clone(),
+        claims,
+        missing,
+        runs,
+        skipped,
+    }
 }
 
 /// `<parent>/<UTC time>/findings.{md,json}`: a new directory, never overwritten.

@@ -38,7 +38,8 @@ pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
     d
 }
 
-fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+/// Exactly the lab's own section under `stack:`.
+fn check_sections(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let s = &e.stack;
     let present = [
         (Lab::Php, s.php.is_some()),
@@ -70,6 +71,11 @@ fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    check_sections(file, e, d);
+    let s = &e.stack;
     if s.postgres.max_connections == 0 {
         d.push(Diagnostic::error(
             file,
@@ -172,6 +178,17 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     if l.steps.first() == Some(&0) {
         d.push(err("load.steps[0]", "steps must be > 0".into()));
     }
+    check_limits(file, l, d);
+    check_script(file, l, d);
+    match l.model {
+        Model::Closed => check_closed(file, l, d),
+        Model::Open => check_open(file, l, d),
+    }
+}
+
+/// Durations, SLOs and the error budget.
+fn check_limits(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+    let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
     if l.hold_s == 0 {
         d.push(err(
             "load.hold_s",
@@ -198,6 +215,11 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             "must be a fraction in (0, 1), e.g. 0.01 = 1 %".into(),
         ));
     }
+}
+
+/// The abort guard, the script's constraints, warm-up and VU settings.
+fn check_script(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+    let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
     if let Some(a) = l.abort_p95_ms {
         if a < l.slo_p95_ms {
             d.push(err("load.abort_p95_ms", format!("{a} is below the SLO {}", l.slo_p95_ms)).help(
@@ -247,10 +269,6 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             "load.pre_vus",
             format!("{} exceeds max_vus {}", l.pre_vus, l.max_vus),
         ));
-    }
-    match l.model {
-        Model::Closed => check_closed(file, l, d),
-        Model::Open => check_open(file, l, d),
     }
 }
 

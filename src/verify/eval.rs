@@ -3,7 +3,7 @@
 //! step(s) against its comparison. Pure: the runs come in as parsed `Report` + `Manifest`.
 use super::quantity::{self, Missing};
 use crate::analyze::model::{Report, StepReport};
-use crate::claim::compile::{At, Comparison, compile};
+use crate::claim::compile::{At, Comparison, Compiled, compile};
 use crate::claim::expr::{self, ArgValue, Expr, Name, Resolve, Selector};
 use crate::claim::quantities::{self, Scope};
 use crate::claim::{Claim, Tol, fmt_num};
@@ -297,81 +297,91 @@ pub fn evaluate(
         at: c.at,
         step: None,
     };
-    // Requirements: n/a when the run's layout or config cannot test the claim.
+    if let Err((verdict, reason)) = requirements(claim, &c, &mut ctx) {
+        out.verdict = verdict;
+        out.reason = Some(reason);
+        return out;
+    }
+    let points = match points(&c, &mut ctx) {
+        Ok(p) => p,
+        Err(m) => {
+            out.reason = Some(m);
+            return out;
+        }
+    };
+    out.measured = measured(&c, &points, &mut ctx);
+    out.expected = expected(&points);
+    (out.verdict, out.reason) = verdict(&c, &points);
+    out
+}
+
+/// `needs` (n/a when the run's layout or config cannot test the claim), then the `against:`
+/// run (a failure when there is none).
+fn requirements(
+    claim: &Claim,
+    c: &Compiled,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), (ClaimVerdict, String)> {
     for (text, e) in &c.needs {
-        match e.eval(&mut ctx) {
+        match e.eval(ctx) {
             Ok(v) if v != 0.0 => {}
             Ok(_) => {
-                let have = leaves_all(e, &mut ctx);
-                out.verdict = ClaimVerdict::NotApplicable;
-                out.reason = Some(format!("needs {text}; this run has {have}"));
-                return out;
+                let have = leaves_all(e, ctx);
+                return Err((
+                    ClaimVerdict::NotApplicable,
+                    format!("needs {text}; this run has {have}"),
+                ));
             }
-            Err(m) => {
-                out.verdict = ClaimVerdict::NotApplicable;
-                out.reason = Some(format!("needs {text}: {m}"));
-                return out;
-            }
+            Err(m) => return Err((ClaimVerdict::NotApplicable, format!("needs {text}: {m}"))),
         }
     }
     if let Some(a) = &claim.against
-        && against.is_none()
+        && ctx.against.is_none()
     {
-        out.reason = Some(format!(
-            "no complete run of `{a}` to compare against (perflab run {a})"
+        return Err((
+            ClaimVerdict::Fail,
+            format!("no complete run of `{a}` to compare against (perflab run {a})"),
         ));
-        return out;
     }
+    Ok(())
+}
+
+/// The value and its check at each step the claim reads (one point without `at:`).
+fn points(c: &Compiled, ctx: &mut Ctx<'_>) -> Result<Vec<Point>, Missing> {
+    let report = ctx.run.report;
     let steps: Vec<Option<&StepReport>> = match c.at {
         None => vec![None],
-        Some(At::Every) => run.report.steps.iter().map(Some).collect(),
-        Some(At::One(sel)) => match select(run.report, sel) {
-            Ok(s) => vec![Some(s)],
-            Err(m) => {
-                out.reason = Some(m);
-                return out;
-            }
-        },
+        Some(At::Every) => report.steps.iter().map(Some).collect(),
+        Some(At::One(sel)) => vec![Some(select(report, sel)?)],
     };
     let mut points = Vec::new();
     for s in steps {
         ctx.step = s;
-        let v = match c.value.eval(&mut ctx) {
-            Ok(v) if v.is_finite() => v,
-            Ok(v) => {
-                out.reason = Some(format!("value is {v} (division by zero?)"));
-                return out;
-            }
-            Err(m) => {
-                out.reason = Some(m);
-                return out;
-            }
+        let v = match c.value.eval(ctx)? {
+            v if v.is_finite() => v,
+            v => return Err(format!("value is {v} (division by zero?)")),
         };
-        match check(&c.cmp, v, &mut ctx) {
-            Ok((ok, expected)) => points.push(Point {
-                step: s.map(|s| s.target),
-                value: v,
-                ok,
-                expected,
-            }),
-            Err(m) => {
-                out.reason = Some(m);
-                return out;
-            }
-        }
+        let (ok, expected) = check(&c.cmp, v, ctx)?;
+        points.push(Point {
+            step: s.map(|s| s.target),
+            value: v,
+            ok,
+            expected,
+        });
     }
+    Ok(points)
+}
+
+/// The measured column: one value with the names it was computed from, or every step's.
+fn measured(c: &Compiled, points: &[Point], ctx: &mut Ctx<'_>) -> String {
     let single = points.len() == 1 && points[0].step.is_none_or(|_| c.at != Some(At::Every));
-    out.measured = if single {
-        ctx.step = steps_last(&points, run.report);
+    if single {
+        ctx.step = steps_last(points, ctx.run.report);
         let at = match (c.at, points[0].step) {
             (Some(At::One(_)), Some(t)) => format!(" at {t}"),
             _ => String::new(),
         };
-        format!(
-            "{}{at}{}",
-            fmt_num(points[0].value),
-            leaves(&c.value, &mut ctx)
-        )
+        format!("{}{at}{}", fmt_num(points[0].value), leaves(&c.value, ctx))
     } else {
         points
             .iter()
@@ -385,27 +395,39 @@ pub fn evaluate(
             })
             .collect::<Vec<_>>()
             .join(", ")
-    };
+    }
+}
+
+/// The expected column: the comparison with its bounds' values, per step when they differ.
+fn expected(points: &[Point]) -> String {
     let mut expected: Vec<&str> = points.iter().map(|p| p.expected.as_str()).collect();
     expected.dedup();
-    out.expected = if expected.len() == 1 {
+    if expected.len() == 1 {
         expected[0].to_string()
     } else {
         format!("{} (per step)", expected.join("; "))
-    };
+    }
+}
+
+/// pass when every point holds; else fail, with the failing steps of `at: every`.
+fn verdict(c: &Compiled, points: &[Point]) -> (ClaimVerdict, Option<String>) {
     let bad: Vec<&Point> = points.iter().filter(|p| !p.ok).collect();
     if points.is_empty() {
-        out.reason = Some("no steps in the run".into());
+        (ClaimVerdict::Fail, Some("no steps in the run".into()))
     } else if bad.is_empty() {
-        out.verdict = ClaimVerdict::Pass;
+        (ClaimVerdict::Pass, None)
     } else if c.at == Some(At::Every) {
         let at: Vec<String> = bad
             .iter()
             .map(|p| p.step.unwrap_or(0).to_string())
             .collect();
-        out.reason = Some(format!("fails at step {}", at.join(", ")));
+        (
+            ClaimVerdict::Fail,
+            Some(format!("fails at step {}", at.join(", "))),
+        )
+    } else {
+        (ClaimVerdict::Fail, None)
     }
-    out
 }
 
 fn steps_last<'r>(points: &[Point], r: &'r Report) -> Option<&'r StepReport> {

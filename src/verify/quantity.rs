@@ -95,50 +95,7 @@ fn family_value<'s>(
         "cpu" => *need(server()?.cpu_pct.get(member), || {
             format!("no CPU samples of `{member}` in {step}")
         })?,
-        "fpm" => {
-            let f = need(server()?.fpm.as_ref(), || {
-                format!("no php-fpm status samples in {step}")
-            })?;
-            match member {
-                "samples" => f.samples as f64,
-                "idle_min" => f.idle_min as f64,
-                "total" => f.total as f64,
-                "listen_queue_max" => f.listen_queue_max as f64,
-                "listen_queue_len" => f.listen_queue_len as f64,
-                "saturated_share" => f.saturated_share,
-                "accepted_per_s" => need(f.accepted_per_s, || {
-                    format!("fewer than 2 php-fpm samples in {step}")
-                })?,
-                _ => return Err(format!("unknown `{path}`")),
-            }
-        }
-        "pg" => {
-            let p = need(server()?.pg.as_ref(), || {
-                format!("no pg_stat_activity samples in {step}")
-            })?;
-            match member {
-                "commits_per_s" => need(p.commits_per_s, || {
-                    format!("fewer than 2 pg samples in {step}")
-                })?,
-                "waits_for_client" => b(p.waits_for_client),
-                _ => return Err(format!("unknown `{path}`")),
-            }
-        }
-        "node" => {
-            let n = need(server()?.node.as_ref(), || {
-                format!("no Node app metrics in {step}")
-            })?;
-            match member {
-                "elu_max" => n.elu_max,
-                "eld_p99_max_ms" => n.eld_p99_max_ms,
-                "pool_waiting_max" => n.pool_waiting_max as f64,
-                "pool_waiting_share" => n.pool_waiting_share,
-                "inflight_max" => n.inflight_max as f64,
-                "inflight_mean" => n.inflight_mean,
-                "err5xx" => n.err5xx as f64,
-                _ => return Err(format!("unknown `{path}`")),
-            }
-        }
+        "fpm" | "pg" | "node" => server_family(family, member, path, &step, server()?)?,
         "little" => {
             let l = r.checks.little.iter().find(|x| x.step == s.name);
             let l = need(l, || format!("no Little's-law row for {step}"))?;
@@ -162,6 +119,63 @@ fn family_value<'s>(
                 "achieved_per_s" => c.achieved_per_s,
                 "missing" => c.missing,
                 "implied_r_ms" => c.implied_r_ms,
+                _ => return Err(format!("unknown `{path}`")),
+            }
+        }
+        _ => return Err(format!("`{path}` is not a step quantity")),
+    })
+}
+
+/// `fpm.*`, `pg.*` and `node.*`: the server-side samples of one step's window.
+fn server_family(
+    family: &str,
+    member: &str,
+    path: &str,
+    step: &str,
+    server: &crate::analyze::samples::WindowServer,
+) -> Result<f64, Missing> {
+    Ok(match family {
+        "fpm" => {
+            let f = need(server.fpm.as_ref(), || {
+                format!("no php-fpm status samples in {step}")
+            })?;
+            match member {
+                "samples" => f.samples as f64,
+                "idle_min" => f.idle_min as f64,
+                "total" => f.total as f64,
+                "listen_queue_max" => f.listen_queue_max as f64,
+                "listen_queue_len" => f.listen_queue_len as f64,
+                "saturated_share" => f.saturated_share,
+                "accepted_per_s" => need(f.accepted_per_s, || {
+                    format!("fewer than 2 php-fpm samples in {step}")
+                })?,
+                _ => return Err(format!("unknown `{path}`")),
+            }
+        }
+        "pg" => {
+            let p = need(server.pg.as_ref(), || {
+                format!("no pg_stat_activity samples in {step}")
+            })?;
+            match member {
+                "commits_per_s" => need(p.commits_per_s, || {
+                    format!("fewer than 2 pg samples in {step}")
+                })?,
+                "waits_for_client" => b(p.waits_for_client),
+                _ => return Err(format!("unknown `{path}`")),
+            }
+        }
+        "node" => {
+            let n = need(server.node.as_ref(), || {
+                format!("no Node app metrics in {step}")
+            })?;
+            match member {
+                "elu_max" => n.elu_max,
+                "eld_p99_max_ms" => n.eld_p99_max_ms,
+                "pool_waiting_max" => n.pool_waiting_max as f64,
+                "pool_waiting_share" => n.pool_waiting_share,
+                "inflight_max" => n.inflight_max as f64,
+                "inflight_mean" => n.inflight_mean,
+                "err5xx" => n.err5xx as f64,
                 _ => return Err(format!("unknown `{path}`")),
             }
         }
