@@ -4,6 +4,7 @@ use crate::error::InvalidInput;
 use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic};
 pub use crate::plan::Resolved;
 use crate::plan::{self, CpuLayout, PlanOptions};
+use crate::report::table::Table;
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -206,26 +207,24 @@ fn list_markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Resul
 
 /// The aligned table of `perflab list`.
 fn list_text(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
-    let rows: Vec<[String; 5]> = items
-        .iter()
-        .map(|i| {
-            let steps = match (i.steps, i.members) {
-                (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
-                (_, Some(m)) => m.join(" "),
-                _ => String::new(),
-            };
-            let what = i.finding.unwrap_or(i.description).to_string();
-            [
-                i.id.to_string(),
-                i.kind.to_string(),
-                i.lab.clone(),
-                steps,
-                what,
-            ]
-        })
-        .collect();
-    let header = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"].map(String::from);
-    print_table(out, &header, &rows)
+    let mut t = Table::new(["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"]);
+    t.left = (0..5).collect();
+    for i in items {
+        let steps = match (i.steps, i.members) {
+            (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+            (_, Some(m)) => m.join(" "),
+            _ => String::new(),
+        };
+        let what = i.finding.unwrap_or(i.description).to_string();
+        t.push(vec![
+            i.id.to_string(),
+            i.kind.to_string(),
+            i.lab.clone(),
+            steps,
+            what,
+        ]);
+    }
+    out.write_all(t.to_text().as_bytes())
 }
 
 fn lab_rank(lab: &str) -> u8 {
@@ -235,31 +234,6 @@ fn lab_rank(lab: &str) -> u8 {
         "demo" => 2,
         _ => 3,
     }
-}
-
-fn print_table(
-    out: &mut impl Write,
-    header: &[String],
-    rows: &[[String; 5]],
-) -> std::io::Result<()> {
-    let mut w = [0usize; 5];
-    for r in std::iter::once(header).chain(rows.iter().map(|r| &r[..])) {
-        for (i, c) in r.iter().enumerate().take(4) {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    for r in std::iter::once(header).chain(rows.iter().map(|r| &r[..])) {
-        let mut line = String::new();
-        for (i, c) in r.iter().enumerate() {
-            if i < 4 {
-                line.push_str(&format!("{c:<width$}  ", width = w[i]));
-            } else {
-                line.push_str(c);
-            }
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
 }
 
 #[derive(Debug, Args)]

@@ -302,6 +302,24 @@ fn density_line(r: &NoiseReport) -> String {
     )
 }
 
+/// Stalls by second of the minute: six rows of ten seconds.
+fn by_second_grid(r: &NoiseReport) -> Table {
+    let mut t = Table::headless(10);
+    t.indent = "  ";
+    t.widths = Some(vec![0; 10]);
+    for row in 0..6 {
+        t.push(
+            (0..10)
+                .map(|c| {
+                    let sec = row * 10 + c;
+                    format!(":{sec:02} {:>3}", r.by_second[sec])
+                })
+                .collect(),
+        );
+    }
+    t
+}
+
 /// The plain-text report (also the stdout table).
 pub fn render_text(r: &NoiseReport) -> String {
     let mut s = format!(
@@ -320,15 +338,7 @@ pub fn render_text(r: &NoiseReport) -> String {
     s.push('\n');
     s.push_str(&comparison_table(r).to_text());
     let _ = writeln!(s, "\nstalls by second of the minute (UTC):");
-    for row in 0..6 {
-        let cells: Vec<String> = (0..10)
-            .map(|c| {
-                let sec = row * 10 + c;
-                format!(":{sec:02} {:>3}", r.by_second[sec])
-            })
-            .collect();
-        let _ = writeln!(s, "  {}", cells.join("  "));
-    }
+    s.push_str(&by_second_grid(r).to_text());
     s.push_str(&caveats_text(&r.caveats));
     s
 }

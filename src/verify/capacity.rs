@@ -5,6 +5,7 @@
 use crate::analyze::model::{LoadModel, Report};
 use crate::claim::fmt_num;
 use crate::experiment::Lab;
+use crate::report::table::Table;
 use crate::rundir::Manifest;
 use serde::Serialize;
 use std::fmt::Write;
@@ -90,23 +91,7 @@ pub fn capacity(
     }
     let rounds: Vec<RoundRow> = runs
         .iter()
-        .map(|(label, r, m)| {
-            let step = r
-                .last_passing
-                .and_then(|t| r.steps.iter().find(|s| s.target == t));
-            RoundRow {
-                run: label.to_string(),
-                last_passing: r.last_passing,
-                index: r
-                    .last_passing
-                    .and_then(|t| m.experiment.load.steps.iter().position(|x| *x == t)),
-                knee: r.knee,
-                db_cpu_ms_per_req: step.and_then(|s| {
-                    let pg = s.server.as_ref()?.cpu_pct.get("pg")?;
-                    (s.ok_per_s > 0.0).then(|| pg / 100.0 / s.ok_per_s * 1000.0)
-                }),
-            }
-        })
+        .map(|(label, r, m)| round_row(label, r, m))
         .collect();
     let all_pass = rounds.iter().all(|r| r.last_passing.is_some());
     let max_sustainable = if all_pass {
@@ -129,7 +114,48 @@ pub fn capacity(
         (Some(p), Some(c)) if c > 0.0 => Some((p / c).ceil() as u64 + 1),
         _ => None,
     };
-    let m = runs[0].2;
+    let db = db_check(runs[0].2, &rounds, nodes, peak, margin);
+    Ok(Capacity {
+        experiment: exp.to_string(),
+        rounds,
+        max_sustainable,
+        spread_steps: spread,
+        noisy: spread.is_some_and(|s| s > 1),
+        margin,
+        capacity_per_s: capacity,
+        peak_per_s: peak,
+        nodes,
+        db,
+    })
+}
+
+/// One round: its last passing step (and that step's index), knee, database CPU per request.
+fn round_row(label: &str, r: &Report, m: &Manifest) -> RoundRow {
+    let step = r
+        .last_passing
+        .and_then(|t| r.steps.iter().find(|s| s.target == t));
+    RoundRow {
+        run: label.to_string(),
+        last_passing: r.last_passing,
+        index: r
+            .last_passing
+            .and_then(|t| m.experiment.load.steps.iter().position(|x| *x == t)),
+        knee: r.knee,
+        db_cpu_ms_per_req: step.and_then(|s| {
+            let pg = s.server.as_ref()?.cpu_pct.get("pg")?;
+            (s.ok_per_s > 0.0).then(|| pg / 100.0 / s.ok_per_s * 1000.0)
+        }),
+    }
+}
+
+/// The database checks for `nodes` nodes at `peak` (None without a pool size or a peak).
+fn db_check(
+    m: &Manifest,
+    rounds: &[RoundRow],
+    nodes: Option<u64>,
+    peak: Option<f64>,
+    margin: f64,
+) -> Option<DbCheck> {
     let per_node = match m.experiment.lab {
         Lab::Php => m.experiment.stack.php.as_ref().map(|p| p.max_children),
         Lab::Node => m
@@ -144,7 +170,7 @@ pub fn capacity(
         .iter()
         .filter_map(|r| r.db_cpu_ms_per_req)
         .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
-    let db = match (per_node, nodes) {
+    match (per_node, nodes) {
         (Some(conn), Some(n)) => {
             let max_connections = m.experiment.stack.postgres.max_connections;
             let db_cores = m.cpu_layout.db.len();
@@ -163,19 +189,7 @@ pub fn capacity(
             })
         }
         _ => None,
-    };
-    Ok(Capacity {
-        experiment: exp.to_string(),
-        rounds,
-        max_sustainable,
-        spread_steps: spread,
-        noisy: spread.is_some_and(|s| s > 1),
-        margin,
-        capacity_per_s: capacity,
-        peak_per_s: peak,
-        nodes,
-        db,
-    })
+    }
 }
 
 fn opt(v: Option<u32>) -> String {
@@ -191,18 +205,39 @@ pub fn render_text(c: &Capacity) -> String {
         c.experiment,
         c.rounds.len()
     );
+    out.push_str(&rounds_table(c).to_text());
+    sustainable_lines(&mut out, c);
+    if let Some(d) = &c.db {
+        db_lines(&mut out, d);
+    }
+    out
+}
+
+/// One line per round: its last passing step, knee and database CPU per request.
+fn rounds_table(c: &Capacity) -> Table {
+    let mut t = Table::headless(7);
+    t.indent = "  ";
+    t.left = vec![0, 1, 3, 5, 6];
+    t.widths = Some(vec![40, 0, 5, 0, 5, 0, 0]);
+    t.gaps = vec![" ", " ", "  ", " ", "  ", " "];
     for r in &c.rounds {
-        let _ = writeln!(
-            out,
-            "  {:<40} last passing {:>5}  knee {:>5}  pg CPU/req {}",
-            r.run,
+        t.push(vec![
+            r.run.clone(),
+            "last passing".into(),
             opt(r.last_passing),
+            "knee".into(),
             opt(r.knee),
+            "pg CPU/req".into(),
             r.db_cpu_ms_per_req
                 .map(|x| format!("{x:.2} ms"))
-                .unwrap_or_else(|| "-".into())
-        );
+                .unwrap_or_else(|| "-".into()),
+        ]);
     }
+    t
+}
+
+/// The max sustainable rate, the noise warning, the capacity and the nodes for the peak.
+fn sustainable_lines(out: &mut String, c: &Capacity) {
     let spread = c
         .spread_steps
         .map(|s| format!("{s} step{}", if s == 1 { "" } else { "s" }))
@@ -245,43 +280,44 @@ pub fn render_text(c: &Capacity) -> String {
             fmt_num(cap)
         );
     }
-    if let Some(d) = &c.db {
-        let _ = writeln!(
-            out,
-            "database connections: {} nodes x {} = {} {} max_connections {} ({})",
-            d.nodes,
-            d.connections_per_node,
-            d.nodes * d.connections_per_node as u64,
-            if d.connections_ok { "<=" } else { ">" },
-            d.max_connections,
-            if d.connections_ok {
-                "ok; PostgreSQL reserves 3 of them for superusers"
-            } else {
-                "TOO MANY: a pooler or fewer workers per node"
-            }
-        );
-        match (d.db_cpu_ms_per_req, d.db_cores_needed, d.cpu_ok) {
-            (Some(ms), Some(need), Some(ok)) => {
-                let _ = writeln!(
-                    out,
-                    "database CPU: peak x {ms:.2} ms/req = {need:.2} cores {} {} DB core(s) x margin = {:.2} ({})",
-                    if ok { "<=" } else { ">" },
-                    d.db_cores,
-                    d.db_cores_budget,
-                    if ok {
-                        "ok"
-                    } else {
-                        "TOO MUCH: the database is the bottleneck"
-                    }
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    "database CPU: not measured (no pg CPU samples at the last passing steps)"
-                );
-            }
+}
+
+/// The database checks: connections of every node, CPU at the peak.
+fn db_lines(out: &mut String, d: &DbCheck) {
+    let _ = writeln!(
+        out,
+        "database connections: {} nodes x {} = {} {} max_connections {} ({})",
+        d.nodes,
+        d.connections_per_node,
+        d.nodes * d.connections_per_node as u64,
+        if d.connections_ok { "<=" } else { ">" },
+        d.max_connections,
+        if d.connections_ok {
+            "ok; PostgreSQL reserves 3 of them for superusers"
+        } else {
+            "TOO MANY: a pooler or fewer workers per node"
+        }
+    );
+    match (d.db_cpu_ms_per_req, d.db_cores_needed, d.cpu_ok) {
+        (Some(ms), Some(need), Some(ok)) => {
+            let _ = writeln!(
+                out,
+                "database CPU: peak x {ms:.2} ms/req = {need:.2} cores {} {} DB core(s) x margin = {:.2} ({})",
+                if ok { "<=" } else { ">" },
+                d.db_cores,
+                d.db_cores_budget,
+                if ok {
+                    "ok"
+                } else {
+                    "TOO MUCH: the database is the bottleneck"
+                }
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "database CPU: not measured (no pg CPU samples at the last passing steps)"
+            );
         }
     }
-    out
 }

@@ -3,6 +3,7 @@
 //! experiment config, the overrides and the CPU layout. Pure.
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::fmt_num;
+use crate::report::table::Table;
 use crate::rundir::Manifest;
 use serde::Serialize;
 use serde_json::Value;
@@ -180,22 +181,28 @@ fn opt(v: Option<u32>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "none".into())
 }
 
-/// The comparison as text.
-pub fn render_text(c: &Comparison) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "A: {}\nB: {}\n", c.a, c.b);
-    let _ = writeln!(
-        out,
-        "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} verdict B",
-        c.unit, "p95 A", "p95 B", "ok/s A", "ok/s B", "fail% A", "fail% B", "verdict A",
-    );
+/// Both runs' steps side by side: p95, goodput, failures, verdicts.
+fn steps_table(c: &Comparison) -> Table {
+    let mut t = Table::new([
+        c.unit.as_str(),
+        "p95 A",
+        "p95 B",
+        "ok/s A",
+        "ok/s B",
+        "fail% A",
+        "fail% B",
+        "verdict A",
+        "verdict B",
+    ]);
+    t.left = vec![7, 8];
+    t.widths = Some(vec![6, 9, 9, 8, 8, 7, 7, 9, 9]);
+    t.gaps = vec!["  ", " ", "  ", " ", "  ", " ", "  ", " "];
     let cell = |s: &Option<Side>, f: &dyn Fn(&Side) -> String| {
         s.as_ref().map(f).unwrap_or_else(|| "-".into())
     };
     for p in &c.steps {
-        let line = format!(
-            "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} {:<9}",
-            p.target,
+        t.push(vec![
+            p.target.to_string(),
             cell(&p.a, &|s| fmt_num(s.p95_ms.round())),
             cell(&p.b, &|s| fmt_num(s.p95_ms.round())),
             cell(&p.a, &|s| format!("{:.1}", s.ok_per_s)),
@@ -204,9 +211,16 @@ pub fn render_text(c: &Comparison) -> String {
             cell(&p.b, &|s| format!("{:.2}", s.failed_pct)),
             cell(&p.a, &|s| s.verdict.clone()),
             cell(&p.b, &|s| s.verdict.clone()),
-        );
-        let _ = writeln!(out, "{}", line.trim_end());
+        ]);
     }
+    t
+}
+
+/// The comparison as text.
+pub fn render_text(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "A: {}\nB: {}\n", c.a, c.b);
+    out.push_str(&steps_table(c).to_text());
     let shift = match c.knee_shift_steps {
         Some(0) => " (same step)".to_string(),
         Some(n) => format!(" ({n:+} step{})", if n.abs() == 1 { "" } else { "s" }),
