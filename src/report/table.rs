@@ -127,6 +127,57 @@ impl Table {
     }
 }
 
+/// One titled block of output: lines, a table, lines after the table. The report's sections,
+/// and the text of `verify`, `compare`, `capacity` and the tools, are blocks.
+#[derive(Debug, Clone, Default)]
+pub struct Block {
+    pub title: String,
+    pub lines: Vec<String>,
+    pub table: Option<Table>,
+    /// Lines printed after the table.
+    pub notes: Vec<String>,
+}
+
+impl Block {
+    pub fn new(title: &str) -> Block {
+        Block {
+            title: title.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The block as text without its title: lines, the table, notes.
+    pub fn body_text(&self) -> String {
+        let mut out = String::new();
+        for l in &self.lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+        if let Some(t) = &self.table {
+            out.push_str(&t.to_text());
+        }
+        for n in &self.notes {
+            out.push_str(n);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Blocks as plain text, one after the other: each title (when not empty) on its own line,
+/// then the body.
+pub fn blocks_text(blocks: &[Block]) -> String {
+    let mut out = String::new();
+    for b in blocks {
+        if !b.title.is_empty() {
+            out.push_str(&b.title);
+            out.push('\n');
+        }
+        out.push_str(&b.body_text());
+    }
+    out
+}
+
 /// A Markdown table cell: `|` escaped, on one line.
 pub fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")

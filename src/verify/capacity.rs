@@ -5,10 +5,9 @@
 use crate::analyze::model::{LoadModel, Report};
 use crate::claim::fmt_num;
 use crate::experiment::Lab;
-use crate::report::table::Table;
+use crate::report::table::{Block, Table, blocks_text};
 use crate::rundir::Manifest;
 use serde::Serialize;
-use std::fmt::Write;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq)]
@@ -198,19 +197,17 @@ fn opt(v: Option<u32>) -> String {
 
 /// The capacity plan as text.
 pub fn render_text(c: &Capacity) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let mut b = Block::new(&format!(
         "capacity of {} over {} rounds",
         c.experiment,
         c.rounds.len()
-    );
-    out.push_str(&rounds_table(c).to_text());
-    sustainable_lines(&mut out, c);
+    ));
+    b.table = Some(rounds_table(c));
+    sustainable_lines(&mut b.notes, c);
     if let Some(d) = &c.db {
-        db_lines(&mut out, d);
+        db_lines(&mut b.notes, d);
     }
-    out
+    blocks_text(&[b])
 }
 
 /// One line per round: its last passing step, knee and database CPU per request.
@@ -237,55 +234,47 @@ fn rounds_table(c: &Capacity) -> Table {
 }
 
 /// The max sustainable rate, the noise warning, the capacity and the nodes for the peak.
-fn sustainable_lines(out: &mut String, c: &Capacity) {
+fn sustainable_lines(out: &mut Vec<String>, c: &Capacity) {
     let spread = c
         .spread_steps
         .map(|s| format!("{s} step{}", if s == 1 { "" } else { "s" }))
         .unwrap_or_else(|| "-".into());
     match c.max_sustainable {
         None => {
-            let _ = writeln!(
-                out,
+            out.push(format!(
                 "max sustainable: none (a round has no passing step; spread {spread})"
-            );
+            ));
         }
         Some(m) => {
-            let _ = writeln!(
-                out,
+            out.push(format!(
                 "max sustainable: {m} rps (min over rounds; spread {spread})"
-            );
+            ));
         }
     }
     if c.noisy {
-        let _ = writeln!(
-            out,
-            "WARNING: the rounds disagree by more than one step: this host is too noisy for a stable SLO knee; treat the number below as a lower bound, not a capacity"
-        );
+        out.push("WARNING: the rounds disagree by more than one step: this host is too noisy for a stable SLO knee; treat the number below as a lower bound, not a capacity".into());
     }
     if let Some(cap) = c.capacity_per_s {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "capacity: {} rps = {} x margin {}",
             fmt_num(cap),
             opt(c.max_sustainable),
             fmt_num(c.margin)
-        );
+        ));
     }
     if let (Some(p), Some(n), Some(cap)) = (c.peak_per_s, c.nodes, c.capacity_per_s) {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "nodes for peak {} rps: ceil({} / {}) + 1 = {n}",
             fmt_num(p),
             fmt_num(p),
             fmt_num(cap)
-        );
+        ));
     }
 }
 
 /// The database checks: connections of every node, CPU at the peak.
-fn db_lines(out: &mut String, d: &DbCheck) {
-    let _ = writeln!(
-        out,
+fn db_lines(out: &mut Vec<String>, d: &DbCheck) {
+    out.push(format!(
         "database connections: {} nodes x {} = {} {} max_connections {} ({})",
         d.nodes,
         d.connections_per_node,
@@ -297,12 +286,10 @@ fn db_lines(out: &mut String, d: &DbCheck) {
         } else {
             "TOO MANY: a pooler or fewer workers per node"
         }
-    );
+    ));
     match (d.db_cpu_ms_per_req, d.db_cores_needed, d.cpu_ok) {
         (Some(ms), Some(need), Some(ok)) => {
-            let _ = writeln!(
-                out,
-                "database CPU: peak x {ms:.2} ms/req = {need:.2} cores {} {} DB core(s) x margin = {:.2} ({})",
+            out.push(format!("database CPU: peak x {ms:.2} ms/req = {need:.2} cores {} {} DB core(s) x margin = {:.2} ({})",
                 if ok { "<=" } else { ">" },
                 d.db_cores,
                 d.db_cores_budget,
@@ -311,12 +298,11 @@ fn db_lines(out: &mut String, d: &DbCheck) {
                 } else {
                     "TOO MUCH: the database is the bottleneck"
                 }
-            );
+            ));
         }
         _ => {
-            let _ = writeln!(
-                out,
-                "database CPU: not measured (no pg CPU samples at the last passing steps)"
+            out.push(
+                "database CPU: not measured (no pg CPU samples at the last passing steps)".into(),
             );
         }
     }

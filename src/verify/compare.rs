@@ -3,12 +3,11 @@
 //! experiment config, the overrides and the CPU layout. Pure.
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::fmt_num;
-use crate::report::table::Table;
+use crate::report::table::{Block, Table, blocks_text};
 use crate::rundir::Manifest;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 
 /// One step of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -218,37 +217,37 @@ fn steps_table(c: &Comparison) -> Table {
 
 /// The comparison as text.
 pub fn render_text(c: &Comparison) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "A: {}\nB: {}\n", c.a, c.b);
-    out.push_str(&steps_table(c).to_text());
+    let mut b = Block::new("");
+    b.lines = vec![format!("A: {}", c.a), format!("B: {}", c.b), String::new()];
+    b.table = Some(steps_table(c));
     let shift = match c.knee_shift_steps {
         Some(0) => " (same step)".to_string(),
         Some(n) => format!(" ({n:+} step{})", if n.abs() == 1 { "" } else { "s" }),
         None => String::new(),
     };
-    let _ = writeln!(
-        out,
-        "\nknee: A {} -> B {}{shift}; last passing: A {} -> B {}",
+    b.notes.push(String::new());
+    b.notes.push(format!(
+        "knee: A {} -> B {}{shift}; last passing: A {} -> B {}",
         opt(c.knee_a),
         opt(c.knee_b),
         opt(c.last_passing_a),
         opt(c.last_passing_b)
-    );
+    ));
     for (title, list) in [("versions", &c.versions), ("config", &c.config)] {
+        b.notes.push(String::new());
         if list.is_empty() {
-            let _ = writeln!(out, "\n{title}: identical");
+            b.notes.push(format!("{title}: identical"));
             continue;
         }
-        let _ = writeln!(out, "\n{title} that differ:");
+        b.notes.push(format!("{title} that differ:"));
         for d in list {
-            let _ = writeln!(
-                out,
+            b.notes.push(format!(
                 "  {}: {} -> {}",
                 d.key,
                 d.a.as_deref().unwrap_or("(absent)"),
                 d.b.as_deref().unwrap_or("(absent)")
-            );
+            ));
         }
     }
-    out
+    blocks_text(&[b])
 }

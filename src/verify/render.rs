@@ -2,7 +2,7 @@
 //! the JSON object. Pure.
 use super::eval::{ClaimResult, ClaimVerdict};
 use super::findings::{Findings, key_versions};
-use crate::report::table::{Table, md_cell};
+use crate::report::table::{Block, Table, blocks_text, md_cell};
 use std::fmt::Write;
 
 fn verdict_word(v: ClaimVerdict) -> &'static str {
@@ -30,16 +30,17 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
             t.below.push((k, format!("    -> {reason}")));
         }
     }
-    let mut out = t.to_text();
+    let mut b = Block::new("");
+    b.table = Some(t);
+    let out = &mut b.notes;
     let n = |v| claims.iter().filter(|c| c.verdict == v).count();
-    let _ = writeln!(
-        out,
+    out.push(format!(
         "{} claims: {} pass, {} fail, {} n/a",
         claims.len(),
         n(ClaimVerdict::Pass),
         n(ClaimVerdict::Fail),
         n(ClaimVerdict::NotApplicable)
-    );
+    ));
     let mut runs: Vec<&str> = Vec::new();
     for c in claims {
         for r in std::iter::once(c.run.as_str()).chain(c.against_run.as_deref()) {
@@ -49,16 +50,15 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
         }
     }
     if !runs.is_empty() {
-        let _ = writeln!(out, "runs: {}", runs.join(", "));
+        out.push(format!("runs: {}", runs.join(", ")));
     }
     if !missing.is_empty() {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "missing (claims but no complete run): {} (--run-missing runs them)",
             missing.join(", ")
-        );
+        ));
     }
-    out
+    blocks_text(&[b])
 }
 
 /// The findings report: runs and versions, then every claim with its verdict.
