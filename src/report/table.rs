@@ -162,6 +162,26 @@ impl Block {
         }
         out
     }
+
+    /// The block as Markdown without its title: lines with hard breaks, the table, notes as
+    /// paragraphs.
+    pub fn body_markdown(&self) -> String {
+        let mut out = String::new();
+        for l in &self.lines {
+            out.push_str(&format!("{}  \n", l.trim_start()));
+        }
+        if !self.lines.is_empty() {
+            out.push('\n');
+        }
+        if let Some(t) = &self.table {
+            out.push_str(&t.to_markdown());
+            out.push('\n');
+        }
+        for n in &self.notes {
+            out.push_str(&format!("{n}\n\n"));
+        }
+        out
+    }
 }
 
 /// Blocks as plain text, one after the other: each title (when not empty) on its own line,
