@@ -87,18 +87,83 @@ pub fn cgroup_version_at(root: &Path) -> CgroupVersion {
     }
 }
 
+/// Where Linux lists the online CPUs.
+pub const ONLINE_PATH: &str = "/sys/devices/system/cpu/online";
+
+/// Online CPUs of this host, sorted, from `/sys/devices/system/cpu/online`.
+pub fn online_cpus() -> Result<Vec<u32>, String> {
+    read_online(Path::new(ONLINE_PATH))
+}
+
+/// The CPUs of a kernel CPU-list file, sorted and without duplicates.
+pub fn read_online(path: &Path) -> Result<Vec<u32>, String> {
+    let s = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut v = parse_cpu_list(&s)?;
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Parse a kernel/Docker CPU list such as `0-3,6` (in the order written).
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut v = Vec::new();
+    for part in s.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let num = |x: &str| {
+            x.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("`{x}` is not a CPU number in `{s}`"))
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if b < a {
+                    return Err(format!("range `{part}` runs backwards"));
+                }
+                v.extend(a..=b);
+            }
+            None => v.push(num(part)?),
+        }
+    }
+    if v.is_empty() {
+        return Err(format!("`{s}` names no CPU"));
+    }
+    Ok(v)
+}
+
+/// The kernel/Docker list form of sorted CPUs: `2-3`, `0,2`, `0-3,6`.
+pub fn cpu_list(cpus: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let start = cpus[i];
+        let mut end = start;
+        while i + 1 < cpus.len() && cpus[i + 1] == end + 1 {
+            i += 1;
+            end = cpus[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
 impl HostFacts {
     /// Read the facts of this host. Missing files give `None`, never an error.
     pub fn collect() -> HostFacts {
-        let online = crate::plan::layout::online_cpus().ok();
+        let online = online_cpus().ok();
         HostFacts {
             hostname: read_trim("/proc/sys/kernel/hostname"),
             cpu_model: std::fs::read_to_string("/proc/cpuinfo")
                 .ok()
                 .as_deref()
                 .and_then(parse_cpu_model),
-            online_cpu_count: online.as_ref().map_or(0, |o| o.len()),
-            online_cpus: online.map(|o| o.to_list()),
+            online_cpu_count: online.as_ref().map_or(0, Vec::len),
+            online_cpus: online.map(|o| cpu_list(&o)),
             memory_bytes: std::fs::read_to_string("/proc/meminfo")
                 .ok()
                 .as_deref()

@@ -1,13 +1,14 @@
 //! perflab: reproduces the PHP and Node.js breaking-point labs of the k6 article on any Docker host.
 //!
-//! Pipeline: `experiment` (YAML schema, validation) -> `plan` (steps, alignment, CPU layout)
-//! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
+//! Pipeline: `claim` (the claims' language) -> `experiment` (YAML schema, validation) -> `plan`
+//! (steps, alignment, CPU layout) -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
 //! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
 //! `report` (renderers) -> `session` (the measurement session's phases behind an `Engine`
 //! trait) -> `run` / `tools`, with `rundir`, `lock`, `host` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;
+pub mod claim;
 pub mod cli;
 pub mod docker;
 pub mod error;

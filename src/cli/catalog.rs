@@ -1,8 +1,10 @@
 //! CLI commands for the catalog area: `list`, `show`, `validate`, the shared planning flags
 //! (`--quick --set --cpus --force-cpus --no-align`) that `run` reuses, and hidden `lock-hold`.
 use crate::error::InvalidInput;
-use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic, Experiment};
-use crate::plan::{self, CpuLayout, Plan, PlanOptions};
+use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic};
+pub use crate::plan::Resolved;
+use crate::plan::{self, CpuLayout, PlanOptions};
+use crate::report::table::Table;
 use anyhow::Context;
 use clap::Args;
 use std::io::Write;
@@ -48,14 +50,6 @@ pub struct PlanArgs {
     /// Start k6 at once instead of putting the first step on a minute boundary
     #[arg(long)]
     pub no_align: bool,
-}
-
-/// One experiment ready to run: resolved (overrides applied), planned.
-#[derive(Debug, Clone)]
-pub struct Resolved {
-    pub experiment: Experiment,
-    pub plan: Plan,
-    pub warnings: Vec<Diagnostic>,
 }
 
 impl PlanArgs {
@@ -128,10 +122,25 @@ struct ListItem<'a> {
 
 pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cat = args.catalog.load()?;
+    let items = list_items(&cat, args.lab.as_deref());
+    let mut out = crate::output::stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &items)?;
+        writeln!(out)?;
+    } else if args.markdown {
+        list_markdown(&mut out, &items)?;
+    } else {
+        list_text(&mut out, &items)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The catalog's entries (of `only_lab`): experiments in the article's order, groups last.
+fn list_items<'c>(cat: &'c Catalog, only_lab: Option<&str>) -> Vec<ListItem<'c>> {
     let mut items: Vec<ListItem> = Vec::new();
     for (id, f) in &cat.files {
         let lab = cat.lab_of(id);
-        if args.lab.as_ref().is_some_and(|l| *l != lab) {
+        if only_lab.is_some_and(|l| l != lab) {
             continue;
         }
         let (description, finding, steps, members) = match &f.entry {
@@ -170,54 +179,52 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
             i.id.to_string(),
         )
     });
-    let mut out = crate::output::stdout();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &items)?;
-        writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.markdown {
+    items
+}
+
+/// The README's catalog table.
+fn list_markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "| id | kind | lab | steps / members | article finding |"
+    )?;
+    writeln!(out, "|---|---|---|---|---|")?;
+    for i in items {
+        let steps = match (i.steps, i.members) {
+            (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+            (_, Some(m)) => m.join(", "),
+            _ => String::new(),
+        };
+        let what = i.finding.unwrap_or(i.description).replace('|', "\\|");
         writeln!(
             out,
-            "| id | kind | lab | steps / members | article finding |"
+            "| `{}` | {} | {} | {} | {} |",
+            i.id, i.kind, i.lab, steps, what
         )?;
-        writeln!(out, "|---|---|---|---|---|")?;
-        for i in &items {
-            let steps = match (i.steps, i.members) {
-                (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
-                (_, Some(m)) => m.join(", "),
-                _ => String::new(),
-            };
-            let what = i.finding.unwrap_or(i.description).replace('|', "\\|");
-            writeln!(
-                out,
-                "| `{}` | {} | {} | {} | {} |",
-                i.id, i.kind, i.lab, steps, what
-            )?;
-        }
-        return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 5]> = items
-        .iter()
-        .map(|i| {
-            let steps = match (i.steps, i.members) {
-                (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
-                (_, Some(m)) => m.join(" "),
-                _ => String::new(),
-            };
-            let what = i.finding.unwrap_or(i.description).to_string();
-            [
-                i.id.to_string(),
-                i.kind.to_string(),
-                i.lab.clone(),
-                steps,
-                what,
-            ]
-        })
-        .collect();
-    let header = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"].map(String::from);
-    print_table(&mut out, &header, &rows)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The aligned table of `perflab list`.
+fn list_text(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
+    let mut t = Table::new(["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"]);
+    t.left = (0..5).collect();
+    for i in items {
+        let steps = match (i.steps, i.members) {
+            (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+            (_, Some(m)) => m.join(" "),
+            _ => String::new(),
+        };
+        let what = i.finding.unwrap_or(i.description).to_string();
+        t.push(vec![
+            i.id.to_string(),
+            i.kind.to_string(),
+            i.lab.clone(),
+            steps,
+            what,
+        ]);
+    }
+    out.write_all(t.to_text().as_bytes())
 }
 
 fn lab_rank(lab: &str) -> u8 {
@@ -227,31 +234,6 @@ fn lab_rank(lab: &str) -> u8 {
         "demo" => 2,
         _ => 3,
     }
-}
-
-fn print_table(
-    out: &mut impl Write,
-    header: &[String],
-    rows: &[[String; 5]],
-) -> std::io::Result<()> {
-    let mut w = [0usize; 5];
-    for r in std::iter::once(header).chain(rows.iter().map(|r| &r[..])) {
-        for (i, c) in r.iter().enumerate().take(4) {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    for r in std::iter::once(header).chain(rows.iter().map(|r| &r[..])) {
-        let mut line = String::new();
-        for (i, c) in r.iter().enumerate() {
-            if i < 4 {
-                line.push_str(&format!("{c:<width$}  ", width = w[i]));
-            } else {
-                line.push_str(c);
-            }
-        }
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
 }
 
 #[derive(Debug, Args)]

@@ -85,7 +85,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let mut progress = super::lab::build_progress(quiet);
+    let mut progress = crate::images::build_progress(quiet);
     let summary = rt.block_on(run::execute(req, &mut progress))?;
     Ok(if summary.interrupted {
         ExitCode::from(130)

@@ -8,12 +8,13 @@ use anyhow::Context;
 use clap::Args;
 
 use super::catalog::{CatalogArg, PlanArgs};
+use crate::claim::quantities;
 use crate::error::InvalidInput;
 use crate::experiment::{Catalog, CatalogEntry, Experiment};
 use crate::rundir;
 use crate::verify::findings::{self, Findings, RunInfo};
 use crate::verify::load::{self, LoadedRun};
-use crate::verify::{capacity, compare, quantity, render};
+use crate::verify::{capacity, compare, render};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -116,7 +117,7 @@ fn experiments_with_claims<'c>(cat: &'c Catalog, id: &str) -> anyhow::Result<Vec
 fn quantities_help() -> String {
     let mut s =
         String::from("quantities (scope: step needs `at:` or a selector such as `knee.`):\n");
-    for q in quantity::QUANTITIES {
+    for q in quantities::QUANTITIES {
         let lab = q.lab.map(|l| format!(" [{l}]")).unwrap_or_default();
         s.push_str(&format!(
             "  {:<24} {:<6} {}{lab}\n",
@@ -126,7 +127,7 @@ fn quantities_help() -> String {
         ));
     }
     s.push_str("functions:\n");
-    for (_, scope, _, help) in quantity::FUNCTIONS {
+    for (_, scope, _, help) in quantities::FUNCTIONS {
         s.push_str(&format!("  {:<6} {help}\n", scope.as_str()));
     }
     s.push_str("selectors: every (at: only), lowest, top, knee, last_passing, below_knee, step<N> (e.g. step550.p50_ms); against.<name> reads the `against:` experiment's run\n");
@@ -140,98 +141,17 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     check_suite(&a.suite)?;
     let cat = a.catalog.load()?;
-    let suite = a.suite.as_deref();
     let as_dir = Path::new(&a.target);
     let single_run = as_dir.is_dir() && as_dir.join(rundir::MANIFEST_FILE).exists();
-    let out_root = match (&a.out, single_run) {
-        (Some(o), _) => o.clone(),
-        (None, true) => as_dir
-            .canonicalize()?
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(".")),
-        (None, false) => PathBuf::from("out"),
-    };
+    let out_root = out_root(&a, as_dir, single_run)?;
     let mut skipped = Vec::new();
-    // (experiment, its run or None)
-    let mut targets: Vec<(&Experiment, Option<LoadedRun>)> = Vec::new();
-    if single_run {
-        let run = load::load_run(as_dir)?;
-        let f = cat
-            .lookup(&run.experiment_id)
-            .map_err(|e| invalid(format!("{}: {e}", as_dir.display())))?;
-        let CatalogEntry::Experiment(e) = &f.entry else {
-            return Err(invalid(format!("`{}` is a group", run.experiment_id)));
-        };
-        targets.push((e, Some(run)));
+    let targets = if single_run {
+        vec![single_target(&cat, as_dir)?]
     } else {
-        let exps = experiments_with_claims(&cat, &a.target)?;
-        for e in exps {
-            let run = load::newest_complete(&out_root, &e.id, suite, &mut skipped);
-            targets.push((e, run));
-        }
-        if a.run_missing && targets.iter().any(|t| t.1.is_none()) {
-            let ids: Vec<String> = targets
-                .iter()
-                .filter(|t| t.1.is_none())
-                .map(|t| t.0.id.clone())
-                .collect();
-            let plan = PlanArgs {
-                quick: a.quick,
-                no_align: a.no_align,
-                ..Default::default()
-            };
-            run_missing(&cat, &plan, &ids, &out_root, suite, quiet)?;
-            for t in targets.iter_mut().filter(|t| t.1.is_none()) {
-                t.1 = load::newest_complete(&out_root, &t.0.id, suite, &mut skipped);
-            }
-        }
-    }
-    // Runs the claims compare against.
-    let mut others: BTreeMap<String, LoadedRun> = BTreeMap::new();
-    for (e, _) in &targets {
-        for c in &e.expect {
-            if let Some(id) = &c.against
-                && !others.contains_key(id)
-                && let Some(r) = load::newest_complete(&out_root, id, suite, &mut skipped)
-            {
-                others.insert(id.clone(), r);
-            }
-        }
-    }
-    let labels: BTreeMap<String, String> =
-        others.iter().map(|(k, r)| (k.clone(), r.label())).collect();
-    let mut claims = Vec::new();
-    let mut missing = Vec::new();
-    let mut runs = Vec::new();
-    for (e, run) in &targets {
-        let Some(run) = run else {
-            missing.push(e.id.clone());
-            continue;
-        };
-        let label = run.label();
-        let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
-        claims.extend(findings::verify_run(e, run.view(&label), &against));
-        runs.push(RunInfo {
-            experiment: e.id.clone(),
-            lab: e.lab.to_string(),
-            run: label.clone(),
-            suite: run.suite(),
-            created: run.manifest.created.to_rfc3339(),
-            components: run.manifest.components.clone(),
-        });
-    }
-    let now = chrono::Utc::now();
-    let f = Findings {
-        generated: now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        out_root: out_root.display().to_string(),
-        suite: a.suite.clone(),
-        claims,
-        missing,
-        runs,
-        skipped,
+        targets(&a, &cat, &out_root, &mut skipped, quiet)?
     };
+    let now = chrono::Utc::now();
+    let f = findings(&a, &targets, &out_root, now, skipped);
     if a.json {
         crate::output::emit(&render::json(&f));
     } else {
@@ -257,6 +177,123 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(crate::error::EXIT_FAILURE)
     })
+}
+
+/// Root of the run directories: `--out`, else a run directory's out root, else `out`.
+fn out_root(a: &VerifyArgs, as_dir: &Path, single_run: bool) -> anyhow::Result<PathBuf> {
+    Ok(match (&a.out, single_run) {
+        (Some(o), _) => o.clone(),
+        (None, true) => as_dir
+            .canonicalize()?
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(".")),
+        (None, false) => PathBuf::from("out"),
+    })
+}
+
+/// An experiment to verify and its run (None: no complete run).
+type Target<'c> = (&'c Experiment, Option<LoadedRun>);
+
+/// The run directory `dir` and its experiment.
+fn single_target<'c>(cat: &'c Catalog, dir: &Path) -> anyhow::Result<Target<'c>> {
+    let run = load::load_run(dir)?;
+    let f = cat
+        .lookup(&run.experiment_id)
+        .map_err(|e| invalid(format!("{}: {e}", dir.display())))?;
+    let CatalogEntry::Experiment(e) = &f.entry else {
+        return Err(invalid(format!("`{}` is a group", run.experiment_id)));
+    };
+    Ok((e, Some(run)))
+}
+
+/// The experiments `a.target` names with their newest complete runs; with `--run-missing`, the
+/// ones without are run first.
+fn targets<'c>(
+    a: &VerifyArgs,
+    cat: &'c Catalog,
+    out_root: &Path,
+    skipped: &mut Vec<String>,
+    quiet: bool,
+) -> anyhow::Result<Vec<Target<'c>>> {
+    let suite = a.suite.as_deref();
+    let mut targets: Vec<Target<'c>> = Vec::new();
+    for e in experiments_with_claims(cat, &a.target)? {
+        let run = load::newest_complete(out_root, &e.id, suite, skipped);
+        targets.push((e, run));
+    }
+    if a.run_missing && targets.iter().any(|t| t.1.is_none()) {
+        let ids: Vec<String> = targets
+            .iter()
+            .filter(|t| t.1.is_none())
+            .map(|t| t.0.id.clone())
+            .collect();
+        let plan = PlanArgs {
+            quick: a.quick,
+            no_align: a.no_align,
+            ..Default::default()
+        };
+        run_missing(cat, &plan, &ids, out_root, suite, quiet)?;
+        for t in targets.iter_mut().filter(|t| t.1.is_none()) {
+            t.1 = load::newest_complete(out_root, &t.0.id, suite, skipped);
+        }
+    }
+    Ok(targets)
+}
+
+/// Every claim of the targets evaluated on its run (and the runs the claims compare against).
+fn findings(
+    a: &VerifyArgs,
+    targets: &[Target<'_>],
+    out_root: &Path,
+    now: chrono::DateTime<chrono::Utc>,
+    mut skipped: Vec<String>,
+) -> Findings {
+    let suite = a.suite.as_deref();
+    // Runs the claims compare against.
+    let mut others: BTreeMap<String, LoadedRun> = BTreeMap::new();
+    for (e, _) in targets {
+        for c in &e.expect {
+            if let Some(id) = &c.against
+                && !others.contains_key(id)
+                && let Some(r) = load::newest_complete(out_root, id, suite, &mut skipped)
+            {
+                others.insert(id.clone(), r);
+            }
+        }
+    }
+    let labels: BTreeMap<String, String> =
+        others.iter().map(|(k, r)| (k.clone(), r.label())).collect();
+    let mut claims = Vec::new();
+    let mut missing = Vec::new();
+    let mut runs = Vec::new();
+    for (e, run) in targets {
+        let Some(run) = run else {
+            missing.push(e.id.clone());
+            continue;
+        };
+        let label = run.label();
+        let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
+        claims.extend(findings::verify_run(e, run.view(&label), &against));
+        runs.push(RunInfo {
+            experiment: e.id.clone(),
+            lab: e.lab.to_string(),
+            run: label.clone(),
+            suite: run.suite(),
+            created: run.manifest.created.to_rfc3339(),
+            components: run.manifest.components.clone(),
+        });
+    }
+    Findings {
+        generated: now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        out_root: out_root.display().to_string(),
+        suite: a.suite.clone(),
+        claims,
+        missing,
+        runs,
+        skipped,
+    }
 }
 
 /// `<parent>/<UTC time>/findings.{md,json}`: a new directory, never overwritten.
@@ -311,7 +348,7 @@ fn run_missing(
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let mut progress = super::lab::build_progress(quiet);
+    let mut progress = crate::images::build_progress(quiet);
     // `execute` prints one line per round on stdout; keep stdout for the table / JSON.
     let summary = {
         let _to_stderr = StdoutToStderr::new();

@@ -115,7 +115,7 @@ impl SshTunnel {
         let socket = std::env::temp_dir().join(format!(
             "perflab-ssh-{}-{}.sock",
             std::process::id(),
-            crate::stack::random_token(6)
+            super::random_token(6)
         ));
         let (host, port) = match target.rsplit_once(':') {
             Some((h, p)) if p.parse::<u16>().is_ok() => (h.to_string(), Some(p.to_string())),

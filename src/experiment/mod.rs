@@ -1,6 +1,7 @@
 //! Experiment catalog: the YAML schema (`schema`), loading (`catalog`), semantic checks
-//! (`validate`), diagnostics (`diag`) and `--set` overrides (`overrides`).
+//! (`validate`, the claims' in `claims`), diagnostics (`diag`) and `--set` overrides (`overrides`).
 pub mod catalog;
+mod claims;
 pub mod diag;
 pub mod overrides;
 pub mod schema;

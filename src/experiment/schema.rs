@@ -2,6 +2,7 @@
 //!
 //! This is the contract between the catalog and every later stage (plan, stack, load,
 //! analyze). Field names are the YAML keys; units are in the names (`_s`, `_ms`).
+pub use crate::claim::schema::{Bound, Claim, StepAt, Tol, Tolerance};
 use serde::{Deserialize, Serialize};
 
 /// Which lab an experiment runs on.
@@ -325,110 +326,4 @@ fn default_error_budget() -> f64 {
 }
 fn default_true() -> bool {
     true
-}
-
-/// One checkable claim of the experiment's finding, evaluated by `perflab verify` on a
-/// recorded run: `value` (an expression over measured quantities and the run's config) must
-/// satisfy exactly one comparison: `min` and/or `max`, `equals`, or `near` with `within`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Claim {
-    /// Short id, unique in the file (`error-rate`).
-    pub name: String,
-    /// The finding in one sentence, as the findings report prints it.
-    pub claim: String,
-    /// What is measured: `failed_rate`, `knee / against.knee`, `cpu.pg`, `log("laravel", "too many clients")`.
-    pub value: String,
-    /// The step that unqualified step quantities read: `every`, `lowest`, `top`, `knee`,
-    /// `last_passing`, `below_knee`, or a step's target (`550`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at: Option<StepAt>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<Bound>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<Bound>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub equals: Option<Bound>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub near: Option<Bound>,
-    /// Tolerance of `near`: absolute (`0.03`) or relative (`"15%"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub within: Option<Tolerance>,
-    /// Conditions on the run's config or CPU layout (`app_cpus >= 2`); when one does not
-    /// hold the claim is "n/a" (cannot be tested there), never a pass.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub needs: Vec<String>,
-    /// Another experiment whose newest complete run `against.` names read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub against: Option<String>,
-}
-
-/// `at:` a named step selector or a step's target.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum StepAt {
-    Target(u32),
-    Name(String),
-}
-
-/// A bound: a number or an expression.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Bound {
-    Num(f64),
-    Expr(String),
-}
-
-impl Bound {
-    /// The expression text (a number prints as itself).
-    pub fn text(&self) -> String {
-        match self {
-            Bound::Num(n) => n.to_string(),
-            Bound::Expr(e) => e.clone(),
-        }
-    }
-}
-
-/// `within:` an absolute tolerance or a relative one written `"15%"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Tolerance {
-    Abs(f64),
-    Text(String),
-}
-
-/// A parsed tolerance.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Tol {
-    Abs(f64),
-    /// Fraction of the reference (0.15 = 15 %).
-    Rel(f64),
-}
-
-impl Tolerance {
-    /// `0.03` or `"0.03"` -> absolute; `"15%"` -> relative 0.15.
-    pub fn parse(&self) -> Result<Tol, String> {
-        match self {
-            Tolerance::Abs(a) if *a >= 0.0 => Ok(Tol::Abs(*a)),
-            Tolerance::Abs(a) => Err(format!("{a} is negative")),
-            Tolerance::Text(t) => {
-                let t = t.trim();
-                let (num, rel) = match t.strip_suffix('%') {
-                    Some(n) => (n.trim(), true),
-                    None => (t, false),
-                };
-                let v: f64 = num
-                    .parse()
-                    .map_err(|_| format!("`{t}` is neither a number nor a percentage"))?;
-                if v < 0.0 {
-                    return Err(format!("`{t}` is negative"));
-                }
-                Ok(if rel {
-                    Tol::Rel(v / 100.0)
-                } else {
-                    Tol::Abs(v)
-                })
-            }
-        }
-    }
 }

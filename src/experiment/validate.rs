@@ -34,11 +34,12 @@ pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
     }
     check_stack(file, e, &mut d);
     check_load(file, e, &mut d);
-    check_claims(file, e, &mut d);
+    super::claims::check_claims(file, e, &mut d);
     d
 }
 
-fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+/// Exactly the lab's own section under `stack:`.
+fn check_sections(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let s = &e.stack;
     let present = [
         (Lab::Php, s.php.is_some()),
@@ -70,6 +71,11 @@ fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             );
         }
     }
+}
+
+fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    check_sections(file, e, d);
+    let s = &e.stack;
     if s.postgres.max_connections == 0 {
         d.push(Diagnostic::error(
             file,
@@ -172,6 +178,17 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     if l.steps.first() == Some(&0) {
         d.push(err("load.steps[0]", "steps must be > 0".into()));
     }
+    check_limits(file, l, d);
+    check_script(file, l, d);
+    match l.model {
+        Model::Closed => check_closed(file, l, d),
+        Model::Open => check_open(file, l, d),
+    }
+}
+
+/// Durations, SLOs and the error budget.
+fn check_limits(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+    let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
     if l.hold_s == 0 {
         d.push(err(
             "load.hold_s",
@@ -198,6 +215,11 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             "must be a fraction in (0, 1), e.g. 0.01 = 1 %".into(),
         ));
     }
+}
+
+/// The abort guard, the script's constraints, warm-up and VU settings.
+fn check_script(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+    let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
     if let Some(a) = l.abort_p95_ms {
         if a < l.slo_p95_ms {
             d.push(err("load.abort_p95_ms", format!("{a} is below the SLO {}", l.slo_p95_ms)).help(
@@ -247,10 +269,6 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             "load.pre_vus",
             format!("{} exceeds max_vus {}", l.pre_vus, l.max_vus),
         ));
-    }
-    match l.model {
-        Model::Closed => check_closed(file, l, d),
-        Model::Open => check_open(file, l, d),
     }
 }
 
@@ -341,237 +359,6 @@ fn check_open(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
             ),
         ));
     }
-}
-
-/// The `expect:` claims: names unique, expressions parse, every name is a known quantity that
-/// the claim can read (step quantities need `at:` or a selector, config values of the lab), one
-/// comparison, `needs` on config only. `against` ids are checked by the catalog.
-fn check_claims(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
-    use crate::verify::{eval, expr};
-    let mut names: Vec<&str> = Vec::new();
-    for (i, c) in e.expect.iter().enumerate() {
-        let f = |sub: &str| {
-            if sub.is_empty() {
-                format!("expect[{i}]")
-            } else {
-                format!("expect[{i}].{sub}")
-            }
-        };
-        if !valid_id(&c.name) {
-            d.push(
-                Diagnostic::error(
-                    file,
-                    f("name"),
-                    format!("`{}` is not a valid claim name", c.name),
-                )
-                .help("use lowercase letters, digits and `-` (e.g. `error-rate`)"),
-            );
-        }
-        if names.contains(&c.name.as_str()) {
-            d.push(Diagnostic::error(
-                file,
-                f("name"),
-                format!("duplicate claim name `{}`", c.name),
-            ));
-        }
-        names.push(&c.name);
-        if c.claim.trim().is_empty() {
-            d.push(
-                Diagnostic::error(file, f("claim"), "is empty")
-                    .help("state the finding in one sentence"),
-            );
-        }
-        if let Some(a) = &c.against
-            && (!valid_id(a) || a == &e.id)
-        {
-            d.push(
-                Diagnostic::error(
-                    file,
-                    f("against"),
-                    format!("`{a}` cannot be compared against"),
-                )
-                .help("name another experiment of the catalog"),
-            );
-        }
-        if let Some(at) = &c.at
-            && let Err(m) = eval::parse_at(at)
-        {
-            let word = match at {
-                StepAt::Name(n) => n.as_str(),
-                StepAt::Target(_) => "",
-            };
-            let allowed = [
-                "every",
-                "lowest",
-                "top",
-                "knee",
-                "last_passing",
-                "below_knee",
-            ];
-            let mut help = format!(
-                "allowed values: {}, or a step's target from load.steps",
-                allowed.join(", ")
-            );
-            if let Some(s) = did_you_mean(word, allowed) {
-                help = format!("did you mean `{s}`? {help}");
-            }
-            d.push(Diagnostic::error(file, f("at"), m).help(help));
-        }
-        if let Some(StepAt::Target(t)) = &c.at
-            && !e.load.steps.contains(t)
-        {
-            d.push(
-                Diagnostic::error(file, f("at"), format!("step {t} is not in load.steps"))
-                    .help(format!("steps: {:?}", e.load.steps)),
-            );
-        }
-        let compiled = match eval::compile(c) {
-            Ok(x) => x,
-            Err(errs) => {
-                // `at` was reported above with its allowed values
-                for (field, m) in errs.into_iter().filter(|(f, _)| f != "at") {
-                    d.push(Diagnostic::error(file, f(&field), m));
-                }
-                continue;
-            }
-        };
-        let mut exprs: Vec<(String, &expr::Expr, bool)> =
-            vec![("value".into(), &compiled.value, false)];
-        match &compiled.cmp {
-            eval::Comparison::Range { min, max } => {
-                if let Some((_, x)) = min {
-                    exprs.push(("min".into(), x, false));
-                }
-                if let Some((_, x)) = max {
-                    exprs.push(("max".into(), x, false));
-                }
-            }
-            eval::Comparison::Equals(_, x) => exprs.push(("equals".into(), x, false)),
-            eval::Comparison::Near(_, x, _) => exprs.push(("near".into(), x, false)),
-        }
-        for (k, (_, x)) in compiled.needs.iter().enumerate() {
-            exprs.push((format!("needs[{k}]"), x, true));
-        }
-        for (field, x, config_only) in exprs {
-            for m in check_expr(e, c, x, compiled.at.is_some(), config_only) {
-                let (msg, help) = m;
-                let mut diag = Diagnostic::error(file, f(&field), msg);
-                if let Some(h) = help {
-                    diag = diag.help(h);
-                }
-                d.push(diag);
-            }
-        }
-    }
-}
-
-/// Problems with the names and functions of one expression: (message, help).
-fn check_expr(
-    e: &Experiment,
-    c: &Claim,
-    x: &crate::verify::expr::Expr,
-    has_at: bool,
-    config_only: bool,
-) -> Vec<(String, Option<String>)> {
-    use crate::verify::expr::Selector;
-    use crate::verify::quantity::{self, Scope};
-    let mut out = Vec::new();
-    for n in x.names() {
-        let Some(q) = quantity::lookup(&n.path) else {
-            let all = quantity::all_names();
-            let mut help = "`perflab verify --quantities` lists the names".to_string();
-            if let Some(s) = did_you_mean(&n.path, all.iter().map(String::as_str)) {
-                help = format!("did you mean `{s}`? {help}");
-            }
-            out.push((format!("unknown quantity `{}`", n.path), Some(help)));
-            continue;
-        };
-        if n.against && c.against.is_none() {
-            out.push((
-                format!(
-                    "`{}` reads another run but the claim has no `against:`",
-                    n.text
-                ),
-                Some("add `against: <experiment id>`".into()),
-            ));
-        }
-        if config_only && q.scope != Scope::Config {
-            out.push((
-                format!("`{}` is a measured {} quantity; `needs` reads only the run's config and CPU layout", n.text, q.scope.as_str()),
-                Some("e.g. `app_cpus >= 2`, `max_children > max_connections`".into()),
-            ));
-            continue;
-        }
-        if let Some(lab) = q.lab
-            && !n.against
-            && lab != e.lab
-        {
-            out.push((
-                format!(
-                    "`{}` is a {lab} setting; this is a {} experiment",
-                    n.path, e.lab
-                ),
-                None,
-            ));
-        }
-        match (q.scope, n.selector) {
-            (Scope::Step, None) if !has_at => out.push((
-                format!("`{}` is a step quantity and the claim has no `at:`", n.text),
-                Some(format!(
-                    "add `at: every|lowest|top|knee|last_passing|below_knee|<step>` or qualify it: `knee.{}`",
-                    n.path
-                )),
-            )),
-            (Scope::Run | Scope::Config, Some(sel)) => out.push((
-                format!("`{}`: `{}` is a {} quantity, not a step's", n.text, n.path, q.scope.as_str()),
-                Some(format!("drop `{sel}.`")),
-            )),
-            (Scope::Step, Some(Selector::Target(t))) if !n.against && !e.load.steps.contains(&t) => {
-                out.push((
-                    format!("`{}`: step {t} is not in load.steps", n.text),
-                    Some(format!("steps: {:?}", e.load.steps)),
-                ))
-            }
-            _ => {}
-        }
-    }
-    for (f, args) in x.calls() {
-        let Some((_, scope, kinds, help)) = quantity::FUNCTIONS.iter().find(|x| x.0 == f) else {
-            let names: Vec<&str> = quantity::FUNCTIONS.iter().map(|x| x.0).collect();
-            let mut help = format!("functions: {}", names.join(", "));
-            if let Some(s) = did_you_mean(f, names.iter().copied()) {
-                help = format!("did you mean `{s}`? {help}");
-            }
-            out.push((format!("unknown function `{f}`"), Some(help)));
-            continue;
-        };
-        use crate::verify::expr::Arg;
-        let ok = match *kinds {
-            "n+" => !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Expr(_))),
-            k => {
-                k.len() == args.len()
-                    && k.chars().zip(args).all(|(c, a)| match c {
-                        's' => matches!(a, Arg::Str(_)),
-                        _ => matches!(a, Arg::Expr(_)),
-                    })
-            }
-        };
-        if !ok {
-            out.push((format!("wrong arguments to `{f}`"), Some(help.to_string())));
-        }
-        if config_only && matches!(f, "log" | "log_lines" | "saturated" | "node_error") {
-            out.push((
-                format!("`{f}` reads measurements; `needs` reads only the config"),
-                None,
-            ));
-        } else if *scope == Scope::Step && !has_at {
-            out.push((
-                format!("`{f}()` reads a step and the claim has no `at:`"),
-                Some("add `at: knee` (or every, top, ...)".into()),
-            ));
-        }
-    }
-    out
 }
 
 /// Checks of one group that need no catalog (the catalog checks members and cycles).

@@ -3,7 +3,10 @@
 //! content-addressed tags; each image records the versions it ships in /etc/perflab/versions.json.
 mod base;
 pub mod k6;
+mod progress;
 pub mod recipe;
+
+pub use progress::build_progress;
 
 use crate::docker::{BuildEvent, ContainerSpec, Docker};
 use anyhow::{Context, Result};
@@ -416,7 +419,7 @@ async fn cached_versions(
 
 /// Read /etc/perflab/versions.json from an image without starting it (create, copy out, remove).
 pub async fn read_versions(docker: &Docker, tag: &str) -> Result<BTreeMap<String, String>> {
-    let name = format!("perflab-versions-{}", crate::stack::random_token(8));
+    let name = format!("perflab-versions-{}", crate::docker::random_token(8));
     let spec = ContainerSpec {
         name: name.clone(),
         image: tag.to_string(),

@@ -3,10 +3,6 @@
 use crate::error::InvalidInput;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::Path;
-
-/// Where Linux lists the online CPUs.
-pub const ONLINE_PATH: &str = "/sys/devices/system/cpu/online";
 
 /// A sorted set of CPU numbers.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -21,28 +17,7 @@ impl CpuSet {
 
     /// Parse a kernel/Docker CPU list such as `0-3,6`.
     pub fn parse(s: &str) -> Result<CpuSet, String> {
-        let mut v = Vec::new();
-        for part in s.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let num = |x: &str| {
-                x.trim()
-                    .parse::<u32>()
-                    .map_err(|_| format!("`{x}` is not a CPU number in `{s}`"))
-            };
-            match part.split_once('-') {
-                Some((a, b)) => {
-                    let (a, b) = (num(a)?, num(b)?);
-                    if b < a {
-                        return Err(format!("range `{part}` runs backwards"));
-                    }
-                    v.extend(a..=b);
-                }
-                None => v.push(num(part)?),
-            }
-        }
-        if v.is_empty() {
-            return Err(format!("`{s}` names no CPU"));
-        }
-        Ok(CpuSet::new(v))
+        crate::host::parse_cpu_list(s).map(CpuSet::new)
     }
 
     pub fn cpus(&self) -> &[u32] {
@@ -72,23 +47,7 @@ impl CpuSet {
 
     /// Docker `--cpuset-cpus` / kernel list form: `2-3`, `0,2`, `0-3,6`.
     pub fn to_list(&self) -> String {
-        let mut out: Vec<String> = Vec::new();
-        let mut i = 0;
-        while i < self.0.len() {
-            let start = self.0[i];
-            let mut end = start;
-            while i + 1 < self.0.len() && self.0[i + 1] == end + 1 {
-                i += 1;
-                end = self.0[i];
-            }
-            out.push(if start == end {
-                start.to_string()
-            } else {
-                format!("{start}-{end}")
-            });
-            i += 1;
-        }
-        out.join(",")
+        crate::host::cpu_list(&self.0)
     }
 }
 
@@ -163,15 +122,9 @@ impl CpuLayout {
     }
 }
 
-/// Online CPUs of this host, from `/sys/devices/system/cpu/online`.
+/// Online CPUs of this host (`host::online_cpus`).
 pub fn online_cpus() -> Result<CpuSet, String> {
-    read_online(Path::new(ONLINE_PATH))
-}
-
-pub fn read_online(path: &Path) -> Result<CpuSet, String> {
-    let s = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    CpuSet::parse(&s)
+    crate::host::online_cpus().map(CpuSet::new)
 }
 
 /// The default layout for the online CPUs (uses the lowest online CPUs in order).

@@ -5,7 +5,7 @@ pub mod align;
 pub mod layout;
 
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
-use crate::experiment::{Experiment, Model, Script};
+use crate::experiment::{Diagnostic, Experiment, LoadSettings, Model, Script};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -14,6 +14,14 @@ pub use layout::{CpuLayout, CpuSet, Role};
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
 pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// One experiment ready to run: resolved (overrides applied), planned.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub experiment: Experiment,
+    pub plan: Plan,
+    pub warnings: Vec<Diagnostic>,
+}
 
 /// Options that change the plan.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -182,102 +190,10 @@ pub fn step_tag(index: usize, model: Model, target: u32) -> String {
 /// Build the plan of an (already validated) experiment.
 pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
     let l = &e.load;
-    let (hold, ramp, warmup, quick) = if opts.quick {
-        let q = QuickProfile {
-            factor: QuickProfile::FACTOR,
-            min_hold_s: 5,
-            min_ramp_s: 2,
-            min_warmup_s: 5,
-            original_hold_s: l.hold_s,
-            original_ramp_s: l.ramp_s,
-            original_warmup_s: l.warmup_s,
-        };
-        (
-            QuickProfile::scale(l.hold_s, q.min_hold_s),
-            QuickProfile::scale(l.ramp_s, q.min_ramp_s),
-            QuickProfile::scale(l.warmup_s, q.min_warmup_s),
-            Some(q),
-        )
-    } else {
-        (l.hold_s, l.ramp_s, l.warmup_s, None)
-    };
+    let (hold, ramp, warmup, quick) = durations(l, opts);
     let stepped = l.script == Script::Stepped;
     let (ramp, warmup) = if stepped { (0, 0) } else { (ramp, warmup) };
-    let mut windows = Vec::new();
-    let mut steps = Vec::new();
-    let mut stages = Vec::new();
-    if warmup > 0 {
-        windows.push(Window {
-            kind: WindowKind::Warmup,
-            step: None,
-            target: l.warmup_rps,
-            start_s: 0,
-            end_s: warmup,
-            measured: false,
-            tag: None,
-        });
-    }
-    let mut t = warmup;
-    for (i, &target) in l.steps.iter().enumerate() {
-        let start = t;
-        if stepped {
-            stages.push(K6Stage {
-                target,
-                duration_s: 0,
-            });
-        } else {
-            stages.push(K6Stage {
-                target,
-                duration_s: ramp,
-            });
-            if ramp > 0 {
-                windows.push(Window {
-                    kind: WindowKind::Ramp,
-                    step: Some(i),
-                    target,
-                    start_s: t,
-                    end_s: t + ramp,
-                    measured: false,
-                    tag: Some("step:ramp".into()),
-                });
-            }
-            t += ramp;
-        }
-        stages.push(K6Stage {
-            target,
-            duration_s: hold,
-        });
-        let tag = if stepped {
-            stage_tag(target)
-        } else {
-            step_tag(i, l.model, target)
-        };
-        let key = if stepped { "stage" } else { "step" };
-        windows.push(Window {
-            kind: WindowKind::Hold,
-            step: Some(i),
-            target,
-            start_s: t,
-            end_s: t + hold,
-            measured: true,
-            tag: Some(format!("{key}:{tag}")),
-        });
-        let open = l.model == Model::Open;
-        let expected = open.then_some(target * hold);
-        steps.push(Step {
-            index: i,
-            target,
-            start_s: start,
-            hold_start_s: t,
-            hold_end_s: t + hold,
-            tag,
-            vus_at_slo: open.then(|| (target as f64 * l.slo_p95_ms / 1000.0).ceil() as u32),
-            nominal_rps_max: l.think_time_s.filter(|_| !open).map(|z| target as f64 / z),
-            expected_requests: expected,
-            p99_tail_samples: expected.map(|n| n / 100),
-        });
-        t += hold;
-    }
+    let tl = timeline(l, hold, ramp, warmup);
     let max_step = l.steps.iter().copied().max().unwrap_or(0);
     let vus = vu_sizing(e, max_step);
     let abort = AbortPlan {
@@ -307,17 +223,137 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         error_budget: l.error_budget,
         timeout_s: l.timeout_s,
         think_time_s: l.think_time_s,
-        steps,
-        windows,
+        steps: tl.steps,
+        windows: tl.windows,
         align_offset_s: warmup,
-        total_s: t,
-        stages,
+        total_s: tl.end_s,
+        stages: tl.stages,
         vus,
         abort,
         k6_env: BTreeMap::new(),
     };
     plan.k6_env = k6_env(&plan);
     plan
+}
+
+/// Hold, ramp and warm-up (s), scaled by the `--quick` profile when asked.
+fn durations(l: &LoadSettings, opts: PlanOptions) -> (u32, u32, u32, Option<QuickProfile>) {
+    if !opts.quick {
+        return (l.hold_s, l.ramp_s, l.warmup_s, None);
+    }
+    let q = QuickProfile {
+        factor: QuickProfile::FACTOR,
+        min_hold_s: 5,
+        min_ramp_s: 2,
+        min_warmup_s: 5,
+        original_hold_s: l.hold_s,
+        original_ramp_s: l.ramp_s,
+        original_warmup_s: l.warmup_s,
+    };
+    (
+        QuickProfile::scale(l.hold_s, q.min_hold_s),
+        QuickProfile::scale(l.ramp_s, q.min_ramp_s),
+        QuickProfile::scale(l.warmup_s, q.min_warmup_s),
+        Some(q),
+    )
+}
+
+/// The steps, windows and k6 stages in time order, and where they end (s from k6 start).
+struct Timeline {
+    windows: Vec<Window>,
+    steps: Vec<Step>,
+    stages: Vec<K6Stage>,
+    end_s: u32,
+}
+
+fn timeline(l: &LoadSettings, hold: u32, ramp: u32, warmup: u32) -> Timeline {
+    let mut tl = Timeline {
+        windows: Vec::new(),
+        steps: Vec::new(),
+        stages: Vec::new(),
+        end_s: warmup,
+    };
+    if warmup > 0 {
+        tl.windows.push(Window {
+            kind: WindowKind::Warmup,
+            step: None,
+            target: l.warmup_rps,
+            start_s: 0,
+            end_s: warmup,
+            measured: false,
+            tag: None,
+        });
+    }
+    for (i, &target) in l.steps.iter().enumerate() {
+        tl.push_step(l, i, target, hold, ramp);
+    }
+    tl
+}
+
+impl Timeline {
+    /// Step `i`: its ramp (breakpoint.js) and its hold, from `end_s` on.
+    fn push_step(&mut self, l: &LoadSettings, i: usize, target: u32, hold: u32, ramp: u32) {
+        let stepped = l.script == Script::Stepped;
+        let start = self.end_s;
+        let mut t = start;
+        if stepped {
+            self.stages.push(K6Stage {
+                target,
+                duration_s: 0,
+            });
+        } else {
+            self.stages.push(K6Stage {
+                target,
+                duration_s: ramp,
+            });
+            if ramp > 0 {
+                self.windows.push(Window {
+                    kind: WindowKind::Ramp,
+                    step: Some(i),
+                    target,
+                    start_s: t,
+                    end_s: t + ramp,
+                    measured: false,
+                    tag: Some("step:ramp".into()),
+                });
+            }
+            t += ramp;
+        }
+        self.stages.push(K6Stage {
+            target,
+            duration_s: hold,
+        });
+        let tag = if stepped {
+            stage_tag(target)
+        } else {
+            step_tag(i, l.model, target)
+        };
+        let key = if stepped { "stage" } else { "step" };
+        self.windows.push(Window {
+            kind: WindowKind::Hold,
+            step: Some(i),
+            target,
+            start_s: t,
+            end_s: t + hold,
+            measured: true,
+            tag: Some(format!("{key}:{tag}")),
+        });
+        let open = l.model == Model::Open;
+        let expected = open.then_some(target * hold);
+        self.steps.push(Step {
+            index: i,
+            target,
+            start_s: start,
+            hold_start_s: t,
+            hold_end_s: t + hold,
+            tag,
+            vus_at_slo: open.then(|| (target as f64 * l.slo_p95_ms / 1000.0).ceil() as u32),
+            nominal_rps_max: l.think_time_s.filter(|_| !open).map(|z| target as f64 / z),
+            expected_requests: expected,
+            p99_tail_samples: expected.map(|n| n / 100),
+        });
+        self.end_s = t + hold;
+    }
 }
 
 fn vu_sizing(e: &Experiment, max_step: u32) -> VuSizing {

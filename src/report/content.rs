@@ -8,26 +8,13 @@ pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
 pub use steps::{persec_block, steps_block};
 
-use super::table::Table;
 use crate::analyze::fmt_ms;
 use crate::analyze::model::*;
 
-/// One titled block of the report.
-pub struct Block {
-    pub title: String,
-    pub lines: Vec<String>,
-    pub table: Option<Table>,
-    /// Lines printed after the table.
-    pub notes: Vec<String>,
-}
+pub use super::table::Block;
 
 fn block(title: &str) -> Block {
-    Block {
-        title: title.into(),
-        lines: Vec::new(),
-        table: None,
-        notes: Vec::new(),
-    }
+    Block::new(title)
 }
 
 fn f1(v: f64) -> String {

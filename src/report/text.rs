@@ -10,17 +10,7 @@ pub fn render(r: &Report) -> String {
         } else {
             out.push_str(&format!("\n## {}\n", b.title));
         }
-        for l in &b.lines {
-            out.push_str(l);
-            out.push('\n');
-        }
-        if let Some(t) = &b.table {
-            out.push_str(&t.to_text());
-        }
-        for n in &b.notes {
-            out.push_str(n);
-            out.push('\n');
-        }
+        out.push_str(&b.body_text());
     }
     out
 }

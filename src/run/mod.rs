@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::cli::catalog::Resolved;
 use crate::docker::Docker;
 use crate::images::{self, Suite};
 use crate::lock::Wait;
 use crate::plan::CpuLayout;
+use crate::plan::Resolved;
 use crate::rundir::RunState;
 use crate::session::Session;
 use crate::session::docker_engine::{DockerEngine, DockerEnv};

@@ -15,6 +15,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+pub use crate::docker::random_token;
 pub use ready::StartError;
 
 /// CPU pinning of one stack, as Docker cpuset strings (`0`, `1`, `2-3`).
@@ -44,17 +45,6 @@ impl From<&crate::plan::CpuLayout> for Pinning {
             app: layout.cpuset(Role::App),
         }
     }
-}
-
-/// Random lowercase alphanumerics from the kernel's CSPRNG (passwords, run ids).
-pub fn random_token(n: usize) -> String {
-    const A: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
-    let mut buf = vec![0u8; n];
-    let mut f = std::fs::File::open("/dev/urandom").expect("/dev/urandom");
-    std::io::Read::read_exact(&mut f, &mut buf).expect("reading /dev/urandom");
-    buf.iter()
-        .map(|b| A[(*b as usize) % A.len()] as char)
-        .collect()
 }
 
 /// The containers of a stack.
@@ -593,12 +583,5 @@ mod tests {
         assert_eq!(entry_url("0.0.0.0", 8080), "http://127.0.0.1:8080");
         assert_eq!(entry_url("10.0.0.4", 80), "http://10.0.0.4:80");
         assert_eq!(entry_url("::1", 80), "http://[::1]:80");
-    }
-
-    #[test]
-    fn tokens_are_random() {
-        let a = random_token(24);
-        assert_eq!(a.len(), 24);
-        assert_ne!(a, random_token(24));
     }
 }

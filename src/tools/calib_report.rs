@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::render::{Table, busy, caveats_markdown, caveats_text, opt};
+use super::render::{Block, Table, blocks_text, busy, caveat_lines, caveats_markdown, opt};
 use super::stats::{self, Summary};
 pub use crate::rundir::tool::CalibSettings;
 
@@ -249,14 +249,11 @@ fn summary_lines(r: &CalibReport) -> Vec<String> {
 /// Plain-text report (also the stdout table).
 pub fn render_text(r: &CalibReport) -> String {
     let lines = summary_lines(r);
-    let mut s = format!("{}\n", lines[0]);
-    s.push_str(&repeat_table(r).to_text());
-    for l in &lines[1..] {
-        s.push_str(l);
-        s.push('\n');
-    }
-    s.push_str(&caveats_text(&r.caveats));
-    s
+    let mut b = Block::new(&lines[0]);
+    b.table = Some(repeat_table(r));
+    b.notes = lines[1..].to_vec();
+    b.notes.extend(caveat_lines(&r.caveats));
+    blocks_text(&[b])
 }
 
 /// Markdown report.

@@ -67,7 +67,7 @@ pub async fn run(
     let interrupt = Interrupt::install_with("stopping the requests, removing the containers")
         .context("installing signal handlers")?;
     let docker = Docker::connect().await?;
-    let mut progress = crate::cli::lab::build_progress(common.quiet);
+    let mut progress = crate::images::build_progress(common.quiet);
     let set = images::ensure_built(&docker, suite, &mut progress).await?;
     let tool_dir = format!("cpu-per-request-{}", lab.as_str());
     let mut run = ToolRun::begin(

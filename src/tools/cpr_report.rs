@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::render::{Table, caveats_markdown, caveats_text, opt};
+use super::render::{Block, Table, blocks_text, caveat_lines, caveats_markdown, opt};
 use super::stats::{self, Summary};
 pub use crate::rundir::tool::CprSettings;
 
@@ -380,17 +380,20 @@ fn notes(r: &CprReport) -> Vec<String> {
 
 /// Plain-text report (also the stdout table).
 pub fn render_text(r: &CprReport) -> String {
-    let mut s = format!("{}\n", header(r));
-    s.push_str(&endpoint_table(r).to_text());
-    for n in notes(r) {
-        let _ = writeln!(s, "{n}");
-    }
+    let mut b = Block::new(&header(r));
+    b.table = Some(endpoint_table(r));
+    b.notes = notes(r);
+    let mut blocks = vec![b];
     if !r.comparisons.is_empty() {
-        let _ = writeln!(s, "\ncompared with the article:");
-        s.push_str(&comparison_table(r).to_text());
+        let mut c = Block::new("");
+        c.lines = vec![String::new(), "compared with the article:".into()];
+        c.table = Some(comparison_table(r));
+        blocks.push(c);
     }
-    s.push_str(&caveats_text(&r.caveats));
-    s
+    let mut caveats = Block::new("");
+    caveats.notes = caveat_lines(&r.caveats);
+    blocks.push(caveats);
+    blocks_text(&blocks)
 }
 
 /// Markdown report.

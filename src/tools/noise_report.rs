@@ -8,7 +8,7 @@ use std::fmt::Write;
 use chrono::{DateTime, Timelike, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::render::{Table, busy, caveats_markdown, caveats_text, opt};
+use super::render::{Block, Table, blocks_text, busy, caveat_lines, caveats_markdown, opt};
 use super::stats::{self, Summary, round};
 pub use crate::rundir::tool::NoiseSettings;
 
@@ -294,35 +294,47 @@ fn density_line(r: &NoiseReport) -> String {
     )
 }
 
+/// Stalls by second of the minute: six rows of ten seconds.
+fn by_second_grid(r: &NoiseReport) -> Table {
+    let mut t = Table::headless(10);
+    t.indent = "  ";
+    t.widths = Some(vec![0; 10]);
+    for row in 0..6 {
+        t.push(
+            (0..10)
+                .map(|c| {
+                    let sec = row * 10 + c;
+                    format!(":{sec:02} {:>3}", r.by_second[sec])
+                })
+                .collect(),
+        );
+    }
+    t
+}
+
 /// The plain-text report (also the stdout table).
 pub fn render_text(r: &NoiseReport) -> String {
-    let mut s = format!(
-        "{}
-",
-        header(r)
-    );
-    s.push_str(&lateness_table(r).to_text());
-    let _ = writeln!(s, "{:.1} stalls per minute", r.stalls_per_minute);
-    s.push('\n');
-    s.push_str(&window_table(r).to_text());
-    let _ = writeln!(s, "{}", density_line(r));
-    if let Some(b) = busy(&r.cpu_busy_pct) {
-        let _ = writeln!(s, "host CPU busy during the check: {b}");
-    }
-    s.push('\n');
-    s.push_str(&comparison_table(r).to_text());
-    let _ = writeln!(s, "\nstalls by second of the minute (UTC):");
-    for row in 0..6 {
-        let cells: Vec<String> = (0..10)
-            .map(|c| {
-                let sec = row * 10 + c;
-                format!(":{sec:02} {:>3}", r.by_second[sec])
-            })
-            .collect();
-        let _ = writeln!(s, "  {}", cells.join("  "));
-    }
-    s.push_str(&caveats_text(&r.caveats));
-    s
+    let mut lateness = Block::new(&header(r));
+    lateness.table = Some(lateness_table(r));
+    lateness.notes = vec![format!("{:.1} stalls per minute", r.stalls_per_minute)];
+    let mut window = Block::new("");
+    window.lines = vec![String::new()];
+    window.table = Some(window_table(r));
+    window.notes = vec![density_line(r)];
+    window
+        .notes
+        .extend(busy(&r.cpu_busy_pct).map(|b| format!("host CPU busy during the check: {b}")));
+    let mut comparison = Block::new("");
+    comparison.lines = vec![String::new()];
+    comparison.table = Some(comparison_table(r));
+    let mut grid = Block::new("");
+    grid.lines = vec![
+        String::new(),
+        "stalls by second of the minute (UTC):".into(),
+    ];
+    grid.table = Some(by_second_grid(r));
+    grid.notes = caveat_lines(&r.caveats);
+    blocks_text(&[lateness, window, comparison, grid])
 }
 
 /// The Markdown report.

@@ -1,9 +1,9 @@
 //! Rendering helpers shared by the tools' reports (pure): optional numbers, caveat lists and
-//! the host CPU busy line; tables use `crate::report::table::Table` (text and Markdown).
+//! the host CPU busy line; the text is `crate::report::table`'s blocks and tables.
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-pub use crate::report::table::Table;
+pub use crate::report::table::{Block, Table, blocks_text};
 
 /// `x` with `digits` decimals and a suffix, or `-`.
 pub fn opt(x: Option<f64>, digits: usize, suffix: &str) -> String {
@@ -22,9 +22,9 @@ pub fn busy(cpu_busy_pct: &BTreeMap<u32, f64>) -> Option<String> {
     })
 }
 
-/// One `caveat: ...` line each.
-pub fn caveats_text(caveats: &[String]) -> String {
-    caveats.iter().map(|c| format!("caveat: {c}\n")).collect()
+/// One `caveat: ...` line each (a text block's notes).
+pub fn caveat_lines(caveats: &[String]) -> Vec<String> {
+    caveats.iter().map(|c| format!("caveat: {c}")).collect()
 }
 
 /// A `## Caveats` section (empty when there is none).
@@ -53,8 +53,8 @@ mod tests {
         );
         assert_eq!(busy(&BTreeMap::new()), None);
         assert_eq!(
-            caveats_text(&["a".into(), "b".into()]),
-            "caveat: a\ncaveat: b\n"
+            caveat_lines(&["a".into(), "b".into()]),
+            ["caveat: a", "caveat: b"]
         );
         assert_eq!(caveats_markdown(&[]), "");
         assert_eq!(caveats_markdown(&["a".into()]), "\n## Caveats\n\n- a\n");

@@ -2,12 +2,12 @@
 //! over rounds of the last passing step; capacity = that x margin; nodes = ceil(peak /
 //! capacity) + 1; database checks (connections, DB CPU per request). Rounds that disagree by
 //! more than one step mean the host is too noisy for a stable SLO knee. Pure.
-use super::eval::fmt_num;
 use crate::analyze::model::{LoadModel, Report};
+use crate::claim::fmt_num;
 use crate::experiment::Lab;
+use crate::report::table::{Block, Table, blocks_text};
 use crate::rundir::Manifest;
 use serde::Serialize;
-use std::fmt::Write;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq)]
@@ -90,23 +90,7 @@ pub fn capacity(
     }
     let rounds: Vec<RoundRow> = runs
         .iter()
-        .map(|(label, r, m)| {
-            let step = r
-                .last_passing
-                .and_then(|t| r.steps.iter().find(|s| s.target == t));
-            RoundRow {
-                run: label.to_string(),
-                last_passing: r.last_passing,
-                index: r
-                    .last_passing
-                    .and_then(|t| m.experiment.load.steps.iter().position(|x| *x == t)),
-                knee: r.knee,
-                db_cpu_ms_per_req: step.and_then(|s| {
-                    let pg = s.server.as_ref()?.cpu_pct.get("pg")?;
-                    (s.ok_per_s > 0.0).then(|| pg / 100.0 / s.ok_per_s * 1000.0)
-                }),
-            }
-        })
+        .map(|(label, r, m)| round_row(label, r, m))
         .collect();
     let all_pass = rounds.iter().all(|r| r.last_passing.is_some());
     let max_sustainable = if all_pass {
@@ -129,7 +113,48 @@ pub fn capacity(
         (Some(p), Some(c)) if c > 0.0 => Some((p / c).ceil() as u64 + 1),
         _ => None,
     };
-    let m = runs[0].2;
+    let db = db_check(runs[0].2, &rounds, nodes, peak, margin);
+    Ok(Capacity {
+        experiment: exp.to_string(),
+        rounds,
+        max_sustainable,
+        spread_steps: spread,
+        noisy: spread.is_some_and(|s| s > 1),
+        margin,
+        capacity_per_s: capacity,
+        peak_per_s: peak,
+        nodes,
+        db,
+    })
+}
+
+/// One round: its last passing step (and that step's index), knee, database CPU per request.
+fn round_row(label: &str, r: &Report, m: &Manifest) -> RoundRow {
+    let step = r
+        .last_passing
+        .and_then(|t| r.steps.iter().find(|s| s.target == t));
+    RoundRow {
+        run: label.to_string(),
+        last_passing: r.last_passing,
+        index: r
+            .last_passing
+            .and_then(|t| m.experiment.load.steps.iter().position(|x| *x == t)),
+        knee: r.knee,
+        db_cpu_ms_per_req: step.and_then(|s| {
+            let pg = s.server.as_ref()?.cpu_pct.get("pg")?;
+            (s.ok_per_s > 0.0).then(|| pg / 100.0 / s.ok_per_s * 1000.0)
+        }),
+    }
+}
+
+/// The database checks for `nodes` nodes at `peak` (None without a pool size or a peak).
+fn db_check(
+    m: &Manifest,
+    rounds: &[RoundRow],
+    nodes: Option<u64>,
+    peak: Option<f64>,
+    margin: f64,
+) -> Option<DbCheck> {
     let per_node = match m.experiment.lab {
         Lab::Php => m.experiment.stack.php.as_ref().map(|p| p.max_children),
         Lab::Node => m
@@ -144,7 +169,7 @@ pub fn capacity(
         .iter()
         .filter_map(|r| r.db_cpu_ms_per_req)
         .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
-    let db = match (per_node, nodes) {
+    match (per_node, nodes) {
         (Some(conn), Some(n)) => {
             let max_connections = m.experiment.stack.postgres.max_connections;
             let db_cores = m.cpu_layout.db.len();
@@ -163,19 +188,7 @@ pub fn capacity(
             })
         }
         _ => None,
-    };
-    Ok(Capacity {
-        experiment: exp.to_string(),
-        rounds,
-        max_sustainable,
-        spread_steps: spread,
-        noisy: spread.is_some_and(|s| s > 1),
-        margin,
-        capacity_per_s: capacity,
-        peak_per_s: peak,
-        nodes,
-        db,
-    })
+    }
 }
 
 fn opt(v: Option<u32>) -> String {
@@ -184,104 +197,113 @@ fn opt(v: Option<u32>) -> String {
 
 /// The capacity plan as text.
 pub fn render_text(c: &Capacity) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let mut b = Block::new(&format!(
         "capacity of {} over {} rounds",
         c.experiment,
         c.rounds.len()
-    );
+    ));
+    b.table = Some(rounds_table(c));
+    sustainable_lines(&mut b.notes, c);
+    if let Some(d) = &c.db {
+        db_lines(&mut b.notes, d);
+    }
+    blocks_text(&[b])
+}
+
+/// One line per round: its last passing step, knee and database CPU per request.
+fn rounds_table(c: &Capacity) -> Table {
+    let mut t = Table::headless(7);
+    t.indent = "  ";
+    t.left = vec![0, 1, 3, 5, 6];
+    t.widths = Some(vec![40, 0, 5, 0, 5, 0, 0]);
+    t.gaps = vec![" ", " ", "  ", " ", "  ", " "];
     for r in &c.rounds {
-        let _ = writeln!(
-            out,
-            "  {:<40} last passing {:>5}  knee {:>5}  pg CPU/req {}",
-            r.run,
+        t.push(vec![
+            r.run.clone(),
+            "last passing".into(),
             opt(r.last_passing),
+            "knee".into(),
             opt(r.knee),
+            "pg CPU/req".into(),
             r.db_cpu_ms_per_req
                 .map(|x| format!("{x:.2} ms"))
-                .unwrap_or_else(|| "-".into())
-        );
+                .unwrap_or_else(|| "-".into()),
+        ]);
     }
+    t
+}
+
+/// The max sustainable rate, the noise warning, the capacity and the nodes for the peak.
+fn sustainable_lines(out: &mut Vec<String>, c: &Capacity) {
     let spread = c
         .spread_steps
         .map(|s| format!("{s} step{}", if s == 1 { "" } else { "s" }))
         .unwrap_or_else(|| "-".into());
     match c.max_sustainable {
         None => {
-            let _ = writeln!(
-                out,
+            out.push(format!(
                 "max sustainable: none (a round has no passing step; spread {spread})"
-            );
+            ));
         }
         Some(m) => {
-            let _ = writeln!(
-                out,
+            out.push(format!(
                 "max sustainable: {m} rps (min over rounds; spread {spread})"
-            );
+            ));
         }
     }
     if c.noisy {
-        let _ = writeln!(
-            out,
-            "WARNING: the rounds disagree by more than one step: this host is too noisy for a stable SLO knee; treat the number below as a lower bound, not a capacity"
-        );
+        out.push("WARNING: the rounds disagree by more than one step: this host is too noisy for a stable SLO knee; treat the number below as a lower bound, not a capacity".into());
     }
     if let Some(cap) = c.capacity_per_s {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "capacity: {} rps = {} x margin {}",
             fmt_num(cap),
             opt(c.max_sustainable),
             fmt_num(c.margin)
-        );
+        ));
     }
     if let (Some(p), Some(n), Some(cap)) = (c.peak_per_s, c.nodes, c.capacity_per_s) {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "nodes for peak {} rps: ceil({} / {}) + 1 = {n}",
             fmt_num(p),
             fmt_num(p),
             fmt_num(cap)
-        );
+        ));
     }
-    if let Some(d) = &c.db {
-        let _ = writeln!(
-            out,
-            "database connections: {} nodes x {} = {} {} max_connections {} ({})",
-            d.nodes,
-            d.connections_per_node,
-            d.nodes * d.connections_per_node as u64,
-            if d.connections_ok { "<=" } else { ">" },
-            d.max_connections,
-            if d.connections_ok {
-                "ok; PostgreSQL reserves 3 of them for superusers"
-            } else {
-                "TOO MANY: a pooler or fewer workers per node"
-            }
-        );
-        match (d.db_cpu_ms_per_req, d.db_cores_needed, d.cpu_ok) {
-            (Some(ms), Some(need), Some(ok)) => {
-                let _ = writeln!(
-                    out,
-                    "database CPU: peak x {ms:.2} ms/req = {need:.2} cores {} {} DB core(s) x margin = {:.2} ({})",
-                    if ok { "<=" } else { ">" },
-                    d.db_cores,
-                    d.db_cores_budget,
-                    if ok {
-                        "ok"
-                    } else {
-                        "TOO MUCH: the database is the bottleneck"
-                    }
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    out,
-                    "database CPU: not measured (no pg CPU samples at the last passing steps)"
-                );
-            }
+}
+
+/// The database checks: connections of every node, CPU at the peak.
+fn db_lines(out: &mut Vec<String>, d: &DbCheck) {
+    out.push(format!(
+        "database connections: {} nodes x {} = {} {} max_connections {} ({})",
+        d.nodes,
+        d.connections_per_node,
+        d.nodes * d.connections_per_node as u64,
+        if d.connections_ok { "<=" } else { ">" },
+        d.max_connections,
+        if d.connections_ok {
+            "ok; PostgreSQL reserves 3 of them for superusers"
+        } else {
+            "TOO MANY: a pooler or fewer workers per node"
+        }
+    ));
+    match (d.db_cpu_ms_per_req, d.db_cores_needed, d.cpu_ok) {
+        (Some(ms), Some(need), Some(ok)) => {
+            out.push(format!("database CPU: peak x {ms:.2} ms/req = {need:.2} cores {} {} DB core(s) x margin = {:.2} ({})",
+                if ok { "<=" } else { ">" },
+                d.db_cores,
+                d.db_cores_budget,
+                if ok {
+                    "ok"
+                } else {
+                    "TOO MUCH: the database is the bottleneck"
+                }
+            ));
+        }
+        _ => {
+            out.push(
+                "database CPU: not measured (no pg CPU samples at the last passing steps)".into(),
+            );
         }
     }
-    out
 }

@@ -1,13 +1,13 @@
 //! `perflab compare RUN-A RUN-B`: the steps side by side (p95, ok/s, failed %, verdict), the
 //! knee shift, and what differs between the runs: component versions, the resolved
 //! experiment config, the overrides and the CPU layout. Pure.
-use super::eval::fmt_num;
 use crate::analyze::model::{Report, StepReport};
+use crate::claim::fmt_num;
+use crate::report::table::{Block, Table, blocks_text};
 use crate::rundir::Manifest;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write;
 
 /// One step of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -180,22 +180,28 @@ fn opt(v: Option<u32>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "none".into())
 }
 
-/// The comparison as text.
-pub fn render_text(c: &Comparison) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "A: {}\nB: {}\n", c.a, c.b);
-    let _ = writeln!(
-        out,
-        "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} verdict B",
-        c.unit, "p95 A", "p95 B", "ok/s A", "ok/s B", "fail% A", "fail% B", "verdict A",
-    );
+/// Both runs' steps side by side: p95, goodput, failures, verdicts.
+fn steps_table(c: &Comparison) -> Table {
+    let mut t = Table::new([
+        c.unit.as_str(),
+        "p95 A",
+        "p95 B",
+        "ok/s A",
+        "ok/s B",
+        "fail% A",
+        "fail% B",
+        "verdict A",
+        "verdict B",
+    ]);
+    t.left = vec![7, 8];
+    t.widths = Some(vec![6, 9, 9, 8, 8, 7, 7, 9, 9]);
+    t.gaps = vec!["  ", " ", "  ", " ", "  ", " ", "  ", " "];
     let cell = |s: &Option<Side>, f: &dyn Fn(&Side) -> String| {
         s.as_ref().map(f).unwrap_or_else(|| "-".into())
     };
     for p in &c.steps {
-        let line = format!(
-            "{:>6}  {:>9} {:>9}  {:>8} {:>8}  {:>7} {:>7}  {:<9} {:<9}",
-            p.target,
+        t.push(vec![
+            p.target.to_string(),
             cell(&p.a, &|s| fmt_num(s.p95_ms.round())),
             cell(&p.b, &|s| fmt_num(s.p95_ms.round())),
             cell(&p.a, &|s| format!("{:.1}", s.ok_per_s)),
@@ -204,37 +210,44 @@ pub fn render_text(c: &Comparison) -> String {
             cell(&p.b, &|s| format!("{:.2}", s.failed_pct)),
             cell(&p.a, &|s| s.verdict.clone()),
             cell(&p.b, &|s| s.verdict.clone()),
-        );
-        let _ = writeln!(out, "{}", line.trim_end());
+        ]);
     }
+    t
+}
+
+/// The comparison as text.
+pub fn render_text(c: &Comparison) -> String {
+    let mut b = Block::new("");
+    b.lines = vec![format!("A: {}", c.a), format!("B: {}", c.b), String::new()];
+    b.table = Some(steps_table(c));
     let shift = match c.knee_shift_steps {
         Some(0) => " (same step)".to_string(),
         Some(n) => format!(" ({n:+} step{})", if n.abs() == 1 { "" } else { "s" }),
         None => String::new(),
     };
-    let _ = writeln!(
-        out,
-        "\nknee: A {} -> B {}{shift}; last passing: A {} -> B {}",
+    b.notes.push(String::new());
+    b.notes.push(format!(
+        "knee: A {} -> B {}{shift}; last passing: A {} -> B {}",
         opt(c.knee_a),
         opt(c.knee_b),
         opt(c.last_passing_a),
         opt(c.last_passing_b)
-    );
+    ));
     for (title, list) in [("versions", &c.versions), ("config", &c.config)] {
+        b.notes.push(String::new());
         if list.is_empty() {
-            let _ = writeln!(out, "\n{title}: identical");
+            b.notes.push(format!("{title}: identical"));
             continue;
         }
-        let _ = writeln!(out, "\n{title} that differ:");
+        b.notes.push(format!("{title} that differ:"));
         for d in list {
-            let _ = writeln!(
-                out,
+            b.notes.push(format!(
                 "  {}: {} -> {}",
                 d.key,
                 d.a.as_deref().unwrap_or("(absent)"),
                 d.b.as_deref().unwrap_or("(absent)")
-            );
+            ));
         }
     }
-    out
+    blocks_text(&[b])
 }

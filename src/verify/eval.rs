@@ -1,10 +1,12 @@
 //! Evaluating one claim on a recorded run (and, for `against:`, another experiment's run):
 //! requirements first (n/a when the run cannot test the claim), then the value at the chosen
 //! step(s) against its comparison. Pure: the runs come in as parsed `Report` + `Manifest`.
-use super::expr::{self, ArgValue, Expr, Name, Resolve, Selector};
-use super::quantity::{self, Missing, Scope};
+use super::quantity::{self, Missing};
 use crate::analyze::model::{Report, StepReport};
-use crate::experiment::{Bound, Claim, StepAt, Tol};
+use crate::claim::compile::{At, Comparison, Compiled, compile};
+use crate::claim::expr::{self, ArgValue, Expr, Name, Resolve, Selector};
+use crate::claim::quantities::{self, Scope};
+use crate::claim::{Claim, Tol, fmt_num};
 use crate::rundir::Manifest;
 use serde::{Deserialize, Serialize};
 
@@ -55,140 +57,6 @@ pub struct ClaimResult {
     pub run: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub against_run: Option<String>,
-}
-
-/// Where the value is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum At {
-    Every,
-    One(Selector),
-}
-
-/// The comparison of a claim.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Comparison {
-    Range {
-        min: Option<(String, Expr)>,
-        max: Option<(String, Expr)>,
-    },
-    Equals(String, Expr),
-    Near(String, Expr, Tol),
-}
-
-/// A claim with its expressions parsed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Compiled {
-    pub value: Expr,
-    pub at: Option<At>,
-    pub cmp: Comparison,
-    pub needs: Vec<(String, Expr)>,
-}
-
-/// A problem with a claim as written: (field, message).
-pub type ClaimError = (String, String);
-
-fn bound(field: &str, b: &Bound) -> Result<(String, Expr), ClaimError> {
-    match b {
-        Bound::Num(n) => Ok((fmt_num(*n), Expr::Num(*n))),
-        Bound::Expr(s) => expr::parse(s)
-            .map(|e| (s.clone(), e))
-            .map_err(|e| (field.to_string(), e.to_string())),
-    }
-}
-
-/// Parse `at:`.
-pub fn parse_at(at: &StepAt) -> Result<At, String> {
-    match at {
-        StepAt::Target(t) => Ok(At::One(Selector::Target(*t))),
-        StepAt::Name(n) if n == "every" => Ok(At::Every),
-        StepAt::Name(n) => match n.parse::<u32>() {
-            Ok(t) => Ok(At::One(Selector::Target(t))),
-            Err(_) => Selector::parse(n)
-                .filter(|s| !matches!(s, Selector::Target(_)))
-                .map(At::One)
-                .ok_or_else(|| format!("unknown step selector `{n}`")),
-        },
-    }
-}
-
-/// Parse the claim's expressions and its comparison (the checks of names are `validate`'s).
-pub fn compile(c: &Claim) -> Result<Compiled, Vec<ClaimError>> {
-    let mut errs = Vec::new();
-    let value = expr::parse(&c.value).map_err(|e| ("value".to_string(), e.to_string()));
-    let at =
-        c.at.as_ref()
-            .map(parse_at)
-            .transpose()
-            .map_err(|e| ("at".into(), e));
-    let mut needs = Vec::new();
-    for (i, n) in c.needs.iter().enumerate() {
-        match expr::parse(n) {
-            Ok(e) => needs.push((n.clone(), e)),
-            Err(e) => errs.push((format!("needs[{i}]"), e.to_string())),
-        }
-    }
-    let forms = [
-        c.min.is_some() || c.max.is_some(),
-        c.equals.is_some(),
-        c.near.is_some(),
-    ];
-    let cmp = match forms.iter().filter(|x| **x).count() {
-        0 => Err((
-            String::new(),
-            "no comparison: give `min`/`max`, `equals`, or `near` with `within`".to_string(),
-        )),
-        1 => {
-            if let Some(n) = &c.near {
-                match &c.within {
-                    None => Err((
-                        "within".to_string(),
-                        "`near` needs `within` (absolute, e.g. 0.03, or relative, e.g. \"15%\")"
-                            .to_string(),
-                    )),
-                    Some(w) => match w.parse() {
-                        Ok(t) => bound("near", n).map(|(s, e)| Comparison::Near(s, e, t)),
-                        Err(e) => Err(("within".to_string(), e)),
-                    },
-                }
-            } else if c.within.is_some() {
-                Err((
-                    "within".to_string(),
-                    "`within` applies only to `near`".to_string(),
-                ))
-            } else if let Some(e) = &c.equals {
-                bound("equals", e).map(|(s, e)| Comparison::Equals(s, e))
-            } else {
-                let min = c.min.as_ref().map(|b| bound("min", b)).transpose();
-                let max = c.max.as_ref().map(|b| bound("max", b)).transpose();
-                match (min, max) {
-                    (Ok(min), Ok(max)) => Ok(Comparison::Range { min, max }),
-                    (Err(e), _) | (_, Err(e)) => Err(e),
-                }
-            }
-        }
-        _ => Err((
-            String::new(),
-            "more than one comparison: use one of `min`/`max`, `equals`, `near`".to_string(),
-        )),
-    };
-    let (value, at, cmp) = match (value, at, cmp) {
-        (Ok(v), Ok(a), Ok(c)) => (v, a, c),
-        (v, a, c) => {
-            errs.extend(v.err());
-            errs.extend(a.err());
-            errs.extend(c.err());
-            return Err(errs);
-        }
-    };
-    if !errs.is_empty() {
-        return Err(errs);
-    }
-    Ok(Compiled {
-        value,
-        at,
-        cmp,
-        needs,
-    })
 }
 
 /// Find the step a selector names.
@@ -259,7 +127,7 @@ impl Resolve for Ctx<'_> {
             self.run
         };
         let q =
-            quantity::lookup(&n.path).ok_or_else(|| format!("unknown quantity `{}`", n.path))?;
+            quantities::lookup(&n.path).ok_or_else(|| format!("unknown quantity `{}`", n.path))?;
         match q.scope {
             Scope::Config => quantity::config_value(run.manifest, &n.path),
             Scope::Run if n.selector.is_none() => quantity::run_value(run.report, &n.path),
@@ -298,25 +166,6 @@ impl Resolve for Ctx<'_> {
             _ => Err(format!("unknown function or arguments: {f}()")),
         }
     }
-}
-
-/// Numbers as people read them: integers bare, else 1-4 significant decimals.
-pub fn fmt_num(x: f64) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    if (x - x.round()).abs() < 1e-9 && x.abs() < 1e12 {
-        return format!("{}", x.round() as i64);
-    }
-    let s = if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.4}")
-    };
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    s.to_string()
 }
 
 /// One evaluation at one step (or none).
@@ -448,81 +297,91 @@ pub fn evaluate(
         at: c.at,
         step: None,
     };
-    // Requirements: n/a when the run's layout or config cannot test the claim.
+    if let Err((verdict, reason)) = requirements(claim, &c, &mut ctx) {
+        out.verdict = verdict;
+        out.reason = Some(reason);
+        return out;
+    }
+    let points = match points(&c, &mut ctx) {
+        Ok(p) => p,
+        Err(m) => {
+            out.reason = Some(m);
+            return out;
+        }
+    };
+    out.measured = measured(&c, &points, &mut ctx);
+    out.expected = expected(&points);
+    (out.verdict, out.reason) = verdict(&c, &points);
+    out
+}
+
+/// `needs` (n/a when the run's layout or config cannot test the claim), then the `against:`
+/// run (a failure when there is none).
+fn requirements(
+    claim: &Claim,
+    c: &Compiled,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), (ClaimVerdict, String)> {
     for (text, e) in &c.needs {
-        match e.eval(&mut ctx) {
+        match e.eval(ctx) {
             Ok(v) if v != 0.0 => {}
             Ok(_) => {
-                let have = leaves_all(e, &mut ctx);
-                out.verdict = ClaimVerdict::NotApplicable;
-                out.reason = Some(format!("needs {text}; this run has {have}"));
-                return out;
+                let have = leaves_all(e, ctx);
+                return Err((
+                    ClaimVerdict::NotApplicable,
+                    format!("needs {text}; this run has {have}"),
+                ));
             }
-            Err(m) => {
-                out.verdict = ClaimVerdict::NotApplicable;
-                out.reason = Some(format!("needs {text}: {m}"));
-                return out;
-            }
+            Err(m) => return Err((ClaimVerdict::NotApplicable, format!("needs {text}: {m}"))),
         }
     }
     if let Some(a) = &claim.against
-        && against.is_none()
+        && ctx.against.is_none()
     {
-        out.reason = Some(format!(
-            "no complete run of `{a}` to compare against (perflab run {a})"
+        return Err((
+            ClaimVerdict::Fail,
+            format!("no complete run of `{a}` to compare against (perflab run {a})"),
         ));
-        return out;
     }
+    Ok(())
+}
+
+/// The value and its check at each step the claim reads (one point without `at:`).
+fn points(c: &Compiled, ctx: &mut Ctx<'_>) -> Result<Vec<Point>, Missing> {
+    let report = ctx.run.report;
     let steps: Vec<Option<&StepReport>> = match c.at {
         None => vec![None],
-        Some(At::Every) => run.report.steps.iter().map(Some).collect(),
-        Some(At::One(sel)) => match select(run.report, sel) {
-            Ok(s) => vec![Some(s)],
-            Err(m) => {
-                out.reason = Some(m);
-                return out;
-            }
-        },
+        Some(At::Every) => report.steps.iter().map(Some).collect(),
+        Some(At::One(sel)) => vec![Some(select(report, sel)?)],
     };
     let mut points = Vec::new();
     for s in steps {
         ctx.step = s;
-        let v = match c.value.eval(&mut ctx) {
-            Ok(v) if v.is_finite() => v,
-            Ok(v) => {
-                out.reason = Some(format!("value is {v} (division by zero?)"));
-                return out;
-            }
-            Err(m) => {
-                out.reason = Some(m);
-                return out;
-            }
+        let v = match c.value.eval(ctx)? {
+            v if v.is_finite() => v,
+            v => return Err(format!("value is {v} (division by zero?)")),
         };
-        match check(&c.cmp, v, &mut ctx) {
-            Ok((ok, expected)) => points.push(Point {
-                step: s.map(|s| s.target),
-                value: v,
-                ok,
-                expected,
-            }),
-            Err(m) => {
-                out.reason = Some(m);
-                return out;
-            }
-        }
+        let (ok, expected) = check(&c.cmp, v, ctx)?;
+        points.push(Point {
+            step: s.map(|s| s.target),
+            value: v,
+            ok,
+            expected,
+        });
     }
+    Ok(points)
+}
+
+/// The measured column: one value with the names it was computed from, or every step's.
+fn measured(c: &Compiled, points: &[Point], ctx: &mut Ctx<'_>) -> String {
     let single = points.len() == 1 && points[0].step.is_none_or(|_| c.at != Some(At::Every));
-    out.measured = if single {
-        ctx.step = steps_last(&points, run.report);
+    if single {
+        ctx.step = steps_last(points, ctx.run.report);
         let at = match (c.at, points[0].step) {
             (Some(At::One(_)), Some(t)) => format!(" at {t}"),
             _ => String::new(),
         };
-        format!(
-            "{}{at}{}",
-            fmt_num(points[0].value),
-            leaves(&c.value, &mut ctx)
-        )
+        format!("{}{at}{}", fmt_num(points[0].value), leaves(&c.value, ctx))
     } else {
         points
             .iter()
@@ -536,27 +395,39 @@ pub fn evaluate(
             })
             .collect::<Vec<_>>()
             .join(", ")
-    };
+    }
+}
+
+/// The expected column: the comparison with its bounds' values, per step when they differ.
+fn expected(points: &[Point]) -> String {
     let mut expected: Vec<&str> = points.iter().map(|p| p.expected.as_str()).collect();
     expected.dedup();
-    out.expected = if expected.len() == 1 {
+    if expected.len() == 1 {
         expected[0].to_string()
     } else {
         format!("{} (per step)", expected.join("; "))
-    };
+    }
+}
+
+/// pass when every point holds; else fail, with the failing steps of `at: every`.
+fn verdict(c: &Compiled, points: &[Point]) -> (ClaimVerdict, Option<String>) {
     let bad: Vec<&Point> = points.iter().filter(|p| !p.ok).collect();
     if points.is_empty() {
-        out.reason = Some("no steps in the run".into());
+        (ClaimVerdict::Fail, Some("no steps in the run".into()))
     } else if bad.is_empty() {
-        out.verdict = ClaimVerdict::Pass;
+        (ClaimVerdict::Pass, None)
     } else if c.at == Some(At::Every) {
         let at: Vec<String> = bad
             .iter()
             .map(|p| p.step.unwrap_or(0).to_string())
             .collect();
-        out.reason = Some(format!("fails at step {}", at.join(", ")));
+        (
+            ClaimVerdict::Fail,
+            Some(format!("fails at step {}", at.join(", "))),
+        )
+    } else {
+        (ClaimVerdict::Fail, None)
     }
-    out
 }
 
 fn steps_last<'r>(points: &[Point], r: &'r Report) -> Option<&'r StepReport> {
@@ -578,80 +449,4 @@ fn leaves_all(e: &Expr, ctx: &mut Ctx<'_>) -> String {
         }
     }
     parts.join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiment::Tolerance;
-
-    fn claim(value: &str) -> Claim {
-        Claim {
-            name: "c".into(),
-            claim: "c".into(),
-            value: value.into(),
-            at: None,
-            min: None,
-            max: None,
-            equals: None,
-            near: None,
-            within: None,
-            needs: vec![],
-            against: None,
-        }
-    }
-
-    #[test]
-    fn numbers_read_like_a_person_writes_them() {
-        assert_eq!(fmt_num(2.0), "2");
-        assert_eq!(fmt_num(-2.0), "-2");
-        assert_eq!(fmt_num(0.19216), "0.1922");
-        assert_eq!(fmt_num(0.2), "0.2");
-        assert_eq!(fmt_num(45.7712), "45.77");
-        assert_eq!(fmt_num(823.66), "823.7");
-    }
-
-    #[test]
-    fn at_accepts_names_and_targets() {
-        assert_eq!(parse_at(&StepAt::Name("every".into())), Ok(At::Every));
-        assert_eq!(
-            parse_at(&StepAt::Name("knee".into())),
-            Ok(At::One(Selector::Knee))
-        );
-        assert_eq!(
-            parse_at(&StepAt::Target(550)),
-            Ok(At::One(Selector::Target(550)))
-        );
-        assert_eq!(
-            parse_at(&StepAt::Name("550".into())),
-            Ok(At::One(Selector::Target(550)))
-        );
-        assert!(parse_at(&StepAt::Name("step550".into())).is_err());
-        assert!(parse_at(&StepAt::Name("kne".into())).is_err());
-    }
-
-    #[test]
-    fn compile_builds_one_comparison() {
-        let mut c = claim("knee");
-        c.min = Some(Bound::Num(1.0));
-        c.max = Some(Bound::Expr("2 * max_children".into()));
-        let k = compile(&c).unwrap();
-        assert!(matches!(
-            k.cmp,
-            Comparison::Range {
-                min: Some(_),
-                max: Some(_)
-            }
-        ));
-        let mut c = claim("knee");
-        c.near = Some(Bound::Num(1.0));
-        c.within = Some(Tolerance::Text("15%".into()));
-        assert!(
-            matches!(compile(&c).unwrap().cmp, Comparison::Near(_, _, Tol::Rel(r)) if (r - 0.15).abs() < 1e-12)
-        );
-        let c = claim("knee +");
-        let e = compile(&c).unwrap_err();
-        assert!(e.iter().any(|(f, _)| f == "value"));
-        assert!(e.iter().any(|(_, m)| m.contains("no comparison")));
-    }
 }

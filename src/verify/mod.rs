@@ -1,11 +1,10 @@
 //! `perflab verify`, `compare`, `capacity`: the article's findings as claims checked on
-//! recorded runs. Pure (no I/O, no clock): `expr` (the claims' expressions), `quantity` (what
-//! names mean), `eval` (one claim on one run), `findings`, `compare`, `capacity`, `render`
-//! (text, md, json); `load` is the only part that reads files.
+//! recorded runs. Pure (no I/O, no clock): `quantity` (the values of the names that
+//! `claim::quantities` lists), `eval` (one claim, compiled by `claim`, on one run), `findings`,
+//! `compare`, `capacity`, `render` (text, md, json); `load` is the only part that reads files.
 pub mod capacity;
 pub mod compare;
 pub mod eval;
-pub mod expr;
 pub mod findings;
 pub mod load;
 pub mod quantity;

@@ -2,6 +2,7 @@
 //! the JSON object. Pure.
 use super::eval::{ClaimResult, ClaimVerdict};
 use super::findings::{Findings, key_versions};
+use crate::report::table::{Block, Table, blocks_text, md_cell};
 use std::fmt::Write;
 
 fn verdict_word(v: ClaimVerdict) -> &'static str {
@@ -12,57 +13,34 @@ fn verdict_word(v: ClaimVerdict) -> &'static str {
     }
 }
 
-fn width(rows: &[[String; 5]], i: usize, cap: usize) -> usize {
-    rows.iter()
-        .map(|r| r[i].chars().count())
-        .max()
-        .unwrap_or(0)
-        .min(cap)
-}
-
 /// The table: experiment, claim, measured, expected, verdict; reasons under failing rows.
 pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
-    let mut rows: Vec<[String; 5]> = vec![[
-        "experiment".into(),
-        "claim".into(),
-        "measured".into(),
-        "expected".into(),
-        "verdict".into(),
-    ]];
-    for c in claims {
-        rows.push([
+    let mut t = Table::new(["experiment", "claim", "measured", "expected", "verdict"]);
+    t.left = (0..5).collect();
+    t.max_width = Some(60);
+    for (k, c) in claims.iter().enumerate() {
+        t.push(vec![
             c.experiment.clone(),
             c.claim.clone(),
             c.measured.clone(),
             c.expected.clone(),
             verdict_word(c.verdict).into(),
         ]);
-    }
-    let w: Vec<usize> = (0..4).map(|i| width(&rows, i, 60)).collect();
-    let mut out = String::new();
-    for (k, r) in rows.iter().enumerate() {
-        let mut line = String::new();
-        for i in 0..4 {
-            let _ = write!(line, "{:<w$}  ", r[i], w = w[i]);
-        }
-        line.push_str(&r[4]);
-        out.push_str(line.trim_end());
-        out.push('\n');
-        if k > 0
-            && let Some(reason) = &claims[k - 1].reason
-        {
-            let _ = writeln!(out, "    -> {reason}");
+        if let Some(reason) = &c.reason {
+            t.below.push((k, format!("    -> {reason}")));
         }
     }
+    let mut b = Block::new("");
+    b.table = Some(t);
+    let out = &mut b.notes;
     let n = |v| claims.iter().filter(|c| c.verdict == v).count();
-    let _ = writeln!(
-        out,
+    out.push(format!(
         "{} claims: {} pass, {} fail, {} n/a",
         claims.len(),
         n(ClaimVerdict::Pass),
         n(ClaimVerdict::Fail),
         n(ClaimVerdict::NotApplicable)
-    );
+    ));
     let mut runs: Vec<&str> = Vec::new();
     for c in claims {
         for r in std::iter::once(c.run.as_str()).chain(c.against_run.as_deref()) {
@@ -72,20 +50,15 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
         }
     }
     if !runs.is_empty() {
-        let _ = writeln!(out, "runs: {}", runs.join(", "));
+        out.push(format!("runs: {}", runs.join(", ")));
     }
     if !missing.is_empty() {
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "missing (claims but no complete run): {} (--run-missing runs them)",
             missing.join(", ")
-        );
+        ));
     }
-    out
-}
-
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    blocks_text(&[b])
 }
 
 /// The findings report: runs and versions, then every claim with its verdict.
@@ -112,38 +85,10 @@ pub fn markdown(f: &Findings) -> String {
             f.missing.join(", ")
         );
     }
-    out.push_str("## Runs\n\n| experiment | run | suite | versions |\n|---|---|---|---|\n");
-    for r in &f.runs {
-        let v: Vec<String> = key_versions(&r.lab, &r.components)
-            .into_iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} |",
-            r.experiment,
-            md_cell(&r.run),
-            r.suite.as_deref().unwrap_or("?"),
-            md_cell(&v.join(", "))
-        );
-    }
-    out.push_str("\n## Claims\n\n| experiment | claim | finding | measured | expected | verdict |\n|---|---|---|---|---|---|\n");
-    for c in &f.claims {
-        let verdict = match &c.reason {
-            Some(r) => format!("**{}**: {}", verdict_word(c.verdict), r),
-            None => verdict_word(c.verdict).to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} |",
-            c.experiment,
-            c.claim,
-            md_cell(&c.text),
-            md_cell(&c.measured),
-            md_cell(&c.expected),
-            md_cell(&verdict)
-        );
-    }
+    out.push_str("## Runs\n\n");
+    out.push_str(&runs_table(f).to_markdown());
+    out.push_str("\n## Claims\n\n");
+    out.push_str(&claims_table(f).to_markdown());
     if !f.skipped.is_empty() {
         out.push_str("\n## Unreadable runs\n\n");
         for s in &f.skipped {
@@ -151,6 +96,53 @@ pub fn markdown(f: &Findings) -> String {
         }
     }
     out
+}
+
+/// The findings' runs: experiment, run, suite, key versions.
+fn runs_table(f: &Findings) -> Table {
+    let mut t = Table::new(["experiment", "run", "suite", "versions"]);
+    t.plain_rule = true;
+    for r in &f.runs {
+        let v: Vec<String> = key_versions(&r.lab, &r.components)
+            .into_iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        t.push(vec![
+            r.experiment.clone(),
+            r.run.clone(),
+            r.suite.as_deref().unwrap_or("?").to_string(),
+            v.join(", "),
+        ]);
+    }
+    t
+}
+
+/// The findings' claims with their verdicts and reasons.
+fn claims_table(f: &Findings) -> Table {
+    let mut t = Table::new([
+        "experiment",
+        "claim",
+        "finding",
+        "measured",
+        "expected",
+        "verdict",
+    ]);
+    t.plain_rule = true;
+    for c in &f.claims {
+        let verdict = match &c.reason {
+            Some(r) => format!("**{}**: {}", verdict_word(c.verdict), r),
+            None => verdict_word(c.verdict).to_string(),
+        };
+        t.push(vec![
+            c.experiment.clone(),
+            c.claim.clone(),
+            c.text.clone(),
+            c.measured.clone(),
+            c.expected.clone(),
+            verdict,
+        ]);
+    }
+    t
 }
 
 /// `--json`: `{"claims": [...], "missing": [...], "runs": [...], ...}`.

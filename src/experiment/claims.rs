@@ -1,0 +1,301 @@
+//! Checks of an experiment's `expect:` claims: names unique, expressions parse (`claim`), every
+//! name a known quantity the claim can read, one comparison, `needs` on config only.
+use super::diag::{Diagnostic, did_you_mean};
+use super::schema::{Claim, Experiment, StepAt};
+use super::validate::valid_id;
+use crate::claim::expr::{Arg, Expr, Name};
+use crate::claim::quantities::{self, Scope};
+use crate::claim::{Comparison, Compiled, Selector, compile, parse_at};
+use std::path::Path;
+
+/// A problem with one expression: (message, help).
+type Problem = (String, Option<String>);
+
+/// The `expect:` claims: names unique, expressions parse, every name is a known quantity that
+/// the claim can read (step quantities need `at:` or a selector, config values of the lab), one
+/// comparison, `needs` on config only. `against` ids are checked by the catalog.
+pub(super) fn check_claims(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    let mut names: Vec<&str> = Vec::new();
+    for (i, c) in e.expect.iter().enumerate() {
+        let f = |sub: &str| {
+            if sub.is_empty() {
+                format!("expect[{i}]")
+            } else {
+                format!("expect[{i}].{sub}")
+            }
+        };
+        check_written(file, e, c, &names, &f, d);
+        names.push(&c.name);
+        check_at(file, e, c, &f, d);
+        let compiled = match compile(c) {
+            Ok(x) => x,
+            Err(errs) => {
+                // `at` was reported above with its allowed values
+                for (field, m) in errs.into_iter().filter(|(f, _)| f != "at") {
+                    d.push(Diagnostic::error(file, f(&field), m));
+                }
+                continue;
+            }
+        };
+        for (field, x, config_only) in claim_exprs(&compiled) {
+            for (msg, help) in check_expr(e, c, x, compiled.at.is_some(), config_only) {
+                let mut diag = Diagnostic::error(file, f(&field), msg);
+                if let Some(h) = help {
+                    diag = diag.help(h);
+                }
+                d.push(diag);
+            }
+        }
+    }
+}
+
+/// The claim's name (valid, not in `seen`), sentence and `against` id.
+fn check_written(
+    file: &Path,
+    e: &Experiment,
+    c: &Claim,
+    seen: &[&str],
+    f: &dyn Fn(&str) -> String,
+    d: &mut Vec<Diagnostic>,
+) {
+    if !valid_id(&c.name) {
+        d.push(
+            Diagnostic::error(
+                file,
+                f("name"),
+                format!("`{}` is not a valid claim name", c.name),
+            )
+            .help("use lowercase letters, digits and `-` (e.g. `error-rate`)"),
+        );
+    }
+    if seen.contains(&c.name.as_str()) {
+        d.push(Diagnostic::error(
+            file,
+            f("name"),
+            format!("duplicate claim name `{}`", c.name),
+        ));
+    }
+    if c.claim.trim().is_empty() {
+        d.push(
+            Diagnostic::error(file, f("claim"), "is empty")
+                .help("state the finding in one sentence"),
+        );
+    }
+    if let Some(a) = &c.against
+        && (!valid_id(a) || a == &e.id)
+    {
+        d.push(
+            Diagnostic::error(
+                file,
+                f("against"),
+                format!("`{a}` cannot be compared against"),
+            )
+            .help("name another experiment of the catalog"),
+        );
+    }
+}
+
+/// `at:` a known selector, or a step of `load.steps`.
+fn check_at(
+    file: &Path,
+    e: &Experiment,
+    c: &Claim,
+    f: &dyn Fn(&str) -> String,
+    d: &mut Vec<Diagnostic>,
+) {
+    if let Some(at) = &c.at
+        && let Err(m) = parse_at(at)
+    {
+        let word = match at {
+            StepAt::Name(n) => n.as_str(),
+            StepAt::Target(_) => "",
+        };
+        let allowed = [
+            "every",
+            "lowest",
+            "top",
+            "knee",
+            "last_passing",
+            "below_knee",
+        ];
+        let mut help = format!(
+            "allowed values: {}, or a step's target from load.steps",
+            allowed.join(", ")
+        );
+        if let Some(s) = did_you_mean(word, allowed) {
+            help = format!("did you mean `{s}`? {help}");
+        }
+        d.push(Diagnostic::error(file, f("at"), m).help(help));
+    }
+    if let Some(StepAt::Target(t)) = &c.at
+        && !e.load.steps.contains(t)
+    {
+        d.push(
+            Diagnostic::error(file, f("at"), format!("step {t} is not in load.steps"))
+                .help(format!("steps: {:?}", e.load.steps)),
+        );
+    }
+}
+
+/// The compiled claim's expressions: (field, expression, reads only the config).
+fn claim_exprs(c: &Compiled) -> Vec<(String, &Expr, bool)> {
+    let mut exprs: Vec<(String, &Expr, bool)> = vec![("value".into(), &c.value, false)];
+    match &c.cmp {
+        Comparison::Range { min, max } => {
+            if let Some((_, x)) = min {
+                exprs.push(("min".into(), x, false));
+            }
+            if let Some((_, x)) = max {
+                exprs.push(("max".into(), x, false));
+            }
+        }
+        Comparison::Equals(_, x) => exprs.push(("equals".into(), x, false)),
+        Comparison::Near(_, x, _) => exprs.push(("near".into(), x, false)),
+    }
+    for (k, (_, x)) in c.needs.iter().enumerate() {
+        exprs.push((format!("needs[{k}]"), x, true));
+    }
+    exprs
+}
+
+/// Problems with the names and functions of one expression.
+fn check_expr(
+    e: &Experiment,
+    c: &Claim,
+    x: &Expr,
+    has_at: bool,
+    config_only: bool,
+) -> Vec<Problem> {
+    let mut out = Vec::new();
+    for n in x.names() {
+        check_name(e, c, n, has_at, config_only, &mut out);
+    }
+    for (f, args) in x.calls() {
+        check_call(f, args, has_at, config_only, &mut out);
+    }
+    out
+}
+
+/// One name: a known quantity, of this lab, read where its scope allows.
+fn check_name(
+    e: &Experiment,
+    c: &Claim,
+    n: &Name,
+    has_at: bool,
+    config_only: bool,
+    out: &mut Vec<Problem>,
+) {
+    let Some(q) = quantities::lookup(&n.path) else {
+        let all = quantities::all_names();
+        let mut help = "`perflab verify --quantities` lists the names".to_string();
+        if let Some(s) = did_you_mean(&n.path, all.iter().map(String::as_str)) {
+            help = format!("did you mean `{s}`? {help}");
+        }
+        out.push((format!("unknown quantity `{}`", n.path), Some(help)));
+        return;
+    };
+    if n.against && c.against.is_none() {
+        out.push((
+            format!(
+                "`{}` reads another run but the claim has no `against:`",
+                n.text
+            ),
+            Some("add `against: <experiment id>`".into()),
+        ));
+    }
+    if config_only && q.scope != Scope::Config {
+        out.push((
+            format!("`{}` is a measured {} quantity; `needs` reads only the run's config and CPU layout", n.text, q.scope.as_str()),
+            Some("e.g. `app_cpus >= 2`, `max_children > max_connections`".into()),
+        ));
+        return;
+    }
+    if let Some(lab) = q.lab
+        && !n.against
+        && lab != e.lab.as_str()
+    {
+        out.push((
+            format!(
+                "`{}` is a {lab} setting; this is a {} experiment",
+                n.path, e.lab
+            ),
+            None,
+        ));
+    }
+    match (q.scope, n.selector) {
+        (Scope::Step, None) if !has_at => out.push((
+            format!("`{}` is a step quantity and the claim has no `at:`", n.text),
+            Some(format!(
+                "add `at: every|lowest|top|knee|last_passing|below_knee|<step>` or qualify it: `knee.{}`",
+                n.path
+            )),
+        )),
+        (Scope::Run | Scope::Config, Some(sel)) => out.push((
+            format!("`{}`: `{}` is a {} quantity, not a step's", n.text, n.path, q.scope.as_str()),
+            Some(format!("drop `{sel}.`")),
+        )),
+        (Scope::Step, Some(Selector::Target(t))) if !n.against && !e.load.steps.contains(&t) => {
+            out.push((
+                format!("`{}`: step {t} is not in load.steps", n.text),
+                Some(format!("steps: {:?}", e.load.steps)),
+            ))
+        }
+        _ => {}
+    }
+}
+
+/// One function call: a known function, its arguments of the right kinds, readable here.
+fn check_call(f: &str, args: &[Arg], has_at: bool, config_only: bool, out: &mut Vec<Problem>) {
+    let Some((_, scope, kinds, help)) = quantities::FUNCTIONS.iter().find(|x| x.0 == f) else {
+        let names: Vec<&str> = quantities::FUNCTIONS.iter().map(|x| x.0).collect();
+        let mut help = format!("functions: {}", names.join(", "));
+        if let Some(s) = did_you_mean(f, names.iter().copied()) {
+            help = format!("did you mean `{s}`? {help}");
+        }
+        out.push((format!("unknown function `{f}`"), Some(help)));
+        return;
+    };
+    let ok = match *kinds {
+        "n+" => !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Expr(_))),
+        k => {
+            k.len() == args.len()
+                && k.chars().zip(args).all(|(c, a)| match c {
+                    's' => matches!(a, Arg::Str(_)),
+                    _ => matches!(a, Arg::Expr(_)),
+                })
+        }
+    };
+    if !ok {
+        out.push((format!("wrong arguments to `{f}`"), Some(help.to_string())));
+    }
+    if config_only && matches!(f, "log" | "log_lines" | "saturated" | "node_error") {
+        out.push((
+            format!("`{f}` reads measurements; `needs` reads only the config"),
+            None,
+        ));
+    } else if *scope == Scope::Step && !has_at {
+        out.push((
+            format!("`{f}()` reads a step and the claim has no `at:`"),
+            Some("add `at: knee` (or every, top, ...)".into()),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::Lab;
+
+    #[test]
+    fn lab_quantities_name_a_lab() {
+        for q in quantities::QUANTITIES {
+            if let Some(l) = q.lab {
+                assert!(
+                    Lab::ALL.iter().any(|x| x.as_str() == l),
+                    "{}: `{l}` is no lab",
+                    q.name
+                );
+            }
+        }
+    }
+}

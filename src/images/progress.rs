@@ -1,0 +1,37 @@
+//! The image builds' progress on stderr (`perflab build`, and before `up`, `run`, the tools).
+use super::BuildProgress;
+use std::io::IsTerminal;
+
+/// Progress printer for image builds: one line per step on a terminal, plain lines otherwise.
+pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
+    let tty = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    move |p| {
+        if quiet {
+            return;
+        }
+        match p {
+            BuildProgress::UpToDate { .. } => {}
+            BuildProgress::Building { role, tag, log } => {
+                crate::say!(
+                    "building {:<9} {tag} (log: {})",
+                    role.as_str(),
+                    log.display()
+                )
+            }
+            BuildProgress::Step { role, step } => {
+                let step: String = step.chars().take(100).collect();
+                if tty {
+                    eprint!("\r\x1b[2K  {:<9} {step}", role.as_str());
+                } else {
+                    crate::say!("  {:<9} {step}", role.as_str());
+                }
+            }
+            BuildProgress::Built { role, seconds, .. } => {
+                if tty {
+                    eprint!("\r\x1b[2K");
+                }
+                crate::say!("built    {:<9} in {seconds:.1} s", role.as_str())
+            }
+        }
+    }
+}
