@@ -1,7 +1,7 @@
 //! perflab: reproduces the PHP and Node.js breaking-point labs of the k6 article on any Docker host.
 //!
 //! Pipeline: `experiment` (YAML schema, validation) -> `plan` (steps, alignment, CPU layout)
-//! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
+//! -> `lab` (one descriptor per lab, the roles) -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
 //! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
 //! `report` (renderers), with `rundir`, `lock`, `host` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
@@ -13,6 +13,7 @@ pub mod error;
 pub mod experiment;
 pub mod host;
 pub mod images;
+pub mod lab;
 pub mod load;
 pub mod lock;
 pub mod output;

@@ -18,14 +18,10 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
-    match s {
-        "php" => Ok(Lab::Php),
-        "node" => Ok(Lab::Node),
-        "demo" => Ok(Lab::Demo),
-        _ => Err(InvalidInput(format!(
-            "unknown lab `{s}`: use php, node or demo"
-        ))),
-    }
+    Lab::ALL
+        .into_iter()
+        .find(|l| l.as_str() == s)
+        .ok_or_else(|| InvalidInput(format!("unknown lab `{s}`: use php, node or demo")))
 }
 
 /// Progress printer for image builds: one line per step on a terminal, plain lines otherwise.
@@ -40,23 +36,23 @@ pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
             BuildProgress::Building { role, tag, log } => {
                 crate::say!(
                     "building {:<9} {tag} (log: {})",
-                    role.as_str(),
+                    role.image_name(),
                     log.display()
                 )
             }
             BuildProgress::Step { role, step } => {
                 let step: String = step.chars().take(100).collect();
                 if tty {
-                    eprint!("\r\x1b[2K  {:<9} {step}", role.as_str());
+                    eprint!("\r\x1b[2K  {:<9} {step}", role.image_name());
                 } else {
-                    crate::say!("  {:<9} {step}", role.as_str());
+                    crate::say!("  {:<9} {step}", role.image_name());
                 }
             }
             BuildProgress::Built { role, seconds, .. } => {
                 if tty {
                     eprint!("\r\x1b[2K");
                 }
-                crate::say!("built    {:<9} in {seconds:.1} s", role.as_str())
+                crate::say!("built    {:<9} in {seconds:.1} s", role.image_name())
             }
         }
     }
@@ -107,7 +103,7 @@ fn print_images(set: &ImageSet) {
             .collect();
         crate::out!(
             "{:<9} {:<40} {:>6} MB  {}",
-            img.role.as_str(),
+            img.role.image_name(),
             img.tag,
             img.size_bytes / 1_000_000,
             v.join(", ")
@@ -252,7 +248,7 @@ fn print_stack(s: &LabStack) {
     for c in s.containers.values() {
         crate::out!(
             "  {:<8} {} (cpus {}, {} MiB)",
-            c.role.as_str(),
+            c.role.log_name(),
             c.name,
             c.cpuset,
             c.memory_bytes >> 20

@@ -1,7 +1,7 @@
 //! Text rendering of `perflab show` for one experiment: settings, timeline, VUs, layout, alignment.
 use super::catalog::Resolved;
 use crate::experiment::{Lab, Listen, Model, Script, StackSettings};
-use crate::plan::{Alignment, CpuLayout, Role, WindowKind};
+use crate::plan::{Alignment, CpuLayout, Slot, WindowKind};
 use std::io::Write;
 use std::path::Path;
 
@@ -60,7 +60,7 @@ fn stack_line(lab: Lab, s: &StackSettings) -> String {
     if s.postgres.xact_delta {
         pg.push_str(", xact_commit delta recorded");
     }
-    if lab != Lab::Demo {
+    if crate::lab::descriptor(lab).info().uses_pg() {
         parts.push(pg);
     }
     parts.join("; ")
@@ -220,7 +220,7 @@ pub fn render_experiment(
     writeln!(out)?;
     match layout {
         Ok(lay) => {
-            let roles = Role::ALL
+            let roles = Slot::ALL
                 .iter()
                 .map(|r| format!("{} {}", r.as_str(), lay.cpuset(*r)))
                 .collect::<Vec<_>>()

@@ -116,7 +116,7 @@ fn experiments_with_claims<'c>(cat: &'c Catalog, id: &str) -> anyhow::Result<Vec
 fn quantities_help() -> String {
     let mut s =
         String::from("quantities (scope: step needs `at:` or a selector such as `knee.`):\n");
-    for q in quantity::QUANTITIES {
+    for q in quantity::QUANTITIES.iter() {
         let lab = q.lab.map(|l| format!(" [{l}]")).unwrap_or_default();
         s.push_str(&format!(
             "  {:<24} {:<6} {}{lab}\n",

@@ -6,6 +6,7 @@ pub mod k6;
 pub mod recipe;
 
 use crate::docker::{BuildEvent, ContainerSpec, Docker};
+pub use crate::lab::Role;
 use anyhow::{Context, Result};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -61,57 +62,10 @@ impl std::fmt::Display for Suite {
     }
 }
 
-/// One image per role; every role but `base` is built on top of `base`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Role {
-    #[serde(rename = "base")]
-    Base,
-    #[serde(rename = "pg")]
-    Pg,
-    #[serde(rename = "php-fpm")]
-    PhpFpm,
-    #[serde(rename = "nginx")]
-    Nginx,
-    #[serde(rename = "node-app")]
-    NodeApp,
-    #[serde(rename = "k6")]
-    K6,
-}
-
-impl Role {
-    /// Build order: parents first.
-    pub const ALL: [Role; 6] = [
-        Role::Base,
-        Role::Pg,
-        Role::PhpFpm,
-        Role::Nginx,
-        Role::NodeApp,
-        Role::K6,
-    ];
-
-    /// The directory name under `images/` and the tag's repository name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Base => "base",
-            Role::Pg => "pg",
-            Role::PhpFpm => "php-fpm",
-            Role::Nginx => "nginx",
-            Role::NodeApp => "node-app",
-            Role::K6 => "k6",
-        }
-    }
-
-    pub fn parent(self) -> Option<Role> {
-        match self {
-            Role::Base => None,
-            _ => Some(Role::Base),
-        }
-    }
-}
-
 /// A built role image: its tag, engine id, size and the versions it ships.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoleImage {
+    #[serde(with = "crate::lab::role::as_image")]
     pub role: Role,
     pub tag: String,
     pub id: String,
@@ -125,14 +79,16 @@ pub struct RoleImage {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ImageSet {
     pub suite: Suite,
+    #[serde(with = "crate::lab::role::as_image::map")]
     pub images: BTreeMap<Role, RoleImage>,
 }
 
 impl ImageSet {
+    /// The image a role runs (the demo server runs the node-app image).
     pub fn get(&self, role: Role) -> &RoleImage {
         self.images
-            .get(&role)
-            .unwrap_or_else(|| panic!("image set lacks role {}", role.as_str()))
+            .get(&role.image())
+            .unwrap_or_else(|| panic!("image set lacks image {}", role.image_name()))
     }
 
     /// All recorded versions, keyed `role.key` (for manifests and reports).
@@ -140,7 +96,7 @@ impl ImageSet {
         let mut m = BTreeMap::new();
         for (r, img) in &self.images {
             for (k, v) in &img.versions {
-                m.insert(format!("{}.{}", r.as_str(), k), v.clone());
+                m.insert(format!("{}.{}", r.image_name(), k), v.clone());
             }
         }
         m
@@ -185,9 +141,9 @@ pub fn build_log_dir() -> PathBuf {
 pub fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
     let root = recipe::repo_root();
     let mut out: Vec<(Role, String)> = Vec::new();
-    for role in Role::ALL {
+    for role in Role::IMAGES {
         let files = recipe::context_files(&root, role)
-            .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
+            .with_context(|| format!("reading the recipe of image `{}`", role.image_name()))?;
         let parent = role
             .parent()
             .map(|p| out.iter().find(|(r, _)| *r == p).unwrap().1.clone());
@@ -228,15 +184,20 @@ pub async fn ensure_built(
     // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
     let mut tags: BTreeMap<Role, String> = BTreeMap::new();
     let mut todo: Vec<Vec<PendingBuild>> = vec![Vec::new(), Vec::new()];
-    for role in Role::ALL {
+    for role in Role::IMAGES {
         let files = recipe::context_files(&root, role)
-            .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
+            .with_context(|| format!("reading the recipe of image `{}`", role.image_name()))?;
         let parent = role.parent().map(|p| tags[&p].clone());
         let hash = recipe::recipe_hash(role, suite, parent.as_deref(), &files);
         let tag = recipe::tag_for(role, suite, &hash);
         tags.insert(role, tag.clone());
         if docker.image_info(&tag).await?.is_none() {
-            let log_path = log_dir.join(format!("{}-{}-{}.log", role.as_str(), suite, &hash[..12]));
+            let log_path = log_dir.join(format!(
+                "{}-{}-{}.log",
+                role.image_name(),
+                suite,
+                &hash[..12]
+            ));
             let stage = usize::from(role != Role::Base);
             todo[stage].push((role, tag, parent, files, log_path));
         } else {
@@ -275,7 +236,7 @@ pub async fn ensure_built(
                     .with_context(|| {
                         format!(
                             "building image `{}` for {suite} (full log: {})",
-                            role.as_str(),
+                            role.image_name(),
                             log_path.display()
                         )
                     })?;
@@ -296,7 +257,7 @@ pub async fn ensure_built(
         }
     }
     drop(lock);
-    for role in Role::ALL {
+    for role in Role::IMAGES {
         let tag = &tags[&role];
         let info = docker
             .image_info(tag)
@@ -366,7 +327,10 @@ async fn build_one(
     let mut labels = BTreeMap::new();
     // No `perflab` label here: containers inherit image labels, and `perflab` marks objects
     // that `cleanup` may remove.
-    labels.insert("perflab.image.role".to_string(), role.as_str().to_string());
+    labels.insert(
+        "perflab.image.role".to_string(),
+        role.image_name().to_string(),
+    );
     labels.insert(
         "perflab.image.suite".to_string(),
         suite.as_str().to_string(),

@@ -13,16 +13,15 @@ use serde_json::json;
 use super::generators;
 use super::progress::Progress;
 use super::signals::Interrupt;
-use crate::analyze::samples::Role as SampleRole;
 use crate::cli::catalog::Resolved;
 use crate::docker::{self, Docker, ExitStatus};
-use crate::experiment::{Experiment, Lab};
+use crate::experiment::Experiment;
 use crate::images::ImageSet;
 use crate::load;
-use crate::plan::{self, CpuLayout, Plan, Role};
-use crate::rundir::{self, Manifest, RunDir, RunState};
-use crate::sample::{self, ContainerTarget, SamplerTargets};
-use crate::stack::{LabStack, Pinning, StackRole, StartOptions, warmup};
+use crate::plan::{self, CpuLayout, Plan, Slot};
+use crate::rundir::{Manifest, RunDir, RunState};
+use crate::sample::{self, SamplerTargets};
+use crate::stack::{LabStack, Pinning, StartOptions, warmup};
 
 /// Seconds between k6 leaving its start gate and its test clock starting (init, VU
 /// pre-allocation); the gate opens this much before the aligned instant (generators whose
@@ -81,17 +80,6 @@ impl From<anyhow::Error> for Stop {
     }
 }
 
-/// The sampler's role name for a stack container (the report's column names).
-fn sample_role(lab: Lab, role: StackRole) -> SampleRole {
-    match (lab, role) {
-        (_, StackRole::Pg) => SampleRole::Pg,
-        (_, StackRole::PhpFpm) => SampleRole::Fpm,
-        (_, StackRole::Nginx) => SampleRole::Nginx,
-        (Lab::Demo, StackRole::App) => SampleRole::Demo,
-        (_, StackRole::App) => SampleRole::App,
-    }
-}
-
 /// Run one round. Returns Err only when the run directory itself could not be created.
 pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<RoundOutcome> {
     let exp = &r.experiment;
@@ -109,7 +97,12 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
         .images
         .images
         .iter()
-        .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
+        .map(|(role, i)| {
+            (
+                role.image_name().to_owned(),
+                format!("{} ({})", i.tag, i.id),
+            )
+        })
         .collect();
     manifest.measurements.insert("run_id".into(), json!(run_id));
     manifest
@@ -127,7 +120,7 @@ pub async fn run_round(env: &RoundEnv<'_>, r: &Resolved, round: u32) -> Result<R
     let result = measure(env, exp, &r.plan, &dir, &run_id, &mut manifest, &mut stack).await;
     // Whatever happened: logs out, containers and network gone.
     if let Some(s) = &stack
-        && let Err(e) = collect_logs(env.docker, s, exp, &dir).await
+        && let Err(e) = s.collect_logs(env.docker, exp, &dir.path).await
     {
         manifest
             .caveats
@@ -318,7 +311,7 @@ async fn measure(
     // The load generators, ready to start: scripts copied in, each held by a start gate.
     let lg = env.loadgen;
     let n = env.generators;
-    let cpuset = env.layout.cpuset(Role::Loadgen);
+    let cpuset = env.layout.cpuset(Slot::Loadgen);
     let paused = lg.docker.endpoint().is_on_this_machine();
     let mut gens = generators::create(
         lg,
@@ -437,7 +430,7 @@ async fn measure(
         );
     }
     // Measurement: the orchestrator moves to the load generator's CPUs before the start.
-    let loadgen = env.layout.get(Role::Loadgen).indices();
+    let loadgen = env.layout.get(Slot::Loadgen).indices();
     let pinned = sample::pin_process_to(&loadgen);
     if let Err(e) = &pinned {
         manifest.caveats.push(format!(
@@ -499,7 +492,7 @@ async fn measure(
         let mut containers = if stack_off_host {
             Vec::new()
         } else {
-            stack_targets(env.docker, &stack, exp.lab).await?
+            stack.sampler_targets(env.docker).await?
         };
         if !lg.off_host {
             containers.extend(generators::targets(&gens));
@@ -517,7 +510,7 @@ async fn measure(
             t.extend(generators::targets(&gens));
         }
         if stack_too {
-            t.extend(stack_targets(env.docker, &stack, exp.lab).await?);
+            t.extend(stack.sampler_targets(env.docker).await?);
         }
         match a.start(&t).await {
             Ok(()) => started_agents.push(a),
@@ -747,132 +740,4 @@ async fn smoke_check(entry_url: &str, endpoint: &str) -> Result<()> {
         "smoke check: GET {endpoint} never answered 200 in 10 tries before any load; the stack is misconfigured (see logs/ in the run directory). Last answer: {}",
         seen.last().map(String::as_str).unwrap_or("none")
     )
-}
-
-/// The stack's containers as sampler targets (init pids on the stack engine's host).
-async fn stack_targets(
-    docker: &Docker,
-    stack: &LabStack,
-    lab: Lab,
-) -> Result<Vec<ContainerTarget>> {
-    let mut containers = Vec::new();
-    for (role, c) in &stack.containers {
-        let info = docker.inspect_container(&c.id).await?;
-        if let Some(pid) = info.pid {
-            containers.push(ContainerTarget {
-                role: sample_role(lab, *role),
-                name: c.name.clone(),
-                pid,
-            });
-        }
-    }
-    Ok(containers)
-}
-
-/// Container logs into `logs/<role>.log`; the Node app's metrics lines into `samples/node.jsonl`;
-/// Laravel's log file when present; the access logs into `logs/access/` when turned on.
-async fn collect_logs(
-    docker: &Docker,
-    stack: &LabStack,
-    exp: &Experiment,
-    dir: &RunDir,
-) -> Result<()> {
-    let logs_dir = dir.path.join("logs");
-    std::fs::create_dir_all(&logs_dir)?;
-    for (role, c) in &stack.containers {
-        let text = docker.logs(&c.id, None).await.unwrap_or_default();
-        rundir::write_atomic(
-            &logs_dir.join(format!("{}.log", role.as_str())),
-            text.as_bytes(),
-        )?;
-        if *role == StackRole::App {
-            let lines = metrics_lines(&text, &c.name);
-            if !lines.is_empty() {
-                std::fs::create_dir_all(dir.path.join("samples"))?;
-                rundir::write_atomic(&dir.path.join("samples/node.jsonl"), lines.as_bytes())?;
-            }
-        }
-    }
-    if stack.lab == Lab::Php
-        && let Ok(bytes) = stack
-            .read_file(
-                docker,
-                StackRole::PhpFpm,
-                "/srv/app/storage/logs/laravel.log",
-            )
-            .await
-    {
-        rundir::write_atomic(&logs_dir.join("laravel.log"), &bytes)?;
-    }
-    // diag-acc: the access logs, beside (not in) the digested logs
-    if exp.stack.php.as_ref().is_some_and(|p| p.access_log) {
-        let access_dir = logs_dir.join("access");
-        std::fs::create_dir_all(&access_dir)?;
-        for (role, path, name) in [
-            (
-                StackRole::PhpFpm,
-                crate::stack::templates::FPM_ACCESS_LOG,
-                "fpm.log",
-            ),
-            (
-                StackRole::Nginx,
-                crate::stack::templates::NGINX_ACCESS_LOG,
-                "nginx.log",
-            ),
-        ] {
-            let bytes = stack
-                .read_file(docker, role, path)
-                .await
-                .with_context(|| format!("reading the access log {path}"))?;
-            rundir::write_atomic(&access_dir.join(name), &bytes)?;
-        }
-    }
-    Ok(())
-}
-
-/// The app's 2-second JSON metrics lines (those with `t` and `elu` or `inflight`), each with the
-/// container name added, as JSON lines.
-pub fn metrics_lines(log: &str, container: &str) -> String {
-    let mut out = String::new();
-    for line in log.lines() {
-        let l = line.trim();
-        if !l.starts_with('{') {
-            continue;
-        }
-        let Ok(serde_json::Value::Object(mut m)) = serde_json::from_str::<serde_json::Value>(l)
-        else {
-            continue;
-        };
-        if !m.contains_key("t") || !(m.contains_key("elu") || m.contains_key("inflight")) {
-            continue;
-        }
-        m.insert("container".into(), json!(container));
-        out.push_str(&serde_json::Value::Object(m).to_string());
-        out.push('\n');
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn metrics_lines_keep_only_the_apps_json_lines() {
-        let log = "listening on 3000\n{\"t\":\"2026-10-30T11:21:45.694Z\",\"pid\":1,\"rps\":150,\"elu\":0.81,\"inflight\":0}\nnot json {\n{\"msg\":\"other\"}\n";
-        let out = metrics_lines(log, "perflab-x-app");
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 1);
-        let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
-        assert_eq!(v["container"], "perflab-x-app");
-        assert_eq!(v["rps"], 150);
-    }
-
-    #[test]
-    fn sample_roles_match_the_report_columns() {
-        assert_eq!(sample_role(Lab::Php, StackRole::PhpFpm).as_str(), "fpm");
-        assert_eq!(sample_role(Lab::Node, StackRole::App).as_str(), "app");
-        assert_eq!(sample_role(Lab::Demo, StackRole::App).as_str(), "demo");
-        assert_eq!(sample_role(Lab::Php, StackRole::Pg).as_str(), "pg");
-    }
 }

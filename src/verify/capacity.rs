@@ -4,7 +4,6 @@
 //! more than one step mean the host is too noisy for a stable SLO knee. Pure.
 use super::eval::fmt_num;
 use crate::analyze::model::{LoadModel, Report};
-use crate::experiment::Lab;
 use crate::rundir::Manifest;
 use serde::Serialize;
 use std::fmt::Write;
@@ -130,16 +129,8 @@ pub fn capacity(
         _ => None,
     };
     let m = runs[0].2;
-    let per_node = match m.experiment.lab {
-        Lab::Php => m.experiment.stack.php.as_ref().map(|p| p.max_children),
-        Lab::Node => m
-            .experiment
-            .stack
-            .node
-            .as_ref()
-            .map(|n| n.pool_max * n.processes),
-        Lab::Demo => None,
-    };
+    let per_node =
+        crate::lab::descriptor(m.experiment.lab).connections_per_node(&m.experiment.stack);
     let db_ms = rounds
         .iter()
         .filter_map(|r| r.db_cpu_ms_per_req)

@@ -45,19 +45,33 @@ const fn q(name: &'static str, scope: Scope, help: &'static str) -> Quantity {
         help,
     }
 }
-const fn ql(name: &'static str, lab: Lab, help: &'static str) -> Quantity {
-    Quantity {
-        name,
-        scope: Scope::Config,
-        lab: Some(lab),
-        help,
-    }
-}
+/// Every fixed name (plus the families `cpu.<role>` and `non200.<status>`): the measured
+/// quantities, each lab's config quantities (`lab::LabDescriptor::quantities`), the others.
+pub static QUANTITIES: std::sync::LazyLock<Vec<Quantity>> = std::sync::LazyLock::new(|| {
+    let own = Lab::ALL.into_iter().flat_map(|lab| {
+        crate::lab::descriptor(lab)
+            .info()
+            .quantities
+            .iter()
+            .map(move |(name, help)| Quantity {
+                name,
+                scope: Scope::Config,
+                lab: Some(lab),
+                help,
+            })
+    });
+    MEASURED
+        .iter()
+        .copied()
+        .chain(own)
+        .chain(CONFIG.iter().copied())
+        .collect()
+});
 
 use Scope::{Config as C, Run as R, Step as S};
 
-/// Every fixed name (plus the families `cpu.<role>` and `non200.<status>`).
-pub const QUANTITIES: &[Quantity] = &[
+/// The step and run quantities.
+const MEASURED: &[Quantity] = &[
     q(
         "target",
         S,
@@ -254,19 +268,10 @@ pub const QUANTITIES: &[Quantity] = &[
         "1 when k6 stopped the test itself (abort threshold)",
     ),
     q("insufficient_vus", R, "1 when k6 logged `Insufficient VUs`"),
-    ql("max_children", Lab::Php, "php-fpm pm.max_children"),
-    ql("backlog", Lab::Php, "php-fpm listen.backlog"),
-    ql("persistent", Lab::Php, "1 with persistent PDO connections"),
-    ql(
-        "unix_socket",
-        Lab::Php,
-        "1 when nginx reaches php-fpm over a unix socket",
-    ),
-    ql("pool_max", Lab::Node, "pg Pool max per process"),
-    ql("processes", Lab::Node, "Node processes (cluster workers)"),
-    ql("pg_conn_timeout_ms", Lab::Node, "PG_CONN_TIMEOUT_MS"),
-    ql("workers", Lab::Demo, "demo server workers"),
-    ql("service_ms", Lab::Demo, "demo server service time (ms)"),
+];
+
+/// The fixed config quantities (the labs' own come from their descriptors).
+const CONFIG: &[Quantity] = &[
     q("max_connections", C, "PostgreSQL max_connections"),
     q(
         "pg_usable",
@@ -330,7 +335,7 @@ pub const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
     ("abs", R, "n", "abs(x)"),
 ];
 
-/// Roles of `cpu.<role>`.
+/// Roles of `cpu.<role>` (the sampler columns of the stack and k6 roles).
 pub const ROLES: [&str; 6] = ["fpm", "nginx", "pg", "app", "k6", "demo"];
 
 /// Look up a quantity path (`cpu.pg` and `non200.500` included).
@@ -575,20 +580,13 @@ pub fn run_value(r: &Report, path: &str) -> Result<f64, Missing> {
 pub fn config_value(m: &Manifest, path: &str) -> Result<f64, Missing> {
     let e = &m.experiment;
     let st = &e.stack;
-    let php = || need(st.php.as_ref(), || "the run has no php stack".to_string());
-    let node = || need(st.node.as_ref(), || "the run has no node stack".to_string());
-    let demo = || need(st.demo.as_ref(), || "the run has no demo stack".to_string());
     let l = &m.cpu_layout;
+    if let Some(q) = QUANTITIES.iter().find(|q| q.name == path)
+        && let Some(lab) = q.lab
+    {
+        return crate::lab::descriptor(lab).quantity(st, path);
+    }
     Ok(match path {
-        "max_children" => php()?.max_children as f64,
-        "backlog" => php()?.backlog as f64,
-        "persistent" => b(php()?.persistent),
-        "unix_socket" => b(php()?.listen == crate::experiment::Listen::Unix),
-        "pool_max" => node()?.pool_max as f64,
-        "processes" => node()?.processes as f64,
-        "pg_conn_timeout_ms" => node()?.pg_conn_timeout_ms as f64,
-        "workers" => demo()?.workers as f64,
-        "service_ms" => demo()?.service_ms as f64,
         "max_connections" => st.postgres.max_connections as f64,
         "pg_usable" => match m
             .measurements
@@ -601,11 +599,7 @@ pub fn config_value(m: &Manifest, path: &str) -> Result<f64, Missing> {
             // (3 superuser-reserved, 0 reserved) and the harness's one connection.
             None => (st.postgres.max_connections as f64 - 3.0 - 1.0).max(0.0),
         },
-        "slots" => match e.lab {
-            Lab::Php => php()?.max_children as f64,
-            Lab::Node => (node()?.pool_max * node()?.processes) as f64,
-            Lab::Demo => demo()?.workers as f64,
-        },
+        "slots" => crate::lab::descriptor(e.lab).slots(st)?,
         "slo_p95_ms" => e.load.slo_p95_ms,
         "error_budget" => e.load.error_budget,
         "hold_s" => e.load.hold_s as f64,
