@@ -387,18 +387,7 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
             s.teardown(&docker).await?;
         }
         let report = report?;
-        if args.json {
-            crate::out!("{}", serde_json::to_string_pretty(&report)?);
-        } else {
-            for c in &report.checks {
-                crate::out!(
-                    "{} {:<50} {}",
-                    if c.ok { "ok  " } else { "FAIL" },
-                    c.name,
-                    c.detail
-                );
-            }
-        }
+        print_smoke(&report, args.json)?;
         if args.keep {
             print_stack(&s);
         }
@@ -418,4 +407,21 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
             Ok(ExitCode::from(crate::error::EXIT_FAILURE))
         }
     })
+}
+
+/// The smoke report: JSON, or one line per check.
+fn print_smoke(report: &stack::smoke::SmokeReport, json: bool) -> Result<()> {
+    if json {
+        crate::out!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        for c in &report.checks {
+            crate::out!(
+                "{} {:<50} {}",
+                if c.ok { "ok  " } else { "FAIL" },
+                c.name,
+                c.detail
+            );
+        }
+    }
+    Ok(())
 }

@@ -164,6 +164,20 @@ pub async fn ensure_built(
     let root = recipe::repo_root();
     let log_dir = root.join("out/build-logs");
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    let lock = build_lock(&root, suite).await?;
+    // Resolve every tag first (pure), then build what is missing: base alone, then the role
+    // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
+    let (tags, todo) = plan_builds(docker, &root, &log_dir, suite, progress).await?;
+    let shared = std::sync::Mutex::new(progress);
+    for stage in todo {
+        run_stage(docker, suite, stage, &shared).await?;
+    }
+    drop(lock);
+    image_set(docker, &root, suite, &tags).await
+}
+
+/// The cross-process build lock of `suite`, held until dropped.
+async fn build_lock(root: &Path, suite: Suite) -> Result<std::fs::File> {
     let lock_path = root.join(format!("out/.build-{suite}.lock"));
     let lock = std::fs::OpenOptions::new()
         .create(true)
@@ -171,21 +185,23 @@ pub async fn ensure_built(
         .write(true)
         .open(&lock_path)
         .with_context(|| format!("opening {}", lock_path.display()))?;
-    let lock =
-        tokio::task::spawn_blocking(move || fs2::FileExt::lock_exclusive(&lock).map(|_| lock))
-            .await?
-            .context("waiting for the image build lock")?;
+    tokio::task::spawn_blocking(move || fs2::FileExt::lock_exclusive(&lock).map(|_| lock))
+        .await?
+        .context("waiting for the image build lock")
+}
 
-    let mut set = ImageSet {
-        suite,
-        images: BTreeMap::new(),
-    };
-    // Resolve every tag first (pure), then build what is missing: base alone, then the role
-    // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
+/// Every image's tag, and the missing ones to build in two stages (base, then the others).
+async fn plan_builds(
+    docker: &Docker,
+    root: &Path,
+    log_dir: &Path,
+    suite: Suite,
+    progress: &mut (dyn FnMut(BuildProgress) + Send),
+) -> Result<(BTreeMap<Role, String>, Vec<Vec<PendingBuild>>)> {
     let mut tags: BTreeMap<Role, String> = BTreeMap::new();
     let mut todo: Vec<Vec<PendingBuild>> = vec![Vec::new(), Vec::new()];
     for role in Role::IMAGES {
-        let files = recipe::context_files(&root, role)
+        let files = recipe::context_files(root, role)
             .with_context(|| format!("reading the recipe of image `{}`", role.image_name()))?;
         let parent = role.parent().map(|p| tags[&p].clone());
         let hash = recipe::recipe_hash(role, suite, parent.as_deref(), &files);
@@ -204,59 +220,73 @@ pub async fn ensure_built(
             progress(BuildProgress::UpToDate { role, tag });
         }
     }
+    Ok((tags, todo))
+}
+
+/// Build the images of one stage, `PERFLAB_BUILD_JOBS` (default 2) at a time.
+async fn run_stage(
+    docker: &Docker,
+    suite: Suite,
+    stage: Vec<PendingBuild>,
+    shared: &std::sync::Mutex<&mut (dyn FnMut(BuildProgress) + Send)>,
+) -> Result<()> {
     let jobs: usize = std::env::var("PERFLAB_BUILD_JOBS")
         .ok()
         .and_then(|j| j.parse().ok())
         .filter(|j| *j > 0)
         .unwrap_or(2);
-    let shared = std::sync::Mutex::new(progress);
-    for stage in todo {
-        let results: Vec<Result<()>> = futures_util::stream::iter(stage.into_iter().map(
-            |(role, tag, parent, files, log_path)| {
-                let shared = &shared;
-                async move {
-                    let mut report = |p: BuildProgress| (shared.lock().unwrap())(p);
-                    report(BuildProgress::Building {
-                        role,
-                        tag: tag.clone(),
-                        log: log_path.clone(),
-                    });
-                    let t0 = Instant::now();
-                    build_one(
-                        docker,
-                        role,
-                        suite,
-                        &tag,
-                        parent.as_deref(),
-                        files,
-                        &log_path,
-                        &mut report,
-                    )
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "building image `{}` for {suite} (full log: {})",
-                            role.image_name(),
-                            log_path.display()
-                        )
-                    })?;
-                    report(BuildProgress::Built {
-                        role,
-                        tag,
-                        seconds: t0.elapsed().as_secs_f64(),
-                    });
-                    Ok(())
-                }
-            },
-        ))
-        .buffer_unordered(jobs)
-        .collect()
-        .await;
-        for r in results {
-            r?;
-        }
-    }
-    drop(lock);
+    let results: Vec<Result<()>> = futures_util::stream::iter(stage.into_iter().map(
+        |(role, tag, parent, files, log_path)| async move {
+            let mut report = |p: BuildProgress| (shared.lock().unwrap())(p);
+            report(BuildProgress::Building {
+                role,
+                tag: tag.clone(),
+                log: log_path.clone(),
+            });
+            let t0 = Instant::now();
+            build_one(
+                docker,
+                role,
+                suite,
+                &tag,
+                parent.as_deref(),
+                files,
+                &log_path,
+                &mut report,
+            )
+            .await
+            .with_context(|| {
+                format!(
+                    "building image `{}` for {suite} (full log: {})",
+                    role.image_name(),
+                    log_path.display()
+                )
+            })?;
+            report(BuildProgress::Built {
+                role,
+                tag,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+            Ok(())
+        },
+    ))
+    .buffer_unordered(jobs)
+    .collect()
+    .await;
+    results.into_iter().collect()
+}
+
+/// The built images of `tags` with their ids, sizes and recorded versions.
+async fn image_set(
+    docker: &Docker,
+    root: &Path,
+    suite: Suite,
+    tags: &BTreeMap<Role, String>,
+) -> Result<ImageSet> {
+    let mut set = ImageSet {
+        suite,
+        images: BTreeMap::new(),
+    };
     for role in Role::IMAGES {
         let tag = &tags[&role];
         let info = docker
@@ -266,7 +296,7 @@ pub async fn ensure_built(
         let versions = if role == Role::Base {
             BTreeMap::new()
         } else {
-            cached_versions(docker, &root, tag, &info.id).await?
+            cached_versions(docker, root, tag, &info.id).await?
         };
         set.images.insert(
             role,

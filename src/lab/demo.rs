@@ -8,6 +8,7 @@ pub struct Demo;
 
 const INFO: LabInfo = LabInfo {
     roles: &[Role::DemoApp],
+    endpoints: &["/work"],
     volume: None,
     fpm_status_path: None,
     metrics_role: Some(Role::DemoApp),
@@ -73,6 +74,16 @@ impl LabDescriptor for Demo {
                 fields: &DEMO_METRICS_FIELDS,
             },
         ])
+    }
+
+    fn summary(&self, stack: &StackSettings) -> Option<String> {
+        let d = stack.demo.as_ref()?;
+        Some(format!(
+            "{} workers x {} ms (~{} rps)",
+            d.workers,
+            d.service_ms,
+            d.workers * 1000 / d.service_ms.max(1)
+        ))
     }
 
     fn defaults(&self) -> LabDefaults {

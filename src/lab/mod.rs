@@ -192,6 +192,8 @@ pub type QuantityDecl = (&'static str, &'static str);
 pub struct LabInfo {
     /// The roles of its stack, in start order.
     pub roles: &'static [Role],
+    /// The HTTP endpoints its app serves (an experiment's `load.endpoint` must be one).
+    pub endpoints: &'static [&'static str],
     /// A volume its containers share.
     pub volume: Option<VolumeDecl>,
     /// The php-fpm status page below the entry point (sampled, and shown by `perflab up`).
@@ -243,6 +245,8 @@ pub trait LabDescriptor: Sync {
         }
     }
     fn defaults(&self) -> LabDefaults;
+    /// Its stack section in one line (`perflab show`), when `stack` has one.
+    fn summary(&self, stack: &StackSettings) -> Option<String>;
     /// The value of one of `info().quantities` (`Err` when the stack has no section of this lab).
     fn quantity(&self, stack: &StackSettings, name: &str) -> Result<f64, String>;
     /// The app's concurrency slots: max_children, pool_max x processes, demo workers.
@@ -354,6 +358,13 @@ mod tests {
                 assert_eq!(err, format!("the run has no {lab} stack"));
             }
             assert!(d.slots(&exp.stack).unwrap() > 0.0);
+            let info = d.info();
+            assert!(info.endpoints.contains(&d.defaults().endpoint), "{lab}");
+            for e in info.cpu_per_request_endpoints {
+                assert!(info.endpoints.contains(e), "{lab} {e}");
+            }
+            assert!(d.summary(&exp.stack).is_some());
+            assert!(d.summary(&Default::default()).is_none());
         }
     }
 }

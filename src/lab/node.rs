@@ -8,6 +8,7 @@ pub struct Node;
 
 const INFO: LabInfo = LabInfo {
     roles: &[Role::Pg, Role::NodeApp],
+    endpoints: &["/cpu", "/db", "/dbsleep"],
     volume: None,
     fpm_status_path: None,
     metrics_role: Some(Role::NodeApp),
@@ -112,6 +113,19 @@ impl LabDescriptor for Node {
                 fields: &NODE_METRICS_FIELDS,
             },
         ])
+    }
+
+    fn summary(&self, stack: &StackSettings) -> Option<String> {
+        let n = stack.node.as_ref()?;
+        let procs = if n.processes == 1 {
+            "1 process".to_string()
+        } else {
+            format!("node:cluster {} workers", n.processes)
+        };
+        Some(format!(
+            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}",
+            n.pool_max, n.pg_conn_timeout_ms
+        ))
     }
 
     fn defaults(&self) -> LabDefaults {

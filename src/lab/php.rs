@@ -8,6 +8,7 @@ pub struct Php;
 
 const INFO: LabInfo = LabInfo {
     roles: &[Role::Pg, Role::PhpFpm, Role::Nginx],
+    endpoints: &["/api/db", "/api/slow", "/api/ping"],
     volume: Some(VolumeDecl {
         suffix: "run-php",
         label: "php-sockets",
@@ -195,6 +196,22 @@ impl LabDescriptor for Php {
                 concurrency: 1,
             },
         }
+    }
+
+    fn summary(&self, stack: &StackSettings) -> Option<String> {
+        let p = stack.php.as_ref()?;
+        Some(format!(
+            "php-fpm pm=static max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}, {} warm-up requests",
+            p.max_children,
+            match p.listen {
+                Listen::Tcp => "tcp :9000",
+                Listen::Unix => "unix /run/php/php-fpm.sock",
+            },
+            p.backlog,
+            p.persistent,
+            if p.access_log { ", access logs on" } else { "" },
+            p.warmup_requests
+        ))
     }
 
     fn defaults(&self) -> LabDefaults {

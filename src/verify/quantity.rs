@@ -335,8 +335,13 @@ pub const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
     ("abs", R, "n", "abs(x)"),
 ];
 
-/// Roles of `cpu.<role>` (the sampler columns of the stack and k6 roles).
-pub const ROLES: [&str; 6] = ["fpm", "nginx", "pg", "app", "k6", "demo"];
+/// Roles of `cpu.<role>`: the sampler columns of every sampled role (all but the base image).
+pub fn cpu_roles() -> impl Iterator<Item = &'static str> {
+    crate::lab::Role::ALL
+        .into_iter()
+        .filter(|r| *r != crate::lab::Role::Base)
+        .map(|r| r.column())
+}
 
 /// Look up a quantity path (`cpu.pg` and `non200.500` included).
 pub fn lookup(path: &str) -> Option<Quantity> {
@@ -345,7 +350,7 @@ pub fn lookup(path: &str) -> Option<Quantity> {
     }
     let (family, member) = path.split_once('.')?;
     let ok = match family {
-        "cpu" => ROLES.contains(&member),
+        "cpu" => cpu_roles().any(|r| r == member),
         "non200" => member.parse::<u16>().is_ok(),
         _ => false,
     };
@@ -360,7 +365,7 @@ pub fn lookup(path: &str) -> Option<Quantity> {
 /// Every name, for did-you-mean.
 pub fn all_names() -> Vec<String> {
     let mut v: Vec<String> = QUANTITIES.iter().map(|q| q.name.to_string()).collect();
-    v.extend(ROLES.iter().map(|r| format!("cpu.{r}")));
+    v.extend(cpu_roles().map(|r| format!("cpu.{r}")));
     v.push("non200.500".into());
     v
 }
