@@ -3,6 +3,7 @@
 use perflab::analyze::k6csv::read_k6_csv;
 use perflab::analyze::model::{LoadModel, Stability};
 use perflab::analyze::samples::*;
+use perflab::lab::Role;
 use perflab::analyze::{self, Params, Report, Verdict};
 
 const HEADER: &str = "metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata\n";

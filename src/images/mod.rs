@@ -6,7 +6,7 @@ pub mod k6;
 pub mod recipe;
 
 use crate::docker::{BuildEvent, ContainerSpec, Docker};
-pub use crate::lab::Role;
+use crate::lab::Role;
 use anyhow::{Context, Result};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};

@@ -3,7 +3,7 @@
 //! `window` reduces them over a step or a second.
 mod window;
 
-pub use crate::lab::Role;
+use crate::lab::Role;
 pub use window::*;
 
 use serde::{Deserialize, Deserializer, Serialize};
