@@ -1,8 +1,9 @@
 //! perflab: reproduces the PHP and Node.js breaking-point labs of the k6 article on any Docker host.
 //!
 //! Pipeline: `experiment` (YAML schema, validation) -> `plan` (steps, alignment, CPU layout)
-//! -> `lab` (one descriptor per lab, the roles) -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
-//! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
+//! -> `lab` (one descriptor per lab, the one container `Role`) -> `docker` (the only module
+//! that imports bollard) -> `images` / `stack` (the labs' containers, as their descriptors
+//! declare them) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
 //! `report` (renderers), with `rundir`, `lock`, `host` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
