@@ -1,10 +1,12 @@
 //! perflab: reproduces the PHP and Node.js breaking-point labs of the k6 article on any Docker host.
 //!
 //! Pipeline: `claim` (the claims' language) -> `experiment` (YAML schema, validation) -> `plan`
-//! (steps, alignment, CPU layout) -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
-//! containers) -> `load` (k6) -> `sample` (server-side samplers) -> `analyze` (pure) ->
-//! `report` (renderers) -> `session` (the measurement session's phases behind an `Engine`
-//! trait) -> `run` / `tools`, with `rundir`, `lock`, `host` and `output` beside them; `tools` holds the
+//! (steps, alignment, CPU layout) -> `lab` (one descriptor per lab, the one container `Role`)
+//! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
+//! containers, as their descriptors declare them) -> `load` (k6) -> `sample` (server-side
+//! samplers) -> `analyze` (pure) -> `rundir` (the run directory's typed files) -> `report`
+//! (renderers) -> `verify` -> `session` (the measurement session's phases behind an `Engine`
+//! trait) -> `run` / `tools`, with `lock`, `host` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;
@@ -15,6 +17,7 @@ pub mod error;
 pub mod experiment;
 pub mod host;
 pub mod images;
+pub mod lab;
 pub mod load;
 pub mod lock;
 pub mod output;

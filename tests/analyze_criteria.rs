@@ -3,6 +3,7 @@
 use perflab::analyze::k6csv::read_k6_csv;
 use perflab::analyze::model::{LoadModel, Stability};
 use perflab::analyze::samples::*;
+use perflab::lab::Role;
 use perflab::analyze::{self, Params, Report, Verdict};
 
 const HEADER: &str = "metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata\n";
@@ -294,7 +295,7 @@ fn exp1_samples() -> Samples {
         let t = T0 + sec * 1000;
         let knee = sec >= 80;
         for (role, cores) in [
-            (Role::Fpm, if knee { 1.41 } else { 0.9 }),
+            (Role::PhpFpm, if knee { 1.41 } else { 0.9 }),
             (Role::Nginx, 0.16),
             (Role::Pg, 0.31),
             (Role::K6, 0.25),
@@ -302,11 +303,11 @@ fn exp1_samples() -> Samples {
             s.cgroup.push(CgroupSample {
                 t,
                 role,
-                container: role.as_str().into(),
+                container: role.column().into(),
                 cpu_cores: cores,
                 mem_bytes: 1 << 20,
                 throttled_ms: 0.0,
-                psi_some_avg10: (role == Role::Fpm).then_some(if knee { 68.0 } else { 45.0 }),
+                psi_some_avg10: (role == Role::PhpFpm).then_some(if knee { 68.0 } else { 45.0 }),
             });
         }
         if sec % 2 == 0 {

@@ -1,5 +1,5 @@
 //! CPU layouts for 2, 3, 4 and 16 online CPUs, overrides, and the host's online list.
-use perflab::plan::Role;
+use perflab::plan::Slot;
 use perflab::plan::layout::{self, CpuSet};
 
 fn online(s: &str) -> CpuSet {
@@ -11,9 +11,9 @@ fn four_cpus_is_the_article_layout() {
     let l = layout::auto(&online("0-3")).unwrap();
     assert_eq!(
         (
-            l.cpuset(Role::Loadgen),
-            l.cpuset(Role::Db),
-            l.cpuset(Role::App)
+            l.cpuset(Slot::Loadgen),
+            l.cpuset(Slot::Db),
+            l.cpuset(Slot::App)
         ),
         ("0".into(), "1".into(), "2-3".into())
     );
@@ -25,9 +25,9 @@ fn sixteen_cpus_keep_a_two_cpu_app_box() {
     let l = layout::auto(&online("0-15")).unwrap();
     assert_eq!(
         (
-            l.cpuset(Role::Loadgen),
-            l.cpuset(Role::Db),
-            l.cpuset(Role::App)
+            l.cpuset(Slot::Loadgen),
+            l.cpuset(Slot::Db),
+            l.cpuset(Slot::App)
         ),
         ("0".into(), "1".into(), "2-3".into())
     );
@@ -38,9 +38,9 @@ fn three_cpus() {
     let l = layout::auto(&online("0-2")).unwrap();
     assert_eq!(
         (
-            l.cpuset(Role::Loadgen),
-            l.cpuset(Role::Db),
-            l.cpuset(Role::App)
+            l.cpuset(Slot::Loadgen),
+            l.cpuset(Slot::Db),
+            l.cpuset(Slot::App)
         ),
         ("0".into(), "1".into(), "2".into())
     );
@@ -52,9 +52,9 @@ fn two_cpus_share_loadgen_and_db_with_a_caveat() {
     let l = layout::auto(&online("0-1")).unwrap();
     assert_eq!(
         (
-            l.cpuset(Role::Loadgen),
-            l.cpuset(Role::Db),
-            l.cpuset(Role::App)
+            l.cpuset(Slot::Loadgen),
+            l.cpuset(Slot::Db),
+            l.cpuset(Slot::App)
         ),
         ("0".into(), "0".into(), "1".into())
     );
@@ -66,9 +66,9 @@ fn holes_in_the_online_list_are_respected() {
     let l = layout::auto(&online("0,2,5-6")).unwrap();
     assert_eq!(
         (
-            l.cpuset(Role::Loadgen),
-            l.cpuset(Role::Db),
-            l.cpuset(Role::App)
+            l.cpuset(Slot::Loadgen),
+            l.cpuset(Slot::Db),
+            l.cpuset(Slot::App)
         ),
         ("0".into(), "2".into(), "5-6".into())
     );
@@ -84,10 +84,10 @@ fn one_cpu_is_refused_unless_pinned_by_hand() {
 #[test]
 fn override_parsing() {
     let l = layout::resolve(&online("0-7"), Some("loadgen=0,db=1,app=4,5"), false).unwrap();
-    assert_eq!(l.cpuset(Role::App), "4-5");
+    assert_eq!(l.cpuset(Slot::App), "4-5");
     let l = layout::resolve(&online("0-7"), Some("app=6-7"), false).unwrap();
     assert_eq!(
-        (l.cpuset(Role::Loadgen), l.cpuset(Role::App)),
+        (l.cpuset(Slot::Loadgen), l.cpuset(Slot::App)),
         ("0".into(), "6-7".into())
     );
     assert!(

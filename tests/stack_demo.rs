@@ -4,7 +4,7 @@
 mod stack_support;
 use perflab::docker::{ContainerSpec, ExitStatus};
 use perflab::experiment::Lab;
-use perflab::images::Role;
+use perflab::lab::Role;
 use perflab::stack::{self, smoke};
 use stack_support::*;
 

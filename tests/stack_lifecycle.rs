@@ -3,7 +3,7 @@
 mod stack_support;
 use perflab::docker::{self, ContainerSpec};
 use perflab::experiment::Lab;
-use perflab::images::Role;
+use perflab::lab::Role;
 use perflab::stack;
 use stack_support::*;
 use std::time::Duration;

@@ -2,7 +2,8 @@
 //! 2-second metrics line with every field, and pass the smoke (single process and cluster).
 mod stack_support;
 use perflab::experiment::Lab;
-use perflab::stack::{StackRole, smoke};
+use perflab::lab::Role;
+use perflab::stack::smoke;
 use stack_support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -13,7 +14,7 @@ async fn node_stack_passes_smoke() {
     let id = run_id("node");
     let s = start(&d, &set, &exp, &id).await.expect("node stack starts");
     let report = smoke::run(&d, &s, &exp).await;
-    let app = s.container(StackRole::App).unwrap().clone();
+    let app = s.container(Role::NodeApp).unwrap().clone();
     s.teardown(&d).await.unwrap();
     assert_passed(&report.unwrap());
     assert_eq!(app.cpuset, s.pinning.app);
@@ -31,7 +32,7 @@ async fn node_cluster_two_workers_each_with_a_pool() {
         .await
         .expect("node cluster starts");
     let report = smoke::run(&d, &s, &exp).await;
-    let logs = s.logs(&d, StackRole::App).await.unwrap();
+    let logs = s.logs(&d, Role::NodeApp).await.unwrap();
     s.teardown(&d).await.unwrap();
     assert_passed(&report.unwrap());
     let pids: std::collections::BTreeSet<i64> = logs

@@ -3,7 +3,8 @@
 //! misconfiguration that turns endpoints into HTTP 500 fails the smoke.
 mod stack_support;
 use perflab::experiment::Lab;
-use perflab::stack::{StackRole, smoke};
+use perflab::lab::Role;
+use perflab::stack::smoke;
 use stack_support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -15,11 +16,11 @@ async fn php_stack_tcp_persistent_passes_smoke() {
     let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
     let report = smoke::run(&d, &s, &exp).await;
     // Pinning, limits and labels as the spec says.
-    let fpm = s.container(StackRole::PhpFpm).unwrap().clone();
+    let fpm = s.container(Role::PhpFpm).unwrap().clone();
     let info = d.inspect_container(&fpm.id).await.unwrap();
-    let fpm_log = s.logs(&d, StackRole::PhpFpm).await.unwrap();
+    let fpm_log = s.logs(&d, Role::PhpFpm).await.unwrap();
     // Read before teardown: the cgroup goes with the container.
-    let cg_cpu_ns = match s.cgroup(&d, StackRole::PhpFpm).await {
+    let cg_cpu_ns = match s.cgroup(&d, Role::PhpFpm).await {
         Ok(p) => p.read().map(|r| r.cpu_ns).map_err(anyhow::Error::from),
         Err(e) => Err(e),
     };
@@ -82,7 +83,7 @@ async fn http_500_from_a_broken_database_fails_the_smoke() {
     let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
     // Take the database away: every new PDO connection fails -> Laravel answers 500, which a
     // smoke must not mistake for a fast app.
-    let pg = s.container(StackRole::Pg).unwrap().id.clone();
+    let pg = s.container(Role::Pg).unwrap().id.clone();
     d.kill_container(&pg, "SIGKILL").await.unwrap();
     let report = smoke::run(&d, &s, &exp).await;
     s.teardown(&d).await.unwrap();

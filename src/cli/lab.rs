@@ -17,14 +17,10 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
-    match s {
-        "php" => Ok(Lab::Php),
-        "node" => Ok(Lab::Node),
-        "demo" => Ok(Lab::Demo),
-        _ => Err(InvalidInput(format!(
-            "unknown lab `{s}`: use php, node or demo"
-        ))),
-    }
+    Lab::ALL
+        .into_iter()
+        .find(|l| l.as_str() == s)
+        .ok_or_else(|| InvalidInput(format!("unknown lab `{s}`: use php, node or demo")))
 }
 
 #[derive(Debug, Args)]
@@ -72,7 +68,7 @@ fn print_images(set: &ImageSet) {
             .collect();
         crate::out!(
             "{:<9} {:<40} {:>6} MB  {}",
-            img.role.as_str(),
+            img.role.image_name(),
             img.tag,
             img.size_bytes / 1_000_000,
             v.join(", ")
@@ -217,7 +213,7 @@ fn print_stack(s: &LabStack) {
     for c in s.containers.values() {
         crate::out!(
             "  {:<8} {} (cpus {}, {} MiB)",
-            c.role.as_str(),
+            c.role.log_name(),
             c.name,
             c.cpuset,
             c.memory_bytes >> 20
@@ -356,18 +352,7 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
             s.teardown(&docker).await?;
         }
         let report = report?;
-        if args.json {
-            crate::out!("{}", serde_json::to_string_pretty(&report)?);
-        } else {
-            for c in &report.checks {
-                crate::out!(
-                    "{} {:<50} {}",
-                    if c.ok { "ok  " } else { "FAIL" },
-                    c.name,
-                    c.detail
-                );
-            }
-        }
+        print_smoke(&report, args.json)?;
         if args.keep {
             print_stack(&s);
         }
@@ -387,4 +372,21 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
             Ok(ExitCode::from(crate::error::EXIT_FAILURE))
         }
     })
+}
+
+/// The smoke report: JSON, or one line per check.
+fn print_smoke(report: &stack::smoke::SmokeReport, json: bool) -> Result<()> {
+    if json {
+        crate::out!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        for c in &report.checks {
+            crate::out!(
+                "{} {:<50} {}",
+                if c.ok { "ok  " } else { "FAIL" },
+                c.name,
+                c.detail
+            );
+        }
+    }
+    Ok(())
 }

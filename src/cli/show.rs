@@ -1,7 +1,7 @@
 //! Text rendering of `perflab show` for one experiment: settings, timeline, VUs, layout, alignment.
 use super::catalog::Resolved;
-use crate::experiment::{Lab, Listen, Model, Script, StackSettings};
-use crate::plan::{Alignment, CpuLayout, Role, WindowKind};
+use crate::experiment::{Lab, Model, Script, StackSettings};
+use crate::plan::{Alignment, CpuLayout, Plan, Slot, WindowKind};
 use std::io::Write;
 use std::path::Path;
 
@@ -19,40 +19,10 @@ fn num(v: f64) -> String {
 }
 
 fn stack_line(lab: Lab, s: &StackSettings) -> String {
-    let mut parts = Vec::new();
-    if let Some(p) = &s.php {
-        parts.push(format!(
-            "php-fpm pm=static max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}, {} warm-up requests",
-            p.max_children,
-            match p.listen {
-                Listen::Tcp => "tcp :9000",
-                Listen::Unix => "unix /run/php/php-fpm.sock",
-            },
-            p.backlog,
-            p.persistent,
-            if p.access_log { ", access logs on" } else { "" },
-            p.warmup_requests
-        ));
-    }
-    if let Some(n) = &s.node {
-        let procs = if n.processes == 1 {
-            "1 process".to_string()
-        } else {
-            format!("node:cluster {} workers", n.processes)
-        };
-        parts.push(format!(
-            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}",
-            n.pool_max, n.pg_conn_timeout_ms
-        ));
-    }
-    if let Some(d) = &s.demo {
-        parts.push(format!(
-            "{} workers x {} ms (~{} rps)",
-            d.workers,
-            d.service_ms,
-            d.workers * 1000 / d.service_ms.max(1)
-        ));
-    }
+    let mut parts: Vec<String> = Lab::ALL
+        .into_iter()
+        .filter_map(|l| crate::lab::descriptor(l).summary(s))
+        .collect();
     let mut pg = format!("postgres max_connections {}", s.postgres.max_connections);
     if s.postgres.prewarm {
         pg.push_str(", pg_prewarm before measuring");
@@ -60,7 +30,7 @@ fn stack_line(lab: Lab, s: &StackSettings) -> String {
     if s.postgres.xact_delta {
         pg.push_str(", xact_commit delta recorded");
     }
-    if lab != Lab::Demo {
+    if crate::lab::descriptor(lab).info().uses_pg() {
         parts.push(pg);
     }
     parts.join("; ")
@@ -75,8 +45,6 @@ pub fn render_experiment(
     alignment: &Alignment,
 ) -> std::io::Result<()> {
     let e = &r.experiment;
-    let p = &r.plan;
-    let l = &e.load;
     writeln!(out, "{}  ({} lab)  {}", e.id, e.lab, file.display())?;
     writeln!(out, "  {}", e.description)?;
     writeln!(out, "  article: {}", e.finding)?;
@@ -88,6 +56,21 @@ pub fn render_experiment(
     }
     writeln!(out)?;
     writeln!(out, "stack     {}", stack_line(e.lab, &e.stack))?;
+    render_load(out, r)?;
+    writeln!(out)?;
+    render_timeline(out, &r.plan)?;
+    render_cpus(out, layout)?;
+    render_align(out, &r.plan, alignment)?;
+    for w in &r.warnings {
+        writeln!(out, "note      {}: {}", w.field, w.message)?;
+    }
+    Ok(())
+}
+
+/// The script, model, SLO, steps, quick scaling, abort rule and VUs of a plan.
+fn render_load(out: &mut impl Write, r: &Resolved) -> std::io::Result<()> {
+    let p = &r.plan;
+    let l = &r.experiment.load;
     let script = match p.script {
         Script::Stepped => "stepped.js",
         Script::Breakpoint => "breakpoint.js",
@@ -144,7 +127,19 @@ pub fn render_experiment(
             q.original_warmup_s
         )?;
     }
-    let abort = if p.abort.enabled {
+    let abort = abort_line(p);
+    writeln!(out, "abort     {abort}")?;
+    writeln!(
+        out,
+        "VUs       pre {} / max {}; {}",
+        p.vus.pre_vus, p.vus.max_vus, p.vus.explanation
+    )?;
+    Ok(())
+}
+
+/// k6's abort rule of a plan.
+fn abort_line(p: &Plan) -> String {
+    if p.abort.enabled {
         match p.script {
             Script::Stepped => format!(
                 "on: cumulative p95 > {} ms or errors > {} % (delayAbortEval {} s)",
@@ -161,14 +156,12 @@ pub fn render_experiment(
         }
     } else {
         "off (runs every step past the break)".to_string()
-    };
-    writeln!(out, "abort     {abort}")?;
-    writeln!(
-        out,
-        "VUs       pre {} / max {}; {}",
-        p.vus.pre_vus, p.vus.max_vus, p.vus.explanation
-    )?;
-    writeln!(out)?;
+    }
+}
+
+/// The windows of a plan on k6's clock, then k6's stages and environment.
+fn render_timeline(out: &mut impl Write, p: &Plan) -> std::io::Result<()> {
+    let unit = if p.model == Model::Open { "rps" } else { "VUs" };
     writeln!(
         out,
         "timeline (offsets from k6 start; only hold windows are measured)"
@@ -218,9 +211,13 @@ pub fn render_experiment(
         .join(" ");
     writeln!(out, "k6 env    {env}")?;
     writeln!(out)?;
+    Ok(())
+}
+
+fn render_cpus(out: &mut impl Write, layout: &Result<CpuLayout, String>) -> std::io::Result<()> {
     match layout {
         Ok(lay) => {
-            let roles = Role::ALL
+            let roles = Slot::ALL
                 .iter()
                 .map(|r| format!("{} {}", r.as_str(), lay.cpuset(*r)))
                 .collect::<Vec<_>>()
@@ -236,6 +233,10 @@ pub fn render_experiment(
         }
         Err(e) => writeln!(out, "CPUs      cannot plan the layout on this host: {e}")?,
     }
+    Ok(())
+}
+
+fn render_align(out: &mut impl Write, p: &Plan, alignment: &Alignment) -> std::io::Result<()> {
     let first = if p.align_offset_s > 0 {
         "warm-up ends"
     } else {
@@ -252,9 +253,6 @@ pub fn render_experiment(
         )?;
     } else {
         writeln!(out, "align     off: k6 starts at once")?;
-    }
-    for w in &r.warnings {
-        writeln!(out, "note      {}: {}", w.field, w.message)?;
     }
     Ok(())
 }

@@ -154,15 +154,18 @@ pub fn calib(a: CalibArgs) -> Result<ExitCode> {
 }
 
 pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
-    let lab = match a.lab.as_str() {
-        "php" => Lab::Php,
-        "node" => Lab::Node,
-        other => {
-            return Err(InvalidInput(format!(
-                "unknown lab `{other}`: cpu-per-request measures php or node"
-            ))
-            .into());
-        }
+    let Some(lab) = Lab::ALL.into_iter().find(|l| {
+        l.as_str() == a.lab
+            && !crate::lab::descriptor(*l)
+                .info()
+                .cpu_per_request_endpoints
+                .is_empty()
+    }) else {
+        return Err(InvalidInput(format!(
+            "unknown lab `{}`: cpu-per-request measures php or node",
+            a.lab
+        ))
+        .into());
     };
     if a.n == 0 {
         return Err(InvalidInput("--n 0: give at least 1 request per endpoint".into()).into());

@@ -26,33 +26,21 @@ pub const LOAD_KEYS: &[&str] = &[
     "think_time_s",
     "vu_cap_reason",
 ];
-/// Keys of `stack.php:`.
-pub const PHP_KEYS: &[&str] = &[
-    "max_children",
-    "listen",
-    "backlog",
-    "persistent",
-    "access_log",
-    "warmup_requests",
-];
-/// Keys of `stack.node:`.
-pub const NODE_KEYS: &[&str] = &["processes", "pool_max", "pg_conn_timeout_ms"];
-/// Keys of `stack.demo:`.
-pub const DEMO_KEYS: &[&str] = &["workers", "service_ms"];
 /// Keys of `stack.postgres:`.
 pub const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta"];
 
 /// Every dotted key `--set` accepts for an experiment of `lab`.
 pub fn settable_keys(lab: Lab) -> Vec<String> {
-    let own = match lab {
-        Lab::Php => PHP_KEYS,
-        Lab::Node => NODE_KEYS,
-        Lab::Demo => DEMO_KEYS,
-    };
+    // the keys of `stack.<lab>:` are the lab descriptor's (kept in sync with the settings
+    // structs by a test)
+    let info = crate::lab::descriptor(lab).info();
     let mut v: Vec<String> = LOAD_KEYS.iter().map(|k| format!("load.{k}")).collect();
-    v.extend(own.iter().map(|k| format!("stack.{lab}.{k}")));
-    if lab != Lab::Demo {
-        // the demo lab has no database
+    v.extend(
+        info.settings_keys
+            .iter()
+            .map(|k| format!("stack.{lab}.{k}")),
+    );
+    if info.uses_pg() {
         v.extend(POSTGRES_KEYS.iter().map(|k| format!("stack.postgres.{k}")));
     }
     v
@@ -223,16 +211,25 @@ mod tests {
         assert_eq!(l, sorted(LOAD_KEYS));
         let mut p = expected::<PhpSettings>();
         p.sort();
-        assert_eq!(p, sorted(PHP_KEYS));
+        assert_eq!(
+            p,
+            sorted(crate::lab::descriptor(Lab::Php).info().settings_keys)
+        );
         let mut n = expected::<NodeSettings>();
         n.sort();
-        assert_eq!(n, sorted(NODE_KEYS));
+        assert_eq!(
+            n,
+            sorted(crate::lab::descriptor(Lab::Node).info().settings_keys)
+        );
         let mut g = expected::<PostgresSettings>();
         g.sort();
         assert_eq!(g, sorted(POSTGRES_KEYS));
         let mut m = expected::<DemoSettings>();
         m.sort();
-        assert_eq!(m, sorted(DEMO_KEYS));
+        assert_eq!(
+            m,
+            sorted(crate::lab::descriptor(Lab::Demo).info().settings_keys)
+        );
     }
 
     #[test]

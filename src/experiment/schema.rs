@@ -30,11 +30,7 @@ impl Lab {
 
     /// The HTTP endpoints the lab's app serves (an experiment's `load.endpoint` must be one).
     pub fn endpoints(self) -> &'static [&'static str] {
-        match self {
-            Lab::Php => &["/api/db", "/api/slow", "/api/ping"],
-            Lab::Node => &["/cpu", "/db", "/dbsleep"],
-            Lab::Demo => &["/work"],
-        }
+        crate::lab::descriptor(self).info().endpoints
     }
 
     /// The key of this lab's section under `stack:`.
@@ -141,6 +137,17 @@ pub struct StackSettings {
     pub node: Option<NodeSettings>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub demo: Option<DemoSettings>,
+}
+
+impl StackSettings {
+    /// Which labs' sections are present.
+    pub fn sections(&self) -> [(Lab, bool); 3] {
+        [
+            (Lab::Php, self.php.is_some()),
+            (Lab::Node, self.node.is_some()),
+            (Lab::Demo, self.demo.is_some()),
+        ]
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

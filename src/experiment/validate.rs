@@ -41,12 +41,7 @@ pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
 /// Exactly the lab's own section under `stack:`.
 fn check_sections(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let s = &e.stack;
-    let present = [
-        (Lab::Php, s.php.is_some()),
-        (Lab::Node, s.node.is_some()),
-        (Lab::Demo, s.demo.is_some()),
-    ];
-    for (lab, there) in present {
+    for (lab, there) in s.sections() {
         if lab != e.lab && there {
             d.push(
                 Diagnostic::error(

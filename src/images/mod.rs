@@ -9,6 +9,7 @@ pub mod recipe;
 pub use progress::build_progress;
 
 use crate::docker::{BuildEvent, ContainerSpec, Docker};
+use crate::lab::Role;
 use anyhow::{Context, Result};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -64,57 +65,10 @@ impl std::fmt::Display for Suite {
     }
 }
 
-/// One image per role; every role but `base` is built on top of `base`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Role {
-    #[serde(rename = "base")]
-    Base,
-    #[serde(rename = "pg")]
-    Pg,
-    #[serde(rename = "php-fpm")]
-    PhpFpm,
-    #[serde(rename = "nginx")]
-    Nginx,
-    #[serde(rename = "node-app")]
-    NodeApp,
-    #[serde(rename = "k6")]
-    K6,
-}
-
-impl Role {
-    /// Build order: parents first.
-    pub const ALL: [Role; 6] = [
-        Role::Base,
-        Role::Pg,
-        Role::PhpFpm,
-        Role::Nginx,
-        Role::NodeApp,
-        Role::K6,
-    ];
-
-    /// The directory name under `images/` and the tag's repository name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Base => "base",
-            Role::Pg => "pg",
-            Role::PhpFpm => "php-fpm",
-            Role::Nginx => "nginx",
-            Role::NodeApp => "node-app",
-            Role::K6 => "k6",
-        }
-    }
-
-    pub fn parent(self) -> Option<Role> {
-        match self {
-            Role::Base => None,
-            _ => Some(Role::Base),
-        }
-    }
-}
-
 /// A built role image: its tag, engine id, size and the versions it ships.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RoleImage {
+    #[serde(with = "crate::lab::role::as_image")]
     pub role: Role,
     pub tag: String,
     pub id: String,
@@ -128,14 +82,16 @@ pub struct RoleImage {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ImageSet {
     pub suite: Suite,
+    #[serde(with = "crate::lab::role::as_image::map")]
     pub images: BTreeMap<Role, RoleImage>,
 }
 
 impl ImageSet {
+    /// The image a role runs (the demo server runs the node-app image).
     pub fn get(&self, role: Role) -> &RoleImage {
         self.images
-            .get(&role)
-            .unwrap_or_else(|| panic!("image set lacks role {}", role.as_str()))
+            .get(&role.image())
+            .unwrap_or_else(|| panic!("image set lacks image {}", role.image_name()))
     }
 
     /// All recorded versions, keyed `role.key` (for manifests and reports).
@@ -143,7 +99,7 @@ impl ImageSet {
         let mut m = BTreeMap::new();
         for (r, img) in &self.images {
             for (k, v) in &img.versions {
-                m.insert(format!("{}.{}", r.as_str(), k), v.clone());
+                m.insert(format!("{}.{}", r.image_name(), k), v.clone());
             }
         }
         m
@@ -188,9 +144,9 @@ pub fn build_log_dir() -> PathBuf {
 pub fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
     let root = recipe::repo_root();
     let mut out: Vec<(Role, String)> = Vec::new();
-    for role in Role::ALL {
+    for role in Role::IMAGES {
         let files = recipe::context_files(&root, role)
-            .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
+            .with_context(|| format!("reading the recipe of image `{}`", role.image_name()))?;
         let parent = role
             .parent()
             .map(|p| out.iter().find(|(r, _)| *r == p).unwrap().1.clone());
@@ -211,6 +167,20 @@ pub async fn ensure_built(
     let root = recipe::repo_root();
     let log_dir = root.join("out/build-logs");
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
+    let lock = build_lock(&root, suite).await?;
+    // Resolve every tag first (pure), then build what is missing: base alone, then the role
+    // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
+    let (tags, todo) = plan_builds(docker, &root, &log_dir, suite, progress).await?;
+    let shared = std::sync::Mutex::new(progress);
+    for stage in todo {
+        run_stage(docker, suite, stage, &shared).await?;
+    }
+    drop(lock);
+    image_set(docker, &root, suite, &tags).await
+}
+
+/// The cross-process build lock of `suite`, held until dropped.
+async fn build_lock(root: &Path, suite: Suite) -> Result<std::fs::File> {
     let lock_path = root.join(format!("out/.build-{suite}.lock"));
     let lock = std::fs::OpenOptions::new()
         .create(true)
@@ -218,88 +188,109 @@ pub async fn ensure_built(
         .write(true)
         .open(&lock_path)
         .with_context(|| format!("opening {}", lock_path.display()))?;
-    let lock =
-        tokio::task::spawn_blocking(move || fs2::FileExt::lock_exclusive(&lock).map(|_| lock))
-            .await?
-            .context("waiting for the image build lock")?;
+    tokio::task::spawn_blocking(move || fs2::FileExt::lock_exclusive(&lock).map(|_| lock))
+        .await?
+        .context("waiting for the image build lock")
+}
 
-    let mut set = ImageSet {
-        suite,
-        images: BTreeMap::new(),
-    };
-    // Resolve every tag first (pure), then build what is missing: base alone, then the role
-    // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
+/// Every image's tag, and the missing ones to build in two stages (base, then the others).
+async fn plan_builds(
+    docker: &Docker,
+    root: &Path,
+    log_dir: &Path,
+    suite: Suite,
+    progress: &mut (dyn FnMut(BuildProgress) + Send),
+) -> Result<(BTreeMap<Role, String>, Vec<Vec<PendingBuild>>)> {
     let mut tags: BTreeMap<Role, String> = BTreeMap::new();
     let mut todo: Vec<Vec<PendingBuild>> = vec![Vec::new(), Vec::new()];
-    for role in Role::ALL {
-        let files = recipe::context_files(&root, role)
-            .with_context(|| format!("reading the recipe of image `{}`", role.as_str()))?;
+    for role in Role::IMAGES {
+        let files = recipe::context_files(root, role)
+            .with_context(|| format!("reading the recipe of image `{}`", role.image_name()))?;
         let parent = role.parent().map(|p| tags[&p].clone());
         let hash = recipe::recipe_hash(role, suite, parent.as_deref(), &files);
         let tag = recipe::tag_for(role, suite, &hash);
         tags.insert(role, tag.clone());
         if docker.image_info(&tag).await?.is_none() {
-            let log_path = log_dir.join(format!("{}-{}-{}.log", role.as_str(), suite, &hash[..12]));
+            let log_path = log_dir.join(format!(
+                "{}-{}-{}.log",
+                role.image_name(),
+                suite,
+                &hash[..12]
+            ));
             let stage = usize::from(role != Role::Base);
             todo[stage].push((role, tag, parent, files, log_path));
         } else {
             progress(BuildProgress::UpToDate { role, tag });
         }
     }
+    Ok((tags, todo))
+}
+
+/// Build the images of one stage, `PERFLAB_BUILD_JOBS` (default 2) at a time.
+async fn run_stage(
+    docker: &Docker,
+    suite: Suite,
+    stage: Vec<PendingBuild>,
+    shared: &std::sync::Mutex<&mut (dyn FnMut(BuildProgress) + Send)>,
+) -> Result<()> {
     let jobs: usize = std::env::var("PERFLAB_BUILD_JOBS")
         .ok()
         .and_then(|j| j.parse().ok())
         .filter(|j| *j > 0)
         .unwrap_or(2);
-    let shared = std::sync::Mutex::new(progress);
-    for stage in todo {
-        let results: Vec<Result<()>> = futures_util::stream::iter(stage.into_iter().map(
-            |(role, tag, parent, files, log_path)| {
-                let shared = &shared;
-                async move {
-                    let mut report = |p: BuildProgress| (shared.lock().unwrap())(p);
-                    report(BuildProgress::Building {
-                        role,
-                        tag: tag.clone(),
-                        log: log_path.clone(),
-                    });
-                    let t0 = Instant::now();
-                    build_one(
-                        docker,
-                        role,
-                        suite,
-                        &tag,
-                        parent.as_deref(),
-                        files,
-                        &log_path,
-                        &mut report,
-                    )
-                    .await
-                    .with_context(|| {
-                        format!(
-                            "building image `{}` for {suite} (full log: {})",
-                            role.as_str(),
-                            log_path.display()
-                        )
-                    })?;
-                    report(BuildProgress::Built {
-                        role,
-                        tag,
-                        seconds: t0.elapsed().as_secs_f64(),
-                    });
-                    Ok(())
-                }
-            },
-        ))
-        .buffer_unordered(jobs)
-        .collect()
-        .await;
-        for r in results {
-            r?;
-        }
-    }
-    drop(lock);
-    for role in Role::ALL {
+    let results: Vec<Result<()>> = futures_util::stream::iter(stage.into_iter().map(
+        |(role, tag, parent, files, log_path)| async move {
+            let mut report = |p: BuildProgress| (shared.lock().unwrap())(p);
+            report(BuildProgress::Building {
+                role,
+                tag: tag.clone(),
+                log: log_path.clone(),
+            });
+            let t0 = Instant::now();
+            build_one(
+                docker,
+                role,
+                suite,
+                &tag,
+                parent.as_deref(),
+                files,
+                &log_path,
+                &mut report,
+            )
+            .await
+            .with_context(|| {
+                format!(
+                    "building image `{}` for {suite} (full log: {})",
+                    role.image_name(),
+                    log_path.display()
+                )
+            })?;
+            report(BuildProgress::Built {
+                role,
+                tag,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+            Ok(())
+        },
+    ))
+    .buffer_unordered(jobs)
+    .collect()
+    .await;
+    results.into_iter().collect()
+}
+
+/// The built images of `tags` with their ids, sizes and recorded versions.
+async fn image_set(
+    docker: &Docker,
+    root: &Path,
+    suite: Suite,
+    tags: &BTreeMap<Role, String>,
+) -> Result<ImageSet> {
+    let mut set = ImageSet {
+        suite,
+        images: BTreeMap::new(),
+    };
+    for role in Role::IMAGES {
         let tag = &tags[&role];
         let info = docker
             .image_info(tag)
@@ -308,7 +299,7 @@ pub async fn ensure_built(
         let versions = if role == Role::Base {
             BTreeMap::new()
         } else {
-            cached_versions(docker, &root, tag, &info.id).await?
+            cached_versions(docker, root, tag, &info.id).await?
         };
         set.images.insert(
             role,
@@ -369,7 +360,10 @@ async fn build_one(
     let mut labels = BTreeMap::new();
     // No `perflab` label here: containers inherit image labels, and `perflab` marks objects
     // that `cleanup` may remove.
-    labels.insert("perflab.image.role".to_string(), role.as_str().to_string());
+    labels.insert(
+        "perflab.image.role".to_string(),
+        role.image_name().to_string(),
+    );
     labels.insert(
         "perflab.image.suite".to_string(),
         suite.as_str().to_string(),

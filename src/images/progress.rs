@@ -14,23 +14,23 @@ pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
             BuildProgress::Building { role, tag, log } => {
                 crate::say!(
                     "building {:<9} {tag} (log: {})",
-                    role.as_str(),
+                    role.image_name(),
                     log.display()
                 )
             }
             BuildProgress::Step { role, step } => {
                 let step: String = step.chars().take(100).collect();
                 if tty {
-                    eprint!("\r\x1b[2K  {:<9} {step}", role.as_str());
+                    eprint!("\r\x1b[2K  {:<9} {step}", role.image_name());
                 } else {
-                    crate::say!("  {:<9} {step}", role.as_str());
+                    crate::say!("  {:<9} {step}", role.image_name());
                 }
             }
             BuildProgress::Built { role, seconds, .. } => {
                 if tty {
                     eprint!("\r\x1b[2K");
                 }
-                crate::say!("built    {:<9} in {seconds:.1} s", role.as_str())
+                crate::say!("built    {:<9} in {seconds:.1} s", role.image_name())
             }
         }
     }

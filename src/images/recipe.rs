@@ -30,15 +30,12 @@ pub fn repo_root() -> PathBuf {
 
 /// `(source dir relative to the repo root, prefix inside the context)` for a role.
 fn sources(role: Role) -> Vec<(String, String)> {
-    let mut v = vec![(format!("images/{}", role.as_str()), String::new())];
-    match role {
-        Role::PhpFpm => v.push(("labs/php/app".into(), "app/".into())),
-        Role::NodeApp => {
-            v.push(("labs/node".into(), "node/".into()));
-            v.push(("labs/demo".into(), "demo/".into()));
-        }
-        _ => {}
-    }
+    let mut v = vec![(format!("images/{}", role.image_name()), String::new())];
+    let assets = crate::experiment::Lab::ALL
+        .into_iter()
+        .flat_map(|lab| crate::lab::descriptor(lab).info().assets)
+        .filter(|a| a.image == role);
+    v.extend(assets.map(|a| (a.dir.to_string(), a.prefix.to_string())));
     v
 }
 
@@ -101,7 +98,7 @@ pub fn recipe_hash(
 ) -> String {
     let mut h = Sha256::new();
     h.update(b"perflab-image-v1\0");
-    h.update(role.as_str().as_bytes());
+    h.update(role.image_name().as_bytes());
     h.update(b"\0");
     h.update(suite.as_str().as_bytes());
     h.update(b"\0");
@@ -121,7 +118,7 @@ pub fn recipe_hash(
 pub fn tag_for(role: Role, suite: Suite, hash: &str) -> String {
     format!(
         "perflab/{}:{}-{}",
-        role.as_str(),
+        role.image_name(),
         suite.as_str(),
         &hash[..12]
     )
@@ -175,7 +172,7 @@ mod tests {
     #[test]
     fn repo_recipes_are_found() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        for role in Role::ALL {
+        for role in Role::IMAGES {
             let files = context_files(&root, role).unwrap();
             assert!(files.iter().any(|f| f.path == "Dockerfile"), "{role:?}");
         }

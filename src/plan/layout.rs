@@ -70,23 +70,24 @@ impl<'de> Deserialize<'de> for CpuSet {
     }
 }
 
-/// The roles that get CPUs. PHP: nginx and php-fpm share `app`; samplers run on `loadgen`.
+/// The CPU slots of a layout (`lab::Role::slot` maps containers to them). PHP: nginx and
+/// php-fpm share `app`; samplers run on `loadgen`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub enum Slot {
     Loadgen,
     Db,
     App,
 }
 
-impl Role {
-    pub const ALL: [Role; 3] = [Role::Loadgen, Role::Db, Role::App];
+impl Slot {
+    pub const ALL: [Slot; 3] = [Slot::Loadgen, Slot::Db, Slot::App];
 
     pub fn as_str(self) -> &'static str {
         match self {
-            Role::Loadgen => "loadgen",
-            Role::Db => "db",
-            Role::App => "app",
+            Slot::Loadgen => "loadgen",
+            Slot::Db => "db",
+            Slot::App => "app",
         }
     }
 }
@@ -108,16 +109,16 @@ pub struct CpuLayout {
 }
 
 impl CpuLayout {
-    pub fn get(&self, role: Role) -> &CpuSet {
+    pub fn get(&self, role: Slot) -> &CpuSet {
         match role {
-            Role::Loadgen => &self.loadgen,
-            Role::Db => &self.db,
-            Role::App => &self.app,
+            Slot::Loadgen => &self.loadgen,
+            Slot::Db => &self.db,
+            Slot::App => &self.app,
         }
     }
 
     /// Docker `--cpuset-cpus` value for a role, e.g. `"2-3"`.
-    pub fn cpuset(&self, role: Role) -> String {
+    pub fn cpuset(&self, role: Slot) -> String {
         self.get(role).to_list()
     }
 }
@@ -184,55 +185,21 @@ pub fn resolve(
     let Some(spec) = spec.filter(|s| !s.trim().is_empty()) else {
         return auto(online);
     };
-    let mut layout = match auto(online) {
-        Ok(l) => l,
-        Err(_) => CpuLayout {
-            loadgen: online.clone(),
-            db: online.clone(),
-            app: online.clone(),
-            online: online.clone(),
-            source: String::new(),
-            forced: false,
-            caveats: vec![format!(
-                "only {} online CPU: everything shares it",
-                online.len()
-            )],
-        },
-    };
+    let mut layout = auto(online).unwrap_or_else(|_| CpuLayout {
+        loadgen: online.clone(),
+        db: online.clone(),
+        app: online.clone(),
+        online: online.clone(),
+        source: String::new(),
+        forced: false,
+        caveats: vec![format!(
+            "only {} online CPU: everything shares it",
+            online.len()
+        )],
+    });
     let bad = |m: String| InvalidInput(format!("--cpus {spec}: {m}"));
-    // split on ',' but keep tokens without '=' with the previous role: app=2,3
-    let mut parts: Vec<(String, String)> = Vec::new();
-    for tok in spec.split(',') {
-        match tok.split_once('=') {
-            Some((k, v)) => parts.push((k.trim().to_string(), v.trim().to_string())),
-            None => match parts.last_mut() {
-                Some((_, v)) => {
-                    v.push(',');
-                    v.push_str(tok.trim());
-                }
-                None => {
-                    return Err(bad(format!(
-                        "`{tok}` names no role; write ROLE=CPUS, e.g. loadgen=0,db=1,app=2-3"
-                    )));
-                }
-            },
-        }
-    }
-    for (k, v) in parts {
-        let role = match k.as_str() {
-            "loadgen" => Role::Loadgen,
-            "db" => Role::Db,
-            "app" => Role::App,
-            other => {
-                let mut m = format!("unknown role `{other}` (roles: loadgen, db, app)");
-                if let Some(s) =
-                    crate::experiment::diag::did_you_mean(other, ["loadgen", "db", "app"])
-                {
-                    m.push_str(&format!("; did you mean `{s}`?"));
-                }
-                return Err(bad(m));
-            }
-        };
+    for (k, v) in spec_parts(spec).map_err(&bad)? {
+        let slot = parse_slot(&k).map_err(&bad)?;
         let set = CpuSet::parse(&v).map_err(&bad)?;
         let offline: Vec<String> = set
             .cpus()
@@ -244,28 +211,69 @@ pub fn resolve(
             return Err(bad(format!(
                 "cpu {} of {} is not online (online: {online})",
                 offline.join(","),
-                role.as_str()
+                slot.as_str()
             )));
         }
-        match role {
-            Role::Loadgen => layout.loadgen = set,
-            Role::Db => layout.db = set,
-            Role::App => layout.app = set,
+        match slot {
+            Slot::Loadgen => layout.loadgen = set,
+            Slot::Db => layout.db = set,
+            Slot::App => layout.app = set,
         }
     }
     layout.source = spec.to_string();
     layout.caveats.clear();
-    for other in [Role::Loadgen, Role::Db] {
+    overlap_caveats(&mut layout, force).map_err(&bad)?;
+    Ok(layout)
+}
+
+/// `loadgen=0,db=1,app=2,3` as (slot, cpus) pairs: a token without `=` continues the previous
+/// slot's list.
+fn spec_parts(spec: &str) -> Result<Vec<(String, String)>, String> {
+    let mut parts: Vec<(String, String)> = Vec::new();
+    for tok in spec.split(',') {
+        match tok.split_once('=') {
+            Some((k, v)) => parts.push((k.trim().to_string(), v.trim().to_string())),
+            None => match parts.last_mut() {
+                Some((_, v)) => {
+                    v.push(',');
+                    v.push_str(tok.trim());
+                }
+                None => {
+                    return Err(format!(
+                        "`{tok}` names no role; write ROLE=CPUS, e.g. loadgen=0,db=1,app=2-3"
+                    ));
+                }
+            },
+        }
+    }
+    Ok(parts)
+}
+
+fn parse_slot(k: &str) -> Result<Slot, String> {
+    if let Some(s) = Slot::ALL.into_iter().find(|s| s.as_str() == k) {
+        return Ok(s);
+    }
+    let mut m = format!("unknown role `{k}` (roles: loadgen, db, app)");
+    if let Some(s) = crate::experiment::diag::did_you_mean(k, ["loadgen", "db", "app"]) {
+        m.push_str(&format!("; did you mean `{s}`?"));
+    }
+    Err(m)
+}
+
+/// The caveats of an explicit layout; an app overlapping the other slots is an error unless
+/// `force`.
+fn overlap_caveats(layout: &mut CpuLayout, force: bool) -> Result<(), String> {
+    for other in [Slot::Loadgen, Slot::Db] {
         if layout.app.overlaps(layout.get(other)) {
             if !force {
-                return Err(bad(format!(
+                return Err(format!(
                     "app cpus {} overlap {} cpus {}: the app would compete with the {} and the knee \
                      would measure both; pick separate CPUs or add --force-cpus",
                     layout.app,
                     other.as_str(),
                     layout.get(other),
                     other.as_str()
-                )));
+                ));
             }
             layout.forced = true;
             layout.caveats.push(format!(
@@ -289,7 +297,7 @@ pub fn resolve(
             layout.app
         ));
     }
-    Ok(layout)
+    Ok(())
 }
 
 #[cfg(test)]

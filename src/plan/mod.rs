@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use align::{Alignment, align};
-pub use layout::{CpuLayout, CpuSet, Role};
+pub use layout::{CpuLayout, CpuSet, Slot};
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
 pub const PLAN_SCHEMA_VERSION: u32 = 1;

@@ -238,9 +238,9 @@ async fn prepare_stack(
     }
     let mut cpus = Vec::new();
     for r in [
-        crate::plan::Role::Db,
-        crate::plan::Role::App,
-        crate::plan::Role::Loadgen,
+        crate::plan::Slot::Db,
+        crate::plan::Slot::App,
+        crate::plan::Slot::Loadgen,
     ] {
         cpus.extend_from_slice(req.layout.get(r).cpus());
     }
@@ -266,7 +266,7 @@ async fn prepare_loadgen(
         });
     }
     let ep = &req.placement.loadgen;
-    let cpus = req.layout.get(crate::plan::Role::Loadgen).cpus().to_vec();
+    let cpus = req.layout.get(crate::plan::Slot::Loadgen).cpus().to_vec();
     let e = open_engine(ep, "loadgen", &cpus, req, progress_build).await?;
     Ok(generators::LoadgenEngine {
         docker: e.docker,

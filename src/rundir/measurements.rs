@@ -120,7 +120,7 @@ pub struct ContainerRecord {
 impl From<&crate::stack::StackContainer> for ContainerRecord {
     fn from(c: &crate::stack::StackContainer) -> Self {
         ContainerRecord {
-            role: c.role.as_str().to_string(),
+            role: c.role.log_name().to_string(),
             name: c.name.clone(),
             id: c.id.clone(),
             image: c.image.clone(),
@@ -133,10 +133,10 @@ impl From<&crate::stack::StackContainer> for ContainerRecord {
 
 /// The stack's containers keyed by role, as the manifest records them.
 pub fn containers_of(
-    c: &BTreeMap<crate::stack::StackRole, crate::stack::StackContainer>,
+    c: &BTreeMap<crate::lab::Role, crate::stack::StackContainer>,
 ) -> BTreeMap<String, ContainerRecord> {
     c.iter()
-        .map(|(role, c)| (role.as_str().to_string(), c.into()))
+        .map(|(role, c)| (role.log_name().to_string(), c.into()))
         .collect()
 }
 

@@ -16,7 +16,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::analyze::samples::{CgroupSample, HostSample, PgActivity, PgSample, Role};
+use crate::analyze::samples::{CgroupSample, HostSample, PgActivity, PgSample};
+use crate::lab::Role;
 use writer::JsonlWriter;
 
 /// A container to sample: its role in the lab, its name and the pid of its init process.

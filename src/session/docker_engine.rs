@@ -128,19 +128,7 @@ impl<'a> DockerEngine<'a> {
 
     /// The stack's containers as sampler targets (init pids on the stack engine's host).
     pub(super) async fn stack_targets(&self) -> Result<Vec<ContainerTarget>> {
-        let (stack, exp) = (self.stack()?, self.experiment()?);
-        let mut containers = Vec::new();
-        for (role, c) in &stack.containers {
-            let info = self.env.docker.inspect_container(&c.id).await?;
-            if let Some(pid) = info.pid {
-                containers.push(ContainerTarget {
-                    role: super::logs::sample_role(exp.lab, *role),
-                    name: c.name.clone(),
-                    pid,
-                });
-            }
-        }
-        Ok(containers)
+        self.stack()?.sampler_targets(self.env.docker).await
     }
 
     async fn teardown_on(docker: &Docker, run_id: &str) -> Result<()> {
@@ -164,7 +152,12 @@ impl Engine for DockerEngine<'_> {
         m.images = images
             .images
             .iter()
-            .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
+            .map(|(role, i)| {
+                (
+                    role.image_name().to_owned(),
+                    format!("{} ({})", i.tag, i.id),
+                )
+            })
             .collect();
         m.measurements.stack.suite = Some(images.suite.as_str().to_string());
         if let Ok(v) = self.env.docker.engine_version().await {
@@ -284,7 +277,9 @@ impl Engine for DockerEngine<'_> {
         let (Some(stack), Some(exp)) = (&self.round.stack, &self.round.experiment) else {
             return Ok(());
         };
-        super::logs::collect_logs(self.env.docker, stack, exp, &self.round.run_dir).await
+        stack
+            .collect_logs(self.env.docker, exp, &self.round.run_dir)
+            .await
     }
 
     async fn teardown(&mut self) -> Result<()> {

@@ -13,7 +13,7 @@ use super::generators::{self, Agent};
 use super::progress::Progress;
 use crate::docker::{self, ExitStatus};
 use crate::load;
-use crate::plan::{Alignment, Role};
+use crate::plan::{Alignment, Slot};
 use crate::rundir::Manifest;
 use crate::sample::{self, SamplerTargets};
 
@@ -48,7 +48,7 @@ impl DockerEngine<'_> {
     ) -> Result<bool> {
         let (env, lg) = (self.env, self.env.loadgen);
         let exp = self.experiment()?.clone();
-        let cpuset = env.layout.cpuset(Role::Loadgen);
+        let cpuset = env.layout.cpuset(Slot::Loadgen);
         let paused = lg.docker.endpoint().is_on_this_machine();
         let gens = generators::create(
             lg,
@@ -140,7 +140,7 @@ impl DockerEngine<'_> {
             gate_launch(al) - GATE_LEAD
         };
         // Measurement: the orchestrator moves to the load generator's CPUs before the start.
-        let loadgen = self.env.layout.get(Role::Loadgen).indices();
+        let loadgen = self.env.layout.get(Slot::Loadgen).indices();
         match sample::pin_process_to(&loadgen) {
             Ok(_) => self.round.pinned = true,
             Err(e) => m.caveats.push(format!(
@@ -211,7 +211,7 @@ impl DockerEngine<'_> {
     /// The generators' placement, the caveat for several of them, k6's start time.
     async fn record_generators(&self, m: &mut Manifest) {
         let (lg, n) = (self.env.loadgen, self.env.generators);
-        let cpuset = self.env.layout.cpuset(Role::Loadgen);
+        let cpuset = self.env.layout.cpuset(Slot::Loadgen);
         let gens = &self.round.gens;
         m.measurements.generators = Some(generators::placement_json(
             lg,

@@ -11,7 +11,8 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use crate::docker::{self, ClockOffset, ContainerSpec, Docker, EngineFacts, ExitStatus, Mount};
-use crate::images::{ImageSet, Role as ImageRole};
+use crate::images::ImageSet;
+use crate::lab::Role;
 use crate::load::{self, K6Invocation, segments::Segment};
 use crate::plan::Plan;
 use crate::rundir;
@@ -135,7 +136,7 @@ pub async fn create(
         cmd.extend(inv.args.iter().cloned());
         let spec = ContainerSpec {
             name: name.clone(),
-            image: lg.images.get(ImageRole::K6).tag.clone(),
+            image: lg.images.get(Role::K6).tag.clone(),
             entrypoint: Some(vec![
                 "/bin/sh".into(),
                 "-c".into(),
@@ -248,7 +249,7 @@ pub fn targets(gens: &[Generator]) -> Vec<ContainerTarget> {
     gens.iter()
         .filter_map(|g| {
             Some(ContainerTarget {
-                role: crate::analyze::samples::Role::K6,
+                role: Role::K6,
                 name: g.name.clone(),
                 pid: g.pid?,
             })
@@ -423,7 +424,7 @@ impl Agent {
         let name = format!("perflab-{run_id}-sampler-{role}");
         let spec = ContainerSpec {
             name: name.clone(),
-            image: images.get(ImageRole::Base).tag.clone(),
+            image: images.get(Role::Base).tag.clone(),
             entrypoint: Some(vec![
                 agent::BINARY_PATH.into(),
                 "sample-agent".into(),

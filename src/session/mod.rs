@@ -10,7 +10,6 @@ pub mod engine;
 pub mod fake;
 pub mod generators;
 pub mod load_phase;
-pub mod logs;
 pub mod measurement;
 pub mod placement;
 pub mod progress;

@@ -2,37 +2,10 @@
 //! given (overrides go through `experiment::overrides`, as for `perflab run`).
 use crate::experiment::*;
 
-/// A stack-only experiment for `lab` with the article's default settings.
+/// A stack-only experiment for `lab` with the article's default settings (the descriptor's).
 pub fn lab_experiment(lab: Lab) -> Experiment {
-    let mut stack = StackSettings::default();
-    let (endpoint, script) = match lab {
-        Lab::Php => {
-            stack.php = Some(PhpSettings {
-                max_children: 20,
-                listen: Listen::Tcp,
-                backlog: 511,
-                persistent: true,
-                access_log: false,
-                warmup_requests: 200,
-            });
-            ("/api/db", Script::Stepped)
-        }
-        Lab::Node => {
-            stack.node = Some(NodeSettings {
-                processes: 1,
-                pool_max: 10,
-                pg_conn_timeout_ms: 3000,
-            });
-            ("/db", Script::Breakpoint)
-        }
-        Lab::Demo => {
-            stack.demo = Some(DemoSettings {
-                workers: 16,
-                service_ms: 40,
-            });
-            ("/work", Script::Stepped)
-        }
-    };
+    let d = crate::lab::descriptor(lab).defaults();
+    let (stack, endpoint, script) = (d.stack, d.endpoint, d.script);
     Experiment {
         kind: Default::default(),
         notes: None,

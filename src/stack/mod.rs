@@ -1,15 +1,18 @@
 //! The labs' containers: one private network per stack, PostgreSQL, php-fpm + nginx (PHP lab),
-//! the Express app (Node lab) or the capacity server (demo lab), each pinned, memory-limited,
-//! labelled, with 127.0.0.1-only published ports; config templating, readiness and smoke.
+//! the Express app (Node lab) or the capacity server (demo lab), as each lab's descriptor
+//! (`lab::descriptor`) declares them: each pinned, memory-limited, labelled, with 127.0.0.1-only
+//! published ports; readiness, smoke, warm-up and log collection interpret the descriptor.
+mod collect;
 pub mod defaults;
 mod ready;
 pub mod smoke;
-pub mod templates;
 pub mod warmup;
 
 use crate::docker::{self, ContainerSpec, Docker, Mount};
 use crate::experiment::{Experiment, Lab};
-use crate::images::{ImageSet, Role};
+use crate::images::ImageSet;
+use crate::lab::{ContainerDecl, Publish, Role, StartContext, WaitFor};
+use crate::plan::Slot;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -27,6 +30,15 @@ pub struct Pinning {
 }
 
 impl Pinning {
+    /// The cpuset of a slot.
+    pub fn cpuset(&self, slot: Slot) -> &str {
+        match slot {
+            Slot::Loadgen => &self.loadgen,
+            Slot::Db => &self.db,
+            Slot::App => &self.app,
+        }
+    }
+
     /// Number of CPUs in the app cpuset.
     pub fn app_cpus(&self) -> usize {
         crate::plan::CpuSet::parse(&self.app)
@@ -38,33 +50,10 @@ impl Pinning {
 impl From<&crate::plan::CpuLayout> for Pinning {
     /// The stack's view of a plan's CPU layout (`plan::layout` owns the choice).
     fn from(layout: &crate::plan::CpuLayout) -> Pinning {
-        use crate::plan::layout::Role;
         Pinning {
-            loadgen: layout.cpuset(Role::Loadgen),
-            db: layout.cpuset(Role::Db),
-            app: layout.cpuset(Role::App),
-        }
-    }
-}
-
-/// The containers of a stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StackRole {
-    Pg,
-    PhpFpm,
-    Nginx,
-    /// The Express app (node lab) or the capacity server (demo lab).
-    App,
-}
-
-impl StackRole {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StackRole::Pg => "pg",
-            StackRole::PhpFpm => "php-fpm",
-            StackRole::Nginx => "nginx",
-            StackRole::App => "app",
+            loadgen: layout.cpuset(Slot::Loadgen),
+            db: layout.cpuset(Slot::Db),
+            app: layout.cpuset(Slot::App),
         }
     }
 }
@@ -98,7 +87,8 @@ impl Default for StartOptions {
 /// One running container of a stack.
 #[derive(Debug, Clone, Serialize)]
 pub struct StackContainer {
-    pub role: StackRole,
+    #[serde(serialize_with = "crate::lab::role::as_log::serialize")]
+    pub role: Role,
     pub name: String,
     /// Full 64-hex id (cgroup paths use it).
     pub id: String,
@@ -157,7 +147,8 @@ pub struct LabStack {
     pub lab: Lab,
     pub network: String,
     pub volume: Option<String>,
-    pub containers: BTreeMap<StackRole, StackContainer>,
+    #[serde(serialize_with = "crate::lab::role::as_log::map")]
+    pub containers: BTreeMap<Role, StackContainer>,
     pub pinning: Pinning,
     /// PostgreSQL from the host (php and node labs).
     pub pg: Option<PgConn>,
@@ -195,8 +186,6 @@ pub fn nofile_limit() -> i64 {
         4096
     }
 }
-/// In-network port of the node/demo app.
-pub const APP_PORT: u16 = 3000;
 
 impl LabStack {
     /// Start the stack of `exp` with `pinning`, wait until every part is ready, and return it.
@@ -234,16 +223,58 @@ impl LabStack {
         images: &ImageSet,
         opts: &StartOptions,
     ) -> Result<LabStack> {
-        let lab = exp.lab;
-        let prefix = format!("perflab-{run_id}");
-        let network = format!("{prefix}-net");
+        let lab = crate::lab::descriptor(exp.lab);
+        let ctx = StartContext {
+            password: random_token(24),
+            monitor_password: random_token(24),
+            app_cpus: pinning.app_cpus(),
+            nofile: nofile_limit(),
+        };
+        let decls = lab.containers(exp, &ctx).map_err(anyhow::Error::msg)?;
+        let mut stack = LabStack::new(run_id, exp.lab, pinning, opts);
         docker
-            .create_network(&network, &stack_labels(run_id, lab, "network"))
+            .create_network(&stack.network, &stack_labels(run_id, exp.lab, "network"))
             .await?;
-        let mut stack = LabStack {
+        if let Some(v) = lab.info().volume {
+            let volume = format!("{}-{}", stack.prefix(), v.suffix);
+            docker
+                .create_volume(&volume, &stack_labels(run_id, exp.lab, v.label))
+                .await?;
+            stack.volume = Some(volume);
+        }
+        let ready_of = |role: Role| -> &[WaitFor] {
+            decls
+                .iter()
+                .find(|d| d.role == role)
+                .map(|d| d.ready.as_slice())
+                .unwrap_or_default()
+        };
+        for decl in &decls {
+            if let Some(before) = decl.after_ready {
+                ready::wait_role(docker, &stack, before, ready_of(before), opts.ready_timeout)
+                    .await?;
+            }
+            let spec = stack.spec(decl, images, opts);
+            let files: Vec<_> = decl
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), f.contents.clone(), f.mode))
+                .collect();
+            let c = create_and_start(docker, decl.role, spec, &files).await?;
+            stack.attach(decl, c, &ctx, opts);
+        }
+        for decl in &decls {
+            ready::wait_role(docker, &stack, decl.role, &decl.ready, opts.ready_timeout).await?;
+        }
+        Ok(stack)
+    }
+
+    /// A stack with nothing started yet.
+    fn new(run_id: &str, lab: Lab, pinning: &Pinning, opts: &StartOptions) -> LabStack {
+        LabStack {
             run_id: run_id.to_string(),
             lab,
-            network: network.clone(),
+            network: format!("perflab-{run_id}-net"),
             volume: None,
             containers: BTreeMap::new(),
             pinning: pinning.clone(),
@@ -257,186 +288,95 @@ impl LabStack {
             target_url: String::new(),
             fpm_status_url: None,
             start_seconds: 0.0,
-        };
-        let password = random_token(24);
-        let monitor_password = random_token(24);
-        let base = |role: StackRole, image: Role, cpuset: &str, mem: i64| ContainerSpec {
-            name: format!("{prefix}-{}", role.as_str()),
-            image: images.get(image).tag.clone(),
-            labels: stack_labels(run_id, lab, role.as_str()),
-            cpuset: Some(cpuset.to_string()),
-            memory_bytes: Some(mem),
-            network: Some(network.clone()),
-            aliases: vec![role.as_str().to_string()],
-            nofile: Some(nofile_limit()),
-            init: true,
-            ..Default::default()
-        };
-
-        // PostgreSQL first: php and node labs.
-        if lab != Lab::Demo {
-            let mut spec = base(StackRole::Pg, Role::Pg, &pinning.db, 512 * MIB);
-            spec.env = vec![
-                ("PG_PASSWORD".into(), password.clone()),
-                ("PG_MONITOR_PASSWORD".into(), monitor_password.clone()),
-                (
-                    "PG_MAX_CONNECTIONS".into(),
-                    exp.stack.postgres.max_connections.to_string(),
-                ),
-            ];
-            spec.publish = vec![5432];
-            spec.publish_ip = opts.publish_pg_ip.clone();
-            let c = create_and_start(docker, spec, &[]).await?;
-            stack.pg = Some(PgConn {
-                host: match opts.publish_pg_ip.as_deref() {
-                    Some(ip)
-                        if !ip
-                            .parse::<std::net::IpAddr>()
-                            .is_ok_and(|a| a.is_unspecified()) =>
-                    {
-                        ip.to_string()
-                    }
-                    _ => "127.0.0.1".into(),
-                },
-                port: c.host_ports[&5432],
-                user: "perflab".into(),
-                password: monitor_password,
-                dbname: "lab".into(),
-                app_user: "lab".into(),
-            });
-            stack.containers.insert(StackRole::Pg, c);
         }
-
-        match lab {
-            Lab::Php => {
-                let php = exp
-                    .stack
-                    .php
-                    .clone()
-                    .context("experiment has lab: php but no stack.php section")?;
-                let volume = format!("{prefix}-run-php");
-                docker
-                    .create_volume(&volume, &stack_labels(run_id, lab, "php-sockets"))
-                    .await?;
-                stack.volume = Some(volume.clone());
-                let shared = Mount {
-                    source: volume,
-                    target: "/run/php".into(),
-                    read_only: false,
-                };
-                let mut fpm = base(StackRole::PhpFpm, Role::PhpFpm, &pinning.app, 768 * MIB);
-                fpm.env = vec![
-                    ("APP_ENV".into(), "production".into()),
-                    ("APP_DEBUG".into(), "false".into()),
-                    ("DB_CONNECTION".into(), "pgsql".into()),
-                    ("DB_HOST".into(), "pg".into()),
-                    ("DB_PORT".into(), "5432".into()),
-                    ("DB_DATABASE".into(), "lab".into()),
-                    ("DB_USERNAME".into(), "lab".into()),
-                    ("DB_PASSWORD".into(), password.clone()),
-                    (
-                        "DB_PERSISTENT".into(),
-                        if php.persistent { "true" } else { "false" }.into(),
-                    ),
-                ];
-                fpm.mounts = vec![shared.clone()];
-                let conf = templates::render_fpm(&php);
-                let c = create_and_start(
-                    docker,
-                    fpm,
-                    &[("/etc/perflab/php-fpm.conf".into(), conf.into_bytes(), 0o644)],
-                )
-                .await?;
-                stack.containers.insert(StackRole::PhpFpm, c);
-
-                let mut ngx = base(StackRole::Nginx, Role::Nginx, &pinning.app, 256 * MIB);
-                ngx.mounts = vec![shared];
-                ngx.publish = vec![80];
-                ngx.publish_ip = opts.publish_ip.clone();
-                if let Some(p) = opts.publish_entry {
-                    ngx.publish_fixed = vec![(80, p)];
-                    ngx.publish.clear();
-                }
-                let conf = templates::render_nginx(
-                    &php,
-                    StackRole::PhpFpm.as_str(),
-                    pinning.app_cpus(),
-                    nofile_limit(),
-                );
-                let c = create_and_start(
-                    docker,
-                    ngx,
-                    &[("/etc/nginx/nginx.conf".into(), conf.into_bytes(), 0o644)],
-                )
-                .await?;
-                stack.entry_port = c.host_ports[&80];
-                stack.entry_url = entry_url(&stack.entry_ip, stack.entry_port);
-                stack.fpm_status_url = Some(format!("{}/fpm-status?json", stack.entry_url));
-                stack.target_url = "http://nginx:80".into();
-                stack.containers.insert(StackRole::Nginx, c);
-            }
-            Lab::Node | Lab::Demo => {
-                // The node app pre-opens its pool at boot: PostgreSQL must answer first.
-                if lab == Lab::Node {
-                    ready::wait_pg(docker, &stack, opts.ready_timeout).await?;
-                }
-                let mem = if lab == Lab::Node {
-                    1024 * MIB
-                } else {
-                    256 * MIB
-                };
-                let mut app = base(StackRole::App, Role::NodeApp, &pinning.app, mem);
-                app.publish = vec![APP_PORT];
-                app.publish_ip = opts.publish_ip.clone();
-                if let Some(p) = opts.publish_entry {
-                    app.publish_fixed = vec![(APP_PORT, p)];
-                    app.publish.clear();
-                }
-                app.env = vec![("PORT".into(), APP_PORT.to_string())];
-                if lab == Lab::Node {
-                    let n = exp
-                        .stack
-                        .node
-                        .clone()
-                        .context("experiment has lab: node but no stack.node section")?;
-                    app.cmd = Some(vec!["node".into(), "/srv/node/server.js".into()]);
-                    app.env.extend([
-                        ("PGHOST".into(), "pg".into()),
-                        ("PGPORT".into(), "5432".into()),
-                        ("PGUSER".into(), "lab".into()),
-                        ("PGPASSWORD".into(), password.clone()),
-                        ("PGDATABASE".into(), "lab".into()),
-                        ("PROCESSES".into(), n.processes.to_string()),
-                        ("POOL_MAX".into(), n.pool_max.to_string()),
-                        (
-                            "PG_CONN_TIMEOUT_MS".into(),
-                            n.pg_conn_timeout_ms.to_string(),
-                        ),
-                    ]);
-                } else {
-                    let d = exp
-                        .stack
-                        .demo
-                        .clone()
-                        .context("experiment has lab: demo but no stack.demo section")?;
-                    app.cmd = Some(vec!["node".into(), "/srv/demo/server.js".into()]);
-                    app.env.extend([
-                        ("WORKERS".into(), d.workers.to_string()),
-                        ("SERVICE_MS".into(), d.service_ms.to_string()),
-                    ]);
-                }
-                let c = create_and_start(docker, app, &[]).await?;
-                stack.entry_port = c.host_ports[&APP_PORT];
-                stack.entry_url = entry_url(&stack.entry_ip, stack.entry_port);
-                stack.target_url = format!("http://app:{APP_PORT}");
-                stack.containers.insert(StackRole::App, c);
-            }
-        }
-        ready::wait_all(docker, &stack, exp, opts.ready_timeout).await?;
-        Ok(stack)
     }
 
-    pub fn container(&self, role: StackRole) -> Option<&StackContainer> {
+    /// `perflab-<run id>`: the names of the stack's objects start so.
+    fn prefix(&self) -> String {
+        format!("perflab-{}", self.run_id)
+    }
+
+    /// The container spec of a declared container: named and aliased after its role, pinned to
+    /// its role's slot, labelled with the run.
+    fn spec(&self, decl: &ContainerDecl, images: &ImageSet, opts: &StartOptions) -> ContainerSpec {
+        let role = decl.role;
+        let mut spec = ContainerSpec {
+            name: format!("{}-{}", self.prefix(), role.log_name()),
+            image: images.get(role).tag.clone(),
+            labels: stack_labels(&self.run_id, self.lab, role.log_name()),
+            cpuset: Some(self.pinning.cpuset(role.slot()).to_string()),
+            memory_bytes: Some(decl.memory_mib * MIB),
+            network: Some(self.network.clone()),
+            aliases: vec![role.log_name().to_string()],
+            nofile: Some(nofile_limit()),
+            init: true,
+            env: decl.env.clone(),
+            cmd: decl.cmd.clone(),
+            ..Default::default()
+        };
+        if let (true, Some(volume), Some(v)) = (
+            decl.shared_volume,
+            &self.volume,
+            crate::lab::descriptor(self.lab).info().volume,
+        ) {
+            spec.mounts = vec![Mount {
+                source: volume.clone(),
+                target: v.target.into(),
+                read_only: false,
+            }];
+        }
+        match decl.publish {
+            Some(Publish::Entry(port)) => {
+                spec.publish = vec![port];
+                spec.publish_ip = opts.publish_ip.clone();
+                if let Some(p) = opts.publish_entry {
+                    spec.publish_fixed = vec![(port, p)];
+                    spec.publish.clear();
+                }
+            }
+            Some(Publish::Database(port)) => {
+                spec.publish = vec![port];
+                spec.publish_ip = opts.publish_pg_ip.clone();
+            }
+            None => {}
+        }
+        spec
+    }
+
+    /// Record a started container: the entry point's URLs, PostgreSQL's connection.
+    fn attach(
+        &mut self,
+        decl: &ContainerDecl,
+        c: StackContainer,
+        ctx: &StartContext,
+        opts: &StartOptions,
+    ) {
+        match decl.publish {
+            Some(Publish::Entry(port)) => {
+                self.entry_port = c.host_ports[&port];
+                self.entry_url = entry_url(&self.entry_ip, self.entry_port);
+                self.target_url = format!("http://{}:{port}", decl.role.log_name());
+                self.fpm_status_url = crate::lab::descriptor(self.lab)
+                    .info()
+                    .fpm_status_path
+                    .map(|p| format!("{}{p}", self.entry_url));
+            }
+            Some(Publish::Database(port)) => {
+                self.pg = Some(PgConn {
+                    host: pg_host(opts.publish_pg_ip.as_deref()),
+                    port: c.host_ports[&port],
+                    user: "perflab".into(),
+                    password: ctx.monitor_password.clone(),
+                    dbname: "lab".into(),
+                    app_user: "lab".into(),
+                });
+            }
+            None => {}
+        }
+        self.containers.insert(decl.role, c);
+    }
+
+    pub fn container(&self, role: Role) -> Option<&StackContainer> {
         self.containers.get(&role)
     }
 
@@ -445,7 +385,7 @@ impl LabStack {
     pub async fn cgroup(
         &self,
         docker: &Docker,
-        role: StackRole,
+        role: Role,
     ) -> Result<crate::sample::cgroup::CgroupPaths> {
         let c = self
             .containers
@@ -460,19 +400,19 @@ impl LabStack {
     }
 
     /// The full output (stdout + stderr) of a role's container so far.
-    pub async fn logs(&self, docker: &Docker, role: StackRole) -> Result<String> {
+    pub async fn logs(&self, docker: &Docker, role: Role) -> Result<String> {
         let c = self.containers.get(&role).with_context(|| {
             format!(
                 "this {} stack has no {} container",
                 self.lab.as_str(),
-                role.as_str()
+                role.log_name()
             )
         })?;
         Ok(docker.logs(&c.id, None).await?)
     }
 
     /// Copy a file out of a role's container (e.g. `storage/logs/laravel.log`, access logs).
-    pub async fn read_file(&self, docker: &Docker, role: StackRole, path: &str) -> Result<Vec<u8>> {
+    pub async fn read_file(&self, docker: &Docker, role: Role, path: &str) -> Result<Vec<u8>> {
         let c = self
             .containers
             .get(&role)
@@ -487,8 +427,8 @@ impl LabStack {
         ContainerSpec {
             name: format!("perflab-{}-{name_suffix}", self.run_id),
             image: images.get(Role::K6).tag.clone(),
-            labels: stack_labels(&self.run_id, self.lab, "k6"),
-            cpuset: Some(self.pinning.loadgen.clone()),
+            labels: stack_labels(&self.run_id, self.lab, Role::K6.log_name()),
+            cpuset: Some(self.pinning.cpuset(Role::K6.slot()).to_string()),
             memory_bytes: Some(1024 * MIB),
             network: Some(self.network.clone()),
             nofile: Some(nofile_limit()),
@@ -516,9 +456,25 @@ pub fn entry_url(ip: &str, port: u16) -> String {
     }
 }
 
+/// How the orchestrator reaches a PostgreSQL published on `ip` (a wildcard address or none
+/// through loopback).
+fn pg_host(ip: Option<&str>) -> String {
+    match ip {
+        Some(ip)
+            if !ip
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|a| a.is_unspecified()) =>
+        {
+            ip.to_string()
+        }
+        _ => "127.0.0.1".into(),
+    }
+}
+
 /// Create a container, copy `files` in, start it, and return what the stack records.
 async fn create_and_start(
     docker: &Docker,
+    role: Role,
     spec: ContainerSpec,
     files: &[(String, Vec<u8>, u32)],
 ) -> Result<StackContainer> {
@@ -543,12 +499,7 @@ async fn create_and_start(
         host_ports.insert(*c, *h);
     }
     Ok(StackContainer {
-        role: match spec.labels.get(docker::LABEL_ROLE).map(String::as_str) {
-            Some("pg") => StackRole::Pg,
-            Some("php-fpm") => StackRole::PhpFpm,
-            Some("nginx") => StackRole::Nginx,
-            _ => StackRole::App,
-        },
+        role,
         name: spec.name.clone(),
         id: info.id,
         image: spec.image.clone(),

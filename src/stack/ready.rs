@@ -1,9 +1,9 @@
-//! Readiness: bounded, explicit checks per part (PostgreSQL `SELECT 1`, the entry point's HTTP
-//! answer, the Node app's first metrics line); a container that exits during start-up is
-//! reported at once with its last log lines.
-use super::{LabStack, StackRole};
+//! Readiness: the bounded checks a lab's descriptor declares per container (`lab::WaitFor`:
+//! PostgreSQL `SELECT 1`, the entry point's HTTP answer, the app's first metrics line); a
+//! container that exits during start-up is reported at once with its last log lines.
+use super::LabStack;
 use crate::docker::Docker;
-use crate::experiment::{Experiment, Lab};
+use crate::lab::{Role, WaitFor};
 use std::time::{Duration, Instant};
 
 /// Why a stack did not become ready.
@@ -31,21 +31,14 @@ pub enum StartError {
     },
 }
 
-#[derive(Clone, Copy)]
-enum Check {
-    Pg,
-    Http(&'static str, &'static str),
-    MetricsLine,
-}
-
 async fn run_check(
     docker: &Docker,
     stack: &LabStack,
-    role: StackRole,
-    check: Check,
+    role: Role,
+    check: &WaitFor,
 ) -> Result<(), String> {
     match check {
-        Check::Pg => {
+        WaitFor::Sql => {
             let pg = stack.pg.as_ref().ok_or("no PostgreSQL in this stack")?;
             let client = pg.connect().await.map_err(|e| format!("{e:#}"))?;
             let row = client
@@ -59,40 +52,43 @@ async fn run_check(
                 Err(format!("SELECT 1 returned {one}"))
             }
         }
-        Check::Http(path, needle) => {
-            let url = format!("{}{path}", stack.entry_url);
-            let client = reqwest::Client::builder()
-                .timeout(Duration::from_secs(5))
-                .build()
-                .map_err(|e| e.to_string())?;
-            let r = client
-                .get(&url)
-                .send()
-                .await
-                .map_err(|e| format!("GET {url}: {e}"))?;
-            let status = r.status();
-            let body = r.text().await.unwrap_or_default();
-            if status.as_u16() == 200 && body.contains(needle) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "GET {url}: HTTP {status}, body {}",
-                    truncate(&body, 200)
-                ))
-            }
-        }
-        Check::MetricsLine => {
+        WaitFor::Http { path, status, body } => http_check(stack, path, *status, body).await,
+        WaitFor::LogLine { prefix } => {
             let c = &stack.containers[&role];
             let logs = docker
                 .logs(&c.id, Some(200))
                 .await
                 .map_err(|e| e.to_string())?;
-            if logs.lines().any(|l| l.starts_with("{\"t\":")) {
+            if logs.lines().any(|l| l.starts_with(prefix)) {
                 Ok(())
             } else {
                 Err("no metrics line on stdout yet".into())
             }
         }
+    }
+}
+
+/// `GET <entry point><path>` answers `want` with `needle` in the body.
+async fn http_check(stack: &LabStack, path: &str, want: u16, needle: &str) -> Result<(), String> {
+    let url = format!("{}{path}", stack.entry_url);
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let r = client
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("GET {url}: {e}"))?;
+    let status = r.status();
+    let body = r.text().await.unwrap_or_default();
+    if status.as_u16() == want && body.contains(needle) {
+        Ok(())
+    } else {
+        Err(format!(
+            "GET {url}: HTTP {status}, body {}",
+            truncate(&body, 200)
+        ))
     }
 }
 
@@ -108,8 +104,8 @@ fn truncate(s: &str, n: usize) -> String {
 async fn wait_for(
     docker: &Docker,
     stack: &LabStack,
-    role: StackRole,
-    check: Check,
+    role: Role,
+    check: &WaitFor,
     timeout: Duration,
 ) -> anyhow::Result<()> {
     let c = &stack.containers[&role];
@@ -119,7 +115,7 @@ async fn wait_for(
         if !info.running {
             let tail = docker.logs(&c.id, Some(30)).await.unwrap_or_default();
             return Err(StartError::Exited {
-                role: role.as_str(),
+                role: role.log_name(),
                 name: c.name.clone(),
                 code: info.exit_code.unwrap_or(-1),
                 oom: if info.oom_killed {
@@ -136,7 +132,7 @@ async fn wait_for(
             Err(last) if t0.elapsed() >= timeout => {
                 let tail = docker.logs(&c.id, Some(30)).await.unwrap_or_default();
                 return Err(StartError::Timeout {
-                    role: role.as_str(),
+                    role: role.log_name(),
                     name: c.name.clone(),
                     secs: timeout.as_secs(),
                     last,
@@ -149,65 +145,16 @@ async fn wait_for(
     }
 }
 
-/// PostgreSQL answers `SELECT 1` on its 127.0.0.1 port.
-pub async fn wait_pg(docker: &Docker, stack: &LabStack, timeout: Duration) -> anyhow::Result<()> {
-    wait_for(docker, stack, StackRole::Pg, Check::Pg, timeout).await
-}
-
-/// Every part of the stack is ready.
-pub async fn wait_all(
+/// Every check of `role`, in order.
+pub async fn wait_role(
     docker: &Docker,
     stack: &LabStack,
-    exp: &Experiment,
+    role: Role,
+    checks: &[WaitFor],
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    match exp.lab {
-        Lab::Php => {
-            let (a, b, c) = tokio::join!(
-                wait_pg(docker, stack, timeout),
-                // php-fpm has no port of its own on the host: it must stay up while nginx answers.
-                wait_for(
-                    docker,
-                    stack,
-                    StackRole::Nginx,
-                    Check::Http("/api/ping", "\"pong\":true"),
-                    timeout
-                ),
-                wait_for(
-                    docker,
-                    stack,
-                    StackRole::PhpFpm,
-                    Check::Http("/api/ping", "\"pong\":true"),
-                    timeout
-                ),
-            );
-            a?;
-            b?;
-            c?;
-        }
-        Lab::Node => {
-            wait_pg(docker, stack, timeout).await?;
-            wait_for(docker, stack, StackRole::App, Check::MetricsLine, timeout).await?;
-            wait_for(
-                docker,
-                stack,
-                StackRole::App,
-                Check::Http("/cpu", "\"key\""),
-                timeout,
-            )
-            .await?;
-        }
-        Lab::Demo => {
-            wait_for(docker, stack, StackRole::App, Check::MetricsLine, timeout).await?;
-            wait_for(
-                docker,
-                stack,
-                StackRole::App,
-                Check::Http("/work", "\"ok\":true"),
-                timeout,
-            )
-            .await?;
-        }
+    for check in checks {
+        wait_for(docker, stack, role, check, timeout).await?;
     }
     Ok(())
 }

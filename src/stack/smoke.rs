@@ -1,9 +1,11 @@
 //! Smoke checks of a started stack (article 0.7 step 1): every endpoint answers 200 with the
 //! expected body, the database really ran the queries, connection counts are what the config
 //! says, the server-side signals (fpm status through the hidden pool, metrics lines) work.
-use super::{LabStack, StackRole};
+//! The checks are the lab descriptor's (`lab::SmokeCheck`); this module runs them.
+use super::LabStack;
 use crate::docker::Docker;
 use crate::experiment::{Experiment, Lab};
+use crate::lab::SmokeCheck as Check;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -41,39 +43,6 @@ impl SmokeReport {
         });
     }
 }
-
-/// The fields of the Node app's metrics line (lab-spec §4).
-pub const NODE_METRICS_FIELDS: [&str; 18] = [
-    "t",
-    "pid",
-    "rps",
-    "err5xx",
-    "eld_p50_ms",
-    "eld_p99_ms",
-    "eld_max_ms",
-    "elu",
-    "cpu_cores",
-    "cpu_ms_per_req",
-    "pool_total",
-    "pool_idle",
-    "pool_waiting",
-    "pool_waiting_max",
-    "inflight",
-    "inflight_max",
-    "rss_mb",
-    "errors",
-];
-/// The fields of the demo server's metrics line.
-pub const DEMO_METRICS_FIELDS: [&str; 8] = [
-    "t",
-    "pid",
-    "rps",
-    "inflight",
-    "inflight_max",
-    "queue",
-    "queue_max",
-    "busy",
-];
 
 fn http() -> reqwest::Client {
     reqwest::Client::builder()
@@ -220,101 +189,102 @@ pub async fn run(docker: &Docker, stack: &LabStack, exp: &Experiment) -> Result<
         checks: Vec::new(),
         seconds: 0.0,
     };
+    let lab = crate::lab::descriptor(stack.lab);
+    let checks = lab.smoke(exp).map_err(anyhow::Error::msg)?;
     let client = http();
     let base = stack.entry_url.clone();
-    match stack.lab {
-        Lab::Php => php(docker, stack, exp, &client, &base, &mut report).await?,
-        Lab::Node => node(docker, stack, exp, &client, &base, &mut report).await?,
-        Lab::Demo => {
-            endpoint(&mut report, &client, &base, "/work", &["ok"], 20).await;
-            metrics_line(docker, stack, &DEMO_METRICS_FIELDS, &mut report).await?;
+    // `xact_commit` before any request; the database checks need it.
+    let before = if lab.info().uses_pg() {
+        pg_reachable(stack, &mut report).await
+    } else {
+        None
+    };
+    for check in &checks {
+        match check {
+            Check::Endpoint { path, keys, n } => {
+                endpoint(&mut report, &client, &base, path, keys, *n).await
+            }
+            Check::Positive { name, path, field } => {
+                positive(&mut report, &client, &base, name, path, field).await
+            }
+            Check::XactDelta { requests } => {
+                let Some(before) = before else { continue };
+                let delta = xact_delta_at_least(stack, before, *requests).await?;
+                report.check(
+                    "pg_stat_database.xact_commit moved",
+                    delta >= *requests,
+                    format!("xact_commit delta {delta} for {requests} database requests"),
+                );
+            }
+            Check::StatusUnderBurst {
+                path,
+                factor,
+                workers,
+            } => status_under_burst(stack, &client, &mut report, path, *factor, *workers).await?,
+            Check::Backends {
+                name,
+                expect,
+                detail,
+            } => {
+                if before.is_none() {
+                    continue;
+                }
+                let backends = app_backends(stack).await?;
+                report.check(
+                    name,
+                    backends == *expect,
+                    format!("{backends} lab backends{detail}"),
+                );
+            }
+            Check::MetricsLine { fields } => {
+                metrics_line(docker, stack, fields, &mut report).await?
+            }
         }
     }
     report.seconds = t0.elapsed().as_secs_f64();
     Ok(report)
 }
 
-async fn php(
-    _docker: &Docker,
-    stack: &LabStack,
-    exp: &Experiment,
+/// `GET path` answers 200 with a positive count (a string) in `field`.
+async fn positive(
+    report: &mut SmokeReport,
     client: &reqwest::Client,
     base: &str,
-    report: &mut SmokeReport,
-) -> Result<()> {
-    let php = exp
-        .stack
-        .php
-        .clone()
-        .context("php experiment without stack.php")?;
-    let before = pg_reachable(stack, report).await;
-    endpoint(report, client, base, "/api/ping", &["pong"], 5).await;
-    endpoint(
-        report,
-        client,
-        base,
-        "/api/db",
-        &["id", "name", "price"],
-        20,
-    )
-    .await;
-    endpoint(report, client, base, "/api/slow", &["slept_ms"], 2).await;
-    // 22 DB requests above (perflab's own reads only add to the count).
-    if let Some(before) = before {
-        let delta = xact_delta_at_least(stack, before, 22).await?;
-        report.check(
-            "pg_stat_database.xact_commit moved",
-            delta >= 22,
-            format!("xact_commit delta {delta} for 22 database requests"),
-        );
-    }
+    name: &str,
+    path: &str,
+    field: &str,
+) {
+    let (s, body) = get(client, &format!("{base}{path}")).await;
+    let rows = json_has(&body, &[field])
+        .ok()
+        .and_then(|v| v[field].as_str().and_then(|x| x.parse::<i64>().ok()));
+    report.check(
+        name,
+        s == 200 && rows.unwrap_or(0) > 0,
+        format!("HTTP {s}, {field} = {rows:?}"),
+    );
+}
 
-    // Saturate /api/slow with 3 x max_children concurrent requests and read the status page
-    // meanwhile: it must answer through the hidden pool while every worker is busy.
-    let n = php.max_children as usize;
-    let slow_url = format!("{base}/api/slow");
-    let burst: Vec<_> = (0..3 * n)
+/// The php-fpm status page, read during a burst of `factor x workers` requests on `path`, shows
+/// every worker busy and still answers within a second; every request of the burst answers 200.
+async fn status_under_burst(
+    stack: &LabStack,
+    client: &reqwest::Client,
+    report: &mut SmokeReport,
+    path: &str,
+    factor: usize,
+    n: usize,
+) -> Result<()> {
+    let url = format!("{}{path}", stack.entry_url);
+    let burst: Vec<_> = (0..factor * n)
         .map(|_| {
             let c = client.clone();
-            let u = slow_url.clone();
+            let u = url.clone();
             tokio::spawn(async move { get(&c, &u).await.0 })
         })
         .collect();
     let status_url = stack.fpm_status_url.clone().context("no fpm status URL")?;
-    let mut proof = None;
-    let mut last = String::from("no status sample");
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(4) && proof.is_none() {
-        let ts = Instant::now();
-        let (s, body) = get(client, &status_url).await;
-        let took = ts.elapsed().as_millis();
-        if s == 200 {
-            if let Ok(v) = json_has(
-                &body,
-                &[
-                    "active processes",
-                    "idle processes",
-                    "total processes",
-                    "listen queue",
-                ],
-            ) {
-                let active = v["active processes"].as_i64().unwrap_or(-1);
-                let idle = v["idle processes"].as_i64().unwrap_or(-1);
-                last = format!(
-                    "active {active}, idle {idle}, listen queue {}, answered in {took} ms",
-                    v["listen queue"]
-                );
-                if idle == 0 && active == n as i64 && took < 1000 {
-                    proof = Some(last.clone());
-                }
-            } else {
-                last = format!("status page body: {}", short(&body));
-            }
-        } else {
-            last = format!("status page HTTP {s}: {}", short(&body));
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (proof, last) = busy_status(client, &status_url, n).await;
     let mut codes = std::collections::BTreeMap::<u16, usize>::new();
     for h in burst {
         *codes.entry(h.await.unwrap_or(0)).or_default() += 1;
@@ -325,82 +295,53 @@ async fn php(
         proof.unwrap_or(last),
     );
     report.check(
-        "saturating /api/slow burst all 200",
+        &format!("saturating {path} burst all 200"),
         codes.keys().all(|c| *c == 200),
-        format!("{} requests: status counts {codes:?}", 3 * n),
+        format!("{} requests: status counts {codes:?}", factor * n),
     );
-
-    if before.is_none() {
-        return Ok(());
-    }
-    let backends = app_backends(stack).await?;
-    if php.persistent {
-        report.check(
-            "persistent PDO: one backend per php-fpm worker",
-            backends == n as i64,
-            format!("{backends} lab backends for max_children {n}"),
-        );
-    } else {
-        report.check(
-            "non-persistent PDO: no connection kept between requests",
-            backends == 0,
-            format!("{backends} lab backends while idle"),
-        );
-    }
     Ok(())
 }
 
-async fn node(
-    docker: &Docker,
-    stack: &LabStack,
-    exp: &Experiment,
+/// Poll the status page for up to 4 s until it shows `n` active and no idle worker, answered
+/// within a second: (the proof, the last thing seen).
+async fn busy_status(
     client: &reqwest::Client,
-    base: &str,
-    report: &mut SmokeReport,
-) -> Result<()> {
-    let n = exp
-        .stack
-        .node
-        .clone()
-        .context("node experiment without stack.node")?;
-    let before = pg_reachable(stack, report).await;
-    endpoint(report, client, base, "/cpu", &["key"], 5).await;
-    endpoint(
-        report,
-        client,
-        base,
-        "/db",
-        &["customer", "n", "total", "last"],
-        20,
-    )
-    .await;
-    endpoint(report, client, base, "/dbsleep", &["slept_ms"], 5).await;
-    let (s, body) = get(client, &format!("{base}/db")).await;
-    let rows = json_has(&body, &["n"])
-        .ok()
-        .and_then(|v| v["n"].as_str().and_then(|x| x.parse::<i64>().ok()));
-    report.check(
-        "/db aggregates a customer's orders",
-        s == 200 && rows.unwrap_or(0) > 0,
-        format!("HTTP {s}, n = {rows:?}"),
-    );
-    let Some(before) = before else {
-        return metrics_line(docker, stack, &NODE_METRICS_FIELDS, report).await;
-    };
-    let delta = xact_delta_at_least(stack, before, 26).await?;
-    report.check(
-        "pg_stat_database.xact_commit moved",
-        delta >= 26,
-        format!("xact_commit delta {delta} for 26 database requests"),
-    );
-    let backends = app_backends(stack).await?;
-    let want = (n.pool_max * n.processes.max(1)) as i64;
-    report.check(
-        "pool pre-opened: pool_max x processes backends",
-        backends == want,
-        format!("{backends} lab backends, expected {want}"),
-    );
-    metrics_line(docker, stack, &NODE_METRICS_FIELDS, report).await
+    status_url: &str,
+    n: usize,
+) -> (Option<String>, String) {
+    let mut proof = None;
+    let mut last = String::from("no status sample");
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(4) && proof.is_none() {
+        let ts = Instant::now();
+        let (s, body) = get(client, status_url).await;
+        let took = ts.elapsed().as_millis();
+        if s != 200 {
+            last = format!("status page HTTP {s}: {}", short(&body));
+        } else if let Ok(v) = json_has(
+            &body,
+            &[
+                "active processes",
+                "idle processes",
+                "total processes",
+                "listen queue",
+            ],
+        ) {
+            let active = v["active processes"].as_i64().unwrap_or(-1);
+            let idle = v["idle processes"].as_i64().unwrap_or(-1);
+            last = format!(
+                "active {active}, idle {idle}, listen queue {}, answered in {took} ms",
+                v["listen queue"]
+            );
+            if idle == 0 && active == n as i64 && took < 1000 {
+                proof = Some(last.clone());
+            }
+        } else {
+            last = format!("status page body: {}", short(&body));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    (proof, last)
 }
 
 /// Wait for a metrics line written after the requests above and check its fields.
@@ -414,8 +355,15 @@ async fn metrics_line(
     let mut seen = 0usize;
     let mut last = String::new();
     while t0.elapsed() < Duration::from_secs(5) {
-        let logs = stack.logs(docker, StackRole::App).await?;
-        let lines: Vec<&str> = logs.lines().filter(|l| l.starts_with("{\"t\":")).collect();
+        let role = crate::lab::descriptor(stack.lab)
+            .info()
+            .metrics_role
+            .context("this lab writes no metrics lines")?;
+        let logs = stack.logs(docker, role).await?;
+        let lines: Vec<&str> = logs
+            .lines()
+            .filter(|l| l.starts_with(crate::lab::METRICS_PREFIX))
+            .collect();
         if seen == 0 {
             seen = lines.len();
         } else if lines.len() > seen {

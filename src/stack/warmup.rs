@@ -1,8 +1,9 @@
-//! Warm-up before measuring (article 0.7): PHP gets `warmup_requests` requests on the
-//! experiment's endpoint with `max_children` in flight, so opcache is hot and every worker holds
-//! its persistent connection; PostgreSQL's big table can be loaded with `pg_prewarm` (Node 1a).
+//! Warm-up before measuring (article 0.7), as the lab's descriptor declares it: PHP gets
+//! `warmup_requests` requests on the experiment's endpoint with `max_children` in flight, so
+//! opcache is hot and every worker holds its persistent connection; PostgreSQL's big table can
+//! be loaded with `pg_prewarm` (Node 1a).
 use super::LabStack;
-use crate::experiment::{Experiment, Lab};
+use crate::experiment::Experiment;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use std::time::Duration;
@@ -24,28 +25,24 @@ pub async fn warm_up(stack: &LabStack, exp: &Experiment) -> Result<WarmupReport>
         status_counts: Default::default(),
         prewarmed_blocks: None,
     };
-    if exp.stack.postgres.prewarm && exp.lab != Lab::Demo {
+    let lab = crate::lab::descriptor(exp.lab);
+    if exp.stack.postgres.prewarm
+        && let Some(table) = lab.info().prewarm_table
+    {
         let pg = stack
             .pg
             .as_ref()
             .context("no PostgreSQL in this stack")?
             .connect()
             .await?;
-        let table = if exp.lab == Lab::Node {
-            "orders"
-        } else {
-            "products"
-        };
         let row = pg
             .query_one(&format!("SELECT pg_prewarm('{table}')::bigint"), &[])
             .await
             .context("pg_prewarm")?;
         report.prewarmed_blocks = Some(row.get(0));
     }
-    let (n, concurrency) = match (&exp.stack.php, exp.lab) {
-        (Some(php), Lab::Php) => (php.warmup_requests, php.max_children.max(1)),
-        _ => (0, 1),
-    };
+    let load = lab.warmup(exp);
+    let (n, concurrency) = (load.requests, load.concurrency);
     if n == 0 {
         return Ok(report);
     }

@@ -30,11 +30,7 @@ pub const CGROUP_FILE: &str = "cgroup.tsv";
 
 /// The endpoints measured by default (the article's three PHP routes; the Node lab's three).
 pub fn default_endpoints(lab: Lab) -> Vec<String> {
-    let v: &[&str] = match lab {
-        Lab::Php => &["/api/ping", "/api/db", "/api/slow"],
-        Lab::Node => &["/cpu", "/db", "/dbsleep"],
-        Lab::Demo => &["/work"],
-    };
+    let v = crate::lab::descriptor(lab).info().cpu_per_request_endpoints;
     v.iter().map(|s| s.to_string()).collect()
 }
 
@@ -147,7 +143,12 @@ async fn describe(
     m.images = set
         .images
         .iter()
-        .map(|(role, i)| (role.as_str().to_owned(), format!("{} ({})", i.tag, i.id)))
+        .map(|(role, i)| {
+            (
+                role.image_name().to_owned(),
+                format!("{} ({})", i.tag, i.id),
+            )
+        })
         .collect();
     m.measurements.stack.run_id = Some(run_id.to_string());
     m.measurements.stack.suite = Some(set.suite.as_str().to_string());
@@ -282,18 +283,18 @@ async fn measure(
 ) -> Result<(), Stop> {
     // The app's containers first (php-fpm, nginx / app), PostgreSQL last.
     let mut roles: Vec<_> = stack.containers.keys().copied().collect();
-    roles.sort_by_key(|r| (*r == crate::stack::StackRole::Pg, *r));
+    roles.sort_by_key(|r| (*r == crate::lab::Role::Pg, *r));
     let mut targets = Vec::new();
     for role in roles {
         let paths = stack.cgroup(env.docker, role).await?;
         targets.push((
-            role.as_str().to_string(),
+            role.log_name().to_string(),
             stack.containers[&role].name.clone(),
             paths,
         ));
     }
     // perflab sends from the load generator's CPUs, as k6 would.
-    let loadgen = env.layout.get(crate::plan::Role::Loadgen).indices();
+    let loadgen = env.layout.get(crate::plan::Slot::Loadgen).indices();
     if let Err(e) = crate::sample::pin_process_to(&loadgen) {
         caveats.push(format!(
             "could not pin perflab to the load generator's CPUs: {e}"
@@ -419,7 +420,7 @@ async fn write_logs(docker: &Docker, stack: &LabStack, run_dir: &crate::rundir::
     }
     for (role, c) in &stack.containers {
         let text = docker.logs(&c.id, None).await.unwrap_or_default();
-        let _ = super::write_text(&dir.join(format!("{}.log", role.as_str())), &text);
+        let _ = super::write_text(&dir.join(format!("{}.log", role.log_name())), &text);
     }
 }
 

@@ -4,7 +4,6 @@
 //! more than one step mean the host is too noisy for a stable SLO knee. Pure.
 use crate::analyze::model::{LoadModel, Report};
 use crate::claim::fmt_num;
-use crate::experiment::Lab;
 use crate::report::table::{Block, Table, blocks_text};
 use crate::rundir::Manifest;
 use serde::Serialize;
@@ -155,16 +154,8 @@ fn db_check(
     peak: Option<f64>,
     margin: f64,
 ) -> Option<DbCheck> {
-    let per_node = match m.experiment.lab {
-        Lab::Php => m.experiment.stack.php.as_ref().map(|p| p.max_children),
-        Lab::Node => m
-            .experiment
-            .stack
-            .node
-            .as_ref()
-            .map(|n| n.pool_max * n.processes),
-        Lab::Demo => None,
-    };
+    let per_node =
+        crate::lab::descriptor(m.experiment.lab).connections_per_node(&m.experiment.stack);
     let db_ms = rounds
         .iter()
         .filter_map(|r| r.db_cpu_ms_per_req)

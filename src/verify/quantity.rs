@@ -234,20 +234,17 @@ pub fn run_value(r: &Report, path: &str) -> Result<f64, Missing> {
 pub fn config_value(m: &Manifest, path: &str) -> Result<f64, Missing> {
     let e = &m.experiment;
     let st = &e.stack;
-    let php = || need(st.php.as_ref(), || "the run has no php stack".to_string());
-    let node = || need(st.node.as_ref(), || "the run has no node stack".to_string());
-    let demo = || need(st.demo.as_ref(), || "the run has no demo stack".to_string());
     let l = &m.cpu_layout;
+    if let Some(q) = crate::claim::quantities::QUANTITIES
+        .iter()
+        .find(|q| q.name == path)
+        && let Some(lab) = q
+            .lab
+            .and_then(|tag| Lab::ALL.into_iter().find(|l| l.as_str() == tag))
+    {
+        return crate::lab::descriptor(lab).quantity(st, path);
+    }
     Ok(match path {
-        "max_children" => php()?.max_children as f64,
-        "backlog" => php()?.backlog as f64,
-        "persistent" => b(php()?.persistent),
-        "unix_socket" => b(php()?.listen == crate::experiment::Listen::Unix),
-        "pool_max" => node()?.pool_max as f64,
-        "processes" => node()?.processes as f64,
-        "pg_conn_timeout_ms" => node()?.pg_conn_timeout_ms as f64,
-        "workers" => demo()?.workers as f64,
-        "service_ms" => demo()?.service_ms as f64,
         "max_connections" => st.postgres.max_connections as f64,
         "pg_usable" => match &m.measurements.postgres_slots {
             Some(slots) => slots.usable as f64,
@@ -255,11 +252,7 @@ pub fn config_value(m: &Manifest, path: &str) -> Result<f64, Missing> {
             // (3 superuser-reserved, 0 reserved) and the harness's one connection.
             None => (st.postgres.max_connections as f64 - 3.0 - 1.0).max(0.0),
         },
-        "slots" => match e.lab {
-            Lab::Php => php()?.max_children as f64,
-            Lab::Node => (node()?.pool_max * node()?.processes) as f64,
-            Lab::Demo => demo()?.workers as f64,
-        },
+        "slots" => crate::lab::descriptor(e.lab).slots(st)?,
         "slo_p95_ms" => e.load.slo_p95_ms,
         "error_budget" => e.load.error_budget,
         // The hold the run used (the plan's: `--quick` scales it), as the report does.

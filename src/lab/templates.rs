@@ -1,4 +1,4 @@
-//! Config templating: the php-fpm pool and nginx server of lab-spec §3, rendered from
+//! The PHP lab's config templates: the php-fpm pool and nginx server of lab-spec §3, rendered from
 //! `labs/php/*.tpl` (compiled into the binary) with an experiment's `PhpSettings`.
 use crate::experiment::{Listen, PhpSettings};
 

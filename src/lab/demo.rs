@@ -1,0 +1,115 @@
+//! The demo lab: the tiny capacity server of seed 002 (`WORKERS` x `SERVICE_MS`), no database,
+//! for seconds-long runs; it runs from the node-app image and writes a metrics line every 2 s.
+use super::metrics::DEMO_METRICS_FIELDS;
+use super::*;
+use crate::experiment::DemoSettings;
+
+pub struct Demo;
+
+const INFO: LabInfo = LabInfo {
+    roles: &[Role::DemoApp],
+    endpoints: &["/work"],
+    volume: None,
+    fpm_status_path: None,
+    metrics_role: Some(Role::DemoApp),
+    prewarm_table: None,
+    assets: &[Asset {
+        image: Role::NodeApp,
+        dir: "labs/demo",
+        prefix: "demo/",
+    }],
+    settings_keys: &["workers", "service_ms"],
+    quantities: &[
+        ("workers", "demo server workers"),
+        ("service_ms", "demo server service time (ms)"),
+    ],
+    cpu_per_request_endpoints: &[],
+    cpu_per_request_caveat: None,
+};
+
+impl LabDescriptor for Demo {
+    fn info(&self) -> &'static LabInfo {
+        &INFO
+    }
+
+    fn lab(&self) -> Lab {
+        Lab::Demo
+    }
+
+    fn containers(
+        &self,
+        exp: &Experiment,
+        _ctx: &StartContext,
+    ) -> Result<Vec<ContainerDecl>, String> {
+        let d = own_section(exp.stack.demo.as_ref(), Lab::Demo)?;
+        let mut c = ContainerDecl::new(Role::DemoApp, 256);
+        c.publish = Some(Publish::Entry(APP_PORT));
+        c.cmd = Some(vec!["node".into(), "/srv/demo/server.js".into()]);
+        c.env = env(&[
+            ("PORT", APP_PORT.to_string()),
+            ("WORKERS", d.workers.to_string()),
+            ("SERVICE_MS", d.service_ms.to_string()),
+        ]);
+        c.ready = vec![
+            WaitFor::LogLine {
+                prefix: METRICS_PREFIX,
+            },
+            WaitFor::Http {
+                path: "/work",
+                status: 200,
+                body: "\"ok\":true",
+            },
+        ];
+        Ok(vec![c])
+    }
+
+    fn smoke(&self, _exp: &Experiment) -> Result<Vec<SmokeCheck>, String> {
+        Ok(vec![
+            SmokeCheck::Endpoint {
+                path: "/work",
+                keys: &["ok"],
+                n: 20,
+            },
+            SmokeCheck::MetricsLine {
+                fields: &DEMO_METRICS_FIELDS,
+            },
+        ])
+    }
+
+    fn summary(&self, stack: &StackSettings) -> Option<String> {
+        let d = stack.demo.as_ref()?;
+        Some(format!(
+            "{} workers x {} ms (~{} rps)",
+            d.workers,
+            d.service_ms,
+            d.workers * 1000 / d.service_ms.max(1)
+        ))
+    }
+
+    fn defaults(&self) -> LabDefaults {
+        LabDefaults {
+            stack: StackSettings {
+                demo: Some(DemoSettings {
+                    workers: 16,
+                    service_ms: 40,
+                }),
+                ..Default::default()
+            },
+            endpoint: "/work",
+            script: Script::Stepped,
+        }
+    }
+
+    fn quantity(&self, stack: &StackSettings, name: &str) -> Result<f64, String> {
+        let d = section(stack.demo.as_ref(), Lab::Demo)?;
+        Ok(match name {
+            "workers" => d.workers as f64,
+            "service_ms" => d.service_ms as f64,
+            _ => return Err(format!("`{name}` is not a quantity of the demo lab")),
+        })
+    }
+
+    fn slots(&self, stack: &StackSettings) -> Result<f64, String> {
+        self.quantity(stack, "workers")
+    }
+}

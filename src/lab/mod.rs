@@ -1,0 +1,370 @@
+//! One descriptor per lab (`php.rs`, `node.rs`, `demo.rs`), after testcontainers' `Image`: its
+//! containers (role, image, env, files, volume, published port, memory; the CPU slot comes
+//! from the role), readiness as data, smoke checks, warm-up, sampler sources, the logs to
+//! collect, the defaults of `perflab up`, and the quantities it offers to claims. `stack`,
+//! `images`, `sample`, `verify`, `cli` and `tools` read these instead of matching on the lab.
+//! Pure data: no I/O here (the stack interprets it).
+mod demo;
+pub mod metrics;
+mod node;
+mod php;
+pub mod role;
+pub mod templates;
+
+pub use role::Role;
+
+use crate::experiment::{Experiment, Lab, Script, StackSettings};
+
+/// The descriptor of `lab`.
+pub fn descriptor(lab: Lab) -> &'static dyn LabDescriptor {
+    match lab {
+        Lab::Php => &php::Php,
+        Lab::Node => &node::Node,
+        Lab::Demo => &demo::Demo,
+    }
+}
+
+/// Secrets and host facts the containers' declarations are rendered with.
+#[derive(Debug, Clone)]
+pub struct StartContext {
+    /// The app role's PostgreSQL password.
+    pub password: String,
+    /// The harness role's (`perflab`, pg_monitor) password.
+    pub monitor_password: String,
+    /// CPUs of the app slot.
+    pub app_cpus: usize,
+    /// `RLIMIT_NOFILE` of the containers.
+    pub nofile: i64,
+}
+
+/// A published port: the entry point (nginx or the app, `--publish-on`) or the database (for
+/// the harness).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Publish {
+    Entry(u16),
+    Database(u16),
+}
+
+/// A file copied into a container before it starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDecl {
+    pub path: String,
+    pub contents: Vec<u8>,
+    pub mode: u32,
+}
+
+/// How to tell that a container is ready; every check also requires it to keep running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitFor {
+    /// PostgreSQL answers `SELECT 1` on its published port.
+    Sql,
+    /// `GET <entry point><path>` answers `status` with a body containing `body`.
+    Http {
+        path: &'static str,
+        status: u16,
+        body: &'static str,
+    },
+    /// A line of the container's output starts with `prefix`.
+    LogLine { prefix: &'static str },
+}
+
+/// One container of a lab's stack, in start order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerDecl {
+    pub role: Role,
+    pub memory_mib: i64,
+    pub env: Vec<(String, String)>,
+    /// Overrides the image's command.
+    pub cmd: Option<Vec<String>>,
+    pub files: Vec<FileDecl>,
+    /// Mounts the lab's shared volume (`LabDescriptor::volume`).
+    pub shared_volume: bool,
+    pub publish: Option<Publish>,
+    /// Start only once this earlier role passed its readiness checks.
+    pub after_ready: Option<Role>,
+    /// Readiness, checked in order once every container is started.
+    pub ready: Vec<WaitFor>,
+}
+
+impl ContainerDecl {
+    fn new(role: Role, memory_mib: i64) -> ContainerDecl {
+        ContainerDecl {
+            role,
+            memory_mib,
+            env: Vec::new(),
+            cmd: None,
+            files: Vec::new(),
+            shared_volume: false,
+            publish: None,
+            after_ready: None,
+            ready: Vec::new(),
+        }
+    }
+}
+
+/// A volume shared by a lab's containers (the PHP lab's unix socket directory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VolumeDecl {
+    /// Appended to the stack's prefix: `perflab-<run id>-<suffix>`.
+    pub suffix: &'static str,
+    /// The role label of the volume.
+    pub label: &'static str,
+    /// Where it is mounted.
+    pub target: &'static str,
+}
+
+/// One smoke check, run in order against a started stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SmokeCheck {
+    /// `GET path` `n` times: every answer 200 with a JSON object holding `keys`.
+    Endpoint {
+        path: &'static str,
+        keys: &'static [&'static str],
+        n: usize,
+    },
+    /// `GET path` answers 200 with a positive number (as a string) in `field`.
+    Positive {
+        name: &'static str,
+        path: &'static str,
+        field: &'static str,
+    },
+    /// `pg_stat_database.xact_commit` moved by `requests` since the smoke began.
+    XactDelta { requests: i64 },
+    /// `factor x workers` concurrent `GET path` while the php-fpm status page must show every
+    /// worker busy and still answer; every request answers 200.
+    StatusUnderBurst {
+        path: &'static str,
+        factor: usize,
+        workers: usize,
+    },
+    /// The lab role holds `expect` PostgreSQL backends; the detail is
+    /// `"<n> lab backends<detail>"`.
+    Backends {
+        name: &'static str,
+        expect: i64,
+        detail: String,
+    },
+    /// A new metrics line on the app's stdout with these fields.
+    MetricsLine { fields: &'static [&'static str] },
+}
+
+/// The warm-up's requests: `requests` on the experiment's endpoint, `concurrency` in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarmupLoad {
+    pub requests: u32,
+    pub concurrency: u32,
+}
+
+/// A file copied out of a container after a run, under the run's `logs/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectFile {
+    pub role: Role,
+    pub path: &'static str,
+    /// Relative to `logs/`, e.g. `laravel.log`, `access/fpm.log`.
+    pub dest: &'static str,
+    /// A run fails when a required file cannot be read; others are skipped.
+    pub required: bool,
+}
+
+/// Where a lab's sources go into an image's build context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Asset {
+    pub image: Role,
+    /// Relative to the repository root, e.g. `labs/php/app`.
+    pub dir: &'static str,
+    /// Prefix inside the build context, e.g. `app/`.
+    pub prefix: &'static str,
+}
+
+/// The stand-alone experiment of `perflab up <lab>` / `perflab smoke <lab>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabDefaults {
+    pub stack: StackSettings,
+    pub endpoint: &'static str,
+    pub script: Script,
+}
+
+/// A config quantity a lab offers to claims: (name, help).
+pub type QuantityDecl = (&'static str, &'static str);
+
+/// The fixed facts of a lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LabInfo {
+    /// The roles of its stack, in start order.
+    pub roles: &'static [Role],
+    /// The HTTP endpoints its app serves (an experiment's `load.endpoint` must be one).
+    pub endpoints: &'static [&'static str],
+    /// A volume its containers share.
+    pub volume: Option<VolumeDecl>,
+    /// The php-fpm status page below the entry point (sampled, and shown by `perflab up`).
+    pub fpm_status_path: Option<&'static str>,
+    /// The role whose stdout carries the 2-second metrics lines (`samples/node.jsonl`).
+    pub metrics_role: Option<Role>,
+    /// The table `pg_prewarm` loads when `postgres.prewarm` is on.
+    pub prewarm_table: Option<&'static str>,
+    /// Its sources in the images' build contexts.
+    pub assets: &'static [Asset],
+    /// The keys of its `stack.<lab>` section.
+    pub settings_keys: &'static [&'static str],
+    /// The config quantities of its stack section (`LabDescriptor::quantity`).
+    pub quantities: &'static [QuantityDecl],
+    /// The endpoints `cpu-per-request` measures (none: it does not measure this lab).
+    pub cpu_per_request_endpoints: &'static [&'static str],
+    /// A caveat `cpu-per-request` records for this lab.
+    pub cpu_per_request_caveat: Option<&'static str>,
+}
+
+impl LabInfo {
+    /// The lab has a PostgreSQL.
+    pub fn uses_pg(&self) -> bool {
+        self.roles.contains(&Role::Pg)
+    }
+}
+
+/// Everything perflab knows about one lab: its fixed facts (`info`) and what depends on an
+/// experiment's settings.
+pub trait LabDescriptor: Sync {
+    fn lab(&self) -> Lab;
+    fn info(&self) -> &'static LabInfo;
+    /// The lab's containers for `exp`, in start order. Errors name a missing stack section.
+    fn containers(
+        &self,
+        exp: &Experiment,
+        ctx: &StartContext,
+    ) -> Result<Vec<ContainerDecl>, String>;
+    /// The files to copy out after a run (besides every container's output).
+    fn collect(&self, _exp: &Experiment) -> Vec<CollectFile> {
+        Vec::new()
+    }
+    /// The smoke checks of `perflab smoke`, in order.
+    fn smoke(&self, exp: &Experiment) -> Result<Vec<SmokeCheck>, String>;
+    fn warmup(&self, _exp: &Experiment) -> WarmupLoad {
+        WarmupLoad {
+            requests: 0,
+            concurrency: 1,
+        }
+    }
+    fn defaults(&self) -> LabDefaults;
+    /// Its stack section in one line (`perflab show`), when `stack` has one.
+    fn summary(&self, stack: &StackSettings) -> Option<String>;
+    /// The value of one of `info().quantities` (`Err` when the stack has no section of this lab).
+    fn quantity(&self, stack: &StackSettings, name: &str) -> Result<f64, String>;
+    /// The app's concurrency slots: max_children, pool_max x processes, demo workers.
+    fn slots(&self, stack: &StackSettings) -> Result<f64, String>;
+    /// PostgreSQL connections one app node holds (capacity planning), when it holds any.
+    fn connections_per_node(&self, _stack: &StackSettings) -> Option<u32> {
+        None
+    }
+}
+
+/// The PostgreSQL container of the php and node labs.
+fn postgres(exp: &Experiment, ctx: &StartContext) -> ContainerDecl {
+    let mut c = ContainerDecl::new(Role::Pg, 512);
+    c.env = vec![
+        ("PG_PASSWORD".into(), ctx.password.clone()),
+        ("PG_MONITOR_PASSWORD".into(), ctx.monitor_password.clone()),
+        (
+            "PG_MAX_CONNECTIONS".into(),
+            exp.stack.postgres.max_connections.to_string(),
+        ),
+    ];
+    c.publish = Some(Publish::Database(5432));
+    c.ready = vec![WaitFor::Sql];
+    c
+}
+
+/// The section of the lab's stack settings, or the error naming it.
+fn section<T>(s: Option<&T>, lab: Lab) -> Result<&T, String> {
+    s.ok_or_else(|| format!("the run has no {lab} stack"))
+}
+
+/// The settings section of `exp`'s own lab, or why it is missing.
+fn own_section<T>(s: Option<&T>, lab: Lab) -> Result<&T, String> {
+    s.ok_or_else(|| format!("experiment has lab: {lab} but no stack.{lab} section"))
+}
+
+fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// In-network port of the node/demo app.
+pub const APP_PORT: u16 = 3000;
+
+/// The 2-second metrics line of the node and demo apps starts so.
+pub const METRICS_PREFIX: &str = "{\"t\":";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> StartContext {
+        StartContext {
+            password: "pw".into(),
+            monitor_password: "mpw".into(),
+            app_cpus: 2,
+            nofile: 4096,
+        }
+    }
+
+    #[test]
+    fn every_lab_declares_its_roles_in_start_order() {
+        for lab in Lab::ALL {
+            let d = descriptor(lab);
+            assert_eq!(d.lab(), lab);
+            let exp = crate::stack::defaults::lab_experiment(lab);
+            let c = d.containers(&exp, &ctx()).unwrap();
+            let roles: Vec<Role> = c.iter().map(|c| c.role).collect();
+            assert_eq!(roles, d.info().roles, "{lab}");
+            let entries = c
+                .iter()
+                .filter(|c| matches!(c.publish, Some(Publish::Entry(_))))
+                .count();
+            assert_eq!(entries, 1, "{lab}: one entry point");
+            assert!(c.iter().all(|c| !c.ready.is_empty()), "{lab}");
+            assert!(c.iter().all(|c| c.role.image() != Role::Base));
+            assert!(!d.smoke(&exp).unwrap().is_empty());
+            let mut other = exp.clone();
+            other.stack = Default::default();
+            let err = d.containers(&other, &ctx()).unwrap_err();
+            assert_eq!(
+                err,
+                format!("experiment has lab: {lab} but no stack.{lab} section")
+            );
+        }
+        let node = crate::stack::defaults::lab_experiment(Lab::Node);
+        let c = descriptor(Lab::Node).containers(&node, &ctx()).unwrap();
+        assert_eq!(c[1].after_ready, Some(Role::Pg), "the pool opens at boot");
+        let php = crate::stack::defaults::lab_experiment(Lab::Php);
+        let c = descriptor(Lab::Php).containers(&php, &ctx()).unwrap();
+        assert!(c[1].env.contains(&("DB_PASSWORD".into(), "pw".into())));
+        assert!(
+            c[0].env
+                .contains(&("PG_MONITOR_PASSWORD".into(), "mpw".into()))
+        );
+        assert!(c.iter().skip(1).all(|c| c.shared_volume));
+    }
+
+    #[test]
+    fn quantities_are_read_from_their_own_section() {
+        for lab in Lab::ALL {
+            let d = descriptor(lab);
+            let exp = crate::stack::defaults::lab_experiment(lab);
+            for (name, _) in d.info().quantities {
+                assert!(d.quantity(&exp.stack, name).is_ok(), "{lab} {name}");
+                let err = d.quantity(&Default::default(), name).unwrap_err();
+                assert_eq!(err, format!("the run has no {lab} stack"));
+            }
+            assert!(d.slots(&exp.stack).unwrap() > 0.0);
+            let info = d.info();
+            assert!(info.endpoints.contains(&d.defaults().endpoint), "{lab}");
+            for e in info.cpu_per_request_endpoints {
+                assert!(info.endpoints.contains(e), "{lab} {e}");
+            }
+            assert!(d.summary(&exp.stack).is_some());
+            assert!(d.summary(&Default::default()).is_none());
+        }
+    }
+}

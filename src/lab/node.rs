@@ -1,0 +1,164 @@
+//! The Node lab (lab-spec §4): PostgreSQL and the Express app (one process or `node:cluster`
+//! workers, each with its own pg pool), which writes a metrics line every 2 seconds.
+use super::metrics::NODE_METRICS_FIELDS;
+use super::*;
+use crate::experiment::NodeSettings;
+
+pub struct Node;
+
+const INFO: LabInfo = LabInfo {
+    roles: &[Role::Pg, Role::NodeApp],
+    endpoints: &["/cpu", "/db", "/dbsleep"],
+    volume: None,
+    fpm_status_path: None,
+    metrics_role: Some(Role::NodeApp),
+    prewarm_table: Some("orders"),
+    assets: &[Asset {
+        image: Role::NodeApp,
+        dir: "labs/node",
+        prefix: "node/",
+    }],
+    settings_keys: &["processes", "pool_max", "pg_conn_timeout_ms"],
+    quantities: &[
+        ("pool_max", "pg Pool max per process"),
+        ("processes", "Node processes (cluster workers)"),
+        ("pg_conn_timeout_ms", "PG_CONN_TIMEOUT_MS"),
+    ],
+    cpu_per_request_endpoints: &["/cpu", "/db", "/dbsleep"],
+    cpu_per_request_caveat: None,
+};
+
+fn settings(exp: &Experiment) -> Result<&NodeSettings, String> {
+    own_section(exp.stack.node.as_ref(), Lab::Node)
+}
+
+fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
+    let mut c = ContainerDecl::new(Role::NodeApp, 1024);
+    c.publish = Some(Publish::Entry(APP_PORT));
+    c.cmd = Some(vec!["node".into(), "/srv/node/server.js".into()]);
+    c.env = env(&[
+        ("PORT", APP_PORT.to_string()),
+        ("PGHOST", Role::Pg.log_name().into()),
+        ("PGPORT", "5432".into()),
+        ("PGUSER", "lab".into()),
+        ("PGPASSWORD", ctx.password.clone()),
+        ("PGDATABASE", "lab".into()),
+        ("PROCESSES", n.processes.to_string()),
+        ("POOL_MAX", n.pool_max.to_string()),
+        ("PG_CONN_TIMEOUT_MS", n.pg_conn_timeout_ms.to_string()),
+    ]);
+    // The app pre-opens its pool at boot: PostgreSQL must answer first.
+    c.after_ready = Some(Role::Pg);
+    c.ready = vec![
+        WaitFor::LogLine {
+            prefix: METRICS_PREFIX,
+        },
+        WaitFor::Http {
+            path: "/cpu",
+            status: 200,
+            body: "\"key\"",
+        },
+    ];
+    c
+}
+
+impl LabDescriptor for Node {
+    fn info(&self) -> &'static LabInfo {
+        &INFO
+    }
+
+    fn lab(&self) -> Lab {
+        Lab::Node
+    }
+
+    fn containers(
+        &self,
+        exp: &Experiment,
+        ctx: &StartContext,
+    ) -> Result<Vec<ContainerDecl>, String> {
+        let n = settings(exp)?;
+        Ok(vec![postgres(exp, ctx), app(n, ctx)])
+    }
+
+    fn smoke(&self, exp: &Experiment) -> Result<Vec<SmokeCheck>, String> {
+        let n = settings(exp).map_err(|_| "node experiment without stack.node".to_string())?;
+        Ok(vec![
+            SmokeCheck::Endpoint {
+                path: "/cpu",
+                keys: &["key"],
+                n: 5,
+            },
+            SmokeCheck::Endpoint {
+                path: "/db",
+                keys: &["customer", "n", "total", "last"],
+                n: 20,
+            },
+            SmokeCheck::Endpoint {
+                path: "/dbsleep",
+                keys: &["slept_ms"],
+                n: 5,
+            },
+            SmokeCheck::Positive {
+                name: "/db aggregates a customer's orders",
+                path: "/db",
+                field: "n",
+            },
+            SmokeCheck::XactDelta { requests: 26 },
+            SmokeCheck::Backends {
+                name: "pool pre-opened: pool_max x processes backends",
+                expect: (n.pool_max * n.processes.max(1)) as i64,
+                detail: format!(", expected {}", n.pool_max * n.processes.max(1)),
+            },
+            SmokeCheck::MetricsLine {
+                fields: &NODE_METRICS_FIELDS,
+            },
+        ])
+    }
+
+    fn summary(&self, stack: &StackSettings) -> Option<String> {
+        let n = stack.node.as_ref()?;
+        let procs = if n.processes == 1 {
+            "1 process".to_string()
+        } else {
+            format!("node:cluster {} workers", n.processes)
+        };
+        Some(format!(
+            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}",
+            n.pool_max, n.pg_conn_timeout_ms
+        ))
+    }
+
+    fn defaults(&self) -> LabDefaults {
+        LabDefaults {
+            stack: StackSettings {
+                node: Some(NodeSettings {
+                    processes: 1,
+                    pool_max: 10,
+                    pg_conn_timeout_ms: 3000,
+                }),
+                ..Default::default()
+            },
+            endpoint: "/db",
+            script: Script::Breakpoint,
+        }
+    }
+
+    fn quantity(&self, stack: &StackSettings, name: &str) -> Result<f64, String> {
+        let n = section(stack.node.as_ref(), Lab::Node)?;
+        Ok(match name {
+            "pool_max" => n.pool_max as f64,
+            "processes" => n.processes as f64,
+            "pg_conn_timeout_ms" => n.pg_conn_timeout_ms as f64,
+            _ => return Err(format!("`{name}` is not a quantity of the node lab")),
+        })
+    }
+
+    fn slots(&self, stack: &StackSettings) -> Result<f64, String> {
+        let n = section(stack.node.as_ref(), Lab::Node)?;
+        Ok((n.pool_max * n.processes) as f64)
+    }
+
+    fn connections_per_node(&self, stack: &StackSettings) -> Option<u32> {
+        stack.node.as_ref().map(|n| n.pool_max * n.processes)
+    }
+}

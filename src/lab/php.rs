@@ -1,0 +1,253 @@
+//! The PHP lab (lab-spec §3): PostgreSQL, php-fpm running Laravel and nginx in front of it,
+//! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
+use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_nginx};
+use super::*;
+use crate::experiment::{Listen, PhpSettings};
+
+pub struct Php;
+
+const INFO: LabInfo = LabInfo {
+    roles: &[Role::Pg, Role::PhpFpm, Role::Nginx],
+    endpoints: &["/api/db", "/api/slow", "/api/ping"],
+    volume: Some(VolumeDecl {
+        suffix: "run-php",
+        label: "php-sockets",
+        target: "/run/php",
+    }),
+    fpm_status_path: Some("/fpm-status?json"),
+    metrics_role: None,
+    prewarm_table: Some("products"),
+    assets: &[Asset {
+        image: Role::PhpFpm,
+        dir: "labs/php/app",
+        prefix: "app/",
+    }],
+    settings_keys: &[
+        "max_children",
+        "listen",
+        "backlog",
+        "persistent",
+        "access_log",
+        "warmup_requests",
+    ],
+    quantities: &[
+        ("max_children", "php-fpm pm.max_children"),
+        ("backlog", "php-fpm listen.backlog"),
+        ("persistent", "1 with persistent PDO connections"),
+        (
+            "unix_socket",
+            "1 when nginx reaches php-fpm over a unix socket",
+        ),
+    ],
+    cpu_per_request_endpoints: &["/api/ping", "/api/db", "/api/slow"],
+    cpu_per_request_caveat: Some(
+        "the requests come from perflab on the load generator's CPUs, not from a loop inside the \
+         nginx container as in the article, so our nginx figure holds nginx alone",
+    ),
+};
+
+/// `GET /api/ping` through nginx and php-fpm.
+const PING: WaitFor = WaitFor::Http {
+    path: "/api/ping",
+    status: 200,
+    body: "\"pong\":true",
+};
+
+fn settings(exp: &Experiment) -> Result<&PhpSettings, String> {
+    own_section(exp.stack.php.as_ref(), Lab::Php)
+}
+
+fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
+    let mut c = ContainerDecl::new(Role::PhpFpm, 768);
+    c.env = env(&[
+        ("APP_ENV", "production".into()),
+        ("APP_DEBUG", "false".into()),
+        ("DB_CONNECTION", "pgsql".into()),
+        ("DB_HOST", Role::Pg.log_name().into()),
+        ("DB_PORT", "5432".into()),
+        ("DB_DATABASE", "lab".into()),
+        ("DB_USERNAME", "lab".into()),
+        ("DB_PASSWORD", ctx.password.clone()),
+        ("DB_PERSISTENT", php.persistent.to_string()),
+    ]);
+    c.shared_volume = true;
+    c.files = vec![FileDecl {
+        path: "/etc/perflab/php-fpm.conf".into(),
+        contents: render_fpm(php).into_bytes(),
+        mode: 0o644,
+    }];
+    // php-fpm has no port of its own on the host: it must stay up while nginx answers.
+    c.ready = vec![PING];
+    c
+}
+
+fn nginx(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
+    let mut c = ContainerDecl::new(Role::Nginx, 256);
+    c.shared_volume = true;
+    c.publish = Some(Publish::Entry(80));
+    let conf = render_nginx(php, Role::PhpFpm.log_name(), ctx.app_cpus, ctx.nofile);
+    c.files = vec![FileDecl {
+        path: "/etc/nginx/nginx.conf".into(),
+        contents: conf.into_bytes(),
+        mode: 0o644,
+    }];
+    c.ready = vec![PING];
+    c
+}
+
+impl LabDescriptor for Php {
+    fn info(&self) -> &'static LabInfo {
+        &INFO
+    }
+
+    fn lab(&self) -> Lab {
+        Lab::Php
+    }
+
+    fn containers(
+        &self,
+        exp: &Experiment,
+        ctx: &StartContext,
+    ) -> Result<Vec<ContainerDecl>, String> {
+        let php = settings(exp)?;
+        Ok(vec![postgres(exp, ctx), fpm(php, ctx), nginx(php, ctx)])
+    }
+
+    fn collect(&self, exp: &Experiment) -> Vec<CollectFile> {
+        let mut v = vec![CollectFile {
+            role: Role::PhpFpm,
+            path: "/srv/app/storage/logs/laravel.log",
+            dest: "laravel.log",
+            required: false,
+        }];
+        // diag-acc: the access logs, beside (not in) the digested logs
+        if exp.stack.php.as_ref().is_some_and(|p| p.access_log) {
+            v.extend([
+                CollectFile {
+                    role: Role::PhpFpm,
+                    path: FPM_ACCESS_LOG,
+                    dest: "access/fpm.log",
+                    required: true,
+                },
+                CollectFile {
+                    role: Role::Nginx,
+                    path: NGINX_ACCESS_LOG,
+                    dest: "access/nginx.log",
+                    required: true,
+                },
+            ]);
+        }
+        v
+    }
+
+    fn smoke(&self, exp: &Experiment) -> Result<Vec<SmokeCheck>, String> {
+        let php = settings(exp).map_err(|_| "php experiment without stack.php".to_string())?;
+        let n = php.max_children as usize;
+        let backends = if php.persistent {
+            SmokeCheck::Backends {
+                name: "persistent PDO: one backend per php-fpm worker",
+                expect: n as i64,
+                detail: format!(" for max_children {n}"),
+            }
+        } else {
+            SmokeCheck::Backends {
+                name: "non-persistent PDO: no connection kept between requests",
+                expect: 0,
+                detail: " while idle".into(),
+            }
+        };
+        Ok(vec![
+            SmokeCheck::Endpoint {
+                path: "/api/ping",
+                keys: &["pong"],
+                n: 5,
+            },
+            SmokeCheck::Endpoint {
+                path: "/api/db",
+                keys: &["id", "name", "price"],
+                n: 20,
+            },
+            SmokeCheck::Endpoint {
+                path: "/api/slow",
+                keys: &["slept_ms"],
+                n: 2,
+            },
+            // 22 DB requests above (perflab's own reads only add to the count).
+            SmokeCheck::XactDelta { requests: 22 },
+            // Saturate /api/slow with 3 x max_children concurrent requests and read the status
+            // page meanwhile: it must answer through the hidden pool while every worker is busy.
+            SmokeCheck::StatusUnderBurst {
+                path: "/api/slow",
+                factor: 3,
+                workers: n,
+            },
+            backends,
+        ])
+    }
+
+    fn warmup(&self, exp: &Experiment) -> WarmupLoad {
+        match &exp.stack.php {
+            Some(php) => WarmupLoad {
+                requests: php.warmup_requests,
+                concurrency: php.max_children.max(1),
+            },
+            None => WarmupLoad {
+                requests: 0,
+                concurrency: 1,
+            },
+        }
+    }
+
+    fn summary(&self, stack: &StackSettings) -> Option<String> {
+        let p = stack.php.as_ref()?;
+        Some(format!(
+            "php-fpm pm=static max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}, {} warm-up requests",
+            p.max_children,
+            match p.listen {
+                Listen::Tcp => "tcp :9000",
+                Listen::Unix => "unix /run/php/php-fpm.sock",
+            },
+            p.backlog,
+            p.persistent,
+            if p.access_log { ", access logs on" } else { "" },
+            p.warmup_requests
+        ))
+    }
+
+    fn defaults(&self) -> LabDefaults {
+        LabDefaults {
+            stack: StackSettings {
+                php: Some(PhpSettings {
+                    max_children: 20,
+                    listen: Listen::Tcp,
+                    backlog: 511,
+                    persistent: true,
+                    access_log: false,
+                    warmup_requests: 200,
+                }),
+                ..Default::default()
+            },
+            endpoint: "/api/db",
+            script: Script::Stepped,
+        }
+    }
+
+    fn quantity(&self, stack: &StackSettings, name: &str) -> Result<f64, String> {
+        let php = section(stack.php.as_ref(), Lab::Php)?;
+        Ok(match name {
+            "max_children" => php.max_children as f64,
+            "backlog" => php.backlog as f64,
+            "persistent" => f64::from(u8::from(php.persistent)),
+            "unix_socket" => f64::from(u8::from(php.listen == Listen::Unix)),
+            _ => return Err(format!("`{name}` is not a quantity of the php lab")),
+        })
+    }
+
+    fn slots(&self, stack: &StackSettings) -> Result<f64, String> {
+        self.quantity(stack, "max_children")
+    }
+
+    fn connections_per_node(&self, stack: &StackSettings) -> Option<u32> {
+        stack.php.as_ref().map(|p| p.max_children)
+    }
+}
