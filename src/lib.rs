@@ -6,10 +6,11 @@
 //! containers, as their descriptors declare them) -> `load` (k6) -> `sample` (server-side
 //! samplers) -> `analyze` (pure) -> `rundir` (the run directory's typed files) -> `report`
 //! (renderers) -> `verify` -> `session` (the measurement session's phases behind an `Engine`
-//! trait) -> `run` / `tools`, with `lock`, `host` and `output` beside them; `tools` holds the
+//! trait) -> `run` / `tools`, with `lock`, `host`, `atomic` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;
+pub mod atomic;
 pub mod claim;
 pub mod cli;
 pub mod docker;

@@ -20,7 +20,7 @@ async fn php_stack_tcp_persistent_passes_smoke() {
     let info = d.inspect_container(&fpm.id).await.unwrap();
     let fpm_log = s.logs(&d, Role::PhpFpm).await.unwrap();
     // Read before teardown: the cgroup goes with the container.
-    let cg_cpu_ns = match s.cgroup(&d, Role::PhpFpm).await {
+    let cg_cpu_ns = match perflab::sample::stack::cgroup_of(&s, &d, Role::PhpFpm).await {
         Ok(p) => p.read().map(|r| r.cpu_ns).map_err(anyhow::Error::from),
         Err(e) => Err(e),
     };

@@ -31,16 +31,14 @@ pub const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta"]
 
 /// Every dotted key `--set` accepts for an experiment of `lab`.
 pub fn settable_keys(lab: Lab) -> Vec<String> {
-    // the keys of `stack.<lab>:` are the lab descriptor's (kept in sync with the settings
-    // structs by a test)
-    let info = crate::lab::descriptor(lab).info();
+    // the keys of `stack.<lab>:` are the schema's (kept in sync with the settings structs by a test)
     let mut v: Vec<String> = LOAD_KEYS.iter().map(|k| format!("load.{k}")).collect();
     v.extend(
-        info.settings_keys
+        lab.settings_keys()
             .iter()
             .map(|k| format!("stack.{lab}.{k}")),
     );
-    if info.uses_pg() {
+    if lab.uses_postgres() {
         v.extend(POSTGRES_KEYS.iter().map(|k| format!("stack.postgres.{k}")));
     }
     v
@@ -211,25 +209,16 @@ mod tests {
         assert_eq!(l, sorted(LOAD_KEYS));
         let mut p = expected::<PhpSettings>();
         p.sort();
-        assert_eq!(
-            p,
-            sorted(crate::lab::descriptor(Lab::Php).info().settings_keys)
-        );
+        assert_eq!(p, sorted(Lab::Php.settings_keys()));
         let mut n = expected::<NodeSettings>();
         n.sort();
-        assert_eq!(
-            n,
-            sorted(crate::lab::descriptor(Lab::Node).info().settings_keys)
-        );
+        assert_eq!(n, sorted(Lab::Node.settings_keys()));
         let mut g = expected::<PostgresSettings>();
         g.sort();
         assert_eq!(g, sorted(POSTGRES_KEYS));
         let mut m = expected::<DemoSettings>();
         m.sort();
-        assert_eq!(
-            m,
-            sorted(crate::lab::descriptor(Lab::Demo).info().settings_keys)
-        );
+        assert_eq!(m, sorted(Lab::Demo.settings_keys()));
     }
 
     #[test]

@@ -29,8 +29,36 @@ impl Lab {
     }
 
     /// The HTTP endpoints the lab's app serves (an experiment's `load.endpoint` must be one).
+    /// Part of the schema: the lab's descriptor (`lab::`) serves them.
     pub fn endpoints(self) -> &'static [&'static str] {
-        crate::lab::descriptor(self).info().endpoints
+        match self {
+            Lab::Php => &["/api/db", "/api/slow", "/api/ping"],
+            Lab::Node => &["/cpu", "/db", "/dbsleep"],
+            Lab::Demo => &["/work"],
+        }
+    }
+
+    /// The keys of this lab's `stack.<lab>:` section (the fields of its settings struct; a
+    /// test keeps them in sync).
+    pub fn settings_keys(self) -> &'static [&'static str] {
+        match self {
+            Lab::Php => &[
+                "max_children",
+                "listen",
+                "backlog",
+                "persistent",
+                "access_log",
+                "warmup_requests",
+            ],
+            Lab::Node => &["processes", "pool_max", "pg_conn_timeout_ms"],
+            Lab::Demo => &["workers", "service_ms"],
+        }
+    }
+
+    /// The lab's stack has a PostgreSQL (`stack.postgres:` applies; the descriptor's roles
+    /// agree, by a test in `lab`).
+    pub fn uses_postgres(self) -> bool {
+        self != Lab::Demo
     }
 
     /// The key of this lab's section under `stack:`.

@@ -8,7 +8,6 @@ pub struct Demo;
 
 const INFO: LabInfo = LabInfo {
     roles: &[Role::DemoApp],
-    endpoints: &["/work"],
     volume: None,
     fpm_status_path: None,
     metrics_role: Some(Role::DemoApp),
@@ -18,7 +17,6 @@ const INFO: LabInfo = LabInfo {
         dir: "labs/demo",
         prefix: "demo/",
     }],
-    settings_keys: &["workers", "service_ms"],
     quantities: &[
         ("workers", "demo server workers"),
         ("service_ms", "demo server service time (ms)"),

@@ -192,8 +192,6 @@ pub type QuantityDecl = (&'static str, &'static str);
 pub struct LabInfo {
     /// The roles of its stack, in start order.
     pub roles: &'static [Role],
-    /// The HTTP endpoints its app serves (an experiment's `load.endpoint` must be one).
-    pub endpoints: &'static [&'static str],
     /// A volume its containers share.
     pub volume: Option<VolumeDecl>,
     /// The php-fpm status page below the entry point (sampled, and shown by `perflab up`).
@@ -204,8 +202,6 @@ pub struct LabInfo {
     pub prewarm_table: Option<&'static str>,
     /// Its sources in the images' build contexts.
     pub assets: &'static [Asset],
-    /// The keys of its `stack.<lab>` section.
-    pub settings_keys: &'static [&'static str],
     /// The config quantities of its stack section (`LabDescriptor::quantity`).
     pub quantities: &'static [QuantityDecl],
     /// The endpoints `cpu-per-request` measures (none: it does not measure this lab).
@@ -359,9 +355,10 @@ mod tests {
             }
             assert!(d.slots(&exp.stack).unwrap() > 0.0);
             let info = d.info();
-            assert!(info.endpoints.contains(&d.defaults().endpoint), "{lab}");
+            assert!(lab.endpoints().contains(&d.defaults().endpoint), "{lab}");
+            assert_eq!(info.uses_pg(), lab.uses_postgres(), "{lab}");
             for e in info.cpu_per_request_endpoints {
-                assert!(info.endpoints.contains(e), "{lab} {e}");
+                assert!(lab.endpoints().contains(e), "{lab} {e}");
             }
             assert!(d.summary(&exp.stack).is_some());
             assert!(d.summary(&Default::default()).is_none());

@@ -8,7 +8,6 @@ pub struct Node;
 
 const INFO: LabInfo = LabInfo {
     roles: &[Role::Pg, Role::NodeApp],
-    endpoints: &["/cpu", "/db", "/dbsleep"],
     volume: None,
     fpm_status_path: None,
     metrics_role: Some(Role::NodeApp),
@@ -18,7 +17,6 @@ const INFO: LabInfo = LabInfo {
         dir: "labs/node",
         prefix: "node/",
     }],
-    settings_keys: &["processes", "pool_max", "pg_conn_timeout_ms"],
     quantities: &[
         ("pool_max", "pg Pool max per process"),
         ("processes", "Node processes (cluster workers)"),

@@ -8,7 +8,6 @@ pub struct Php;
 
 const INFO: LabInfo = LabInfo {
     roles: &[Role::Pg, Role::PhpFpm, Role::Nginx],
-    endpoints: &["/api/db", "/api/slow", "/api/ping"],
     volume: Some(VolumeDecl {
         suffix: "run-php",
         label: "php-sockets",
@@ -22,14 +21,6 @@ const INFO: LabInfo = LabInfo {
         dir: "labs/php/app",
         prefix: "app/",
     }],
-    settings_keys: &[
-        "max_children",
-        "listen",
-        "backlog",
-        "persistent",
-        "access_log",
-        "warmup_requests",
-    ],
     quantities: &[
         ("max_children", "php-fpm pm.max_children"),
         ("backlog", "php-fpm listen.backlog"),

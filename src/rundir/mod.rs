@@ -20,8 +20,6 @@ pub use tool::{TOOL_MANIFEST_SCHEMA_VERSION, ToolManifest, ToolMeasurements};
 use crate::plan::Plan;
 use anyhow::Context;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -40,33 +38,7 @@ pub fn default_out_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("out"))
 }
 
-/// Write `bytes` to `path` atomically: temp file in the same directory, fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
-/// JSON (pretty, newline-terminated) written atomically.
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
-    bytes.push(b'\n');
-    write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
-}
+pub use crate::atomic::{write_atomic, write_json_atomic};
 
 /// One run directory.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::records::{CgroupSample, HostSample};
 use super::{ContainerTarget, Samplers};
-use crate::analyze::samples::{CgroupSample, HostSample};
 
 /// Where the orchestrator puts the targets file inside the agent's container.
 pub const TARGETS_PATH: &str = "/agent/targets.json";
@@ -73,8 +73,8 @@ some stderr noise
         let (cg, host, other) = split(out);
         assert_eq!(cg.lines().count(), 1);
         assert!(cg.contains("\"role\":\"k6\""));
-        let parsed: Vec<crate::analyze::samples::CgroupSample> =
-            crate::analyze::samples::parse_jsonl(&cg).unwrap();
+        let parsed: Vec<crate::sample::records::CgroupSample> =
+            crate::sample::records::parse_jsonl(&cg).unwrap();
         assert_eq!(parsed[0].cpu_cores, 0.31);
         assert_eq!(host.lines().count(), 1);
         assert_eq!(other.lines().count(), 1);

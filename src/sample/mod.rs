@@ -6,6 +6,8 @@
 pub mod agent;
 pub mod cgroup;
 pub mod host;
+pub mod records;
+pub mod stack;
 mod writer;
 
 use std::path::Path;
@@ -16,8 +18,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::analyze::samples::{CgroupSample, HostSample, PgActivity, PgSample};
 use crate::lab::Role;
+use records::{CgroupSample, HostSample, PgActivity, PgSample};
 use writer::JsonlWriter;
 
 /// A container to sample: its role in the lab, its name and the pid of its init process.

@@ -128,7 +128,7 @@ impl<'a> DockerEngine<'a> {
 
     /// The stack's containers as sampler targets (init pids on the stack engine's host).
     pub(super) async fn stack_targets(&self) -> Result<Vec<ContainerTarget>> {
-        self.stack()?.sampler_targets(self.env.docker).await
+        sample::stack::targets(self.stack()?, self.env.docker).await
     }
 
     async fn teardown_on(docker: &Docker, run_id: &str) -> Result<()> {

@@ -2,31 +2,13 @@
 //! `logs/<role>.log`, the app's metrics lines in `samples/node.jsonl`, and the files the lab's
 //! descriptor names (Laravel's log, the access logs of diag-acc).
 use super::LabStack;
+use crate::atomic;
 use crate::docker::Docker;
 use crate::experiment::Experiment;
-use crate::rundir;
-use crate::sample::ContainerTarget;
 use anyhow::{Context, Result};
 use std::path::Path;
 
 impl LabStack {
-    /// The stack's containers as sampler targets (init pids on the stack engine's host), each
-    /// under its role's sampler column.
-    pub async fn sampler_targets(&self, docker: &Docker) -> Result<Vec<ContainerTarget>> {
-        let mut containers = Vec::new();
-        for (role, c) in &self.containers {
-            let info = docker.inspect_container(&c.id).await?;
-            if let Some(pid) = info.pid {
-                containers.push(ContainerTarget {
-                    role: *role,
-                    name: c.name.clone(),
-                    pid,
-                });
-            }
-        }
-        Ok(containers)
-    }
-
     /// Container logs into `<run_dir>/logs/<role>.log`; the app's metrics lines into
     /// `<run_dir>/samples/node.jsonl`; the lab's other files (`lab::CollectFile`) under `logs/`.
     pub async fn collect_logs(
@@ -40,7 +22,7 @@ impl LabStack {
         std::fs::create_dir_all(&logs_dir)?;
         for (role, c) in &self.containers {
             let text = docker.logs(&c.id, None).await.unwrap_or_default();
-            rundir::write_atomic(
+            atomic::write_atomic(
                 &logs_dir.join(format!("{}.log", role.log_name())),
                 text.as_bytes(),
             )?;
@@ -48,7 +30,7 @@ impl LabStack {
                 let lines = crate::lab::metrics::metrics_lines(&text, &c.name);
                 if !lines.is_empty() {
                     std::fs::create_dir_all(run_dir.join("samples"))?;
-                    rundir::write_atomic(&run_dir.join("samples/node.jsonl"), lines.as_bytes())?;
+                    atomic::write_atomic(&run_dir.join("samples/node.jsonl"), lines.as_bytes())?;
                 }
             }
         }
@@ -64,7 +46,7 @@ impl LabStack {
             if let Some(parent) = dest.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            rundir::write_atomic(&dest, &bytes)?;
+            atomic::write_atomic(&dest, &bytes)?;
         }
         Ok(())
     }

@@ -380,25 +380,6 @@ impl LabStack {
         self.containers.get(&role)
     }
 
-    /// The cgroup directories of a role's running container on this host (found from its
-    /// init process, as the samplers find them).
-    pub async fn cgroup(
-        &self,
-        docker: &Docker,
-        role: Role,
-    ) -> Result<crate::sample::cgroup::CgroupPaths> {
-        let c = self
-            .containers
-            .get(&role)
-            .context("no such role in this stack")?;
-        let pid = docker
-            .inspect_container(&c.id)
-            .await?
-            .pid
-            .with_context(|| format!("{} is not running", c.name))?;
-        Ok(crate::sample::cgroup::paths_for_pid(pid)?)
-    }
-
     /// The full output (stdout + stderr) of a role's container so far.
     pub async fn logs(&self, docker: &Docker, role: Role) -> Result<String> {
         let c = self.containers.get(&role).with_context(|| {

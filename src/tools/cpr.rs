@@ -286,7 +286,7 @@ async fn measure(
     roles.sort_by_key(|r| (*r == crate::lab::Role::Pg, *r));
     let mut targets = Vec::new();
     for role in roles {
-        let paths = stack.cgroup(env.docker, role).await?;
+        let paths = crate::sample::stack::cgroup_of(stack, env.docker, role).await?;
         targets.push((
             role.log_name().to_string(),
             stack.containers[&role].name.clone(),

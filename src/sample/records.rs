@@ -1,0 +1,135 @@
+//! The samplers' JSON lines (`samples/*.jsonl`, `t` = unix ms UTC): the record types the
+//! samplers write and the analysis reads, and the line-by-line parser. Pure data.
+use crate::lab::Role;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+
+/// `samples/cgroup.jsonl`: one line per container every second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CgroupSample {
+    #[serde(deserialize_with = "de_time")]
+    pub t: i64,
+    pub role: Role,
+    pub container: String,
+    /// CPU used over the last interval, in cores (1.0 = one core busy).
+    pub cpu_cores: f64,
+    pub mem_bytes: u64,
+    pub throttled_ms: f64,
+    /// cgroup v2 `cpu.pressure` some avg10 (%); null on cgroup v1.
+    pub psi_some_avg10: Option<f64>,
+}
+
+/// `samples/host.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostSample {
+    #[serde(deserialize_with = "de_time")]
+    pub t: i64,
+    /// Per CPU, % of the interval not idle (steal included).
+    pub cpu_busy_pct: Vec<f64>,
+    /// Per CPU, % of the interval stolen by the hypervisor (absent in runs before it was sampled).
+    #[serde(default)]
+    pub cpu_steal_pct: Vec<f64>,
+    /// Host `/proc/pressure/cpu` some avg10 (%).
+    pub psi_some_avg10: Option<f64>,
+    pub dockerd_cores: Option<f64>,
+    pub perflab_cores: Option<f64>,
+}
+
+/// The php-fpm status page (JSON), the fields the analysis reads; others are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FpmStatus {
+    #[serde(rename = "listen queue", default)]
+    pub listen_queue: u64,
+    #[serde(rename = "max listen queue", default)]
+    pub max_listen_queue: u64,
+    #[serde(rename = "listen queue len", default)]
+    pub listen_queue_len: u64,
+    #[serde(rename = "idle processes", default)]
+    pub idle_processes: u64,
+    #[serde(rename = "active processes", default)]
+    pub active_processes: u64,
+    #[serde(rename = "total processes", default)]
+    pub total_processes: u64,
+    #[serde(rename = "accepted conn", default)]
+    pub accepted_conn: u64,
+}
+
+/// `samples/fpm.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FpmSample {
+    #[serde(deserialize_with = "de_time")]
+    pub t: i64,
+    pub status: FpmStatus,
+}
+
+/// One `pg_stat_activity` group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PgActivity {
+    pub state: String,
+    pub wait_event_type: Option<String>,
+    pub wait_event: Option<String>,
+    pub count: u64,
+}
+
+/// `samples/pg.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PgSample {
+    #[serde(deserialize_with = "de_time")]
+    pub t: i64,
+    pub activity: Vec<PgActivity>,
+    pub xact_commit: u64,
+}
+
+/// `samples/node.jsonl`: the Node app's 2-second metrics line (lab-spec §4) plus `container`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NodeSample {
+    #[serde(deserialize_with = "de_time")]
+    pub t: i64,
+    pub container: String,
+    pub pid: u64,
+    pub rps: f64,
+    pub err5xx: u64,
+    pub eld_p50_ms: f64,
+    pub eld_p99_ms: f64,
+    pub eld_max_ms: f64,
+    pub elu: f64,
+    pub cpu_cores: f64,
+    pub cpu_ms_per_req: Option<f64>,
+    pub pool_total: u64,
+    pub pool_idle: u64,
+    pub pool_waiting: u64,
+    pub pool_waiting_max: u64,
+    pub inflight: u64,
+    pub inflight_max: u64,
+    pub rss_mb: f64,
+    pub errors: BTreeMap<String, u64>,
+}
+
+/// `t` as unix ms (number) or an ISO 8601 / RFC 3339 string (the Node app writes ISO).
+fn de_time<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum T {
+        N(f64),
+        S(String),
+    }
+    match T::deserialize(d)? {
+        T::N(n) => Ok(n as i64),
+        T::S(s) => chrono::DateTime::parse_from_rfc3339(&s)
+            .map(|t| t.timestamp_millis())
+            .map_err(|e| serde::de::Error::custom(format!("`t` {s:?} is not RFC 3339: {e}"))),
+    }
+}
+
+/// Parse one JSONL text into samples of type `T`; errors name the line.
+pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(text: &str) -> Result<Vec<T>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?);
+    }
+    Ok(out)
+}
