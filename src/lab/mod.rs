@@ -357,6 +357,16 @@ mod tests {
             let info = d.info();
             assert!(lab.endpoints().contains(&d.defaults().endpoint), "{lab}");
             assert_eq!(info.uses_pg(), lab.uses_postgres(), "{lab}");
+            // The claims' language lists the same config quantities for the lab.
+            let mut declared: Vec<&str> = info.quantities.iter().map(|(n, _)| *n).collect();
+            let mut listed: Vec<&str> = crate::claim::quantities::QUANTITIES
+                .iter()
+                .filter(|q| q.lab == Some(lab.as_str()))
+                .map(|q| q.name)
+                .collect();
+            declared.sort();
+            listed.sort();
+            assert_eq!(declared, listed, "{lab}");
             for e in info.cpu_per_request_endpoints {
                 assert!(lab.endpoints().contains(e), "{lab} {e}");
             }
