@@ -157,12 +157,8 @@ async fn describe(
     m.pinning.insert("db".into(), p.db.clone());
     m.pinning.insert("loadgen".into(), p.loadgen.clone());
     m.pinning.insert("orchestrator".into(), p.loadgen.clone());
-    if lab == Lab::Php {
-        m.caveats.push(
-            "the requests come from perflab on the load generator's CPUs, not from a loop inside the \
-             nginx container as in the article, so our nginx figure holds nginx alone"
-                .into(),
-        );
+    if let Some(c) = crate::lab::descriptor(lab).info().cpu_per_request_caveat {
+        m.caveats.push(c.into());
     }
 }
 
