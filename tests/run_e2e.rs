@@ -392,3 +392,38 @@ fn a_closed_stderr_does_not_stop_a_run() {
         "containers left behind"
     );
 }
+
+/// `--refine` on the seed-002 demo server (16 workers x 40 ms: 400 rps analytic capacity):
+/// probes on the same stack bisect the knee to within 5 % and land just under the capacity.
+#[test]
+fn demo_open_refine_lands_just_under_the_capacity() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (_out, dir) = run_quick("demo-open", &["--refine"]);
+    assert_eq!(status_state(&dir), "complete");
+    let m = rundir::read_manifest(&dir).unwrap();
+    let f = m.measurements.refine.expect("refinement recorded");
+    let ms = f.max_sustainable.expect("a max sustainable rate");
+    let (lo, hi) = f.max_sustainable_resolution;
+    let hi = hi.expect("a failing probe bounds it");
+    assert_eq!(lo, Some(ms));
+    assert!(
+        f64::from(hi - ms) <= 0.05 * f64::from(hi),
+        "bracket {ms}-{hi} within 5 %"
+    );
+    assert!(
+        (360..=412).contains(&ms),
+        "max sustainable {ms} rps: the analytic capacity is 400 ({:?})",
+        f.probes
+    );
+    // The probes ran on the run's one stack, each in its own directory, and the report shows them.
+    for i in 1..=f.probes.len() {
+        assert!(
+            dir.join(format!("loads/probe-{i}/k6/requests.csv.gz"))
+                .exists()
+        );
+    }
+    let r = json(&dir.join("report.json"));
+    assert_eq!(r["refine"]["max_sustainable"], ms);
+    let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(txt.contains("Max sustainable rate (refined)"), "{txt}");
+}

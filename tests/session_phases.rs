@@ -409,3 +409,96 @@ fn an_interrupt_in_the_second_load_or_the_recovery_names_it_and_tears_down() {
         assert!(o.dir.join("loads/calibration/k6/requests.csv.gz").exists());
     }
 }
+
+/// A judge for a server whose true capacity is `capacity`: the published steps pass up to it.
+struct Capacity {
+    capacity: u32,
+    steps: Vec<u32>,
+}
+
+impl perflab::session::refine::Judge for Capacity {
+    fn steps(&self, _dir: &Path) -> anyhow::Result<(Option<u32>, Option<u32>)> {
+        let lp = self
+            .steps
+            .iter()
+            .copied()
+            .filter(|s| *s <= self.capacity)
+            .max();
+        let knee = self.steps.iter().copied().find(|s| *s > self.capacity);
+        Ok((lp, knee))
+    }
+    fn probe(&self, dir: &Path, target: u32) -> anyhow::Result<perflab::analyze::refine::Probe> {
+        // The probe's own plan was written where the analysis reads it: one step at target.
+        let plan: Plan = serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json"))?)?;
+        let holds: Vec<u32> = plan.measured_windows().map(|w| w.target).collect();
+        assert_eq!(holds, vec![target]);
+        Ok(perflab::analyze::refine::Probe {
+            target,
+            pass: target <= self.capacity,
+            why: String::new(),
+            ok_per_s: f64::from(target.min(self.capacity)),
+            p95_ms: 10.0,
+        })
+    }
+}
+
+fn refine(fault: Option<Fault>) -> (FakeEngine, RoundOutcome, tempfile::TempDir) {
+    let (engine, interrupt) = FakeEngine::new(fault);
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (exp, plan, _) = demo();
+    let mut m = perflab::session::refine::Refine {
+        steps: Stepped { plan, align: true },
+        experiment: exp.clone(),
+        quick: true,
+        judge: Capacity {
+            capacity: 400,
+            steps: exp.load.steps.clone(),
+        },
+    };
+    let (o, out) = round_with(&mut engine, &interrupt, &mut m);
+    (engine, o, out)
+}
+
+#[test]
+fn refine_probes_the_same_stack_until_the_bracket_is_within_five_percent() {
+    let (engine, o, _out) = refine(None);
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let count = |op| engine.calls.iter().filter(|c| **c == op).count();
+    assert_eq!(
+        count(Op::StackUp),
+        1,
+        "one stack for the steps and every probe"
+    );
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let r = m.measurements.refine.expect("the refinement is recorded");
+    let targets: Vec<u32> = r.probes.iter().map(|p| p.target).collect();
+    assert_eq!(targets, vec![450, 425, 412], "bisection of 400-500");
+    assert_eq!(r.max_sustainable, Some(400));
+    assert_eq!(r.max_sustainable_resolution, (Some(400), Some(412)));
+    assert!(r.stopped.contains("within 5 %"), "{}", r.stopped);
+    // One load for the steps and one per probe; a recovery pause after each failing probe.
+    assert_eq!(count(Op::WaitLoad), 1 + 3);
+    let recovers = m
+        .measurements
+        .phases
+        .iter()
+        .filter(|p| p.phase == Phase::Recover)
+        .count();
+    assert_eq!(recovers, 3);
+    for i in 1..=3 {
+        assert!(o.dir.join(format!("loads/probe-{i}/plan.json")).exists());
+    }
+}
+
+#[test]
+fn an_interrupt_during_a_probe_keeps_the_probes_so_far() {
+    // The second load is the first probe; the third the second probe.
+    let (engine, o, _out) = refine(Some(Fault::Interrupt(Op::WaitLoad, 3)));
+    assert_eq!(o.state, RunState::Aborted);
+    assert_eq!(o.phase, Some(Phase::Measure));
+    check_cleaned(&engine, &o);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let r = m.measurements.refine.expect("partial refinement kept");
+    assert_eq!(r.probes.len(), 1);
+    assert_eq!(r.stopped, "in progress");
+}

@@ -10,6 +10,7 @@ pub mod k6csv;
 pub mod logs;
 pub mod merge;
 pub mod model;
+pub mod refine;
 pub mod run;
 pub mod runs;
 pub mod samples;

@@ -343,6 +343,10 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub access: Vec<super::access::AccessRow>,
     pub warnings: Vec<String>,
+    /// The refined max sustainable rate (`perflab run --refine`): probes on the same stack
+    /// after the steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refine: Option<super::refine::Refined>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

@@ -164,6 +164,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         logs,
         access,
         warnings,
+        refine: None,
     })
 }
 

@@ -38,6 +38,9 @@ pub struct RunArgs {
     /// Address the app's entry point is published on for a generator on another engine [default: 127.0.0.1]
     #[arg(long, value_name = "IP")]
     pub publish_on: Option<String>,
+    /// After the steps, probe the same stack to find the max sustainable rate within 5 %
+    #[arg(long)]
+    pub refine: bool,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -81,6 +84,9 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         no_samplers: a.no_samplers,
         generators,
         placement,
+        refine: a.refine.then_some(crate::run::Refining {
+            quick: a.plan.quick,
+        }),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -337,6 +337,7 @@ fn run_missing(
         no_samplers: false,
         generators: 1,
         placement: Default::default(),
+        refine: None,
     };
     if !quiet {
         crate::say!(

@@ -8,6 +8,7 @@ pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
 pub use steps::{persec_block, steps_block};
 
+use super::table::Table;
 use crate::analyze::fmt_ms;
 use crate::analyze::model::*;
 
@@ -180,8 +181,39 @@ pub fn verdict_block(r: &Report) -> Block {
 }
 
 /// All blocks in report order.
+/// The refined max sustainable rate and its probes (`perflab run --refine`).
+pub fn refine_block(r: &Report) -> Option<Block> {
+    let f = r.refine.as_ref()?;
+    let mut b = Block::new("Max sustainable rate (refined)");
+    let fmt = |v: Option<u32>| v.map_or("none".to_string(), |x| x.to_string());
+    let (lo, hi) = f.max_sustainable_resolution;
+    b.lines.push(format!(
+        "max sustainable {} {}: passes at {}, fails at {} ({})",
+        fmt(f.max_sustainable),
+        f.unit,
+        fmt(lo),
+        fmt(hi),
+        f.stopped
+    ));
+    let mut t = Table::new(["probe", "target", "ok/s", "p95 ms", "verdict", "why"]);
+    for (i, p) in f.probes.iter().enumerate() {
+        t.push(vec![
+            format!("{}", i + 1),
+            format!("{} {}", p.target, f.unit),
+            format!("{:.1}", p.ok_per_s),
+            fmt_ms(p.p95_ms),
+            if p.pass { "pass" } else { "FAIL" }.to_string(),
+            p.why.clone(),
+        ]);
+    }
+    b.table = Some(t);
+    Some(b)
+}
+
 pub fn blocks(r: &Report) -> Vec<Block> {
-    let mut v = vec![header(r), verdict_block(r), steps_block(r), persec_block(r)];
+    let mut v = vec![header(r), verdict_block(r), steps_block(r)];
+    v.extend(refine_block(r));
+    v.push(persec_block(r));
     v.extend(checks_blocks(r));
     v.extend(logs_block(r));
     v.extend(access_block(r));

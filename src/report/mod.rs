@@ -27,12 +27,16 @@ pub fn json(r: &Report) -> String {
 /// Analyze a run directory and write its reports: what `perflab run` calls after measuring.
 pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let inputs = load::run_dir(dir)?;
-    let r = crate::analyze::analyze_run(inputs).map_err(|e| {
+    let mut r = crate::analyze::analyze_run(inputs).map_err(|e| {
         anyhow::Error::new(crate::error::InvalidInput(format!(
             "{}: {e}",
             dir.display()
         )))
     })?;
+    // The refinement's probes are in the manifest (their loads are under loads/).
+    if dir.join(crate::rundir::MANIFEST_FILE).exists() {
+        r.refine = crate::rundir::read_manifest(dir)?.measurements.refine;
+    }
     write_all(&r, dir)?;
     Ok(r)
 }

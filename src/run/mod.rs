@@ -16,6 +16,7 @@ use crate::rundir::RunState;
 use crate::session::Session;
 use crate::session::docker_engine::{DockerEngine, DockerEnv};
 use crate::session::measurement::Stepped;
+use crate::session::refine::{Analysis, Refine};
 use crate::session::round::{RoundOutcome, RoundSpec};
 use crate::session::signals::Interrupt;
 use crate::session::{generators, placement, sweep};
@@ -37,6 +38,15 @@ pub struct RunRequest {
     pub generators: u32,
     /// Engines of the roles and the published entry address.
     pub placement: placement::Placement,
+    /// `--refine`: probe for the max sustainable rate after the steps.
+    pub refine: Option<Refining>,
+}
+
+/// How `--refine` plans its probes.
+#[derive(Debug, Clone, Copy)]
+pub struct Refining {
+    /// The probes use the `--quick` profile, as the steps.
+    pub quick: bool,
 }
 
 /// How the whole command ended.
@@ -127,11 +137,25 @@ async fn run_rounds(
                 quiet: req.quiet,
             };
             let mut engine = DockerEngine::new(env);
-            let mut steps = Stepped {
+            let steps = Stepped {
                 plan: r.plan.clone(),
                 align: req.align,
             };
-            let o = crate::session::run_round(&mut engine, &spec, &mut steps, interrupt).await?;
+            let o = match req.refine {
+                None => {
+                    let mut m = steps;
+                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+                }
+                Some(f) => {
+                    let mut m = Refine {
+                        steps,
+                        experiment: r.experiment.clone(),
+                        quick: f.quick,
+                        judge: Analysis,
+                    };
+                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+                }
+            };
             crate::out!(
                 "{:<14} r{round} {:<9} {}  {}",
                 r.experiment.id,

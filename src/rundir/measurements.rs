@@ -63,6 +63,9 @@ pub struct Measurements {
     pub k6_exit_codes: Option<Vec<i64>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k6_thresholds_crossed: Option<bool>,
+    /// The refined max sustainable rate and its probes (`perflab run --refine`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refine: Option<crate::analyze::refine::Refined>,
     /// The session's phases as they happened (schema 2; absent before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<super::phase::PhaseRecord>,

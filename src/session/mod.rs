@@ -13,6 +13,7 @@ pub mod load_phase;
 pub mod measurement;
 pub mod placement;
 pub mod progress;
+pub mod refine;
 pub mod round;
 pub mod signals;
 pub mod sweep;

@@ -192,11 +192,23 @@ fn has_k6_data(dir: &RunDir) -> bool {
 pub fn write_report(dir: &Path) -> Result<String> {
     let report = crate::report::render_run_dir(dir)?;
     let fmt = |v: Option<u32>| v.map(|x| format!("{x}")).unwrap_or_else(|| "none".into());
-    Ok(match &report.knee_why {
+    let mut line = match &report.knee_why {
         Some(why) => format!("last passing {}; {why}", fmt(report.last_passing)),
         None => format!(
             "last passing {}, no knee in the steps run",
             fmt(report.last_passing)
         ),
-    })
+    };
+    if let Some(f) = &report.refine {
+        let (lo, hi) = f.max_sustainable_resolution;
+        line = format!(
+            "max sustainable {} {} (passes {}, fails {}, {} probes); {line}",
+            fmt(f.max_sustainable),
+            f.unit,
+            fmt(lo),
+            fmt(hi),
+            f.probes.len()
+        );
+    }
+    Ok(line)
 }

@@ -1,0 +1,143 @@
+//! `perflab run --refine`: after the published steps, probes on the same warm stack find the
+//! max sustainable rate. Each probe is a one-step load (`loads/probe-N/`) judged by the same
+//! criteria as the steps; the bracket is bisected to within 5 % of the rate, or extended x1.25
+//! when no step failed (`analyze::refine`), with a recovery pause after a failing probe so
+//! in-flight work drains before the next one.
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::Stop;
+use super::engine::{Engine, LoadSpec};
+use super::load_phase::Stage;
+use super::measurement::{Measurement, Stepped};
+use crate::analyze::refine::{Bisection, Next, Probe, RefineLimits};
+use crate::analyze::{Report, Verdict};
+use crate::experiment::{Experiment, Model};
+use crate::plan::{self, Plan, PlanOptions};
+
+/// How a load is judged: the analysis of its k6 data by the step criteria.
+pub trait Judge {
+    /// The published steps' verdicts in `dir`: (last passing step, knee).
+    fn steps(&self, dir: &Path) -> Result<(Option<u32>, Option<u32>)>;
+    /// One probe's verdict, from its load's outputs in `dir`.
+    fn probe(&self, dir: &Path, target: u32) -> Result<Probe>;
+}
+
+/// The real judge: `perflab analyze` on the load's directory (its k6 CSV, samples, plan.json).
+pub struct Analysis;
+
+fn analyze(dir: &Path) -> Result<Report> {
+    let inputs = crate::report::load::run_dir(dir)?;
+    crate::analyze::analyze_run(inputs)
+        .map_err(|e| anyhow::anyhow!("analysing {}: {e}", dir.display()))
+}
+
+impl Judge for Analysis {
+    fn steps(&self, dir: &Path) -> Result<(Option<u32>, Option<u32>)> {
+        let r = analyze(dir)?;
+        Ok((r.last_passing, r.knee))
+    }
+
+    fn probe(&self, dir: &Path, target: u32) -> Result<Probe> {
+        let r = analyze(dir)?;
+        let s = r
+            .steps
+            .iter()
+            .find(|s| s.target == target)
+            .with_context(|| format!("the probe at {target} left no step in its data"))?;
+        let why: Vec<String> = s.failures.iter().map(|f| f.text.clone()).collect();
+        Ok(Probe {
+            target,
+            pass: s.verdict == Verdict::Pass,
+            why: why.join("; "),
+            ok_per_s: s.ok_per_s,
+            p95_ms: s.p95_ms,
+        })
+    }
+}
+
+/// The published steps, then the probes.
+pub struct Refine<J: Judge> {
+    pub steps: Stepped,
+    pub experiment: Experiment,
+    pub quick: bool,
+    pub judge: J,
+}
+
+impl<J: Judge> Refine<J> {
+    /// A one-step plan at `target`, otherwise the experiment's own.
+    fn probe_plan(&self, target: u32) -> Plan {
+        let mut e = self.experiment.clone();
+        e.load.steps = vec![target];
+        plan::build(&e, PlanOptions { quick: self.quick })
+    }
+
+    /// How long in-flight work may take to drain: the client timeout, 2 to 30 s.
+    fn recovery(&self) -> Duration {
+        Duration::from_secs(u64::from(self.experiment.load.timeout_s.clamp(2, 30)))
+    }
+
+    fn unit(&self) -> &'static str {
+        match self.experiment.load.model {
+            Model::Closed => "vus",
+            Model::Open => "rps",
+        }
+    }
+
+    /// One probe: its plan written where the analysis finds it, its load, its verdict.
+    async fn probe<E: Engine>(
+        &self,
+        stage: &mut Stage<'_, E>,
+        i: usize,
+        target: u32,
+    ) -> Result<Probe, Stop> {
+        let label = format!("probe {i}");
+        let out_dir = stage.load_dir(&label);
+        let plan = self.probe_plan(target);
+        std::fs::create_dir_all(&out_dir).context("creating the probe's directory")?;
+        crate::rundir::write_json_atomic(&out_dir.join(crate::rundir::PLAN_FILE), &plan)?;
+        let load = LoadSpec {
+            label,
+            plan,
+            out_dir: out_dir.clone(),
+            align: false,
+        };
+        stage.run_load(&load).await?;
+        Ok(self.judge.probe(&out_dir, target)?)
+    }
+}
+
+impl<J: Judge> Measurement for Refine<J> {
+    async fn run<E: Engine>(&mut self, stage: &mut Stage<'_, E>) -> Result<(), Stop> {
+        self.steps.run(stage).await?;
+        let (last_passing, knee) = self.judge.steps(&stage.dir.path)?;
+        let top = self.experiment.load.steps.last().copied().unwrap_or(1);
+        let mut b = Bisection::new(last_passing, knee, RefineLimits::for_top(top));
+        let stopped = loop {
+            let target = match b.next() {
+                Next::Probe(t) => t,
+                Next::Done(why) => break why,
+            };
+            if !stage.quiet {
+                crate::say!(
+                    "refine: probe {} at {target} {}",
+                    b.probes.len() + 1,
+                    self.unit()
+                );
+            }
+            let p = self.probe(stage, b.probes.len() + 1, target).await?;
+            let failed = !p.pass;
+            b.record(p);
+            stage.manifest.measurements.refine = Some(b.result(self.unit(), "in progress".into()));
+            if failed {
+                stage
+                    .recover(self.recovery(), "after a failing probe")
+                    .await?;
+            }
+        };
+        stage.manifest.measurements.refine = Some(b.result(self.unit(), stopped));
+        Ok(())
+    }
+}
