@@ -120,12 +120,21 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 pub struct ReportArgs {
     /// A run directory (out/<run>): re-renders report.txt, report.md, report.json and the plots.
     pub run_dir: PathBuf,
+    /// Re-render report.html alone from the run's report.json and manifest.json (no re-analysis;
+    /// works on a run whose raw k6 data is gone) and print its path.
+    #[arg(long)]
+    pub html: bool,
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    if a.html {
+        let path = report::rerender_html(&a.run_dir)?;
+        crate::out!("{}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let r = report::render_run_dir(&a.run_dir)?;
     crate::say!(
-        "wrote report.txt, report.md, report.json, {}, {} in {}",
+        "wrote report.txt, report.md, report.json, report.html, {}, {} in {}",
         report::STEPS_SVG,
         report::TIMELINE_SVG,
         a.run_dir.display()
