@@ -3,29 +3,9 @@
 use assert_cmd::Command;
 mod report_support;
 use perflab::report::{self, html};
-use report_support::report_of;
-use std::path::{Path, PathBuf};
+use report_support::{copy_run, report_of};
+use std::path::Path;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A recorded run directory copied into a temp out/ root (the fixture stays untouched).
-fn copy_run(exp: &str, out: &Path) -> PathBuf {
-    let src = root().join("tests/fixtures/verify").join(exp);
-    let run = std::fs::read_dir(&src)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .find(|e| e.path().is_dir())
-        .unwrap()
-        .path();
-    let dst = out.join(exp).join(run.file_name().unwrap());
-    std::fs::create_dir_all(&dst).unwrap();
-    for f in ["manifest.json", "report.json", "status.json"] {
-        std::fs::copy(run.join(f), dst.join(f)).unwrap();
-    }
-    dst
-}
 
 /// The page with each inline SVG replaced by its first line (the SVGs have their own snapshots).
 fn redact_svgs(page: &str) -> String {

@@ -142,3 +142,30 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     crate::output::stdout().write_all(report::text::render(&r).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// The out/ root whose run directories are listed [default: $PERFLAB_OUT, else ./out]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `perflab index`: rebuild out/index.html and print its path.
+pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
+    let root = a.out.unwrap_or_else(crate::rundir::default_out_root);
+    if !root.is_dir() {
+        return Err(invalid(format!(
+            "{}: no such directory (pass --out DIR, the out/ root of `perflab run`)",
+            root.display()
+        )));
+    }
+    let b = report::index::write(&root)?;
+    crate::say!(
+        "index of {} runs, {} KB, built in {} ms",
+        b.runs,
+        b.bytes / 1024,
+        b.millis
+    );
+    crate::out!("{}", b.path.display());
+    Ok(ExitCode::SUCCESS)
+}

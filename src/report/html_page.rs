@@ -28,6 +28,10 @@ const STYLE: &str = r#"
 @media (prefers-color-scheme: dark){:root{--fg:#e6e6e6;--bg:#15171a;--muted:#a8a8a8;
 --line:#3a3d42;--head:#23262b;--failbg:#4a1f1f;--okbg:#1f3a22;--link:#8cc4f0}}
 *{box-sizing:border-box}
+[hidden]{display:none!important}
+td.cav,td.ver{white-space:normal;min-width:14em;font-size:.92em}
+td.st.failed,td.st.aborted,td.st.unreadable{background:var(--failbg)}
+td.st.running{background:var(--head)}
 html{-webkit-text-size-adjust:100%}
 body{margin:0 auto;padding:12px;max-width:1400px;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 h1{font-size:1.35rem;margin:.2em 0 .4em;overflow-wrap:anywhere}

@@ -4,6 +4,8 @@
 pub mod content;
 pub mod html;
 pub mod html_page;
+pub mod index;
+pub mod index_page;
 pub mod load;
 pub mod markdown;
 pub mod plots;

@@ -118,6 +118,7 @@ pub async fn execute(
                 o.verdict.as_deref().or(o.reason.as_deref()).unwrap_or(""),
                 o.dir.display()
             );
+            crate::report::index::rebuild_after_round(&req.out_root);
             let state = o.state;
             summary.rounds.push(o);
             match state {

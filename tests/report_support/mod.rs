@@ -1,9 +1,10 @@
-//! Shared helpers of the report tests: a k6 fixture analyzed into a `Report`.
+//! Shared helpers of the report tests: a k6 fixture analyzed into a `Report`, recorded run
+//! directories copied into a temp out/ root.
 #![allow(dead_code)]
 use perflab::analyze::model::Source;
 use perflab::analyze::{self, Params, Report};
 use perflab::report::load;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn fixture(name: &str, ext: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -33,4 +34,32 @@ pub fn report_of(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
         },
     })
     .unwrap()
+}
+
+/// A recorded run directory copied into a temp out/ root (the fixture stays untouched).
+pub fn copy_run(exp: &str, out: &Path) -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/verify")
+        .join(exp);
+    let run = std::fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .find(|e| e.path().is_dir())
+        .unwrap()
+        .path();
+    let dst = out.join(exp).join(run.file_name().unwrap());
+    std::fs::create_dir_all(&dst).unwrap();
+    for f in ["manifest.json", "report.json", "status.json"] {
+        std::fs::copy(run.join(f), dst.join(f)).unwrap();
+    }
+    dst
+}
+
+/// Record another Debian suite in a copied run's manifest (`measurements.suite`).
+pub fn set_suite(dir: &Path, suite: &str) {
+    let p = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    m["measurements"]["suite"] = suite.into();
+    std::fs::write(&p, m.to_string()).unwrap();
 }
