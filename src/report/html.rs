@@ -42,6 +42,9 @@ type Mark<'a> = &'a dyn Fn(usize, usize) -> Option<String>;
 
 /// A table as HTML: a scrolling box, right-aligned numeric columns, failed cells marked.
 fn table_html(t: &Table, mark: Mark) -> String {
+    if t.rows.is_empty() {
+        return "<p class=\"note\">(no rows in this report)</p>\n".into();
+    }
     let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
     let align = |i: usize| if t.left.contains(&i) { "l" } else { "r" };
     for (i, h) in t.headers.iter().enumerate() {
@@ -285,7 +288,20 @@ fn versions_html(m: Option<&Manifest>) -> String {
         esc(&m.run_id),
         m.round,
         esc(&m.created.format("%Y-%m-%d %H:%M:%SZ").to_string()),
-        esc(&serde_json::to_string(&m.perflab).unwrap_or_default())
+        esc(&format!(
+            "{}{}{}",
+            m.perflab.version,
+            m.perflab
+                .git_commit
+                .as_deref()
+                .map(|c| format!(", commit {}", &c[..c.len().min(12)]))
+                .unwrap_or_default(),
+            if m.perflab.git_dirty == Some(true) {
+                ", uncommitted changes"
+            } else {
+                ""
+            }
+        ))
     ));
     let mut t = Table::new(["component", "version"]);
     t.left = vec![0, 1];

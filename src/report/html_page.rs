@@ -64,7 +64,7 @@ details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
 .filters input,.filters select{font:inherit;padding:4px 6px;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:4px}
 figure.hist{margin:.3em 0;max-width:640px}
 .sw{display:inline-block;width:.8em;height:.8em;border-radius:50%;vertical-align:middle;margin:0 3px}
-@media (max-width:600px){body{padding:8px;font-size:14px}table{font-size:.78rem}}
+@media (max-width:600px){body{padding:8px;font-size:14px}table{font-size:.78rem}.verdict .lead{font-size:1.02rem}}
 @media print{@page{size:A4;margin:12mm}
 body{max-width:none;padding:0;font-size:9pt;color:#000;background:#fff}
 .scroll{overflow:visible;border:none}
