@@ -148,3 +148,16 @@ fn html_flag_on_a_run_without_report_json_exits_2() {
         "{err}"
     );
 }
+
+#[test]
+fn html_flag_through_the_latest_link_keeps_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_run("exp1", tmp.path());
+    let latest = tmp.path().join("exp1/latest");
+    std::os::unix::fs::symlink(dir.file_name().unwrap(), &latest).unwrap();
+    let out = report_html_cmd(&latest);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(page.contains("The article's finding"));
+    assert!(page.contains("<title>perflab report: exp1 · 20261130T035648Z-r1</title>"));
+}

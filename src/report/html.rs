@@ -143,12 +143,14 @@ fn steps_html(r: &Report) -> String {
     let verdict_col = headers.len().saturating_sub(1);
     let mark = |ri: usize, ci: usize| -> Option<String> {
         let s = r.steps.get(ri)?;
+        if ci == verdict_col {
+            // The verdict text already lists the criteria ("fail [1,3]").
+            return (!s.failures.is_empty()).then(String::new);
+        }
         let mut v: Vec<String> = s
             .failures
             .iter()
-            .filter(|f| {
-                ci == verdict_col || criterion_columns(&headers, f.criterion, &f.text).contains(&ci)
-            })
+            .filter(|f| criterion_columns(&headers, f.criterion, &f.text).contains(&ci))
             .map(|f| f.criterion.to_string())
             .collect();
         v.dedup();

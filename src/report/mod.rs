@@ -69,7 +69,9 @@ pub fn write_html(
     steps: Result<String, String>,
     timeline: Result<String, String>,
 ) -> anyhow::Result<()> {
-    let manifest = crate::rundir::RunDir::open(dir)
+    // `out/<exp>/latest` is a link: open the directory it names.
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let manifest = crate::rundir::RunDir::open(&real)
         .ok()
         .filter(|d| d.file(crate::rundir::MANIFEST_FILE).exists())
         .map(|d| d.read_manifest())
