@@ -65,11 +65,11 @@ details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
 figure.hist{margin:.3em 0;max-width:640px}
 .sw{display:inline-block;width:.8em;height:.8em;border-radius:50%;vertical-align:middle;margin:0 3px}
 @media (max-width:600px){body{padding:8px;font-size:14px}table{font-size:.78rem}.verdict .lead{font-size:1.02rem}}
-@media print{@page{size:A4;margin:12mm}
+@media print{@page{size:A4 landscape;margin:10mm}
 body{max-width:none;padding:0;font-size:9pt;color:#000;background:#fff}
 .scroll{overflow:visible;border:none}
-table{width:100%;font-size:6.5pt;page-break-inside:auto}
-th,td{white-space:normal;padding:1px 2px;overflow-wrap:anywhere}
+table{font-size:7.5pt;page-break-inside:auto}
+th,td{padding:1px 3px}th{white-space:normal}td.cav,td.ver{min-width:0}
 thead{display:table-header-group}tr{break-inside:avoid}
 figure.plot{break-inside:avoid}h2{break-after:avoid}
 .filters{display:none}figure.plot svg{min-width:0}details>summary{list-style:none}}
