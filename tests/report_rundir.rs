@@ -123,9 +123,15 @@ fn report_renders_a_run_directory_with_samples() {
         "report.json",
         "plot-steps.svg",
         "plot-timeline.svg",
+        "report.html",
     ] {
         assert!(d.path().join(f).is_file(), "{f}");
     }
+    // report.html carries both plots inline, the same SVGs as the files.
+    let page = std::fs::read_to_string(d.path().join("report.html")).unwrap();
+    let steps = std::fs::read_to_string(d.path().join("plot-steps.svg")).unwrap();
+    assert!(page.contains(steps.trim()), "steps plot inline");
+    assert_eq!(page.matches("<svg").count(), 2);
     // No temp files left behind (atomic writes).
     let leftovers: Vec<_> = std::fs::read_dir(d.path())
         .unwrap()

@@ -120,16 +120,52 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 pub struct ReportArgs {
     /// A run directory (out/<run>): re-renders report.txt, report.md, report.json and the plots.
     pub run_dir: PathBuf,
+    /// Re-render report.html alone from the run's report.json and manifest.json (no re-analysis;
+    /// works on a run whose raw k6 data is gone) and print its path.
+    #[arg(long)]
+    pub html: bool,
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    if a.html {
+        let path = report::rerender_html(&a.run_dir)?;
+        crate::out!("{}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let r = report::render_run_dir(&a.run_dir)?;
     crate::say!(
-        "wrote report.txt, report.md, report.json, {}, {} in {}",
+        "wrote report.txt, report.md, report.json, report.html, {}, {} in {}",
         report::STEPS_SVG,
         report::TIMELINE_SVG,
         a.run_dir.display()
     );
     crate::output::stdout().write_all(report::text::render(&r).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// The out/ root whose run directories are listed [default: $PERFLAB_OUT, else ./out]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `perflab index`: rebuild out/index.html and print its path.
+pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
+    let root = a.out.unwrap_or_else(crate::rundir::default_out_root);
+    if !root.is_dir() {
+        return Err(invalid(format!(
+            "{}: no such directory (pass --out DIR, the out/ root of `perflab run`)",
+            root.display()
+        )));
+    }
+    let b = report::index::write(&root)?;
+    crate::say!(
+        "index of {} runs, {} KB, built in {} ms",
+        b.runs,
+        b.bytes / 1024,
+        b.millis
+    );
+    crate::out!("{}", b.path.display());
     Ok(ExitCode::SUCCESS)
 }

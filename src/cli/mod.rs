@@ -45,6 +45,8 @@ pub enum Command {
     Analyze(analysis::AnalyzeArgs),
     /// Re-render the report of a run directory from its files.
     Report(analysis::ReportArgs),
+    /// Rebuild out/index.html: every run at a glance, grouped by experiment, filterable.
+    Index(analysis::IndexArgs),
     /// Check the article's findings (the catalog's `expect:` claims) on recorded runs.
     Verify(verify::VerifyArgs),
     /// Two runs side by side: steps, knee shift, versions and config that differ.
@@ -107,6 +109,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Smoke(a) => lab::smoke(a),
         Command::Analyze(a) => analysis::analyze(a),
         Command::Report(a) => analysis::report(a),
+        Command::Index(a) => analysis::index(a),
         Command::Verify(a) => verify::verify(a, cli.quiet),
         Command::Compare(a) => verify::compare(a),
         Command::Capacity(a) => verify::capacity(a),

@@ -1,0 +1,365 @@
+//! `report.html`: one self-contained page (inline CSS, inline SVG plots, no script, no URL)
+//! rendered from the same `Block`s as report.txt / report.md, in the order a reader needs it.
+use super::content::{self, Block};
+use super::html_page::{self, esc};
+use super::table::Table;
+use crate::analyze::Report;
+use crate::experiment::catalog::Catalog;
+use crate::rundir::Manifest;
+use crate::verify::eval::{ClaimResult, ClaimVerdict};
+
+/// What the page shows beside the report: the run's manifest (experiment, versions, config),
+/// its claims, and the two plots as SVG text (a plot that could not be drawn is `Err(why)`).
+pub struct Extras<'a> {
+    pub manifest: Option<&'a Manifest>,
+    pub claims: Vec<ClaimResult>,
+    pub plots: Vec<(&'static str, Result<String, String>)>,
+}
+
+/// The claims of the run's experiment evaluated on this run (`perflab verify`'s evaluation):
+/// the catalog's claims for that experiment when the catalog has it (as `verify` does), else
+/// the ones recorded in the manifest. Claims against another experiment's run are n/a here.
+pub fn claims_of(
+    r: &Report,
+    m: &Manifest,
+    label: &str,
+    catalog: Option<&Catalog>,
+) -> Vec<ClaimResult> {
+    let exp = catalog
+        .and_then(|c| c.expand(&m.experiment_id).ok())
+        .and_then(|v| v.into_iter().find(|e| e.id == m.experiment_id))
+        .unwrap_or(&m.experiment);
+    let view = crate::verify::RunView {
+        label,
+        report: r,
+        manifest: m,
+    };
+    crate::verify::findings::verify_run(exp, view, &|_| None)
+}
+
+/// Marks a failed cell: `Some(label)` (the failed criterion numbers, maybe empty), or `None`.
+type Mark<'a> = &'a dyn Fn(usize, usize) -> Option<String>;
+
+/// A table as HTML: a scrolling box, right-aligned numeric columns, failed cells marked.
+fn table_html(t: &Table, mark: Mark) -> String {
+    if t.rows.is_empty() {
+        return "<p class=\"note\">(no rows in this report)</p>\n".into();
+    }
+    let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
+    let align = |i: usize| if t.left.contains(&i) { "l" } else { "r" };
+    for (i, h) in t.headers.iter().enumerate() {
+        out.push_str(&format!("<th class=\"{}\">{}</th>", align(i), esc(h)));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (ri, row) in t.rows.iter().enumerate() {
+        out.push_str("<tr>");
+        for (ci, c) in row.iter().enumerate() {
+            match mark(ri, ci) {
+                None => out.push_str(&format!("<td class=\"{}\">{}</td>", align(ci), esc(c))),
+                Some(n) if n.is_empty() => {
+                    out.push_str(&format!("<td class=\"{} fail\">{}</td>", align(ci), esc(c)))
+                }
+                Some(n) => out.push_str(&format!(
+                    "<td class=\"{} fail\" title=\"fails criterion {n}\">{}<sup>✗{n}</sup></td>",
+                    align(ci),
+                    esc(c)
+                )),
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+    out
+}
+
+fn no_marks(_: usize, _: usize) -> Option<String> {
+    None
+}
+
+/// A block as a section: its lines as paragraphs, its table, its notes in small print.
+fn block_html(b: &Block, id: &str, mark: Mark) -> String {
+    let mut out = format!("<section id=\"{id}\">\n<h2>{}</h2>\n", esc(&b.title));
+    out.push_str(&lines_html(&b.lines));
+    if let Some(t) = &b.table {
+        out.push_str(&table_html(t, mark));
+    }
+    for n in &b.notes {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// Lines as paragraphs; lines starting with "- " or two spaces become list items.
+fn lines_html(lines: &[String]) -> String {
+    let mut out = String::new();
+    let mut in_list = false;
+    for l in lines {
+        let item = l.strip_prefix("- ").or_else(|| l.strip_prefix("  "));
+        match (item, in_list) {
+            (Some(_), false) => out.push_str("<ul>\n"),
+            (None, true) => out.push_str("</ul>\n"),
+            _ => {}
+        }
+        in_list = item.is_some();
+        match item {
+            Some(i) => out.push_str(&format!("<li>{}</li>\n", esc(i))),
+            None => out.push_str(&format!("<p>{}</p>\n", esc(l))),
+        }
+    }
+    if in_list {
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+/// The step table's column a failed criterion points at (1 latency, 2 errors, 3 goodput,
+/// 4 generator), by header name.
+fn criterion_columns(headers: &[String], criterion: u8, text: &str) -> Vec<usize> {
+    let names: &[&str] = match criterion {
+        1 if text.contains("p99") && !text.contains("p95") => &["p99"],
+        1 => &["p95"],
+        2 => &["failed"],
+        3 => &["ok/s"],
+        4 if text.contains("VU") => &["maxVU"],
+        4 => &["drop"],
+        _ => &[],
+    };
+    headers
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| names.contains(&h.as_str()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn steps_html(r: &Report) -> String {
+    let b = content::steps_block(r);
+    let headers = b
+        .table
+        .as_ref()
+        .map(|t| t.headers.clone())
+        .unwrap_or_default();
+    let verdict_col = headers.len().saturating_sub(1);
+    let mark = |ri: usize, ci: usize| -> Option<String> {
+        let s = r.steps.get(ri)?;
+        if ci == verdict_col {
+            // The verdict text already lists the criteria ("fail [1,3]").
+            return (!s.failures.is_empty()).then(String::new);
+        }
+        let mut v: Vec<String> = s
+            .failures
+            .iter()
+            .filter(|f| criterion_columns(&headers, f.criterion, &f.text).contains(&ci))
+            .map(|f| f.criterion.to_string())
+            .collect();
+        v.dedup();
+        (!v.is_empty()).then(|| v.join(","))
+    };
+    block_html(&b, "steps", &mark)
+}
+
+/// The verdict: the knee sentence as the page's lead, the other verdict lines below it.
+fn verdict_html(r: &Report) -> String {
+    let b = content::verdict_block(r);
+    let mut out = String::from("<section id=\"verdict\" class=\"verdict\">\n");
+    let (lead, rest) = b
+        .lines
+        .split_first()
+        .map_or(("", &[][..]), |(a, z)| (a.as_str(), z));
+    let class = if r.knee.is_some() { "knee" } else { "noknee" };
+    out.push_str(&format!("<p class=\"lead {class}\">{}</p>\n", esc(lead)));
+    out.push_str(&lines_html(rest));
+    out.push_str("</section>\n");
+    out
+}
+
+/// The experiment (what it does) and the article's finding beside it; the source and criteria.
+fn experiment_html(r: &Report, m: Option<&Manifest>) -> String {
+    let mut out = String::from("<section id=\"experiment\">\n<h2>Experiment</h2>\n");
+    if let Some(m) = m {
+        let e = &m.experiment;
+        out.push_str("<div class=\"pair\">\n");
+        out.push_str(&format!(
+            "<div><h3>{}</h3><p>{}</p></div>\n",
+            esc(&e.id),
+            esc(&e.description)
+        ));
+        out.push_str(&format!(
+            "<div class=\"finding\"><h3>The article's finding</h3><p>{}</p>{}</div>\n",
+            esc(&e.finding),
+            e.reference
+                .as_deref()
+                .map(|x| format!("<p class=\"note\">{}</p>", esc(x)))
+                .unwrap_or_default()
+        ));
+        out.push_str("</div>\n");
+    }
+    out.push_str(&lines_html(&content::header(r).lines));
+    out.push_str("</section>\n");
+    out
+}
+
+fn plots_html(plots: &[(&str, Result<String, String>)]) -> String {
+    let mut out = String::from("<section id=\"plots\">\n<h2>Plots</h2>\n");
+    for (name, svg) in plots {
+        match svg {
+            Ok(s) => out.push_str(&format!(
+                "<figure class=\"plot\" aria-label=\"{}\">\n{}\n</figure>\n",
+                esc(name),
+                s.trim()
+            )),
+            Err(e) => out.push_str(&format!(
+                "<p class=\"note\">{}: not drawn ({})</p>\n",
+                esc(name),
+                esc(e)
+            )),
+        }
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+fn claims_html(claims: &[ClaimResult]) -> String {
+    let mut out = String::from("<section id=\"claims\">\n<h2>Claims (perflab verify)</h2>\n");
+    let count = |v: ClaimVerdict| claims.iter().filter(|c| c.verdict == v).count();
+    out.push_str(&format!(
+        "<p>{} pass, {} fail, {} n/a. Claims that compare with another experiment's run are n/a here; <code>perflab verify</code> checks them.</p>\n",
+        count(ClaimVerdict::Pass),
+        count(ClaimVerdict::Fail),
+        count(ClaimVerdict::NotApplicable)
+    ));
+    let mut t = Table::new(["claim", "verdict", "measured", "expected", "why"]);
+    t.left = vec![0, 1, 4];
+    for c in claims {
+        t.push(vec![
+            c.claim.clone(),
+            c.verdict.as_str().to_string(),
+            c.measured.clone(),
+            c.expected.clone(),
+            c.reason.clone().unwrap_or_default(),
+        ]);
+    }
+    let fails = |ri: usize, ci: usize| -> Option<String> {
+        claims
+            .get(ri)
+            .filter(|c| ci == 1 && c.verdict == ClaimVerdict::Fail)
+            .map(|_| String::new())
+    };
+    out.push_str(&table_html(&t, &fails));
+    out.push_str("</section>\n");
+    out
+}
+
+/// Caveats with host sharing and steal first (the ones that change how to read everything else).
+pub fn caveats_in_order(r: &Report, m: Option<&Manifest>) -> Vec<String> {
+    let mut v: Vec<String> = r.warnings.clone();
+    for c in m.map(|m| m.caveats.as_slice()).unwrap_or_default() {
+        if !v.contains(c) {
+            v.push(c.clone());
+        }
+    }
+    let host_first = |s: &String| {
+        let l = s.to_lowercase();
+        !(l.contains("steal") || l.contains("shar") || l.contains("host"))
+    };
+    v.sort_by_key(host_first);
+    v
+}
+
+fn caveats_html(r: &Report, m: Option<&Manifest>) -> String {
+    let v = caveats_in_order(r, m);
+    if v.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<section id=\"caveats\">\n<h2>Caveats</h2>\n<ul>\n");
+    for c in v {
+        out.push_str(&format!("<li>{}</li>\n", esc(&c)));
+    }
+    out.push_str("</ul>\n</section>\n");
+    out
+}
+
+fn versions_html(m: Option<&Manifest>) -> String {
+    let Some(m) = m else {
+        return String::new();
+    };
+    let mut out = String::from("<section id=\"versions\">\n<h2>Versions and config</h2>\n");
+    out.push_str(&format!(
+        "<p>run {} (round {}), created {}; perflab {}</p>\n",
+        esc(&m.run_id),
+        m.round,
+        esc(&m.created.format("%Y-%m-%d %H:%M:%SZ").to_string()),
+        esc(&format!(
+            "{}{}{}",
+            m.perflab.version,
+            m.perflab
+                .git_commit
+                .as_deref()
+                .map(|c| format!(", commit {}", &c[..c.len().min(12)]))
+                .unwrap_or_default(),
+            if m.perflab.git_dirty == Some(true) {
+                ", uncommitted changes"
+            } else {
+                ""
+            }
+        ))
+    ));
+    let mut t = Table::new(["component", "version"]);
+    t.left = vec![0, 1];
+    for (k, v) in &m.components {
+        t.push(vec![k.clone(), v.clone()]);
+    }
+    out.push_str(&table_html(&t, &no_marks));
+    let config = serde_yaml::to_string(&m.experiment).unwrap_or_default();
+    out.push_str(&format!(
+        "<details><summary>Config: the resolved experiment{}</summary>\n<pre>{}</pre>\n</details>\n",
+        if m.overrides.is_empty() {
+            String::new()
+        } else {
+            esc(&format!(" (--set {})", m.overrides.join(" --set ")))
+        },
+        esc(&config)
+    ));
+    let host = serde_json::to_string_pretty(&(&m.host, &m.cpu_layout)).unwrap_or_default();
+    out.push_str(&format!(
+        "<details><summary>Host and CPU layout</summary>\n<pre>{}</pre>\n</details>\n",
+        esc(&host)
+    ));
+    out.push_str("</section>\n");
+    out
+}
+
+/// The whole page.
+pub fn render(r: &Report, x: &Extras) -> String {
+    let mut body = verdict_html(r);
+    body.push_str(&experiment_html(r, x.manifest));
+    body.push_str(&steps_html(r));
+    body.push_str(&plots_html(&x.plots));
+    body.push_str(&block_html(
+        &content::persec_block(r),
+        "per-second",
+        &no_marks,
+    ));
+    for (i, b) in content::checks_blocks(r).iter().enumerate() {
+        body.push_str(&block_html(b, &format!("checks-{i}"), &no_marks));
+    }
+    for (i, b) in content::logs_block(r)
+        .into_iter()
+        .chain(content::access_block(r))
+        .enumerate()
+    {
+        body.push_str(&block_html(&b, &format!("logs-{i}"), &no_marks));
+    }
+    if x.manifest.is_some() {
+        body.push_str(&claims_html(&x.claims));
+    }
+    body.push_str(&caveats_html(r, x.manifest));
+    body.push_str(&versions_html(x.manifest));
+    let title = match x.manifest {
+        Some(m) => format!("{} · {}", m.experiment_id, m.run_id),
+        None => r.source.title.clone(),
+    };
+    let title = format!("perflab report: {title}");
+    html_page::page(&title, &esc(&title), &body, None)
+}

@@ -1,0 +1,184 @@
+//! `out/index.html`: every run directory under an out/ root at a glance, one row per run,
+//! grouped by experiment, read through the typed readers (status, manifest, report.json).
+use super::html_page::esc;
+use crate::experiment::catalog::Catalog;
+use crate::rundir::{self, RunDir, RunState};
+use crate::verify::ClaimVerdict;
+use chrono::{DateTime, Utc};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub const INDEX_HTML: &str = "index.html";
+
+/// One run as the index shows it.
+#[derive(Debug, Clone)]
+pub struct IndexRow {
+    pub experiment: String,
+    /// The directory name, `20261130T035648Z-r1`.
+    pub run: String,
+    pub round: u32,
+    pub created: DateTime<Utc>,
+    pub suite: Option<String>,
+    /// Short component versions (`php 8.4.27`, `postgres 17.12`, ...).
+    pub versions: Vec<(String, String)>,
+    /// `complete`, `failed`, `aborted`, `running`, or `unreadable` (no status.json).
+    pub state: String,
+    pub reason: Option<String>,
+    /// The knee target and its unit; `None` with a report = no knee.
+    pub knee: Option<(u32, String)>,
+    pub has_report: bool,
+    /// Claims pass / fail / n/a, when the run has a report and a manifest.
+    pub claims: Option<(usize, usize, usize)>,
+    /// Host caveats (sharing, steal, layout), from the manifest and the report.
+    pub caveats: Vec<String>,
+    /// report.html relative to the out/ root, when present.
+    pub href: Option<String>,
+}
+
+/// What building the index did.
+#[derive(Debug, Clone)]
+pub struct IndexBuilt {
+    pub path: PathBuf,
+    pub runs: usize,
+    pub bytes: usize,
+    pub millis: u128,
+}
+
+fn state_str(s: RunState) -> &'static str {
+    match s {
+        RunState::Running => "running",
+        RunState::Complete => "complete",
+        RunState::Failed => "failed",
+        RunState::Aborted => "aborted",
+    }
+}
+
+fn is_host_caveat(c: &str) -> bool {
+    let l = c.to_lowercase();
+    ["steal", "shar", "host", "cpus", "noisy"]
+        .iter()
+        .any(|k| l.contains(k))
+}
+
+/// Read one run directory into a row; missing files leave their fields empty.
+pub fn read_row(run: &RunDir, out_root: &Path, catalog: Option<&Catalog>) -> IndexRow {
+    let status = run.status().ok();
+    let manifest = run.read_manifest().ok();
+    let report = std::fs::read_to_string(run.file("report.json"))
+        .ok()
+        .and_then(|t| crate::verify::load::parse_report(&t).ok());
+    let mut caveats: Vec<String> = manifest
+        .iter()
+        .flat_map(|m| m.caveats.iter())
+        .chain(report.iter().flat_map(|r| r.warnings.iter()))
+        .filter(|c| is_host_caveat(c))
+        .cloned()
+        .collect();
+    caveats.dedup();
+    let claims = match (&report, &manifest) {
+        (Some(r), Some(m)) => {
+            let label = format!("{}/{}", run.experiment_id, run.name());
+            let c = super::html::claims_of(r, m, &label, catalog);
+            let n = |v: ClaimVerdict| c.iter().filter(|x| x.verdict == v).count();
+            (!c.is_empty()).then(|| {
+                (
+                    n(ClaimVerdict::Pass),
+                    n(ClaimVerdict::Fail),
+                    n(ClaimVerdict::NotApplicable),
+                )
+            })
+        }
+        _ => None,
+    };
+    let html = run.file(super::REPORT_HTML);
+    IndexRow {
+        experiment: run.experiment_id.clone(),
+        run: run.name(),
+        round: run.round,
+        created: run.created,
+        suite: manifest.as_ref().and_then(crate::verify::load::suite_of),
+        versions: manifest
+            .as_ref()
+            .map(|m| {
+                crate::verify::findings::key_versions(&m.experiment.lab.to_string(), &m.components)
+            })
+            .unwrap_or_default(),
+        state: status
+            .as_ref()
+            .map_or("unreadable", |s| state_str(s.state))
+            .to_string(),
+        reason: status.and_then(|s| s.reason),
+        knee: report
+            .as_ref()
+            .and_then(|r| r.knee.map(|k| (k, r.unit().to_string()))),
+        has_report: report.is_some(),
+        claims,
+        caveats,
+        href: html.is_file().then(|| {
+            html.strip_prefix(out_root)
+                .unwrap_or(&html)
+                .to_string_lossy()
+                .into_owned()
+        }),
+    }
+}
+
+/// Every run under `out_root`, oldest first.
+pub fn read_rows(out_root: &Path) -> Vec<IndexRow> {
+    let catalog = Catalog::load(&crate::experiment::catalog::default_dir()).ok();
+    rundir::list_runs(out_root, None)
+        .iter()
+        .map(|r| read_row(r, out_root, catalog.as_ref()))
+        .collect()
+}
+
+/// Build `out_root/index.html` over every run directory.
+pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
+    let t0 = Instant::now();
+    let rows = read_rows(out_root);
+    let page = super::index_page::render(&rows, Utc::now());
+    let path = out_root.join(INDEX_HTML);
+    super::write_atomic(&path, page.as_bytes())?;
+    Ok(IndexBuilt {
+        path,
+        runs: rows.len(),
+        bytes: page.len(),
+        millis: t0.elapsed().as_millis(),
+    })
+}
+
+/// After a `perflab run` round: rebuild the index; a failure is a note, never the run's.
+pub fn rebuild_after_round(out_root: &Path) {
+    if let Err(e) = write(out_root) {
+        crate::say!(
+            "note: {} not rebuilt: {e:#}",
+            out_root.join(INDEX_HTML).display()
+        );
+    }
+}
+
+/// A cell's text for the knee column.
+pub fn knee_text(r: &IndexRow) -> String {
+    match (&r.knee, r.has_report) {
+        (Some((k, u)), _) => format!("{k} {u}"),
+        (None, true) => "no knee".into(),
+        (None, false) => "-".into(),
+    }
+}
+
+/// The row's searchable text (the filter matches it, lower-case).
+pub fn search_text(r: &IndexRow) -> String {
+    let mut s = format!(
+        "{} {} {} {} {} {}",
+        r.experiment,
+        r.run,
+        r.suite.as_deref().unwrap_or(""),
+        r.state,
+        knee_text(r),
+        r.reason.as_deref().unwrap_or("")
+    );
+    for (k, v) in &r.versions {
+        s.push_str(&format!(" {k} {v}"));
+    }
+    esc(&s.to_lowercase())
+}
