@@ -5,7 +5,7 @@
 //! -> `docker` (the only module that imports bollard) -> `images` / `stack` (the labs'
 //! containers, as their descriptors declare them) -> `load` (k6) -> `sample` (server-side
 //! samplers) -> `analyze` (pure) -> `rundir` (the run directory's typed files) -> `report`
-//! (renderers) -> `verify` -> `session` (the measurement session's phases behind an `Engine`
+//! (renderers) -> `verify` -> `html` (report.html, out/index.html) -> `session` (the measurement session's phases behind an `Engine`
 //! trait) -> `run` / `tools`, with `lock`, `host`, `atomic` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
@@ -17,6 +17,7 @@ pub mod docker;
 pub mod error;
 pub mod experiment;
 pub mod host;
+pub mod html;
 pub mod images;
 pub mod lab;
 pub mod load;

@@ -190,9 +190,9 @@ fn report_and_index_in_headless_chromium() {
     let a = copy_run("exp1", &out);
     let b = copy_run("1b", &out);
     set_suite(&b, "forky");
-    let report = perflab::report::rerender_html(&a).unwrap();
-    perflab::report::rerender_html(&b).unwrap();
-    let index = perflab::report::index::write(&out).unwrap().path;
+    let report = perflab::html::rerender_html(&a).unwrap();
+    perflab::html::rerender_html(&b).unwrap();
+    let index = perflab::html::index::write(&out).unwrap().path;
 
     let dom = load(&report, "", tmp.path());
     assert!(dom.contains("<p class=\"lead knee\">knee 210 rps: p95 1,181 ms &gt; 200"));

@@ -2,10 +2,10 @@
 //! manifest), self-containment, escaping, and `perflab report RUN --html`.
 use assert_cmd::Command;
 mod report_support;
-use perflab::report::{self, html};
+use perflab::html::report as html;
+use perflab::report;
 use report_support::{copy_run, report_of};
 use std::path::Path;
-
 
 /// The page with each inline SVG replaced by its first line (the SVGs have their own snapshots).
 fn redact_svgs(page: &str) -> String {
@@ -123,7 +123,7 @@ fn html_escapes_experiment_text_and_log_lines() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     r["warnings"] = serde_json::json!(["k6 log said <b>boom</b>", "CPU steal 5 % of a core"]);
     std::fs::write(dir.join("report.json"), r.to_string()).unwrap();
-    let p = report::rerender_html(&dir).unwrap();
+    let p = perflab::html::rerender_html(&dir).unwrap();
     let page = std::fs::read_to_string(p).unwrap();
     assert!(!page.contains("<script>alert"));
     assert!(page.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"));
@@ -156,7 +156,11 @@ fn html_flag_through_the_latest_link_keeps_the_manifest() {
     let latest = tmp.path().join("exp1/latest");
     std::os::unix::fs::symlink(dir.file_name().unwrap(), &latest).unwrap();
     let out = report_html_cmd(&latest);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(page.contains("The article's finding"));
     assert!(page.contains("<title>perflab report: exp1 · 20261130T035648Z-r1</title>"));

@@ -11,7 +11,7 @@ fn index_lists_every_run_with_suite_knee_claims_and_link() {
     let a = copy_run("exp1", tmp.path());
     let b = copy_run("1b", tmp.path());
     report_support::set_suite(&b, "forky");
-    perflab::report::rerender_html(&a).unwrap();
+    perflab::html::rerender_html(&a).unwrap();
     let out = Command::cargo_bin("perflab")
         .unwrap()
         .args(["index", "--out"])

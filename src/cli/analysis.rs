@@ -128,11 +128,11 @@ pub struct ReportArgs {
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     if a.html {
-        let path = report::rerender_html(&a.run_dir)?;
+        let path = crate::html::rerender_html(&a.run_dir)?;
         crate::out!("{}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let r = report::render_run_dir(&a.run_dir)?;
+    let r = crate::html::render_run_dir(&a.run_dir)?;
     crate::say!(
         "wrote report.txt, report.md, report.json, report.html, {}, {} in {}",
         report::STEPS_SVG,
@@ -159,7 +159,7 @@ pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
             root.display()
         )));
     }
-    let b = report::index::write(&root)?;
+    let b = crate::html::index::write(&root)?;
     crate::say!(
         "index of {} runs, {} KB, built in {} ms",
         b.runs,

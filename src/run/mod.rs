@@ -163,7 +163,7 @@ async fn run_rounds(
                 o.verdict.as_deref().or(o.reason.as_deref()).unwrap_or(""),
                 o.dir.display()
             );
-            crate::report::index::rebuild_after_round(&req.out_root);
+            crate::html::index::rebuild_after_round(&req.out_root);
             let state = o.state;
             summary.rounds.push(o);
             match state {

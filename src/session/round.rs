@@ -190,7 +190,7 @@ fn has_k6_data(dir: &RunDir) -> bool {
 
 /// Analyze the run directory and write report.txt/.md/.json and the plots. Returns a verdict line.
 pub fn write_report(dir: &Path) -> Result<String> {
-    let report = crate::report::render_run_dir(dir)?;
+    let report = crate::html::render_run_dir(dir)?;
     let fmt = |v: Option<u32>| v.map(|x| format!("{x}")).unwrap_or_else(|| "none".into());
     let mut line = match &report.knee_why {
         Some(why) => format!("last passing {}; {why}", fmt(report.last_passing)),

@@ -1,10 +1,10 @@
 //! `report.html`: one self-contained page (inline CSS, inline SVG plots, no script, no URL)
 //! rendered from the same `Block`s as report.txt / report.md, in the order a reader needs it.
-use super::content::{self, Block};
-use super::html_page::{self, esc};
-use super::table::Table;
+use super::report_page::{self as html_page, esc};
 use crate::analyze::Report;
 use crate::experiment::catalog::Catalog;
+use crate::report::content::{self, Block};
+use crate::report::table::Table;
 use crate::rundir::Manifest;
 use crate::verify::eval::{ClaimResult, ClaimVerdict};
 

@@ -1,8 +1,8 @@
 //! The HTML of `out/index.html`: one table per experiment (rows of `IndexRow`), a knee history
 //! plot per experiment coloured by suite, and a small inline filter script (text and suite,
 //! also read from `#suite=...&q=...` on load); without JavaScript every run is listed.
-use super::html_page::{PALETTE, esc, page};
 use super::index::{IndexRow, knee_text, search_text};
+use super::report_page::{PALETTE, esc, page};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! `out/index.html`: every run directory under an out/ root at a glance, one row per run,
 //! grouped by experiment, read through the typed readers (status, manifest, report.json).
-use super::html_page::esc;
+use super::report_page::esc;
 use crate::experiment::catalog::Catalog;
 use crate::rundir::{self, RunDir, RunState};
 use crate::verify::ClaimVerdict;
@@ -64,9 +64,7 @@ fn is_host_caveat(c: &str) -> bool {
 pub fn read_row(run: &RunDir, out_root: &Path, catalog: Option<&Catalog>) -> IndexRow {
     let status = run.status().ok();
     let manifest = run.read_manifest().ok();
-    let report = std::fs::read_to_string(run.file("report.json"))
-        .ok()
-        .and_then(|t| crate::verify::load::parse_report(&t).ok());
+    let report = crate::rundir::read_report(&run.path).ok();
     let mut caveats: Vec<String> = manifest
         .iter()
         .flat_map(|m| m.caveats.iter())
@@ -78,7 +76,7 @@ pub fn read_row(run: &RunDir, out_root: &Path, catalog: Option<&Catalog>) -> Ind
     let claims = match (&report, &manifest) {
         (Some(r), Some(m)) => {
             let label = format!("{}/{}", run.experiment_id, run.name());
-            let c = super::html::claims_of(r, m, &label, catalog);
+            let c = super::report::claims_of(r, m, &label, catalog);
             let n = |v: ClaimVerdict| c.iter().filter(|x| x.verdict == v).count();
             (!c.is_empty()).then(|| {
                 (
@@ -138,7 +136,7 @@ pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
     let rows = read_rows(out_root);
     let page = super::index_page::render(&rows, Utc::now());
     let path = out_root.join(INDEX_HTML);
-    super::write_atomic(&path, page.as_bytes())?;
+    crate::atomic::write_atomic(&path, page.as_bytes())?;
     Ok(IndexBuilt {
         path,
         runs: rows.len(),
