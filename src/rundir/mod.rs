@@ -8,6 +8,11 @@ pub mod manifest;
 pub mod measurements;
 pub mod migrate;
 pub mod phase;
+/// The samplers' JSON lines (`samples/*.jsonl`): defined beside their writer, `sample`, which
+/// sits below this floor; part of the run directory's contract all the same.
+pub mod samples {
+    pub use crate::sample::records::*;
+}
 pub mod report;
 pub mod status;
 pub mod tool;
