@@ -6,7 +6,6 @@ use perflab::report::{self, html};
 use report_support::{copy_run, report_of};
 use std::path::Path;
 
-
 /// The page with each inline SVG replaced by its first line (the SVGs have their own snapshots).
 fn redact_svgs(page: &str) -> String {
     let mut out = String::new();
@@ -156,7 +155,11 @@ fn html_flag_through_the_latest_link_keeps_the_manifest() {
     let latest = tmp.path().join("exp1/latest");
     std::os::unix::fs::symlink(dir.file_name().unwrap(), &latest).unwrap();
     let out = report_html_cmd(&latest);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(page.contains("The article's finding"));
     assert!(page.contains("<title>perflab report: exp1 · 20261130T035648Z-r1</title>"));
