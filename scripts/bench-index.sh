@@ -3,12 +3,14 @@
 # recorded runs in tests/fixtures/verify spread over 20 experiments, two suites and a year,
 # each with its report.json, manifest.json and status.json. Prints the build time (median of
 # 5 builds) and the size of index.html.
-# Usage: scripts/bench-index.sh [N]   (builds the release binary first)
+# Usage: scripts/bench-index.sh [N]   (builds the release binary first; PERFLAB_BIN=path skips it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-1000}"
-cargo build --release --quiet
-bin=$PWD/target/release/perflab
+if [ -z "${PERFLAB_BIN:-}" ]; then
+  cargo build --release --quiet
+fi
+bin=${PERFLAB_BIN:-$PWD/target/release/perflab}
 out=$(mktemp -d /tmp/perflab-bench-index.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 python3 - "$out" "$n" <<'PY'
@@ -24,7 +26,7 @@ for i in range(n):
     dst = os.path.join(out, exp, name)
     os.makedirs(dst)
     m = json.load(open(os.path.join(src, "manifest.json")))
-    m["measurements"]["suite"] = ["trixie", "forky"][i % 2]
+    m["measurements"]["suite"] = ["trixie", "forky"][(i // len(runs)) % 2]
     m["run_id"], m["created"], m["round"] = name, created.isoformat() + "Z", 1 + i % 3
     json.dump(m, open(os.path.join(dst, "manifest.json"), "w"))
     for f in ("report.json", "status.json"):

@@ -62,11 +62,25 @@ fn steps(report: &Value) -> &Vec<Value> {
 #[test]
 fn demo_open_finds_the_knee_above_400_rps() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (_out, dir) = run_quick("demo-open", &[]);
+    let (out, dir) = run_quick("demo-open", &[]);
     assert_eq!(status_state(&dir), "complete");
     let r = json(&dir.join("report.json"));
     assert_eq!(steps(&r).len(), 6, "{r}");
     let knee = r["knee"].as_u64().expect("a knee");
+    // report.html leads with the knee sentence; out/index.html (rebuilt after the round) links it.
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        page.contains(&format!("<p class=\"lead knee\">knee {knee} rps")),
+        "knee sentence in report.html"
+    );
+    let index = std::fs::read_to_string(out.path().join("index.html")).unwrap();
+    let name = dir.file_name().unwrap().to_string_lossy();
+    assert!(
+        index.contains(&format!(
+            "<a href=\"demo-open/{name}/report.html\">{name}</a>"
+        )),
+        "index.html links the run"
+    );
     assert!(
         (400..=600).contains(&knee),
         "knee {knee}: the server's capacity is 16 / 40 ms = 400 rps"

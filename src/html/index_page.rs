@@ -74,6 +74,15 @@ fn history_svg(rows: &[&IndexRow], suites: &[String]) -> Option<String> {
         d1 = DateTime::from_timestamp(t1 as i64, 0)
             .map_or(String::new(), |d| d.format("%Y-%m-%d").to_string()),
     );
+    for (i, name) in suites.iter().enumerate() {
+        let lx = l + 60.0 + 80.0 * i as f64;
+        svg.push_str(&format!(
+            "<circle cx=\"{lx}\" cy=\"8\" r=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"12\" font-size=\"10\" fill=\"currentColor\">{}</text>\n",
+            suite_colour(suites, Some(name)),
+            lx + 7.0,
+            esc(name)
+        ));
+    }
     for (t, k, r) in &pts {
         svg.push_str(&format!(
             "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{}\"><title>{} {}: knee {k}</title></circle>\n",

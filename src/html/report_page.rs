@@ -50,7 +50,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--head);padding:8
 .finding{border-left:6px solid var(--green)!important}
 .scroll{overflow-x:auto;max-width:100%;border:1px solid var(--line);border-radius:4px;margin:.4em 0}
 table{border-collapse:collapse;font-size:.82rem;font-variant-numeric:tabular-nums}
-th,td{padding:3px 7px;border-bottom:1px solid var(--line);white-space:nowrap}
+th,td{padding:3px 5px;border-bottom:1px solid var(--line);white-space:nowrap}
 th{background:var(--head);position:sticky;top:0}
 td.l,th.l{text-align:left}td.r,th.r{text-align:right}
 td.fail{background:var(--failbg);font-weight:600}
