@@ -29,34 +29,14 @@ fn k6_csv() -> PathBuf {
     Path::new("tests/fixtures/k6/stepped-open.csv.gz").to_path_buf()
 }
 
-/// Run one round on the fake engine in a fresh out root.
+/// Run one round of the published steps on the fake engine in a fresh out root.
 fn round(
     engine: &mut FakeEngine,
     interrupt: &perflab::session::signals::Interrupt,
 ) -> (RoundOutcome, tempfile::TempDir) {
-    let out = tempfile::tempdir().unwrap();
-    let (exp, plan, layout) = demo();
-    let spec = RoundSpec {
-        experiment: &exp,
-        plan: &plan,
-        round: 1,
-        out_root: out.path(),
-        overrides: &[],
-        layout: &layout,
-        quiet: true,
-    };
-    let mut steps = Stepped {
-        plan: plan.clone(),
-        align: true,
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let o = rt
-        .block_on(run_round(engine, &spec, &mut steps, interrupt))
-        .unwrap();
-    (o, out)
+    let (_, plan, _) = demo();
+    let mut steps = Stepped { plan, align: true };
+    round_with(engine, interrupt, &mut steps)
 }
 
 const ALL_CALLS: [Op; 11] = [

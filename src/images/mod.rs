@@ -94,6 +94,19 @@ impl ImageSet {
             .unwrap_or_else(|| panic!("image set lacks image {}", role.image_name()))
     }
 
+    /// Image name -> `tag (id)`, as manifests record the images a run used.
+    pub fn tags_and_ids(&self) -> BTreeMap<String, String> {
+        self.images
+            .iter()
+            .map(|(role, i)| {
+                (
+                    role.image_name().to_owned(),
+                    format!("{} ({})", i.tag, i.id),
+                )
+            })
+            .collect()
+    }
+
     /// All recorded versions, keyed `role.key` (for manifests and reports).
     pub fn versions_flat(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();

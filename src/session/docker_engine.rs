@@ -149,16 +149,7 @@ impl Engine for DockerEngine<'_> {
         };
         let images = self.env.images;
         m.components = images.versions_flat();
-        m.images = images
-            .images
-            .iter()
-            .map(|(role, i)| {
-                (
-                    role.image_name().to_owned(),
-                    format!("{} ({})", i.tag, i.id),
-                )
-            })
-            .collect();
+        m.images = images.tags_and_ids();
         m.measurements.stack.suite = Some(images.suite.as_str().to_string());
         if let Ok(v) = self.env.docker.engine_version().await {
             m.components.insert("docker-engine".into(), v);

@@ -140,16 +140,7 @@ async fn describe(
     if let Some(k) = &m.host.kernel {
         m.components.insert("kernel".into(), k.clone());
     }
-    m.images = set
-        .images
-        .iter()
-        .map(|(role, i)| {
-            (
-                role.image_name().to_owned(),
-                format!("{} ({})", i.tag, i.id),
-            )
-        })
-        .collect();
+    m.images = set.tags_and_ids();
     m.measurements.stack.run_id = Some(run_id.to_string());
     m.measurements.stack.suite = Some(set.suite.as_str().to_string());
     let p = crate::stack::Pinning::from(layout);
