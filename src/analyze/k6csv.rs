@@ -1,6 +1,7 @@
 //! Streaming reader of k6's per-request CSV (`--out csv`, plain or gzip): one pass, constant
 //! memory in the request count (HDR histograms per step, a per-second timeline).
-use super::hist::{LatencyHist, SecondHist};
+use super::hist::LatencyHist;
+pub use super::timeline::{SecondAgg, Timeline};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 
@@ -96,92 +97,6 @@ pub struct StepAgg {
     pub last_end_ms: i64,
 }
 
-/// One second of the run (by completion time unless stated).
-#[derive(Clone, Default)]
-pub struct SecondAgg {
-    /// Requests completed in this second (all tags, including ramp and warm-up).
-    pub done: u32,
-    pub ok: u32,
-    pub non200: u32,
-    /// Requests started in this second.
-    pub started: u32,
-    /// Sum of request-time overlapping this second (ms): average in-flight = busy_ms / 1000.
-    pub busy_ms: f64,
-    pub dropped: u32,
-    /// Largest `vus` sample in this second.
-    pub vus: Option<f64>,
-    pub hist: Option<Box<SecondHist>>,
-}
-
-/// The per-second timeline; index 0 is `base_s` (unix seconds).
-#[derive(Clone, Default)]
-pub struct Timeline {
-    pub base_s: i64,
-    pub secs: Vec<SecondAgg>,
-    /// Successful completions and drops per 100 ms (step windows rarely align with seconds).
-    pub fine_base: i64,
-    pub fine: Vec<(u32, u32)>,
-}
-
-impl Timeline {
-    pub fn get_mut(&mut self, sec: i64) -> &mut SecondAgg {
-        if self.secs.is_empty() {
-            self.base_s = sec;
-        }
-        if sec < self.base_s {
-            let extra = (self.base_s - sec) as usize;
-            self.secs
-                .splice(0..0, std::iter::repeat_with(SecondAgg::default).take(extra));
-            self.base_s = sec;
-        }
-        let i = (sec - self.base_s) as usize;
-        if i >= self.secs.len() {
-            self.secs.resize_with(i + 1, SecondAgg::default);
-        }
-        &mut self.secs[i]
-    }
-    /// The 100 ms bucket holding unix ms `t`.
-    pub fn fine_mut(&mut self, t_ms: i64) -> &mut (u32, u32) {
-        let d = t_ms.div_euclid(100);
-        if self.fine.is_empty() {
-            self.fine_base = d;
-        }
-        if d < self.fine_base {
-            let extra = (self.fine_base - d) as usize;
-            self.fine.splice(0..0, std::iter::repeat_n((0, 0), extra));
-            self.fine_base = d;
-        }
-        let i = (d - self.fine_base) as usize;
-        if i >= self.fine.len() {
-            self.fine.resize(i + 1, (0, 0));
-        }
-        &mut self.fine[i]
-    }
-    /// (successful completions, drops) in [from_ms, to_ms), to 100 ms.
-    pub fn ok_and_drops(&self, from_ms: i64, to_ms: i64) -> (u64, u64) {
-        let (a, b) = (
-            (from_ms as f64 / 100.0).round() as i64,
-            (to_ms as f64 / 100.0).round() as i64,
-        );
-        let mut out = (0u64, 0u64);
-        for d in a.max(self.fine_base)..b.min(self.fine_base + self.fine.len() as i64) {
-            let x = self.fine[(d - self.fine_base) as usize];
-            out.0 += x.0 as u64;
-            out.1 += x.1 as u64;
-        }
-        out
-    }
-    pub fn get(&self, sec: i64) -> Option<&SecondAgg> {
-        if sec < self.base_s {
-            return None;
-        }
-        self.secs.get((sec - self.base_s) as usize)
-    }
-    pub fn end_s(&self) -> i64 {
-        self.base_s + self.secs.len() as i64
-    }
-}
-
 /// The result of one pass over a k6 CSV.
 #[derive(Clone, Default)]
 pub struct K6Data {
@@ -207,7 +122,23 @@ pub struct K6Data {
     pub first_request_ms: Option<i64>,
     /// True when timestamps were whole seconds (k6's default CSV time format).
     pub second_resolution: bool,
+    /// Rows skipped for a stray timestamp (see [`MAX_SPAN_MS`]), and the first one's line.
+    pub skipped_rows: u64,
+    pub first_skipped_line: Option<u64>,
 }
+
+/// A line longer than this (bytes) is an error: k6 writes lines of a few hundred bytes.
+pub const MAX_LINE: usize = 64 * 1024;
+/// The largest `http_req_duration` (ms) accepted: k6's request timeout tops out far below; the
+/// latency histograms saturate here too (10 minutes).
+pub const MAX_DURATION_MS: f64 = 600_000.0;
+/// Largest `vus`, `vus_max` or `dropped_iterations` value accepted.
+pub const MAX_COUNT: f64 = 1e9;
+/// Rows are kept within this distance (ms) of the first row's timestamp; rows farther away (a
+/// stray line pasted from another run, a clock jump) are skipped and counted in a warning.
+pub const MAX_SPAN_MS: i64 = 24 * 3600 * 1000;
+/// Timestamps before 2000-01-01 or from 2100-01-01 on are skipped the same way.
+pub const PLAUSIBLE_MS: std::ops::Range<i64> = 946_684_800_000..4_102_444_800_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CsvError {
@@ -217,6 +148,10 @@ pub enum CsvError {
     Empty,
     #[error("the k6 CSV header lacks column `{0}`: is this k6's `--out csv` output?")]
     MissingColumn(&'static str),
+    #[error(
+        "line {line}: longer than {MAX_LINE} bytes (no newline): is this k6's `--out csv` output?"
+    )]
+    LineTooLong { line: u64 },
     #[error("line {line}: {what} (field `{field}`)")]
     BadField {
         line: u64,
@@ -326,9 +261,6 @@ fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
             end -= start;
             start = 0;
         }
-        if end == buf.len() {
-            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
-        }
         let n = r.read(&mut buf[end..])?;
         let eof = n == 0;
         end += n;
@@ -350,6 +282,9 @@ fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
                 }
             }
             start += adv;
+        }
+        if end - start > MAX_LINE {
+            return Err(CsvError::LineTooLong { line: line_no + 1 });
         }
         if eof {
             break;
@@ -420,6 +355,8 @@ struct Ingest {
     c: Cols,
     d: K6Data,
     last_step: usize,
+    /// Timestamp of the first kept row: the others must lie within [`MAX_SPAN_MS`] of it.
+    anchor_ms: Option<i64>,
 }
 
 #[derive(PartialEq)]
@@ -436,6 +373,7 @@ impl Ingest {
             c,
             d: K6Data::default(),
             last_step: 0,
+            anchor_ms: None,
         }
     }
 
@@ -470,17 +408,12 @@ impl Ingest {
         } else {
             ts.0
         };
-        let value: f64 = std::str::from_utf8(get(self.c.value))
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| CsvError::BadField {
-                line: line_no,
-                field: "metric_value",
-                what: format!(
-                    "not a number: {:?}",
-                    String::from_utf8_lossy(get(self.c.value))
-                ),
-            })?;
+        let value = metric_value(get(self.c.value), &metric, line_no)?;
+        if !self.in_window(ts_ms) {
+            self.d.skipped_rows += 1;
+            self.d.first_skipped_line.get_or_insert(line_no);
+            return Ok(());
+        }
         self.d.first_ms = Some(self.d.first_ms.map_or(ts_ms, |m| m.min(ts_ms)));
         self.d.last_ms = Some(self.d.last_ms.map_or(ts_ms, |m| m.max(ts_ms)));
         match metric {
@@ -503,8 +436,10 @@ impl Ingest {
                     self.d.dropped_total += n;
                     self.d.first_drop_ms =
                         Some(self.d.first_drop_ms.map_or(ts_ms, |m| m.min(ts_ms)));
-                    self.d.timeline.get_mut(ts_ms.div_euclid(1000)).dropped += n as u32;
-                    self.d.timeline.fine_mut(ts_ms).1 += n as u32;
+                    let sec = self.d.timeline.get_mut(ts_ms.div_euclid(1000));
+                    sec.dropped = sec.dropped.saturating_add(n as u32);
+                    let fine = self.d.timeline.fine_mut(ts_ms);
+                    fine.1 = fine.1.saturating_add(n as u32);
                 }
             }
             Metric::Duration => {
@@ -650,7 +585,17 @@ impl Ingest {
         s.last_end_ms = s.last_end_ms.max(end_ms);
     }
 
+    /// Is a row at `ts_ms` plausible and within [`MAX_SPAN_MS`] of the first kept row?
+    fn in_window(&mut self, ts_ms: i64) -> bool {
+        if !PLAUSIBLE_MS.contains(&ts_ms) {
+            return false;
+        }
+        let anchor = *self.anchor_ms.get_or_insert(ts_ms);
+        ts_ms.abs_diff(anchor) <= MAX_SPAN_MS as u64
+    }
+
     fn finish(mut self) -> K6Data {
+        self.d.timeline.trim();
         self.d.steps.sort_by_key(|s| (s.tag.order, s.tag.target));
         self.d.vus.sort_by_key(|v| v.0);
         self.d
@@ -665,6 +610,29 @@ fn metric_of(name: &[u8]) -> Option<Metric> {
         b"vus_max" => Some(Metric::VusMax),
         _ => None,
     }
+}
+
+/// A row's `metric_value`: a finite number in the range a real k6 run writes for `metric`.
+fn metric_value(b: &[u8], metric: &Metric, line: u64) -> Result<f64, CsvError> {
+    let text = String::from_utf8_lossy(b);
+    let bad = |what: String| CsvError::BadField {
+        line,
+        field: "metric_value",
+        what,
+    };
+    let v: f64 = text
+        .parse()
+        .map_err(|_| bad(format!("not a number: {text:?}")))?;
+    let (max, unit) = match metric {
+        Metric::Duration => (MAX_DURATION_MS, "ms of http_req_duration"),
+        _ => (MAX_COUNT, "(a count)"),
+    };
+    if !(0.0..=max).contains(&v) {
+        return Err(bad(format!(
+            "{text} is outside 0..={max} {unit}: no k6 run writes that; fix or remove the row"
+        )));
+    }
+    Ok(v)
 }
 
 /// (value, is_seconds): unix ms (K6_CSV_TIME_FORMAT=unix_milli), unix s (k6's default) or RFC 3339.
@@ -722,6 +690,89 @@ dropped_iterations,1700000001500,1.000000,,,,,,,,,step,,,,,,,\n";
         assert_eq!(d.requests, 4);
         // The 1 s timeout started at ...0200 and ended at ...1200: 800 ms in second 0, 200 ms in second 1.
         assert!((d.timeline.get(1_700_000_000).unwrap().busy_ms - (40.0 + 800.0)).abs() < 1.5);
+    }
+
+    const HEAD: &str = "metric_name,timestamp,metric_value,expected_response,status,extra_tags\n";
+
+    fn rows_then(extra: &str) -> Result<K6Data, CsvError> {
+        let mut csv = HEAD.to_string();
+        for i in 0..20 {
+            csv += &format!(
+                "http_req_duration,{},20,true,200,stage=r0010\n",
+                1_700_000_000_000i64 + i * 100
+            );
+        }
+        csv += extra;
+        read_k6_csv(std::io::Cursor::new(csv.into_bytes()))
+    }
+
+    #[test]
+    fn impossible_durations_are_errors_naming_line_and_field() {
+        for v in ["inf", "NaN", "-50", "1e15", "1e10", "600001"] {
+            let e = rows_then(&format!(
+                "http_req_duration,1700000005000,{v},true,200,stage=r0010\n"
+            ))
+            .err()
+            .unwrap_or_else(|| panic!("{v} accepted"));
+            let m = e.to_string();
+            assert!(m.contains("line 22") && m.contains("metric_value"), "{m}");
+        }
+        let e = rows_then("vus,1700000005000,1e300,,,\n").err().unwrap();
+        assert!(e.to_string().contains("line 22"), "{e}");
+        assert!(rows_then("http_req_duration,1700000005000,600000,true,200,stage=r0010\n").is_ok());
+    }
+
+    #[test]
+    fn stray_timestamps_are_skipped_and_counted() {
+        let d = rows_then(
+            "http_req_duration,1000,20,true,200,stage=r0010\n\
+             http_req_duration,1700999999000,20,true,200,stage=r0010\n\
+             http_req_duration,1700000002000,20,true,200,stage=r0010\n",
+        )
+        .unwrap();
+        assert_eq!((d.skipped_rows, d.first_skipped_line), (2, Some(22)));
+        assert_eq!(d.requests, 21);
+        assert_eq!(d.timeline.secs.len(), 4);
+    }
+
+    #[test]
+    fn a_line_without_newline_is_bounded() {
+        let mut csv = HEAD.as_bytes().to_vec();
+        csv.extend(std::iter::repeat_n(b'a', 3 * MAX_LINE));
+        let e = read_k6_csv(std::io::Cursor::new(csv)).err().unwrap();
+        assert!(matches!(e, CsvError::LineTooLong { line: 2 }), "{e}");
+        // a long line that ends in time is fine
+        let long = format!(
+            "http_req_duration,1700000005000,20,true,200,stage=r0010{}\n",
+            ",".repeat(MAX_LINE / 2)
+        );
+        assert!(rows_then(&long).is_ok());
+    }
+
+    #[test]
+    fn backwards_timestamps_give_the_same_timeline() {
+        let mut fwd = HEAD.to_string();
+        let mut back = HEAD.to_string();
+        for i in 0..3000i64 {
+            fwd += &format!(
+                "http_req_duration,{},20,true,200,stage=r0010\n",
+                1_700_000_000_000 + i * 1000
+            );
+            back += &format!(
+                "http_req_duration,{},20,true,200,stage=r0010\n",
+                1_700_000_000_000 + (2999 - i) * 1000
+            );
+        }
+        let f = read_k6_csv(std::io::Cursor::new(fwd.into_bytes())).unwrap();
+        let b = read_k6_csv(std::io::Cursor::new(back.into_bytes())).unwrap();
+        assert_eq!(
+            (f.timeline.base_s, f.timeline.secs.len()),
+            (b.timeline.base_s, b.timeline.secs.len())
+        );
+        assert_eq!(
+            (f.timeline.fine_base, f.timeline.fine.len()),
+            (b.timeline.fine_base, b.timeline.fine.len())
+        );
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub fn merge_k6(parts: Vec<K6Data>) -> K6Data {
         out.last_ms = max_opt(out.last_ms, p.last_ms);
         out.first_request_ms = min_opt(out.first_request_ms, p.first_request_ms);
         out.second_resolution |= p.second_resolution;
+        out.skipped_rows += p.skipped_rows;
+        out.first_skipped_line = out.first_skipped_line.or(p.first_skipped_line);
     }
     out.steps.sort_by_key(|s| (s.tag.order, s.tag.target));
     // The per-second VU column is the sum over instances too.
@@ -71,6 +73,7 @@ pub fn merge_k6(parts: Vec<K6Data>) -> K6Data {
         out.timeline.get_mut(t.div_euclid(1000)).vus = Some(*v);
     }
     out.vus = vus;
+    out.timeline.trim();
     out
 }
 

@@ -15,6 +15,7 @@ pub mod runs;
 pub mod samples;
 pub mod stats;
 pub mod summary;
+pub mod timeline;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};
 pub use run::{AnalyzeError, Inputs, analyze_run, fmt_ms};

@@ -125,6 +125,13 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
             firsts.len()
         ));
     }
+    if k6.skipped_rows > 0 {
+        warnings.push(format!(
+            "{} row(s) skipped (first on line {}): timestamp before 2000, after 2100, or more than 24 h from the first row",
+            k6.skipped_rows,
+            k6.first_skipped_line.unwrap_or(0)
+        ));
+    }
     if k6.second_resolution {
         warnings.push("timestamps are whole seconds: set K6_CSV_TIME_FORMAT=unix_milli for per-request start times".into());
     }
