@@ -51,6 +51,43 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// The highest CPU number Linux can have (`NR_CPUS` is at most 8192).
+pub const MAX_CPU: u32 = 8191;
+
+/// Parse a CPU list such as `0-3,6` (`--cpus` values, sysfs), refusing a CPU number above
+/// [`MAX_CPU`] before any range is expanded (`1-4294967295` once took 24 GB).
+pub fn parse_cpu_list(s: &str) -> Result<crate::plan::layout::CpuSet, String> {
+    check_cpu_numbers(s)?;
+    crate::plan::layout::CpuSet::parse(s)
+}
+
+/// Every number in `s` (a CPU list, or `ROLE=LIST,...`) is a CPU number a machine can have.
+fn check_cpu_numbers(s: &str) -> Result<(), String> {
+    for n in s
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+    {
+        if n.trim_start_matches('0').len() > 4 || n.parse::<u32>().is_ok_and(|v| v > MAX_CPU) {
+            return Err(format!(
+                "CPU {n} is above {MAX_CPU}, the highest CPU number Linux supports"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The CPU layout from `--cpus` (see `plan::layout::resolve`), its numbers bounded first.
+pub fn resolve_layout(
+    online: &crate::plan::layout::CpuSet,
+    spec: Option<&str>,
+    force: bool,
+) -> Result<crate::plan::CpuLayout, crate::error::InvalidInput> {
+    if let Some(s) = spec {
+        check_cpu_numbers(s).map_err(|m| crate::error::InvalidInput(format!("--cpus {s}: {m}")))?;
+    }
+    crate::plan::layout::resolve(online, spec, force)
+}
+
 /// First `model name` (x86) or `Model`/`Hardware` (arm) line of a cpuinfo text.
 pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
     cpuinfo.lines().find_map(|l| {
@@ -163,6 +200,20 @@ impl PerflabVersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_numbers_are_bounded_before_expansion() {
+        let e = parse_cpu_list("1-4294967295").unwrap_err();
+        assert!(e.contains("4294967295") && e.contains("8191"), "{e}");
+        assert!(parse_cpu_list("0-99999999999999999999").is_err());
+        assert_eq!(parse_cpu_list("0-3,8191").unwrap().len(), 5);
+        let online = crate::plan::layout::CpuSet::parse("0-3").unwrap();
+        let e = resolve_layout(&online, Some("app=1-4294967295"), false).unwrap_err();
+        assert!(
+            e.0.starts_with("--cpus app=1-4294967295: CPU 4294967295"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn parses_proc_texts() {

@@ -91,7 +91,7 @@ impl PlanArgs {
     /// The CPU layout on this host (online CPUs from sysfs, `--cpus` override).
     pub fn layout(&self) -> anyhow::Result<CpuLayout> {
         let online = plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(plan::layout::resolve(
+        Ok(crate::host::resolve_layout(
             &online,
             self.cpus.as_deref(),
             self.force_cpus,

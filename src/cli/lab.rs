@@ -189,7 +189,7 @@ impl StackArgs {
         let (exp, _) = crate::experiment::overrides::apply(&base, &self.set)
             .map_err(|d| anyhow::Error::new(crate::experiment::invalid(&d)))?;
         let online = crate::plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let layout = crate::plan::layout::resolve(&online, self.cpus.as_deref(), self.force_cpus)?;
+        let layout = crate::host::resolve_layout(&online, self.cpus.as_deref(), self.force_cpus)?;
         Ok((exp, Pinning::from(&layout), self.suite.parse()?))
     }
 }

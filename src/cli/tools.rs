@@ -178,7 +178,7 @@ pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
     }
     let suite: Suite = a.suite.parse()?;
     let online = crate::plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let layout = crate::plan::layout::resolve(&online, a.cpus.as_deref(), a.force_cpus)?;
+    let layout = crate::host::resolve_layout(&online, a.cpus.as_deref(), a.force_cpus)?;
     let endpoints = if a.endpoints.is_empty() {
         tools::cpr::default_endpoints(lab)
     } else {

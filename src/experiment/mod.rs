@@ -1,5 +1,6 @@
 //! Experiment catalog: the YAML schema (`schema`), loading (`catalog`), semantic checks
-//! (`validate`), diagnostics (`diag`) and `--set` overrides (`overrides`).
+//! (`validate`), input bounds (`bounds`), diagnostics (`diag`) and `--set` overrides (`overrides`).
+pub mod bounds;
 pub mod catalog;
 pub mod diag;
 pub mod overrides;
