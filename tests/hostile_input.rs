@@ -76,6 +76,7 @@ fn cases() -> Vec<Case> {
         "[".repeat(50_000),
         "]".repeat(50_000)
     );
+    let deep_set: &'static str = format!("steps={}{}", "[".repeat(50_000), "]".repeat(50_000)).leak();
     let huge = [b"kind: experiment\n".as_slice(), &vec![b'#'; 2 << 20]].concat();
     vec![
         case(
@@ -217,6 +218,13 @@ fn cases() -> Vec<Case> {
             &["run", "1a", "--cpus", "app=1-4294967295"],
             2,
             &["--cpus app=1-4294967295"],
+        ),
+        case(
+            "show --set with 50k nested brackets",
+            None,
+            &["show", "1a", "--set", deep_set],
+            2,
+            &["load.steps", "nested deeper than 32 levels"],
         ),
         case(
             "run --set hold_s=1e9",
