@@ -76,7 +76,8 @@ fn cases() -> Vec<Case> {
         "[".repeat(50_000),
         "]".repeat(50_000)
     );
-    let deep_set: &'static str = format!("steps={}{}", "[".repeat(50_000), "]".repeat(50_000)).leak();
+    let deep_set: &'static str =
+        format!("steps={}{}", "[".repeat(50_000), "]".repeat(50_000)).leak();
     let huge = [b"kind: experiment\n".as_slice(), &vec![b'#'; 2 << 20]].concat();
     vec![
         case(
