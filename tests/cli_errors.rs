@@ -321,3 +321,27 @@ fn broken_catalog_dir_fails_list_with_exit_2() {
         .code(2)
         .stderr(predicate::str::contains("wrong-type.yaml:18:11"));
 }
+
+/// A bad `--out` is found before the images, the lock or the engine are touched: exit 2,
+/// the flag named, nothing started (no engine is even reachable here).
+#[test]
+fn a_bad_out_dir_is_bad_input_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    for out in [file.clone(), file.join("below")] {
+        perflab()
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .env("PERFLAB_LOCK", dir.path().join("lock"))
+            .args(["run", "demo-open", "--quick", "--no-wait", "--out"])
+            .arg(&out)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("--out {}", out.display())))
+            .stderr(predicate::str::contains(
+                "give a directory you can write in",
+            ));
+    }
+    assert!(!dir.path().join("lock").exists(), "the lock was not taken");
+}

@@ -47,6 +47,25 @@ pub struct RunArgs {
     pub catalog: CatalogArg,
 }
 
+/// `--out` must be a directory perflab can create and write in: checked before any image,
+/// lock or engine is touched (bad input, exit 2).
+pub fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
+    let bad = |why: String| {
+        anyhow::Error::new(crate::error::InvalidInput(format!(
+            "--out {}: {why}; give a directory you can write in (or set PERFLAB_OUT)",
+            out.display()
+        )))
+    };
+    std::fs::create_dir_all(out).map_err(|e| bad(format!("cannot create it ({e})")))?;
+    if !out.is_dir() {
+        return Err(bad("it is not a directory".into()));
+    }
+    let probe = out.join(format!(".perflab-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| bad(format!("cannot write in it ({e})")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     // Everything that can be wrong with the input is found before anything starts.
     if a.rounds == 0 {
@@ -60,6 +79,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         a.publish_on.as_deref(),
         &crate::docker::endpoint::default_contexts_dir(),
     )?;
+    check_out_root(&a.out)?;
     let catalog = a.catalog.load()?;
     let resolved = a.plan.resolve(&catalog, &a.target)?;
     let layout = a.plan.layout()?;
