@@ -295,3 +295,20 @@ fn analyze_slo_flag_overrides_and_is_required_without_summary() {
         .assert()
         .code(2);
 }
+
+/// A run killed while a sampler wrote its last line still gets its report, which says so.
+#[test]
+fn a_torn_last_sampler_line_is_left_out_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("samples");
+    std::fs::create_dir_all(&s).unwrap();
+    let line = r#"{"t":1764500000000,"role":"fpm","container":"c","cpu_cores":0.5,"mem_bytes":1,"throttled_ms":0.0,"psi_some_avg10":null}"#;
+    std::fs::write(s.join("cgroup.jsonl"), format!("{line}\n{}", &line[..50])).unwrap();
+    let samples = perflab::report::load::samples(dir.path()).unwrap();
+    assert_eq!(samples.cgroup.len(), 1);
+    assert_eq!(samples.torn, vec!["samples/cgroup.jsonl".to_string()]);
+    // A bad line in the middle is still an error naming the file and line.
+    std::fs::write(s.join("cgroup.jsonl"), format!("{}\n{line}\n", &line[..50])).unwrap();
+    let e = perflab::report::load::samples(dir.path()).unwrap_err();
+    assert!(format!("{e:#}").contains("cgroup.jsonl: line 1"), "{e:#}");
+}

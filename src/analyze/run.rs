@@ -121,6 +121,9 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         });
     describe(&mut source, &k6, &samples);
     let mut warnings = caveats::input_warnings(&source, &k6);
+    warnings.extend(samples.torn.iter().map(|f| {
+        format!("{f}: its last line was torn (a sampler killed mid-write) and is left out")
+    }));
     let mut steps: Vec<StepReport> = k6
         .steps
         .iter()

@@ -58,25 +58,37 @@ pub fn k6_log_flags(text: &str) -> (bool, bool) {
     (aborted, text.contains("Insufficient VUs"))
 }
 
-fn jsonl<T: for<'de> serde::Deserialize<'de>>(path: &Path) -> anyhow::Result<Vec<T>> {
+/// One sampler file (missing: empty); a torn last line is dropped and its file named in `torn`.
+fn jsonl<T: for<'de> serde::Deserialize<'de>>(
+    path: &Path,
+    torn: &mut Vec<String>,
+) -> anyhow::Result<Vec<T>> {
     if !path.exists() {
         return Ok(Vec::new());
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    samples::parse_jsonl(&text).map_err(|e| invalid(format!("{}: {e}", path.display())))
+    let (v, cut) = samples::parse_jsonl_torn_tail(&text)
+        .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+    if cut {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        torn.push(format!("samples/{name}"));
+    }
+    Ok(v)
 }
 
 /// The samplers' files under `dir/samples/` (missing files are empty).
 pub fn samples(dir: &Path) -> anyhow::Result<Samples> {
     let s = dir.join("samples");
+    let mut torn = Vec::new();
     Ok(Samples {
-        cgroup: jsonl(&s.join("cgroup.jsonl"))?,
-        host: jsonl(&s.join("host.jsonl"))?,
-        fpm: jsonl(&s.join("fpm.jsonl"))?,
-        pg: jsonl(&s.join("pg.jsonl"))?,
-        node: jsonl(&s.join("node.jsonl"))?,
+        cgroup: jsonl(&s.join("cgroup.jsonl"), &mut torn)?,
+        host: jsonl(&s.join("host.jsonl"), &mut torn)?,
+        fpm: jsonl(&s.join("fpm.jsonl"), &mut torn)?,
+        pg: jsonl(&s.join("pg.jsonl"), &mut torn)?,
+        node: jsonl(&s.join("node.jsonl"), &mut torn)?,
         access: access_logs(dir)?,
+        torn,
     })
 }
 

@@ -123,6 +123,22 @@ fn de_time<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
 }
 
 /// Parse one JSONL text into samples of type `T`; errors name the line.
+/// [`parse_jsonl`], except that a last line with no newline that does not parse is dropped:
+/// the sampler was killed while writing it (SIGKILL, a full disk). Returns the records and
+/// whether such a torn line was dropped; any other bad line is still an error.
+pub fn parse_jsonl_torn_tail<T: for<'de> Deserialize<'de>>(
+    text: &str,
+) -> Result<(Vec<T>, bool), String> {
+    match parse_jsonl(text) {
+        Ok(v) => Ok((v, false)),
+        Err(e) if !text.ends_with('\n') => {
+            let cut = text.rfind('\n').map_or(0, |i| i + 1);
+            parse_jsonl(&text[..cut]).map(|v| (v, true)).map_err(|_| e)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(text: &str) -> Result<Vec<T>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -132,4 +148,31 @@ pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(text: &str) -> Result<Vec<T>, S
         out.push(serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"t":1764500000000,"role":"fpm","container":"c","cpu_cores":0.5,"mem_bytes":1,"throttled_ms":0.0,"psi_some_avg10":null}"#;
+
+    #[test]
+    fn a_torn_last_line_is_dropped_and_said_but_a_bad_middle_line_is_an_error() {
+        let whole = format!("{LINE}\n{LINE}\n");
+        let (v, torn) = parse_jsonl_torn_tail::<CgroupSample>(&whole).unwrap();
+        assert_eq!((v.len(), torn), (2, false));
+        let cut = format!("{LINE}\n{LINE}\n{}", &LINE[..40]);
+        assert!(
+            parse_jsonl::<CgroupSample>(&cut).is_err(),
+            "the plain parser refuses it"
+        );
+        let (v, torn) = parse_jsonl_torn_tail::<CgroupSample>(&cut).unwrap();
+        assert_eq!((v.len(), torn), (2, true));
+        let middle = format!("{LINE}\n{}\n{LINE}\n", &LINE[..40]);
+        let e = parse_jsonl_torn_tail::<CgroupSample>(&middle).unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
+        // A bad last line that did end with a newline was written whole: not torn, an error.
+        let bad_end = format!("{LINE}\n{}\n", &LINE[..40]);
+        assert!(parse_jsonl_torn_tail::<CgroupSample>(&bad_end).is_err());
+    }
 }

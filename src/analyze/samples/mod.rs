@@ -21,6 +21,9 @@ pub struct Samples {
     /// The php-fpm and nginx access logs (diag-acc only).
     #[serde(default)]
     pub access: super::access::AccessLogs,
+    /// Files whose torn last line (a sampler killed mid-write) was dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub torn: Vec<String>,
 }
 
 impl Samples {
