@@ -3,8 +3,8 @@
 use perflab::analyze::k6csv::read_k6_csv;
 use perflab::analyze::model::{LoadModel, Stability};
 use perflab::analyze::samples::*;
-use perflab::lab::Role;
 use perflab::analyze::{self, Params, Report, Verdict};
+use perflab::lab::Role;
 
 const HEADER: &str = "metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata\n";
 const T0: i64 = 1_800_000_000_000;
