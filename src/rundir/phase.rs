@@ -24,20 +24,6 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 11] = [
-        Phase::Lock,
-        Phase::RunDir,
-        Phase::StackUp,
-        Phase::WarmUp,
-        Phase::GeneratorsReady,
-        Phase::AlignedStart,
-        Phase::Measure,
-        Phase::Collect,
-        Phase::Recover,
-        Phase::Teardown,
-        Phase::Report,
-    ];
-
     /// The words a status reason uses ("during warm-up").
     pub fn as_str(self) -> &'static str {
         match self {

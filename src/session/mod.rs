@@ -79,14 +79,6 @@ impl Trail {
         self.current.as_ref().map(|(p, _)| *p)
     }
 
-    /// "measure (probe 2)" or "warm-up".
-    pub fn current_label(&self) -> Option<String> {
-        self.current.as_ref().map(|(p, l)| match l {
-            Some(l) => format!("{p} ({l})"),
-            None => p.to_string(),
-        })
-    }
-
     /// Run `fut` as `phase` (of `load`, if any), raced against `interrupt`, and record it.
     pub async fn run<T>(
         &mut self,
@@ -95,11 +87,7 @@ impl Trail {
         load: Option<&str>,
         fut: impl Future<Output = Result<T>>,
     ) -> Result<T, Stop> {
-        self.enter(phase, load);
-        let t0 = (Utc::now(), Instant::now());
-        let r = or_interrupt(interrupt, fut).await;
-        self.leave(t0, &r);
-        r
+        self.timed(phase, load, or_interrupt(interrupt, fut)).await
     }
 
     /// Run `fut` as `phase` to its end, not raced (measuring stops its generators itself on an
@@ -110,9 +98,20 @@ impl Trail {
         load: Option<&str>,
         fut: impl Future<Output = Result<T>>,
     ) -> Result<T, Stop> {
+        self.timed(phase, load, async { fut.await.map_err(Stop::Failed) })
+            .await
+    }
+
+    /// Enter `phase`, await `fut`, record how long it took and how it ended.
+    async fn timed<T>(
+        &mut self,
+        phase: Phase,
+        load: Option<&str>,
+        fut: impl Future<Output = Result<T, Stop>>,
+    ) -> Result<T, Stop> {
         self.enter(phase, load);
         let t0 = (Utc::now(), Instant::now());
-        let r = fut.await.map_err(Stop::Failed);
+        let r = fut.await;
         self.leave(t0, &r);
         r
     }
@@ -185,16 +184,6 @@ impl Session {
             }),
             Err(Stop::Failed(e)) => Err(e),
             Err(Stop::Interrupted(sig)) => anyhow::bail!("interrupted by {sig}"),
-        }
-    }
-
-    /// A session without the host lock (tests; commands that measure nothing).
-    pub fn unlocked(interrupt: Interrupt, quiet: bool) -> Session {
-        Session {
-            interrupt,
-            trail: Trail::default(),
-            quiet,
-            _lock: None,
         }
     }
 

@@ -41,7 +41,6 @@ struct Env<'a> {
     layout: &'a CpuLayout,
     settings: &'a CprSettings,
     run_id: &'a str,
-    interrupt: &'a Interrupt,
     quiet: bool,
 }
 
@@ -93,7 +92,6 @@ pub async fn run(
         layout: &layout,
         settings: &settings,
         run_id: &run_id,
-        interrupt: &interrupt,
         quiet: common.quiet,
     };
     let mut stack: Option<LabStack> = None;
@@ -337,7 +335,6 @@ async fn endpoint_raw(
     targets: &[(String, String, CgroupPaths)],
 ) -> Result<EndpointRaw, Stop> {
     for _ in 0..env.settings.warmup {
-        check(env.interrupt)?;
         let _ = get(client, url).await;
     }
     let before = read_all(targets)?;
@@ -345,7 +342,6 @@ async fn endpoint_raw(
     let mut statuses = Vec::with_capacity(env.settings.n as usize);
     let mut wall_ms = Vec::with_capacity(env.settings.n as usize);
     for _ in 0..env.settings.n {
-        check(env.interrupt)?;
         let t = Instant::now();
         let status = get(client, url).await;
         wall_ms.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -377,13 +373,6 @@ fn say_row(quiet: bool, endpoint: &str, row: &cpr_report::EndpointRow, elapsed_s
         row.requests,
         cpu.join(", ")
     );
-}
-
-fn check(interrupt: &Interrupt) -> Result<(), Stop> {
-    match interrupt.reason() {
-        Some(sig) => Err(Stop::Interrupted(sig)),
-        None => Ok(()),
-    }
 }
 
 /// GET and read the body; the status, or 0 for a transport error.
