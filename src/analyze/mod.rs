@@ -5,6 +5,7 @@
 //! `summary::parse_summary(text)`, `samples::parse_jsonl(text)`, then `analyze_run(Inputs)`.
 pub mod access;
 pub mod checks;
+pub mod fit;
 pub mod hist;
 pub mod k6csv;
 pub mod logs;

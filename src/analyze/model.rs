@@ -347,6 +347,9 @@ pub struct Report {
     /// after the steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refine: Option<super::refine::Refined>,
+    /// How the run was fitted to the host (`perflab run --fit`), from the manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<super::fit::FitRecord>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

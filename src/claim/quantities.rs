@@ -198,6 +198,11 @@ pub const QUANTITIES: &[Quantity] = &[
         "target of the first failing step that is not transient",
     ),
     q(
+        "max_sustainable",
+        R,
+        "the refined max sustainable rate (`run --refine`), else the last passing step",
+    ),
+    q(
         "last_passing",
         R,
         "target of the last step passing with every earlier step passing",

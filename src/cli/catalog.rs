@@ -243,6 +243,12 @@ pub struct ShowArgs {
     /// JSON on stdout: experiment, plan, CPU layout, alignment
     #[arg(long)]
     pub json: bool,
+    /// How `perflab run --fit` fits it to this host: calibration, rules, and a preview from the last fitted run under --out
+    #[arg(long)]
+    pub fit: bool,
+    /// Where earlier runs are (for the `--fit` preview)
+    #[arg(long, default_value = "out", env = "PERFLAB_OUT")]
+    pub out: std::path::PathBuf,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -283,6 +289,11 @@ pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     super::show::render_experiment(&mut out, &file.path, r, &layout, &alignment)?;
+    if args.fit {
+        writeln!(out)?;
+        let last = super::show_fit::last_fit(&args.out, &r.experiment.id);
+        super::show_fit::render(&mut out, &r.experiment, last.as_ref())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod lab;
 pub mod run;
 pub mod show;
+pub mod show_fit;
 pub mod tools;
 pub mod verify;
 

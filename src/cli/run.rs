@@ -41,6 +41,9 @@ pub struct RunArgs {
     /// After the steps, probe the same stack to find the max sustainable rate within 5 %
     #[arg(long)]
     pub refine: bool,
+    /// Calibrate on the stack first, then fit the published numbers to this host by the experiment's `fit:` rules (`perflab show EXP --fit`)
+    #[arg(long)]
+    pub fit: bool,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -66,6 +69,33 @@ pub fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--fit` needs a `fit:` section: an experiment without one is bad input; a group's members
+/// without one run as published (said once).
+fn check_fittable(
+    target: &str,
+    resolved: &[crate::plan::Resolved],
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let unfit: Vec<&str> = resolved
+        .iter()
+        .filter(|r| r.experiment.fit.is_none())
+        .map(|r| r.experiment.id.as_str())
+        .collect();
+    if unfit.len() == resolved.len() {
+        return Err(crate::error::InvalidInput(format!(
+            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (README, \"Fitting to the host\")"
+        ))
+        .into());
+    }
+    if !unfit.is_empty() && !quiet {
+        crate::say!(
+            "--fit: {} have no `fit:` section and run as published",
+            unfit.join(", ")
+        );
+    }
+    Ok(())
+}
+
 pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     // Everything that can be wrong with the input is found before anything starts.
     if a.rounds == 0 {
@@ -83,6 +113,9 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let catalog = a.catalog.load()?;
     let resolved = a.plan.resolve(&catalog, &a.target)?;
     let layout = a.plan.layout()?;
+    if a.fit {
+        check_fittable(&a.target, &resolved, quiet)?;
+    }
     for r in &resolved {
         for w in &r.warnings {
             if !quiet {
@@ -107,6 +140,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         refine: a.refine.then_some(crate::run::Refining {
             quick: a.plan.quick,
         }),
+        fit: a.fit,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

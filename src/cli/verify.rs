@@ -12,9 +12,10 @@ use crate::claim::quantities;
 use crate::error::InvalidInput;
 use crate::experiment::{Catalog, CatalogEntry, Experiment};
 use crate::rundir;
+use crate::verify::eval::ClaimResult;
 use crate::verify::findings::{self, Findings, RunInfo};
 use crate::verify::load::{self, LoadedRun};
-use crate::verify::{capacity, compare, render};
+use crate::verify::{capacity, compare, render, rounds};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -42,6 +43,12 @@ pub struct VerifyArgs {
     /// Where `verify all` writes its findings report [default: <out>/verify/<UTC time>/]
     #[arg(long, value_name = "DIR")]
     pub findings_dir: Option<PathBuf>,
+    /// With --run-missing: top up every experiment to N rounds of its configuration (claims on a knee or a max sustainable rate are judged on the median round)
+    #[arg(long, requires = "run_missing", value_name = "N")]
+    pub rounds: Option<u32>,
+    /// Judge the experiments that have a `fit:` section on runs fitted to this host (`perflab run --fit`); with --run-missing, run them fitted
+    #[arg(long)]
+    pub fit: bool,
     /// List the quantities and functions claims can use, and exit
     #[arg(long)]
     pub quantities: bool,
@@ -193,8 +200,8 @@ fn out_root(a: &VerifyArgs, as_dir: &Path, single_run: bool) -> anyhow::Result<P
     })
 }
 
-/// An experiment to verify and its run (None: no complete run).
-type Target<'c> = (&'c Experiment, Option<LoadedRun>);
+/// An experiment to verify and its rounds, newest first (empty: no complete run).
+type Target<'c> = (&'c Experiment, Vec<LoadedRun>);
 
 /// The run directory `dir` and its experiment.
 fn single_target<'c>(cat: &'c Catalog, dir: &Path) -> anyhow::Result<Target<'c>> {
@@ -205,7 +212,7 @@ fn single_target<'c>(cat: &'c Catalog, dir: &Path) -> anyhow::Result<Target<'c>>
     let CatalogEntry::Experiment(e) = &f.entry else {
         return Err(invalid(format!("`{}` is a group", run.experiment_id)));
     };
-    Ok((e, Some(run)))
+    Ok((e, vec![run]))
 }
 
 /// The experiments `a.target` names with their newest complete runs; with `--run-missing`, the
@@ -219,27 +226,77 @@ fn targets<'c>(
 ) -> anyhow::Result<Vec<Target<'c>>> {
     let suite = a.suite.as_deref();
     let mut targets: Vec<Target<'c>> = Vec::new();
+    let fitted = |e: &Experiment| a.fit && e.fit.is_some();
     for e in experiments_with_claims(cat, &a.target)? {
-        let run = load::newest_complete(out_root, &e.id, suite, skipped);
-        targets.push((e, run));
+        let runs = load::rounds(out_root, &e.id, suite, fitted(e), skipped);
+        targets.push((e, runs));
     }
-    if a.run_missing && targets.iter().any(|t| t.1.is_none()) {
-        let ids: Vec<String> = targets
+    let want = a.rounds.unwrap_or(1) as usize;
+    if a.run_missing && targets.iter().any(|t| t.1.len() < want) {
+        let ids: Vec<(String, u32)> = targets
             .iter()
-            .filter(|t| t.1.is_none())
-            .map(|t| t.0.id.clone())
+            .filter(|t| t.1.len() < want)
+            .map(|t| (t.0.id.clone(), (want - t.1.len()) as u32))
             .collect();
         let plan = PlanArgs {
             quick: a.quick,
             no_align: a.no_align,
             ..Default::default()
         };
-        run_missing(cat, &plan, &ids, out_root, suite, quiet)?;
-        for t in targets.iter_mut().filter(|t| t.1.is_none()) {
-            t.1 = load::newest_complete(out_root, &t.0.id, suite, skipped);
+        run_missing(cat, &plan, &ids, out_root, (suite, a.fit), quiet)?;
+        for t in targets.iter_mut().filter(|t| t.1.len() < want) {
+            t.1 = load::rounds(out_root, &t.0.id, suite, fitted(t.0), skipped);
         }
     }
     Ok(targets)
+}
+
+/// The run a claim compares against: the median round of the other experiment (by max
+/// sustainable rate); with `--fit`, of its fitted rounds when there are any.
+fn against_run(
+    out_root: &Path,
+    id: &str,
+    suite: Option<&str>,
+    fit: bool,
+    skipped: &mut Vec<String>,
+) -> Option<LoadedRun> {
+    let mut runs = Vec::new();
+    if fit {
+        runs = load::rounds(out_root, id, suite, true, skipped);
+    }
+    if runs.is_empty() {
+        runs = load::rounds(out_root, id, suite, false, skipped);
+    }
+    rounds::median_run(runs, |r| &r.report)
+}
+
+/// Each claim's result: over the rounds (median) when it reads a knee or a max sustainable
+/// rate, else the newest round's.
+fn over_rounds(e: &Experiment, mut per_round: Vec<Vec<ClaimResult>>) -> Vec<ClaimResult> {
+    let newest = per_round.first().cloned().unwrap_or_default();
+    let mut out = Vec::with_capacity(newest.len());
+    for (i, (c, first)) in e.expect.iter().zip(newest).enumerate() {
+        if !rounds::judged_over_rounds(c) {
+            out.push(first);
+            continue;
+        }
+        let results: Vec<ClaimResult> = per_round
+            .iter_mut()
+            .filter_map(|r| r.get(i).cloned())
+            .collect();
+        out.extend(rounds::combine(results));
+    }
+    out
+}
+
+/// The experiment's claims as they read a run: on a fitted run, a claim at a published step
+/// (`at: 550`) reads the fitted step of the same rank.
+fn claims_for(e: &Experiment, run: &LoadedRun) -> Experiment {
+    let mut e = e.clone();
+    if run.manifest.measurements.fit.is_some() {
+        crate::plan::fit::remap_claim_steps(&mut e, &run.manifest.experiment.load.steps);
+    }
+    e
 }
 
 /// Every claim of the targets evaluated on its run (and the runs the claims compare against).
@@ -257,7 +314,7 @@ fn findings(
         for c in &e.expect {
             if let Some(id) = &c.against
                 && !others.contains_key(id)
-                && let Some(r) = load::newest_complete(out_root, id, suite, &mut skipped)
+                && let Some(r) = against_run(out_root, id, suite, a.fit, &mut skipped)
             {
                 others.insert(id.clone(), r);
             }
@@ -268,14 +325,20 @@ fn findings(
     let mut claims = Vec::new();
     let mut missing = Vec::new();
     let mut runs = Vec::new();
-    for (e, run) in targets {
-        let Some(run) = run else {
+    for (e, rounds) in targets {
+        let Some(run) = rounds.first() else {
             missing.push(e.id.clone());
             continue;
         };
         let label = run.label();
         let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
-        claims.extend(findings::verify_run(e, run.view(&label), &against));
+        let round_labels: Vec<String> = rounds.iter().map(LoadedRun::label).collect();
+        let per_round: Vec<Vec<ClaimResult>> = rounds
+            .iter()
+            .zip(&round_labels)
+            .map(|(r, l)| findings::verify_run(&claims_for(e, r), r.view(l), &against))
+            .collect();
+        claims.extend(over_rounds(e, per_round));
         runs.push(RunInfo {
             experiment: e.id.clone(),
             lab: e.lab.to_string(),
@@ -314,43 +377,59 @@ fn write_findings(
 fn run_missing(
     cat: &Catalog,
     plan: &PlanArgs,
-    ids: &[String],
+    ids: &[(String, u32)],
     out_root: &Path,
-    suite: Option<&str>,
+    (suite, fit): (Option<&str>, bool),
     quiet: bool,
 ) -> anyhow::Result<()> {
-    let mut resolved = Vec::new();
-    for id in ids {
-        resolved.extend(plan.resolve(cat, id)?);
+    let mut counts: Vec<u32> = ids.iter().map(|x| x.1).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    for rounds in counts {
+        let these: Vec<&str> = ids
+            .iter()
+            .filter(|x| x.1 == rounds)
+            .map(|x| x.0.as_str())
+            .collect();
+        let mut resolved = Vec::new();
+        for id in &these {
+            resolved.extend(plan.resolve(cat, id)?);
+        }
+        let req = crate::run::RunRequest {
+            target: format!("verify --run-missing ({})", these.join(", ")),
+            resolved,
+            overrides: Vec::new(),
+            layout: plan.layout()?,
+            rounds,
+            suite: suite.unwrap_or("trixie").parse()?,
+            align: !plan.no_align,
+            wait: crate::lock::Wait::Block,
+            out_root: out_root.to_path_buf(),
+            quiet,
+            no_samplers: false,
+            generators: 1,
+            placement: Default::default(),
+            refine: None,
+            fit,
+        };
+        if !quiet {
+            crate::say!(
+                "running {rounds} more round(s) of {} experiment(s): {}",
+                these.len(),
+                these.join(", ")
+            );
+        }
+        execute_quietly(req, quiet)?;
     }
-    let req = crate::run::RunRequest {
-        target: format!("verify --run-missing ({})", ids.join(", ")),
-        resolved,
-        overrides: Vec::new(),
-        layout: plan.layout()?,
-        rounds: 1,
-        suite: suite.unwrap_or("trixie").parse()?,
-        align: !plan.no_align,
-        wait: crate::lock::Wait::Block,
-        out_root: out_root.to_path_buf(),
-        quiet,
-        no_samplers: false,
-        generators: 1,
-        placement: Default::default(),
-        refine: None,
-    };
-    if !quiet {
-        crate::say!(
-            "running {} experiment(s) with no complete run: {}",
-            ids.len(),
-            ids.join(", ")
-        );
-    }
+    Ok(())
+}
+
+/// `perflab run`'s pipeline with its per-round lines on stderr (stdout is the table / JSON).
+fn execute_quietly(req: crate::run::RunRequest, quiet: bool) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     let mut progress = crate::images::build_progress(quiet);
-    // `execute` prints one line per round on stdout; keep stdout for the table / JSON.
     let summary = {
         let _to_stderr = StdoutToStderr::new();
         rt.block_on(crate::run::execute(req, &mut progress))?

@@ -3,6 +3,7 @@
 pub mod catalog;
 mod claims;
 pub mod diag;
+pub mod fit;
 pub mod overrides;
 pub mod schema;
 pub mod validate;

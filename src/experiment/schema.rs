@@ -139,6 +139,9 @@ pub struct Experiment {
     /// The finding as checkable claims (`perflab verify`); see `Claim`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Claim>,
+    /// How the published numbers translate to this host (`perflab run --fit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<super::fit::Fit>,
 }
 
 /// A named sequence of experiments run back to back, each on a fresh stack.

@@ -169,6 +169,12 @@ fn verdict_html(r: &Report) -> String {
         .map_or(("", &[][..]), |(a, z)| (a.as_str(), z));
     let class = if r.knee.is_some() { "knee" } else { "noknee" };
     out.push_str(&format!("<p class=\"lead {class}\">{}</p>\n", esc(lead)));
+    if let Some(b) = content::refine_block(r) {
+        out.push_str(&format!("<p class=\"lead\">{}</p>\n", esc(&b.lines[0])));
+    }
+    if r.fit.is_some() {
+        out.push_str("<p class=\"note\">The load was fitted to this host (<code>--fit</code>): see \"Fitted to this host\" for the article's numbers beside the fitted ones.</p>\n");
+    }
     out.push_str(&lines_html(rest));
     out.push_str("</section>\n");
     out
@@ -334,7 +340,13 @@ fn versions_html(m: Option<&Manifest>) -> String {
 pub fn render(r: &Report, x: &Extras) -> String {
     let mut body = verdict_html(r);
     body.push_str(&experiment_html(r, x.manifest));
+    if let Some(b) = content::fit_block(r) {
+        body.push_str(&block_html(&b, "fit", &no_marks));
+    }
     body.push_str(&steps_html(r));
+    if let Some(b) = content::refine_block(r) {
+        body.push_str(&block_html(&b, "refine", &no_marks));
+    }
     body.push_str(&plots_html(&x.plots));
     body.push_str(&block_html(
         &content::persec_block(r),

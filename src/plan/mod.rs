@@ -2,6 +2,7 @@
 //! lists, VU sizing by Little's law, the `--quick` profile, the k6 environment; alignment
 //! (`align`) and CPU layout (`layout`) live in submodules.
 pub mod align;
+pub mod fit;
 pub mod layout;
 
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};

@@ -210,8 +210,51 @@ pub fn refine_block(r: &Report) -> Option<Block> {
     Some(b)
 }
 
+/// How the run was fitted to the host (`perflab run --fit`): the calibration and each rule.
+pub fn fit_block(r: &Report) -> Option<Block> {
+    let f = r.fit.as_ref()?;
+    let c = &f.calibration;
+    let mut b = Block::new("Fitted to this host (--fit)");
+    b.lines.push(format!(
+        "calibration: {} rps for {} s on the same stack: {:.1} ok/s, W {} ms (mean), p95 {} ms, app {} ms CPU/request, PostgreSQL {} ms CPU/request",
+        c.rate,
+        c.hold_s,
+        c.ok_per_s,
+        fmt_ms(c.w_ms),
+        fmt_ms(c.p95_ms),
+        opt(c.app_ms, |v| format!("{v:.2}")),
+        opt(c.db_ms, |v| format!("{v:.2}")),
+    ));
+    let q: Vec<String> = ["app_ceiling", "db_ceiling", "pool_rps"]
+        .iter()
+        .filter_map(|k| f.quantities.get(*k).map(|v| format!("{k} {v:.0} rps")))
+        .collect();
+    if !q.is_empty() {
+        b.lines.push(format!("measured ceilings: {}", q.join(", ")));
+    }
+    if f.restacked {
+        b.lines.push(
+            "a stack setting was fitted: the stack was restarted with it before the steps".into(),
+        );
+    }
+    let mut t = Table::new(["field", "article", "fitted", "rule", "why"]);
+    for x in &f.rules {
+        t.push(vec![
+            x.set.clone(),
+            x.article.clone(),
+            x.fitted.clone(),
+            x.to.clone(),
+            x.why.clone(),
+        ]);
+    }
+    b.table = Some(t);
+    Some(b)
+}
+
 pub fn blocks(r: &Report) -> Vec<Block> {
-    let mut v = vec![header(r), verdict_block(r), steps_block(r)];
+    let mut v = vec![header(r), verdict_block(r)];
+    v.extend(fit_block(r));
+    v.push(steps_block(r));
     v.extend(refine_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));

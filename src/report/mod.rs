@@ -36,7 +36,9 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     })?;
     // The refinement's probes are in the manifest (their loads are under loads/).
     if dir.join(crate::rundir::MANIFEST_FILE).exists() {
-        r.refine = crate::rundir::read_manifest(dir)?.measurements.refine;
+        let m = crate::rundir::read_manifest(dir)?.measurements;
+        r.refine = m.refine;
+        r.fit = m.fit;
     }
     write_all(&r, dir)?;
     Ok(r)

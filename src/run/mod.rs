@@ -15,6 +15,7 @@ use crate::plan::Resolved;
 use crate::rundir::RunState;
 use crate::session::Session;
 use crate::session::docker_engine::{DockerEngine, DockerEnv};
+use crate::session::fit::Fitted;
 use crate::session::measurement::Stepped;
 use crate::session::refine::{Analysis, Refine};
 use crate::session::round::{RoundOutcome, RoundSpec};
@@ -40,6 +41,9 @@ pub struct RunRequest {
     pub placement: placement::Placement,
     /// `--refine`: probe for the max sustainable rate after the steps.
     pub refine: Option<Refining>,
+    /// `--fit`: calibrate, then fit the published numbers to this host (experiments with a
+    /// `fit:` section; the others run as published).
+    pub fit: bool,
 }
 
 /// How `--refine` plans its probes.
@@ -141,7 +145,18 @@ async fn run_rounds(
                 plan: r.plan.clone(),
                 align: req.align,
             };
+            let fitted = req.fit && r.experiment.fit.is_some();
             let o = match req.refine {
+                _ if fitted => {
+                    let mut m = Fitted {
+                        experiment: r.experiment.clone(),
+                        align: req.align,
+                        quick: r.plan.quick.is_some(),
+                        refine: req.refine.is_some(),
+                        judge: Analysis,
+                    };
+                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+                }
                 None => {
                     let mut m = steps;
                     crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?

@@ -66,6 +66,9 @@ pub struct Measurements {
     /// The refined max sustainable rate and its probes (`perflab run --refine`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refine: Option<crate::analyze::refine::Refined>,
+    /// The calibration and the fitted numbers (`perflab run --fit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<super::fit::FitRecord>,
     /// The session's phases as they happened (schema 2; absent before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<super::phase::PhaseRecord>,

@@ -4,6 +4,10 @@
 //! `status.json` (`status`), `plan.json` (`plan::Plan`, written and read only here),
 //! `report.json` (`report`) and a tool run's manifest (`tool`). The samplers' JSONL records are
 //! `analyze::samples`' types. Every reader of these files goes through this module.
+/// The fit record (`measurements.fit`), defined beside the report that shows it.
+pub mod fit {
+    pub use crate::analyze::fit::*;
+}
 pub mod manifest;
 pub mod measurements;
 pub mod migrate;

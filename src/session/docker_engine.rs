@@ -157,6 +157,10 @@ impl Engine for DockerEngine<'_> {
         Ok(())
     }
 
+    fn set_experiment(&mut self, e: &Experiment) {
+        self.round.experiment = Some(e.clone());
+    }
+
     async fn stack_up(&mut self, m: &mut Manifest) -> Result<()> {
         let pinning = Pinning::from(self.env.layout);
         let pl = self.env.placement;

@@ -46,6 +46,8 @@ pub struct RoundContext<'a> {
 pub trait Engine {
     /// Run directory and manifest: learn the round, record component versions and images.
     async fn begin(&mut self, round: &RoundContext<'_>, m: &mut Manifest) -> Result<()>;
+    /// The experiment the next stack up starts (`--fit` restarts the stack with fitted settings).
+    fn set_experiment(&mut self, e: &Experiment);
     /// Stack up: start the lab's containers and wait until each answers.
     async fn stack_up(&mut self, m: &mut Manifest) -> Result<()>;
     /// Warm-up: the harness's own database connection, the lab's warm-up, the smoke check.

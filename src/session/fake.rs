@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use super::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
 use super::signals::{Interrupt, Trigger};
 use crate::docker::ExitStatus;
+use crate::experiment::Experiment;
 use crate::plan::Alignment;
 use crate::rundir::Manifest;
 
@@ -54,6 +55,8 @@ pub struct FakeEngine {
     /// The exit code the generators end with (0, 99 for crossed thresholds, else a failure).
     pub exit_code: i64,
     now: DateTime<Utc>,
+    /// Every experiment handed to `set_experiment`, in order.
+    pub experiments: Vec<Experiment>,
 }
 
 impl FakeEngine {
@@ -68,6 +71,7 @@ impl FakeEngine {
             k6_csv: None,
             exit_code: 0,
             now: "2026-11-30T12:00:00Z".parse().expect("a valid instant"),
+            experiments: Vec::new(),
         };
         (engine, interrupt)
     }
@@ -109,6 +113,10 @@ impl Engine for FakeEngine {
         let _ = round;
         Self::hang_if(fired).await;
         Ok(())
+    }
+
+    fn set_experiment(&mut self, e: &Experiment) {
+        self.experiments.push(e.clone());
     }
 
     async fn stack_up(&mut self, m: &mut Manifest) -> Result<()> {

@@ -3,6 +3,8 @@
 //! further loads on the same stack, each through its own phases (and a recovery pause between
 //! them), written as another [`Measurement`] without touching the session's order of phases.
 use std::path::PathBuf;
+
+use anyhow::Context;
 use std::time::Duration;
 
 use super::engine::{Engine, LoadSpec};
@@ -42,6 +44,23 @@ impl<E: Engine> Stage<'_, E> {
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
         self.dir.path.join("loads").join(name)
+    }
+
+    /// A load other than the measured steps (calibration, probe): its plan written where the
+    /// analysis finds it (`loads/<label>/plan.json`), started at once. Returns its directory.
+    pub async fn run_extra_load(&mut self, label: &str, plan: Plan) -> Result<PathBuf, Stop> {
+        let out_dir = self.load_dir(label);
+        std::fs::create_dir_all(&out_dir)
+            .with_context(|| format!("creating {}", out_dir.display()))?;
+        crate::rundir::write_json_atomic(&out_dir.join(crate::rundir::PLAN_FILE), &plan)?;
+        let load = LoadSpec {
+            label: label.to_string(),
+            plan,
+            out_dir: out_dir.clone(),
+            align: false,
+        };
+        self.run_load(&load).await?;
+        Ok(out_dir)
     }
 
     /// A recovery pause between loads (in-flight work drains), raced against the interrupt.

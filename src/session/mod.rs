@@ -8,6 +8,7 @@ pub mod docker_engine;
 mod docker_load;
 pub mod engine;
 pub mod fake;
+pub mod fit;
 pub mod generators;
 pub mod load_phase;
 pub mod measurement;

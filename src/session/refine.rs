@@ -9,13 +9,14 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::Stop;
-use super::engine::{Engine, LoadSpec};
+use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
 use crate::analyze::refine::{Bisection, Next, Probe, RefineLimits};
 use crate::analyze::{Report, Verdict};
 use crate::experiment::{Experiment, Model};
 use crate::plan::{self, Plan, PlanOptions};
+use crate::rundir::fit::Calibration;
 
 /// How a load is judged: the analysis of its k6 data by the step criteria.
 pub trait Judge {
@@ -23,9 +24,14 @@ pub trait Judge {
     fn steps(&self, dir: &Path) -> Result<(Option<u32>, Option<u32>)>;
     /// One probe's verdict, from its load's outputs in `dir`.
     fn probe(&self, dir: &Path, target: u32) -> Result<Probe>;
+    /// A calibration load's numbers (`--fit`), from its outputs in `dir`.
+    fn calibration(&self, dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
+        super::fit::analysed_calibration(dir, rate, hold_s)
+    }
 }
 
 /// The real judge: `perflab analyze` on the load's directory (its k6 CSV, samples, plan.json).
+#[derive(Debug, Clone, Copy)]
 pub struct Analysis;
 
 fn analyze(dir: &Path) -> Result<Report> {
@@ -93,18 +99,9 @@ impl<J: Judge> Refine<J> {
         i: usize,
         target: u32,
     ) -> Result<Probe, Stop> {
-        let label = format!("probe {i}");
-        let out_dir = stage.load_dir(&label);
-        let plan = self.probe_plan(target);
-        std::fs::create_dir_all(&out_dir).context("creating the probe's directory")?;
-        crate::rundir::write_json_atomic(&out_dir.join(crate::rundir::PLAN_FILE), &plan)?;
-        let load = LoadSpec {
-            label,
-            plan,
-            out_dir: out_dir.clone(),
-            align: false,
-        };
-        stage.run_load(&load).await?;
+        let out_dir = stage
+            .run_extra_load(&format!("probe {i}"), self.probe_plan(target))
+            .await?;
         Ok(self.judge.probe(&out_dir, target)?)
     }
 }

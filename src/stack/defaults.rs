@@ -19,6 +19,7 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
         reference: None,
         stack,
         expect: Vec::new(),
+        fit: None,
         load: LoadSettings {
             script,
             model: Model::Open,

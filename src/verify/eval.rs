@@ -57,6 +57,12 @@ pub struct ClaimResult {
     pub run: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub against_run: Option<String>,
+    /// The claim's value when it reads one point (not `at: every`): what rounds are judged on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Judged over several rounds: the median round's verdict, with the spread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<super::rounds::RoundsSummary>,
 }
 
 /// Find the step a selector names.
@@ -281,6 +287,8 @@ pub fn evaluate(
         reason: None,
         run: run.label.to_string(),
         against_run: against.map(|a| a.label.to_string()),
+        value: None,
+        rounds: None,
     };
     let c = match compile(claim) {
         Ok(c) => c,
@@ -310,6 +318,9 @@ pub fn evaluate(
         }
     };
     out.measured = measured(&c, &points, &mut ctx);
+    if let [p] = points.as_slice() {
+        out.value = Some(p.value);
+    }
     out.expected = expected(&points);
     (out.verdict, out.reason) = verdict(&c, &points);
     out

@@ -131,6 +131,47 @@ pub fn newest_complete(
         .next()
 }
 
+/// The newest complete run of an experiment (of a suite) that was fitted to its host
+/// (`perflab run --fit`) when `fitted`, or ran as published when not.
+pub fn newest_complete_fit(
+    out_root: &Path,
+    experiment_id: &str,
+    suite: Option<&str>,
+    fitted: bool,
+    skipped: &mut Vec<String>,
+) -> Option<LoadedRun> {
+    complete_runs(out_root, experiment_id, suite, skipped)
+        .into_iter()
+        .find(|r| r.manifest.measurements.fit.is_some() == fitted)
+}
+
+/// The rounds of an experiment's newest configuration, newest first: complete runs (of a suite)
+/// fitted or as published like `fitted` asks, with the newest one's `--set` overrides and
+/// profile (`--quick` or not).
+pub fn rounds(
+    out_root: &Path,
+    experiment_id: &str,
+    suite: Option<&str>,
+    fitted: bool,
+    skipped: &mut Vec<String>,
+) -> Vec<LoadedRun> {
+    let runs: Vec<LoadedRun> = complete_runs(out_root, experiment_id, suite, skipped)
+        .into_iter()
+        .filter(|r| r.manifest.measurements.fit.is_some() == fitted)
+        .collect();
+    let Some(newest) = runs.first() else {
+        return runs;
+    };
+    let config = |r: &LoadedRun| {
+        (
+            r.manifest.overrides.clone(),
+            r.manifest.plan.quick.is_some(),
+        )
+    };
+    let want = config(newest);
+    runs.into_iter().filter(|r| config(r) == want).collect()
+}
+
 /// A RUN argument: a run directory, or `<experiment>` for its newest complete run.
 pub fn resolve_run(arg: &str, out_root: &Path, suite: Option<&str>) -> anyhow::Result<LoadedRun> {
     let p = Path::new(arg);

@@ -9,5 +9,6 @@ pub mod findings;
 pub mod load;
 pub mod quantity;
 pub mod render;
+pub mod rounds;
 
 pub use eval::{ClaimResult, ClaimVerdict, RunView, evaluate};

@@ -193,6 +193,13 @@ pub fn run_value(r: &Report, path: &str) -> Result<f64, Missing> {
     Ok(match path {
         "knee" => need(r.knee, no_knee)? as f64,
         "last_passing" => need(r.last_passing, || "no step passed".to_string())? as f64,
+        "max_sustainable" => need(
+            r.refine
+                .as_ref()
+                .and_then(|f| f.max_sustainable)
+                .or(r.last_passing),
+            || "no step passed".to_string(),
+        )? as f64,
         "below_knee" => need(r.passing_below_knee, || {
             "no passing step below the knee".to_string()
         })? as f64,

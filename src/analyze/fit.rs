@@ -1,0 +1,42 @@
+//! What `perflab run --fit` records in the manifest (`measurements.fit`, through `rundir`) and
+//! the report shows: the calibration load's
+//! numbers, the quantities the rules read, each rule with its published and fitted value, and
+//! the plan as published beside the fitted one (the manifest's `plan`).
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Plan;
+use crate::plan::fit::{AppliedRule, Quantities};
+
+/// What the calibration load measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// Offered rate and seconds held.
+    pub rate: u32,
+    pub hold_s: u32,
+    pub ok_per_s: f64,
+    /// Mean latency (the service time W at low load).
+    pub w_ms: f64,
+    pub p95_ms: f64,
+    /// App-box CPU ms per successful request.
+    pub app_ms: Option<f64>,
+    /// PostgreSQL CPU ms per successful request.
+    pub db_ms: Option<f64>,
+    /// The calibration step's verdict: it must pass (a calibration over the knee measures
+    /// nothing about the host's ceilings).
+    pub pass: bool,
+    pub why: String,
+}
+
+/// The fit of one run, as the manifest keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FitRecord {
+    pub calibration: Calibration,
+    /// Every quantity a rule could read, measured and published.
+    pub quantities: Quantities,
+    /// Each rule with its published and fitted value.
+    pub rules: Vec<AppliedRule>,
+    /// The plan as published (the manifest's `plan` is the fitted one).
+    pub article_plan: Plan,
+    /// A rule set a stack field, so the stack was restarted with the fitted settings.
+    pub restacked: bool,
+}

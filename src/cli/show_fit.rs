@@ -1,0 +1,84 @@
+//! `perflab show EXP --fit`: the fitting an experiment would get before anything runs — its
+//! calibration load, each rule with the published value and why, the quantities the rules read,
+//! and, when an earlier fitted run of it exists under `--out`, the fitted values those
+//! measured quantities give now (a preview; the run calibrates again).
+use std::io::Write;
+use std::path::Path;
+
+use crate::claim::fmt_num;
+use crate::experiment::Experiment;
+use crate::experiment::fit::QUANTITIES;
+use crate::plan::fit::{self, Quantities};
+use crate::rundir::{self, fit::FitRecord};
+
+/// The latest run of `id` under `out_root` that recorded a fit: its folder name and record.
+pub fn last_fit(out_root: &Path, id: &str) -> Option<(String, FitRecord)> {
+    let mut runs = rundir::list_runs(out_root, Some(id));
+    runs.reverse();
+    runs.into_iter().find_map(|d| {
+        let m = d.read_manifest().ok()?;
+        Some((d.name(), m.measurements.fit?))
+    })
+}
+
+fn quantity_lines(out: &mut impl Write, q: &Quantities) -> std::io::Result<()> {
+    for (name, meaning) in QUANTITIES {
+        if let Some(v) = q.get(*name) {
+            writeln!(out, "    {name:<12} {:>10}  {meaning}", fmt_num(*v))?;
+        }
+    }
+    Ok(())
+}
+
+/// Write the fitting of `e` (which has a `fit:` section), with a preview from `last`.
+pub fn render(
+    out: &mut impl Write,
+    e: &Experiment,
+    last: Option<&(String, FitRecord)>,
+) -> std::io::Result<()> {
+    let Some(f) = &e.fit else {
+        writeln!(
+            out,
+            "{}: no `fit:` section; `--fit` runs it as published (its claims do not depend on the host's size)",
+            e.id
+        )?;
+        return Ok(());
+    };
+    writeln!(out, "fit       {} (perflab run {} --fit)", e.id, e.id)?;
+    writeln!(
+        out,
+        "calibrate open load at {} rps for {} s on the warm stack, before the steps (loads/calibration/)",
+        f.calibrate.rate, f.calibrate.hold_s
+    )?;
+    let tree = serde_yaml::to_value(e).unwrap_or_default();
+    for r in &f.rules {
+        let published = r
+            .set
+            .split('.')
+            .try_fold(&tree, |v, k| v.get(k))
+            .and_then(|v| serde_json::to_string(v).ok())
+            .unwrap_or_else(|| "?".into());
+        writeln!(out, "rule      {} = {}", r.set, r.to)?;
+        writeln!(out, "          published {published}")?;
+        writeln!(out, "          why: {}", r.why)?;
+    }
+    let Some((run, rec)) = last else {
+        writeln!(
+            out,
+            "preview   no earlier fitted run of {} under --out: the numbers come from the run's own calibration",
+            e.id
+        )?;
+        return Ok(());
+    };
+    writeln!(out, "preview   with the quantities measured by {run}:")?;
+    quantity_lines(out, &rec.quantities)?;
+    match fit::apply(e, f, &rec.quantities) {
+        Ok((_, rules)) => {
+            for r in rules {
+                writeln!(out, "    {} {} -> {}", r.set, r.article, r.fitted)?;
+            }
+        }
+        Err(m) => writeln!(out, "    the rules do not apply to those numbers: {m}")?,
+    }
+    Ok(())
+}

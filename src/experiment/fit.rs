@@ -1,0 +1,201 @@
+//! The `fit:` section of an experiment (`perflab run --fit`): how its published numbers translate
+//! to this host, as data. A short calibration load measures the host's quantities (CPU per
+//! request, the service time W, the ceilings they imply); each rule then sets one field
+//! (`set:`, a `--set` key) to an expression over them (`to:`). Validated here, applied by
+//! `plan::fit`; without `--fit` the section is ignored and the published numbers run.
+use super::diag::Diagnostic;
+use super::schema::Experiment;
+use crate::claim::expr::{Arg, Expr};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// How an experiment's published numbers are fitted to the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fit {
+    /// The calibration load, before the measured steps on the same stack.
+    #[serde(default)]
+    pub calibrate: Calibrate,
+    /// Applied in order; each sets one field.
+    pub rules: Vec<FitRule>,
+}
+
+/// The calibration load: one open-model step well under any knee.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibrate {
+    /// Requests per second.
+    #[serde(default = "default_rate")]
+    pub rate: u32,
+    /// Seconds held (the measured window).
+    #[serde(default = "default_hold")]
+    pub hold_s: u32,
+}
+
+impl Default for Calibrate {
+    fn default() -> Self {
+        Calibrate {
+            rate: default_rate(),
+            hold_s: default_hold(),
+        }
+    }
+}
+
+fn default_rate() -> u32 {
+    20
+}
+fn default_hold() -> u32 {
+    15
+}
+
+/// One fitted field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitRule {
+    /// The field, as `--set` names it: `load.steps`, `stack.node.pg_conn_timeout_ms`.
+    pub set: String,
+    /// The fitted value: an expression over [`QUANTITIES`]; a list applies it to each of its
+    /// published values `x`. Integer fields are rounded; a list is kept strictly increasing.
+    pub to: String,
+    /// The article's relation in words, kept in the manifest beside the numbers.
+    pub why: String,
+}
+
+/// The names a rule's expression may use, with their meaning (shown by `show --fit`).
+pub const QUANTITIES: &[(&str, &str)] = &[
+    ("x", "the published value (each element, for a list)"),
+    ("top", "the published top step"),
+    ("rate", "the calibration's offered rate, requests/s"),
+    ("ok_per_s", "successful responses/s during the calibration"),
+    (
+        "w_ms",
+        "mean latency at the calibration rate (the service time W), ms",
+    ),
+    ("app_ms", "app-box CPU ms per successful request"),
+    ("db_ms", "PostgreSQL CPU ms per successful request"),
+    ("app_cpus", "CPUs the layout gives the app"),
+    ("db_cpus", "CPUs the layout gives PostgreSQL"),
+    (
+        "app_ceiling",
+        "app_cpus * 1000 / app_ms: the app's CPU ceiling, requests/s",
+    ),
+    (
+        "db_ceiling",
+        "db_cpus * 1000 / db_ms: PostgreSQL's CPU ceiling, requests/s",
+    ),
+    (
+        "pool",
+        "the app's workers or pool slots (php max_children, node pool_max, demo workers)",
+    ),
+    (
+        "pool_rps",
+        "pool * 1000 / w_ms: the pool's ceiling N/W, requests/s",
+    ),
+    ("max_vus", "the published load.max_vus"),
+    (
+        "think_s",
+        "the published load.think_time_s (0 for open models)",
+    ),
+];
+
+/// Functions a rule may call, with their arity.
+pub const FUNCTIONS: &[(&str, usize)] = &[
+    ("min", 2),
+    ("max", 2),
+    ("round", 1),
+    ("floor", 1),
+    ("ceil", 1),
+];
+
+/// Bounds of the calibration load (a calibration is seconds, under any knee).
+const MAX_RATE: u32 = 100_000;
+const HOLD_RANGE: (u32, u32) = (3, 600);
+
+/// Check the `fit:` section of `e` (when present).
+pub fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    let Some(fit) = &e.fit else { return };
+    let err = |field: String, msg: String| Diagnostic::error(file, field, msg);
+    if fit.calibrate.rate == 0 || fit.calibrate.rate > MAX_RATE {
+        d.push(
+            err(
+                "fit.calibrate.rate".into(),
+                format!("must be 1 to {MAX_RATE} requests/s"),
+            )
+            .help("a low rate, well under any knee: e.g. rate: 20"),
+        );
+    }
+    let (lo, hi) = HOLD_RANGE;
+    if !(lo..=hi).contains(&fit.calibrate.hold_s) {
+        d.push(err(
+            "fit.calibrate.hold_s".into(),
+            format!("must be {lo} to {hi} seconds"),
+        ));
+    }
+    if fit.rules.is_empty() {
+        d.push(err("fit.rules".into(), "has no rule".into()).help(
+            "add `- {set: load.steps, to: \"x * app_ceiling / 225\", why: ...}` or remove `fit:`",
+        ));
+    }
+    let mut seen = Vec::new();
+    for (i, r) in fit.rules.iter().enumerate() {
+        let at = |f: &str| format!("fit.rules[{i}].{f}");
+        match super::overrides::resolve_key(e.lab, r.set.trim()) {
+            Ok(k) if seen.contains(&k) => d.push(
+                err(at("set"), format!("`{k}` is set by an earlier rule"))
+                    .help("one rule per field"),
+            ),
+            Ok(k) => seen.push(k),
+            Err(m) => d.push(err(at("set"), m)),
+        }
+        if let Err(m) = check_expr(&r.to) {
+            d.push(err(at("to"), m).help(format!(
+                "names: {}; functions: {}",
+                QUANTITIES.iter().map(|q| q.0).collect::<Vec<_>>().join(", "),
+                FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if r.why.trim().is_empty() {
+            d.push(
+                err(at("why"), "is empty".into())
+                    .help("say the article's relation this rule keeps"),
+            );
+        }
+    }
+}
+
+/// Parse a rule's expression and check its names and calls.
+pub fn check_expr(src: &str) -> Result<Expr, String> {
+    let e = crate::claim::expr::parse(src).map_err(|e| e.to_string())?;
+    for n in e.names() {
+        if n.against || n.selector.is_some() || !QUANTITIES.iter().any(|q| q.0 == n.path) {
+            return Err(format!("`{}` is not a fit quantity", n.text));
+        }
+    }
+    for (f, args) in e.calls() {
+        let Some((_, arity)) = FUNCTIONS.iter().find(|x| x.0 == f) else {
+            return Err(format!("`{f}` is not a fit function"));
+        };
+        if args.len() != *arity || args.iter().any(|a| matches!(a, Arg::Str(_))) {
+            return Err(format!("`{f}` takes {arity} number(s)"));
+        }
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expressions_are_checked() {
+        assert!(check_expr("x * app_ceiling / 225").is_ok());
+        assert!(check_expr("max(x, round(1.5 * app_ceiling))").is_ok());
+        let e = check_expr("x * knee.cpu").unwrap_err();
+        assert!(e.contains("knee.cpu"), "{e}");
+        let e = check_expr("sqrt(x)").unwrap_err();
+        assert!(e.contains("sqrt"), "{e}");
+        let e = check_expr("max(x)").unwrap_err();
+        assert!(e.contains("takes 2"), "{e}");
+        assert!(check_expr("x *").is_err());
+    }
+}

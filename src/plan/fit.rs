@@ -1,0 +1,229 @@
+//! Applying an experiment's `fit:` rules to the quantities a calibration measured: the fitted
+//! experiment (validated like `--set`) and, for each rule, the published and the fitted value
+//! side by side with the numbers the rule used. Pure; the calibration itself is the session's.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_yaml::Value;
+
+use crate::claim::expr::{ArgValue, Name, Resolve};
+use crate::claim::schema::StepAt;
+use crate::experiment::fit::{Fit, check_expr};
+use crate::experiment::{Experiment, Model, overrides};
+
+/// The calibrated quantities by name (`experiment::fit::QUANTITIES`).
+pub type Quantities = BTreeMap<String, f64>;
+
+/// One rule as applied: what it set, from what, to what, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppliedRule {
+    pub set: String,
+    pub to: String,
+    pub why: String,
+    /// The published value, as YAML text (`[60, 90, 120]`, `1000`).
+    pub article: String,
+    /// The fitted value, same form.
+    pub fitted: String,
+}
+
+/// The published quantities a rule may read before any calibration: `top`, `max_vus`,
+/// `think_s`, `pool`, and the layout's CPU counts.
+pub fn published(e: &Experiment, app_cpus: usize, db_cpus: usize) -> Quantities {
+    let mut q = Quantities::new();
+    q.insert(
+        "top".into(),
+        f64::from(e.load.steps.last().copied().unwrap_or(0)),
+    );
+    q.insert("max_vus".into(), f64::from(e.load.max_vus));
+    let think = match e.load.model {
+        Model::Closed => e.load.think_time_s.unwrap_or(0.0),
+        Model::Open => 0.0,
+    };
+    q.insert("think_s".into(), think);
+    if let Some(p) = pool_size(e) {
+        q.insert("pool".into(), f64::from(p));
+    }
+    q.insert("app_cpus".into(), app_cpus as f64);
+    q.insert("db_cpus".into(), db_cpus as f64);
+    q
+}
+
+/// The app's workers or pool slots: php `max_children`, node `pool_max`, demo `workers`.
+pub fn pool_size(e: &Experiment) -> Option<u32> {
+    let s = &e.stack;
+    (s.php.as_ref().map(|p| p.max_children))
+        .or(s.node.as_ref().map(|n| n.pool_max))
+        .or(s.demo.as_ref().map(|d| d.workers))
+}
+
+/// Quantities derived from the measured ones: the ceilings.
+pub fn derive(q: &mut Quantities) {
+    let pairs = [
+        ("app_ceiling", "app_cpus", "app_ms"),
+        ("db_ceiling", "db_cpus", "db_ms"),
+        ("pool_rps", "pool", "w_ms"),
+    ];
+    for (out, n, per) in pairs {
+        if let (Some(n), Some(ms)) = (q.get(n), q.get(per))
+            && *ms > 0.0
+        {
+            q.insert(out.into(), n * 1000.0 / ms);
+        }
+    }
+}
+
+struct Env<'a> {
+    q: &'a Quantities,
+    x: f64,
+}
+
+impl Resolve for Env<'_> {
+    type Err = String;
+    fn name(&mut self, n: &Name) -> Result<f64, String> {
+        if n.path == "x" {
+            return Ok(self.x);
+        }
+        self.q.get(&n.path).copied().ok_or_else(|| {
+            format!(
+                "`{}` was not measured by the calibration (no samples of that container?)",
+                n.path
+            )
+        })
+    }
+    fn call(&mut self, f: &str, a: &[ArgValue<'_>]) -> Result<f64, String> {
+        let n = |i: usize| match a.get(i) {
+            Some(ArgValue::Num(v)) => Ok(*v),
+            _ => Err(format!("`{f}` takes numbers")),
+        };
+        Ok(match f {
+            "min" => n(0)?.min(n(1)?),
+            "max" => n(0)?.max(n(1)?),
+            "round" => n(0)?.round(),
+            "floor" => n(0)?.floor(),
+            "ceil" => n(0)?.ceil(),
+            other => return Err(format!("`{other}` is not a fit function")),
+        })
+    }
+}
+
+/// The field at a dotted key of the experiment's YAML form.
+fn field<'a>(tree: &'a Value, key: &str) -> Option<&'a Value> {
+    key.split('.').try_fold(tree, |v, k| v.get(k))
+}
+
+/// A number as YAML text: integers for integer fields, else 4 significant digits.
+fn num_text(v: f64, integer: bool) -> String {
+    if integer {
+        format!("{}", v.round() as i64)
+    } else {
+        crate::claim::fmt_num(v)
+    }
+}
+
+/// Evaluate one rule on the published value `old`; the fitted YAML text, or why not.
+fn fitted_value(expr_src: &str, old: &Value, q: &Quantities) -> Result<String, String> {
+    let expr = check_expr(expr_src)?;
+    let eval = |x: f64| -> Result<f64, String> {
+        let v = expr.eval(&mut Env { q, x })?;
+        if v.is_finite() && v > 0.0 && v < 1e9 {
+            Ok(v)
+        } else {
+            Err(format!(
+                "gives {v} for x = {x}; a fitted value must be positive and finite"
+            ))
+        }
+    };
+    match old {
+        Value::Sequence(items) => {
+            let mut out: Vec<i64> = Vec::with_capacity(items.len());
+            for it in items {
+                let x = it.as_f64().ok_or("the published list holds a non-number")?;
+                let mut v = eval(x)?.round().max(1.0) as i64;
+                // Rounding may collapse neighbours; steps stay strictly increasing.
+                if let Some(prev) = out.last() {
+                    v = v.max(prev + 1);
+                }
+                out.push(v);
+            }
+            let t: Vec<String> = out.iter().map(i64::to_string).collect();
+            Ok(format!("[{}]", t.join(", ")))
+        }
+        Value::Number(n) => {
+            let integer = n.is_u64() || n.is_i64();
+            let v = eval(n.as_f64().unwrap_or(0.0))?;
+            Ok(num_text(if integer { v.max(1.0) } else { v }, integer))
+        }
+        _ => Err("the field is not a number or a list of numbers".into()),
+    }
+}
+
+fn yaml_text(v: &Value) -> String {
+    match v {
+        Value::Sequence(items) => {
+            let t: Vec<String> = items.iter().map(yaml_text).collect();
+            format!("[{}]", t.join(", "))
+        }
+        Value::Number(n) => n.to_string(),
+        other => serde_yaml::to_string(other)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    }
+}
+
+/// A claim read at a published step (`at: 550`) reads the fitted step of the same rank.
+pub fn remap_claim_steps(e: &mut Experiment, new: &[u32]) {
+    let old = e.load.steps.clone();
+    for c in &mut e.expect {
+        if let Some(StepAt::Target(t)) = &mut c.at
+            && let Some(i) = old.iter().position(|s| s == t)
+            && let Some(n) = new.get(i)
+        {
+            *t = *n;
+        }
+    }
+}
+
+/// Apply `fit` to `e` with the calibrated quantities `q` (published ones included). Every
+/// rule reads the published experiment; the result is validated like `--set` overrides.
+pub fn apply(
+    e: &Experiment,
+    fit: &Fit,
+    q: &Quantities,
+) -> Result<(Experiment, Vec<AppliedRule>), String> {
+    let tree = serde_yaml::to_value(e).map_err(|x| x.to_string())?;
+    let mut applied = Vec::new();
+    let mut sets = Vec::new();
+    let mut base = e.clone();
+    for (i, r) in fit.rules.iter().enumerate() {
+        let key = overrides::resolve_key(e.lab, r.set.trim())
+            .map_err(|m| format!("fit.rules[{i}].set: {m}"))?;
+        let old = field(&tree, &key)
+            .ok_or_else(|| format!("fit.rules[{i}].set: `{key}` has no published value to fit"))?;
+        let new = fitted_value(&r.to, old, q)
+            .map_err(|m| format!("fit.rules[{i}] ({key} = {}): {m}", r.to))?;
+        if key == "load.steps" {
+            let steps: Vec<u32> = new
+                .trim_matches(|c| c == '[' || c == ']')
+                .split(',')
+                .filter_map(|t| t.trim().parse().ok())
+                .collect();
+            remap_claim_steps(&mut base, &steps);
+        }
+        sets.push(format!("{key}={new}"));
+        applied.push(AppliedRule {
+            set: key,
+            to: r.to.clone(),
+            why: r.why.clone(),
+            article: yaml_text(old),
+            fitted: new,
+        });
+    }
+    let (fitted, _) = overrides::apply(&base, &sets).map_err(|d| {
+        format!(
+            "the fitted values do not validate:\n{}",
+            crate::experiment::diag::render(&d)
+        )
+    })?;
+    Ok((fitted, applied))
+}

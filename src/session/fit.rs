@@ -1,0 +1,234 @@
+//! `perflab run --fit`: before the measured steps, a calibration load on the same warm stack
+//! (`loads/calibration/`) measures this host's quantities (CPU per request of the app and of
+//! PostgreSQL, the service time W); the experiment's `fit:` rules turn the published numbers
+//! into fitted ones (`plan::fit`); a rule on a stack setting restarts the stack with it; then
+//! the fitted steps run (and `--refine`'s probes, when asked). The manifest keeps the
+//! calibration, the published and the fitted plan, and every rule with both values.
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+
+use super::engine::Engine;
+use super::load_phase::Stage;
+use super::measurement::{Measurement, Stepped};
+use super::refine::{Judge, Refine};
+use super::{Phase, Stop};
+use crate::analyze::{Report, Verdict};
+use crate::experiment::fit::Fit;
+use crate::experiment::{Experiment, Model, Script};
+use crate::plan::fit::{self as fitting, Quantities};
+use crate::plan::{self, PlanOptions};
+use crate::rundir::fit::{Calibration, FitRecord};
+
+/// The calibration's numbers from its analysed load (one step).
+pub fn calibration_of(r: &Report, rate: u32, hold_s: u32) -> Result<Calibration> {
+    let s = r
+        .steps
+        .first()
+        .context("the calibration load left no step in its data")?;
+    let db_ms = s
+        .server
+        .as_ref()
+        .and_then(|w| w.cpu_pct.get("pg"))
+        .filter(|_| s.ok_per_s > 0.0)
+        .map(|pct| pct * 10.0 / s.ok_per_s);
+    let why: Vec<String> = s.failures.iter().map(|f| f.text.clone()).collect();
+    Ok(Calibration {
+        rate,
+        hold_s,
+        ok_per_s: s.ok_per_s,
+        w_ms: s.avg_ms,
+        p95_ms: s.p95_ms,
+        app_ms: s.ms_cpu_per_ok,
+        db_ms,
+        pass: s.verdict == Verdict::Pass,
+        why: why.join("; "),
+    })
+}
+
+/// The experiment's calibration load: one open-model step at `fit.calibrate.rate`.
+pub fn calibration_experiment(e: &Experiment, fit: &Fit) -> Experiment {
+    let mut c = e.clone();
+    let rate = fit.calibrate.rate;
+    c.load.model = Model::Open;
+    c.load.think_time_s = None;
+    c.load.steps = vec![rate];
+    c.load.hold_s = fit.calibrate.hold_s;
+    c.load.ramp_s = 0;
+    c.load.warmup_s = 0;
+    c.load.abort = false;
+    // Enough VUs for the rate at the client timeout; it is far under any knee.
+    let vus = (rate.saturating_mul(c.load.timeout_s.max(1))).clamp(10, 2000);
+    c.load.pre_vus = vus.min(100);
+    c.load.max_vus = vus;
+    c.load.vu_cap_reason = None;
+    if c.load.script == Script::Breakpoint {
+        c.load.warmup_rps = c.load.warmup_rps.min(rate);
+    }
+    c
+}
+
+/// The quantities of a calibration (measured and published) with the ceilings derived.
+pub fn quantities(e: &Experiment, c: &Calibration, app_cpus: usize, db_cpus: usize) -> Quantities {
+    let mut q = fitting::published(e, app_cpus, db_cpus);
+    q.insert("rate".into(), f64::from(c.rate));
+    q.insert("ok_per_s".into(), c.ok_per_s);
+    q.insert("w_ms".into(), c.w_ms);
+    if let Some(v) = c.app_ms {
+        q.insert("app_ms".into(), v);
+    }
+    if let Some(v) = c.db_ms {
+        q.insert("db_ms".into(), v);
+    }
+    fitting::derive(&mut q);
+    q
+}
+
+/// The fitted run: calibration, fitting, then the steps (and probes) of the fitted plan.
+pub struct Fitted<J: Judge> {
+    /// The experiment as published (after `--set`).
+    pub experiment: Experiment,
+    pub align: bool,
+    pub quick: bool,
+    /// Probe for the max sustainable rate after the fitted steps.
+    pub refine: bool,
+    pub judge: J,
+}
+
+impl<J: Judge + Clone> Fitted<J> {
+    fn fit(&self) -> Result<&Fit> {
+        self.experiment
+            .fit
+            .as_ref()
+            .ok_or_else(|| anyhow!("experiment {} has no `fit:` section", self.experiment.id))
+    }
+
+    /// The calibration load and its numbers.
+    async fn calibrate<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Calibration, Stop> {
+        let fit = self.fit()?;
+        let cal = calibration_experiment(&self.experiment, fit);
+        let plan = plan::build(&cal, PlanOptions { quick: false });
+        if !stage.quiet {
+            crate::say!(
+                "fit: calibration at {} rps for {} s",
+                fit.calibrate.rate,
+                fit.calibrate.hold_s
+            );
+        }
+        let out_dir = stage.run_extra_load("calibration", plan).await?;
+        let c = self
+            .judge
+            .calibration(&out_dir, fit.calibrate.rate, fit.calibrate.hold_s)?;
+        if !c.pass {
+            return Err(Stop::Failed(anyhow!(
+                "the calibration at {} rps did not pass on this host ({}); lower fit.calibrate.rate in experiments/{}.yaml",
+                c.rate,
+                c.why,
+                self.experiment.id
+            )));
+        }
+        Ok(c)
+    }
+
+    /// Restart the stack with the fitted settings (a rule set a `stack.` field).
+    async fn restack<E: Engine>(
+        &self,
+        stage: &mut Stage<'_, E>,
+        fitted: &Experiment,
+    ) -> Result<(), Stop> {
+        let label = Some("fitted");
+        stage
+            .trail
+            .record(
+                Phase::Teardown,
+                Some("calibration stack"),
+                stage.engine.teardown(),
+            )
+            .await?;
+        stage.engine.set_experiment(fitted);
+        let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
+        stage
+            .trail
+            .run(
+                stage.interrupt,
+                Phase::StackUp,
+                label,
+                engine.stack_up(manifest),
+            )
+            .await?;
+        stage
+            .trail
+            .run(
+                stage.interrupt,
+                Phase::WarmUp,
+                label,
+                engine.warm_up(manifest),
+            )
+            .await
+    }
+
+    /// Calibrate, fit, record; the fitted experiment.
+    async fn fit_to_host<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Experiment, Stop> {
+        let c = self.calibrate(stage).await?;
+        let layout = &stage.manifest.cpu_layout;
+        let (app, db) = (layout.app.len(), layout.db.len());
+        let q = quantities(&self.experiment, &c, app, db);
+        let (fitted, rules) = fitting::apply(&self.experiment, self.fit()?, &q)
+            .map_err(|m| anyhow!("fitting {} to this host: {m}", self.experiment.id))?;
+        let restacked = rules.iter().any(|r| r.set.starts_with("stack."));
+        if !stage.quiet {
+            for r in &rules {
+                crate::say!("fit: {} {} -> {} ({})", r.set, r.article, r.fitted, r.to);
+            }
+        }
+        let article_plan = stage.manifest.plan.clone();
+        stage.manifest.experiment = fitted.clone();
+        stage.manifest.plan = plan::build(&fitted, PlanOptions { quick: self.quick });
+        stage.manifest.measurements.fit = Some(FitRecord {
+            calibration: c,
+            quantities: q,
+            rules,
+            article_plan,
+            restacked,
+        });
+        stage.dir.write_manifest(stage.manifest)?;
+        if restacked {
+            self.restack(stage, &fitted).await?;
+        } else {
+            stage
+                .recover(Duration::from_secs(2), "after the calibration")
+                .await?;
+        }
+        Ok(fitted)
+    }
+}
+
+impl<J: Judge + Clone> Measurement for Fitted<J> {
+    async fn run<E: Engine>(&mut self, stage: &mut Stage<'_, E>) -> Result<(), Stop> {
+        let fitted = self.fit_to_host(stage).await?;
+        let steps = Stepped {
+            plan: stage.manifest.plan.clone(),
+            align: self.align,
+        };
+        if !self.refine {
+            let mut s = steps;
+            return s.run(stage).await;
+        }
+        let mut r = Refine {
+            steps,
+            experiment: fitted,
+            quick: self.quick,
+            judge: self.judge.clone(),
+        };
+        r.run(stage).await
+    }
+}
+
+/// The calibration's analysis (the real judge's default).
+pub fn analysed_calibration(dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
+    let inputs = crate::report::load::run_dir(dir)?;
+    let r = crate::analyze::analyze_run(inputs)
+        .map_err(|e| anyhow!("analysing the calibration in {}: {e}", dir.display()))?;
+    calibration_of(&r, rate, hold_s)
+}

@@ -1,0 +1,260 @@
+//! `perflab run --fit` driven through the fake engine, without Docker: the calibration load on
+//! the warm stack, the fitted plan and experiment in the manifest beside the published ones, a
+//! stack rule restarting the stack with the fitted setting, and interrupts or a failed
+//! calibration leaving nothing behind with the phase named.
+use std::path::Path;
+
+use perflab::analyze::refine::Probe;
+use perflab::experiment::fit::FitRule;
+use perflab::experiment::{Catalog, CatalogEntry, Experiment};
+use perflab::plan::{self, CpuSet, Plan, PlanOptions};
+use perflab::rundir::fit::Calibration;
+use perflab::rundir::{RunDir, RunState};
+use perflab::session::fake::{FakeEngine, Fault, Op};
+use perflab::session::fit::Fitted;
+use perflab::session::refine::Judge;
+use perflab::session::round::{RoundOutcome, RoundSpec};
+use perflab::session::{Phase, run_round};
+
+fn demo_open() -> Experiment {
+    let c = Catalog::load(Path::new("experiments")).unwrap();
+    let CatalogEntry::Experiment(e) = &c.get("demo-open").unwrap().entry else {
+        panic!("demo-open is an experiment")
+    };
+    e.clone()
+}
+
+/// A host whose calibration measures a service time of `w_ms` (the demo's N/W = 16000 / w_ms).
+#[derive(Clone)]
+struct Host {
+    w_ms: f64,
+    pass: bool,
+}
+
+impl Judge for Host {
+    fn steps(&self, _dir: &Path) -> anyhow::Result<(Option<u32>, Option<u32>)> {
+        Ok((None, None))
+    }
+    fn probe(&self, _dir: &Path, target: u32) -> anyhow::Result<Probe> {
+        anyhow::bail!("no probe expected (target {target})")
+    }
+    fn calibration(&self, dir: &Path, rate: u32, hold_s: u32) -> anyhow::Result<Calibration> {
+        // The calibration's own plan was written where the analysis reads it: one step at rate.
+        let plan: Plan = serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json"))?)?;
+        let holds: Vec<u32> = plan.measured_windows().map(|w| w.target).collect();
+        assert_eq!(holds, vec![rate]);
+        Ok(Calibration {
+            rate,
+            hold_s,
+            ok_per_s: f64::from(rate),
+            w_ms: self.w_ms,
+            p95_ms: self.w_ms * 1.2,
+            app_ms: Some(2.0),
+            db_ms: None,
+            pass: self.pass,
+            why: if self.pass {
+                String::new()
+            } else {
+                "p95 over the SLO".into()
+            },
+        })
+    }
+}
+
+fn fitted_round(
+    e: &Experiment,
+    host: Host,
+    fault: Option<Fault>,
+) -> (FakeEngine, RoundOutcome, tempfile::TempDir) {
+    let (engine, interrupt) = FakeEngine::new(fault);
+    let mut engine =
+        engine.with_k6_csv(Path::new("tests/fixtures/k6/stepped-open.csv.gz").to_path_buf());
+    let out = tempfile::tempdir().unwrap();
+    let plan = plan::build(e, PlanOptions { quick: true });
+    let layout = plan::layout::resolve(&CpuSet::parse("0-1").unwrap(), None, false).unwrap();
+    let spec = RoundSpec {
+        experiment: e,
+        plan: &plan,
+        round: 1,
+        out_root: out.path(),
+        overrides: &[],
+        layout: &layout,
+        quiet: true,
+    };
+    let mut m = Fitted {
+        experiment: e.clone(),
+        align: true,
+        quick: true,
+        refine: false,
+        judge: host,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let o = rt
+        .block_on(run_round(&mut engine, &spec, &mut m, &interrupt))
+        .unwrap();
+    (engine, o, out)
+}
+
+fn labelled_phases(o: &RoundOutcome) -> Vec<(Phase, String)> {
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    m.measurements
+        .phases
+        .iter()
+        .map(|p| (p.phase, p.load.clone().unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn the_calibration_fits_the_steps_and_the_manifest_keeps_both_plans() {
+    let e = demo_open();
+    // W = 50 ms: N/W = 16 / 0.050 = 320 rps, so the steps are 0.8x the published ones.
+    let (engine, o, _out) = fitted_round(
+        &e,
+        Host {
+            w_ms: 50.0,
+            pass: true,
+        },
+        None,
+    );
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let f = m.measurements.fit.as_ref().expect("the fit is recorded");
+    assert_eq!(m.experiment.load.steps, vec![80, 160, 240, 320, 400, 480]);
+    let fitted_holds: Vec<u32> = m.plan.measured_windows().map(|w| w.target).collect();
+    assert_eq!(fitted_holds, m.experiment.load.steps);
+    let article: Vec<u32> = f
+        .article_plan
+        .measured_windows()
+        .map(|w| w.target)
+        .collect();
+    assert_eq!(article, e.load.steps);
+    assert_eq!(f.rules.len(), 1);
+    assert_eq!(f.rules[0].article, "[100, 200, 300, 400, 500, 600]");
+    assert_eq!(f.rules[0].fitted, "[80, 160, 240, 320, 400, 480]");
+    assert!((f.quantities["pool_rps"] - 320.0).abs() < 1e-9);
+    assert!(!f.restacked);
+    // plan.json is the fitted plan (the analysis reads it).
+    let on_disk = RunDir::open(&o.dir).unwrap().read_plan().unwrap();
+    assert_eq!(
+        on_disk
+            .measured_windows()
+            .map(|w| w.target)
+            .collect::<Vec<_>>(),
+        fitted_holds
+    );
+    // One stack, two loads: the calibration, a recovery, then the fitted steps.
+    let count = |op| engine.calls.iter().filter(|c| **c == op).count();
+    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 2));
+    let phases = labelled_phases(&o);
+    let at = |p: Phase, l: &str| {
+        phases
+            .iter()
+            .position(|x| *x == (p, l.to_string()))
+            .unwrap()
+    };
+    assert!(at(Phase::Measure, "calibration") < at(Phase::Recover, "after the calibration"));
+    assert!(at(Phase::Recover, "after the calibration") < at(Phase::Measure, "measured"));
+    assert!(o.dir.join("loads/calibration/k6/requests.csv.gz").exists());
+    assert!(engine.objects.is_empty());
+}
+
+fn with_worker_rule(mut e: Experiment) -> Experiment {
+    let fit = e.fit.as_mut().unwrap();
+    fit.rules = vec![FitRule {
+        set: "stack.demo.workers".into(),
+        to: "x * 2".into(),
+        why: "test: a stack rule".into(),
+    }];
+    e
+}
+
+#[test]
+fn a_rule_on_a_stack_setting_restarts_the_stack_with_it() {
+    let e = with_worker_rule(demo_open());
+    let (engine, o, _out) = fitted_round(
+        &e,
+        Host {
+            w_ms: 40.0,
+            pass: true,
+        },
+        None,
+    );
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let workers: Vec<u32> = engine
+        .experiments
+        .iter()
+        .map(|x| x.stack.demo.as_ref().unwrap().workers)
+        .collect();
+    assert_eq!(workers, vec![32]);
+    // The calibration's stack is torn down before the fitted one starts.
+    let calls = &engine.calls;
+    let first_collect = calls.iter().position(|c| *c == Op::CollectLoad).unwrap();
+    assert_eq!(
+        &calls[first_collect..first_collect + 4],
+        &[Op::CollectLoad, Op::Teardown, Op::StackUp, Op::WarmUp]
+    );
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert!(m.measurements.fit.as_ref().unwrap().restacked);
+    assert_eq!(m.experiment.stack.demo.as_ref().unwrap().workers, 32);
+    let phases = labelled_phases(&o);
+    assert!(
+        phases.contains(&(Phase::StackUp, "fitted".into())),
+        "{phases:?}"
+    );
+    assert!(
+        phases.contains(&(Phase::WarmUp, "fitted".into())),
+        "{phases:?}"
+    );
+    assert!(engine.objects.is_empty());
+}
+
+#[test]
+fn interrupts_during_the_calibration_or_the_restart_leave_nothing_and_name_the_phase() {
+    let e = with_worker_rule(demo_open());
+    for (fault, phase) in [
+        (Fault::Interrupt(Op::WaitLoad, 1), Phase::Measure),
+        (Fault::Interrupt(Op::StackUp, 2), Phase::StackUp),
+        (Fault::Interrupt(Op::WarmUp, 2), Phase::WarmUp),
+    ] {
+        let (engine, o, _out) = fitted_round(
+            &e,
+            Host {
+                w_ms: 40.0,
+                pass: true,
+            },
+            Some(fault),
+        );
+        assert_eq!(o.state, RunState::Aborted, "{fault:?}: {:?}", o.reason);
+        assert_eq!(o.phase, Some(phase), "{fault:?}: {:?}", engine.calls);
+        assert!(engine.objects.is_empty(), "{fault:?}: {:?}", engine.objects);
+        assert_eq!(engine.calls.last(), Some(&Op::Teardown));
+        let st = RunDir::open(&o.dir).unwrap().status().unwrap();
+        assert_eq!(st.phase.as_deref(), Some(phase.as_str()));
+    }
+}
+
+#[test]
+fn a_calibration_over_the_knee_fails_the_round_with_the_fix() {
+    let (engine, o, _out) = fitted_round(
+        &demo_open(),
+        Host {
+            w_ms: 40.0,
+            pass: false,
+        },
+        None,
+    );
+    assert_eq!(o.state, RunState::Failed);
+    let reason = o.reason.unwrap_or_default();
+    assert!(
+        reason.contains("fit.calibrate.rate") && reason.contains("p95 over the SLO"),
+        "{reason}"
+    );
+    // Nothing was measured with an unfitted plan.
+    assert_eq!(
+        engine.calls.iter().filter(|c| **c == Op::WaitLoad).count(),
+        1
+    );
+    assert!(engine.objects.is_empty());
+}
