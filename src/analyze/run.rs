@@ -168,6 +168,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         access,
         warnings,
         refine: None,
+        injected: Vec::new(),
     })
 }
 

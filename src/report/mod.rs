@@ -34,9 +34,12 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
             dir.display()
         )))
     })?;
-    // The refinement's probes are in the manifest (their loads are under loads/).
+    // The refinement's probes are in the manifest (their loads are under loads/), and so is
+    // the work injected on purpose.
     if dir.join(crate::rundir::MANIFEST_FILE).exists() {
-        r.refine = crate::rundir::read_manifest(dir)?.measurements.refine;
+        let m = crate::rundir::read_manifest(dir)?;
+        r.refine = m.measurements.refine;
+        r.injected = m.experiment.stack.injected();
     }
     write_all(&r, dir)?;
     Ok(r)
