@@ -95,7 +95,12 @@ fn injected_burn_is_a_regression_with_both_sides_listed() {
 
 #[test]
 fn clean_reruns_are_not_a_regression() {
-    for (base, clean) in [("2a-base", "2a-clean"), ("exp1-base", "exp1-clean")] {
+    for (base, clean) in [
+        ("2a-base", "2a-clean"),
+        ("2a-base", "2a-clean2"),
+        ("2a-clean", "2a-clean2"),
+        ("exp1-base", "exp1-clean"),
+    ] {
         let v = compare_json(&list(base), &list(clean));
         assert_ne!(verdict(&v), "regressed", "{base} vs {clean}: {}", v["why"]);
         assert_eq!(v["config"].as_array().unwrap().len(), 0, "{}", v["config"]);
