@@ -428,6 +428,10 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let c = compare::compare_rounds(&sa, &sb);
     if let Some(path) = &a.html {
         let dirs = |runs: &[LoadedRun]| runs.iter().map(|r| r.dir.clone()).collect::<Vec<_>>();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
         let page = crate::html::compare_page::render(&c, &dirs(&ra), &dirs(&rb), path);
         crate::atomic::write_atomic(path, page.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;

@@ -125,7 +125,8 @@ pub fn render(c: &RoundsComparison, dirs_a: &[PathBuf], dirs_b: &[PathBuf], file
         capacity_line(&c.capacity, unit, &c.rounds_a, &c.rounds_b),
     ];
     signals.notes.push(format!(
-        "Rule: B regressed when its median CPU per ok request at the common passing step exceeds \
+        "Rule: B regressed when its median CPU per ok request at the common step (the lowest \
+         step measured in every round) exceeds \
          A's by more than max({} x pooled spread, {} %) with the rounds' ranges apart, and its max \
          sustainable rate is not higher; at least {} rounds a side.",
         c.rule.spread_k, c.rule.floor_pct, c.rule.min_rounds

@@ -52,7 +52,7 @@ pub fn round_rows(name: &str, r: &Rounds) -> Vec<Vec<String>> {
 /// The CPU signal in one line.
 pub fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
     let Some(step) = c.step else {
-        return "CPU per ok request: no step passed with CPU samples in every round of both sides"
+        return "CPU per ok request: no step measured with CPU samples (and <= 5 % failed) in every round of both sides"
             .into();
     };
     let side = |m: Option<f64>, s: Option<f64>| match (m, s) {
@@ -118,7 +118,8 @@ pub fn text(c: &RoundsComparison) -> String {
         c.rule.spread_k, c.rule.floor_pct, c.rule.min_rounds
     ));
     if a.runs.len() == 1 && b.runs.len() == 1 {
-        return format!("{}\n{}", render_text(&c.first), blocks_text(&[v]));
+        let text = format!("{}\n{}", render_text(&c.first), blocks_text(&[v]));
+        return format!("{}\n", text.trim_end());
     }
     let cpu_head = c
         .cpu
@@ -132,5 +133,6 @@ pub fn text(c: &RoundsComparison) -> String {
     let mut rounds = Block::new("");
     rounds.table = Some(t);
     rounds.notes.extend(diff_notes(&c.first));
-    format!("{}\n{}", blocks_text(&[v]), blocks_text(&[rounds]))
+    let text = format!("{}\n{}", blocks_text(&[v]), blocks_text(&[rounds]));
+    format!("{}\n", text.trim_end())
 }

@@ -1,5 +1,5 @@
 //! One side of a comparison (one or more rounds): each round's max sustainable rate and knee,
-//! the common passing step of both sides, and the app CPU per ok request there. Pure.
+//! the common step of both sides, and the app CPU per ok request there. Pure.
 use crate::analyze::model::Report;
 use serde::Serialize;
 
@@ -25,7 +25,7 @@ pub struct Rounds {
     pub max_sustainable: Vec<u32>,
     pub max_sustainable_from: Vec<RateBasis>,
     pub knee: Vec<Option<u32>>,
-    /// Per round: app-box CPU ms per ok response at the common passing step (when there is
+    /// Per round: app-box CPU ms per ok response at the common step (when there is
     /// one and every round has samples there).
     pub cpu_ms_per_ok: Vec<f64>,
     pub cpu_median: Option<f64>,
@@ -97,7 +97,7 @@ pub fn spread_pct(v: &[f64]) -> Option<f64> {
     Some((max - min) / m * 100.0)
 }
 
-/// One side's figures; `step` is the common passing step of both sides.
+/// One side's figures; `step` is the common step of both sides.
 pub fn rounds(side: &[RoundIn], injected: Vec<String>, step: Option<u32>) -> Rounds {
     let rates: Vec<(u32, RateBasis)> = side.iter().map(|(_, r)| max_sustainable(r)).collect();
     let cpu: Vec<f64> = step
@@ -118,6 +118,34 @@ pub fn rounds(side: &[RoundIn], injected: Vec<String>, step: Option<u32>) -> Rou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn recorded() -> Report {
+        crate::rundir::report::parse(include_str!(
+            "../../../tests/fixtures/compare/2a-base/2a/20261130T222220Z-r1/report.json"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_common_step_is_the_lowest_measured_everywhere_with_few_failures() {
+        let a = recorded();
+        let mut b = recorded();
+        let targets: Vec<u32> = a.steps.iter().map(|s| s.target).collect();
+        assert_eq!(targets[..2], [50, 100]);
+        assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), Some(50));
+        // a round that lost 20 % of its requests at 50 rps moves it up a step
+        b.steps[0].failed_rate = 0.2;
+        assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), Some(100));
+        // a round without CPU samples leaves no common step
+        for s in &mut b.steps {
+            s.ms_cpu_per_ok = None;
+        }
+        assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), None);
+        let r = rounds(&[("a", &a)], Vec::new(), Some(50));
+        assert_eq!(r.cpu_ms_per_ok.len(), 1);
+        assert_eq!(r.max_sustainable, [125]);
+        assert_eq!(r.max_sustainable_from, [RateBasis::PassingStep]);
+    }
 
     #[test]
     fn median_and_spread() {

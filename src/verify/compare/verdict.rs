@@ -1,5 +1,5 @@
 //! The verdict of `compare` from the rounds' spread: the CPU signal (app CPU per ok request at
-//! the common passing step), the capacity signal (max sustainable rates) and how they combine
+//! the common step), the capacity signal (max sustainable rates) and how they combine
 //! (the rule is written out in the module doc of `compare`). Pure.
 use super::rounds::{Rounds, median};
 use serde::Serialize;
@@ -43,14 +43,14 @@ pub enum Signal {
     Same,
     /// Beyond the threshold, but the rounds' ranges overlap.
     Unclear,
-    /// Not measurable (no common passing step with CPU samples, too few rounds).
+    /// Not measurable (no common step with CPU samples, too few rounds).
     Missing,
 }
 
-/// App CPU per ok request at the common passing step, both sides.
+/// App CPU per ok request at the common step, both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuSignal {
-    /// The common passing step (its target, in `unit`).
+    /// The common step (its target, in `unit`).
     pub step: Option<u32>,
     pub a_median: Option<f64>,
     pub b_median: Option<f64>,
@@ -164,7 +164,7 @@ pub fn decide(rounds: (usize, usize), cpu: &CpuSignal, cap: &CapacitySignal) -> 
     }
     let cpu_txt = match (cpu.delta_pct, cpu.threshold_pct) {
         (Some(d), Some(t)) => format!("CPU per ok request {d:+.1} % (threshold {t:.1} %)"),
-        _ => "no CPU per ok request at a common passing step".to_string(),
+        _ => "no CPU per ok request at a common step".to_string(),
     };
     let cap_txt = match (cap.a_median, cap.b_median) {
         (Some(a), Some(b)) => format!("max sustainable median {a:.0} -> {b:.0}"),
