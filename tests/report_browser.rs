@@ -2,8 +2,9 @@
 //! installed by scripts/prereqs.sh) loads pages built from recorded runs of two suites. It
 //! checks that nothing but the file itself is requested (Chromium's net log), that the console
 //! stays empty, that the knee sentence and the step table are in the rendered DOM, that the
-//! index's suite filter (read from `#suite=`) hides the other suite's rows, and that the
-//! screenshots at 360 and 1280 px are not blank.
+//! index's suite filter (read from `#suite=`) hides the other suite's rows, that the compare
+//! page the index links (recorded rounds of 2a, then 2a with 1,000 µs burnt per request) shows
+//! its verdict, and that the screenshots at 360 and 1280 px are not blank.
 mod report_support;
 use report_support::{copy_run, set_suite};
 use std::path::{Path, PathBuf};
@@ -227,6 +228,51 @@ fn report_and_index_in_headless_chromium() {
         if let Some(keep) = std::env::var_os("PERFLAB_KEEP_SCREENSHOTS") {
             std::fs::copy(&png, Path::new(&keep).join(format!("report-{w}.png"))).unwrap();
         }
+    }
+}
+
+/// Copy the recorded rounds of `batch` (tests/fixtures/compare) into `out`.
+fn copy_batch(batch: &str, out: &Path) {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/compare")
+        .join(batch);
+    for exp in std::fs::read_dir(&src).unwrap().flatten() {
+        for run in std::fs::read_dir(exp.path()).unwrap().flatten() {
+            let dst = out.join(exp.file_name()).join(run.file_name());
+            std::fs::create_dir_all(&dst).unwrap();
+            for f in ["manifest.json", "report.json", "status.json"] {
+                std::fs::copy(run.path().join(f), dst.join(f)).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn compare_page_from_the_index_in_headless_chromium() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    copy_batch("2a-base", &out);
+    copy_batch("2a-burn", &out);
+    let index = perflab::html::index::write(&out).unwrap().path;
+    let all = load(&index, "", tmp.path());
+    let at = all
+        .find("\">compare</a>")
+        .expect("a compare link in the index");
+    let link = all[..at].rsplit("href=\"").next().unwrap();
+    let href = link.split('"').next().unwrap().to_string();
+    assert!(href.starts_with("compare/2a/"), "{href}");
+    let page = out.join(&href);
+    let dom = load(&page, "", tmp.path());
+    assert!(
+        dom.contains("<p class=\"lead\">Verdict: REGRESSED</p>"),
+        "no verdict in {}",
+        page.display()
+    );
+    assert!(dom.contains("INJECTED, not a clean run"));
+    assert!(dom.contains("<section id=\"rounds\">"));
+    for w in [360, 1920] {
+        let n = png_colours(&screenshot(&page, w, tmp.path()));
+        assert!(n > 16, "compare page at {w} px has {n} colours: blank?");
     }
 }
 

@@ -3,7 +3,8 @@
 // Endpoints: /cpu (pbkdf2Sync, blocks the loop ~5.5 ms), /db (aggregate over one customer's
 // orders), /dbsleep (pg_sleep(0.02): holds a pool connection, ~no CPU). Every 2 s each process
 // prints one JSON metrics line on stdout. PROCESSES > 1 runs node:cluster (SCHED_RR), each
-// worker with its own pool.
+// worker with its own pool. BURN_US > 0 spends that much CPU time in every request (an injected
+// regression for `perflab compare`).
 const cluster = require('node:cluster');
 const crypto = require('node:crypto');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
@@ -12,6 +13,8 @@ const PORT = Number(process.env.PORT || 3000);
 const PROCESSES = Number(process.env.PROCESSES || 1);
 const POOL_MAX = Number(process.env.POOL_MAX || 10);
 const PG_CONN_TIMEOUT_MS = Number(process.env.PG_CONN_TIMEOUT_MS || 3000);
+// Injected regression (perflab `stack.node.burn_us`): CPU µs spent in every request's handler.
+const BURN_US = Number(process.env.BURN_US || 0);
 const LOG_EVERY_MS = 2000;
 
 if (PROCESSES > 1 && cluster.isPrimary) {
@@ -112,6 +115,24 @@ async function worker() {
     res.once('close', finish);
     next();
   });
+
+  // A busy loop on this process's CPU time (user + system), not on the wall clock: a preempted
+  // loop still burns BURN_US of CPU.
+  function burn(us) {
+    const start = process.cpuUsage();
+    let x = 0;
+    for (;;) {
+      for (let i = 0; i < 200; i++) x = (x * 1103515245 + 12345) % 2147483648;
+      const d = process.cpuUsage(start);
+      if (d.user + d.system >= us) return x;
+    }
+  }
+  if (BURN_US > 0) {
+    app.use((req, res, next) => {
+      burn(BURN_US);
+      next();
+    });
+  }
 
   const fail = (res, err) => {
     countError(err);

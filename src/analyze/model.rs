@@ -350,6 +350,10 @@ pub struct Report {
     /// How the run was fitted to the host (`perflab run --fit`), from the manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<super::fit::FitRecord>,
+    /// Work injected on purpose (`stack.<lab>.burn_us`), from the run's manifest: the header
+    /// says so, so an injected run is never taken for a clean one. Empty: a clean run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub injected: Vec<String>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

@@ -169,6 +169,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         warnings,
         refine: None,
         fit: None,
+        injected: Vec::new(),
     })
 }
 

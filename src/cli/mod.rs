@@ -50,7 +50,7 @@ pub enum Command {
     Index(analysis::IndexArgs),
     /// Check the article's findings (the catalog's `expect:` claims) on recorded runs.
     Verify(verify::VerifyArgs),
-    /// Two runs side by side: steps, knee shift, versions and config that differ.
+    /// Did B regress against A? Runs or rounds (RUN,RUN,...): verdict, steps, versions, config.
     Compare(verify::CompareArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
     Capacity(verify::CapacityArgs),

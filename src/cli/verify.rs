@@ -58,12 +58,17 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Run directory or experiment id (its newest complete run)
+    /// Side A: a run directory, an experiment id (its newest complete run), or several run
+    /// directories separated by commas (rounds)
     pub run_a: String,
-    /// Run directory or experiment id (its newest complete run)
+    /// Side B, as side A
     pub run_b: String,
+    /// Print the verdict, both sides' rounds and signals, and the differences as JSON
     #[arg(long)]
     pub json: bool,
+    /// Also write the comparison as a self-contained HTML page to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
     pub out: PathBuf,
 }
@@ -470,18 +475,53 @@ impl Drop for StdoutToStderr {
     }
 }
 
+/// One side of `compare`: its comma-separated runs, each resolved like a RUN argument.
+fn compare_side(arg: &str, out: &Path) -> anyhow::Result<Vec<LoadedRun>> {
+    let parts: Vec<&str> = arg.split(',').map(str::trim).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(invalid(format!(
+            "`{arg}`: an empty run in the list; give run directories separated by commas"
+        )));
+    }
+    parts
+        .into_iter()
+        .map(|p| load::resolve_run(p, out, None))
+        .collect()
+}
+
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let ra = load::resolve_run(&a.run_a, &a.out, None)?;
-    let rb = load::resolve_run(&a.run_b, &a.out, None)?;
-    let (la, lb) = (ra.label(), rb.label());
-    let c = compare::compare(
-        (&la, &ra.report, &ra.manifest),
-        (&lb, &rb.report, &rb.manifest),
-    );
+    let ra = compare_side(&a.run_a, &a.out)?;
+    let rb = compare_side(&a.run_b, &a.out)?;
+    let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();
+    let lb: Vec<String> = rb.iter().map(LoadedRun::label).collect();
+    let sa: Vec<compare::Run> = ra
+        .iter()
+        .zip(&la)
+        .map(|(r, l)| (l.as_str(), &r.report, &r.manifest))
+        .collect();
+    let sb: Vec<compare::Run> = rb
+        .iter()
+        .zip(&lb)
+        .map(|(r, l)| (l.as_str(), &r.report, &r.manifest))
+        .collect();
+    let c = compare::compare_rounds(&sa, &sb);
+    if let Some(path) = &a.html {
+        let dirs = |runs: &[LoadedRun]| runs.iter().map(|r| r.dir.clone()).collect::<Vec<_>>();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        let page = crate::html::compare_page::render(&c, &dirs(&ra), &dirs(&rb), path);
+        crate::atomic::write_atomic(path, page.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        if !a.json {
+            crate::say!("wrote {}", path.display());
+        }
+    }
     if a.json {
         crate::out!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        crate::output::emit(&compare::render_text(&c));
+        crate::output::emit(&compare::render::text(&c));
     }
     Ok(ExitCode::SUCCESS)
 }

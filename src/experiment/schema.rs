@@ -49,8 +49,9 @@ impl Lab {
                 "persistent",
                 "access_log",
                 "warmup_requests",
+                "burn_us",
             ],
-            Lab::Node => &["processes", "pool_max", "pg_conn_timeout_ms"],
+            Lab::Node => &["processes", "pool_max", "pg_conn_timeout_ms", "burn_us"],
             Lab::Demo => &["workers", "service_ms"],
         }
     }
@@ -171,6 +172,22 @@ pub struct StackSettings {
 }
 
 impl StackSettings {
+    /// The injected CPU work of the lab's section (`stack.<lab>.burn_us`), when not 0: a run
+    /// made with it is not a clean run, and its reports say so.
+    pub fn injected(&self) -> Vec<String> {
+        let burns = [
+            ("php", self.php.as_ref().map(|p| p.burn_us)),
+            ("node", self.node.as_ref().map(|n| n.burn_us)),
+        ];
+        burns
+            .into_iter()
+            .filter_map(|(lab, us)| us.filter(|us| *us > 0).map(|us| (lab, us)))
+            .map(|(lab, us)| {
+                format!("stack.{lab}.burn_us={us} ({us} µs of CPU burnt per request in the app)")
+            })
+            .collect()
+    }
+
     /// Which labs' sections are present.
     pub fn sections(&self) -> [(Lab, bool); 3] {
         [
@@ -235,6 +252,10 @@ pub struct PhpSettings {
     /// Sequential warm-up requests before measuring (opcache, persistent connections).
     #[serde(default = "default_php_warmup_requests")]
     pub warmup_requests: u32,
+    /// Injected CPU work: µs of CPU burnt per request in the Laravel controller (0 = none;
+    /// a regression made on purpose, shown in every report header).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub burn_us: u32,
 }
 
 fn default_backlog() -> u32 {
@@ -256,6 +277,13 @@ pub struct NodeSettings {
     /// `PG_CONN_TIMEOUT_MS` (pg `connectionTimeoutMillis`).
     #[serde(default = "default_pg_conn_timeout_ms")]
     pub pg_conn_timeout_ms: u32,
+    /// Injected CPU work: µs of CPU burnt per request in the Express handler (0 = none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub burn_us: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 fn one() -> u32 {

@@ -1,8 +1,9 @@
 //! `out/index.html`: every run directory under an out/ root at a glance, one row per run,
 //! grouped by experiment, read through the typed readers (status, manifest, report.json).
 use super::report_page::esc;
+use crate::analyze::Report;
 use crate::experiment::catalog::Catalog;
-use crate::rundir::{self, RunDir, RunState};
+use crate::rundir::{self, Manifest, RunDir, RunState};
 use crate::verify::ClaimVerdict;
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
@@ -33,6 +34,11 @@ pub struct IndexRow {
     pub caveats: Vec<String>,
     /// report.html relative to the out/ root, when present.
     pub href: Option<String>,
+    /// The refined max sustainable rate (`perflab run --refine`), in the knee's unit.
+    pub max_sustainable: Option<u32>,
+    /// The compare page of this run's rounds against the previous rounds of the experiment,
+    /// relative to the out/ root (`index_compare`).
+    pub compare_href: Option<String>,
 }
 
 /// What building the index did.
@@ -62,6 +68,15 @@ fn is_host_caveat(c: &str) -> bool {
 
 /// Read one run directory into a row; missing files leave their fields empty.
 pub fn read_row(run: &RunDir, out_root: &Path, catalog: Option<&Catalog>) -> IndexRow {
+    load_row(run, out_root, catalog).0
+}
+
+/// A row, with the run's report and manifest when both could be read (for the compare pages).
+pub fn load_row(
+    run: &RunDir,
+    out_root: &Path,
+    catalog: Option<&Catalog>,
+) -> (IndexRow, Option<(Report, Manifest)>) {
     let status = run.status().ok();
     let manifest = run.read_manifest().ok();
     let report = crate::rundir::read_report(&run.path).ok();
@@ -89,7 +104,7 @@ pub fn read_row(run: &RunDir, out_root: &Path, catalog: Option<&Catalog>) -> Ind
         _ => None,
     };
     let html = run.file(super::REPORT_HTML);
-    IndexRow {
+    let row = IndexRow {
         experiment: run.experiment_id.clone(),
         run: run.name(),
         round: run.round,
@@ -118,22 +133,50 @@ pub fn read_row(run: &RunDir, out_root: &Path, catalog: Option<&Catalog>) -> Ind
                 .to_string_lossy()
                 .into_owned()
         }),
-    }
+        max_sustainable: report
+            .as_ref()
+            .and_then(|r| r.refine.as_ref())
+            .and_then(|f| f.max_sustainable),
+        compare_href: None,
+    };
+    (row, report.zip(manifest))
 }
 
 /// Every run under `out_root`, oldest first.
 pub fn read_rows(out_root: &Path) -> Vec<IndexRow> {
+    load_rows(out_root).into_iter().map(|(r, _)| r).collect()
+}
+
+/// Every run under `out_root`, oldest first, with the complete runs' reports and manifests
+/// (the reports without their per-second rows, which the compare pages do not show).
+fn load_rows(out_root: &Path) -> Vec<(IndexRow, Option<super::index_compare::Loaded>)> {
     let catalog = Catalog::load(&crate::experiment::catalog::default_dir()).ok();
     rundir::list_runs(out_root, None)
         .iter()
-        .map(|r| read_row(r, out_root, catalog.as_ref()))
+        .map(|run| {
+            let (row, loaded) = load_row(run, out_root, catalog.as_ref());
+            let loaded = loaded
+                .filter(|_| row.state == "complete")
+                .map(|(mut r, m)| {
+                    r.timeline = Vec::new();
+                    r.per_second = Vec::new();
+                    r.logs.clear();
+                    super::index_compare::Loaded {
+                        dir: run.path.clone(),
+                        report: r,
+                        manifest: m,
+                    }
+                });
+            (row, loaded)
+        })
         .collect()
 }
 
-/// Build `out_root/index.html` over every run directory.
+/// Build `out_root/index.html` over every run directory, and the compare pages it links.
 pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
     let t0 = Instant::now();
-    let rows = read_rows(out_root);
+    let (mut rows, loaded): (Vec<IndexRow>, Vec<_>) = load_rows(out_root).into_iter().unzip();
+    super::index_compare::write_pages(out_root, &mut rows, &loaded)?;
     let page = super::index_page::render(&rows, Utc::now());
     let path = out_root.join(INDEX_HTML);
     crate::atomic::write_atomic(&path, page.as_bytes())?;

@@ -1,5 +1,5 @@
-//! The HTML of `out/index.html`: one table per experiment (rows of `IndexRow`), a knee history
-//! plot per experiment coloured by suite, and a small inline filter script (text and suite,
+//! The HTML of `out/index.html`: one table per experiment (rows of `IndexRow`), a knee (and
+//! refined max sustainable rate) history plot per experiment coloured by suite, and a small inline filter script (text and suite,
 //! also read from `#suite=...&q=...` on load); without JavaScript every run is listed.
 use super::index::{IndexRow, knee_text, search_text};
 use super::report_page::{PALETTE, esc, page};
@@ -46,25 +46,34 @@ fn history_svg(rows: &[&IndexRow], suites: &[String]) -> Option<String> {
                 .map(|(k, _)| (r.created.timestamp(), *k, *r))
         })
         .collect();
-    if pts.len() < 2 {
+    // The refined max sustainable rate, when the run has one: a hollow square.
+    let refined: Vec<(i64, u32, &IndexRow)> = rows
+        .iter()
+        .filter_map(|r| r.max_sustainable.map(|m| (r.created.timestamp(), m, *r)))
+        .collect();
+    if pts.len() + refined.len() < 2 {
         return None;
     }
+    let all = || pts.iter().chain(&refined);
     let (w, h, l, b) = (600.0, 150.0, 44.0, 22.0);
-    let t0 = pts.iter().map(|p| p.0).min()? as f64;
-    let t1 = (pts.iter().map(|p| p.0).max()? as f64).max(t0 + 1.0);
-    let kmax = pts.iter().map(|p| p.1).max()? as f64 * 1.15;
+    let t0 = all().map(|p| p.0).min()? as f64;
+    let t1 = (all().map(|p| p.0).max()? as f64).max(t0 + 1.0);
+    let kmax = all().map(|p| p.1).max()? as f64 * 1.15;
     let x = |t: i64| l + (t as f64 - t0) / (t1 - t0) * (w - l - 12.0);
     let y = |k: u32| h - b - k as f64 / kmax * (h - b - 10.0);
-    let unit = pts[0].2.knee.as_ref().map_or("", |k| k.1.as_str());
+    let unit = all()
+        .find_map(|p| p.2.knee.as_ref())
+        .map_or("", |k| k.1.as_str());
     let mut svg = format!(
         "<svg viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"knee history\"><g font-size=\"10\" fill=\"currentColor\">\
          <line x1=\"{l}\" y1=\"{yb}\" x2=\"{xr}\" y2=\"{yb}\" stroke=\"currentColor\" stroke-opacity=\".4\"/>\
          <line x1=\"{l}\" y1=\"10\" x2=\"{l}\" y2=\"{yb}\" stroke=\"currentColor\" stroke-opacity=\".4\"/>\
          <text x=\"{lt}\" y=\"{ytop}\" text-anchor=\"end\">{kt:.0}</text><text x=\"{lt}\" y=\"{yb}\" text-anchor=\"end\">0</text>\
-         <text x=\"4\" y=\"12\">knee {unit}</text>\
+         <text x=\"4\" y=\"12\">knee {unit}</text><text x=\"{xm}\" y=\"{h}\" dy=\"-4\" text-anchor=\"middle\">● knee ◻ max sustainable</text>\
          <text x=\"{l}\" y=\"{h}\" dy=\"-4\">{d0}</text><text x=\"{xr}\" y=\"{h}\" dy=\"-4\" text-anchor=\"end\">{d1}</text></g>\n",
         yb = h - b,
         xr = w - 12.0,
+        xm = (w + l) / 2.0,
         lt = l - 4.0,
         ytop = y((kmax / 1.15) as u32) + 3.0,
         kt = kmax / 1.15,
@@ -88,6 +97,16 @@ fn history_svg(rows: &[&IndexRow], suites: &[String]) -> Option<String> {
             "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{}\"><title>{} {}: knee {k}</title></circle>\n",
             x(*t),
             y(*k),
+            suite_colour(suites, r.suite.as_deref()),
+            esc(&r.run),
+            esc(r.suite.as_deref().unwrap_or("?"))
+        ));
+    }
+    for (t, m, r) in &refined {
+        svg.push_str(&format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"none\" stroke-width=\"1.5\" stroke=\"{}\"><title>{} {}: max sustainable {m}</title></rect>\n",
+            x(*t) - 4.0,
+            y(*m) - 4.0,
             suite_colour(suites, r.suite.as_deref()),
             esc(&r.run),
             esc(r.suite.as_deref().unwrap_or("?"))
@@ -138,7 +157,7 @@ fn row_html(r: &IndexRow, suites: &[String]) -> String {
         "<tr data-suite=\"{s}\" data-text=\"{text}\"><td class=\"l\">{run}</td><td class=\"r\">{round}</td>\
          <td class=\"l\">{date}</td><td class=\"l\"><span class=\"sw\" style=\"background:{col}\"></span>{s}</td>\
          <td class=\"l ver\">{ver}</td><td class=\"l st {state_class}\">{state}</td><td class=\"r\">{knee}</td>\
-         <td class=\"l\">{claims}</td><td class=\"l cav\">{caveats}</td></tr>\n",
+         <td class=\"r\">{maxs}</td><td class=\"l\">{compare}</td><td class=\"l\">{claims}</td><td class=\"l cav\">{caveats}</td></tr>\n",
         s = esc(suite),
         text = search_text(r),
         round = r.round,
@@ -147,6 +166,11 @@ fn row_html(r: &IndexRow, suites: &[String]) -> String {
         ver = esc(&versions.join(", ")),
         state_class = esc(&r.state),
         knee = esc(&knee_text(r)),
+        maxs = r.max_sustainable.map_or("-".to_string(), |v| v.to_string()),
+        compare = r.compare_href.as_ref().map_or(String::new(), |h| format!(
+            "<a href=\"{}\" title=\"these rounds against the previous rounds\">compare</a>",
+            esc(h)
+        )),
     )
 }
 
@@ -160,7 +184,9 @@ pub fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
         by_exp.entry(r.experiment.as_str()).or_default().push(r);
     }
     let mut body = format!(
-        "<p class=\"note\">{} runs of {} experiments, built {}. A run's name links to its self-contained report.html; hover a caveat for its full text.</p>\n",
+        "<p class=\"note\">{} runs of {} experiments, built {}. A run's name links to its self-contained report.html; hover a caveat for its full text. \
+         \"compare\" opens these rounds against the previous rounds of the experiment (verdict from the rounds' spread); \
+         any two runs or sets of rounds: <code>perflab compare RUN-A[,RUN-A2...] RUN-B[,...] --html FILE</code>.</p>\n",
         rows.len(),
         by_exp.len(),
         generated.format("%Y-%m-%d %H:%M:%SZ")
@@ -184,7 +210,7 @@ pub fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
         if let Some(svg) = history_svg(&runs, &suites) {
             body.push_str(&format!("<figure class=\"hist\">{svg}</figure>\n"));
         }
-        body.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"l\">run</th><th class=\"r\">round</th><th class=\"l\">date (UTC)</th><th class=\"l\">suite</th><th class=\"l\">versions</th><th class=\"l\">status</th><th class=\"r\">knee</th><th class=\"l\">claims</th><th class=\"l\">host caveats</th></tr></thead>\n<tbody>\n");
+        body.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"l\">run</th><th class=\"r\">round</th><th class=\"l\">date (UTC)</th><th class=\"l\">suite</th><th class=\"l\">versions</th><th class=\"l\">status</th><th class=\"r\">knee</th><th class=\"r\" title=\"refined (perflab run --refine)\">max sustainable</th><th class=\"l\">vs previous</th><th class=\"l\">claims</th><th class=\"l\">host caveats</th></tr></thead>\n<tbody>\n");
         for r in &runs {
             body.push_str(&row_html(r, &suites));
         }

@@ -1,7 +1,10 @@
 //! The pages people look at: `report.html` of a run (self-contained: inline CSS and SVG, no
-//! script, with the run's claims from `verify`) and `out/index.html` over every run. Above
+//! script, with the run's claims from `verify`), `out/index.html` over every run and the compare
+//! page of two runs or two sets of rounds. Above
 //! `verify` in the pipeline, so the report floor stays below the claims.
+pub mod compare_page;
 pub mod index;
+pub mod index_compare;
 pub mod index_page;
 pub mod report;
 pub mod report_page;

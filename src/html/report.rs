@@ -38,10 +38,10 @@ pub fn claims_of(
 }
 
 /// Marks a failed cell: `Some(label)` (the failed criterion numbers, maybe empty), or `None`.
-type Mark<'a> = &'a dyn Fn(usize, usize) -> Option<String>;
+pub(crate) type Mark<'a> = &'a dyn Fn(usize, usize) -> Option<String>;
 
 /// A table as HTML: a scrolling box, right-aligned numeric columns, failed cells marked.
-fn table_html(t: &Table, mark: Mark) -> String {
+pub(crate) fn table_html(t: &Table, mark: Mark) -> String {
     if t.rows.is_empty() {
         return "<p class=\"note\">(no rows in this report)</p>\n".into();
     }
@@ -72,12 +72,12 @@ fn table_html(t: &Table, mark: Mark) -> String {
     out
 }
 
-fn no_marks(_: usize, _: usize) -> Option<String> {
+pub(crate) fn no_marks(_: usize, _: usize) -> Option<String> {
     None
 }
 
 /// A block as a section: its lines as paragraphs, its table, its notes in small print.
-fn block_html(b: &Block, id: &str, mark: Mark) -> String {
+pub(crate) fn block_html(b: &Block, id: &str, mark: Mark) -> String {
     let mut out = format!("<section id=\"{id}\">\n<h2>{}</h2>\n", esc(&b.title));
     out.push_str(&lines_html(&b.lines));
     if let Some(t) = &b.table {
@@ -336,9 +336,23 @@ fn versions_html(m: Option<&Manifest>) -> String {
     out
 }
 
+/// A banner naming the work injected on purpose (`stack.<lab>.burn_us`); empty for a clean run.
+pub fn injected_html(injected: &[String]) -> String {
+    injected
+        .iter()
+        .map(|i| {
+            format!(
+                "<p class=\"injected\">INJECTED, not a clean run: {}</p>\n",
+                esc(i)
+            )
+        })
+        .collect()
+}
+
 /// The whole page.
 pub fn render(r: &Report, x: &Extras) -> String {
-    let mut body = verdict_html(r);
+    let mut body = injected_html(&r.injected);
+    body.push_str(&verdict_html(r));
     body.push_str(&experiment_html(r, x.manifest));
     if let Some(b) = content::fit_block(r) {
         body.push_str(&block_html(&b, "fit", &no_marks));

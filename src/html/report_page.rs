@@ -45,9 +45,12 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--head);padding:8
 .verdict{border-left:6px solid var(--orange);padding:4px 12px;background:var(--head);border-radius:4px}
 .verdict .lead{font-size:1.15rem;font-weight:600;margin:.3em 0}
 .verdict .noknee{color:var(--fg)}
+.verdict.v-regressed{border-left-color:var(--red)}.verdict.v-improved{border-left-color:var(--green)}
+.verdict.v-same{border-left-color:var(--blue)}
 .pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:12px}
 .pair>div{border:1px solid var(--line);border-radius:4px;padding:8px 12px}
 .finding{border-left:6px solid var(--green)!important}
+.injected{border-left:6px solid var(--red);background:var(--failbg);padding:4px 12px;font-weight:600;border-radius:4px}
 .scroll{overflow-x:auto;max-width:100%;border:1px solid var(--line);border-radius:4px;margin:.4em 0}
 table{border-collapse:collapse;font-size:.82rem;font-variant-numeric:tabular-nums}
 th,td{padding:3px 5px;border-bottom:1px solid var(--line);white-space:nowrap}

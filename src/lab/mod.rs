@@ -279,6 +279,15 @@ fn own_section<T>(s: Option<&T>, lab: Lab) -> Result<&T, String> {
     s.ok_or_else(|| format!("experiment has lab: {lab} but no stack.{lab} section"))
 }
 
+/// The summary's note of an injected CPU burn (`stack.<lab>.burn_us`), empty when 0.
+fn burn_note(us: u32) -> String {
+    if us == 0 {
+        String::new()
+    } else {
+        format!(", INJECTED burn {us} µs CPU per request")
+    }
+}
+
 fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
     pairs
         .iter()

@@ -44,6 +44,7 @@ fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
         ("PROCESSES", n.processes.to_string()),
         ("POOL_MAX", n.pool_max.to_string()),
         ("PG_CONN_TIMEOUT_MS", n.pg_conn_timeout_ms.to_string()),
+        ("BURN_US", n.burn_us.to_string()),
     ]);
     // The app pre-opens its pool at boot: PostgreSQL must answer first.
     c.after_ready = Some(Role::Pg);
@@ -121,8 +122,10 @@ impl LabDescriptor for Node {
             format!("node:cluster {} workers", n.processes)
         };
         Some(format!(
-            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}",
-            n.pool_max, n.pg_conn_timeout_ms
+            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}{}",
+            n.pool_max,
+            n.pg_conn_timeout_ms,
+            burn_note(n.burn_us)
         ))
     }
 
@@ -133,6 +136,7 @@ impl LabDescriptor for Node {
                     processes: 1,
                     pool_max: 10,
                     pg_conn_timeout_ms: 3000,
+                    burn_us: 0,
                 }),
                 ..Default::default()
             },

@@ -60,6 +60,7 @@ fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
         ("DB_USERNAME", "lab".into()),
         ("DB_PASSWORD", ctx.password.clone()),
         ("DB_PERSISTENT", php.persistent.to_string()),
+        ("BURN_US", php.burn_us.to_string()),
     ]);
     c.shared_volume = true;
     c.files = vec![FileDecl {
@@ -191,18 +192,20 @@ impl LabDescriptor for Php {
 
     fn summary(&self, stack: &StackSettings) -> Option<String> {
         let p = stack.php.as_ref()?;
-        Some(format!(
-            "php-fpm pm=static max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}, {} warm-up requests",
-            p.max_children,
-            match p.listen {
-                Listen::Tcp => "tcp :9000",
-                Listen::Unix => "unix /run/php/php-fpm.sock",
-            },
-            p.backlog,
-            p.persistent,
-            if p.access_log { ", access logs on" } else { "" },
-            p.warmup_requests
-        ))
+        Some(
+            format!(
+                "php-fpm pm=static max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}, {} warm-up requests",
+                p.max_children,
+                match p.listen {
+                    Listen::Tcp => "tcp :9000",
+                    Listen::Unix => "unix /run/php/php-fpm.sock",
+                },
+                p.backlog,
+                p.persistent,
+                if p.access_log { ", access logs on" } else { "" },
+                p.warmup_requests
+            ) + &burn_note(p.burn_us),
+        )
     }
 
     fn defaults(&self) -> LabDefaults {
@@ -215,6 +218,7 @@ impl LabDescriptor for Php {
                     persistent: true,
                     access_log: false,
                     warmup_requests: 200,
+                    burn_us: 0,
                 }),
                 ..Default::default()
             },

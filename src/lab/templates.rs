@@ -79,6 +79,7 @@ mod tests {
             persistent: true,
             access_log,
             warmup_requests: 0,
+            burn_us: 0,
         }
     }
 

@@ -67,6 +67,9 @@ fn roles(r: &Report) -> Vec<String> {
 pub fn header(r: &Report) -> Block {
     let p = &r.params;
     let mut b = block(&format!("perflab report: {}", r.source.title));
+    for i in &r.injected {
+        b.lines.push(format!("INJECTED (not a clean run): {i}"));
+    }
     let s = &r.source;
     b.lines.push(format!(
         "source: {}{} ({} requests, {} rows; {} model, {} tags, hold {} s)",

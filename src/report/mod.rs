@@ -34,11 +34,13 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
             dir.display()
         )))
     })?;
-    // The refinement's probes are in the manifest (their loads are under loads/).
+    // The refinement's probes are in the manifest (their loads are under loads/), and so is
+    // the work injected on purpose.
     if dir.join(crate::rundir::MANIFEST_FILE).exists() {
-        let m = crate::rundir::read_manifest(dir)?.measurements;
-        r.refine = m.refine;
-        r.fit = m.fit;
+        let m = crate::rundir::read_manifest(dir)?;
+        r.refine = m.measurements.refine;
+        r.fit = m.measurements.fit;
+        r.injected = m.experiment.stack.injected();
     }
     write_all(&r, dir)?;
     Ok(r)

@@ -12,6 +12,8 @@ return [
     'key' => env('APP_KEY'),
     'cipher' => 'AES-256-CBC',
     'maintenance' => ['driver' => 'file'],
+    // Injected regression (perflab `stack.php.burn_us`): CPU µs spent in every request.
+    'burn_us' => (int) env('BURN_US', 0),
     // Laravel >= 10 lists its own providers; Laravel 8 (bookworm) needs them spelled out.
     'providers' => array_merge(
         method_exists(ServiceProvider::class, 'defaultProviders')

@@ -1,6 +1,6 @@
-//! `perflab compare RUN-A RUN-B`: the steps side by side (p95, ok/s, failed %, verdict), the
-//! knee shift, and what differs between the runs: component versions, the resolved
-//! experiment config, the overrides and the CPU layout. Pure.
+//! One run against one run: the steps side by side (p95, ok/s, failed %, verdict), the knee
+//! shift, and what differs between the runs: component versions, the resolved experiment
+//! config, the overrides and the CPU layout. Pure.
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::fmt_num;
 use crate::report::table::{Block, Table, blocks_text};
@@ -181,7 +181,7 @@ fn opt(v: Option<u32>) -> String {
 }
 
 /// Both runs' steps side by side: p95, goodput, failures, verdicts.
-fn steps_table(c: &Comparison) -> Table {
+pub fn steps_table(c: &Comparison) -> Table {
     let mut t = Table::new([
         c.unit.as_str(),
         "p95 A",
@@ -233,15 +233,22 @@ pub fn render_text(c: &Comparison) -> String {
         opt(c.last_passing_a),
         opt(c.last_passing_b)
     ));
+    b.notes.extend(diff_notes(c));
+    blocks_text(&[b])
+}
+
+/// The versions and config that differ, as text lines (each list after an empty line).
+pub fn diff_notes(c: &Comparison) -> Vec<String> {
+    let mut notes = Vec::new();
     for (title, list) in [("versions", &c.versions), ("config", &c.config)] {
-        b.notes.push(String::new());
+        notes.push(String::new());
         if list.is_empty() {
-            b.notes.push(format!("{title}: identical"));
+            notes.push(format!("{title}: identical"));
             continue;
         }
-        b.notes.push(format!("{title} that differ:"));
+        notes.push(format!("{title} that differ:"));
         for d in list {
-            b.notes.push(format!(
+            notes.push(format!(
                 "  {}: {} -> {}",
                 d.key,
                 d.a.as_deref().unwrap_or("(absent)"),
@@ -249,5 +256,5 @@ pub fn render_text(c: &Comparison) -> String {
             ));
         }
     }
-    blocks_text(&[b])
+    notes
 }

@@ -1,0 +1,159 @@
+//! One side of a comparison (one or more rounds): each round's max sustainable rate and knee,
+//! the common step of both sides, and the app CPU per ok request there. Pure.
+use crate::analyze::model::Report;
+use serde::Serialize;
+
+/// A round as the comparison reads it: its label and its report.
+pub type RoundIn<'a> = (&'a str, &'a Report);
+
+/// Where a round's max sustainable rate comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RateBasis {
+    /// `perflab run --refine`: the bisected rate (`report.refine.max_sustainable`).
+    Refined,
+    /// The last passing step below the knee (transient steps before it allowed).
+    PassingStep,
+}
+
+/// The figures of one side's rounds, in the order given.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rounds {
+    pub runs: Vec<String>,
+    /// Per round: the refined max sustainable rate, else the last passing step below the knee
+    /// (0 when no step passed).
+    pub max_sustainable: Vec<u32>,
+    pub max_sustainable_from: Vec<RateBasis>,
+    pub knee: Vec<Option<u32>>,
+    /// Per round: app-box CPU ms per ok response at the common step (when there is
+    /// one and every round has samples there).
+    pub cpu_ms_per_ok: Vec<f64>,
+    pub cpu_median: Option<f64>,
+    /// `(max - min) / median` of `cpu_ms_per_ok`, in %.
+    pub cpu_spread_pct: Option<f64>,
+    /// Work injected on purpose in any round (`stack.<lab>.burn_us`).
+    pub injected: Vec<String>,
+}
+
+/// A round's max sustainable rate and where it comes from.
+pub fn max_sustainable(r: &Report) -> (u32, RateBasis) {
+    match r.refine.as_ref().and_then(|f| f.max_sustainable) {
+        Some(v) => (v, RateBasis::Refined),
+        None => (
+            r.passing_below_knee.or(r.last_passing).unwrap_or(0),
+            RateBasis::PassingStep,
+        ),
+    }
+}
+
+/// A step counts for the CPU signal when at most this share of its requests failed (failed
+/// requests spend CPU without an ok response, inflating CPU per ok request).
+pub const MAX_FAILED_RATE: f64 = 0.05;
+
+/// The common step: the lowest step measured with CPU samples, and at most
+/// `MAX_FAILED_RATE` failed, in every round of both sides (see the module doc of `compare`
+/// for why the lowest, and why not only passing steps).
+pub fn common_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
+    let (_, first) = a.first().or(b.first())?;
+    let measured = |r: &Report, t: u32| {
+        r.steps.iter().any(|s| {
+            s.target == t
+                && s.failed_rate <= MAX_FAILED_RATE
+                && s.ms_cpu_per_ok.is_some_and(|v| v > 0.0)
+        })
+    };
+    first
+        .steps
+        .iter()
+        .map(|s| s.target)
+        .filter(|t| a.iter().chain(b).all(|(_, r)| measured(r, *t)))
+        .min()
+}
+
+/// CPU ms per ok response of a round at step `t` (None when not measured there).
+fn cpu_at(r: &Report, t: u32) -> Option<f64> {
+    r.steps
+        .iter()
+        .find(|s| s.target == t)
+        .and_then(|s| s.ms_cpu_per_ok)
+}
+
+pub fn median(v: &[f64]) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(s[n / 2]),
+        _ => Some((s[n / 2 - 1] + s[n / 2]) / 2.0),
+    }
+}
+
+/// `(max - min) / median` in %.
+pub fn spread_pct(v: &[f64]) -> Option<f64> {
+    let m = median(v).filter(|m| *m > 0.0)?;
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    let min = v.iter().copied().fold(f64::MAX, f64::min);
+    Some((max - min) / m * 100.0)
+}
+
+/// One side's figures; `step` is the common step of both sides.
+pub fn rounds(side: &[RoundIn], injected: Vec<String>, step: Option<u32>) -> Rounds {
+    let rates: Vec<(u32, RateBasis)> = side.iter().map(|(_, r)| max_sustainable(r)).collect();
+    let cpu: Vec<f64> = step
+        .map(|t| side.iter().filter_map(|(_, r)| cpu_at(r, t)).collect())
+        .unwrap_or_default();
+    Rounds {
+        runs: side.iter().map(|(l, _)| l.to_string()).collect(),
+        max_sustainable: rates.iter().map(|r| r.0).collect(),
+        max_sustainable_from: rates.iter().map(|r| r.1).collect(),
+        knee: side.iter().map(|(_, r)| r.knee).collect(),
+        cpu_median: median(&cpu),
+        cpu_spread_pct: spread_pct(&cpu),
+        cpu_ms_per_ok: cpu,
+        injected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded() -> Report {
+        crate::rundir::report::parse(include_str!(
+            "../../../tests/fixtures/compare/2a-base/2a/20261130T222220Z-r1/report.json"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_common_step_is_the_lowest_measured_everywhere_with_few_failures() {
+        let a = recorded();
+        let mut b = recorded();
+        let targets: Vec<u32> = a.steps.iter().map(|s| s.target).collect();
+        assert_eq!(targets[..2], [50, 100]);
+        assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), Some(50));
+        // a round that lost 20 % of its requests at 50 rps moves it up a step
+        b.steps[0].failed_rate = 0.2;
+        assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), Some(100));
+        // a round without CPU samples leaves no common step
+        for s in &mut b.steps {
+            s.ms_cpu_per_ok = None;
+        }
+        assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), None);
+        let r = rounds(&[("a", &a)], Vec::new(), Some(50));
+        assert_eq!(r.cpu_ms_per_ok.len(), 1);
+        assert_eq!(r.max_sustainable, [125]);
+        assert_eq!(r.max_sustainable_from, [RateBasis::PassingStep]);
+    }
+
+    #[test]
+    fn median_and_spread() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        let s = spread_pct(&[3.8, 4.0, 4.2]).unwrap();
+        assert!((s - 10.0).abs() < 1e-9, "{s}");
+        assert_eq!(spread_pct(&[]), None);
+    }
+}
