@@ -112,7 +112,7 @@ fn needs_make_a_claim_not_applicable_never_a_pass() {
     assert_eq!(r.verdict, ClaimVerdict::NotApplicable);
     assert_eq!(
         r.reason.as_deref(),
-        Some("needs app_cpus >= 2; this run has app_cpus = 1")
+        Some("needs >= 2 app CPUs; this host gives the app 1 (of 2 online)")
     );
     // the same claim without the requirement passes on this run
     let c = Claim { needs: vec![], ..c };

@@ -128,6 +128,12 @@ impl BinOp {
     }
 }
 
+impl fmt::Display for BinOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A function argument: a string literal or an expression.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arg {

@@ -337,11 +337,10 @@ fn requirements(
         match e.eval(ctx) {
             Ok(v) if v != 0.0 => {}
             Ok(_) => {
-                let have = leaves_all(e, ctx);
-                return Err((
-                    ClaimVerdict::NotApplicable,
-                    format!("needs {text}; this run has {have}"),
-                ));
+                let why = hardware_need(e, ctx).unwrap_or_else(|| {
+                    format!("needs {text}; this run has {}", leaves_all(e, ctx))
+                });
+                return Err((ClaimVerdict::NotApplicable, why));
             }
             Err(m) => return Err((ClaimVerdict::NotApplicable, format!("needs {text}: {m}"))),
         }
@@ -444,6 +443,35 @@ fn verdict(c: &Compiled, points: &[Point]) -> (ClaimVerdict, Option<String>) {
 fn steps_last<'r>(points: &[Point], r: &'r Report) -> Option<&'r StepReport> {
     let t = points.last()?.step?;
     r.steps.iter().find(|s| s.target == t)
+}
+
+/// An unmet need on the CPU layout in the hardware's words: `app_cpus >= 2` reads "needs >= 2
+/// app CPUs; this host gives the app 1 (of 2 online)".
+fn hardware_need(e: &Expr, ctx: &mut Ctx<'_>) -> Option<String> {
+    let Expr::Bin(op, l, r) = e else { return None };
+    let (Expr::Name(n), Some(want)) = (l.as_ref(), r.as_number()) else {
+        return None;
+    };
+    let role = match n.path.as_str() {
+        "app_cpus" => "app",
+        "db_cpus" => "database",
+        "loadgen_cpus" => "load generator",
+        "online_cpus" => {
+            return Some(format!(
+                "needs {op} {} online CPUs; this host has {}",
+                fmt_num(want),
+                fmt_num(ctx.name(n).ok()?)
+            ));
+        }
+        _ => return None,
+    };
+    let have = ctx.name(n).ok()?;
+    let online = ctx.run.manifest.cpu_layout.online.len();
+    Some(format!(
+        "needs {op} {} {role} CPUs; this host gives the {role} {} (of {online} online)",
+        fmt_num(want),
+        fmt_num(have)
+    ))
 }
 
 /// Every name's value, for an unmet requirement (`app_cpus = 1`).
