@@ -37,6 +37,13 @@ fn run_fit(id: &str) -> (tempfile::TempDir, PathBuf, Manifest, FitRecord) {
     let f = m.measurements.fit.clone().expect("the fit is recorded");
     assert!(f.calibration.pass, "{:?}", f.calibration);
     assert!(dir.join("loads/calibration/k6/requests.csv.gz").exists());
+    // Every report says the load was fitted, with the rules' published and fitted values.
+    let text = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for page in [&text, &html] {
+        assert!(page.contains("Fitted to this host"));
+        assert!(page.contains(&f.rules[0].fitted), "{}", f.rules[0].fitted);
+    }
     (out, dir, m, f)
 }
 

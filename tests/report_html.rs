@@ -165,3 +165,46 @@ fn html_flag_through_the_latest_link_keeps_the_manifest() {
     assert!(page.contains("The article's finding"));
     assert!(page.contains("<title>perflab report: exp1 · 20261130T035648Z-r1</title>"));
 }
+
+/// A refined and fitted run: the probes are drawn on the step plot (hollow markers, the max
+/// sustainable rate marked), and the page leads with the max sustainable rate and shows the fit.
+#[test]
+fn refine_probes_on_the_plot_and_fit_on_the_page() {
+    use perflab::analyze::refine::{Probe, Refined};
+    let mut r = report_of("stepped-errors", |_| {});
+    let top = r.steps.last().unwrap().target;
+    let probe = |target: u32, pass: bool| Probe {
+        target,
+        pass,
+        why: String::new(),
+        ok_per_s: f64::from(target),
+        p95_ms: if pass { 50.0 } else { 900.0 },
+        generator_cpu_pct: Some(20.0),
+    };
+    let plain = report::plots::steps_svg(&r).unwrap();
+    assert!(!plain.contains("refine probes"));
+    r.refine = Some(Refined {
+        max_sustainable: Some(top + 7),
+        unit: "rps".into(),
+        max_sustainable_resolution: (Some(top + 7), Some(top + 9)),
+        probes: vec![probe(top + 7, true), probe(top + 9, false)],
+        stopped: "bracket within 5 % of the rate".into(),
+    });
+    let svg = report::plots::steps_svg(&r).unwrap();
+    assert!(svg.contains("p95 (refine probes)") && svg.contains("ok/s (refine probes)"));
+    assert!(svg.contains(&format!("max sustainable {}", top + 7)));
+    // Two probes per panel, drawn as circles beyond the steps' own dots.
+    assert!(svg.matches("<circle").count() >= plain.matches("<circle").count() + 4);
+    let x = html::Extras {
+        manifest: None,
+        claims: Vec::new(),
+        plots: vec![(report::STEPS_SVG, Ok(svg))],
+    };
+    let page = html::render(&r, &x);
+    assert!(
+        page.contains(&format!("max sustainable {} rps", top + 7)),
+        "lead names it"
+    );
+    assert!(page.contains("id=\"refine\""));
+    assert!(!page.contains("Fitted to this host"));
+}

@@ -413,6 +413,7 @@ impl perflab::session::refine::Judge for Capacity {
         let holds: Vec<u32> = plan.measured_windows().map(|w| w.target).collect();
         assert_eq!(holds, vec![target]);
         Ok(perflab::analyze::refine::Probe {
+            generator_cpu_pct: None,
             target,
             pass: target <= self.capacity,
             why: String::new(),

@@ -14,6 +14,14 @@ pub struct RefineLimits {
     pub cap: u32,
     /// At most this many probes.
     pub max_probes: usize,
+    /// Stop extending when a probe's load generator used more than this CPU (% of one core;
+    /// 80 % of the generator's cores): past it the probe would measure k6, not the app.
+    #[serde(default = "no_generator_limit")]
+    pub generator_cpu_max_pct: f64,
+}
+
+fn no_generator_limit() -> f64 {
+    f64::INFINITY
 }
 
 impl RefineLimits {
@@ -24,7 +32,14 @@ impl RefineLimits {
             growth: 1.25,
             cap: top.saturating_mul(4),
             max_probes: 10,
+            generator_cpu_max_pct: f64::INFINITY,
         }
+    }
+
+    /// Bound the extension by the generator's CPU: 80 % of its `cores`.
+    pub fn with_generator_cores(mut self, cores: usize) -> RefineLimits {
+        self.generator_cpu_max_pct = 80.0 * cores.max(1) as f64;
+        self
     }
 }
 
@@ -37,6 +52,9 @@ pub struct Probe {
     pub why: String,
     pub ok_per_s: f64,
     pub p95_ms: f64,
+    /// The load generator's highest CPU during the probe (% of one core), when sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_cpu_pct: Option<f64>,
 }
 
 /// The refined max sustainable rate, as `report.json` records it.
@@ -104,6 +122,15 @@ impl Bisection {
                 Next::Probe(mid)
             }
             (Some(lo), None) => {
+                if let Some(p) = self.probes.last()
+                    && let Some(g) = p.generator_cpu_pct
+                    && g > l.generator_cpu_max_pct
+                {
+                    return Next::Done(format!(
+                        "the load generator used {g:.0} % CPU at {} (limit {:.0} %): a higher rate would measure k6, not the app",
+                        p.target, l.generator_cpu_max_pct
+                    ));
+                }
                 let next = ((f64::from(lo) * l.growth).ceil() as u32).max(lo + 1);
                 if next > l.cap {
                     return Next::Done(format!("no failure up to the cap of {}", l.cap));
@@ -142,6 +169,7 @@ mod tests {
 
     fn probe(target: u32, pass: bool) -> Probe {
         Probe {
+            generator_cpu_pct: None,
             target,
             pass,
             why: String::new(),
@@ -172,6 +200,30 @@ mod tests {
         assert_eq!(b.probes[0].target, 450);
         assert!(b.probes.len() <= 3, "{:?}", b.probes);
         assert!(matches!(b.next(), Next::Done(s) if s.contains("within 5 %")));
+    }
+
+    #[test]
+    fn extension_stops_when_the_generator_nears_its_cpu() {
+        // One generator core: k6 at 60 % then 85 % of it while the app still passes.
+        let limits = RefineLimits::for_top(300).with_generator_cores(1);
+        let mut b = Bisection::new(Some(300), None, limits);
+        for (target, k6) in [(375, 60.0), (469, 85.0)] {
+            assert_eq!(b.next(), Next::Probe(target));
+            let mut p = probe(target, true);
+            p.generator_cpu_pct = Some(k6);
+            b.record(p);
+        }
+        match b.next() {
+            Next::Done(why) => assert!(why.contains("85 % CPU at 469"), "{why}"),
+            n => panic!("{n:?}"),
+        }
+        assert_eq!(b.lo, Some(469));
+        // Two generator cores: 85 % of one core is not the limit.
+        let mut b2 = Bisection::new(Some(300), None, limits.with_generator_cores(2));
+        let mut p = probe(375, true);
+        p.generator_cpu_pct = Some(85.0);
+        b2.record(p);
+        assert!(matches!(b2.next(), Next::Probe(_)));
     }
 
     #[test]

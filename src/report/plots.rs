@@ -8,20 +8,45 @@ use plotters::prelude::SeriesLabelPosition;
 
 /// Latency (p50/p95/p99) and goodput against the offered step, SLO line and knee marked.
 pub fn steps_svg(r: &Report) -> Result<String, String> {
-    let xs: Vec<f64> = r.steps.iter().map(|s| s.target as f64).collect();
+    let probes = r
+        .refine
+        .as_ref()
+        .map(|f| f.probes.as_slice())
+        .unwrap_or(&[]);
+    let xs: Vec<f64> = (r.steps.iter().map(|s| s.target as f64))
+        .chain(probes.iter().map(|p| f64::from(p.target)))
+        .collect();
     let x = (
         xs.iter().copied().fold(f64::MAX, f64::min),
         xs.iter().copied().fold(0.0, f64::max),
     );
     let pad = ((x.1 - x.0) * 0.05).max(1.0);
     let x = (x.0 - pad, x.1 + pad);
-    let knee: Vec<(f64, String)> = r
+    let mut marks: Vec<(f64, String)> = r
         .knee
         .map(|k| (k as f64, format!(" knee {k}")))
         .into_iter()
         .collect();
-    let lat = step_latency_panel(r, x, knee.clone());
-    let goodput = step_throughput_panel(r, x, knee);
+    if let Some(m) = r.refine.as_ref().and_then(|f| f.max_sustainable) {
+        marks.push((f64::from(m), format!(" max sustainable {m}")));
+    }
+    let mut lat = step_latency_panel(r, x, marks.clone());
+    let mut goodput = step_throughput_panel(r, x, marks);
+    if !probes.is_empty() {
+        let at = |f: fn(&crate::analyze::refine::Probe) -> f64| -> Vec<(f64, f64)> {
+            probes.iter().map(|p| (f64::from(p.target), f(p))).collect()
+        };
+        lat.series.push(Series::markers(
+            "p95 (refine probes)",
+            ORANGE,
+            at(|p| p.p95_ms),
+        ));
+        goodput.series.push(Series::markers(
+            "ok/s (refine probes)",
+            GREEN,
+            at(|p| p.ok_per_s),
+        ));
+    }
     render(760, &[lat, goodput])
 }
 

@@ -55,6 +55,7 @@ impl Judge for Analysis {
             .with_context(|| format!("the probe at {target} left no step in its data"))?;
         let why: Vec<String> = s.failures.iter().map(|f| f.text.clone()).collect();
         Ok(Probe {
+            generator_cpu_pct: s.server.as_ref().and_then(|w| w.k6_cpu_max_pct),
             target,
             pass: s.verdict == Verdict::Pass,
             why: why.join("; "),
@@ -111,7 +112,9 @@ impl<J: Judge> Measurement for Refine<J> {
         self.steps.run(stage).await?;
         let (last_passing, knee) = self.judge.steps(&stage.dir.path)?;
         let top = self.experiment.load.steps.last().copied().unwrap_or(1);
-        let mut b = Bisection::new(last_passing, knee, RefineLimits::for_top(top));
+        let cores = stage.manifest.cpu_layout.loadgen.len();
+        let limits = RefineLimits::for_top(top).with_generator_cores(cores);
+        let mut b = Bisection::new(last_passing, knee, limits);
         let stopped = loop {
             let target = match b.next() {
                 Next::Probe(t) => t,

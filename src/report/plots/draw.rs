@@ -21,6 +21,8 @@ pub(super) struct Series {
     pub color: RGBColor,
     pub points: Vec<(f64, f64)>,
     pub dashed: bool,
+    /// Hollow markers only, no line (the refinement's probes).
+    pub markers: bool,
 }
 
 impl Series {
@@ -30,6 +32,13 @@ impl Series {
             color,
             points,
             dashed: false,
+            markers: false,
+        }
+    }
+    pub fn markers(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            markers: true,
+            ..Series::solid(label, color, points)
         }
     }
     pub fn dashed(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
@@ -177,6 +186,14 @@ fn draw_series<DB: DrawingBackend>(chart: &mut Chart<DB>, series: &[Series]) -> 
     for s in series {
         let c = s.color;
         let style = c.stroke_width(2);
+        if s.markers {
+            chart
+                .draw_series(s.points.iter().map(|q| Circle::new(*q, 6, style)))
+                .map_err(|e| e.to_string())?
+                .label(s.label.clone())
+                .legend(move |(x, y)| Circle::new((x + 9, y), 5, c.stroke_width(2)));
+            continue;
+        }
         if s.dashed {
             chart
                 .draw_series(DashedLineSeries::new(s.points.clone(), 5, 4, style))
