@@ -28,7 +28,8 @@ fn demo_open() -> Experiment {
 #[derive(Clone)]
 struct Host {
     w_ms: f64,
-    pass: bool,
+    /// The calibration passes at this rate and below (the host breaks above it).
+    passes_up_to: u32,
 }
 
 impl Judge for Host {
@@ -51,12 +52,13 @@ impl Judge for Host {
             p95_ms: self.w_ms * 1.2,
             app_ms: Some(2.0),
             db_ms: None,
-            pass: self.pass,
-            why: if self.pass {
+            pass: rate <= self.passes_up_to,
+            why: if rate <= self.passes_up_to {
                 String::new()
             } else {
                 "p95 over the SLO".into()
             },
+            failed_attempts: Vec::new(),
         })
     }
 }
@@ -115,7 +117,7 @@ fn the_calibration_fits_the_steps_and_the_manifest_keeps_both_plans() {
         &e,
         Host {
             w_ms: 50.0,
-            pass: true,
+            passes_up_to: 1000,
         },
         None,
     );
@@ -177,7 +179,7 @@ fn a_rule_on_a_stack_setting_restarts_the_stack_with_it() {
         &e,
         Host {
             w_ms: 40.0,
-            pass: true,
+            passes_up_to: 1000,
         },
         None,
     );
@@ -222,7 +224,7 @@ fn interrupts_during_the_calibration_or_the_restart_leave_nothing_and_name_the_p
             &e,
             Host {
                 w_ms: 40.0,
-                pass: true,
+                passes_up_to: 1000,
             },
             Some(fault),
         );
@@ -236,25 +238,65 @@ fn interrupts_during_the_calibration_or_the_restart_leave_nothing_and_name_the_p
 }
 
 #[test]
-fn a_calibration_over_the_knee_fails_the_round_with_the_fix() {
+fn a_calibration_over_the_knee_is_retried_at_half_the_rate() {
+    // The host breaks above 10 rps: 20 fails, 10 passes and is the calibration.
     let (engine, o, _out) = fitted_round(
         &demo_open(),
         Host {
             w_ms: 40.0,
-            pass: false,
+            passes_up_to: 10,
+        },
+        None,
+    );
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let c = &m.measurements.fit.as_ref().unwrap().calibration;
+    assert_eq!(c.rate, 10);
+    assert_eq!(
+        c.failed_attempts,
+        vec!["20 rps: p95 over the SLO".to_string()]
+    );
+    assert!(o.dir.join("loads/calibration-2/plan.json").exists());
+    // Two calibrations and the steps, a recovery after the failed calibration.
+    assert_eq!(
+        engine.calls.iter().filter(|c| **c == Op::WaitLoad).count(),
+        3
+    );
+    let phases = labelled_phases(&o);
+    assert!(
+        phases.contains(&(Phase::Recover, "after a failed calibration".into())),
+        "{phases:?}"
+    );
+    assert!(
+        phases.contains(&(Phase::Fit, "calibration 2".into())),
+        "{phases:?}"
+    );
+}
+
+#[test]
+fn a_host_that_breaks_below_the_lowest_calibration_fails_in_the_fit_phase() {
+    let (engine, o, _out) = fitted_round(
+        &demo_open(),
+        Host {
+            w_ms: 40.0,
+            passes_up_to: 0,
         },
         None,
     );
     assert_eq!(o.state, RunState::Failed);
+    assert_eq!(o.phase, Some(Phase::Fit));
     let reason = o.reason.unwrap_or_default();
     assert!(
-        reason.contains("fit.calibrate.rate") && reason.contains("p95 over the SLO"),
+        reason.contains("no calibration passed")
+            && reason.contains("20 rps: p95 over the SLO; 10 rps: p95 over the SLO; 5 rps"),
         "{reason}"
     );
-    // Nothing was measured with an unfitted plan.
+    // 20, 10 and 5 rps were tried; nothing was measured with an unfitted plan.
     assert_eq!(
         engine.calls.iter().filter(|c| **c == Op::WaitLoad).count(),
-        1
+        3
     );
     assert!(engine.objects.is_empty());
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert!(m.measurements.fit.is_none());
 }

@@ -25,6 +25,10 @@ pub struct Calibration {
     /// nothing about the host's ceilings).
     pub pass: bool,
     pub why: String,
+    /// Calibrations at higher rates that did not pass before this one (`20 rps: p95 914 ms >
+    /// 200`): the host broke below the published calibration rate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_attempts: Vec<String>,
 }
 
 /// The fit of one run, as the manifest keeps it.

@@ -228,6 +228,12 @@ pub fn fit_block(r: &Report) -> Option<Block> {
         opt(c.app_ms, |v| format!("{v:.2}")),
         opt(c.db_ms, |v| format!("{v:.2}")),
     ));
+    if !c.failed_attempts.is_empty() {
+        b.lines.push(format!(
+            "calibrations that did not pass first (the host broke below their rate): {}",
+            c.failed_attempts.join("; ")
+        ));
+    }
     let q: Vec<String> = ["app_ceiling", "db_ceiling", "pool_rps"]
         .iter()
         .filter_map(|k| f.quantities.get(*k).map(|v| format!("{k} {v:.0} rps")))

@@ -19,6 +19,8 @@ pub enum Phase {
     Collect,
     /// A pause between two loads on the same stack, while in-flight work drains.
     Recover,
+    /// `--fit`: a calibration judged, the published numbers fitted to it.
+    Fit,
     Teardown,
     Report,
 }
@@ -36,6 +38,7 @@ impl Phase {
             Phase::Measure => "measure",
             Phase::Collect => "collect",
             Phase::Recover => "recover",
+            Phase::Fit => "fit",
             Phase::Teardown => "teardown",
             Phase::Report => "report",
         }

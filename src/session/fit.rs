@@ -44,17 +44,20 @@ pub fn calibration_of(r: &Report, rate: u32, hold_s: u32) -> Result<Calibration>
         db_ms,
         pass: s.verdict == Verdict::Pass,
         why: why.join("; "),
+        failed_attempts: Vec::new(),
     })
 }
 
-/// The experiment's calibration load: one open-model step at `fit.calibrate.rate`.
-pub fn calibration_experiment(e: &Experiment, fit: &Fit) -> Experiment {
+/// The lowest calibration rate: below it a second of samples holds too few requests.
+pub const MIN_RATE: u32 = 5;
+
+/// The experiment's calibration load: one open-model step at `rate` held `hold_s`.
+pub fn calibration_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experiment {
     let mut c = e.clone();
-    let rate = fit.calibrate.rate;
     c.load.model = Model::Open;
     c.load.think_time_s = None;
     c.load.steps = vec![rate];
-    c.load.hold_s = fit.calibrate.hold_s;
+    c.load.hold_s = hold_s;
     c.load.ramp_s = 0;
     c.load.warmup_s = 0;
     c.load.abort = false;
@@ -104,31 +107,47 @@ impl<J: Judge + Clone> Fitted<J> {
             .ok_or_else(|| anyhow!("experiment {} has no `fit:` section", self.experiment.id))
     }
 
-    /// The calibration load and its numbers.
+    /// The calibration load and its numbers: at `fit.calibrate.rate`, then, while it does not
+    /// pass (the host breaks below that rate), at half the rate, down to [`MIN_RATE`].
     async fn calibrate<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Calibration, Stop> {
         let fit = self.fit()?;
-        let cal = calibration_experiment(&self.experiment, fit);
-        let plan = plan::build(&cal, PlanOptions { quick: false });
-        if !stage.quiet {
-            crate::say!(
-                "fit: calibration at {} rps for {} s",
-                fit.calibrate.rate,
-                fit.calibrate.hold_s
-            );
+        let hold_s = fit.calibrate.hold_s;
+        let mut rate = fit.calibrate.rate;
+        let mut failed = Vec::new();
+        for attempt in 1.. {
+            let label = match attempt {
+                1 => "calibration".to_string(),
+                n => format!("calibration {n}"),
+            };
+            let cal = calibration_experiment(&self.experiment, rate, hold_s);
+            let plan = plan::build(&cal, PlanOptions { quick: false });
+            if !stage.quiet {
+                crate::say!("fit: calibration at {rate} rps for {hold_s} s");
+            }
+            let dir = stage.run_extra_load(&label, plan).await?;
+            let judged = async { self.judge.calibration(&dir, rate, hold_s) };
+            let mut c = stage.trail.record(Phase::Fit, Some(&label), judged).await?;
+            if c.pass {
+                c.failed_attempts = failed;
+                return Ok(c);
+            }
+            failed.push(format!("{rate} rps: {}", c.why));
+            if rate <= MIN_RATE {
+                break;
+            }
+            rate = (rate / 2).max(MIN_RATE);
+            let pause = Duration::from_secs(u64::from(self.experiment.load.timeout_s.clamp(2, 30)));
+            stage.recover(pause, "after a failed calibration").await?;
         }
-        let out_dir = stage.run_extra_load("calibration", plan).await?;
-        let c = self
-            .judge
-            .calibration(&out_dir, fit.calibrate.rate, fit.calibrate.hold_s)?;
-        if !c.pass {
-            return Err(Stop::Failed(anyhow!(
-                "the calibration at {} rps did not pass on this host ({}); lower fit.calibrate.rate in experiments/{}.yaml",
-                c.rate,
-                c.why,
-                self.experiment.id
-            )));
-        }
-        Ok(c)
+        let why = failed.join("; ");
+        let e = anyhow!(
+            "no calibration passed on this host ({why}): it breaks below {MIN_RATE} rps, so nothing can be fitted; run it as published (without --fit), or on a host with fewer other processes"
+        );
+        stage
+            .trail
+            .record(Phase::Fit, None, async { Err::<(), _>(e) })
+            .await?;
+        unreachable!("a failed record returns Err")
     }
 
     /// Restart the stack with the fitted settings (a rule set a `stack.` field).
@@ -174,8 +193,11 @@ impl<J: Judge + Clone> Fitted<J> {
         let layout = &stage.manifest.cpu_layout;
         let (app, db) = (layout.app.len(), layout.db.len());
         let q = quantities(&self.experiment, &c, app, db);
-        let (fitted, rules) = fitting::apply(&self.experiment, self.fit()?, &q)
-            .map_err(|m| anyhow!("fitting {} to this host: {m}", self.experiment.id))?;
+        let fitting = async {
+            fitting::apply(&self.experiment, self.fit()?, &q)
+                .map_err(|m| anyhow!("fitting {} to this host: {m}", self.experiment.id))
+        };
+        let (fitted, rules) = stage.trail.record(Phase::Fit, None, fitting).await?;
         let restacked = rules.iter().any(|r| r.set.starts_with("stack."));
         if !stage.quiet {
             for r in &rules {
