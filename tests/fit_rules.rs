@@ -112,20 +112,20 @@ fn exp1_steps_are_the_articles_fractions_of_this_hosts_app_ceiling() {
 }
 
 #[test]
-fn exp0_reaches_the_database_ceiling_it_never_reached_as_published() {
+fn exp0_reaches_the_ceiling_that_binds_first_which_here_is_the_apps() {
     let cat = catalog();
     let (e, f, q) = fitted(&cat, "exp0");
-    let ceiling = q["db_ceiling"];
+    let (db, app) = (q["db_ceiling"], q["app_ceiling"]);
     let published_top = f64::from(*e.load.steps.last().unwrap());
-    // Why exp0 failed here: PostgreSQL is cheaper per request, its ceiling is above 60.
-    assert!(
-        ceiling > published_top,
-        "db ceiling {ceiling} vs published top {published_top}"
-    );
+    // Why exp0 never reached a knee here: both ceilings are above the article's 60 rps.
+    assert!(db.min(app) > published_top, "db {db}, app {app}");
+    // And why its PostgreSQL claims need 2 app CPUs: with a new connection per request, PHP
+    // on its one CPU binds before PostgreSQL's core (recorded: ~114 vs ~158 rps).
+    assert!(app < db, "app ceiling {app} vs db ceiling {db}");
     let top = f64::from(*f.load.steps.last().unwrap());
     assert!(
-        top >= 0.98 * ceiling,
-        "fitted top {top} vs db ceiling {ceiling}"
+        (top - app).abs() <= 1.0,
+        "fitted top {top} vs the binding ceiling {app}"
     );
 }
 

@@ -219,7 +219,7 @@ pub fn fit_block(r: &Report) -> Option<Block> {
     let c = &f.calibration;
     let mut b = Block::new("Fitted to this host (--fit)");
     b.lines.push(format!(
-        "calibration: {} rps for {} s on the same stack: {:.1} ok/s, W {} ms (mean), p95 {} ms, app {} ms CPU/request, PostgreSQL {} ms CPU/request",
+        "calibration: {} rps for {} s on the same stack: {:.1} ok/s, W {} (mean), p95 {}, app {} ms CPU/request, PostgreSQL {} ms CPU/request",
         c.rate,
         c.hold_s,
         c.ok_per_s,
