@@ -312,6 +312,21 @@ dropped_iterations,1700000001500,1.000000,,,,,,,,,step,,,,,,,\n";
     }
 
     #[test]
+    fn vus_rows_are_bounded() {
+        let n = ingest::MAX_VUS_SAMPLES;
+        let rows: String = (0..=n as i64)
+            .map(|i| format!("vus,{},3,,,\n", 1_700_000_000_000 + i % 1000))
+            .collect();
+        let e = rows_then(&rows).err().unwrap();
+        let line = 22 + n;
+        assert!(
+            e.to_string()
+                .starts_with(&format!("line {line}: more than")),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_line_without_newline_is_bounded() {
         let mut csv = HEAD.as_bytes().to_vec();
         csv.extend(std::iter::repeat_n(b'a', 3 * MAX_LINE));

@@ -4,6 +4,9 @@ use super::window::{Admit, Window};
 use super::{CsvError, K6Data, MAX_LINE, StepAgg, parse_step_tag};
 use crate::analyze::hist::LatencyHist;
 use crate::experiment::bounds::MAX_STEPS;
+
+/// The most `vus` rows read: four a second over the whole window (k6 writes one a second).
+pub(super) const MAX_VUS_SAMPLES: usize = 4 * 2 * (super::MAX_SPAN_MS / 1000) as usize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -170,6 +173,15 @@ impl Ingest {
         self.d.last_ms = Some(self.d.last_ms.map_or(ts_ms, |m| m.max(ts_ms)));
         match metric {
             Metric::Vus => {
+                if self.d.vus.len() >= MAX_VUS_SAMPLES {
+                    return Err(CsvError::BadField {
+                        line: line_no,
+                        field: "metric_name",
+                        what: format!(
+                            "more than {MAX_VUS_SAMPLES} `vus` rows: k6 writes one a second"
+                        ),
+                    });
+                }
                 self.d.vus.push((ts_ms, value));
                 let s = self.d.timeline.get_mut(ts_ms.div_euclid(1000));
                 s.vus = Some(s.vus.map_or(value, |v| v.max(value)));
