@@ -7,7 +7,8 @@
 //! together with a table of exit code, time and peak RSS per case.
 //!
 //! `PERFLAB_BIN=path` runs the table against another binary (an older build, a release
-//! build); `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there.
+//! build); `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there;
+//! `PERFLAB_HOSTILE_TIMEV=1` runs each case under `/usr/bin/time -v` and takes its figure.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -50,6 +51,8 @@ struct Case {
     name: &'static str,
     /// File written into the case's directory before the command (name, bytes).
     file: Option<(&'static str, Vec<u8>)>,
+    /// A second file, for commands that read two.
+    extra: Option<(&'static str, Vec<u8>)>,
     args: Vec<&'static str>,
     code: i32,
     /// Substrings of stderr + stdout.
@@ -66,6 +69,7 @@ fn case(
     Case {
         name,
         file,
+        extra: None,
         args: args.to_vec(),
         code,
         says: says.to_vec(),
@@ -267,7 +271,23 @@ fn cases() -> Vec<Case> {
             2,
             &["1a.yaml", "load.steps", "257 steps: at most 256"],
         ),
+        Case {
+            extra: Some(("s.json", nan_threshold_summary())),
+            ..case(
+                "summary threshold p(95)<NaN",
+                Some(("d.csv", csv(""))),
+                &["analyze", "d.csv", "--summary", "s.json"],
+                2,
+                &["s.json", "p95 threshold NaN"],
+            )
+        },
     ]
+}
+
+/// A k6 summary whose per-step p95 threshold is `NaN` (k6 would not run it; a hand edit can).
+fn nan_threshold_summary() -> Vec<u8> {
+    let m = r#"{"metrics":{"http_req_duration{stage:r0010}":{"count":20,"p(95)":20,"thresholds":{"p(95)<NaN":{"ok":true}}}}}"#;
+    m.as_bytes().to_vec()
 }
 
 /// A row from a year before the run on line 2, then 100 rows of the run.
@@ -317,7 +337,7 @@ fn bin() -> PathBuf {
 
 /// Run the case's command in its own directory, and wait for it with `wait4` for its peak RSS.
 fn run_case(c: &Case, dir: &Path) -> Outcome {
-    if let Some((name, bytes)) = &c.file {
+    for (name, bytes) in c.file.iter().chain(&c.extra) {
         std::fs::write(dir.join(name), bytes).unwrap();
     }
     let quoted: Vec<String> = c.args.iter().map(|a| format!("'{a}'")).collect();
@@ -326,7 +346,8 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
     let child = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "ulimit -v 1572864; exec '{}' {}",
+            "ulimit -v 1572864; exec {}'{}' {}",
+            if timev() { "/usr/bin/time -v " } else { "" },
             bin().display(),
             quoted.join(" ")
         ))
@@ -354,13 +375,30 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
     let took = t.elapsed();
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
     let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    let text = read(&err_path) + &read(&out_path);
+    let max_rss_kib = match timev() {
+        true => timev_rss_kib(&text).expect("/usr/bin/time -v printed no maximum RSS"),
+        false => ru.ru_maxrss,
+    };
     Outcome {
         code,
-        text: read(&err_path) + &read(&out_path),
+        text,
         took,
-        max_rss_kib: ru.ru_maxrss,
+        max_rss_kib,
         out_created: dir.join("out").exists(),
     }
+}
+
+fn timev() -> bool {
+    std::env::var_os("PERFLAB_HOSTILE_TIMEV").is_some()
+}
+
+/// `Maximum resident set size (kbytes): N` of `/usr/bin/time -v`.
+fn timev_rss_kib(text: &str) -> Option<i64> {
+    let line = text
+        .lines()
+        .find(|l| l.contains("Maximum resident set size"))?;
+    line.rsplit(':').next()?.trim().parse().ok()
 }
 
 /// What is wrong with the outcome of `c`, if anything.

@@ -78,17 +78,20 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             a.csv.display()
         ))
     })?;
-    if !(slo > 0.0 && slo.is_finite()) {
-        return Err(invalid(format!(
-            "{}: the summary's p95 threshold {slo} ms is not a positive number: pass --slo-ms N",
-            a.summary.as_deref().unwrap_or(&a.csv).display()
-        )));
+    let slo_p99 = a
+        .slo_p99_ms
+        .or_else(|| summary.as_ref().and_then(|s| s.slo_p99_ms()));
+    for (q, v) in [("p95", Some(slo)), ("p99", slo_p99)] {
+        if let Some(v) = v.filter(|v| !(*v > 0.0 && v.is_finite())) {
+            return Err(invalid(format!(
+                "{}: the summary's {q} threshold {v} ms is not a positive number: pass --slo-ms N",
+                a.summary.as_deref().unwrap_or(&a.csv).display()
+            )));
+        }
     }
     let k6 = load::k6_csv(&a.csv)?;
     let mut params = Params::new(slo);
-    params.slo_p99_ms = a
-        .slo_p99_ms
-        .or_else(|| summary.as_ref().and_then(|s| s.slo_p99_ms()));
+    params.slo_p99_ms = slo_p99;
     params.error_budget = a.error_budget;
     params.goodput_tolerance = a.goodput_tolerance;
     params.hold_s = a.hold_s;
