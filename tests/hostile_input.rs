@@ -266,7 +266,7 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "257 steps in the plan",
-            Some(("1a.yaml", exp_1a("steps", &steps_list(257)))),
+            Some(("1a.yaml", exp_1a("steps", steps_list(257)))),
             &["validate", "1a.yaml"],
             2,
             &["1a.yaml", "load.steps", "257 steps: at most 256"],
@@ -343,6 +343,10 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
     let quoted: Vec<String> = c.args.iter().map(|a| format!("'{a}'")).collect();
     let (out_path, err_path) = (dir.join(".stdout"), dir.join(".stderr"));
     let t = Instant::now();
+    #[allow(
+        clippy::zombie_processes,
+        reason = "waited for with wait4 below, for its rusage"
+    )]
     let child = Command::new("sh")
         .arg("-c")
         .arg(format!(
