@@ -91,8 +91,13 @@ pub fn run_json(data: &[u8]) {
     let (Ok(manifest), Ok(report)) = (manifest, report) else {
         return;
     };
-    let c = perflab::verify::compare::compare(("a", &report, &manifest), ("b", &report, &manifest));
-    let _ = perflab::verify::compare::render_text(&c);
+    use perflab::verify::compare;
+    let c = compare::compare(("a", &report, &manifest), ("b", &report, &manifest));
+    let _ = compare::render_text(&c);
+    let run = ("r", &report, &manifest);
+    let rounds = compare::compare_rounds(&[run, run], &[run]);
+    let _ = compare::render::text(&rounds);
+    let _ = serde_json::to_string(&rounds).expect("a comparison serializes");
     let view = perflab::verify::RunView {
         label: "fuzz",
         report: &report,
