@@ -105,24 +105,37 @@ pub fn read_online(path: &Path) -> Result<Vec<u32>, String> {
     Ok(v)
 }
 
-/// Parse a kernel/Docker CPU list such as `0-3,6` (in the order written).
+/// The highest CPU number Linux can have (`NR_CPUS` is at most 8192).
+pub const MAX_CPU: u32 = 8191;
+
+/// Parse a kernel/Docker CPU list such as `0-3,6` (in the order written, each CPU once). A CPU
+/// number above [`MAX_CPU`] is refused before any range is expanded (`1-4294967295` once tried
+/// to allocate 17 GB), so the list holds at most 8192 CPUs.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     let mut v = Vec::new();
+    let mut seen = vec![false; MAX_CPU as usize + 1];
     for part in s.trim().split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let num = |x: &str| {
-            x.trim()
-                .parse::<u32>()
-                .map_err(|_| format!("`{x}` is not a CPU number in `{s}`"))
-        };
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (num(a)?, num(b)?);
-                if b < a {
-                    return Err(format!("range `{part}` runs backwards"));
-                }
-                v.extend(a..=b);
+            let x = x.trim();
+            match x.parse::<u32>() {
+                Ok(n) if n <= MAX_CPU => Ok(n),
+                _ if !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
+                    "CPU {x} is above {MAX_CPU}, the highest CPU number Linux supports"
+                )),
+                _ => Err(format!("`{x}` is not a CPU number in `{s}`")),
             }
-            None => v.push(num(part)?),
+        };
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if b < a {
+            return Err(format!("range `{part}` runs backwards"));
+        }
+        for c in a..=b {
+            if !std::mem::replace(&mut seen[c as usize], true) {
+                v.push(c);
+            }
         }
     }
     if v.is_empty() {
@@ -228,6 +241,23 @@ impl PerflabVersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_numbers_are_bounded_before_expansion() {
+        let e = parse_cpu_list("1-4294967295").unwrap_err();
+        assert!(e.contains("CPU 4294967295 is above 8191"), "{e}");
+        let e = parse_cpu_list("0-99999999999999999999").unwrap_err();
+        assert!(e.contains("CPU 99999999999999999999 is above 8191"), "{e}");
+        assert_eq!(parse_cpu_list("0-3,8191").unwrap(), [0, 1, 2, 3, 8191]);
+        assert_eq!(parse_cpu_list("3,1-2,2-3,0").unwrap(), [3, 1, 2, 0]);
+        let many = vec!["0-8191"; 1000].join(",");
+        assert_eq!(parse_cpu_list(&many).unwrap().len(), 8192);
+        assert!(
+            parse_cpu_list("x")
+                .unwrap_err()
+                .contains("not a CPU number")
+        );
+    }
 
     #[test]
     fn parses_proc_texts() {

@@ -150,39 +150,102 @@ impl LatencyHist {
 }
 
 /// A coarse histogram for one second of the timeline (2 significant digits, 0.1 ms unit).
-#[derive(Clone)]
+///
+/// A second keeps its values as a plain list until it has [`SECOND_LIST_MAX`] of them, then an
+/// HDR histogram (about 8 KiB): a long, sparse timeline costs memory in proportion to its rows,
+/// not 8 KiB per second. The quantiles are the same either way.
+#[derive(Clone, Default)]
 pub struct SecondHist {
-    h: Histogram<u32>,
+    list: Vec<u32>,
+    h: Option<Histogram<u32>>,
 }
 
-impl Default for SecondHist {
-    fn default() -> Self {
-        SecondHist {
-            h: Histogram::new_with_bounds(1, 6_000_000, 2).expect("valid HDR bounds"),
-        }
-    }
+/// Values a second keeps as a list before it switches to an HDR histogram.
+pub const SECOND_LIST_MAX: usize = 512;
+
+fn second_hdr() -> Histogram<u32> {
+    Histogram::new_with_bounds(1, 6_000_000, 2).expect("valid HDR bounds")
 }
 
 impl SecondHist {
     pub fn record_ms(&mut self, ms: f64) {
-        let v = (ms * 10.0).ceil().clamp(1.0, 6_000_000.0) as u64;
-        self.h.saturating_record(v);
+        self.record(((ms * 10.0).ceil().clamp(1.0, 6_000_000.0)) as u32);
+    }
+    /// Record a value in the histogram's unit (0.1 ms).
+    fn record(&mut self, v: u32) {
+        match &mut self.h {
+            Some(h) => h.saturating_record(v as u64),
+            None if self.list.len() < SECOND_LIST_MAX => self.list.push(v),
+            None => self.hdr().saturating_record(v as u64),
+        }
+    }
+    /// The HDR form, converting the list on first use.
+    fn hdr(&mut self) -> &mut Histogram<u32> {
+        let list = std::mem::take(&mut self.list);
+        self.h.get_or_insert_with(|| {
+            let mut h = second_hdr();
+            list.iter().for_each(|v| h.saturating_record(*v as u64));
+            h
+        })
     }
     /// Merge another second's histogram (several generators' requests in the same second).
     pub fn add(&mut self, other: &SecondHist) {
-        self.h.add(&other.h).expect("same bounds");
+        match &other.h {
+            Some(oh) => self.hdr().add(oh).expect("same bounds"),
+            None => other.list.iter().for_each(|v| self.record(*v)),
+        }
     }
     pub fn quantile_ms(&self, q: f64) -> f64 {
-        if self.h.is_empty() {
+        let tmp;
+        let h = match &self.h {
+            Some(h) => h,
+            None => {
+                let mut t = second_hdr();
+                self.list
+                    .iter()
+                    .for_each(|v| t.saturating_record(*v as u64));
+                tmp = t;
+                &tmp
+            }
+        };
+        if h.is_empty() {
             return 0.0;
         }
-        self.h.median_equivalent(self.h.value_at_quantile(q)) as f64 / 10.0
+        h.median_equivalent(h.value_at_quantile(q)) as f64 / 10.0
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_as_list_or_hdr_gives_the_same_quantiles() {
+        let ms = |i: usize| (i * 37 % 1000) as f64 + 0.25;
+        let (mut a, mut b) = (SecondHist::default(), SecondHist::default());
+        for i in 0..2000 {
+            a.record_ms(ms(i));
+            if i < 100 {
+                b.record_ms(ms(i));
+            }
+        }
+        assert!(a.h.is_some() && b.h.is_none());
+        let mut hb = second_hdr();
+        (0..100).for_each(|i| hb.saturating_record((ms(i) * 10.0).ceil() as u64));
+        for q in [0.5, 0.95, 0.99] {
+            let want = hb.median_equivalent(hb.value_at_quantile(q)) as f64 / 10.0;
+            assert_eq!(b.quantile_ms(q), want);
+        }
+        let mut m = b.clone();
+        m.add(&a);
+        let mut both = second_hdr();
+        (0..100)
+            .chain(0..2000)
+            .for_each(|i| both.saturating_record((ms(i) * 10.0).ceil() as u64));
+        let want = both.median_equivalent(both.value_at_quantile(0.95)) as f64 / 10.0;
+        assert_eq!((m.quantile_ms(0.95), m.h.is_some()), (want, true));
+        assert!(std::mem::size_of::<SecondHist>() < 128);
+    }
 
     #[test]
     fn k6_interpolation_on_small_sets() {

@@ -7,6 +7,7 @@ mod fields;
 mod ingest;
 mod pipe;
 mod timeline;
+mod window;
 
 use super::hist::LatencyHist;
 use std::collections::BTreeMap;
@@ -131,7 +132,24 @@ pub struct K6Data {
     pub first_request_ms: Option<i64>,
     /// True when timestamps were whole seconds (k6's default CSV time format).
     pub second_resolution: bool,
+    /// Rows skipped for a stray timestamp (see [`MAX_SPAN_MS`]), and the first one's line.
+    pub skipped_rows: u64,
+    pub first_skipped_line: Option<u64>,
 }
+
+/// A line longer than this (bytes) is an error: k6 writes lines of a few hundred bytes.
+pub const MAX_LINE: usize = 64 * 1024;
+/// The largest `http_req_duration` (ms) accepted: 10 minutes, where the latency histograms
+/// saturate; k6's request timeout is far below.
+pub const MAX_DURATION_MS: f64 = 600_000.0;
+/// Largest `vus`, `vus_max` or `dropped_iterations` value accepted.
+pub const MAX_COUNT: f64 = 1e9;
+/// Rows are kept within this distance (ms) of the run's anchor (the median time of its first
+/// rows); rows farther away (a stray line from another run, a clock jump) are skipped and
+/// counted in a warning.
+pub const MAX_SPAN_MS: i64 = 24 * 3600 * 1000;
+/// Timestamps before 2000-01-01 or from 2100-01-01 on are skipped the same way.
+pub const PLAUSIBLE_MS: std::ops::Range<i64> = 946_684_800_000..4_102_444_800_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CsvError {
@@ -141,6 +159,10 @@ pub enum CsvError {
     Empty,
     #[error("the k6 CSV header lacks column `{0}`: is this k6's `--out csv` output?")]
     MissingColumn(&'static str),
+    #[error(
+        "line {line}: longer than {MAX_LINE} bytes (no newline): is this k6's `--out csv` output?"
+    )]
+    LineTooLong { line: u64 },
     #[error("line {line}: {what} (field `{field}`)")]
     BadField {
         line: u64,
@@ -167,6 +189,7 @@ pub fn read_k6_csv<R: Read + Send + 'static>(reader: R) -> Result<K6Data, CsvErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::bounds::MAX_STEPS;
 
     #[test]
     fn step_tags() {
@@ -203,6 +226,144 @@ dropped_iterations,1700000001500,1.000000,,,,,,,,,step,,,,,,,\n";
         assert_eq!(d.requests, 4);
         // The 1 s timeout started at ...0200 and ended at ...1200: 800 ms in second 0, 200 ms in second 1.
         assert!((d.timeline.get(1_700_000_000).unwrap().busy_ms - (40.0 + 800.0)).abs() < 1.5);
+    }
+
+    const HEAD: &str = "metric_name,timestamp,metric_value,expected_response,status,extra_tags\n";
+
+    /// 20 good rows in step r0010 (lines 2-21), then `extra` (line 22 on).
+    fn rows_then(extra: &str) -> Result<K6Data, CsvError> {
+        let mut csv = HEAD.to_string();
+        for i in 0..20 {
+            csv += &format!(
+                "http_req_duration,{},20,true,200,stage=r0010\n",
+                1_700_000_000_000i64 + i * 100
+            );
+        }
+        csv += extra;
+        read_k6_csv(std::io::Cursor::new(csv.into_bytes()))
+    }
+
+    #[test]
+    fn impossible_values_are_errors_naming_line_and_field() {
+        for v in ["inf", "NaN", "-50", "1e15", "1e10", "600001"] {
+            let e = rows_then(&format!(
+                "http_req_duration,1700000005000,{v},true,200,stage=r0010\n"
+            ))
+            .err()
+            .unwrap_or_else(|| panic!("{v} accepted"));
+            let m = e.to_string();
+            assert!(m.contains("line 22") && m.contains("metric_value"), "{m}");
+        }
+        let e = rows_then("vus,1700000005000,1e300,,,\n").err().unwrap();
+        assert!(e.to_string().contains("line 22"), "{e}");
+        assert!(rows_then("http_req_duration,1700000005000,600000,true,200,stage=r0010\n").is_ok());
+    }
+
+    #[test]
+    fn stray_timestamps_are_skipped_and_counted() {
+        let d = rows_then(
+            "http_req_duration,1000,20,true,200,stage=r0010\n\
+             http_req_duration,1700999999000,20,true,200,stage=r0010\n\
+             http_req_duration,1700000002000,20,true,200,stage=r0010\n",
+        )
+        .unwrap();
+        assert_eq!((d.skipped_rows, d.first_skipped_line), (2, Some(22)));
+        assert_eq!(d.requests, 21);
+        assert_eq!(
+            (d.timeline.base_s, d.timeline.secs.len()),
+            (1_699_999_999, 4)
+        );
+        assert!(
+            !d.second_resolution,
+            "the stray row's whole seconds count too"
+        );
+        // a stray first row does not become the anchor
+        let mut csv =
+            HEAD.to_string() + "http_req_duration,1600000000000,20,true,200,stage=r0010\n";
+        for i in 0..100 {
+            let t = 1_700_000_000_000i64 + i * 100;
+            csv += &format!("http_req_duration,{t},20,true,200,stage=r0010\n");
+        }
+        let d = read_k6_csv(std::io::Cursor::new(csv.into_bytes())).unwrap();
+        assert_eq!(
+            (d.skipped_rows, d.first_skipped_line, d.requests),
+            (1, Some(2), 100)
+        );
+    }
+
+    #[test]
+    fn too_many_distinct_steps_is_an_error() {
+        let rows: String = (1..=MAX_STEPS + 1)
+            .map(|i| format!("http_req_duration,1700000005000,20,true,200,stage=r{i:04}\n"))
+            .collect();
+        let e = rows_then(&rows).err().unwrap();
+        let line = 22 + MAX_STEPS; // r0010 is the first row's step
+        assert!(
+            e.to_string()
+                .starts_with(&format!("line {line}: step `r0257`")),
+            "{e}"
+        );
+        // ever-new tags that are no step are counted under a bounded number of labels
+        let rows: String = (0..5000)
+            .map(|i| format!("http_req_duration,1700000005000,20,true,200,stage=x{i}\n"))
+            .collect();
+        let d = rows_then(&rows).unwrap();
+        assert!(d.excluded.len() <= 257 && d.excluded["(other)"] > 4000);
+    }
+
+    #[test]
+    fn vus_rows_are_bounded() {
+        let n = ingest::MAX_VUS_SAMPLES;
+        let rows: String = (0..=n as i64)
+            .map(|i| format!("vus,{},3,,,\n", 1_700_000_000_000 + i % 1000))
+            .collect();
+        let e = rows_then(&rows).err().unwrap();
+        let line = 22 + n;
+        assert!(
+            e.to_string()
+                .starts_with(&format!("line {line}: more than")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_line_without_newline_is_bounded() {
+        let mut csv = HEAD.as_bytes().to_vec();
+        csv.extend(std::iter::repeat_n(b'a', 3 * MAX_LINE));
+        let e = read_k6_csv(std::io::Cursor::new(csv)).err().unwrap();
+        assert!(matches!(e, CsvError::LineTooLong { line: 2 }), "{e}");
+        let long = format!(
+            "http_req_duration,1700000005000,20,true,200,stage=r0010{}\n",
+            ",".repeat(MAX_LINE / 2)
+        );
+        assert!(rows_then(&long).is_ok());
+        let e = rows_then(&format!("{}\n", "b".repeat(MAX_LINE + 1)))
+            .err()
+            .unwrap();
+        assert!(matches!(e, CsvError::LineTooLong { line: 22 }), "{e}");
+    }
+
+    #[test]
+    fn backwards_timestamps_give_the_same_timeline() {
+        let (mut fwd, mut back) = (HEAD.to_string(), HEAD.to_string());
+        for i in 0..3000i64 {
+            let row = |k: i64| {
+                format!(
+                    "http_req_duration,{},20,true,200,stage=r0010\n",
+                    1_700_000_000_000 + k * 1000
+                )
+            };
+            fwd += &row(i);
+            back += &row(2999 - i);
+        }
+        let f = read_k6_csv(std::io::Cursor::new(fwd.into_bytes())).unwrap();
+        let b = read_k6_csv(std::io::Cursor::new(back.into_bytes())).unwrap();
+        let shape = |d: &K6Data| {
+            let t = &d.timeline;
+            (t.base_s, t.secs.len(), t.fine_base, t.fine.len())
+        };
+        assert_eq!(shape(&f), shape(&b));
+        assert_eq!(shape(&f), (1_699_999_999, 3001, 17_000_000_000, 29_991));
     }
 
     #[test]

@@ -28,12 +28,12 @@ pub fn merge_k6(parts: Vec<K6Data>) -> K6Data {
         }
         for (i, sec) in p.timeline.secs.iter().enumerate() {
             let o = out.timeline.get_mut(p.timeline.base_s + i as i64);
-            o.done += sec.done;
-            o.ok += sec.ok;
-            o.non200 += sec.non200;
-            o.started += sec.started;
+            o.done = o.done.saturating_add(sec.done);
+            o.ok = o.ok.saturating_add(sec.ok);
+            o.non200 = o.non200.saturating_add(sec.non200);
+            o.started = o.started.saturating_add(sec.started);
             o.busy_ms += sec.busy_ms;
-            o.dropped += sec.dropped;
+            o.dropped = o.dropped.saturating_add(sec.dropped);
             if let Some(h) = &sec.hist {
                 match &mut o.hist {
                     Some(oh) => oh.add(h),
@@ -45,8 +45,8 @@ pub fn merge_k6(parts: Vec<K6Data>) -> K6Data {
             let o = out
                 .timeline
                 .fine_mut((p.timeline.fine_base + i as i64) * 100);
-            o.0 += ok;
-            o.1 += drops;
+            o.0 = o.0.saturating_add(*ok);
+            o.1 = o.1.saturating_add(*drops);
         }
         out.vus_max += p.vus_max;
         out.dropped_total += p.dropped_total;
@@ -61,6 +61,8 @@ pub fn merge_k6(parts: Vec<K6Data>) -> K6Data {
         out.last_ms = max_opt(out.last_ms, p.last_ms);
         out.first_request_ms = min_opt(out.first_request_ms, p.first_request_ms);
         out.second_resolution |= p.second_resolution;
+        out.skipped_rows += p.skipped_rows;
+        out.first_skipped_line = out.first_skipped_line.or(p.first_skipped_line);
     }
     out.steps.sort_by_key(|s| (s.tag.order, s.tag.target));
     // The per-second VU column is the sum over instances too.
@@ -71,6 +73,7 @@ pub fn merge_k6(parts: Vec<K6Data>) -> K6Data {
         out.timeline.get_mut(t.div_euclid(1000)).vus = Some(*v);
     }
     out.vus = vus;
+    out.timeline.trim();
     out
 }
 

@@ -58,10 +58,18 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    if let Some(s) = a.slo_ms.filter(|s| *s <= 0.0 || !s.is_finite()) {
-        return Err(invalid(format!(
-            "--slo-ms {s}: give a positive number of milliseconds"
-        )));
+    for (what, v, unit, max) in [
+        ("--slo-ms", a.slo_ms, "milliseconds", 3_600_000.0),
+        ("--slo-p99-ms", a.slo_p99_ms, "milliseconds", 3_600_000.0),
+        ("--hold-s", a.hold_s, "seconds", 86_400.0),
+        ("--max-vus", a.max_vus, "VUs", 1e9),
+        ("--think-time-s", a.think_time_s, "seconds", 3_600.0),
+    ] {
+        if let Some(v) = v.filter(|v| !(*v > 0.0 && *v <= max)) {
+            return Err(invalid(format!(
+                "{what} {v}: give a positive number of {unit} (at most {max})"
+            )));
+        }
     }
     let summary = a.summary.as_deref().map(load::k6_summary).transpose()?;
     let slo = a.slo_ms.or_else(|| summary.as_ref().and_then(|s| s.slo_p95_ms())).ok_or_else(|| {
@@ -70,11 +78,20 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             a.csv.display()
         ))
     })?;
-    let k6 = load::k6_csv(&a.csv)?;
-    let mut params = Params::new(slo);
-    params.slo_p99_ms = a
+    let slo_p99 = a
         .slo_p99_ms
         .or_else(|| summary.as_ref().and_then(|s| s.slo_p99_ms()));
+    for (q, v) in [("p95", Some(slo)), ("p99", slo_p99)] {
+        if let Some(v) = v.filter(|v| !(*v > 0.0 && v.is_finite())) {
+            return Err(invalid(format!(
+                "{}: the summary's {q} threshold {v} ms is not a positive number: pass --slo-ms N",
+                a.summary.as_deref().unwrap_or(&a.csv).display()
+            )));
+        }
+    }
+    let k6 = load::k6_csv(&a.csv)?;
+    let mut params = Params::new(slo);
+    params.slo_p99_ms = slo_p99;
     params.error_budget = a.error_budget;
     params.goodput_tolerance = a.goodput_tolerance;
     params.hold_s = a.hold_s;

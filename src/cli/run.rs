@@ -109,13 +109,14 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         a.publish_on.as_deref(),
         &crate::docker::endpoint::default_contexts_dir(),
     )?;
-    check_out_root(&a.out)?;
     let catalog = a.catalog.load()?;
     let resolved = a.plan.resolve(&catalog, &a.target)?;
     let layout = a.plan.layout()?;
     if a.fit {
         check_fittable(&a.target, &resolved, quiet)?;
     }
+    // last of the checks: it creates the directory, which bad input elsewhere must not leave
+    check_out_root(&a.out)?;
     for r in &resolved {
         for w in &r.warnings {
             if !quiet {

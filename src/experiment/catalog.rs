@@ -40,6 +40,7 @@ pub fn parse_entry(
     path: &Path,
     src: &str,
 ) -> Result<(CatalogEntry, Vec<Diagnostic>), Vec<Diagnostic>> {
+    super::bounds::check_source(path, src)?;
     // the top-level `kind:` decides the type; a cheap line scan keeps `perflab list` fast
     let kind = top_level_kind(src).unwrap_or("experiment");
     let (entry, diags) = match kind {
@@ -201,10 +202,10 @@ impl Catalog {
             files: BTreeMap::new(),
         };
         for p in paths {
-            let src = match std::fs::read_to_string(p) {
+            let src = match super::bounds::read_source(p) {
                 Ok(s) => s,
-                Err(e) => {
-                    errors.push(Diagnostic::error(p, "", format!("cannot read: {e}")));
+                Err(d) => {
+                    errors.extend(d);
                     continue;
                 }
             };

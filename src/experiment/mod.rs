@@ -1,5 +1,7 @@
 //! Experiment catalog: the YAML schema (`schema`), loading (`catalog`), semantic checks
-//! (`validate`, the claims' in `claims`), diagnostics (`diag`) and `--set` overrides (`overrides`).
+//! (`validate`, the claims' in `claims`), input bounds (`bounds`), diagnostics (`diag`) and `--set`
+//! overrides (`overrides`).
+pub mod bounds;
 pub mod catalog;
 mod claims;
 pub mod diag;

@@ -11,7 +11,8 @@ pub fn vus_needed_at_slo(load: &LoadSettings) -> u32 {
 
 /// VUs needed so that no iteration is dropped before the client timeout: `max step x timeout`.
 pub fn vus_needed_at_timeout(load: &LoadSettings) -> u32 {
-    load.steps.iter().copied().max().unwrap_or(0) * load.timeout_s
+    let max = load.steps.iter().copied().max().unwrap_or(0);
+    max.saturating_mul(load.timeout_s)
 }
 
 /// Is `id` a valid catalog id (lowercase letters, digits, `-`)?
@@ -33,6 +34,7 @@ pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
         );
     }
     check_stack(file, e, &mut d);
+    super::bounds::check_load_bounds(file, &e.load, &mut d);
     check_load(file, e, &mut d);
     super::claims::check_claims(file, e, &mut d);
     super::fit::check_fit(file, e, &mut d);

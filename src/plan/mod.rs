@@ -205,7 +205,11 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
             l.slo_p95_ms
         },
         error_rate: l.error_budget,
-        delay_eval_s: if stepped { 10 } else { warmup + 30 },
+        delay_eval_s: if stepped {
+            10
+        } else {
+            warmup.saturating_add(30)
+        },
     };
     let mut plan = Plan {
         schema_version: PLAN_SCHEMA_VERSION,
@@ -313,12 +317,12 @@ impl Timeline {
                     step: Some(i),
                     target,
                     start_s: t,
-                    end_s: t + ramp,
+                    end_s: t.saturating_add(ramp),
                     measured: false,
                     tag: Some("step:ramp".into()),
                 });
             }
-            t += ramp;
+            t = t.saturating_add(ramp);
         }
         self.stages.push(K6Stage {
             target,
@@ -335,25 +339,25 @@ impl Timeline {
             step: Some(i),
             target,
             start_s: t,
-            end_s: t + hold,
+            end_s: t.saturating_add(hold),
             measured: true,
             tag: Some(format!("{key}:{tag}")),
         });
         let open = l.model == Model::Open;
-        let expected = open.then_some(target * hold);
+        let expected = open.then_some(target.saturating_mul(hold));
         self.steps.push(Step {
             index: i,
             target,
             start_s: start,
             hold_start_s: t,
-            hold_end_s: t + hold,
+            hold_end_s: t.saturating_add(hold),
             tag,
             vus_at_slo: open.then(|| (target as f64 * l.slo_p95_ms / 1000.0).ceil() as u32),
             nominal_rps_max: l.think_time_s.filter(|_| !open).map(|z| target as f64 / z),
             expected_requests: expected,
             p99_tail_samples: expected.map(|n| n / 100),
         });
-        self.end_s = t + hold;
+        self.end_s = t.saturating_add(hold);
     }
 }
 

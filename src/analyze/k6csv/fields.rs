@@ -1,6 +1,6 @@
 //! The shape of k6's CSV: columns found by name, fields split (RFC 4180 quoting), the metrics
 //! read, timestamps in unix s, unix ms or RFC 3339, and a row's step tag.
-use super::CsvError;
+use super::{CsvError, MAX_COUNT, MAX_DURATION_MS};
 use std::borrow::Cow;
 
 /// Column positions from the header line (k6's column order varies between versions).
@@ -124,6 +124,29 @@ pub(super) fn metric_of(name: &[u8]) -> Option<Metric> {
     }
 }
 
+/// A row's `metric_value`: a finite number in the range a real k6 run writes for `metric`.
+pub(super) fn metric_value(b: &[u8], metric: &Metric, line: u64) -> Result<f64, CsvError> {
+    let text = String::from_utf8_lossy(b);
+    let bad = |what: String| CsvError::BadField {
+        line,
+        field: "metric_value",
+        what,
+    };
+    let v: f64 = text
+        .parse()
+        .map_err(|_| bad(format!("not a number: {text:?}")))?;
+    let (max, unit) = match metric {
+        Metric::Duration => (MAX_DURATION_MS, "ms of http_req_duration"),
+        _ => (MAX_COUNT, "(a count)"),
+    };
+    if !(0.0..=max).contains(&v) {
+        return Err(bad(format!(
+            "{text} is outside 0..={max} {unit}: no k6 run writes that; fix or remove the row"
+        )));
+    }
+    Ok(v)
+}
+
 /// (value, is_seconds): unix ms (K6_CSV_TIME_FORMAT=unix_milli), unix s (k6's default) or RFC 3339.
 pub(super) fn parse_ts(b: &[u8]) -> Option<(i64, bool)> {
     if !b.is_empty() && b.iter().all(|c| c.is_ascii_digit()) {
@@ -158,6 +181,26 @@ mod tests {
             strings(br#"x,"stage=r0010&k=a,b","say ""hi""",y"#),
             ["x", "stage=r0010&k=a,b", r#"say "hi""#, "y"]
         );
+    }
+
+    #[test]
+    fn metric_values_a_run_cannot_write_are_errors() {
+        for v in ["inf", "NaN", "-50", "1e15", "1e10", "600001", "x", ""] {
+            let e = metric_value(v.as_bytes(), &Metric::Duration, 7).unwrap_err();
+            assert!(e.to_string().starts_with("line 7: "), "{v}: {e}");
+            assert!(
+                e.to_string().ends_with("(field `metric_value`)"),
+                "{v}: {e}"
+            );
+        }
+        assert_eq!(
+            metric_value(b"600000", &Metric::Duration, 1).unwrap(),
+            600_000.0
+        );
+        assert_eq!(metric_value(b"0", &Metric::Duration, 1).unwrap(), 0.0);
+        assert!(metric_value(b"1e300", &Metric::Vus, 1).is_err());
+        assert!(metric_value(b"-1", &Metric::Dropped, 1).is_err());
+        assert_eq!(metric_value(b"1e9", &Metric::VusMax, 1).unwrap(), 1e9);
     }
 
     #[test]

@@ -1,12 +1,18 @@
 //! One streaming pass over k6's CSV text: rows into per-step histograms and the timeline.
-use super::fields::{Cols, Metric, field, header, metric_of, parse_ts, split_fields};
-use super::{CsvError, K6Data, StepAgg, parse_step_tag};
+use super::fields::{Cols, Metric, field, header, metric_of, metric_value, parse_ts, split_fields};
+use super::window::{Admit, Window};
+use super::{CsvError, K6Data, MAX_LINE, StepAgg, parse_step_tag};
 use crate::analyze::hist::LatencyHist;
+use crate::experiment::bounds::MAX_STEPS;
+
+/// The most `vus` rows read: four a second over the whole window (k6 writes one a second).
+pub(super) const MAX_VUS_SAMPLES: usize = 4 * 2 * (super::MAX_SPAN_MS / 1000) as usize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Read;
 
-/// One pass over the CSV text: the header line, then every row.
+/// One pass over the CSV text: the header line, then every row. Memory is bounded: a line over
+/// [`MAX_LINE`] bytes is an error, never a reason to grow the buffer.
 pub(super) fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
     let mut ing: Option<Ingest> = None;
     let mut buf: Vec<u8> = vec![0; 1 << 20];
@@ -19,9 +25,6 @@ pub(super) fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
             end -= start;
             start = 0;
         }
-        if end == buf.len() {
-            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
-        }
         let n = r.read(&mut buf[end..])?;
         let eof = n == 0;
         end += n;
@@ -33,6 +36,9 @@ pub(super) fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
                 None => break,
             };
             line_no += 1;
+            if line.len() > MAX_LINE {
+                return Err(CsvError::LineTooLong { line: line_no });
+            }
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             match ing.as_mut() {
                 None => ing = Some(Ingest::new(header(line)?)),
@@ -44,18 +50,32 @@ pub(super) fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
             }
             start += adv;
         }
+        if end - start > MAX_LINE {
+            return Err(CsvError::LineTooLong { line: line_no + 1 });
+        }
         if eof {
             break;
         }
     }
-    Ok(ing.ok_or(CsvError::Empty)?.finish())
+    ing.ok_or(CsvError::Empty)?.finish()
 }
 
-/// The state of one pass: the columns, what is counted so far, and the last row's step.
+/// The state of one pass: the columns, what is counted so far, the last row's step, and which
+/// rows are kept.
 struct Ingest {
     c: Cols,
     d: K6Data,
     last_step: usize,
+    window: Window,
+}
+
+/// A row of a metric the analysis reads, its numbers checked.
+struct Row {
+    metric: Metric,
+    ts_ms: i64,
+    /// The timestamp was whole seconds.
+    secs: bool,
+    value: f64,
 }
 
 /// One `http_req_duration` row.
@@ -76,6 +96,7 @@ impl Ingest {
             c,
             d: K6Data::default(),
             last_step: 0,
+            window: Window::default(),
         }
     }
 
@@ -92,35 +113,25 @@ impl Ingest {
             }
         }
         let f = split_fields(line);
-        let Some(metric) = metric_of(field(&f, self.c.name)) else {
+        let Some(row) = self.decode(&f, line_no)? else {
             return Ok(());
         };
-        let ts_ms = self.timestamp_ms(field(&f, self.c.ts), line_no)?;
-        let value = number(field(&f, self.c.value), line_no)?;
-        self.d.first_ms = Some(self.d.first_ms.map_or(ts_ms, |m| m.min(ts_ms)));
-        self.d.last_ms = Some(self.d.last_ms.map_or(ts_ms, |m| m.max(ts_ms)));
-        match metric {
-            Metric::Vus => {
-                self.d.vus.push((ts_ms, value));
-                let s = self.d.timeline.get_mut(ts_ms.div_euclid(1000));
-                s.vus = Some(s.vus.map_or(value, |v| v.max(value)));
-            }
-            Metric::VusMax => self.d.vus_max = self.d.vus_max.max(value),
-            Metric::Dropped => {
-                let warm = self.c.scenario.is_some_and(|i| field(&f, i) == b"warmup");
-                self.dropped(ts_ms, value.max(0.0).round() as u64, warm);
-            }
-            Metric::Duration => {
-                let r = self.request_of(&f, ts_ms, value);
-                self.request(r);
-            }
+        match self.window.admit(row.ts_ms, line_no, line) {
+            Admit::Keep => self.row(row, &f, line_no)?,
+            Admit::Skip => {}
+            Admit::Wait if self.window.ready() => self.settle()?,
+            Admit::Wait => {}
         }
         Ok(())
     }
 
-    /// The row's time in unix ms; whole seconds mark the run as second-resolution.
-    fn timestamp_ms(&mut self, b: &[u8], line_no: u64) -> Result<i64, CsvError> {
-        let ts = parse_ts(b).ok_or_else(|| CsvError::BadField {
+    /// The row's metric, time and value; `None` for a metric the analysis does not read.
+    fn decode(&self, f: &[Cow<'_, [u8]>], line_no: u64) -> Result<Option<Row>, CsvError> {
+        let Some(metric) = metric_of(field(f, self.c.name)) else {
+            return Ok(None);
+        };
+        let b = field(f, self.c.ts);
+        let (ts, secs) = parse_ts(b).ok_or_else(|| CsvError::BadField {
             line: line_no,
             field: "timestamp",
             what: format!(
@@ -128,12 +139,64 @@ impl Ingest {
                 String::from_utf8_lossy(b)
             ),
         })?;
-        Ok(if ts.1 {
-            self.d.second_resolution = true;
-            ts.0 * 1000
-        } else {
-            ts.0
-        })
+        let value = metric_value(field(f, self.c.value), &metric, line_no)?;
+        let ts_ms = if secs { ts * 1000 } else { ts };
+        Ok(Some(Row {
+            metric,
+            ts_ms,
+            secs,
+            value,
+        }))
+    }
+
+    /// The rows held back until the window's anchor was chosen, now counted.
+    fn settle(&mut self) -> Result<(), CsvError> {
+        for p in self.window.settle() {
+            let f = split_fields(&p.line);
+            if let Some(row) = self.decode(&f, p.line_no)? {
+                self.row(row, &f, p.line_no)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Count one kept row.
+    fn row(&mut self, row: Row, f: &[Cow<'_, [u8]>], line_no: u64) -> Result<(), CsvError> {
+        let Row {
+            metric,
+            ts_ms,
+            secs,
+            value,
+        } = row;
+        self.d.second_resolution |= secs;
+        self.d.first_ms = Some(self.d.first_ms.map_or(ts_ms, |m| m.min(ts_ms)));
+        self.d.last_ms = Some(self.d.last_ms.map_or(ts_ms, |m| m.max(ts_ms)));
+        match metric {
+            Metric::Vus => {
+                if self.d.vus.len() >= MAX_VUS_SAMPLES {
+                    return Err(CsvError::BadField {
+                        line: line_no,
+                        field: "metric_name",
+                        what: format!(
+                            "more than {MAX_VUS_SAMPLES} `vus` rows: k6 writes one a second"
+                        ),
+                    });
+                }
+                self.d.vus.push((ts_ms, value));
+                let s = self.d.timeline.get_mut(ts_ms.div_euclid(1000));
+                s.vus = Some(s.vus.map_or(value, |v| v.max(value)));
+            }
+            Metric::VusMax => self.d.vus_max = self.d.vus_max.max(value),
+            Metric::Dropped => {
+                let warm = self.c.scenario.is_some_and(|i| field(f, i) == b"warmup");
+                self.dropped(ts_ms, value.round() as u64, warm);
+            }
+            Metric::Duration => {
+                let r = self.request_of(f, ts_ms, value);
+                return self.request(r, line_no);
+            }
+        }
+        Ok(())
     }
 
     fn dropped(&mut self, ts_ms: i64, n: u64, warm: bool) {
@@ -168,7 +231,7 @@ impl Ingest {
         }
     }
 
-    fn request(&mut self, r: Request) {
+    fn request(&mut self, r: Request, line_no: u64) -> Result<(), CsvError> {
         self.d.requests += 1;
         let start_ms = r.end_ms - r.dur_ms.round() as i64;
         self.d.first_request_ms = Some(
@@ -181,10 +244,10 @@ impl Ingest {
             .record_request(start_ms, r.end_ms, r.dur_ms, r.status, r.ok);
         let Some((key, val)) = r.tag else {
             *self.d.excluded.entry("(untagged)".into()).or_default() += 1;
-            return;
+            return Ok(());
         };
-        let Some(idx) = self.step_index(key, val, start_ms, r.end_ms) else {
-            return;
+        let Some(idx) = self.step_index(key, val, start_ms, r.end_ms, line_no)? else {
+            return Ok(());
         };
         self.last_step = idx;
         let s = &mut self.d.steps[idx];
@@ -196,34 +259,51 @@ impl Ingest {
         }
         *s.statuses.entry(r.status).or_default() += 1;
         if !r.err.is_empty() {
-            *s.error_codes
-                .entry(String::from_utf8_lossy(r.err).into_owned())
-                .or_default() += 1;
+            count_distinct(&mut s.error_codes, String::from_utf8_lossy(r.err));
         }
         s.first_start_ms = s.first_start_ms.min(start_ms);
         s.last_start_ms = s.last_start_ms.max(start_ms);
         s.last_end_ms = s.last_end_ms.max(r.end_ms);
+        Ok(())
     }
 
     /// The step a tag value names: the last row's, a known one, or a new one; `None` (and
     /// counted as excluded) when the value is no step (ramp, warm-up).
-    fn step_index(&mut self, key: &str, val: &[u8], start_ms: i64, end_ms: i64) -> Option<usize> {
+    /// More than [`MAX_STEPS`] steps is an error (each costs two HDR histograms, 320 KiB).
+    fn step_index(
+        &mut self,
+        key: &'static str,
+        val: &[u8],
+        start_ms: i64,
+        end_ms: i64,
+        line_no: u64,
+    ) -> Result<Option<usize>, CsvError> {
         if self
             .d
             .steps
             .get(self.last_step)
             .is_some_and(|s| s.name.as_bytes() == val)
         {
-            return Some(self.last_step);
+            return Ok(Some(self.last_step));
         }
         if let Some(i) = self.d.steps.iter().position(|s| s.name.as_bytes() == val) {
-            return Some(i);
+            return Ok(Some(i));
         }
-        let v = String::from_utf8_lossy(val).into_owned();
+        let v = String::from_utf8_lossy(val);
         let Some(st) = parse_step_tag(key, &v) else {
-            *self.d.excluded.entry(v).or_default() += 1;
-            return None;
+            count_distinct(&mut self.d.excluded, v);
+            return Ok(None);
         };
+        if self.d.steps.len() >= MAX_STEPS {
+            return Err(CsvError::BadField {
+                line: line_no,
+                field: key,
+                what: format!(
+                    "step `{v}` is past {MAX_STEPS} distinct steps: no perflab plan has that many"
+                ),
+            });
+        }
+        let v = v.into_owned();
         self.d.convention.get_or_insert(st.convention);
         self.d.steps.push(StepAgg {
             name: v,
@@ -238,24 +318,30 @@ impl Ingest {
             last_start_ms: start_ms,
             last_end_ms: end_ms,
         });
-        Some(self.d.steps.len() - 1)
+        Ok(Some(self.d.steps.len() - 1))
     }
 
-    fn finish(mut self) -> K6Data {
+    fn finish(mut self) -> Result<K6Data, CsvError> {
+        self.settle()?;
+        self.d.skipped_rows = self.window.skipped;
+        self.d.first_skipped_line = self.window.first_skipped_line;
+        self.d.timeline.trim();
         self.d.steps.sort_by_key(|s| (s.tag.order, s.tag.target));
         self.d.vus.sort_by_key(|v| v.0);
-        self.d
+        Ok(self.d)
     }
 }
 
-/// The row's `metric_value`.
-fn number(b: &[u8], line_no: u64) -> Result<f64, CsvError> {
-    std::str::from_utf8(b)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| CsvError::BadField {
-            line: line_no,
-            field: "metric_value",
-            what: format!("not a number: {:?}", String::from_utf8_lossy(b)),
-        })
+/// Distinct labels kept in a count map (excluded tags, error codes); the rest add up under
+/// [`OTHER`], so a file of ever-new labels cannot grow the map with its size.
+const MAX_LABELS: usize = 256;
+const OTHER: &str = "(other)";
+
+fn count_distinct(m: &mut BTreeMap<String, u64>, label: Cow<'_, str>) {
+    let key = if m.len() < MAX_LABELS || m.contains_key(label.as_ref()) {
+        label.into_owned()
+    } else {
+        OTHER.to_string()
+    };
+    *m.entry(key).or_default() += 1;
 }

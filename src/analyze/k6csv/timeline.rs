@@ -20,6 +20,10 @@ pub struct SecondAgg {
 }
 
 /// The per-second timeline; index 0 is `base_s` (unix seconds).
+///
+/// While it is being filled, earlier seconds may arrive: the arrays then grow at the front by
+/// at least their length (slots no row touched yet, counted in `pad_*`), so rows in descending
+/// order cost linear time, not quadratic; `trim` drops the untouched front slots at the end.
 #[derive(Clone, Default)]
 pub struct Timeline {
     pub base_s: i64,
@@ -27,41 +31,71 @@ pub struct Timeline {
     /// Successful completions and drops per 100 ms (step windows rarely align with seconds).
     pub fine_base: i64,
     pub fine: Vec<(u32, u32)>,
+    pad_secs: usize,
+    pad_fine: usize,
+}
+
+/// Index of `key` in `v`, whose index 0 is `*base`, growing `v` at either end: at the front by
+/// at least `v.len()` (geometrically), the new slots counted in `*pad` until one is touched.
+fn slot<T>(
+    v: &mut Vec<T>,
+    base: &mut i64,
+    pad: &mut usize,
+    key: i64,
+    fill: impl FnMut() -> T,
+) -> usize {
+    if v.is_empty() {
+        *base = key;
+        *pad = 0;
+    }
+    let i = if key < *base {
+        let need = (*base - key) as usize;
+        let grow = need.max(v.len());
+        v.splice(0..0, std::iter::repeat_with(fill).take(grow));
+        *base -= grow as i64;
+        *pad += grow;
+        grow - need
+    } else {
+        let i = (key - *base) as usize;
+        if i >= v.len() {
+            v.resize_with(i + 1, fill);
+        }
+        i
+    };
+    *pad = (*pad).min(i);
+    i
 }
 
 impl Timeline {
     pub fn get_mut(&mut self, sec: i64) -> &mut SecondAgg {
-        if self.secs.is_empty() {
-            self.base_s = sec;
-        }
-        if sec < self.base_s {
-            let extra = (self.base_s - sec) as usize;
-            self.secs
-                .splice(0..0, std::iter::repeat_with(SecondAgg::default).take(extra));
-            self.base_s = sec;
-        }
-        let i = (sec - self.base_s) as usize;
-        if i >= self.secs.len() {
-            self.secs.resize_with(i + 1, SecondAgg::default);
-        }
+        let i = slot(
+            &mut self.secs,
+            &mut self.base_s,
+            &mut self.pad_secs,
+            sec,
+            SecondAgg::default,
+        );
         &mut self.secs[i]
     }
     /// The 100 ms bucket holding unix ms `t`.
     pub fn fine_mut(&mut self, t_ms: i64) -> &mut (u32, u32) {
-        let d = t_ms.div_euclid(100);
-        if self.fine.is_empty() {
-            self.fine_base = d;
-        }
-        if d < self.fine_base {
-            let extra = (self.fine_base - d) as usize;
-            self.fine.splice(0..0, std::iter::repeat_n((0, 0), extra));
-            self.fine_base = d;
-        }
-        let i = (d - self.fine_base) as usize;
-        if i >= self.fine.len() {
-            self.fine.resize(i + 1, (0, 0));
-        }
+        let i = slot(
+            &mut self.fine,
+            &mut self.fine_base,
+            &mut self.pad_fine,
+            t_ms.div_euclid(100),
+            Default::default,
+        );
         &mut self.fine[i]
+    }
+    /// Drop the front slots that growth added but no row touched; call when filling is done.
+    pub fn trim(&mut self) {
+        self.secs.drain(..self.pad_secs);
+        self.base_s += self.pad_secs as i64;
+        self.pad_secs = 0;
+        self.fine.drain(..self.pad_fine);
+        self.fine_base += self.pad_fine as i64;
+        self.pad_fine = 0;
     }
     /// (successful completions, drops) in [from_ms, to_ms), to 100 ms.
     pub fn ok_and_drops(&self, from_ms: i64, to_ms: i64) -> (u64, u64) {
@@ -88,20 +122,22 @@ impl Timeline {
         ok: bool,
     ) {
         let s = self.get_mut(end_ms.div_euclid(1000));
-        s.done += 1;
+        s.done = s.done.saturating_add(1);
         if ok {
-            s.ok += 1;
+            s.ok = s.ok.saturating_add(1);
         }
         if status != 200 {
-            s.non200 += 1;
+            s.non200 = s.non200.saturating_add(1);
         }
         s.hist
             .get_or_insert_with(Default::default)
             .record_ms(dur_ms);
         if ok {
-            self.fine_mut(end_ms).0 += 1;
+            let f = self.fine_mut(end_ms);
+            f.0 = f.0.saturating_add(1);
         }
-        self.get_mut(start_ms.div_euclid(1000)).started += 1;
+        let s = self.get_mut(start_ms.div_euclid(1000));
+        s.started = s.started.saturating_add(1);
         let mut t = start_ms;
         while t < end_ms {
             let sec_end = (t.div_euclid(1000) + 1) * 1000;
@@ -112,8 +148,10 @@ impl Timeline {
     }
     /// Count `n` iterations k6 dropped at `t_ms`.
     pub fn record_drop(&mut self, t_ms: i64, n: u32) {
-        self.get_mut(t_ms.div_euclid(1000)).dropped += n;
-        self.fine_mut(t_ms).1 += n;
+        let s = self.get_mut(t_ms.div_euclid(1000));
+        s.dropped = s.dropped.saturating_add(n);
+        let f = self.fine_mut(t_ms);
+        f.1 = f.1.saturating_add(n);
     }
     pub fn get(&self, sec: i64) -> Option<&SecondAgg> {
         if sec < self.base_s {
@@ -147,5 +185,40 @@ mod tests {
         t.record_request(11_900, 12_050, 150.0, 200, true);
         assert_eq!(t.ok_and_drops(12_000, 13_000), (1, 0));
         assert_eq!(t.get(11).unwrap().started, 1);
+    }
+
+    #[test]
+    fn descending_seconds_grow_linearly_and_trim_exactly() {
+        let mut t = Timeline::default();
+        for s in (1000..21_000).rev() {
+            t.get_mut(s).done += 1;
+            t.fine_mut(s * 1000).0 += 1;
+        }
+        // geometric growth: within 2x of the span, and trim leaves exactly the touched span
+        assert!(t.secs.len() < 2 * 20_000 + 2, "{}", t.secs.len());
+        t.trim();
+        assert_eq!((t.base_s, t.secs.len()), (1000, 20_000));
+        assert_eq!((t.fine_base, t.fine.len()), (10_000, 19_999 * 10 + 1));
+        assert!(t.secs.iter().all(|s| s.done == 1));
+        assert_eq!(t.ok_and_drops(1_000_000, 21_000_000), (20_000, 0));
+    }
+
+    #[test]
+    fn descending_rows_cost_linear_time() {
+        // 200k seconds in descending order: inserting at the front one at a time moved 2e10
+        // seconds (and 2e12 100 ms buckets)
+        let t0 = std::time::Instant::now();
+        let mut t = Timeline::default();
+        for s in (0..200_000).rev() {
+            t.get_mut(s).done += 1;
+            t.fine_mut(s * 1000).0 += 1;
+        }
+        t.trim();
+        assert_eq!((t.secs.len(), t.fine.len()), (200_000, 1_999_991));
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            t0.elapsed()
+        );
     }
 }

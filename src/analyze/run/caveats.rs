@@ -17,6 +17,13 @@ pub(super) fn input_warnings(source: &Source, k6: &K6Data) -> Vec<String> {
             firsts.len()
         ));
     }
+    if k6.skipped_rows > 0 {
+        w.push(format!(
+            "{} row(s) skipped (first on line {}): timestamp before 2000, after 2100, or more than 24 h from the run's other rows",
+            k6.skipped_rows,
+            k6.first_skipped_line.unwrap_or(0)
+        ));
+    }
     if k6.second_resolution {
         w.push("timestamps are whole seconds: set K6_CSV_TIME_FORMAT=unix_milli for per-request start times".into());
     }

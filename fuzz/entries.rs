@@ -1,0 +1,149 @@
+//! The fuzz targets' entry functions, shared by `fuzz/fuzz_targets/*.rs` (cargo fuzz) and
+//! `tests/fuzz_replay.rs` (plain `cargo test`), so a corpus file exercises the same code in
+//! both. Each takes arbitrary bytes and may return errors, never panic, hang or blow up memory.
+#![allow(dead_code)]
+use perflab::analyze::{self, Params, k6csv, samples};
+use perflab::experiment::{CatalogEntry, Experiment, catalog, overrides};
+use perflab::plan::{self, PlanOptions};
+use perflab::rundir::samples::parse_jsonl_torn_tail;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Experiment YAML through parsing, validation and planning (normal and `--quick`).
+pub fn experiment_yaml(data: &[u8]) {
+    let src = String::from_utf8_lossy(data);
+    if let Ok((CatalogEntry::Experiment(e), _)) = catalog::parse_entry(Path::new("fuzz.yaml"), &src)
+    {
+        plan_both(&e);
+    }
+}
+
+fn plan_both(e: &Experiment) {
+    for quick in [false, true] {
+        let p = plan::build(e, PlanOptions { quick });
+        let _ = serde_json::to_string(&p).expect("a plan serializes");
+    }
+}
+
+/// A k6 CSV through `perflab analyze`'s path: the reader, the analysis, its renderings.
+pub fn k6_csv(data: &[u8]) {
+    if let Ok(k6) = k6csv::read_k6_csv(std::io::Cursor::new(data.to_vec())) {
+        analyze_and_render(k6, samples::Samples::default());
+    }
+}
+
+fn analyze_and_render(k6: k6csv::K6Data, samples: samples::Samples) {
+    let inputs = analyze::Inputs {
+        k6,
+        summary: None,
+        samples,
+        params: Params::new(100.0),
+        logs: Default::default(),
+        source: Default::default(),
+    };
+    if let Ok(r) = analyze::analyze_run(inputs) {
+        let _ = serde_json::to_string(&r.to_analyze_json()).expect("serializes");
+        let _ = perflab::rundir::report::to_json(&r);
+        let _ = perflab::report::text::render(&r);
+        let _ = perflab::report::markdown::render(&r, &[]);
+    }
+}
+
+/// A small real-shaped k6 CSV the sampler inputs are analysed against.
+const BASE_CSV: &str = "metric_name,timestamp,metric_value,expected_response,status,extra_tags\n\
+http_req_duration,1700000000100,40,true,200,stage=r0010\n\
+http_req_duration,1700000001100,45,true,200,stage=r0010\n\
+http_req_duration,1700000002100,900,false,500,stage=r0020\n\
+http_req_duration,1700000003100,50,true,200,stage=r0020\n\
+vus,1700000001000,3,,,\n";
+
+/// Sampler JSONL: the first byte picks the sampler (cgroup, host, fpm, pg, node), the rest is the
+/// file, read as `perflab report` reads it (a torn last line dropped); parsed samples go through
+/// the analysis of a small run.
+pub fn samples_jsonl(data: &[u8]) {
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let mut s = samples::Samples::default();
+    let ok = match which % 5 {
+        0 => parse_jsonl_torn_tail(&text).map(|v| s.cgroup = v.0).is_ok(),
+        1 => parse_jsonl_torn_tail(&text).map(|v| s.host = v.0).is_ok(),
+        2 => parse_jsonl_torn_tail(&text).map(|v| s.fpm = v.0).is_ok(),
+        3 => parse_jsonl_torn_tail(&text).map(|v| s.pg = v.0).is_ok(),
+        _ => parse_jsonl_torn_tail(&text).map(|v| s.node = v.0).is_ok(),
+    };
+    if ok {
+        s.sort();
+        let k6 = k6csv::read_k6_csv(std::io::Cursor::new(BASE_CSV.as_bytes().to_vec()))
+            .expect("the base CSV parses");
+        analyze_and_render(k6, s);
+    }
+}
+
+/// `manifest.json`, a line `---`, then `report.json`: the run directory's typed readers, then
+/// what `compare` and `verify` do with them (every catalog experiment's claims on the run).
+pub fn run_json(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let (m, r) = text.split_once("\n---\n").unwrap_or((&text, ""));
+    let manifest = perflab::rundir::Manifest::parse(m);
+    let report = perflab::rundir::report::parse(r);
+    let (Ok(manifest), Ok(report)) = (manifest, report) else {
+        return;
+    };
+    use perflab::verify::compare;
+    let c = compare::compare(("a", &report, &manifest), ("b", &report, &manifest));
+    let _ = compare::render_text(&c);
+    let run = ("r", &report, &manifest);
+    let rounds = compare::compare_rounds(&[run, run], &[run]);
+    let _ = compare::render::text(&rounds);
+    let _ = serde_json::to_string(&rounds).expect("a comparison serializes");
+    let view = perflab::verify::RunView {
+        label: "fuzz",
+        report: &report,
+        manifest: &manifest,
+    };
+    for e in experiments() {
+        let _ = perflab::verify::findings::verify_run(e, view, &|_| Some(view));
+    }
+}
+
+/// The catalog's experiments, parsed once.
+fn experiments() -> &'static [Experiment] {
+    static CAT: OnceLock<Vec<Experiment>> = OnceLock::new();
+    CAT.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments");
+        let dir = if dir.is_dir() {
+            dir
+        } else {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")
+        };
+        let cat = perflab::experiment::Catalog::load(&dir).expect("the catalog loads");
+        cat.files
+            .into_values()
+            .filter_map(|f| match f.entry {
+                CatalogEntry::Experiment(e) => Some(e),
+                CatalogEntry::Group(_) => None,
+            })
+            .collect()
+    })
+}
+
+/// CLI strings: the first line is a `--cpus` value, each further line a `--set KEY=VALUE`
+/// applied to a catalog experiment (the first byte picks which), then planned.
+pub fn cli_strings(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.lines();
+    let cpus = lines.next().unwrap_or("");
+    let _ = perflab::host::parse_cpu_list(cpus);
+    let online = plan::CpuSet::new((0..8).collect());
+    for force in [false, true] {
+        let _ = plan::layout::resolve(&online, Some(cpus), force);
+    }
+    let sets: Vec<String> = lines.map(str::to_string).collect();
+    let exps = experiments();
+    let e = &exps[data.first().copied().unwrap_or(0) as usize % exps.len()];
+    if let Ok((e, _)) = overrides::apply(e, &sets) {
+        plan_both(&e);
+    }
+}

@@ -1,0 +1,458 @@
+//! Hostile and careless input to the real `perflab` binary, one table row per case: the
+//! expected exit code, what stderr (or stdout) must name (file, line, field), and bounds on
+//! time (20 s) and peak RSS (256 MiB, from `wait4`, the figure `/usr/bin/time -v` prints; the
+//! address space is capped at 1.5 GiB too), so unbounded allocation or quadratic work fails
+//! the case. `run` cases also check that nothing was started (no `out/`, no Docker: the engine
+//! address points nowhere, which would exit 1, not 2). Every case runs; the failures are listed
+//! together with a table of exit code, time and peak RSS per case.
+//!
+//! `PERFLAB_BIN=path` runs the table against another binary (an older build, a release
+//! build); `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there;
+//! `PERFLAB_HOSTILE_TIMEV=1` runs each case under `/usr/bin/time -v` and takes its figure.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CSV_HEAD: &str = "metric_name,timestamp,metric_value,expected_response,status,extra_tags\n";
+
+/// A k6 CSV of 20 good rows in step r0010, then `extra` (line 22 on).
+fn csv(extra: &str) -> Vec<u8> {
+    let mut s = CSV_HEAD.to_string();
+    for i in 0..20 {
+        let t = 1_700_000_000_000i64 + i * 100;
+        s += &format!("http_req_duration,{t},20,true,200,stage=r0010\n");
+    }
+    (s + extra).into_bytes()
+}
+
+fn row(ts: &str, dur: &str) -> String {
+    format!("http_req_duration,{ts},{dur},true,200,stage=r0010\n")
+}
+
+/// `experiments/1a.yaml` with one `load:` line replaced.
+fn exp_1a(key: &str, value: &str) -> Vec<u8> {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/1a.yaml"));
+    let src = src.unwrap();
+    let out: Vec<String> = src
+        .lines()
+        .map(|l| match l.strip_prefix(&format!("  {key}:")) {
+            Some(_) => format!("  {key}: {value}"),
+            None => l.to_string(),
+        })
+        .collect();
+    assert!(
+        out.iter().any(|l| l == &format!("  {key}: {value}")),
+        "{key} not in 1a.yaml"
+    );
+    (out.join("\n") + "\n").into_bytes()
+}
+
+struct Case {
+    name: &'static str,
+    /// File written into the case's directory before the command (name, bytes).
+    file: Option<(&'static str, Vec<u8>)>,
+    /// A second file, for commands that read two.
+    extra: Option<(&'static str, Vec<u8>)>,
+    args: Vec<&'static str>,
+    code: i32,
+    /// Substrings of stderr + stdout.
+    says: Vec<&'static str>,
+}
+
+fn case(
+    name: &'static str,
+    file: Option<(&'static str, Vec<u8>)>,
+    args: &[&'static str],
+    code: i32,
+    says: &[&'static str],
+) -> Case {
+    Case {
+        name,
+        file,
+        extra: None,
+        args: args.to_vec(),
+        code,
+        says: says.to_vec(),
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let slo = ["--slo-ms", "100"];
+    let an = |f: &'static str| [&["analyze", f][..], &slo[..]].concat();
+    let big_line = [CSV_HEAD.as_bytes(), &vec![b'a'; 1 << 20]].concat();
+    let deep = format!(
+        "kind: experiment\nid: 1a\nlab: php\nload: {}{}\n",
+        "[".repeat(50_000),
+        "]".repeat(50_000)
+    );
+    let deep_set: &'static str =
+        format!("steps={}{}", "[".repeat(50_000), "]".repeat(50_000)).leak();
+    let huge = [b"kind: experiment\n".as_slice(), &vec![b'#'; 2 << 20]].concat();
+    vec![
+        case(
+            "duration inf",
+            Some(("d.csv", csv(&row("1700000005000", "inf")))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 22", "metric_value"],
+        ),
+        case(
+            "duration 1e15",
+            Some(("d.csv", csv(&row("1700000005000", "1e15")))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 22", "metric_value"],
+        ),
+        case(
+            "duration 1e10",
+            Some(("d.csv", csv(&row("1700000005000", "1e10")))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 22", "metric_value"],
+        ),
+        case(
+            "duration NaN",
+            Some(("d.csv", csv(&row("1700000005000", "NaN")))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 22", "metric_value"],
+        ),
+        case(
+            "duration negative",
+            Some(("d.csv", csv(&row("1700000005000", "-50")))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 22", "metric_value"],
+        ),
+        case(
+            "vus 1e300",
+            Some(("d.csv", csv("vus,1700000005000,1e300,,,\n"))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 22", "metric_value"],
+        ),
+        case(
+            "bad timestamp",
+            Some(("d.csv", csv(&row("yesterday", "20")))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 22", "timestamp"],
+        ),
+        case(
+            "stray timestamp skipped",
+            Some(("d.csv", csv(&row("1000", "20")))),
+            &an("d.csv"),
+            0,
+            &["1 row(s) skipped (first on line 22)"],
+        ),
+        case(
+            "1 MiB line",
+            Some(("d.csv", big_line)),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 2", "longer than 65536 bytes"],
+        ),
+        case(
+            "--hold-s -5",
+            Some(("d.csv", csv(""))),
+            &[&an("d.csv")[..], &["--hold-s=-5"]].concat(),
+            2,
+            &["--hold-s -5"],
+        ),
+        case(
+            "--hold-s inf",
+            Some(("d.csv", csv(""))),
+            &[&an("d.csv")[..], &["--hold-s", "inf"]].concat(),
+            2,
+            &["--hold-s inf"],
+        ),
+        case(
+            "--slo-ms NaN",
+            Some(("d.csv", csv(""))),
+            &["analyze", "d.csv", "--slo-ms", "NaN"],
+            2,
+            &["--slo-ms NaN"],
+        ),
+        case(
+            "--max-vus -1",
+            Some(("d.csv", csv(""))),
+            &[&an("d.csv")[..], &["--max-vus=-1"]].concat(),
+            2,
+            &["--max-vus -1"],
+        ),
+        case(
+            "hold_s 1e9",
+            Some(("1a.yaml", exp_1a("hold_s", "1000000000"))),
+            &["validate", "1a.yaml"],
+            2,
+            &["1a.yaml:22", "load.hold_s", "1000000000 is above 86400"],
+        ),
+        case(
+            "slo_p95_ms .inf",
+            Some(("1a.yaml", exp_1a("slo_p95_ms", ".inf"))),
+            &["validate", "1a.yaml"],
+            2,
+            &["1a.yaml:25", "load.slo_p95_ms", "not a finite number"],
+        ),
+        case(
+            "steps past 1e6",
+            Some(("1a.yaml", exp_1a("steps", "[1, 4000000000]"))),
+            &["validate", "1a.yaml"],
+            2,
+            &["1a.yaml", "load.steps[1]"],
+        ),
+        case(
+            "50k nested brackets",
+            Some(("1a.yaml", deep.into_bytes())),
+            &["validate", "1a.yaml"],
+            2,
+            &["1a.yaml:4", "nested deeper than 32 levels"],
+        ),
+        case(
+            "2 MiB catalog file",
+            Some(("1a.yaml", huge)),
+            &["validate", "1a.yaml"],
+            2,
+            &["1a.yaml", "larger than 1048576 bytes"],
+        ),
+        case(
+            "show --cpus 1-4294967295",
+            None,
+            &["show", "1a", "--cpus", "app=1-4294967295"],
+            2,
+            &["--cpus app=1-4294967295", "CPU 4294967295 is above 8191"],
+        ),
+        case(
+            "run --cpus 1-4294967295",
+            None,
+            &["run", "1a", "--cpus", "app=1-4294967295"],
+            2,
+            &["--cpus app=1-4294967295"],
+        ),
+        case(
+            "show --set with 50k nested brackets",
+            None,
+            &["show", "1a", "--set", deep_set],
+            2,
+            &["load.steps", "nested deeper than 32 levels"],
+        ),
+        case(
+            "run --set hold_s=1e9",
+            None,
+            &["run", "1a", "--set", "hold_s=1000000000"],
+            2,
+            &["--set", "load.hold_s", "nothing was started"],
+        ),
+        case(
+            "stray first row (a year earlier)",
+            Some(("d.csv", stray_first())),
+            &an("d.csv"),
+            0,
+            &["1 row(s) skipped (first on line 2)"],
+        ),
+        case(
+            "60k rows, timestamps backwards",
+            Some(("d.csv", backwards(60_000))),
+            &an("d.csv"),
+            0,
+            &["r0010"],
+        ),
+        case(
+            "257 distinct steps",
+            Some(("d.csv", csv(&many_steps(257)))),
+            &an("d.csv"),
+            2,
+            &["d.csv", "line 278", "past 256 distinct steps", "stage"],
+        ),
+        case(
+            "257 steps in the plan",
+            Some(("1a.yaml", exp_1a("steps", steps_list(257)))),
+            &["validate", "1a.yaml"],
+            2,
+            &["1a.yaml", "load.steps", "257 steps: at most 256"],
+        ),
+        Case {
+            extra: Some(("s.json", nan_threshold_summary())),
+            ..case(
+                "summary threshold p(95)<NaN",
+                Some(("d.csv", csv(""))),
+                &["analyze", "d.csv", "--summary", "s.json"],
+                2,
+                &["s.json", "p95 threshold NaN"],
+            )
+        },
+    ]
+}
+
+/// A k6 summary whose per-step p95 threshold is `NaN` (k6 would not run it; a hand edit can).
+fn nan_threshold_summary() -> Vec<u8> {
+    let m = r#"{"metrics":{"http_req_duration{stage:r0010}":{"count":20,"p(95)":20,"thresholds":{"p(95)<NaN":{"ok":true}}}}}"#;
+    m.as_bytes().to_vec()
+}
+
+/// A row from a year before the run on line 2, then 100 rows of the run.
+fn stray_first() -> Vec<u8> {
+    let mut s = CSV_HEAD.to_string() + &row("1668464000000", "20");
+    for i in 0..100 {
+        s += &row(&(1_700_000_000_000i64 + i * 100).to_string(), "20");
+    }
+    s.into_bytes()
+}
+
+/// `n` rows one second apart, last second first.
+fn backwards(n: i64) -> Vec<u8> {
+    let mut s = CSV_HEAD.to_string();
+    for i in (0..n).rev() {
+        s += &row(&(1_700_000_000_000 + i * 1000).to_string(), "20");
+    }
+    s.into_bytes()
+}
+
+/// One row in each of `n` steps r0001, r0002, ...
+fn many_steps(n: usize) -> String {
+    (1..=n)
+        .map(|i| format!("http_req_duration,1700000005000,20,true,200,stage=r{i:04}\n"))
+        .collect()
+}
+
+fn steps_list(n: usize) -> &'static str {
+    let v: Vec<String> = (1..=n).map(|i| (i * 10).to_string()).collect();
+    format!("[{}]", v.join(", ")).leak()
+}
+
+/// What one case did.
+struct Outcome {
+    code: Option<i32>,
+    text: String,
+    took: Duration,
+    max_rss_kib: i64,
+    out_created: bool,
+}
+
+fn bin() -> PathBuf {
+    std::env::var_os("PERFLAB_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_perflab")))
+}
+
+/// Run the case's command in its own directory, and wait for it with `wait4` for its peak RSS.
+fn run_case(c: &Case, dir: &Path) -> Outcome {
+    for (name, bytes) in c.file.iter().chain(&c.extra) {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+    let quoted: Vec<String> = c.args.iter().map(|a| format!("'{a}'")).collect();
+    let (out_path, err_path) = (dir.join(".stdout"), dir.join(".stderr"));
+    let t = Instant::now();
+    #[allow(
+        clippy::zombie_processes,
+        reason = "waited for with wait4 below, for its rusage"
+    )]
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1572864; exec {}'{}' {}",
+            if timev() { "/usr/bin/time -v " } else { "" },
+            bin().display(),
+            quoted.join(" ")
+        ))
+        .current_dir(dir)
+        .env(
+            "PERFLAB_CATALOG",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/experiments"),
+        )
+        .env(
+            "DOCKER_HOST",
+            "unix:///nonexistent/perflab-hostile-test.sock",
+        )
+        .env_remove("PERFLAB_OUT")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data; the child is ours and waited for exactly once.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    let took = t.elapsed();
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    let text = read(&err_path) + &read(&out_path);
+    let max_rss_kib = match timev() {
+        true => timev_rss_kib(&text).expect("/usr/bin/time -v printed no maximum RSS"),
+        false => ru.ru_maxrss,
+    };
+    Outcome {
+        code,
+        text,
+        took,
+        max_rss_kib,
+        out_created: dir.join("out").exists(),
+    }
+}
+
+fn timev() -> bool {
+    std::env::var_os("PERFLAB_HOSTILE_TIMEV").is_some()
+}
+
+/// `Maximum resident set size (kbytes): N` of `/usr/bin/time -v`.
+fn timev_rss_kib(text: &str) -> Option<i64> {
+    let line = text
+        .lines()
+        .find(|l| l.contains("Maximum resident set size"))?;
+    line.rsplit(':').next()?.trim().parse().ok()
+}
+
+/// What is wrong with the outcome of `c`, if anything.
+fn problems(c: &Case, o: &Outcome) -> Vec<String> {
+    let mut p = Vec::new();
+    if o.code != Some(c.code) {
+        p.push(format!("exit {:?}, want {}", o.code, c.code));
+    }
+    for s in c.says.iter().filter(|s| !o.text.contains(**s)) {
+        p.push(format!("output lacks {s:?}"));
+    }
+    if o.took > Duration::from_secs(20) {
+        p.push(format!("took {:?}", o.took));
+    }
+    if o.max_rss_kib > 256 * 1024 {
+        p.push(format!("peak RSS {} MiB", o.max_rss_kib / 1024));
+    }
+    if c.args[0] == "run" && o.out_created {
+        p.push("created out/".into());
+    }
+    p
+}
+
+#[test]
+fn hostile_inputs_exit_as_tabled_naming_file_and_field() {
+    let keep = std::env::var_os("PERFLAB_HOSTILE_KEEP").map(PathBuf::from);
+    let mut failed = Vec::new();
+    println!(
+        "{:<36} {:>4} {:>8} {:>9}",
+        "case", "exit", "time s", "RSS MiB"
+    );
+    for (i, c) in cases().iter().enumerate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = match &keep {
+            Some(k) => k.join(format!("{i:02}")),
+            None => tmp.path().to_path_buf(),
+        };
+        std::fs::create_dir_all(&dir).unwrap();
+        let o = run_case(c, &dir);
+        println!(
+            "{:<36} {:>4} {:>8.2} {:>9.1}",
+            c.name,
+            o.code.map_or("sig".into(), |c| c.to_string()),
+            o.took.as_secs_f64(),
+            o.max_rss_kib as f64 / 1024.0
+        );
+        let p = problems(c, &o);
+        if !p.is_empty() {
+            failed.push(format!("{}: {}\n{}", c.name, p.join("; "), o.text));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n---\n"));
+}
