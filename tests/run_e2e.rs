@@ -126,6 +126,19 @@ fn demo_open_finds_the_knee_above_400_rps() {
         cg.lines().any(|l| l.contains("\"role\":\"demo\"")),
         "no demo samples"
     );
+    // The procs sampler set the lab's processes apart by cgroup: about what the cgroups count.
+    let s = perflab::report::load::samples(&dir).unwrap();
+    let lab_procs: f64 = s.hostprocs.iter().map(|p| p.lab_cores).sum();
+    let lab_cgroups: f64 = s.cgroup.iter().map(|c| c.cpu_cores).sum();
+    assert!(
+        s.hostprocs.len() >= 10,
+        "{} hostprocs lines",
+        s.hostprocs.len()
+    );
+    assert!(
+        lab_cgroups > 5.0 && (lab_procs / lab_cgroups - 1.0).abs() < 0.25,
+        "lab processes {lab_procs:.2} vs cgroups {lab_cgroups:.2} core-seconds"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The `Report` (serde): the one source every renderer reads, and the parameters it was made with.
 use super::k6csv::{Convention, StepUnit};
-use super::samples::{SaturationRules, WindowServer};
+use super::samples::{ProcSource, SaturationRules, WindowServer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -237,6 +237,73 @@ pub struct HostShare {
     /// What is left: other processes on the host (never below 0).
     pub other_cores: f64,
     pub samples: usize,
+    /// `other_cores` by who used it, largest first: the processes outside the lab by source,
+    /// irq time outside any process, and what stays unattributed (empty in runs recorded
+    /// before `samples/hostprocs.jsonl`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<HostConsumer>,
+    /// The busiest process names outside the lab (perflab and dockerd aside), busiest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_processes: Vec<NamedCores>,
+    /// softirq + hard irq time on all CPUs (cores), inside processes or not (network receive
+    /// on the bridge and the veths shows here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irq_cores: Option<f64>,
+}
+
+/// Who used part of the host's CPU outside the lab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Consumer {
+    /// Processes of this source (`samples/hostprocs.jsonl`).
+    Process(ProcSource),
+    /// softirq and hard irq time in no process: the rest, up to the irq time measured.
+    Irq,
+    /// Neither: processes too short-lived to be seen whose parent is gone, rounding (negative
+    /// when the sources add up to more than the busy time).
+    Unattributed,
+}
+
+impl Consumer {
+    pub fn label(self) -> &'static str {
+        match self {
+            Consumer::Process(s) => s.label(),
+            Consumer::Irq => "softirq/irq",
+            Consumer::Unattributed => "unattributed",
+        }
+    }
+
+    /// Another user's work sharing the host (not the lab's plumbing, not the kernel's).
+    pub fn is_other_users(self) -> bool {
+        matches!(
+            self,
+            Consumer::Process(
+                ProcSource::Build | ProcSource::K6 | ProcSource::Containers | ProcSource::Other
+            )
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostConsumer {
+    pub who: Consumer,
+    /// Mean cores over the window.
+    pub cores: f64,
+}
+
+/// A process name's mean CPU over a window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedCores {
+    pub name: String,
+    pub source: ProcSource,
+    pub cores: f64,
+}
+
+/// The host's CPU over one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepHostShare {
+    pub step: String,
+    pub share: HostShare,
 }
 
 /// Checks on the measurement itself (lab-spec §6).
@@ -259,6 +326,9 @@ pub struct Checks {
     /// The host's CPU over the measured steps, split by who used it.
     #[serde(default)]
     pub host_share: Option<HostShare>,
+    /// The same per step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_steps: Vec<StepHostShare>,
 }
 
 /// One second of the timeline.

@@ -87,6 +87,7 @@ pub fn samples(dir: &Path) -> anyhow::Result<Samples> {
         fpm: jsonl(&s.join("fpm.jsonl"), &mut torn)?,
         pg: jsonl(&s.join("pg.jsonl"), &mut torn)?,
         node: jsonl(&s.join("node.jsonl"), &mut torn)?,
+        hostprocs: jsonl(&s.join("hostprocs.jsonl"), &mut torn)?,
         access: access_logs(dir)?,
         torn,
     })

@@ -1,5 +1,6 @@
-//! Host-side readings: per-CPU busy time (`/proc/stat`), host CPU pressure, and the CPU time
-//! of single processes (dockerd, perflab itself) from `/proc/<pid>/stat`.
+//! Host-side readings: per-CPU busy, steal, irq and softirq time (`/proc/stat`), host CPU
+//! pressure, and the CPU time of single processes (dockerd, perflab itself) from
+//! `/proc/<pid>/stat`.
 use std::fs;
 
 /// Cumulative busy, steal and total jiffies of one CPU line of `/proc/stat`.
@@ -9,6 +10,9 @@ pub struct CpuTimes {
     pub busy: u64,
     /// Time the hypervisor ran something else while this vCPU wanted to run.
     pub steal: u64,
+    /// Hard interrupts and softirqs (network receive on the bridge and veths shows here).
+    pub irq: u64,
+    pub softirq: u64,
     pub total: u64,
 }
 
@@ -39,6 +43,8 @@ pub fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
             CpuTimes {
                 busy: total - idle,
                 steal: v.get(7).copied().unwrap_or(0),
+                irq: v.get(5).copied().unwrap_or(0),
+                softirq: v.get(6).copied().unwrap_or(0),
                 total,
             },
         ));
@@ -48,6 +54,20 @@ pub fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
 
 /// Busy % and steal % per CPU between two `/proc/stat` snapshots (matched by CPU number).
 pub fn busy_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64, f64)> {
+    pct_between(prev, now, |c| (c.busy, c.steal))
+}
+
+/// Hard irq % and softirq % per CPU between two `/proc/stat` snapshots.
+pub fn irq_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64, f64)> {
+    pct_between(prev, now, |c| (c.irq, c.softirq))
+}
+
+/// Two counters picked by `f`, as % of each CPU's elapsed time between the snapshots.
+fn pct_between(
+    prev: &[(u32, CpuTimes)],
+    now: &[(u32, CpuTimes)],
+    f: impl Fn(&CpuTimes) -> (u64, u64),
+) -> Vec<(u32, f64, f64)> {
     now.iter()
         .filter_map(|(i, n)| {
             let (_, p) = prev.iter().find(|(j, _)| j == i)?;
@@ -59,7 +79,8 @@ pub fn busy_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, 
                     100.0 * a.saturating_sub(b) as f64 / dt as f64
                 }
             };
-            Some((*i, pct(n.busy, p.busy), pct(n.steal, p.steal)))
+            let ((na, nb), (pa, pb)) = (f(n), f(p));
+            Some((*i, pct(na, pa), pct(nb, pb)))
         })
         .collect()
 }
@@ -138,6 +159,11 @@ mod tests {
             vec![(0, 0.0, 0.0), (1, 50.0, 25.0)],
             "steal counts as busy and is also reported on its own"
         );
+        // cpu0: 200 jiffies, 100 busy of which 20 in hard irq and 50 in softirq
+        let d = parse_proc_stat("cpu0 400 0 50 700 0 0 0 0 0 0\n");
+        let e = parse_proc_stat("cpu0 430 0 50 800 0 20 50 0 0 0\n");
+        assert_eq!(irq_pct(&d, &e), vec![(0, 10.0, 25.0)]);
+        assert_eq!(busy_pct(&d, &e), vec![(0, 50.0, 0.0)], "irq time is busy");
     }
 
     #[test]

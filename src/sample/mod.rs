@@ -1,11 +1,13 @@
 //! Server-side samplers that run beside k6: per-container cgroup CPU/memory/throttling/PSI
 //! (every 1 s), host per-CPU busy and PSI with dockerd's and perflab's own CPU (every 1 s),
-//! php-fpm status through the hidden pool and `pg_stat_activity` (every 2 s).
+//! the host's other processes by source with irq/softirq (every 1 s, same `t`), php-fpm status
+//! through the hidden pool and `pg_stat_activity` (every 2 s).
 //! Each writes JSON lines (`t` = unix ms, UTC) under the run's `samples/` folder, flushed per
 //! line so an aborted run keeps what was sampled.
 pub mod agent;
 pub mod cgroup;
 pub mod host;
+pub mod procs;
 pub mod records;
 pub mod stack;
 mod writer;
@@ -62,6 +64,9 @@ impl Default for SamplerOptions {
 pub struct SamplerSummary {
     pub cgroup_samples: u64,
     pub host_samples: u64,
+    /// Lines of `hostprocs.jsonl` (the host's processes by source).
+    #[serde(default)]
+    pub procs_samples: u64,
     pub fpm_samples: u64,
     pub pg_samples: u64,
     pub errors: u64,
@@ -97,12 +102,15 @@ impl Samplers {
         let errors = JsonlWriter::create(&dir.join("sampler-errors.jsonl"))?;
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(run_fast(
-            JsonlWriter::create(&dir.join("cgroup.jsonl"))?,
-            JsonlWriter::create(&dir.join("host.jsonl"))?,
+            FastOut {
+                cgroup: JsonlWriter::create(&dir.join("cgroup.jsonl"))?,
+                host: JsonlWriter::create(&dir.join("host.jsonl"))?,
+                procs: Some(JsonlWriter::create(&dir.join("hostprocs.jsonl"))?),
+                errors: errors.clone(),
+            },
             targets.containers,
             opts.fast,
             rx.clone(),
-            errors.clone(),
         )));
         if let Some(url) = targets.fpm_status_url {
             tasks.push(tokio::spawn(run_fpm(
@@ -131,12 +139,15 @@ impl Samplers {
         let (stop, rx) = watch::channel(false);
         let out = JsonlWriter::stdout();
         let task = tokio::spawn(run_fast(
-            out.clone(),
-            out.clone(),
+            FastOut {
+                cgroup: out.clone(),
+                host: out.clone(),
+                procs: None,
+                errors: out,
+            },
             containers,
             period,
             rx,
-            out,
         ));
         Samplers {
             stop,
@@ -152,6 +163,7 @@ impl Samplers {
             if let Ok(s) = t.await {
                 total.cgroup_samples += s.cgroup_samples;
                 total.host_samples += s.host_samples;
+                total.procs_samples += s.procs_samples;
                 total.fpm_samples += s.fpm_samples;
                 total.pg_samples += s.pg_samples;
                 total.errors += s.errors;
@@ -225,13 +237,20 @@ impl ProcCounter {
     }
 }
 
+/// Where the fast sampler writes: cgroup and host lines, the host's processes (the local
+/// samplers only, not the agent) and errors.
+struct FastOut {
+    cgroup: JsonlWriter,
+    host: JsonlWriter,
+    procs: Option<JsonlWriter>,
+    errors: JsonlWriter,
+}
+
 async fn run_fast(
-    cg_out: JsonlWriter,
-    host_out: JsonlWriter,
+    out: FastOut,
     containers: Vec<ContainerTarget>,
     period: Duration,
     mut rx: watch::Receiver<bool>,
-    errors: JsonlWriter,
 ) -> SamplerSummary {
     let mut summary = SamplerSummary::default();
     let mut tracked = Vec::new();
@@ -240,10 +259,14 @@ async fn run_fast(
             Ok((paths, first)) => tracked.push((c, paths, first)),
             Err(e) => {
                 summary.errors += 1;
-                record_error(&errors, "cgroup", format!("{}: {e}", c.name));
+                record_error(&out.errors, "cgroup", format!("{}: {e}", c.name));
             }
         }
     }
+    let mut procs = out.procs.as_ref().map(|_| {
+        let lab: Vec<_> = tracked.iter().map(|(c, _, _)| (c.role, c.pid)).collect();
+        procs::ProcScanner::new(&lab)
+    });
     let mut stat_prev = host::read_proc_stat();
     let mut dockerd = ProcCounter::new(host::find_process("dockerd"));
     let mut me = ProcCounter::new(Some(std::process::id()));
@@ -268,19 +291,18 @@ async fn run_fast(
                         psi_some_avg10: r.psi_some_avg10,
                     };
                     *prev = r;
-                    if cg_out.write(&line).is_ok() {
+                    if out.cgroup.write(&line).is_ok() {
                         summary.cgroup_samples += 1;
                     }
                 }
                 Err(e) => {
                     summary.errors += 1;
-                    record_error(&errors, "cgroup", format!("{}: {e}", c.name));
+                    record_error(&out.errors, "cgroup", format!("{}: {e}", c.name));
                 }
             }
         }
         let stat_now = host::read_proc_stat();
         let per_cpu = host::busy_pct(&stat_prev, &stat_now);
-        stat_prev = stat_now;
         let line = HostSample {
             t: ts,
             cpu_busy_pct: per_cpu.iter().map(|c| c.1).collect(),
@@ -289,9 +311,16 @@ async fn run_fast(
             dockerd_cores: dockerd.sample(dt_ns),
             perflab_cores: me.sample(dt_ns),
         };
-        if host_out.write(&line).is_ok() {
+        if out.host.write(&line).is_ok() {
             summary.host_samples += 1;
         }
+        if let (Some(scanner), Some(w)) = (procs.as_mut(), out.procs.as_ref()) {
+            let line = scanner.sample(ts, dt_ns as f64 / 1e9, &stat_prev, &stat_now);
+            if w.write(&line).is_ok() {
+                summary.procs_samples += 1;
+            }
+        }
+        stat_prev = stat_now;
     }
     summary.dockerd_cores_mean = dockerd.mean();
     summary.perflab_cores_mean = me.mean();

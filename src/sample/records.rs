@@ -35,6 +35,106 @@ pub struct HostSample {
     pub perflab_cores: Option<f64>,
 }
 
+/// Who a process outside the run's containers is: the procs sampler groups the host's
+/// processes by name into these sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProcSource {
+    /// Docker's userland proxy of published ports: relays every byte of the load.
+    DockerProxy,
+    /// containerd, its shims and runc.
+    Containerd,
+    /// The storage driver's FUSE processes (fuse-overlayfs) serving the run's containers'
+    /// file systems: every file access of the lab crosses them.
+    LabStorage,
+    Dockerd,
+    /// This perflab process (its samplers are threads of it).
+    Perflab,
+    /// A k6 outside the run's containers.
+    K6,
+    /// Compilers and their helpers: cargo, rustc, cc1, ld... (other users' builds).
+    Build,
+    /// The kernel's softirq threads (network receive that overflowed the interrupt context).
+    Ksoftirqd,
+    Kworker,
+    /// Other kernel threads.
+    Kernel,
+    /// Processes of containers that are not the run's, and the FUSE storage processes serving
+    /// them.
+    Containers,
+    Other,
+}
+
+impl ProcSource {
+    /// Part of the lab's own plumbing (Docker and perflab), not another user's work.
+    pub fn is_plumbing(self) -> bool {
+        matches!(
+            self,
+            ProcSource::DockerProxy
+                | ProcSource::Containerd
+                | ProcSource::LabStorage
+                | ProcSource::Dockerd
+                | ProcSource::Perflab
+        )
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ProcSource::DockerProxy => "docker-proxy",
+            ProcSource::Containerd => "containerd",
+            ProcSource::LabStorage => "fuse-overlayfs",
+            ProcSource::Dockerd => "dockerd",
+            ProcSource::Perflab => "perflab",
+            ProcSource::K6 => "k6",
+            ProcSource::Build => "cargo/rustc",
+            ProcSource::Ksoftirqd => "ksoftirqd",
+            ProcSource::Kworker => "kworker",
+            ProcSource::Kernel => "kernel threads",
+            ProcSource::Containers => "other containers",
+            ProcSource::Other => "other",
+        }
+    }
+}
+
+/// One process name's CPU over an interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcCores {
+    /// `comm` (kernel threads without their `/N` suffix: "kworker", "ksoftirqd").
+    pub name: String,
+    pub source: ProcSource,
+    pub cores: f64,
+}
+
+/// `samples/hostprocs.jsonl`: every second, the CPU of the host's processes outside the
+/// run's containers by source, the busiest names, and per-CPU irq and softirq time. Same `t`
+/// as the `host.jsonl` line of that second.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostProcsSample {
+    #[serde(deserialize_with = "de_time")]
+    pub t: i64,
+    /// Cores per source over the last interval (a process's own CPU and that of its children
+    /// reaped in the interval).
+    pub sources: BTreeMap<ProcSource, f64>,
+    /// The busiest process names outside the run's containers, busiest first (at most
+    /// [`HostProcsSample::TOP`]).
+    pub top: Vec<ProcCores>,
+    /// Cores of the outside processes not in `top`.
+    pub rest_cores: f64,
+    /// Cores of the processes inside the run's containers (the cgroup samples count them).
+    pub lab_cores: f64,
+    /// Per CPU, % of the interval in hard irq and in softirq (`/proc/stat`).
+    pub irq_pct: Vec<f64>,
+    pub softirq_pct: Vec<f64>,
+    /// Processes read, and how long reading them took (the sampler's own cost).
+    pub procs: u32,
+    pub scan_us: u64,
+}
+
+impl HostProcsSample {
+    /// How many names `top` keeps per interval.
+    pub const TOP: usize = 6;
+}
+
 /// The php-fpm status page (JSON), the fields the analysis reads; others are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FpmStatus {

@@ -79,18 +79,36 @@ pub(super) fn data_warnings(
     w
 }
 
-/// Caveats when the host was not the lab's alone: other processes, or hypervisor steal.
+/// Caveats when the host was not the lab's alone: other users' processes (named when the
+/// procs sampler ran), Docker's plumbing outside the containers, or hypervisor steal.
 pub fn host_share_warnings(h: &HostShare) -> Vec<String> {
     let mut w = Vec::new();
-    if h.other_cores > 0.10 {
+    let equation = format!(
+        "host busy {:.2} = lab {:.2} + perflab/dockerd {:.2} + steal {} + other {:.2}",
+        h.busy_cores,
+        h.lab_cores,
+        h.harness_cores,
+        h.steal_cores.map_or("?".to_string(), |s| format!("{s:.2}")),
+        h.other_cores
+    );
+    let others = h.outside_cores(Consumer::is_other_users);
+    if h.outside.is_empty() && h.other_cores > SHARED_CORES {
         w.push(format!(
-            "processes outside the lab used {:.2} cores on average during the steps (host busy {:.2} = lab {:.2} + perflab/dockerd {:.2} + steal {} + other {:.2}): the host was shared, knees may sit lower than on a quiet host",
-            h.other_cores,
-            h.busy_cores,
-            h.lab_cores,
-            h.harness_cores,
-            h.steal_cores.map_or("?".to_string(), |s| format!("{s:.2}")),
+            "processes outside the lab used {:.2} cores on average during the steps ({equation}): the host was shared, knees may sit lower than on a quiet host",
             h.other_cores
+        ));
+    } else if others > SHARED_CORES {
+        w.push(format!(
+            "other users' processes used {others:.2} cores on average during the steps ({}; {equation}): the host was shared, knees may sit lower than on a quiet host",
+            h.outside_text(Consumer::is_other_users, 4)
+        ));
+    }
+    let plumbing = |c: Consumer| matches!(c, Consumer::Process(s) if s.is_plumbing());
+    let docker = h.outside_cores(plumbing);
+    if docker > SHARED_CORES {
+        w.push(format!(
+            "Docker's plumbing outside the containers used {docker:.2} cores on average during the steps ({}): work for the lab outside its containers' cgroups (docker-proxy copies every byte sent to a published port, fuse-overlayfs serves every file access of the containers); it competes with the app but is not in its CPU per request",
+            h.outside_text(plumbing, 3)
         ));
     }
     if let Some(s) = h.steal_cores.filter(|s| *s > 0.05) {
@@ -101,3 +119,6 @@ pub fn host_share_warnings(h: &HostShare) -> Vec<String> {
     }
     w
 }
+
+/// Cores outside the lab above which the host counts as shared.
+const SHARED_CORES: f64 = 0.10;

@@ -52,6 +52,18 @@ pub(super) fn checks(m: &Measured, warnings: &mut Vec<String>) -> Checks {
     if let Some(h) = &checks.host_share {
         warnings.extend(super::caveats::host_share_warnings(h));
     }
+    checks.host_steps = m
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let share =
+                samples::host_share(m.samples, s.start_ms, super::end_ms(s.start_ms, s.window_s))?;
+            Some(StepHostShare {
+                step: s.name.clone(),
+                share,
+            })
+        })
+        .collect();
     checks
 }
 

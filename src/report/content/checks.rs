@@ -1,5 +1,6 @@
 //! The blocks checking the measurement: Little's law and stability, the ceilings, the closed
-//! model's coordinated omission, the abort lag, and the cross-check with k6's summary.
+//! model's coordinated omission, the abort lag, the cross-check with k6's summary, and where
+//! the host's CPU went.
 use super::{Block, block, f1, ms, opt};
 use crate::analyze::fmt_ms;
 use crate::analyze::model::*;
@@ -11,6 +12,7 @@ pub fn checks_blocks(r: &Report) -> Vec<Block> {
     out.extend(closed_block(r));
     out.extend(abort_block(c));
     out.push(cross_check_block(c));
+    out.extend(host_block(c));
     out
 }
 
@@ -164,16 +166,57 @@ fn cross_check_block(c: &Checks) -> Block {
             "generator: k6 CPU max {k:.0} % of its core (goal < 80 %)"
         ));
     }
-    if let Some(h) = &c.host_share {
-        b.lines.push(format!(
-            "host CPU over the steps (mean cores): busy {:.2} = lab containers {:.2} + perflab/dockerd {:.2} + steal {} + other processes {:.2}",
-            h.busy_cores,
-            h.lab_cores,
-            h.harness_cores,
-            h.steal_cores
-                .map_or("not sampled".to_string(), |s| format!("{s:.2}")),
-            h.other_cores
-        ));
-    }
     b
+}
+
+/// The host's CPU over the steps and per step: busy = lab + perflab/dockerd + steal + other,
+/// and who the other cores were.
+fn host_block(c: &Checks) -> Option<Block> {
+    let h = c.host_share.as_ref()?;
+    let mut b = block("Host CPU");
+    b.lines.push(format!(
+        "host CPU over the steps (mean cores): busy {:.2} = lab containers {:.2} + perflab/dockerd {:.2} + steal {} + other processes {:.2}",
+        h.busy_cores,
+        h.lab_cores,
+        h.harness_cores,
+        h.steal_cores
+            .map_or("not sampled".to_string(), |s| format!("{s:.2}")),
+        h.other_cores
+    ));
+    if h.outside.is_empty() {
+        b.lines
+            .push("other processes not broken down: the run has no samples/hostprocs.jsonl".into());
+        return Some(b);
+    }
+    b.lines
+        .push(format!("outside the lab: {}", h.outside_text(|_| true, 8)));
+    if let Some(irq) = h.irq_cores {
+        b.lines.push(format!("softirq + irq on the CPUs: {irq:.2} cores (network receive on the bridge and veths; inside the processes above or not)"));
+    }
+    if c.host_steps.iter().any(|s| !s.share.outside.is_empty()) {
+        let mut t = Table::new([
+            "step",
+            "busy",
+            "lab",
+            "perflab/dockerd",
+            "steal",
+            "other",
+            "largest outside the lab",
+        ]);
+        for s in &c.host_steps {
+            let x = &s.share;
+            t.push(vec![
+                s.step.clone(),
+                format!("{:.2}", x.busy_cores),
+                format!("{:.2}", x.lab_cores),
+                format!("{:.2}", x.harness_cores),
+                opt(x.steal_cores, |v| format!("{v:.2}")),
+                format!("{:.2}", x.other_cores),
+                x.outside_text(|_| true, 3),
+            ]);
+        }
+        b.table = Some(t);
+    }
+    b.notes.push("Mean cores. Outside the lab = the host's processes not in the run's containers, grouped by name (samples/hostprocs.jsonl); softirq/irq = interrupt time in no process (the rest of \"other\", up to the irq time measured); unattributed = what neither explains (negative: the sources add up to more than the busy time).".into());
+    Some(b)
 }
