@@ -418,6 +418,17 @@ impl LabStack {
         }
     }
 
+    /// Hand the stack to the user (`perflab up`, `smoke --keep`): a marker volume tells the
+    /// sweep before each run that the owner's exit is no accident; `perflab down` removes it.
+    pub async fn hand_over(&self, docker: &Docker) -> Result<()> {
+        let mut labels = stack_labels(&self.run_id, self.lab, "kept");
+        labels.insert(docker::LABEL_KEPT.to_string(), "1".to_string());
+        docker
+            .create_volume(&format!("{}-kept", self.prefix()), &labels)
+            .await?;
+        Ok(())
+    }
+
     /// Remove every container, the network and the volume of this stack (by run label).
     pub async fn teardown(&self, docker: &Docker) -> Result<()> {
         docker
