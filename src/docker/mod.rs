@@ -11,7 +11,7 @@ pub use build::{BuildEvent, BuiltImage, ImageInfo};
 pub use container::{ContainerInfo, ContainerSpec, ExitStatus, Mount, OneOff};
 pub use endpoint::Endpoint;
 pub use engine::{ClockOffset, EngineFacts};
-pub use objects::{LabelledObject, ObjectKind};
+pub use objects::{HostAccess, LabelledObject, ObjectKind};
 
 use std::collections::BTreeMap;
 
