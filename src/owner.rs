@@ -102,7 +102,7 @@ impl Owner {
                 "pid {} is now another process (started at tick {}, the owner at {})",
                 self.pid, p.start, self.start
             )),
-            Some(p) if p.state == 'Z' || p.state == 'X' => {
+            Some(p) if matches!(p.state, 'Z' | 'X' | 'x') => {
                 Liveness::Dead(format!("pid {} is a zombie", self.pid))
             }
             Some(_) => Liveness::Alive,
@@ -212,5 +212,8 @@ mod tests {
                 start: 98765
             })
         );
+        let zombie = s.replace(") S ", ") Z ");
+        assert_eq!(parse_stat(&zombie).map(|p| p.state), Some('Z'));
+        assert_eq!(parse_stat("4242 (a) b) R"), None);
     }
 }

@@ -124,6 +124,8 @@ impl Trail {
     }
 
     fn enter(&mut self, phase: Phase, load: Option<&str>) {
+        // `PERFLAB_LOG=perflab=debug` shows the phases as they start (tests interrupt on them).
+        tracing::debug!("phase {} {}", phase.as_str(), load.unwrap_or(""));
         self.current = Some((phase, load.map(str::to_owned)));
     }
 
