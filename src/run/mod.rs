@@ -68,9 +68,26 @@ pub async fn execute(
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
 ) -> Result<RunSummary> {
     let interrupt = Interrupt::install().context("installing signal handlers")?;
-    // Ctrl-C during an image build stops it (its intermediate container removed).
-    let (docker, set) = prepare_stack(&req, progress_build, &interrupt).await?;
-    let loadgen = prepare_loadgen(&docker, &set, &req, progress_build, &interrupt).await?;
+    // Ctrl-C during an image build stops it (its intermediate container removed): nothing
+    // else was started, and the command exits as interrupted.
+    let prepared = async {
+        let (docker, set) = prepare_stack(&req, progress_build, &interrupt).await?;
+        let loadgen = prepare_loadgen(&docker, &set, &req, progress_build, &interrupt).await?;
+        anyhow::Ok((docker, set, loadgen))
+    }
+    .await;
+    let (docker, set, loadgen) = match (prepared, interrupt.reason()) {
+        (Ok(p), _) => p,
+        (Err(e), Some(sig)) => {
+            crate::say!("interrupted by {sig} during the image build: {e:#}; nothing was started");
+            return Ok(RunSummary {
+                rounds: Vec::new(),
+                interrupted: true,
+                harness_failed: false,
+            });
+        }
+        (Err(e), None) => return Err(e),
+    };
 
     let quiet = req.quiet;
     let session = Session::begin(&req.target, req.wait, quiet, interrupt).await?;
