@@ -222,6 +222,28 @@ impl Docker {
         Ok(out)
     }
 
+    /// [`Docker::remove_labelled`] until nothing matches: a create request sent just before an
+    /// interrupt dropped its caller still completes on the engine, after a first pass listed
+    /// the objects (then the network is busy, or a container appears). Passes 300 ms apart
+    /// until one finds nothing, for up to 10 s; returns how many objects were removed, or the
+    /// last error.
+    pub async fn remove_labelled_settled(&self, filters: &[String]) -> Result<usize> {
+        let t0 = std::time::Instant::now();
+        let mut removed = 0;
+        let mut passes = 0;
+        loop {
+            passes += 1;
+            match self.remove_labelled(filters).await {
+                // Nothing left 300 ms after an earlier pass: settled.
+                Ok(v) if v.is_empty() && passes > 1 => return Ok(removed),
+                Ok(v) => removed += v.len(),
+                Err(e) if t0.elapsed() > std::time::Duration::from_secs(10) => return Err(e),
+                Err(_) => {}
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+    }
+
     /// Remove every labelled object matching `filters`: containers first, then networks and
     /// volumes. Returns what was removed.
     pub async fn remove_labelled(&self, filters: &[String]) -> Result<Vec<LabelledObject>> {

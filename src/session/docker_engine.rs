@@ -144,7 +144,7 @@ impl<'a> DockerEngine<'a> {
 
     async fn teardown_on(docker: &Docker, run_id: &str) -> Result<()> {
         docker
-            .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+            .remove_labelled_settled(&[format!("{}={run_id}", docker::LABEL_RUN)])
             .await?;
         Ok(())
     }

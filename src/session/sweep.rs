@@ -228,9 +228,8 @@ pub async fn sweep_engine(docker: &Docker, keep: &BTreeSet<String>) -> anyhow::R
 /// Remove every object of one run; returns how many.
 pub async fn remove_run(docker: &Docker, run_id: &str) -> anyhow::Result<usize> {
     Ok(docker
-        .remove_labelled(&[format!("{LABEL_RUN}={run_id}")])
-        .await?
-        .len())
+        .remove_labelled_settled(&[format!("{LABEL_RUN}={run_id}")])
+        .await?)
 }
 
 #[cfg(test)]

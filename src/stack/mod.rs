@@ -232,7 +232,7 @@ impl LabStack {
             }
             Err(e) => {
                 let _ = docker
-                    .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+                    .remove_labelled_settled(&[format!("{}={run_id}", docker::LABEL_RUN)])
                     .await;
                 Err(e)
             }
@@ -475,7 +475,7 @@ impl LabStack {
     /// Remove every container, the network and the volume of this stack (by run label).
     pub async fn teardown(&self, docker: &Docker) -> Result<()> {
         docker
-            .remove_labelled(&[format!("{}={}", docker::LABEL_RUN, self.run_id)])
+            .remove_labelled_settled(&[format!("{}={}", docker::LABEL_RUN, self.run_id)])
             .await?;
         Ok(())
     }
