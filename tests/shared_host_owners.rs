@@ -123,11 +123,26 @@ async fn cleanup_and_the_sweep_leave_live_and_other_hosts_runs() {
     assert!(ok, "{err}");
     assert_eq!(objects_of(&d, &run_dead).await, 0, "{err}");
 
-    // The sweep before a run (here on the engine as a load generator's): same rule.
+    // The sweep before a run (here on the engine as a load generator's): same rule. It runs
+    // under the host lock, as in `perflab run`: without it an older perflab's live run (no
+    // owner labels) on this engine would count as a leftover.
     make_run(&d, &run_dead, &dead_owner()).await;
+    let lock = tokio::task::spawn_blocking(|| {
+        let path = perflab::lock::lock_path();
+        perflab::lock::acquire(
+            &path,
+            "shared_host_owners",
+            perflab::lock::Wait::Block,
+            |_| {},
+        )
+    })
+    .await
+    .unwrap()
+    .unwrap();
     let swept = perflab::session::sweep::sweep_engine(&d, &Default::default())
         .await
         .unwrap();
+    drop(lock);
     assert!(swept.removed_runs.contains(&run_dead), "{swept:?}");
     assert!(!swept.removed_runs.contains(&run_live), "{swept:?}");
     assert!(!swept.removed_runs.contains(&run_other), "{swept:?}");
