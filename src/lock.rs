@@ -7,6 +7,7 @@ use fs2::FileExt;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Default lock file.
@@ -56,6 +57,8 @@ pub enum LockError {
         .path.display()
     )]
     NotRegular { path: PathBuf, what: &'static str },
+    #[error("gave up waiting for {}", .path.display())]
+    GaveUp { path: PathBuf },
     #[error("locking {} failed: {source}", .path.display())]
     Lock {
         path: PathBuf,
@@ -187,11 +190,29 @@ pub fn acquire(
     path: &Path,
     experiment: &str,
     wait: Wait,
+    on_wait: impl FnMut(Option<&HolderInfo>),
+) -> Result<HostLock, LockError> {
+    acquire_until(path, experiment, wait, on_wait, &AtomicBool::new(false))
+}
+
+/// [`acquire`], giving up (`LockError::GaveUp`) within 200 ms once `give_up` is set: a waiter
+/// interrupted by Ctrl-C must not keep a thread polling the lock (its runtime would wait for
+/// it at exit).
+pub fn acquire_until(
+    path: &Path,
+    experiment: &str,
+    wait: Wait,
     mut on_wait: impl FnMut(Option<&HolderInfo>),
+    give_up: &AtomicBool,
 ) -> Result<HostLock, LockError> {
     let file = open_lock(path)?;
     let mut last: Option<Option<HolderInfo>> = None;
     loop {
+        if give_up.load(Ordering::Relaxed) {
+            return Err(LockError::GaveUp {
+                path: path.to_path_buf(),
+            });
+        }
         match file.try_lock_exclusive() {
             Ok(()) => break,
             Err(e)
@@ -262,5 +283,29 @@ pub fn waiting_message(holder: Option<&HolderInfo>) -> String {
     match holder {
         Some(h) => format!("waiting for {h}"),
         None => "waiting for another perflab process (holder unknown)".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiter_gives_up_when_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l.lock");
+        let held = acquire(&path, "holder", Wait::NoWait, |_| {}).unwrap();
+        let give_up = std::sync::Arc::new(AtomicBool::new(false));
+        let g = give_up.clone();
+        let p = path.clone();
+        let waiter =
+            std::thread::spawn(move || acquire_until(&p, "waiter", Wait::Block, |_| {}, &g));
+        std::thread::sleep(Duration::from_millis(300));
+        give_up.store(true, Ordering::Relaxed);
+        let t0 = std::time::Instant::now();
+        let r = waiter.join().unwrap();
+        assert!(matches!(r, Err(LockError::GaveUp { .. })), "{r:?}");
+        assert!(t0.elapsed() < Duration::from_millis(500));
+        drop(held);
     }
 }

@@ -56,7 +56,15 @@ async fn cleanup_removes_labelled_objects_and_nothing_else() {
     let d = docker().await;
     let set = images(&d).await;
     let id = run_id("cleanup");
-    let labels = stack::stack_labels(&id, Lab::Demo, "leftover");
+    let mut labels = stack::stack_labels(&id, Lab::Demo, "leftover");
+    // Leftovers of a killed perflab: their owner is gone (a live owner's are never removed).
+    let mut owner = std::process::Command::new("true").spawn().unwrap();
+    let gone = perflab::owner::Owner {
+        pid: owner.id(),
+        ..perflab::owner::Owner::me().clone()
+    };
+    owner.wait().unwrap();
+    labels.extend(gone.labels());
     d.create_network(&format!("perflab-{id}-net"), &labels)
         .await
         .unwrap();

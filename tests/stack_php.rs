@@ -45,11 +45,17 @@ async fn php_stack_tcp_persistent_passes_smoke() {
     assert_eq!(fpm.id.len(), 64);
     let cpu_ns = cg_cpu_ns.expect("cgroup counters of a running container");
     assert!(cpu_ns > 0, "php-fpm used no CPU according to its cgroup");
+    // Read from the host at nginx's address on the lab network: nothing is published.
+    let nginx = s.container(Role::Nginx).unwrap();
+    let addr = nginx.address.as_deref().expect("nginx has a lab address");
+    assert_eq!(
+        s.fpm_status_url.as_deref(),
+        Some(format!("http://{addr}:80/fpm-status?json").as_str())
+    );
     assert!(
-        s.fpm_status_url
-            .as_deref()
-            .unwrap()
-            .starts_with("http://127.0.0.1:")
+        s.containers.values().all(|c| c.host_ports.is_empty()),
+        "{:?}",
+        s.containers
     );
     assert_eq!(s.target_url, "http://nginx:80");
     assert!(leftovers(&d, &id).await.is_empty(), "teardown left objects");

@@ -19,9 +19,11 @@ http {
     server {
         listen 80 default_server;
 
-        # status page of the hidden php-fpm pool, only for private networks (samplers)
+        # status page of the hidden php-fpm pool: only perflab's sampler, whose requests come
+        # from the host through the lab network's gateway (not k6, not the other containers,
+        # not a load generator on another host)
         location = /fpm-status {
-            allow 127.0.0.1; allow 172.16.0.0/12; allow 192.168.0.0/16; allow 10.0.0.0/8; deny all;
+            allow __SAMPLER__; deny all;
             include fastcgi_params;
             fastcgi_param SCRIPT_NAME /fpm-status;
             fastcgi_param SCRIPT_FILENAME /fpm-status;

@@ -1,8 +1,14 @@
-//! CLI commands for the lab area: `build`, `up`, `down`, `cleanup`, `smoke`.
+//! CLI commands for the lab area: `build`, `up`, `down`, `cleanup`, `smoke`. Each but `build`
+//! holds the host lock while it starts or removes objects, and removes only what no live
+//! perflab owns (`session::sweep`); Ctrl-C stops a build or a stack start and removes what it
+//! made.
 use crate::docker::{self, Docker};
 use crate::error::InvalidInput;
 use crate::experiment::{Experiment, Lab};
 use crate::images::{self, ImageSet, Suite, build_progress};
+use crate::lock::{HostLock, Wait};
+use crate::session::signals::Interrupt;
+use crate::session::sweep::{self, Asker};
 use crate::stack::{self, LabStack, Pinning, StartOptions, defaults};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -38,10 +44,15 @@ pub struct BuildArgs {
 pub fn build(args: BuildArgs) -> Result<ExitCode> {
     let suite: Suite = args.suite.parse()?;
     runtime()?.block_on(async {
+        let interrupt = Interrupt::install_with("stopping the build, removing its containers")?;
         let docker = Docker::connect().await?;
         let t0 = std::time::Instant::now();
         let mut progress = build_progress(args.quiet);
-        let set = images::ensure_built(&docker, suite, &mut progress).await?;
+        let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
+        {
+            Ok(set) => set,
+            Err(e) => return interrupted_or(e, &interrupt),
+        };
         if args.json {
             crate::out!("{}", serde_json::to_string_pretty(&set)?);
         } else {
@@ -169,18 +180,70 @@ pub struct UpArgs {
 pub fn up(args: UpArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     runtime()?.block_on(async {
+        let interrupt = Interrupt::install_with("stopping, removing what was started")?;
         let docker = Docker::connect().await?;
         let mut progress = build_progress(args.quiet);
-        let set = images::ensure_built(&docker, suite, &mut progress).await?;
+        let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
+        {
+            Ok(set) => set,
+            Err(e) => return interrupted_or(e, &interrupt),
+        };
         let run_id = format!("up-{}-{}", exp.lab.as_str(), stack::random_token(6));
         let opts = StartOptions {
             publish_entry: args.publish,
             ..Default::default()
         };
-        let s = LabStack::start(&docker, &exp, &pinning, &run_id, &set, &opts).await?;
+        let lock = lab_lock(&run_id, args.quiet, &interrupt).await?;
+        let s = match start_stack(&docker, &exp, &pinning, &run_id, &set, &opts, &interrupt).await {
+            Ok(s) => s,
+            Err(e) => return interrupted_or(e, &interrupt),
+        };
+        // Handed to the user: the sweep leaves it to `perflab down`.
+        s.hand_over(&docker).await?;
+        drop(lock);
         print_stack(&s);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The host lock for a lab command, given up on Ctrl-C (nothing is started before it).
+async fn lab_lock(what: &str, quiet: bool, interrupt: &Interrupt) -> Result<HostLock> {
+    crate::session::acquire_lock(what, Wait::Block, quiet, interrupt).await
+}
+
+/// Start a stack, raced against Ctrl-C: an interrupted start removes what it made.
+async fn start_stack(
+    docker: &Docker,
+    exp: &Experiment,
+    pinning: &Pinning,
+    run_id: &str,
+    set: &ImageSet,
+    opts: &StartOptions,
+    interrupt: &Interrupt,
+) -> Result<LabStack> {
+    let started = crate::session::or_interrupt(
+        interrupt,
+        LabStack::start(docker, exp, pinning, run_id, set, opts),
+    )
+    .await;
+    match started {
+        Ok(s) => Ok(s),
+        Err(stop) => {
+            sweep::remove_run(docker, run_id).await?;
+            Err(stop.into_error())
+        }
+    }
+}
+
+/// A command stopped by Ctrl-C exits 130 after saying so; any other error stays an error.
+fn interrupted_or(e: anyhow::Error, interrupt: &Interrupt) -> Result<ExitCode> {
+    match interrupt.reason() {
+        Some(sig) => {
+            crate::say!("interrupted by {sig}: {e:#}; nothing is left running");
+            Ok(ExitCode::from(130))
+        }
+        None => Err(e),
+    }
 }
 
 fn print_stack(s: &LabStack) {
@@ -230,35 +293,64 @@ pub struct DownArgs {
 
 pub fn down(args: DownArgs) -> Result<ExitCode> {
     runtime()?.block_on(async {
+        let interrupt = Interrupt::install_with("stopping")?;
+        let _lock = lab_lock("down", false, &interrupt).await?;
         let docker = Docker::connect().await?;
-        let objs = docker.list_labelled(&[]).await?;
-        let mut runs: Vec<String> = objs
-            .iter()
-            .filter_map(|o| o.labels.get(docker::LABEL_RUN).cloned())
-            .filter(|r| match &args.run_id {
-                Some(id) => r == id,
-                None => r.starts_with("up-"),
-            })
+        let runs: Vec<_> = user_plan(&docker, args.run_id.as_deref())
+            .await?
+            .into_iter()
+            .filter(|r| args.run_id.is_some() || r.run_id.starts_with("up-"))
             .collect();
-        runs.sort();
-        runs.dedup();
         if runs.is_empty() {
             match &args.run_id {
                 Some(id) => {
                     return Err(InvalidInput(format!(
-                        "no stack with run id `{id}`; `perflab cleanup` removes every perflab object"
+                        "no stack with run id `{id}`; `perflab cleanup` removes every perflab object no live perflab owns"
                     ))
                     .into());
                 }
                 None => crate::say!("no stack started by `perflab up` is running"),
             }
         }
-        for r in runs {
-            let removed = docker.remove_labelled(&[format!("{}={r}", docker::LABEL_RUN)]).await?;
-            crate::say!("removed {r} ({} objects)", removed.len());
+        for r in &runs {
+            if r.remove {
+                let n = sweep::remove_run(&docker, &r.run_id).await?;
+                crate::say!("removed {} ({n} objects)", r.run_id);
+            } else {
+                crate::say!("left {}", left_reason(r, docker.endpoint()));
+            }
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// The runs on the local engine (all, or one) and whether the user's `down`/`cleanup` removes
+/// each: never when its owner is alive or on another host.
+async fn user_plan(docker: &Docker, run: Option<&str>) -> Result<Vec<sweep::RunLeftover>> {
+    let filter: Vec<String> = run
+        .iter()
+        .map(|r| format!("{}={r}", docker::LABEL_RUN))
+        .collect();
+    let objects = docker.list_labelled(&filter).await?;
+    Ok(sweep::plan(
+        objects,
+        Asker::User,
+        &Default::default(),
+        crate::owner::Owner::liveness,
+    ))
+}
+
+/// Why a run is left in place, and how to remove it.
+fn left_reason(r: &sweep::RunLeftover, endpoint: &docker::Endpoint) -> String {
+    match &r.fate {
+        sweep::Fate::Live(o) => format!(
+            "{}: its owner ({o}) is still running; stop it (Ctrl-C) and it removes its objects",
+            r.run_id
+        ),
+        _ => r
+            .left_note(endpoint)
+            .unwrap_or_else(|| format!("{}: kept", r.run_id)),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -266,43 +358,44 @@ pub struct CleanupArgs {
     /// List what would be removed, remove nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Only the objects of this run id (default: every object carrying the perflab label).
+    /// Only the objects of this run id (default: every perflab stack whose owner is gone; a
+    /// live perflab's and another host's are listed, never removed).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
 }
 
 pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
     runtime()?.block_on(async {
+        let interrupt = Interrupt::install_with("stopping")?;
+        let _lock = lab_lock("cleanup", false, &interrupt).await?;
         let docker = Docker::connect().await?;
-        let filter: Vec<String> = args
-            .run
-            .iter()
-            .map(|r| format!("{}={r}", docker::LABEL_RUN))
-            .collect();
-        let objs = if args.dry_run {
-            docker.list_labelled(&filter).await?
-        } else {
-            docker.remove_labelled(&filter).await?
-        };
-        for o in &objs {
-            crate::out!(
-                "{} {:?} {} ({})",
-                if args.dry_run {
-                    "would remove"
-                } else {
-                    "removed"
-                },
-                o.kind,
-                o.name,
-                o.labels
-                    .get(docker::LABEL_RUN)
-                    .map(String::as_str)
-                    .unwrap_or("-")
-            );
+        let runs = user_plan(&docker, args.run.as_deref()).await?;
+        let mut n = 0;
+        for r in &runs {
+            if !r.remove {
+                crate::say!("left {}", left_reason(r, docker.endpoint()));
+                continue;
+            }
+            if !args.dry_run {
+                sweep::remove_run(&docker, &r.run_id).await?;
+            }
+            for o in &r.objects {
+                crate::out!(
+                    "{} {:?} {} ({})",
+                    if args.dry_run {
+                        "would remove"
+                    } else {
+                        "removed"
+                    },
+                    o.kind,
+                    o.name,
+                    r.run_id
+                );
+            }
+            n += r.objects.len();
         }
         crate::say!(
-            "{} perflab objects {}",
-            objs.len(),
+            "{n} perflab objects {}",
             if args.dry_run { "found" } else { "removed" }
         );
         Ok(ExitCode::SUCCESS)
@@ -326,20 +419,22 @@ pub struct SmokeArgs {
 pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     runtime()?.block_on(async {
+        let interrupt = Interrupt::install_with("stopping, removing what was started")?;
         let docker = Docker::connect().await?;
         let mut progress = build_progress(args.quiet);
-        let set = images::ensure_built(&docker, suite, &mut progress).await?;
+        let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
+        {
+            Ok(set) => set,
+            Err(e) => return interrupted_or(e, &interrupt),
+        };
         let prefix = if args.keep { "up" } else { "smoke" };
         let run_id = format!("{prefix}-{}-{}", exp.lab.as_str(), stack::random_token(6));
-        let s = LabStack::start(
-            &docker,
-            &exp,
-            &pinning,
-            &run_id,
-            &set,
-            &StartOptions::default(),
-        )
-        .await?;
+        let _lock = lab_lock(&run_id, args.quiet, &interrupt).await?;
+        let opts = StartOptions::default();
+        let s = match start_stack(&docker, &exp, &pinning, &run_id, &set, &opts, &interrupt).await {
+            Ok(s) => s,
+            Err(e) => return interrupted_or(e, &interrupt),
+        };
         if !args.quiet {
             crate::say!(
                 "{} stack ready in {:.1} s; smoking",
@@ -347,11 +442,17 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
                 s.start_seconds
             );
         }
-        let report = stack::smoke::run(&docker, &s, &exp).await;
-        if !args.keep {
+        let report =
+            crate::session::or_interrupt(&interrupt, stack::smoke::run(&docker, &s, &exp)).await;
+        if !args.keep || report.is_err() {
             s.teardown(&docker).await?;
+        } else {
+            s.hand_over(&docker).await?;
         }
-        let report = report?;
+        let report = match report {
+            Ok(r) => r,
+            Err(stop) => return interrupted_or(stop.into_error(), &interrupt),
+        };
         print_smoke(&report, args.json)?;
         if args.keep {
             print_stack(&s);

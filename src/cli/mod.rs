@@ -38,7 +38,7 @@ pub enum Command {
     Up(lab::UpArgs),
     /// Stop a lab started with `up`.
     Down(lab::DownArgs),
-    /// Remove every Docker object carrying perflab labels (leftovers of killed runs).
+    /// Remove the Docker objects of perflab stacks no live perflab owns (leftovers of killed runs).
     Cleanup(lab::CleanupArgs),
     /// Start a lab, check every endpoint and the samplers' sources, tear it down.
     Smoke(lab::SmokeArgs),

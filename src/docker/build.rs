@@ -1,5 +1,5 @@
 //! Image builds with the classic builder (Docker 20.10, no BuildKit) from in-memory tar contexts,
-//! and image inspection.
+//! stoppable (the running step's intermediate container removed), and image inspection.
 use super::{Docker, DockerError, Result};
 use bollard::query_parameters::{BuildImageOptionsBuilder, BuilderVersion};
 use futures_util::StreamExt;
@@ -32,12 +32,15 @@ pub struct ImageInfo {
 impl Docker {
     /// Build `tag` from a tar context (with `Dockerfile` at its root). `on_event` sees every
     /// step and output line; on failure the error names the failing step and the last lines.
+    /// When `cancel` fires the build stops: the request is dropped (the engine cancels the
+    /// build) and the step's intermediate container is removed before this returns.
     pub async fn build_image(
         &self,
         context_tar: Vec<u8>,
         tag: &str,
         build_args: &BTreeMap<String, String>,
         labels: &BTreeMap<String, String>,
+        cancel: &impl super::Cancel,
         mut on_event: impl FnMut(BuildEvent),
     ) -> Result<BuiltImage> {
         let args: HashMap<String, String> = build_args.clone().into_iter().collect();
@@ -56,7 +59,24 @@ impl Docker {
         let mut step = String::from("(before the first step)");
         let mut tail: std::collections::VecDeque<String> = Default::default();
         let mut id: Option<String> = None;
-        while let Some(item) = stream.next().await {
+        // The container of the step running now (` ---> Running in <id>`).
+        let mut running: Option<String> = None;
+        let stop = cancel.cancelled();
+        tokio::pin!(stop);
+        loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                () = &mut stop => {
+                    drop(stream);
+                    self.remove_build_container(running.as_deref()).await;
+                    return Err(DockerError::Cancelled {
+                        tag: tag.to_string(),
+                        step,
+                        reason: "interrupted".into(),
+                    });
+                }
+            };
+            let Some(item) = item else { break };
             let info = match item {
                 Ok(i) => i,
                 Err(bollard::errors::Error::DockerStreamError { error }) => {
@@ -76,6 +96,7 @@ impl Docker {
                     } else {
                         on_event(BuildEvent::Line(line.to_string()));
                     }
+                    track_container(line, &mut running);
                     if let Some(rest) = line.strip_prefix("Successfully built ") {
                         id = Some(rest.trim().to_string());
                     }
@@ -110,6 +131,20 @@ impl Docker {
             tag: tag.to_string(),
             id: info.id,
         })
+    }
+
+    /// Remove the intermediate container of a stopped build (the engine may still be running
+    /// the step's command: wait until the container is gone, up to 2 s).
+    async fn remove_build_container(&self, id: Option<&str>) {
+        let Some(id) = id else { return };
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < std::time::Duration::from_secs(2) {
+            let _ = self.remove_container(id).await;
+            match self.inspect_container(id).await {
+                Err(e) if e.is_not_found() => return,
+                _ => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            }
+        }
     }
 
     /// Inspect a local image; `None` when it does not exist.
@@ -152,6 +187,19 @@ impl Docker {
     }
 }
 
+/// Follow the classic builder's intermediate containers: ` ---> Running in <id>` starts one,
+/// `Removing intermediate container <id>` ends it.
+fn track_container(line: &str, running: &mut Option<String>) {
+    let line = line.trim_start_matches([' ', '-', '>']).trim();
+    if let Some(id) = line.strip_prefix("Running in ") {
+        *running = Some(id.trim().to_string());
+    } else if line.starts_with("Removing intermediate container")
+        || line.starts_with("Removed intermediate container")
+    {
+        *running = None;
+    }
+}
+
 fn build_error(
     tag: &str,
     step: &str,
@@ -164,5 +212,21 @@ fn build_error(
         step: step.to_string(),
         message,
         tail: tail[tail.len().saturating_sub(15)..].join("\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intermediate_containers_are_followed() {
+        let mut r = None;
+        track_container(" ---> Running in 3f2a9c0d1e4b", &mut r);
+        assert_eq!(r.as_deref(), Some("3f2a9c0d1e4b"));
+        track_container("Get:1 http://deb.debian.org trixie InRelease", &mut r);
+        assert_eq!(r.as_deref(), Some("3f2a9c0d1e4b"));
+        track_container("Removing intermediate container 3f2a9c0d1e4b", &mut r);
+        assert_eq!(r, None);
     }
 }

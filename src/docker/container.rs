@@ -1,6 +1,6 @@
-//! Containers: create from a spec (cpuset, memory, init, nofile, labels, 127.0.0.1-only published
-//! ports), copy files in and out as tar, start, inspect, wait with cancellation, logs, kill,
-//! remove, and one-off runs (k6 and friends).
+//! Containers: create from a spec (cpuset, memory, init, nofile, labels, published ports only
+//! when asked), copy files in and out as tar, start, inspect (ports, addresses), wait with
+//! cancellation, logs, kill, remove, and one-off runs (k6 and friends).
 use super::{Docker, DockerError, Result};
 use bollard::models::{
     ContainerCreateBody, EndpointSettings, HostConfig, NetworkingConfig, PortBinding,
@@ -75,6 +75,8 @@ pub struct ContainerInfo {
     pub started_at: Option<String>,
     /// Container port -> host port (on 127.0.0.1, or the `publish_ip`).
     pub host_ports: BTreeMap<u16, u16>,
+    /// Network name -> the container's IPv4 address on it.
+    pub addresses: BTreeMap<String, String>,
     pub labels: BTreeMap<String, String>,
 }
 
@@ -257,6 +259,14 @@ impl Docker {
             .map_err(|e| DockerError::api(format!("inspect container {id}"), e))?;
         let state = i.state.unwrap_or_default();
         let mut host_ports = BTreeMap::new();
+        let addresses: BTreeMap<String, String> = i
+            .network_settings
+            .as_ref()
+            .and_then(|n| n.networks.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(net, e)| Some((net, e.ip_address.filter(|a| !a.is_empty())?)))
+            .collect();
         if let Some(ports) = i.network_settings.and_then(|n| n.ports) {
             for (k, v) in ports {
                 let cport: Option<u16> = k.split('/').next().and_then(|p| p.parse().ok());
@@ -284,6 +294,7 @@ impl Docker {
             pid: state.pid.filter(|p| *p > 0).map(|p| p as u32),
             started_at: state.started_at.clone(),
             host_ports,
+            addresses,
             labels: i
                 .config
                 .and_then(|c| c.labels)

@@ -11,7 +11,7 @@ pub use build::{BuildEvent, BuiltImage, ImageInfo};
 pub use container::{ContainerInfo, ContainerSpec, ExitStatus, Mount, OneOff};
 pub use endpoint::Endpoint;
 pub use engine::{ClockOffset, EngineFacts};
-pub use objects::{LabelledObject, ObjectKind};
+pub use objects::{HostAccess, LabelledObject, ObjectKind};
 
 use std::collections::BTreeMap;
 
@@ -23,6 +23,9 @@ pub const LABEL_RUN: &str = "perflab.run";
 pub const LABEL_ROLE: &str = "perflab.role";
 /// Label with the lab (`php`, `node`, `demo`).
 pub const LABEL_LAB: &str = "perflab.lab";
+/// Label on the marker volume of a stack handed to the user (`perflab up`, `smoke --keep`):
+/// its owner exited on purpose, only `perflab down` removes it.
+pub const LABEL_KEPT: &str = "perflab.kept";
 
 /// Errors of the Docker layer; messages say what to do next.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +46,12 @@ pub enum DockerError {
         step: String,
         message: String,
         tail: String,
+    },
+    #[error("image build of {tag} stopped at step {step}: {reason}")]
+    Cancelled {
+        tag: String,
+        step: String,
+        reason: String,
     },
     #[error("{0}")]
     Other(String),
@@ -72,6 +81,23 @@ impl DockerError {
 }
 
 pub type Result<T> = std::result::Result<T, DockerError>;
+
+/// Something that can ask a long engine call (an image build) to stop: Ctrl-C for the
+/// commands (`session::signals::Interrupt` implements it), [`Never`] otherwise.
+pub trait Cancel: Send + Sync {
+    /// Resolves when the call must stop.
+    fn cancelled(&self) -> impl std::future::Future<Output = ()> + Send;
+}
+
+/// A [`Cancel`] that never fires.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Never;
+
+impl Cancel for Never {
+    async fn cancelled(&self) {
+        std::future::pending::<()>().await
+    }
+}
 
 /// A connection to the Docker engine, with the API version negotiated down to the engine's
 /// (Docker 20.10 speaks API 1.41 at most).
@@ -155,9 +181,9 @@ impl Docker {
     }
 }
 
-/// The standard label set for an object of a run.
+/// The standard label set for an object of a run, with its owner (this process: see `owner`).
 pub fn labels(run_id: &str, lab: &str, role: &str) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::new();
+    let mut m = crate::owner::Owner::me().labels();
     m.insert(LABEL_PERFLAB.to_string(), "1".to_string());
     m.insert(LABEL_RUN.to_string(), run_id.to_string());
     m.insert(LABEL_LAB.to_string(), lab.to_string());

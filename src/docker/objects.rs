@@ -1,4 +1,5 @@
-//! Networks, volumes and label-based listing/cleanup of everything perflab created.
+//! Networks (and whether this host reaches their containers directly), volumes, and label-based
+//! listing/cleanup of everything perflab created.
 use super::{Docker, DockerError, LABEL_PERFLAB, LABEL_RUN, Result};
 use bollard::models::{NetworkCreateRequest, VolumeCreateRequest};
 use bollard::query_parameters::{
@@ -11,6 +12,16 @@ pub enum ObjectKind {
     Container,
     Network,
     Volume,
+}
+
+/// How this host reaches a network's containers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostAccess {
+    /// The network's IPv4 gateway: the host's address on it, the source address containers
+    /// see for the host's connections (and for docker-proxy's, through a published port).
+    pub gateway: Option<String>,
+    /// `Ok` when the host reaches the containers at their own addresses; else why not.
+    pub direct: std::result::Result<(), String>,
 }
 
 /// A Docker object carrying the `perflab` label.
@@ -41,6 +52,53 @@ impl Docker {
             .await
             .map_err(|e| DockerError::api(format!("create network {name}"), e))?;
         Ok(r.id)
+    }
+
+    /// How this host reaches containers on network `name`: directly at their own addresses
+    /// when the engine runs here and the network's bridge is an interface of this host's
+    /// network namespace; not with Docker Desktop (a VM), rootless Docker (its own namespace)
+    /// or an engine on another machine, where ports must be published.
+    pub async fn host_access(&self, name: &str) -> Result<HostAccess> {
+        let n = self
+            .raw()
+            .inspect_network(
+                name,
+                None::<bollard::query_parameters::InspectNetworkOptions>,
+            )
+            .await
+            .map_err(|e| DockerError::api(format!("inspect network {name}"), e))?;
+        let id = n.id.unwrap_or_default();
+        let bridge = n
+            .options
+            .and_then(|o| o.get("com.docker.network.bridge.name").cloned())
+            .unwrap_or_else(|| format!("br-{}", &id[..id.len().min(12)]));
+        let gateway = n
+            .ipam
+            .and_then(|i| i.config)
+            .unwrap_or_default()
+            .into_iter()
+            .find_map(|c| {
+                c.gateway
+                    .filter(|g| g.parse::<std::net::Ipv4Addr>().is_ok())
+            });
+        let direct = if !self.endpoint().is_on_this_machine() {
+            Err(format!(
+                "the engine {} is not on this machine",
+                self.endpoint()
+            ))
+        } else if gateway.is_none() {
+            Err(format!("network {name} has no IPv4 gateway"))
+        } else if !std::path::Path::new("/sys/class/net")
+            .join(&bridge)
+            .exists()
+        {
+            Err(format!(
+                "its bridge {bridge} is not an interface of this host (Docker Desktop, rootless Docker or another network namespace)"
+            ))
+        } else {
+            Ok(())
+        };
+        Ok(HostAccess { gateway, direct })
     }
 
     /// Whether a network with this name or id exists.
@@ -162,6 +220,28 @@ impl Docker {
             });
         }
         Ok(out)
+    }
+
+    /// [`Docker::remove_labelled`] until nothing matches: a create request sent just before an
+    /// interrupt dropped its caller still completes on the engine, after a first pass listed
+    /// the objects (then the network is busy, or a container appears). Passes 300 ms apart
+    /// until one finds nothing, for up to 10 s; returns how many objects were removed, or the
+    /// last error.
+    pub async fn remove_labelled_settled(&self, filters: &[String]) -> Result<usize> {
+        let t0 = std::time::Instant::now();
+        let mut removed = 0;
+        let mut passes = 0;
+        loop {
+            passes += 1;
+            match self.remove_labelled(filters).await {
+                // Nothing left 300 ms after an earlier pass: settled.
+                Ok(v) if v.is_empty() && passes > 1 => return Ok(removed),
+                Ok(v) => removed += v.len(),
+                Err(e) if t0.elapsed() > std::time::Duration::from_secs(10) => return Err(e),
+                Err(_) => {}
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
     }
 
     /// Remove every labelled object matching `filters`: containers first, then networks and

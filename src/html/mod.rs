@@ -36,9 +36,8 @@ pub fn write_html(
     let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let manifest = crate::rundir::RunDir::open(&real)
         .ok()
-        .filter(|d| d.file(crate::rundir::MANIFEST_FILE).exists())
-        .map(|d| d.read_manifest())
-        .transpose()?;
+        // An unreadable manifest is a warning of the report (`report::load::manifest_warnings`).
+        .and_then(|d| d.read_manifest().ok());
     let claims = manifest
         .as_ref()
         .map(|m| {

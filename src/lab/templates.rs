@@ -45,8 +45,15 @@ pub fn render_fpm(php: &PhpSettings) -> String {
     )
 }
 
-/// The nginx configuration; `fpm_host` is php-fpm's name on the lab network.
-pub fn render_nginx(php: &PhpSettings, fpm_host: &str, workers: usize, nofile: i64) -> String {
+/// The nginx configuration; `fpm_host` is php-fpm's name on the lab network; `sampler` is the
+/// one address allowed to read `/fpm-status` (perflab's samplers: the lab network's gateway).
+pub fn render_nginx(
+    php: &PhpSettings,
+    fpm_host: &str,
+    workers: usize,
+    nofile: i64,
+    sampler: &str,
+) -> String {
     let fcgi = match php.listen {
         Listen::Tcp => format!("{fpm_host}:9000"),
         Listen::Unix => format!("unix:{FPM_SOCKET}"),
@@ -63,6 +70,7 @@ pub fn render_nginx(php: &PhpSettings, fpm_host: &str, workers: usize, nofile: i
             ("__NOFILE__", nofile.to_string()),
             ("__FCGI__", fcgi),
             ("__ACCESS_LOG__", access),
+            ("__SAMPLER__", sampler.to_string()),
         ],
     )
 }
@@ -111,17 +119,19 @@ mod tests {
 
     #[test]
     fn nginx_timeouts_status_and_upstream() {
-        let s = render_nginx(&php(Listen::Tcp, false), "php-fpm", 2, 20000);
+        let s = render_nginx(&php(Listen::Tcp, false), "php-fpm", 2, 20000, "172.30.0.1");
         assert!(s.contains("fastcgi_pass php-fpm:9000;"));
         assert!(s.contains("fastcgi_connect_timeout 5s;"));
         assert!(s.contains("fastcgi_read_timeout 5s;"));
         assert!(s.contains("fastcgi_pass unix:/run/php/status.sock;"));
-        assert!(s.contains("allow 172.16.0.0/12;"));
-        assert!(s.contains("deny all;"));
+        // Only the sampler's address reads the status page (a whole private range let k6 and
+        // any container on a bridge read it).
+        assert!(s.contains("allow 172.30.0.1; deny all;"), "{s}");
+        assert!(!s.contains("172.16.0.0/12"));
         assert!(s.contains("worker_processes 2;"));
         assert!(s.contains("worker_rlimit_nofile 20000;"));
         assert!(s.contains("access_log off;"));
-        let u = render_nginx(&php(Listen::Unix, true), "php-fpm", 1, 20000);
+        let u = render_nginx(&php(Listen::Unix, true), "php-fpm", 1, 20000, "172.30.0.1");
         assert!(u.contains("fastcgi_pass unix:/run/php/php-fpm.sock;"));
         assert!(u.contains("access_log /var/log/nginx/access.log timed;"));
         assert!(!u.contains("__"));

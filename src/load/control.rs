@@ -51,8 +51,10 @@ pub fn resume_body() -> &'static str {
     r#"{"data":{"type":"status","id":"default","attributes":{"paused":false}}}"#
 }
 
-fn status_url(port: u16) -> String {
-    format!("http://127.0.0.1:{port}/v1/status")
+/// `addr` is `host:port` as this machine reaches k6's API (its lab address, or a published
+/// port on 127.0.0.1).
+fn status_url(addr: &str) -> String {
+    format!("http://{addr}/v1/status")
 }
 
 /// Send a request to k6's status endpoint and parse the answer.
@@ -72,8 +74,8 @@ async fn call(req: reqwest::RequestBuilder, url: &str) -> Result<K6Status, Contr
     Ok(parse_status(&body)?)
 }
 
-async fn get_status(client: &reqwest::Client, port: u16) -> Result<K6Status, ControlError> {
-    let url = status_url(port);
+async fn get_status(client: &reqwest::Client, addr: &str) -> Result<K6Status, ControlError> {
+    let url = status_url(addr);
     call(client.get(&url), &url).await
 }
 
@@ -81,7 +83,7 @@ async fn get_status(client: &reqwest::Client, port: u16) -> Result<K6Status, Con
 /// that exited (bad script) fails fast instead of waiting for the timeout.
 pub async fn wait_paused<F, Fut>(
     client: &reqwest::Client,
-    port: u16,
+    addr: &str,
     timeout: Duration,
     mut alive: F,
 ) -> Result<K6Status, ControlError>
@@ -91,7 +93,7 @@ where
 {
     let t0 = Instant::now();
     while t0.elapsed() < timeout {
-        if let Ok(s) = get_status(client, port).await
+        if let Ok(s) = get_status(client, addr).await
             && s.paused
         {
             return Ok(s);
@@ -105,8 +107,8 @@ where
 }
 
 /// Resume a paused k6; returns the status k6 answered.
-pub async fn resume(client: &reqwest::Client, port: u16) -> Result<K6Status, ControlError> {
-    let url = status_url(port);
+pub async fn resume(client: &reqwest::Client, addr: &str) -> Result<K6Status, ControlError> {
+    let url = status_url(addr);
     let req = client
         .patch(&url)
         .header("Content-Type", "application/json")

@@ -137,6 +137,47 @@ pub fn params_from_manifest(m: &Manifest, p: &mut Params) {
     }
 }
 
+/// What the run's manifest should give the report and does not, as warnings naming the file and
+/// what is missing: the CPU ceiling needs `cpu_layout.app`, the pool ceiling the lab's section
+/// of `experiment.stack` (php `max_children`, node `pool_max` x `processes`).
+pub fn manifest_warnings(dir: &Path) -> Vec<String> {
+    let path = dir.join(rundir::MANIFEST_FILE);
+    let lost = "so the report has no CPU ceiling (needs cpu_layout.app) and no pool ceiling (needs experiment.stack)";
+    let m = match rundir::read_manifest(dir) {
+        Ok(m) => m,
+        Err(_) if !path.exists() => {
+            return vec![format!("{} is missing, {lost}", path.display())];
+        }
+        Err(e) => {
+            return vec![format!(
+                "{} cannot be read ({}), {lost}",
+                path.display(),
+                format!("{e:#}").replace('\n', " ")
+            )];
+        }
+    };
+    let mut out = Vec::new();
+    if m.cpu_layout.app.is_empty() {
+        out.push(format!(
+            "{}: cpu_layout.app is empty, so the report has no CPU ceiling",
+            path.display()
+        ));
+    }
+    let st = &m.experiment.stack;
+    let pool_missing = match m.experiment.lab {
+        crate::experiment::Lab::Php => st.php.is_none().then_some("stack.php"),
+        crate::experiment::Lab::Node => st.node.is_none().then_some("stack.node"),
+        crate::experiment::Lab::Demo => None,
+    };
+    if let Some(section) = pool_missing {
+        out.push(format!(
+            "{}: experiment.{section} is missing, so the report has no pool ceiling",
+            path.display()
+        ));
+    }
+    out
+}
+
 /// Digest `dir/logs/*.log` line by line (missing directory: no logs).
 pub fn logs(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {
     use std::io::BufRead;
@@ -283,8 +324,8 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         let plan = rundir::read_plan(dir).map_err(|e| invalid(format!("{e:#}")))?;
         params_from_plan(&plan, &mut params);
     }
-    if dir.join(rundir::MANIFEST_FILE).exists() {
-        let m = rundir::read_manifest(dir).map_err(|e| invalid(format!("{e:#}")))?;
+    // An unreadable manifest costs the ceilings, not the report (`manifest_warnings` says so).
+    if let Ok(m) = rundir::read_manifest(dir) {
         params_from_manifest(&m, &mut params);
     }
     if params.slo_p95_ms <= 0.0 {

@@ -36,11 +36,15 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     })?;
     // The refinement's probes are in the manifest (their loads are under loads/), and so is
     // the work injected on purpose.
-    if dir.join(crate::rundir::MANIFEST_FILE).exists() {
-        let m = crate::rundir::read_manifest(dir)?;
+    if let Ok(m) = crate::rundir::read_manifest(dir) {
         r.refine = m.measurements.refine;
         r.fit = m.measurements.fit;
         r.injected = m.experiment.stack.injected();
+    }
+    // A missing or corrupt manifest costs the ceilings: said, never silent.
+    for w in load::manifest_warnings(dir) {
+        crate::say!("warning: {w}");
+        r.warnings.push(w);
     }
     write_all(&r, dir)?;
     Ok(r)

@@ -68,31 +68,39 @@ pub async fn execute(
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
 ) -> Result<RunSummary> {
     let interrupt = Interrupt::install().context("installing signal handlers")?;
-    let (docker, set) = prepare_stack(&req, progress_build).await?;
-    let loadgen = prepare_loadgen(&docker, &set, &req, progress_build).await?;
+    // Ctrl-C during an image build stops it (its intermediate container removed): nothing
+    // else was started, and the command exits as interrupted.
+    let prepared = async {
+        let (docker, set) = prepare_stack(&req, progress_build, &interrupt).await?;
+        let loadgen = prepare_loadgen(&docker, &set, &req, progress_build, &interrupt).await?;
+        anyhow::Ok((docker, set, loadgen))
+    }
+    .await;
+    let (docker, set, loadgen) = match (prepared, interrupt.reason()) {
+        (Ok(p), _) => p,
+        (Err(e), Some(sig)) => {
+            crate::say!("interrupted by {sig} during the image build: {e:#}; nothing was started");
+            return Ok(RunSummary {
+                rounds: Vec::new(),
+                interrupted: true,
+                harness_failed: false,
+            });
+        }
+        (Err(e), None) => return Err(e),
+    };
 
     let quiet = req.quiet;
     let session = Session::begin(&req.target, req.wait, quiet, interrupt).await?;
     let interrupt = session.interrupt.clone();
 
-    let swept = sweep::sweep(&docker, &req.out_root, &BTreeSet::new()).await?;
+    sweep::sweep(&docker, &req.out_root, &BTreeSet::new())
+        .await?
+        .tell(quiet, docker.endpoint());
     if loadgen.remote {
         // The run directories were handled above; only the other engine's objects remain.
-        let (_, n) = sweep::sweep_engine(&loadgen.docker, &BTreeSet::new()).await?;
-        if !quiet && n > 0 {
-            crate::say!(
-                "swept {n} leftover Docker objects of killed runs on {}",
-                loadgen.docker.endpoint()
-            );
-        }
-    }
-    if !quiet && (swept.removed_objects > 0 || !swept.aborted_dirs.is_empty()) {
-        crate::say!(
-            "swept leftovers of killed runs: {} Docker objects of {} run(s) removed, {} run folder(s) marked aborted",
-            swept.removed_objects,
-            swept.removed_runs.len(),
-            swept.aborted_dirs.len()
-        );
+        sweep::sweep_engine(&loadgen.docker, &BTreeSet::new())
+            .await?
+            .tell(quiet, loadgen.docker.endpoint());
     }
 
     let env = DockerEnv {
@@ -219,6 +227,7 @@ async fn open_engine(
     cpus: &[u32],
     req: &RunRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+    interrupt: &Interrupt,
 ) -> Result<CheckedEngine> {
     let d = Docker::connect_to(ep)
         .await
@@ -245,7 +254,7 @@ async fn open_engine(
             facts.os.as_deref().unwrap_or("?")
         );
     }
-    let set = images::ensure_built(&d, req.suite, progress_build)
+    let set = images::ensure_built_until(&d, req.suite, progress_build, interrupt)
         .await
         .with_context(|| format!("images on the engine {ep}"))?;
     let clock = d
@@ -270,10 +279,11 @@ async fn open_engine(
 async fn prepare_stack(
     req: &RunRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+    interrupt: &Interrupt,
 ) -> Result<(Docker, images::ImageSet)> {
     if req.placement.app == crate::docker::Endpoint::Local {
         let docker = Docker::connect().await?;
-        let set = images::ensure_built(&docker, req.suite, progress_build).await?;
+        let set = images::ensure_built_until(&docker, req.suite, progress_build, interrupt).await?;
         return Ok((docker, set));
     }
     let mut cpus = Vec::new();
@@ -284,7 +294,15 @@ async fn prepare_stack(
     ] {
         cpus.extend_from_slice(req.layout.get(r).cpus());
     }
-    let e = open_engine(&req.placement.app, "app", &cpus, req, progress_build).await?;
+    let e = open_engine(
+        &req.placement.app,
+        "app",
+        &cpus,
+        req,
+        progress_build,
+        interrupt,
+    )
+    .await?;
     Ok((e.docker, e.images))
 }
 
@@ -294,6 +312,7 @@ async fn prepare_loadgen(
     stack_images: &images::ImageSet,
     req: &RunRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+    interrupt: &Interrupt,
 ) -> Result<generators::LoadgenEngine> {
     if !req.placement.loadgen_remote() {
         return Ok(generators::LoadgenEngine {
@@ -307,7 +326,7 @@ async fn prepare_loadgen(
     }
     let ep = &req.placement.loadgen;
     let cpus = req.layout.get(crate::plan::Slot::Loadgen).cpus().to_vec();
-    let e = open_engine(ep, "loadgen", &cpus, req, progress_build).await?;
+    let e = open_engine(ep, "loadgen", &cpus, req, progress_build, interrupt).await?;
     Ok(generators::LoadgenEngine {
         docker: e.docker,
         remote: true,

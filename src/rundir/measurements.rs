@@ -168,6 +168,10 @@ pub struct Placement {
 pub struct PublishedEntry {
     pub ip: String,
     pub port: u16,
+    /// Whether that is a published host port (`false`: the entry's address on the lab
+    /// network, nothing published; absent in manifests of perflab before it stopped publishing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<bool>,
 }
 
 /// How many of `max_connections` the lab's app can really use, read from the server before the

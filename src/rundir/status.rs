@@ -60,19 +60,9 @@ impl Status {
 /// Start time of a process (clock ticks since boot), from `/proc/<pid>/stat`; None when the
 /// process is gone or a zombie (killed, not yet reaped: dead all the same).
 pub fn process_start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    parse_start_ticks(&stat)
-}
-
-/// Field 22 (start time) of a `/proc/<pid>/stat` line, unless field 3 says zombie or dead.
-fn parse_start_ticks(stat: &str) -> Option<u64> {
-    // fields after the command (which may contain spaces) start after the last ')'
-    let rest = stat.get(stat.rfind(')')? + 2..)?;
-    let mut fields = rest.split_whitespace();
-    if matches!(fields.next()?, "Z" | "X" | "x") {
-        return None;
-    }
-    fields.nth(18)?.parse().ok()
+    crate::owner::proc_state(pid)
+        .filter(|p| !matches!(p.state, 'Z' | 'X' | 'x'))
+        .map(|p| p.start)
 }
 
 /// Is the process that wrote `status` still alive (same pid and start time, not a zombie)?
@@ -88,14 +78,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_zombie_has_no_start_time_and_a_live_process_has_one() {
-        let live =
-            "4242 (perflab run) S 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 0 0";
-        assert_eq!(parse_start_ticks(live), Some(987654));
-        let zombie =
-            "4242 (perflab) Z 1 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 0 0";
-        assert_eq!(parse_start_ticks(zombie), None);
-        assert_eq!(parse_start_ticks("4242 (a) b) R"), None);
+    fn a_live_process_has_a_start_time() {
         assert!(process_start_ticks(std::process::id()).is_some());
     }
 

@@ -98,6 +98,7 @@ impl<'a> DockerEngine<'a> {
             published_entry: PublishedEntry {
                 ip: stack.entry_ip.clone(),
                 port: stack.entry_port,
+                published: Some(stack.entry_published),
             },
             loadgen_engine: lg.facts.clone(),
             stack_engine: env.stack_engine.clone(),
@@ -107,6 +108,16 @@ impl<'a> DockerEngine<'a> {
                 .remote
                 .then(|| id(&lg.facts).is_some() && id(&lg.facts) == id(&env.stack_engine)),
         });
+        // (An engine elsewhere publishes by design: the two-machine mode.)
+        if let Some(why) = &stack.access.fallback
+            && env.docker.endpoint().is_on_this_machine()
+        {
+            m.caveats.push(format!(
+                "this host cannot reach the stack's containers at their addresses ({why}): the entry point, PostgreSQL{} were published on {}, where every local user can reach them",
+                if lg.remote { "" } else { " and k6's API" },
+                stack.entry_ip
+            ));
+        }
         if let Some(c) = env.stack_clock.filter(|c| c.offset_ms.abs() > 10.0) {
             m.caveats.push(format!(
                 "the stack's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): timestamps written there are not corrected",
@@ -133,7 +144,7 @@ impl<'a> DockerEngine<'a> {
 
     async fn teardown_on(docker: &Docker, run_id: &str) -> Result<()> {
         docker
-            .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+            .remove_labelled_settled(&[format!("{}={run_id}", docker::LABEL_RUN)])
             .await?;
         Ok(())
     }

@@ -68,7 +68,8 @@ impl DockerEngine<'_> {
         m.measurements.k6_command = self.round.gens.first().map(|g| g.inv.shell_line());
         self.create_agents(&cpuset).await?;
         if paused {
-            generators::start(lg, &mut self.round.gens).await?;
+            let stack = self.round.stack.as_ref().context("the stack is not up")?;
+            generators::start(lg, stack, &mut self.round.gens).await?;
             let vus = self.wait_all_paused().await?;
             m.measurements.k6_vus_allocated = Some(vus);
         }
@@ -105,11 +106,12 @@ impl DockerEngine<'_> {
         let lg = self.env.loadgen;
         let mut vus = 0;
         for g in &self.round.gens {
-            let port = g
-                .api_port
-                .context("k6's API port is not reachable: cannot resume it")?;
+            let addr = g
+                .api_addr
+                .as_deref()
+                .context("k6's API is not reachable: cannot resume it")?;
             let (d, id) = (&lg.docker, g.id.clone());
-            let st = load::control::wait_paused(&api, port, K6_INIT_TIMEOUT, || async {
+            let st = load::control::wait_paused(&api, addr, K6_INIT_TIMEOUT, || async {
                 d.inspect_container(&id)
                     .await
                     .map(|i| i.running)
@@ -162,7 +164,8 @@ impl DockerEngine<'_> {
         if self.round.paused {
             self.resume_all(al, m).await?;
         } else {
-            generators::start(lg, &mut self.round.gens).await?;
+            let stack = self.round.stack.as_ref().context("the stack is not up")?;
+            generators::start(lg, stack, &mut self.round.gens).await?;
         }
         self.record_generators(m).await;
         let targets = self.sampler_targets(m).await?;
@@ -191,8 +194,8 @@ impl DockerEngine<'_> {
             self.round
                 .gens
                 .iter()
-                .filter_map(|g| g.api_port)
-                .map(|port| load::control::resume(&api, port)),
+                .filter_map(|g| g.api_addr.as_deref())
+                .map(|addr| load::control::resume(&api, addr)),
         )
         .await;
         let resume_done = Utc::now();

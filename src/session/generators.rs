@@ -57,8 +57,9 @@ pub struct Generator {
     pub inv: K6Invocation,
     /// `http://host:port` of its REST API as this machine reaches it, once started.
     pub api: Option<String>,
-    /// The port of that API on 127.0.0.1 (resume on the second), when on this machine.
-    pub api_port: Option<u16>,
+    /// `host:port` of that API (resume on the second), when this machine reaches it: the
+    /// container's lab address (nothing published), or a port on 127.0.0.1.
+    pub api_addr: Option<String>,
     pub pid: Option<u32>,
 }
 
@@ -157,7 +158,9 @@ pub async fn create(
             } else {
                 stack.network.clone()
             }),
-            publish: if lg.remote {
+            // Published only when this host cannot reach the lab network (k6's API has no
+            // authentication: on 127.0.0.1 any local user could pause or stop the run).
+            publish: if lg.remote || stack.access.direct {
                 Vec::new()
             } else {
                 vec![load::API_PORT]
@@ -184,7 +187,7 @@ pub async fn create(
             out_dir: dir,
             inv,
             api: None,
-            api_port: None,
+            api_addr: None,
             pid: None,
         });
     }
@@ -212,18 +215,14 @@ pub async fn set_gate(
 }
 
 /// Start every generator (each waits in its gate), then record pids and API addresses.
-pub async fn start(lg: &LoadgenEngine, gens: &mut [Generator]) -> Result<()> {
+pub async fn start(lg: &LoadgenEngine, stack: &LabStack, gens: &mut [Generator]) -> Result<()> {
     for g in gens.iter() {
         lg.docker
             .start_container(&g.id)
             .await
             .with_context(|| format!("starting {}", g.name))?;
     }
-    let api_host = lg
-        .docker
-        .endpoint()
-        .is_on_this_machine()
-        .then_some("127.0.0.1");
+    let here = lg.docker.endpoint().is_on_this_machine();
     for g in gens.iter_mut() {
         let info = lg
             .docker
@@ -231,15 +230,21 @@ pub async fn start(lg: &LoadgenEngine, gens: &mut [Generator]) -> Result<()> {
             .await
             .with_context(|| format!("inspecting {}", g.name))?;
         g.pid = info.pid;
-        g.api_port = match (api_host, lg.remote) {
-            (Some(_), true) => Some(HOST_API_PORT_BASE + g.seg.index as u16),
-            (Some(_), false) => info.host_ports.get(&load::API_PORT).copied(),
-            (None, _) => None,
+        g.api_addr = match (here, lg.remote) {
+            (true, true) => Some(format!(
+                "127.0.0.1:{}",
+                HOST_API_PORT_BASE + g.seg.index as u16
+            )),
+            (true, false) => match info.host_ports.get(&load::API_PORT) {
+                Some(p) => Some(format!("127.0.0.1:{p}")),
+                None => info
+                    .addresses
+                    .get(&stack.network)
+                    .map(|a| format!("{a}:{}", load::API_PORT)),
+            },
+            (false, _) => None,
         };
-        g.api = g
-            .api_port
-            .zip(api_host)
-            .map(|(p, h)| format!("http://{h}:{p}"));
+        g.api = g.api_addr.as_ref().map(|a| format!("http://{a}"));
     }
     Ok(())
 }

@@ -124,6 +124,8 @@ impl Trail {
     }
 
     fn enter(&mut self, phase: Phase, load: Option<&str>) {
+        // `PERFLAB_LOG=perflab=debug` shows the phases as they start (tests interrupt on them).
+        tracing::debug!("phase {} {}", phase.as_str(), load.unwrap_or(""));
         self.current = Some((phase, load.map(str::to_owned)));
     }
 
@@ -272,21 +274,26 @@ pub async fn acquire_lock_at(
     quiet: bool,
     interrupt: &Interrupt,
 ) -> Result<lock::HostLock> {
+    // The waiting thread stops when told: the runtime waits for it at exit.
+    let give_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut waiting = {
         let target = target.to_string();
         let path = lock_path.clone();
+        let give_up = give_up.clone();
         tokio::task::spawn_blocking(move || {
-            lock::acquire(&path, &target, wait, |h| {
+            let on_wait = |h: Option<&lock::HolderInfo>| {
                 if !quiet {
                     crate::say!("{}", lock::waiting_message(h));
                 }
-            })
+            };
+            lock::acquire_until(&path, &target, wait, on_wait, &give_up)
         })
     };
     let mut i = interrupt.clone();
     tokio::select! {
         r = &mut waiting => Ok(r.context("waiting for the host lock")?.with_context(|| format!("taking the host lock {}", lock_path.display()))?),
         sig = i.wait() => {
+            give_up.store(true, std::sync::atomic::Ordering::Relaxed);
             waiting.abort();
             anyhow::bail!("interrupted by {sig} while waiting for the host lock; nothing was started");
         }

@@ -122,6 +122,14 @@ pub fn parse(
             )));
         }
     }
+    if p.app == Endpoint::Local && p.publish_explicit {
+        let ip: IpAddr = p.publish_on.parse().expect("validated");
+        if ip.is_unspecified() {
+            return Err(bad(format!(
+                "--publish-on {ip}: the stack runs on this machine, and {ip} would open its entry point to every network this machine is on, with no authentication (and nginx's status page to any host on them); perflab publishes nothing for a local run. For a load generator on another host give this machine's address on the network both share, e.g. --host loadgen=ssh://box --publish-on 10.0.0.4"
+            )));
+        }
+    }
     Ok(p)
 }
 
@@ -206,6 +214,17 @@ mod tests {
         assert!(e.contains("--publish-on"), "{e}");
         let e = parse_(&[], Some("not-an-ip")).unwrap_err().0;
         assert!(e.starts_with("--publish-on `not-an-ip`"), "{e}");
+        // A local stack is never published on every interface (no remote generator either).
+        for any in ["0.0.0.0", "::"] {
+            let e = parse_(&[], Some(any)).unwrap_err().0;
+            assert!(
+                e.starts_with(&format!(
+                    "--publish-on {any}: the stack runs on this machine"
+                )),
+                "{e}"
+            );
+        }
+        assert!(parse_(&[], Some("127.0.0.1")).is_ok());
         // db/app on the local engine is the default, stated explicitly.
         assert!(parse_(&["db=local", "app=local"], None).is_ok());
     }

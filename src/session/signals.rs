@@ -84,3 +84,10 @@ impl Interrupt {
         }
     }
 }
+
+impl crate::docker::Cancel for Interrupt {
+    async fn cancelled(&self) {
+        let mut i = self.clone();
+        i.wait().await;
+    }
+}

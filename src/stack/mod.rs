@@ -1,7 +1,12 @@
 //! The labs' containers: one private network per stack, PostgreSQL, php-fpm + nginx (PHP lab),
 //! the Express app (Node lab) or the capacity server (demo lab), as each lab's descriptor
-//! (`lab::descriptor`) declares them: each pinned, memory-limited, labelled, with 127.0.0.1-only
-//! published ports; readiness, smoke, warm-up and log collection interpret the descriptor.
+//! (`lab::descriptor`) declares them: each pinned, memory-limited, labelled with its run and
+//! owner. The host reaches them at their addresses on the lab network, so nothing is published
+//! (a port on 127.0.0.1 is open to every local user) unless the host cannot (Docker Desktop,
+//! rootless, an engine elsewhere: then 127.0.0.1 or `--publish-on`, said in `Access`), or a load
+//! generator on another host needs the entry point. Readiness, smoke, warm-up and log
+//! collection interpret the descriptor.
+mod access;
 mod collect;
 pub mod defaults;
 mod ready;
@@ -19,6 +24,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 pub use crate::docker::random_token;
+pub use access::{Access, entry_url};
 pub use ready::StartError;
 
 /// CPU pinning of one stack, as Docker cpuset strings (`0`, `1`, `2-3`).
@@ -65,11 +71,12 @@ pub struct StartOptions {
     pub ready_timeout: Duration,
     /// Also publish the entry point on this fixed 127.0.0.1 port (`perflab up --publish`).
     pub publish_entry: Option<u16>,
-    /// Publish the entry point (nginx or the app) on this address instead of 127.0.0.1, for a
-    /// load generator on another engine (`perflab run --publish-on`).
+    /// Publish the entry point (nginx or the app) on this address, for a load generator on
+    /// another engine (`perflab run --publish-on`); also where it is published when the host
+    /// cannot reach the containers directly.
     pub publish_ip: Option<String>,
-    /// Publish PostgreSQL on this address instead of 127.0.0.1: the stack runs on another
-    /// engine and the orchestrator connects to it from here.
+    /// Where PostgreSQL is published when the host cannot reach the containers directly
+    /// (127.0.0.1 by default; the stack's host address when it runs on another engine).
     pub publish_pg_ip: Option<String>,
 }
 
@@ -95,11 +102,13 @@ pub struct StackContainer {
     pub image: String,
     pub cpuset: String,
     pub memory_bytes: i64,
-    /// Container port -> 127.0.0.1 host port.
+    /// Container port -> published host port (none unless published).
     pub host_ports: BTreeMap<u16, u16>,
+    /// Its IPv4 address on the lab network.
+    pub address: Option<String>,
 }
 
-/// How the host reaches PostgreSQL (127.0.0.1 published port) as the harness role `perflab`
+/// How the host reaches PostgreSQL (its lab address, or a published port) as the harness role `perflab`
 /// (member of pg_monitor and pg_read_all_data); the app connects as `app_user`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PgConn {
@@ -152,11 +161,14 @@ pub struct LabStack {
     pub pinning: Pinning,
     /// PostgreSQL from the host (php and node labs).
     pub pg: Option<PgConn>,
-    /// The entry point from the host: `http://127.0.0.1:<port>` (nginx or the app).
+    /// The entry point from the host: `http://<lab address>:<port>`, or the published port.
     pub entry_url: String,
-    /// The entry point's published host port and address (`--publish-on`, default 127.0.0.1).
+    /// Where the host or a load generator elsewhere reaches the entry point: the published
+    /// address and port when published (`entry_published`), else its lab address and port.
     pub entry_port: u16,
     pub entry_ip: String,
+    pub entry_published: bool,
+    pub access: Access,
     /// The entry point from a container on the lab network (k6): `http://nginx:80`, `http://app:3000`.
     pub target_url: String,
     /// php-fpm status through the hidden pool, from the host (`...?json`).
@@ -208,7 +220,7 @@ impl LabStack {
             }
             Err(e) => {
                 let _ = docker
-                    .remove_labelled(&[format!("{}={run_id}", docker::LABEL_RUN)])
+                    .remove_labelled_settled(&[format!("{}={run_id}", docker::LABEL_RUN)])
                     .await;
                 Err(e)
             }
@@ -224,17 +236,19 @@ impl LabStack {
         opts: &StartOptions,
     ) -> Result<LabStack> {
         let lab = crate::lab::descriptor(exp.lab);
+        let mut stack = LabStack::new(run_id, exp.lab, pinning, opts);
+        docker
+            .create_network(&stack.network, &stack_labels(run_id, exp.lab, "network"))
+            .await?;
+        stack.access = access::access(docker, &stack.network, opts).await?;
         let ctx = StartContext {
             password: random_token(24),
             monitor_password: random_token(24),
             app_cpus: pinning.app_cpus(),
             nofile: nofile_limit(),
+            sampler_addr: stack.access.sampler_addr.clone(),
         };
         let decls = lab.containers(exp, &ctx).map_err(anyhow::Error::msg)?;
-        let mut stack = LabStack::new(run_id, exp.lab, pinning, opts);
-        docker
-            .create_network(&stack.network, &stack_labels(run_id, exp.lab, "network"))
-            .await?;
         if let Some(v) = lab.info().volume {
             let volume = format!("{}-{}", stack.prefix(), v.suffix);
             docker
@@ -260,7 +274,7 @@ impl LabStack {
                 .iter()
                 .map(|f| (f.path.clone(), f.contents.clone(), f.mode))
                 .collect();
-            let c = create_and_start(docker, decl.role, spec, &files).await?;
+            let c = create_and_start(docker, decl.role, spec, &files, &stack.network).await?;
             stack.attach(decl, c, &ctx, opts);
         }
         for decl in &decls {
@@ -285,6 +299,8 @@ impl LabStack {
                 .publish_ip
                 .clone()
                 .unwrap_or_else(|| "127.0.0.1".into()),
+            entry_published: false,
+            access: Access::default(),
             target_url: String::new(),
             fpm_status_url: None,
             start_seconds: 0.0,
@@ -325,20 +341,21 @@ impl LabStack {
                 read_only: false,
             }];
         }
+        let direct = self.access.direct;
         match decl.publish {
-            Some(Publish::Entry(port)) => {
+            // `perflab up --publish PORT`: asked for, on 127.0.0.1.
+            Some(Publish::Entry(port)) if opts.publish_entry.is_some() => {
+                spec.publish_fixed = vec![(port, opts.publish_entry.unwrap_or_default())];
+            }
+            Some(Publish::Entry(port)) if !direct || opts.publish_ip.is_some() => {
                 spec.publish = vec![port];
                 spec.publish_ip = opts.publish_ip.clone();
-                if let Some(p) = opts.publish_entry {
-                    spec.publish_fixed = vec![(port, p)];
-                    spec.publish.clear();
-                }
             }
-            Some(Publish::Database(port)) => {
+            Some(Publish::Database(port)) if !direct => {
                 spec.publish = vec![port];
                 spec.publish_ip = opts.publish_pg_ip.clone();
             }
-            None => {}
+            _ => {}
         }
         spec
     }
@@ -351,10 +368,20 @@ impl LabStack {
         ctx: &StartContext,
         opts: &StartOptions,
     ) {
+        let lab_addr = c.address.clone().unwrap_or_default();
         match decl.publish {
             Some(Publish::Entry(port)) => {
-                self.entry_port = c.host_ports[&port];
-                self.entry_url = entry_url(&self.entry_ip, self.entry_port);
+                let published = c.host_ports.get(&port).copied();
+                (self.entry_ip, self.entry_port) = match published {
+                    Some(h) => (self.entry_ip.clone(), h),
+                    None => (lab_addr.clone(), port),
+                };
+                self.entry_published = published.is_some();
+                self.entry_url = if self.access.direct {
+                    entry_url(&lab_addr, port)
+                } else {
+                    entry_url(&self.entry_ip, self.entry_port)
+                };
                 self.target_url = format!("http://{}:{port}", decl.role.log_name());
                 self.fpm_status_url = crate::lab::descriptor(self.lab)
                     .info()
@@ -362,9 +389,13 @@ impl LabStack {
                     .map(|p| format!("{}{p}", self.entry_url));
             }
             Some(Publish::Database(port)) => {
+                let (host, port) = match c.host_ports.get(&port) {
+                    Some(h) => (access::pg_host(opts.publish_pg_ip.as_deref()), *h),
+                    None => (lab_addr, port),
+                };
                 self.pg = Some(PgConn {
-                    host: pg_host(opts.publish_pg_ip.as_deref()),
-                    port: c.host_ports[&port],
+                    host,
+                    port,
                     user: "perflab".into(),
                     password: ctx.monitor_password.clone(),
                     dbname: "lab".into(),
@@ -418,46 +449,34 @@ impl LabStack {
         }
     }
 
+    /// Hand the stack to the user (`perflab up`, `smoke --keep`): a marker volume tells the
+    /// sweep before each run that the owner's exit is no accident; `perflab down` removes it.
+    pub async fn hand_over(&self, docker: &Docker) -> Result<()> {
+        let mut labels = stack_labels(&self.run_id, self.lab, "kept");
+        labels.insert(docker::LABEL_KEPT.to_string(), "1".to_string());
+        docker
+            .create_volume(&format!("{}-kept", self.prefix()), &labels)
+            .await?;
+        Ok(())
+    }
+
     /// Remove every container, the network and the volume of this stack (by run label).
     pub async fn teardown(&self, docker: &Docker) -> Result<()> {
         docker
-            .remove_labelled(&[format!("{}={}", docker::LABEL_RUN, self.run_id)])
+            .remove_labelled_settled(&[format!("{}={}", docker::LABEL_RUN, self.run_id)])
             .await?;
         Ok(())
     }
 }
 
-/// How this machine reaches an entry point published on `ip` (a wildcard address through
-/// loopback).
-pub fn entry_url(ip: &str, port: u16) -> String {
-    match ip.parse::<std::net::IpAddr>() {
-        Ok(a) if a.is_unspecified() => format!("http://127.0.0.1:{port}"),
-        Ok(std::net::IpAddr::V6(a)) => format!("http://[{a}]:{port}"),
-        _ => format!("http://{ip}:{port}"),
-    }
-}
-
-/// How the orchestrator reaches a PostgreSQL published on `ip` (a wildcard address or none
-/// through loopback).
-fn pg_host(ip: Option<&str>) -> String {
-    match ip {
-        Some(ip)
-            if !ip
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|a| a.is_unspecified()) =>
-        {
-            ip.to_string()
-        }
-        _ => "127.0.0.1".into(),
-    }
-}
-
-/// Create a container, copy `files` in, start it, and return what the stack records.
+/// Create a container, copy `files` in, start it, and return what the stack records (its
+/// address on `network`).
 async fn create_and_start(
     docker: &Docker,
     role: Role,
     spec: ContainerSpec,
     files: &[(String, Vec<u8>, u32)],
+    network: &str,
 ) -> Result<StackContainer> {
     let id = docker.create_container(&spec).await?;
     if !files.is_empty() {
@@ -470,10 +489,11 @@ async fn create_and_start(
         .iter()
         .any(|p| !info.host_ports.contains_key(p))
     {
-        bail!(
-            "container {} started without its 127.0.0.1 port mapping",
-            spec.name
-        );
+        bail!("container {} started without its port mapping", spec.name);
+    }
+    let address = info.addresses.get(network).cloned();
+    if address.is_none() {
+        bail!("container {} has no address on {network}", spec.name);
     }
     let mut host_ports = info.host_ports;
     for (c, h) in &spec.publish_fixed {
@@ -487,6 +507,7 @@ async fn create_and_start(
         cpuset: spec.cpuset.clone().unwrap_or_default(),
         memory_bytes: spec.memory_bytes.unwrap_or(0),
         host_ports,
+        address,
     })
 }
 
@@ -507,13 +528,5 @@ mod tests {
             (p.loadgen.as_str(), p.db.as_str(), p.app.as_str()),
             ("0", "0", "1")
         );
-    }
-
-    #[test]
-    fn entry_urls_by_publish_address() {
-        assert_eq!(entry_url("127.0.0.1", 8080), "http://127.0.0.1:8080");
-        assert_eq!(entry_url("0.0.0.0", 8080), "http://127.0.0.1:8080");
-        assert_eq!(entry_url("10.0.0.4", 80), "http://10.0.0.4:80");
-        assert_eq!(entry_url("::1", 80), "http://[::1]:80");
     }
 }

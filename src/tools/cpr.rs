@@ -74,14 +74,10 @@ pub async fn run(
         &interrupt,
     )
     .await?;
-    // With the lock held no live run owns a `run-` stack: leftovers of killed runs go.
-    let swept = sweep::sweep(&docker, &common.out_root, &BTreeSet::new()).await?;
-    if !common.quiet && swept.removed_objects > 0 {
-        crate::say!(
-            "removed {} Docker objects left by killed runs",
-            swept.removed_objects
-        );
-    }
+    // Leftovers of killed runs go (never a live owner's; see `sweep`).
+    sweep::sweep(&docker, &common.out_root, &BTreeSet::new())
+        .await?
+        .tell(common.quiet, docker.endpoint());
     let run_id = format!("{}{tool_dir}-{}", sweep::RUN_ID_PREFIX, run.dir.name()).to_lowercase();
     describe(&mut run, lab, &set, &layout, &docker, &run_id).await;
     run.write_manifest()?;
