@@ -29,6 +29,31 @@ pub struct ImageInfo {
     pub labels: BTreeMap<String, String>,
 }
 
+/// After a cancel, read the build's stream for up to 700 ms until it names the running step's
+/// container.
+async fn drain_for_container<S>(stream: &mut S, running: &mut Option<String>)
+where
+    S: futures_util::Stream<
+            Item = std::result::Result<bollard::models::BuildInfo, bollard::errors::Error>,
+        > + Unpin,
+{
+    let deadline = tokio::time::sleep(std::time::Duration::from_millis(700));
+    tokio::pin!(deadline);
+    while running.is_none() {
+        tokio::select! {
+            item = stream.next() => match item {
+                Some(Ok(info)) => {
+                    for line in info.stream.as_deref().unwrap_or("").lines() {
+                        track_container(line.trim_end(), running);
+                    }
+                }
+                _ => return,
+            },
+            () = &mut deadline => return,
+        }
+    }
+}
+
 impl Docker {
     /// Build `tag` from a tar context (with `Dockerfile` at its root). `on_event` sees every
     /// step and output line; on failure the error names the failing step and the last lines.
@@ -67,6 +92,11 @@ impl Docker {
             let item = tokio::select! {
                 item = stream.next() => item,
                 () = &mut stop => {
+                    if running.is_none() {
+                        // The step's container may be announced in a line still in flight
+                        // (` ---> Running in <id>`): read on briefly so it is not left behind.
+                        drain_for_container(&mut stream, &mut running).await;
+                    }
                     drop(stream);
                     self.remove_build_container(running.as_deref()).await;
                     return Err(DockerError::Cancelled {
