@@ -52,10 +52,7 @@ pub fn render(
     )?;
     let tree = serde_yaml::to_value(e).unwrap_or_default();
     for r in &f.rules {
-        let published = r
-            .set
-            .split('.')
-            .try_fold(&tree, |v, k| v.get(k))
+        let published = fit::field(&tree, &r.set)
             .and_then(|v| serde_json::to_string(v).ok())
             .unwrap_or_else(|| "?".into());
         writeln!(out, "rule      {} = {}", r.set, r.to)?;

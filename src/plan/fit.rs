@@ -107,7 +107,7 @@ impl Resolve for Env<'_> {
 }
 
 /// The field at a dotted key of the experiment's YAML form.
-fn field<'a>(tree: &'a Value, key: &str) -> Option<&'a Value> {
+pub fn field<'a>(tree: &'a Value, key: &str) -> Option<&'a Value> {
     key.split('.').try_fold(tree, |v, k| v.get(k))
 }
 

@@ -142,7 +142,7 @@ impl<J: Judge + Clone> Fitted<J> {
                 break;
             }
             rate = (rate / 2).max(MIN_RATE);
-            let pause = Duration::from_secs(u64::from(self.experiment.load.timeout_s.clamp(2, 30)));
+            let pause = super::refine::drain_pause(&self.experiment);
             stage.recover(pause, "after a failed calibration").await?;
         }
         let why = failed.join("; ");

@@ -65,6 +65,12 @@ impl Judge for Analysis {
     }
 }
 
+/// How long in-flight work may take to drain after a failing load: the client timeout, 2 to
+/// 30 s (after a failing probe, or a calibration that did not pass).
+pub fn drain_pause(e: &Experiment) -> Duration {
+    Duration::from_secs(u64::from(e.load.timeout_s.clamp(2, 30)))
+}
+
 /// The published steps, then the probes.
 pub struct Refine<J: Judge> {
     pub steps: Stepped,
@@ -81,9 +87,8 @@ impl<J: Judge> Refine<J> {
         plan::build(&e, PlanOptions { quick: self.quick })
     }
 
-    /// How long in-flight work may take to drain: the client timeout, 2 to 30 s.
     fn recovery(&self) -> Duration {
-        Duration::from_secs(u64::from(self.experiment.load.timeout_s.clamp(2, 30)))
+        drain_pause(&self.experiment)
     }
 
     fn unit(&self) -> &'static str {

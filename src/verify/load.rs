@@ -131,20 +131,6 @@ pub fn newest_complete(
         .next()
 }
 
-/// The newest complete run of an experiment (of a suite) that was fitted to its host
-/// (`perflab run --fit`) when `fitted`, or ran as published when not.
-pub fn newest_complete_fit(
-    out_root: &Path,
-    experiment_id: &str,
-    suite: Option<&str>,
-    fitted: bool,
-    skipped: &mut Vec<String>,
-) -> Option<LoadedRun> {
-    complete_runs(out_root, experiment_id, suite, skipped)
-        .into_iter()
-        .find(|r| r.manifest.measurements.fit.is_some() == fitted)
-}
-
 /// The rounds of an experiment's newest configuration, newest first: complete runs (of a suite)
 /// fitted or as published like `fitted` asks, with the newest one's `--set` overrides and
 /// profile (`--quick` or not).
