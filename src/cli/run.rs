@@ -44,6 +44,9 @@ pub struct RunArgs {
     /// Calibrate on the stack first, then fit the published numbers to this host by the experiment's `fit:` rules (`perflab show EXP --fit`)
     #[arg(long)]
     pub fit: bool,
+    /// Also save k6's own web dashboard as k6/dashboard.html (one per generator); off by default, see the README for its CPU cost
+    #[arg(long)]
+    pub k6_dashboard: bool,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
@@ -142,6 +145,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             quick: a.plan.quick,
         }),
         fit: a.fit,
+        k6_dashboard: a.k6_dashboard,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

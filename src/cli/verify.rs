@@ -416,6 +416,7 @@ fn run_missing(
             placement: Default::default(),
             refine: None,
             fit,
+            k6_dashboard: false,
         };
         if !quiet {
             crate::say!(

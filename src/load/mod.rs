@@ -14,6 +14,8 @@ pub const SCRIPTS_DIR: &str = "/scripts";
 pub const OUT_DIR: &str = "/out";
 /// Port of k6's REST API inside its container (polled for the live progress line).
 pub const API_PORT: u16 = 6565;
+/// File k6's web dashboard exports into each generator's output folder (`--k6-dashboard`).
+pub const DASHBOARD_FILE: &str = "dashboard.html";
 
 /// Everything needed to start k6 for one experiment: command line and environment.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -85,6 +87,23 @@ pub fn invocation_for(
     args.extend(seg.k6_args());
     args.push(format!("{SCRIPTS_DIR}/{script}"));
     K6Invocation { script, args, env }
+}
+
+/// Turn on k6's own web dashboard for this invocation, exported at the end of the run as one
+/// self-contained HTML file beside the CSV. Its HTTP server is off (port -1): nothing listens,
+/// in the container or on the host, and k6 does not wait for a browser before it exits.
+pub fn with_dashboard(inv: &mut K6Invocation) {
+    for (k, v) in [
+        ("K6_WEB_DASHBOARD", "true".to_string()),
+        ("K6_WEB_DASHBOARD_PORT", "-1".to_string()),
+        ("K6_WEB_DASHBOARD_OPEN", "false".to_string()),
+        (
+            "K6_WEB_DASHBOARD_EXPORT",
+            format!("{OUT_DIR}/{DASHBOARD_FILE}"),
+        ),
+    ] {
+        inv.env.insert(k.into(), v);
+    }
 }
 
 /// k6 exits 99 when a threshold crossed (and with abortOnFail when it aborted the test):
@@ -169,6 +188,18 @@ mod tests {
         let one = invocation(&p, "http://app:3000");
         assert!(!one.args.iter().any(|a| a.contains("segment")));
         assert!(one.args.contains(&"--address=0.0.0.0:6565".to_string()));
+    }
+
+    #[test]
+    fn dashboard_exports_a_file_and_listens_nowhere() {
+        let mut inv = invocation(&plan_of("demo-open"), "http://app:3000");
+        let before = inv.args.clone();
+        with_dashboard(&mut inv);
+        assert_eq!(inv.env["K6_WEB_DASHBOARD"], "true");
+        assert_eq!(inv.env["K6_WEB_DASHBOARD_PORT"], "-1");
+        assert_eq!(inv.env["K6_WEB_DASHBOARD_EXPORT"], "/out/dashboard.html");
+        assert_eq!(inv.args, before, "the command line itself is unchanged");
+        assert!(inv.shell_line().contains("K6_WEB_DASHBOARD=true"));
     }
 
     #[test]

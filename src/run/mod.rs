@@ -44,6 +44,8 @@ pub struct RunRequest {
     /// `--fit`: calibrate, then fit the published numbers to this host (experiments with a
     /// `fit:` section; the others run as published).
     pub fit: bool,
+    /// `--k6-dashboard`: k6's own web dashboard exported per generator (`k6/dashboard.html`).
+    pub k6_dashboard: bool,
 }
 
 /// How `--refine` plans its probes.
@@ -322,6 +324,7 @@ async fn prepare_loadgen(
             images: stack_images.clone(),
             facts: stack.facts().await.ok(),
             clock: stack.clock_offset(5).await.ok(),
+            dashboard: req.k6_dashboard,
         });
     }
     let ep = &req.placement.loadgen;
@@ -334,6 +337,7 @@ async fn prepare_loadgen(
         images: e.images,
         facts: Some(e.facts),
         clock: Some(e.clock),
+        dashboard: req.k6_dashboard,
     })
 }
 

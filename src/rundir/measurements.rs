@@ -230,6 +230,10 @@ pub struct Generators {
     /// `resume` (together through their APIs) or `gate` (released by their start gates).
     pub start: GeneratorStart,
     pub gate_unix_ns_engine_clock: i64,
+    /// `--k6-dashboard`: the file k6's web dashboard was exported to in each instance's folder
+    /// (`k6/dashboard.html`, `k6/g<i>/dashboard.html`); absent when it was off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k6_dashboard: Option<String>,
     pub instances: Vec<GeneratorInstance>,
 }
 

@@ -39,6 +39,8 @@ pub struct LoadgenEngine {
     pub images: ImageSet,
     pub facts: Option<EngineFacts>,
     pub clock: Option<ClockOffset>,
+    /// `--k6-dashboard`: each k6 exports its web dashboard into its output folder.
+    pub dashboard: bool,
 }
 
 impl LoadgenEngine {
@@ -129,7 +131,10 @@ pub async fn create(
         } else {
             format!("0.0.0.0:{}", load::API_PORT)
         };
-        let inv = load::invocation_for(plan, &base, &seg, &api, paused);
+        let mut inv = load::invocation_for(plan, &base, &seg, &api, paused);
+        if lg.dashboard {
+            load::with_dashboard(&mut inv);
+        }
         let name = container_name(run_id, &seg);
         let mut labels = docker::labels(run_id, lab, "k6");
         labels.insert("perflab.generator".into(), seg.index.to_string());
@@ -384,6 +389,7 @@ pub fn placement_json(
             GeneratorStart::Resume
         },
         gate_unix_ns_engine_clock: gate_ns,
+        k6_dashboard: lg.dashboard.then(|| load::DASHBOARD_FILE.to_string()),
         instances: gens
             .iter()
             .map(|g| GeneratorInstance {
