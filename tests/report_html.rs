@@ -83,19 +83,23 @@ fn html_recorded_run_exp1_via_cli() {
     );
     let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert_self_contained(&page);
-    // Content order: verdict, experiment + finding, steps, plots, per second, Little, ceilings,
-    // cross-check, claims, caveats, versions (config in <details>).
+    // Content order: what ran, verdict, experiment + finding, steps with their criteria, plots,
+    // claims, per second, Little, ceilings, cross-check, caveats, versions with the data's
+    // source (config in <details>).
     let order = [
+        "<p class=\"ctx\">exp1 · round 1 · ",
         "id=\"verdict\"",
         "The article's finding",
         "id=\"steps\"",
+        "criteria (a step breaks",
         "id=\"plots\"",
+        "id=\"claims\"",
         "id=\"per-second\"",
         "Little&#39;s law",
         "Ceilings",
         "Cross-check with k6",
-        "id=\"claims\"",
         "id=\"caveats\"",
+        "source: k6/requests.csv.gz",
         "<details><summary>Config",
     ];
     let pos: Vec<usize> = order
@@ -108,6 +112,9 @@ fn html_recorded_run_exp1_via_cli() {
     // The knee step's failed cells carry their criterion numbers (1 latency, 3 goodput).
     assert!(page.contains("title=\"fails criterion 1\">1,181<sup>✗1</sup>"));
     assert!(page.contains("title=\"fails criterion 3\">175.1<sup>✗3</sup>"));
+    // The knee's reasons are shown; the step below it is marked failed by name.
+    assert!(page.contains("<td class=\"l fail\">r0210</td>"));
+    assert!(page.contains("<ul class=\"why\">\n<li>r0180 pass: "));
     insta::assert_snapshot!(redact_svgs(&page));
 }
 

@@ -7,6 +7,7 @@ pub mod index;
 pub mod index_compare;
 pub mod index_page;
 pub mod report;
+pub mod report_meta;
 pub mod report_page;
 
 use std::path::Path;

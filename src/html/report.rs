@@ -133,7 +133,9 @@ fn criterion_columns(headers: &[String], criterion: u8, text: &str) -> Vec<usize
         .collect()
 }
 
-fn steps_html(r: &Report) -> String {
+/// The step table, what its marks mean (the criteria), then why steps failed: the steps that
+/// place the knee (the knee and the last passing steps) in full, the others folded.
+fn steps_html(r: &Report, criteria: &[String]) -> String {
     let b = content::steps_block(r);
     let headers = b
         .table
@@ -143,8 +145,9 @@ fn steps_html(r: &Report) -> String {
     let verdict_col = headers.len().saturating_sub(1);
     let mark = |ri: usize, ci: usize| -> Option<String> {
         let s = r.steps.get(ri)?;
-        if ci == verdict_col {
-            // The verdict text already lists the criteria ("fail [1,3]").
+        if ci == verdict_col || ci == 0 {
+            // The verdict text already lists the criteria ("fail [1,3]"); the step's name is
+            // marked too, so a narrow screen sees which rows failed without scrolling.
             return (!s.failures.is_empty()).then(String::new);
         }
         let mut v: Vec<String> = s
@@ -156,7 +159,43 @@ fn steps_html(r: &Report) -> String {
         v.dedup();
         (!v.is_empty()).then(|| v.join(","))
     };
-    block_html(&b, "steps", &mark)
+    let mut out = format!("<section id=\"steps\">\n<h2>{}</h2>\n", esc(&b.title));
+    if let Some(t) = &b.table {
+        out.push_str(&table_html(t, &mark));
+    }
+    out.push_str(&lines_html(criteria));
+    let (legend, why) = b
+        .notes
+        .split_first()
+        .map_or((None, &[][..]), |(a, z)| (Some(a), z));
+    if let Some(l) = legend {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(l)));
+    }
+    let key: Vec<String> = r
+        .steps
+        .iter()
+        .filter(|s| [r.knee, r.last_passing, r.passing_below_knee].contains(&Some(s.target)))
+        .map(|s| format!("{} ", s.name))
+        .collect();
+    let (shown, folded): (Vec<&String>, Vec<&String>) = why
+        .iter()
+        .partition(|n| key.iter().any(|k| n.starts_with(k)));
+    let item = |n: &&String| format!("<li>{}</li>\n", esc(n));
+    if !shown.is_empty() {
+        out.push_str("<ul class=\"why\">\n");
+        out.extend(shown.iter().map(item));
+        out.push_str("</ul>\n");
+    }
+    if !folded.is_empty() {
+        out.push_str(&format!(
+            "<details><summary>Why the other {} steps failed or saturated</summary>\n<ul class=\"why\">\n",
+            folded.len()
+        ));
+        out.extend(folded.iter().map(item));
+        out.push_str("</ul>\n</details>\n");
+    }
+    out.push_str("</section>\n");
+    out
 }
 
 /// The verdict: the knee sentence as the page's lead, the other verdict lines below it.
@@ -169,6 +208,7 @@ fn verdict_html(r: &Report) -> String {
         .map_or(("", &[][..]), |(a, z)| (a.as_str(), z));
     let class = if r.knee.is_some() { "knee" } else { "noknee" };
     out.push_str(&format!("<p class=\"lead {class}\">{}</p>\n", esc(lead)));
+    out.push_str(&super::report_meta::host_warning_html(r));
     if let Some(b) = content::refine_block(r) {
         out.push_str(&format!("<p class=\"lead\">{}</p>\n", esc(&b.lines[0])));
     }
@@ -180,34 +220,48 @@ fn verdict_html(r: &Report) -> String {
     out
 }
 
-/// The experiment (what it does) and the article's finding beside it; the source and criteria.
-fn experiment_html(r: &Report, m: Option<&Manifest>) -> String {
+/// The experiment (what it does) and the article's finding beside it.
+fn experiment_html(m: Option<&Manifest>) -> String {
+    let Some(m) = m else {
+        return String::new();
+    };
+    let e = &m.experiment;
     let mut out = String::from("<section id=\"experiment\">\n<h2>Experiment</h2>\n");
-    if let Some(m) = m {
-        let e = &m.experiment;
-        out.push_str("<div class=\"pair\">\n");
-        out.push_str(&format!(
-            "<div><h3>{}</h3><p>{}</p></div>\n",
-            esc(&e.id),
-            esc(&e.description)
-        ));
-        out.push_str(&format!(
-            "<div class=\"finding\"><h3>The article's finding</h3><p>{}</p>{}</div>\n",
-            esc(&e.finding),
-            e.reference
-                .as_deref()
-                .map(|x| format!("<p class=\"note\">{}</p>", esc(x)))
-                .unwrap_or_default()
-        ));
-        out.push_str("</div>\n");
-    }
-    out.push_str(&lines_html(&content::header(r).lines));
-    out.push_str("</section>\n");
+    out.push_str("<div class=\"pair\">\n");
+    out.push_str(&format!(
+        "<div><h3>{}</h3><p>{}</p></div>\n",
+        esc(&e.id),
+        esc(&e.description)
+    ));
+    out.push_str(&format!(
+        "<div class=\"finding\"><h3>The article's finding</h3><p>{}</p>{}</div>\n",
+        esc(&e.finding),
+        e.reference
+            .as_deref()
+            .map(|x| format!("<p class=\"note\">{}</p>", esc(x)))
+            .unwrap_or_default()
+    ));
+    out.push_str("</div>\n</section>\n");
     out
+}
+
+/// The report header's lines split in two: where the data came from (source, time, what was
+/// not measured), shown with the versions, and the criteria, shown with the step table.
+fn split_header(r: &Report) -> (Vec<String>, Vec<String>) {
+    let mut lines = content::header(r).lines;
+    // The injected banner has its own place at the top of the page.
+    lines.retain(|l| !l.starts_with("INJECTED"));
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("criteria"))
+        .unwrap_or(lines.len());
+    let criteria = lines.split_off(at);
+    (lines, criteria)
 }
 
 fn plots_html(plots: &[(&str, Result<String, String>)]) -> String {
     let mut out = String::from("<section id=\"plots\">\n<h2>Plots</h2>\n");
+    out.push_str("<p class=\"note narrow\">The plots are drawn for a wide screen: zoom in to read their axes, or turn the phone.</p>\n");
     for (name, svg) in plots {
         match svg {
             Ok(s) => out.push_str(&format!(
@@ -286,56 +340,6 @@ fn caveats_html(r: &Report, m: Option<&Manifest>) -> String {
     out
 }
 
-fn versions_html(m: Option<&Manifest>) -> String {
-    let Some(m) = m else {
-        return String::new();
-    };
-    let mut out = String::from("<section id=\"versions\">\n<h2>Versions and config</h2>\n");
-    out.push_str(&format!(
-        "<p>run {} (round {}), created {}; perflab {}</p>\n",
-        esc(&m.run_id),
-        m.round,
-        esc(&m.created.format("%Y-%m-%d %H:%M:%SZ").to_string()),
-        esc(&format!(
-            "{}{}{}",
-            m.perflab.version,
-            m.perflab
-                .git_commit
-                .as_deref()
-                .map(|c| format!(", commit {}", &c[..c.len().min(12)]))
-                .unwrap_or_default(),
-            if m.perflab.git_dirty == Some(true) {
-                ", uncommitted changes"
-            } else {
-                ""
-            }
-        ))
-    ));
-    let mut t = Table::new(["component", "version"]);
-    t.left = vec![0, 1];
-    for (k, v) in &m.components {
-        t.push(vec![k.clone(), v.clone()]);
-    }
-    out.push_str(&table_html(&t, &no_marks));
-    let config = serde_yaml::to_string(&m.experiment).unwrap_or_default();
-    out.push_str(&format!(
-        "<details><summary>Config: the resolved experiment{}</summary>\n<pre>{}</pre>\n</details>\n",
-        if m.overrides.is_empty() {
-            String::new()
-        } else {
-            esc(&format!(" (--set {})", m.overrides.join(" --set ")))
-        },
-        esc(&config)
-    ));
-    let host = serde_json::to_string_pretty(&(&m.host, &m.cpu_layout)).unwrap_or_default();
-    out.push_str(&format!(
-        "<details><summary>Host and CPU layout</summary>\n<pre>{}</pre>\n</details>\n",
-        esc(&host)
-    ));
-    out.push_str("</section>\n");
-    out
-}
-
 /// A banner naming the work injected on purpose (`stack.<lab>.burn_us`); empty for a clean run.
 pub fn injected_html(injected: &[String]) -> String {
     injected
@@ -349,19 +353,25 @@ pub fn injected_html(injected: &[String]) -> String {
         .collect()
 }
 
-/// The whole page.
+/// The whole page, in the order a reader needs it: what ran and the verdict, the experiment
+/// beside the article's finding, the steps and plots, the claims, then the evidence behind them.
 pub fn render(r: &Report, x: &Extras) -> String {
-    let mut body = injected_html(&r.injected);
+    let (provenance, criteria) = split_header(r);
+    let mut body = super::report_meta::context_html(x.manifest);
+    body.push_str(&injected_html(&r.injected));
     body.push_str(&verdict_html(r));
-    body.push_str(&experiment_html(r, x.manifest));
+    body.push_str(&experiment_html(x.manifest));
     if let Some(b) = content::fit_block(r) {
         body.push_str(&block_html(&b, "fit", &no_marks));
     }
-    body.push_str(&steps_html(r));
+    body.push_str(&steps_html(r, &criteria));
     if let Some(b) = content::refine_block(r) {
         body.push_str(&block_html(&b, "refine", &no_marks));
     }
     body.push_str(&plots_html(&x.plots));
+    if x.manifest.is_some() {
+        body.push_str(&claims_html(&x.claims));
+    }
     body.push_str(&block_html(
         &content::persec_block(r),
         "per-second",
@@ -377,11 +387,8 @@ pub fn render(r: &Report, x: &Extras) -> String {
     {
         body.push_str(&block_html(&b, &format!("logs-{i}"), &no_marks));
     }
-    if x.manifest.is_some() {
-        body.push_str(&claims_html(&x.claims));
-    }
     body.push_str(&caveats_html(r, x.manifest));
-    body.push_str(&versions_html(x.manifest));
+    body.push_str(&super::report_meta::versions_html(x.manifest, &provenance));
     let title = match x.manifest {
         Some(m) => format!("{} · {}", m.experiment_id, m.run_id),
         None => r.source.title.clone(),

@@ -60,7 +60,15 @@ td.fail{background:var(--failbg);font-weight:600}
 td.fail sup{color:var(--red);font-size:.75em;margin-left:2px}
 tr.pass td.st{background:var(--okbg)}
 figure.plot{margin:.5em 0;background:#fff;border:1px solid var(--line);border-radius:4px;padding:4px;overflow-x:auto}
-@media (max-width:700px){figure.plot svg{min-width:640px}}
+.narrow{display:none}
+@media (max-width:700px){.narrow{display:block}}
+.ctx{color:var(--muted);margin:0 0 .6em;overflow-wrap:anywhere}
+.warn{background:var(--failbg);border-radius:4px;padding:4px 8px;font-size:.92em}
+ul.why{color:var(--muted);font-size:.85rem;padding-left:1.2em}
+#steps td:first-child,#steps th:first-child{position:sticky;left:0;z-index:1;background:var(--bg)}
+#steps th:first-child{background:var(--head);z-index:2}
+#steps td.fail:first-child{background:var(--failbg)}
+table.wrap td{white-space:normal;overflow-wrap:anywhere}
 figure.plot svg,figure.hist svg{display:block;width:100%;height:auto}
 details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
 .filters{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:.6em 0}
