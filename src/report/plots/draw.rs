@@ -72,15 +72,20 @@ pub(super) fn render(height: u32, panels: &[Panel]) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut out, (W, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let areas = root.split_evenly((panels.len(), 1));
+        let panel_h = height as f64 / panels.len().max(1) as f64;
         for (a, p) in areas.iter().zip(panels) {
-            draw_panel(a, p)?;
+            draw_panel(a, p, panel_h)?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(out)
 }
 
-fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> Result<(), String> {
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Panel,
+    panel_h: f64,
+) -> Result<(), String> {
     let ymax = y_max(p);
     let (x0, x1) = if p.x.1 > p.x.0 {
         p.x
@@ -115,12 +120,105 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel) -> R
     draw_series(&mut chart, &p.series)?;
     chart
         .configure_series_labels()
-        .position(p.legend.clone())
+        .position(legend_position(p, (x0, x1), ymax, panel_h))
         .background_style(WHITE.mix(0.85))
         .border_style(GREY)
         .label_font(("sans-serif", 13))
         .draw()
         .map_err(|e| e.to_string())
+}
+
+/// Where the legend hides the least: the panel's own corner when no line, point or marker
+/// label runs under it, else the corner (or edge middle) covering the fewest; a marker's
+/// label (the knee) weighs as much as fifty points of a line.
+fn legend_position(
+    p: &Panel,
+    (x0, x1): (f64, f64),
+    ymax: f64,
+    panel_h: f64,
+) -> SeriesLabelPosition {
+    use SeriesLabelPosition::*;
+    // The plotting area in pixels (axes' label areas, caption and margins off) and plotters'
+    // legend box as a share of it: 13 px text about 7.5 px a character, 17 px a row, a 30 px
+    // swatch, 10 px padding, 5 px from the edges.
+    let (w, h) = (W as f64 - 80.0, (panel_h - 80.0).max(40.0));
+    let rows = p.series.len() + p.hlines.len();
+    let chars = p
+        .series
+        .iter()
+        .map(|s| s.label.chars().count())
+        .chain(p.hlines.iter().map(|l| l.1.chars().count()))
+        .max()
+        .unwrap_or(0);
+    let (bw, bh) = (
+        (50.0 + 7.5 * chars as f64) / w,
+        (rows as f64 * 17.0 + 20.0) / h,
+    );
+    let (mx, my) = (5.0 / w, 5.0 / h);
+    let under = marks_in_panel(p, (x0, x1), ymax, w);
+    let covered = |pos: &SeriesLabelPosition| -> u32 {
+        let l = match pos {
+            UpperLeft | MiddleLeft | LowerLeft => mx,
+            UpperMiddle | MiddleMiddle | LowerMiddle => 0.5 - bw / 2.0,
+            _ => 1.0 - mx - bw,
+        };
+        let b = match pos {
+            UpperLeft | UpperMiddle | UpperRight => 1.0 - my - bh,
+            MiddleLeft | MiddleMiddle | MiddleRight => 0.5 - bh / 2.0,
+            _ => my,
+        };
+        under
+            .iter()
+            .filter(|(x, y, _)| *x >= l && *x <= l + bw && *y >= b && *y <= b + bh)
+            .map(|q| q.2)
+            .sum()
+    };
+    let mut best = (p.legend.clone(), covered(&p.legend));
+    for pos in [
+        UpperLeft,
+        UpperRight,
+        LowerRight,
+        LowerLeft,
+        UpperMiddle,
+        LowerMiddle,
+        MiddleLeft,
+        MiddleRight,
+    ] {
+        let c = covered(&pos);
+        if c < best.1 {
+            best = (pos, c);
+        }
+    }
+    best.0
+}
+
+/// What a legend could hide, as (x, y) shares of the plotting area with a weight: each line
+/// sampled across the panel, its points, the reference lines, and the markers' labels (`w`:
+/// the area's width in pixels, for the labels' length).
+fn marks_in_panel(p: &Panel, (x0, x1): (f64, f64), ymax: f64, w: f64) -> Vec<(f64, f64, u32)> {
+    let fx = |x: f64| (x - x0) / (x1 - x0);
+    let mut under: Vec<(f64, f64, u32)> = Vec::new();
+    for s in &p.series {
+        for win in s.points.windows(2) {
+            let ((ax, ay), (bx, by)) = (win[0], win[1]);
+            let n = ((fx(bx) - fx(ax)).abs() * 200.0).ceil().max(1.0) as usize;
+            for i in 0..=n {
+                let t = i as f64 / n as f64;
+                under.push((fx(ax + (bx - ax) * t), (ay + (by - ay) * t) / ymax, 1));
+            }
+        }
+        under.extend(s.points.iter().map(|q| (fx(q.0), q.1 / ymax, 1)));
+    }
+    for (v, _) in &p.hlines {
+        under.extend((0..=200).map(|i| (i as f64 / 200.0, v / ymax, 1)));
+    }
+    for (x, label) in p.vlines.iter().filter(|v| !v.1.is_empty()) {
+        let len = label.chars().count() as f64 * 7.0 / w;
+        for i in 0..=4 {
+            under.push((fx(*x) + len * i as f64 / 4.0, 0.96, 50));
+        }
+    }
+    under
 }
 
 /// The y axis' top: 10 % above the highest point or reference line (1 when all are zero).
@@ -229,6 +327,29 @@ mod tests {
             vlines: vec![],
             legend: SeriesLabelPosition::UpperLeft,
         }
+    }
+
+    fn corner(p: &Panel) -> String {
+        format!("{:?}", legend_position(p, p.x, y_max(p), 380.0))
+    }
+
+    #[test]
+    fn the_legend_moves_off_the_lines_and_the_knee_label() {
+        // A rising line leaves the upper left free: the panel's own corner stays.
+        let mut p = panel(vec![(0.0, 0.0), (1.0, 100.0)], vec![]);
+        assert_eq!(corner(&p), "UpperLeft");
+        // A falling line runs under the upper left: the legend moves to the upper right.
+        p.series[0].points = vec![(0.0, 100.0), (1.0, 0.0)];
+        assert_eq!(corner(&p), "UpperRight");
+        // A knee label at the upper right, the line falling: the legend goes low, to the
+        // corner the line leaves free.
+        p.vlines = vec![(0.9, " knee 50".into())];
+        assert_eq!(corner(&p), "LowerLeft");
+        // Lines along every corner (a rising one and a falling one): an edge's middle.
+        p.series
+            .push(Series::solid("t", GREEN, vec![(0.0, 0.0), (1.0, 100.0)]));
+        p.vlines.clear();
+        assert_eq!(corner(&p), "UpperMiddle");
     }
 
     #[test]
