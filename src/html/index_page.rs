@@ -154,10 +154,10 @@ fn row_html(r: &IndexRow, suites: &[String]) -> String {
         None => esc(&r.state),
     };
     format!(
-        "<tr data-suite=\"{s}\" data-text=\"{text}\"><td class=\"l\">{run}</td><td class=\"r\">{round}</td>\
+        "<tr data-suite=\"{s}\" data-text=\"{text}\"><td class=\"l\">{run}</td><td class=\"l st {state_class}\">{state}</td>\
+         <td class=\"r\">{knee}</td><td class=\"r\">{maxs}</td><td class=\"l\">{claims}</td><td class=\"r\">{round}</td>\
          <td class=\"l\">{date}</td><td class=\"l\"><span class=\"sw\" style=\"background:{col}\"></span>{s}</td>\
-         <td class=\"l ver\">{ver}</td><td class=\"l st {state_class}\">{state}</td><td class=\"r\">{knee}</td>\
-         <td class=\"r\">{maxs}</td><td class=\"l\">{compare}</td><td class=\"l\">{claims}</td><td class=\"l cav\">{caveats}</td></tr>\n",
+         <td class=\"l ver\">{ver}</td><td class=\"l\">{compare}</td><td class=\"l cav\">{caveats}</td></tr>\n",
         s = esc(suite),
         text = search_text(r),
         round = r.round,
@@ -210,7 +210,7 @@ pub fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
         if let Some(svg) = history_svg(&runs, &suites) {
             body.push_str(&format!("<figure class=\"hist\">{svg}</figure>\n"));
         }
-        body.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"l\">run</th><th class=\"r\">round</th><th class=\"l\">date (UTC)</th><th class=\"l\">suite</th><th class=\"l\">versions</th><th class=\"l\">status</th><th class=\"r\">knee</th><th class=\"r\" title=\"refined (perflab run --refine)\">max sustainable</th><th class=\"l\">vs previous</th><th class=\"l\">claims</th><th class=\"l\">host caveats</th></tr></thead>\n<tbody>\n");
+        body.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"l\">run</th><th class=\"l\">status</th><th class=\"r\">knee</th><th class=\"r\" title=\"refined (perflab run --refine)\">max sustainable</th><th class=\"l\">claims</th><th class=\"r\">round</th><th class=\"l\">date (UTC)</th><th class=\"l\">suite</th><th class=\"l\">versions</th><th class=\"l\">vs previous</th><th class=\"l\">host caveats</th></tr></thead>\n<tbody>\n");
         for r in &runs {
             body.push_str(&row_html(r, &suites));
         }

@@ -65,8 +65,8 @@ figure.plot{margin:.5em 0;background:#fff;border:1px solid var(--line);border-ra
 .ctx{color:var(--muted);margin:0 0 .6em;overflow-wrap:anywhere}
 .warn{background:var(--failbg);border-radius:4px;padding:4px 8px;font-size:.92em}
 ul.why{color:var(--muted);font-size:.85rem;padding-left:1.2em}
-#steps td:first-child,#steps th:first-child{position:sticky;left:0;z-index:1;background:var(--bg)}
-#steps th:first-child{background:var(--head);z-index:2}
+#steps td:first-child,#steps th:first-child,.exp td:first-child,.exp th:first-child{position:sticky;left:0;z-index:1;background:var(--bg)}
+#steps th:first-child,.exp th:first-child{background:var(--head);z-index:2}
 #steps td.fail:first-child{background:var(--failbg)}
 table.wrap td{white-space:normal;overflow-wrap:anywhere}
 figure.plot svg,figure.hist svg{display:block;width:100%;height:auto}
