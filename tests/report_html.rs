@@ -215,3 +215,17 @@ fn refine_probes_on_the_plot_and_fit_on_the_page() {
     assert!(page.contains("id=\"refine\""));
     assert!(!page.contains("Fitted to this host"));
 }
+
+/// A step that dropped iterations and ran out of VUs fails criterion 4 twice: the verdict cell
+/// lists it once (recorded 1c run: steps 550 and 600 rps).
+#[test]
+fn verdict_cell_lists_each_failed_criterion_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_run("1c", tmp.path());
+    let page = std::fs::read_to_string(perflab::html::rerender_html(&dir).unwrap()).unwrap();
+    assert!(
+        page.contains("<td class=\"l fail\">fail [4]</td>"),
+        "verdict [4]"
+    );
+    assert!(!page.contains("4,4]") && !page.contains("[4,4"));
+}

@@ -188,8 +188,12 @@ fn steps_html(r: &Report, criteria: &[String]) -> String {
     }
     if !folded.is_empty() {
         out.push_str(&format!(
-            "<details><summary>Why the other {} steps failed or saturated</summary>\n<ul class=\"why\">\n",
-            folded.len()
+            "<details><summary>Why the other {}</summary>\n<ul class=\"why\">\n",
+            if folded.len() == 1 {
+                "step failed or saturated".to_string()
+            } else {
+                format!("{} steps failed or saturated", folded.len())
+            }
         ));
         out.extend(folded.iter().map(item));
         out.push_str("</ul>\n</details>\n");

@@ -95,7 +95,10 @@ fn step_cells(s: &StepReport, roles: &[String], has_server: bool) -> Vec<String>
 fn verdict_cell(s: &StepReport) -> String {
     let mut v = s.verdict.as_str().to_string();
     if !s.failures.is_empty() {
-        let crit: Vec<String> = s.failures.iter().map(|f| f.criterion.to_string()).collect();
+        // Criterion 4 can fail twice (iterations dropped, VUs at max): list each number once.
+        let mut crit: Vec<u8> = s.failures.iter().map(|f| f.criterion).collect();
+        crit.dedup();
+        let crit: Vec<String> = crit.iter().map(|c| c.to_string()).collect();
         v.push_str(&format!(" [{}]", crit.join(",")));
     }
     if s.truncated {
