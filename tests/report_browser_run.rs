@@ -2,22 +2,18 @@
 //! Docker engine (real k6, the demo lab), then headless Chromium loads the run's report.html and
 //! the out/index.html the run rebuilt. Nothing may be fetched but the file itself, the console
 //! stays empty, the knee sentence, the step table and the index's row for the run are in the
-//! rendered DOM, and the screenshots at 360 and 1280 px are not blank. A second run with
-//! `--k6-dashboard --generators 2` checks k6's own dashboard: one self-contained page per
-//! generator, recorded in the manifest and linked from the report.
+//! rendered DOM, and the screenshots at 360 and 1280 px are not blank. The run has
+//! `--k6-dashboard --generators 2` (one run keeps CI's time: a second run cost 36-98 s), so it
+//! also checks k6's own dashboard: one self-contained page per generator, recorded in the
+//! manifest and linked from the report.
 //! Serialize Docker use: `flock /tmp/perflab-docker.lock cargo test --test report_browser_run`.
 mod browser_support;
 use browser_support::{load, png_colours, screenshot};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
-
-/// The runs share the host lock anyway; one at a time inside this binary keeps timings sane.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// `perflab run demo-open --quick --no-align --out <out> EXTRA`; returns the run directory.
 fn run_demo(out: &Path, extra: &[&str]) -> PathBuf {
-    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let st = Command::new(env!("CARGO_BIN_EXE_perflab"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
@@ -40,7 +36,7 @@ fn run_demo(out: &Path, extra: &[&str]) -> PathBuf {
 fn a_quick_run_report_and_index_in_headless_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let dir = run_demo(&out, &[]);
+    let dir = run_demo(&out, &["--k6-dashboard", "--generators", "2"]);
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
@@ -82,14 +78,11 @@ fn a_quick_run_report_and_index_in_headless_chromium() {
     }
     let n = png_colours(&screenshot(&out.join("index.html"), 1280, tmp.path()));
     assert!(n > 16, "index.html has {n} colours: blank?");
+    k6_dashboard_per_generator_saved_recorded_and_linked(&dir, tmp.path());
 }
 
-#[test]
-fn k6_dashboard_per_generator_saved_recorded_and_linked() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("out");
-    let dir = run_demo(&out, &["--k6-dashboard", "--generators", "2"]);
-    let m = perflab::rundir::read_manifest(&dir).unwrap();
+fn k6_dashboard_per_generator_saved_recorded_and_linked(dir: &Path, tmp: &Path) {
+    let m = perflab::rundir::read_manifest(dir).unwrap();
     let g = m
         .measurements
         .generators
@@ -115,6 +108,6 @@ fn k6_dashboard_per_generator_saved_recorded_and_linked() {
         );
     }
     // k6's export is one self-contained page: the browser fetches nothing for it.
-    let dom = load(&dir.join("k6/g0/dashboard.html"), "", tmp.path());
+    let dom = load(&dir.join("k6/g0/dashboard.html"), "", tmp);
     assert!(dom.len() > 1000);
 }
