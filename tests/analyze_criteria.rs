@@ -343,6 +343,7 @@ fn exp1_samples() -> Samples {
             t,
             cpu_busy_pct: vec![30.0, 80.0],
             cpu_steal_pct: vec![0.0, 0.0],
+            cpus: vec![0, 1],
             psi_some_avg10: Some(20.0),
             dockerd_cores: Some(0.03),
             perflab_cores: Some(0.005),

@@ -30,6 +30,16 @@ struct Host {
     w_ms: f64,
     /// The calibration passes at this rate and below (the host breaks above it).
     passes_up_to: u32,
+    /// W at 20 rps and below (an idle box answers slower), else `w_ms`.
+    idle_w_ms: Option<f64>,
+}
+
+fn host(w_ms: f64, passes_up_to: u32) -> Host {
+    Host {
+        w_ms,
+        passes_up_to,
+        idle_w_ms: None,
+    }
 }
 
 impl Judge for Host {
@@ -44,12 +54,16 @@ impl Judge for Host {
         let plan: Plan = serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json"))?)?;
         let holds: Vec<u32> = plan.measured_windows().map(|w| w.target).collect();
         assert_eq!(holds, vec![rate]);
+        let w_ms = match self.idle_w_ms {
+            Some(w) if rate <= 20 => w,
+            _ => self.w_ms,
+        };
         Ok(Calibration {
             rate,
             hold_s,
             ok_per_s: f64::from(rate),
-            w_ms: self.w_ms,
-            p95_ms: self.w_ms * 1.2,
+            w_ms,
+            p95_ms: w_ms * 1.2,
             app_ms: Some(2.0),
             db_ms: None,
             pass: rate <= self.passes_up_to,
@@ -59,6 +73,7 @@ impl Judge for Host {
                 "p95 over the SLO".into()
             },
             failed_attempts: Vec::new(),
+            screening: None,
         })
     }
 }
@@ -113,14 +128,7 @@ fn labelled_phases(o: &RoundOutcome) -> Vec<(Phase, String)> {
 fn the_calibration_fits_the_steps_and_the_manifest_keeps_both_plans() {
     let e = demo_open();
     // W = 50 ms: N/W = 16 / 0.050 = 320 rps, so the steps are 0.8x the published ones.
-    let (engine, o, _out) = fitted_round(
-        &e,
-        Host {
-            w_ms: 50.0,
-            passes_up_to: 1000,
-        },
-        None,
-    );
+    let (engine, o, _out) = fitted_round(&e, host(50.0, 1000), None);
     let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
     let f = m.measurements.fit.as_ref().expect("the fit is recorded");
     assert_eq!(m.experiment.load.steps, vec![80, 160, 240, 320, 400, 480]);
@@ -146,20 +154,76 @@ fn the_calibration_fits_the_steps_and_the_manifest_keeps_both_plans() {
             .collect::<Vec<_>>(),
         fitted_holds
     );
-    // One stack, two loads: the calibration, a recovery, then the fitted steps.
+    // One stack, three loads: the screening calibration at 20 rps, the working point at half
+    // the lowest ceiling (N/W 320 < the app's 500: 160 rps), a recovery, the fitted steps.
     let count = |op| engine.calls.iter().filter(|c| **c == op).count();
-    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 2));
+    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 3));
+    assert_eq!(f.calibration.rate, 160);
+    assert_eq!(f.calibration.screening.as_ref().map(|c| c.rate), Some(20));
     let phases = labelled_phases(&o);
     let at = |p: Phase, l: &str| {
         phases
             .iter()
             .position(|x| *x == (p, l.to_string()))
-            .unwrap()
+            .unwrap_or_else(|| panic!("{p:?} {l} in {phases:?}"))
     };
-    assert!(at(Phase::Measure, "calibration") < at(Phase::Recover, "after the calibration"));
+    assert!(at(Phase::Measure, "calibration") < at(Phase::Recover, "before the working point"));
+    assert!(at(Phase::Recover, "before the working point") < at(Phase::Measure, "working point"));
+    assert!(at(Phase::Measure, "working point") < at(Phase::Recover, "after the calibration"));
     assert!(at(Phase::Recover, "after the calibration") < at(Phase::Measure, "measured"));
     assert!(o.dir.join("loads/calibration/k6/requests.csv.gz").exists());
+    assert!(o.dir.join("loads/working-point/plan.json").exists());
     assert!(engine.objects.is_empty());
+}
+
+#[test]
+fn the_rules_read_the_working_point_not_the_idle_box() {
+    // At 20 rps the idle box answers in 62.5 ms (N/W 256); under load W is 50 ms (N/W 320).
+    let h = Host {
+        idle_w_ms: Some(62.5),
+        ..host(50.0, 1000)
+    };
+    let (_engine, o, _out) = fitted_round(&demo_open(), h, None);
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let f = m.measurements.fit.as_ref().unwrap();
+    // Screened: N/W 256 -> working point 128 rps, where W is 50 ms: steps 0.8x, not 0.64x.
+    let low = f.calibration.screening.as_ref().expect("screening kept");
+    assert_eq!((low.rate, low.w_ms), (20, 62.5));
+    assert_eq!((f.calibration.rate, f.calibration.w_ms), (128, 50.0));
+    assert_eq!(m.experiment.load.steps, vec![80, 160, 240, 320, 400, 480]);
+    let lines = perflab::report::content::fit_record_block(f).lines;
+    assert!(
+        lines[0].starts_with("screening calibration: 20 rps"),
+        "{lines:?}"
+    );
+    assert!(lines[1].starts_with("calibration: 128 rps"), "{lines:?}");
+}
+
+#[test]
+fn the_working_point_is_half_the_lowest_ceiling_when_well_above_the_low_rate() {
+    use perflab::session::fit::working_rate;
+    let q = |pairs: &[(&str, f64)]| {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect::<perflab::plan::fit::Quantities>()
+    };
+    let all = q(&[
+        ("app_ceiling", 184.0),
+        ("db_ceiling", 18239.0),
+        ("pool_rps", 1965.0),
+    ]);
+    assert_eq!(working_rate(&all, 20), Some(92));
+    // Half of 44.6 is under 1.5x 20: the low rate already works near the pool's ceiling.
+    assert_eq!(working_rate(&q(&[("pool_rps", 44.6)]), 20), None);
+    assert_eq!(working_rate(&q(&[("pool_rps", 60.0)]), 20), Some(30));
+    assert_eq!(working_rate(&q(&[]), 20), None);
+    assert_eq!(
+        working_rate(&q(&[("app_ceiling", f64::INFINITY)]), 20),
+        None
+    );
+    assert_eq!(working_rate(&q(&[("pool_rps", 1e9)]), 20), Some(5000));
 }
 
 fn with_worker_rule(mut e: Experiment) -> Experiment {
@@ -175,14 +239,7 @@ fn with_worker_rule(mut e: Experiment) -> Experiment {
 #[test]
 fn a_rule_on_a_stack_setting_restarts_the_stack_with_it() {
     let e = with_worker_rule(demo_open());
-    let (engine, o, _out) = fitted_round(
-        &e,
-        Host {
-            w_ms: 40.0,
-            passes_up_to: 1000,
-        },
-        None,
-    );
+    let (engine, o, _out) = fitted_round(&e, host(40.0, 1000), None);
     assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
     let workers: Vec<u32> = engine
         .experiments
@@ -190,11 +247,17 @@ fn a_rule_on_a_stack_setting_restarts_the_stack_with_it() {
         .map(|x| x.stack.demo.as_ref().unwrap().workers)
         .collect();
     assert_eq!(workers, vec![32]);
-    // The calibration's stack is torn down before the fitted one starts.
+    // The calibrations' stack is torn down (after the working point's load) before the fitted
+    // one starts.
     let calls = &engine.calls;
-    let first_collect = calls.iter().position(|c| *c == Op::CollectLoad).unwrap();
+    let teardown = calls.iter().position(|c| *c == Op::Teardown).unwrap();
     assert_eq!(
-        &calls[first_collect..first_collect + 4],
+        calls.iter().filter(|c| **c == Op::CollectLoad).count(),
+        3,
+        "screening, working point, steps"
+    );
+    assert_eq!(
+        &calls[teardown - 1..teardown + 3],
         &[Op::CollectLoad, Op::Teardown, Op::StackUp, Op::WarmUp]
     );
     let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
@@ -220,14 +283,7 @@ fn interrupts_during_the_calibration_or_the_restart_leave_nothing_and_name_the_p
         (Fault::Interrupt(Op::StackUp, 2), Phase::StackUp),
         (Fault::Interrupt(Op::WarmUp, 2), Phase::WarmUp),
     ] {
-        let (engine, o, _out) = fitted_round(
-            &e,
-            Host {
-                w_ms: 40.0,
-                passes_up_to: 1000,
-            },
-            Some(fault),
-        );
+        let (engine, o, _out) = fitted_round(&e, host(40.0, 1000), Some(fault));
         assert_eq!(o.state, RunState::Aborted, "{fault:?}: {:?}", o.reason);
         assert_eq!(o.phase, Some(phase), "{fault:?}: {:?}", engine.calls);
         assert!(engine.objects.is_empty(), "{fault:?}: {:?}", engine.objects);
@@ -240,27 +296,26 @@ fn interrupts_during_the_calibration_or_the_restart_leave_nothing_and_name_the_p
 #[test]
 fn a_calibration_over_the_knee_is_retried_at_half_the_rate() {
     // The host breaks above 10 rps: 20 fails, 10 passes and is the calibration.
-    let (engine, o, _out) = fitted_round(
-        &demo_open(),
-        Host {
-            w_ms: 40.0,
-            passes_up_to: 10,
-        },
-        None,
-    );
+    let (engine, o, _out) = fitted_round(&demo_open(), host(40.0, 10), None);
     assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
     let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
     let c = &m.measurements.fit.as_ref().unwrap().calibration;
     assert_eq!(c.rate, 10);
+    // The working point (half of N/W 400) breaks too: the 10 rps numbers stay.
     assert_eq!(
         c.failed_attempts,
-        vec!["20 rps: p95 over the SLO".to_string()]
+        vec![
+            "20 rps: p95 over the SLO".to_string(),
+            "200 rps (working point): p95 over the SLO".to_string()
+        ]
     );
+    assert!(c.screening.is_none());
     assert!(o.dir.join("loads/calibration-2/plan.json").exists());
-    // Two calibrations and the steps, a recovery after the failed calibration.
+    assert!(o.dir.join("loads/working-point/plan.json").exists());
+    // Three calibrations and the steps, a recovery after each failed calibration.
     assert_eq!(
         engine.calls.iter().filter(|c| **c == Op::WaitLoad).count(),
-        3
+        4
     );
     let phases = labelled_phases(&o);
     assert!(
@@ -275,14 +330,7 @@ fn a_calibration_over_the_knee_is_retried_at_half_the_rate() {
 
 #[test]
 fn a_host_that_breaks_below_the_lowest_calibration_fails_in_the_fit_phase() {
-    let (engine, o, _out) = fitted_round(
-        &demo_open(),
-        Host {
-            w_ms: 40.0,
-            passes_up_to: 0,
-        },
-        None,
-    );
+    let (engine, o, _out) = fitted_round(&demo_open(), host(40.0, 0), None);
     assert_eq!(o.state, RunState::Failed);
     assert_eq!(o.phase, Some(Phase::Fit));
     let reason = o.reason.unwrap_or_default();

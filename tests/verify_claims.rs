@@ -248,22 +248,24 @@ fn exp2_mc5_cpu_spare_not_reproduced_here() {
 
 #[test]
 fn exp2_mc80_knee_like_mc20() {
-    // Real: 80 workers sustain 120, exp1 180: two steps below (0.67).
+    // Real: 80 workers sustain 120, exp1 180: two steps below (0.67), no capacity added.
     let r = claim(
         "exp2-mc80",
         "knee-like-mc20",
         &real("exp2-mc80"),
         Some(&real("exp1")),
     );
-    fails(&r);
+    holds(&r);
     assert!(r.measured.starts_with("0.6667"), "{}", r.measured);
-    // exp2-mc5 (same steps) sustains 150: one step below exp1 (0.83).
-    holds(&claim(
+    // The other way round (exp1's 180 against mc80's 120): 1.5, a gain the claim refuses.
+    let r = claim(
         "exp2-mc80",
         "knee-like-mc20",
-        &real("exp2-mc5"),
-        Some(&real("exp1")),
-    ));
+        &real("exp1"),
+        Some(&real("exp2-mc80")),
+    );
+    fails(&r);
+    assert!(r.measured.starts_with("1.5"), "{}", r.measured);
 }
 
 // ---- exp3: N / W ---------------------------------------------------------------------------
@@ -391,8 +393,15 @@ fn node_1a_db_core_not_reproduced_here() {
     fails(&claim("1a", "db-core-busy", &b, None));
     // ... and the event loop is far from busy there.
     holds(&claim("1a", "loop-not-busy", &b, None));
-    // Edited copy of exp1: r0210's cpu_pct.pg 9.48 -> 90.0, the one value this claim reads.
-    holds(&claim("1a", "db-core-busy", &edited("exp1", "pgcpu"), None));
+    // PostgreSQL alone at 90 % does not answer it: the claim reads the core's busy time.
+    fails(&claim("1a", "db-core-busy", &edited("exp1", "pgcpu"), None));
+    // Edited copy of exp1: r0210 gains db_core_busy_pct 92, the one value this claim reads.
+    holds(&claim(
+        "1a",
+        "db-core-busy",
+        &edited("exp1", "dbcore"),
+        None,
+    ));
 }
 
 #[test]

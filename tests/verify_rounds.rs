@@ -72,38 +72,39 @@ fn a_knee_claim_is_judged_on_the_median_round_with_its_spread() {
     let out = tempfile::tempdir().unwrap();
     // exp1 sustains 120.
     round(out.path(), "exp1", "20261130T035648Z-r1", Some((150, 120)));
-    // exp2-mc80's rounds: the newest sustained only 90 (0.75 of exp1's: fails alone); the
-    // two before 130 and 120 (within x1.2).
+    // exp2-mc80's rounds: the newest sustained 150 (1.25 of exp1's: fails alone); the two
+    // before 130 and 120 (within x1.2).
     mc80_rounds(
         out.path(),
         &[
             ("20261130T100000Z-r1", 150, 130),
             ("20261130T110000Z-r2", 150, 120),
-            ("20261130T120000Z-r3", 120, 90),
+            ("20261130T120000Z-r3", 180, 150),
         ],
     );
     let v = verify_json(out.path(), "exp2-mc80");
     let c = &v["claims"][0];
     assert_eq!(c["claim"], "knee-like-mc20");
     assert_eq!(c["verdict"], "pass", "{c}");
-    assert_eq!(c["value"], 1.0, "the median of 0.75, 1.0, 1.083: {c}");
+    let median = c["value"].as_f64().unwrap();
+    assert!(
+        (median - 130.0 / 120.0).abs() < 1e-9,
+        "the median of 1.0, 1.083, 1.25: {c}"
+    );
     let r = &c["rounds"];
     assert_eq!(
         (r["n"].as_u64(), r["pass"].as_u64(), r["fail"].as_u64()),
         (Some(3), Some(2), Some(1))
     );
-    assert_eq!(r["min"].as_f64(), Some(0.75));
+    assert_eq!(r["min"].as_f64(), Some(1.0));
+    assert_eq!(r["max"].as_f64(), Some(1.25));
     assert!(
-        (r["max"].as_f64().unwrap() - 130.0 / 120.0).abs() < 1e-9,
-        "{r}"
-    );
-    assert!(
-        r["median_run"].as_str().unwrap().ends_with("T110000Z-r2"),
+        r["median_run"].as_str().unwrap().ends_with("T100000Z-r1"),
         "{r}"
     );
     let measured = c["measured"].as_str().unwrap();
     assert!(
-        measured.contains("median of 3 rounds, range 0.75-1.08"),
+        measured.contains("median of 3 rounds, range 1-1.25"),
         "{measured}"
     );
     assert!(
@@ -116,7 +117,7 @@ fn a_knee_claim_is_judged_on_the_median_round_with_its_spread() {
 fn with_one_round_the_newest_run_decides_as_before() {
     let out = tempfile::tempdir().unwrap();
     round(out.path(), "exp1", "20261130T035648Z-r1", Some((150, 120)));
-    mc80_rounds(out.path(), &[("20261130T120000Z-r1", 90, 60)]);
+    mc80_rounds(out.path(), &[("20261130T120000Z-r1", 180, 150)]);
     let v = verify_json(out.path(), "exp2-mc80");
     let c = &v["claims"][0];
     assert_eq!(c["verdict"], "fail", "{c}");
@@ -132,7 +133,7 @@ fn rounds_of_another_configuration_are_not_mixed_in() {
         &[
             ("20261130T100000Z-r1", 150, 120),
             ("20261130T110000Z-r2", 150, 120),
-            ("20261130T120000Z-r3", 120, 90),
+            ("20261130T120000Z-r3", 180, 150),
         ],
     );
     // The newest round ran with an override: the earlier ones are another configuration.

@@ -29,6 +29,12 @@ pub struct Calibration {
     /// 200`): the host broke below the published calibration rate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed_attempts: Vec<String>,
+    /// The low-rate calibration this one followed, at half the lowest ceiling it measured (the
+    /// working point). At a few requests per second an idle box inflates CPU per request and W
+    /// (measured: 5.45 ms CPU/request at 20 rps against 4.0-4.3 ms at 150-230 rps on the Node
+    /// app), so the rules read the working point's numbers and this one is kept beside them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screening: Option<Box<Calibration>>,
 }
 
 /// The fit of one run, as the manifest keeps it.

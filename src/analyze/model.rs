@@ -31,6 +31,9 @@ pub struct Params {
     pub think_time_s: Option<f64>,
     /// Cores the app box may use (CPU ceiling, app-cores saturation).
     pub app_cores: Option<f64>,
+    /// The CPUs PostgreSQL is pinned to (empty when unknown): their busy time per step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub db_cpus: Vec<u32>,
     /// Concurrency slots of the app (php-fpm workers, pg pool size): ceiling N / W.
     pub pool_size: Option<u32>,
     /// The abort guard's p95 threshold (stepped.js: 2.5 x SLO on all requests; breakpoint.js: SLO on hold windows).
@@ -54,6 +57,7 @@ impl Params {
             model: None,
             think_time_s: None,
             app_cores: None,
+            db_cpus: Vec::new(),
             pool_size: None,
             abort_p95_ms: None,
             aborted: None,

@@ -116,6 +116,11 @@ pub const QUANTITIES: &[Quantity] = &[
     ),
     q("psi_pct", S, "CPU pressure (PSI some avg10), %"),
     q("host_cpu_max_pct", S, "busiest host CPU, %"),
+    q(
+        "db_core_busy_pct",
+        S,
+        "busy % of PostgreSQL's CPUs, whoever used them (the generator shares them on 2 CPUs)",
+    ),
     q("k6_cpu_max_pct", S, "highest k6 CPU, % of one core"),
     q("dockerd_pct", S, "dockerd CPU, % of one core"),
     q("fpm.samples", S, "php-fpm status samples in the step"),

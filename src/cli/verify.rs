@@ -237,23 +237,61 @@ fn targets<'c>(
         targets.push((e, runs));
     }
     let want = a.rounds.unwrap_or(1) as usize;
-    if a.run_missing && targets.iter().any(|t| t.1.len() < want) {
-        let ids: Vec<(String, u32)> = targets
-            .iter()
-            .filter(|t| t.1.len() < want)
-            .map(|t| (t.0.id.clone(), (want - t.1.len()) as u32))
-            .collect();
-        let plan = PlanArgs {
-            quick: a.quick,
-            no_align: a.no_align,
-            ..Default::default()
-        };
-        run_missing(cat, &plan, &ids, out_root, (suite, a.fit), quiet)?;
+    if a.run_missing {
+        let ids = missing_rounds(cat, &targets, want, &mut |e: &Experiment| {
+            load::rounds(out_root, &e.id, suite, fitted(e), skipped).len()
+        });
+        if !ids.is_empty() {
+            let plan = PlanArgs {
+                quick: a.quick,
+                no_align: a.no_align,
+                ..Default::default()
+            };
+            run_missing(cat, &plan, &ids, out_root, (suite, a.fit), quiet)?;
+        }
         for t in targets.iter_mut().filter(|t| t.1.len() < want) {
             t.1 = load::rounds(out_root, &t.0.id, suite, fitted(t.0), skipped);
         }
     }
     Ok(targets)
+}
+
+/// What `--run-missing` runs: each target, and each experiment its claims compare against
+/// (exp2-mc80 against exp1), with the rounds it lacks to reach `want` (`have` counts them).
+fn missing_rounds(
+    cat: &Catalog,
+    targets: &[Target<'_>],
+    want: usize,
+    have: &mut dyn FnMut(&Experiment) -> usize,
+) -> Vec<(String, u32)> {
+    let mut ids = Vec::new();
+    for e in targets.iter().map(|t| t.0).chain(againsts(cat, targets)) {
+        let n = match targets.iter().find(|t| t.0.id == e.id) {
+            Some(t) => t.1.len(),
+            None => have(e),
+        };
+        if n < want {
+            ids.push((e.id.clone(), (want - n) as u32));
+        }
+    }
+    ids
+}
+
+/// The experiments the targets' claims name in `against:` that are not targets themselves.
+fn againsts<'c>(cat: &'c Catalog, targets: &[Target<'c>]) -> Vec<&'c Experiment> {
+    let mut out: Vec<&Experiment> = Vec::new();
+    let ids = targets
+        .iter()
+        .flat_map(|t| t.0.expect.iter().filter_map(|c| c.against.as_deref()));
+    for id in ids {
+        for e in cat.expand(id).unwrap_or_default() {
+            let known = targets.iter().any(|t| t.0.id == e.id) || out.iter().any(|x| x.id == e.id);
+            if !known {
+                out.push(e);
+            }
+        }
+    }
+    out
 }
 
 /// The run a claim compares against: the median round of the other experiment (by max
@@ -559,4 +597,29 @@ pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
         crate::output::emit(&capacity::render_text(&c));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_missing_tops_up_the_experiments_claims_compare_against() {
+        let cat = Catalog::load(Path::new("experiments")).unwrap();
+        let e = cat.expand("exp2-mc80").unwrap()[0];
+        let targets: Vec<Target<'_>> = vec![(e, Vec::new())];
+        // No round of anything yet: exp2-mc80 and exp1 (its `against:`) need 3 each.
+        let ids = missing_rounds(&cat, &targets, 3, &mut |_| 0);
+        assert_eq!(ids, vec![("exp2-mc80".into(), 3), ("exp1".into(), 3)]);
+        // exp1 already has 3 rounds: only the target runs.
+        let ids = missing_rounds(&cat, &targets, 3, &mut |x| {
+            if x.id == "exp1" { 3 } else { 0 }
+        });
+        assert_eq!(ids, vec![("exp2-mc80".into(), 3)]);
+        // An experiment that is a target is counted once, from its loaded rounds.
+        let exp1 = cat.expand("exp1").unwrap()[0];
+        let both: Vec<Target<'_>> = vec![(e, Vec::new()), (exp1, Vec::new())];
+        let ids = missing_rounds(&cat, &both, 1, &mut |_| panic!("targets are not re-read"));
+        assert_eq!(ids, vec![("exp2-mc80".into(), 1), ("exp1".into(), 1)]);
+    }
 }

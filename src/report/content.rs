@@ -9,6 +9,7 @@ pub use logs::{access_block, logs_block, warnings_block};
 pub use steps::{persec_block, steps_block};
 
 use super::table::Table;
+use crate::analyze::fit::Calibration;
 use crate::analyze::fmt_ms;
 use crate::analyze::model::*;
 
@@ -213,13 +214,10 @@ pub fn refine_block(r: &Report) -> Option<Block> {
     Some(b)
 }
 
-/// How the run was fitted to the host (`perflab run --fit`): the calibration and each rule.
-pub fn fit_block(r: &Report) -> Option<Block> {
-    let f = r.fit.as_ref()?;
-    let c = &f.calibration;
-    let mut b = Block::new("Fitted to this host (--fit)");
-    b.lines.push(format!(
-        "calibration: {} rps for {} s on the same stack: {:.1} ok/s, W {} (mean), p95 {}, app {} ms CPU/request, PostgreSQL {} ms CPU/request",
+/// One calibration load's numbers.
+fn calibration_line(what: &str, c: &Calibration, how: &str) -> String {
+    format!(
+        "{what}: {} rps for {} s {how}: {:.1} ok/s, W {} (mean), p95 {}, app {} ms CPU/request, PostgreSQL {} ms CPU/request",
         c.rate,
         c.hold_s,
         c.ok_per_s,
@@ -227,10 +225,36 @@ pub fn fit_block(r: &Report) -> Option<Block> {
         fmt_ms(c.p95_ms),
         opt(c.app_ms, |v| format!("{v:.2}")),
         opt(c.db_ms, |v| format!("{v:.2}")),
-    ));
+    )
+}
+
+/// How the run was fitted to the host (`perflab run --fit`): the calibration and each rule.
+pub fn fit_block(r: &Report) -> Option<Block> {
+    r.fit.as_ref().map(fit_record_block)
+}
+
+/// The "Fitted to this host" block of one fit record.
+pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
+    let c = &f.calibration;
+    let mut b = Block::new("Fitted to this host (--fit)");
+    if let Some(low) = &c.screening {
+        b.lines.push(calibration_line(
+            "screening calibration",
+            low,
+            "on the same stack",
+        ));
+        b.lines.push(calibration_line(
+            "calibration",
+            c,
+            "at half the lowest ceiling screened (the rules read these)",
+        ));
+    } else {
+        b.lines
+            .push(calibration_line("calibration", c, "on the same stack"));
+    }
     if !c.failed_attempts.is_empty() {
         b.lines.push(format!(
-            "calibrations that did not pass first (the host broke below their rate): {}",
+            "calibrations that did not pass (the host broke below their rate): {}",
             c.failed_attempts.join("; ")
         ));
     }
@@ -257,7 +281,7 @@ pub fn fit_block(r: &Report) -> Option<Block> {
         ]);
     }
     b.table = Some(t);
-    Some(b)
+    b
 }
 
 pub fn blocks(r: &Report) -> Vec<Block> {

@@ -307,6 +307,7 @@ async fn run_fast(
             t: ts,
             cpu_busy_pct: per_cpu.iter().map(|c| c.1).collect(),
             cpu_steal_pct: per_cpu.iter().map(|c| c.2).collect(),
+            cpus: per_cpu.iter().map(|c| c.0).collect(),
             psi_some_avg10: host::host_psi(),
             dockerd_cores: dockerd.sample(dt_ns),
             perflab_cores: me.sample(dt_ns),

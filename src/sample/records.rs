@@ -29,6 +29,10 @@ pub struct HostSample {
     /// Per CPU, % of the interval stolen by the hypervisor (absent in runs before it was sampled).
     #[serde(default)]
     pub cpu_steal_pct: Vec<f64>,
+    /// The CPU number of each entry of `cpu_busy_pct` (absent in runs before it was recorded:
+    /// then the entries are the online CPUs in `/proc/stat` order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<u32>,
     /// Host `/proc/pressure/cpu` some avg10 (%).
     pub psi_some_avg10: Option<f64>,
     pub dockerd_cores: Option<f64>,

@@ -1,7 +1,8 @@
 //! `perflab run --fit`: before the measured steps, a calibration load on the same warm stack
-//! (`loads/calibration/`) measures this host's quantities (CPU per request of the app and of
-//! PostgreSQL, the service time W); the experiment's `fit:` rules turn the published numbers
-//! into fitted ones (`plan::fit`); a rule on a stack setting restarts the stack with it; then
+//! (`loads/calibration/`) screens this host's quantities (CPU per request of the app and of
+//! PostgreSQL, the service time W) and a second one at half the lowest ceiling they give
+//! (`loads/working-point/`) measures them where the app works as in the steps; the
+//! experiment's `fit:` rules turn the published numbers into fitted ones (`plan::fit`); a rule on a stack setting restarts the stack with it; then
 //! the fitted steps run (and `--refine`'s probes, when asked). The manifest keeps the
 //! calibration, the published and the fitted plan, and every rule with both values.
 use std::path::Path;
@@ -51,8 +52,29 @@ pub fn calibration_of(r: &Report, rate: u32, hold_s: u32) -> Result<Calibration>
         pass,
         why: why.join("; "),
         failed_attempts: Vec::new(),
+        screening: None,
     })
 }
+
+/// Share of the lowest screened ceiling the working-point calibration offers.
+pub const WORKING_SHARE: f64 = 0.5;
+
+/// The working point after a low-rate calibration at `rate`: half the lowest ceiling it
+/// measured (the app's or the database's CPU, the pool's N/W), when that is at least 1.5x
+/// `rate` (else the low rate already is the working point).
+pub fn working_rate(q: &Quantities, rate: u32) -> Option<u32> {
+    let lowest = ["app_ceiling", "db_ceiling", "pool_rps"]
+        .iter()
+        .filter_map(|k| q.get(*k).copied())
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let w = (lowest * WORKING_SHARE).floor();
+    let well_above = w.is_finite() && w >= f64::from(rate) * 1.5;
+    well_above.then(|| w.min(f64::from(MAX_WORKING_RATE)) as u32)
+}
+
+/// The highest working-point rate (the calibration's VUs stay bounded).
+const MAX_WORKING_RATE: u32 = 5000;
 
 /// The lowest calibration rate: below it a second of samples holds too few requests.
 pub const MIN_RATE: u32 = 5;
@@ -113,9 +135,44 @@ impl<J: Judge + Clone> Fitted<J> {
             .ok_or_else(|| anyhow!("experiment {} has no `fit:` section", self.experiment.id))
     }
 
-    /// The calibration load and its numbers: at `fit.calibrate.rate`, then, while it does not
-    /// pass (the host breaks below that rate), at half the rate, down to [`MIN_RATE`].
+    /// The calibration the rules read: the low-rate one ([`Self::screen`]), then one at the
+    /// working point ([`working_rate`]) when that is well above it. A working point that does
+    /// not pass leaves the low-rate numbers, with its failure among `failed_attempts`.
     async fn calibrate<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Calibration, Stop> {
+        let mut low = self.screen(stage).await?;
+        let layout = &stage.manifest.cpu_layout;
+        let q = quantities(&self.experiment, &low, layout.app.len(), layout.db.len());
+        let Some(rate) = working_rate(&q, low.rate) else {
+            return Ok(low);
+        };
+        stage
+            .recover(Duration::from_secs(2), "before the working point")
+            .await?;
+        let label = "working point";
+        let hold_s = low.hold_s;
+        let cal = calibration_experiment(&self.experiment, rate, hold_s);
+        let plan = plan::build(&cal, PlanOptions { quick: false });
+        if !stage.quiet {
+            crate::say!("fit: calibration at the working point, {rate} rps for {hold_s} s");
+        }
+        let dir = stage.run_extra_load(label, plan).await?;
+        let judged = async { self.judge.calibration(&dir, rate, hold_s) };
+        let mut c = stage.trail.record(Phase::Fit, Some(label), judged).await?;
+        if c.pass {
+            c.failed_attempts = std::mem::take(&mut low.failed_attempts);
+            c.screening = Some(Box::new(low));
+            return Ok(c);
+        }
+        low.failed_attempts
+            .push(format!("{rate} rps (working point): {}", c.why));
+        let pause = super::refine::drain_pause(&self.experiment);
+        stage.recover(pause, "after a failed calibration").await?;
+        Ok(low)
+    }
+
+    /// The low-rate calibration load and its numbers: at `fit.calibrate.rate`, then, while it
+    /// does not pass (the host breaks below that rate), at half the rate, down to [`MIN_RATE`].
+    async fn screen<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Calibration, Stop> {
         let fit = self.fit()?;
         let hold_s = fit.calibrate.hold_s;
         let mut rate = fit.calibrate.rate;

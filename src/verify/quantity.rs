@@ -67,6 +67,9 @@ pub fn step_value(r: &Report, s: &StepReport, path: &str) -> Result<f64, Missing
             format!("no app-box CPU samples in {}", step())
         })?,
         "psi_pct" => need(server()?.psi_pct, || format!("no PSI in {}", step()))?,
+        "db_core_busy_pct" => need(server()?.db_core_busy_pct, || {
+            format!("no host CPU samples or CPU layout in {}", step())
+        })?,
         "host_cpu_max_pct" => need(server()?.host_cpu_max_pct, || {
             format!("no host CPU samples in {}", step())
         })?,

@@ -191,6 +191,7 @@ mod tests {
             t,
             cpu_busy_pct: busy.to_vec(),
             cpu_steal_pct: steal.map(|s| s.to_vec()).unwrap_or_default(),
+            cpus: Vec::new(),
             psi_some_avg10: None,
             dockerd_cores: Some(0.01),
             perflab_cores: Some(0.01),

@@ -36,6 +36,10 @@ pub struct WindowServer {
     /// Highest CPU of the k6 container, % of one core.
     pub k6_cpu_max_pct: Option<f64>,
     pub host_cpu_max_pct: Option<f64>,
+    /// Mean busy % of the CPUs PostgreSQL is pinned to, whoever used them (on 2 CPUs the load
+    /// generator shares PostgreSQL's core); `None` when the run's layout is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_core_busy_pct: Option<f64>,
     pub fpm: Option<FpmWindow>,
     pub pg: Option<PgWindow>,
     pub node: Option<NodeWindow>,
@@ -160,6 +164,30 @@ fn host_figures(w: &mut WindowServer, cg: &[CgroupSample], host: &[HostSample]) 
     }
     w.dockerd_pct = mean(host.iter().filter_map(|h| h.dockerd_cores)).map(|c| c * 100.0);
     w.host_cpu_max_pct = max(host.iter().flat_map(|h| h.cpu_busy_pct.iter().copied()));
+}
+
+/// Mean busy % of `cpus` over the host samples of `[from_ms, to_ms)` (`None` without CPUs).
+pub fn window_cpus_busy_pct(s: &Samples, from_ms: i64, to_ms: i64, cpus: &[u32]) -> Option<f64> {
+    if cpus.is_empty() {
+        return None;
+    }
+    cpus_busy_pct(in_window(&s.host, |x| x.t, from_ms, to_ms), cpus)
+}
+
+/// Mean busy % of `cpus` over host samples (each sample: the mean over those CPUs it has).
+pub fn cpus_busy_pct(host: &[HostSample], cpus: &[u32]) -> Option<f64> {
+    let per_sample = host.iter().filter_map(|h| {
+        let busy = |cpu: u32| -> Option<f64> {
+            let i = if h.cpus.is_empty() {
+                usize::try_from(cpu).ok()?
+            } else {
+                h.cpus.iter().position(|c| *c == cpu)?
+            };
+            h.cpu_busy_pct.get(i).copied()
+        };
+        mean(cpus.iter().filter_map(|c| busy(*c)))
+    });
+    mean(per_sample)
 }
 
 /// Per second of the window: the increase of a counter from the first sample to the last.
@@ -461,5 +489,31 @@ mod tests {
                 .saturated
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn db_core_busy_reads_the_pinned_cpus_by_number() {
+        let h = |t: i64, busy: Vec<f64>, cpus: Vec<u32>| HostSample {
+            t,
+            cpu_busy_pct: busy,
+            cpu_steal_pct: Vec::new(),
+            cpus,
+            psi_some_avg10: None,
+            dockerd_cores: None,
+            perflab_cores: None,
+        };
+        let mut s = Samples::default();
+        // CPU 1 offline: the entries are CPUs 0, 2 and 3.
+        s.host.push(h(0, vec![10.0, 90.0, 50.0], vec![0, 2, 3]));
+        s.host.push(h(1000, vec![20.0, 70.0, 30.0], vec![0, 2, 3]));
+        s.host.push(h(5000, vec![99.0, 99.0, 99.0], vec![0, 2, 3]));
+        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[2]), Some(80.0));
+        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[2, 3]), Some(60.0));
+        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[1]), None);
+        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[]), None);
+        // A run recorded before the CPU numbers: positions are the CPU numbers.
+        let mut old = Samples::default();
+        old.host.push(h(0, vec![10.0, 90.0], Vec::new()));
+        assert_eq!(window_cpus_busy_pct(&old, 0, 1000, &[1]), Some(90.0));
     }
 }
