@@ -206,11 +206,11 @@ impl<J: Judge + Clone> Fitted<J> {
         let e = anyhow!(
             "no calibration passed on this host ({why}): it breaks below {MIN_RATE} rps, so nothing can be fitted; run it as published (without --fit), or on a host with fewer other processes"
         );
+        // Recorded as the fit phase's failure; the round stops with it.
         stage
             .trail
-            .record(Phase::Fit, None, async { Err::<(), _>(e) })
-            .await?;
-        unreachable!("a failed record returns Err")
+            .record(Phase::Fit, None, async { Err::<Calibration, _>(e) })
+            .await
     }
 
     /// Restart the stack with the fitted settings (a rule set a `stack.` field).
