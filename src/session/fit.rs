@@ -148,16 +148,7 @@ impl<J: Judge + Clone> Fitted<J> {
         stage
             .recover(Duration::from_secs(2), "before the working point")
             .await?;
-        let label = "working point";
-        let hold_s = low.hold_s;
-        let cal = calibration_experiment(&self.experiment, rate, hold_s);
-        let plan = plan::build(&cal, PlanOptions { quick: false });
-        if !stage.quiet {
-            crate::say!("fit: calibration at the working point, {rate} rps for {hold_s} s");
-        }
-        let dir = stage.run_extra_load(label, plan).await?;
-        let judged = async { self.judge.calibration(&dir, rate, hold_s) };
-        let mut c = stage.trail.record(Phase::Fit, Some(label), judged).await?;
+        let mut c = self.load(stage, "working point", rate, low.hold_s).await?;
         if c.pass {
             c.failed_attempts = std::mem::take(&mut low.failed_attempts);
             c.screening = Some(Box::new(low));
@@ -168,6 +159,25 @@ impl<J: Judge + Clone> Fitted<J> {
         let pause = super::refine::drain_pause(&self.experiment);
         stage.recover(pause, "after a failed calibration").await?;
         Ok(low)
+    }
+
+    /// One calibration load labelled `label` (its directory `loads/<label>/`) at `rate` for
+    /// `hold_s`, judged in the fit phase.
+    async fn load<E: Engine>(
+        &self,
+        stage: &mut Stage<'_, E>,
+        label: &str,
+        rate: u32,
+        hold_s: u32,
+    ) -> Result<Calibration, Stop> {
+        let cal = calibration_experiment(&self.experiment, rate, hold_s);
+        let plan = plan::build(&cal, PlanOptions { quick: false });
+        if !stage.quiet {
+            crate::say!("fit: {label} at {rate} rps for {hold_s} s");
+        }
+        let dir = stage.run_extra_load(label, plan).await?;
+        let judged = async { self.judge.calibration(&dir, rate, hold_s) };
+        stage.trail.record(Phase::Fit, Some(label), judged).await
     }
 
     /// The low-rate calibration load and its numbers: at `fit.calibrate.rate`, then, while it
@@ -182,14 +192,7 @@ impl<J: Judge + Clone> Fitted<J> {
                 1 => "calibration".to_string(),
                 n => format!("calibration {n}"),
             };
-            let cal = calibration_experiment(&self.experiment, rate, hold_s);
-            let plan = plan::build(&cal, PlanOptions { quick: false });
-            if !stage.quiet {
-                crate::say!("fit: calibration at {rate} rps for {hold_s} s");
-            }
-            let dir = stage.run_extra_load(&label, plan).await?;
-            let judged = async { self.judge.calibration(&dir, rate, hold_s) };
-            let mut c = stage.trail.record(Phase::Fit, Some(&label), judged).await?;
+            let mut c = self.load(stage, &label, rate, hold_s).await?;
             if c.pass {
                 c.failed_attempts = failed;
                 return Ok(c);
