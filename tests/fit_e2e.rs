@@ -4,31 +4,17 @@
 //! 40 ms = 400 rps), so its fit is checked against that; the PHP and Node runs check that the
 //! fitted numbers follow the measured quantities by the experiment's own rules.
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 
 use perflab::rundir::{self, Manifest, fit::FitRecord};
 
+mod run_support;
+use run_support::run_quick;
+
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn run_fit(id: &str) -> (tempfile::TempDir, PathBuf, Manifest, FitRecord) {
-    let out = tempfile::tempdir().unwrap();
-    let st = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "--quiet",
-            "run",
-            id,
-            "--fit",
-            "--quick",
-            "--no-align",
-            "--out",
-        ])
-        .arg(out.path())
-        .status()
-        .unwrap();
-    assert!(st.success(), "perflab run {id} --fit exited with {st}");
-    let dir = out.path().join(id).join("latest").canonicalize().unwrap();
+    let (out, dir) = run_quick(id, &["--fit"]);
     let m = rundir::read_manifest(&dir).unwrap();
     assert_eq!(
         rundir::read_status(&dir).unwrap().state,
@@ -121,11 +107,24 @@ fn node_1c_fit_restarts_the_app_with_the_fitted_pool_timeout() {
     let (_out, dir, m, f) = run_fit("1c");
     assert!(f.restacked, "a stack rule restarts the stack");
     let timeout = m.experiment.stack.node.as_ref().unwrap().pg_conn_timeout_ms;
-    let wait_ms = f64::from(m.experiment.load.max_vus) * 1000.0 / f.quantities["pool_rps"];
-    let ratio = f64::from(timeout) / wait_ms;
+    // The peak probe ran over the pool's ceiling with the published 400 VUs: the wait there is
+    // L/lambda (400 / what it served), and the timeout is the p95 of the pool's wait there
+    // (latency less the service time W), in the wait's tail.
+    let peak = f.peak.as_ref().expect("1c declares a peak probe");
+    assert!(dir.join("loads/peak/k6/requests.csv.gz").exists());
+    let probe = rundir::read_plan(&dir.join("loads/peak")).unwrap();
+    assert_eq!(probe.vus.max_vus, 400);
     assert!(
-        (ratio - 1.075).abs() < 0.01,
-        "timeout {timeout} ms vs wait {wait_ms:.0} ms"
+        f64::from(peak.rate) > 1.3 * f.quantities["pool_rps"],
+        "{peak:?}"
+    );
+    let little_ms = 400.0 * 1000.0 / peak.ok_per_s;
+    let p95 = peak.p95_ms;
+    assert_eq!(f64::from(timeout), (p95 - f.calibration.w_ms).round());
+    assert!(
+        p95 > 0.8 * little_ms && peak.w_ms > 0.6 * little_ms,
+        "the probe queued at the VU cap: p95 {p95}, mean {} vs L/lambda {little_ms:.0} ms",
+        peak.w_ms
     );
     // /dbsleep holds a pool slot for pg_sleep(0.02): W is 20 ms and a little more.
     assert!(

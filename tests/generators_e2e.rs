@@ -10,46 +10,18 @@ use std::sync::Mutex;
 use perflab::rundir::{self, measurements::GeneratorStart};
 use serde_json::Value;
 
+mod run_support;
+use run_support::{json, perflab, run_quick_into};
+
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Steps below the demo server's 400 rps capacity; quick = 5 s holds.
 const STEPS: &str = "load.steps=100,200,300";
 const HOLD_S: f64 = 5.0;
 
-fn perflab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
 fn run_demo(out: &Path, steps: &str, extra: &[&str]) -> PathBuf {
-    let st = perflab()
-        .args([
-            "--quiet",
-            "run",
-            "demo-open",
-            "--quick",
-            "--no-align",
-            "--set",
-            steps,
-            "--out",
-        ])
-        .arg(out)
-        .args(extra)
-        .status()
-        .unwrap();
-    assert!(
-        st.success(),
-        "perflab run demo-open {extra:?} exited with {st}"
-    );
-    out.join("demo-open/latest").canonicalize().unwrap()
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
+    let args: Vec<&str> = ["--set", steps].iter().chain(extra).copied().collect();
+    run_quick_into(out, "demo-open", &args)
 }
 
 fn step(r: &Value, target: u64) -> &Value {

@@ -9,34 +9,17 @@
 //! Serialize Docker use: `flock /tmp/perflab-docker.lock cargo test --test report_browser_run`.
 mod browser_support;
 use browser_support::{load, png_colours, screenshot};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod run_support;
+use run_support::run_quick_into;
+use std::path::Path;
 
 /// `perflab run demo-open --quick --no-align --out <out> EXTRA`; returns the run directory.
-fn run_demo(out: &Path, extra: &[&str]) -> PathBuf {
-    let st = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "--quiet",
-            "run",
-            "demo-open",
-            "--quick",
-            "--no-align",
-            "--out",
-        ])
-        .arg(out)
-        .args(extra)
-        .status()
-        .unwrap();
-    assert!(st.success(), "perflab run demo-open exited with {st}");
-    out.join("demo-open/latest").canonicalize().unwrap()
-}
 
 #[test]
 fn a_quick_run_report_and_index_in_headless_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let dir = run_demo(&out, &["--k6-dashboard", "--generators", "2"]);
+    let dir = run_quick_into(&out, "demo-open", &["--k6-dashboard", "--generators", "2"]);
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();

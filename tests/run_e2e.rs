@@ -1,42 +1,18 @@
 //! End to end through the real Docker engine, real k6 and the real labs (`--quick`): each test
 //! runs `perflab run` as a user would and checks outcomes that cannot pass by accident.
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use perflab::rundir;
+
+mod run_support;
+use run_support::{json, perflab, run_quick};
 use serde_json::Value;
 
 /// The runs share the host lock anyway; one at a time inside this binary keeps timings sane.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn perflab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-/// Run an experiment with `--quick --no-align` into a fresh out dir; return the run directory.
-fn run_quick(id: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf) {
-    let out = tempfile::tempdir().unwrap();
-    let st = perflab()
-        .args(["--quiet", "run", id, "--quick", "--no-align", "--out"])
-        .arg(out.path())
-        .args(extra)
-        .status()
-        .unwrap();
-    assert!(st.success(), "perflab run {id} exited with {st}");
-    let dir = out.path().join(id).join("latest").canonicalize().unwrap();
-    (out, dir)
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
-}
 
 /// The Docker label value of a run's objects, from its manifest.
 fn run_id_of(dir: &Path) -> String {

@@ -32,6 +32,8 @@ struct Host {
     passes_up_to: u32,
     /// W at 20 rps and below (an idle box answers slower), else `w_ms`.
     idle_w_ms: Option<f64>,
+    /// Goodput never exceeds this (the server's real capacity), requests/s.
+    serves_up_to: f64,
 }
 
 fn host(w_ms: f64, passes_up_to: u32) -> Host {
@@ -39,6 +41,7 @@ fn host(w_ms: f64, passes_up_to: u32) -> Host {
         w_ms,
         passes_up_to,
         idle_w_ms: None,
+        serves_up_to: f64::INFINITY,
     }
 }
 
@@ -54,16 +57,26 @@ impl Judge for Host {
         let plan: Plan = serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json"))?)?;
         let holds: Vec<u32> = plan.measured_windows().map(|w| w.target).collect();
         assert_eq!(holds, vec![rate]);
+        // A probe over the capacity: its wait grows with the queue the VUs allow.
+        let over = f64::from(rate) > self.serves_up_to;
+        let served = f64::from(rate).min(self.serves_up_to);
+        let queued_ms = if over {
+            f64::from(plan.vus.max_vus) * 1000.0 / served
+        } else {
+            0.0
+        };
         let w_ms = match self.idle_w_ms {
             Some(w) if rate <= 20 => w,
             _ => self.w_ms,
         };
+        let w_ms = w_ms + queued_ms;
         Ok(Calibration {
             rate,
             hold_s,
-            ok_per_s: f64::from(rate),
+            ok_per_s: served,
             w_ms,
             p95_ms: w_ms * 1.2,
+            p99_ms: Some(w_ms * 1.3),
             app_ms: Some(2.0),
             db_ms: None,
             pass: rate <= self.passes_up_to,
@@ -198,6 +211,66 @@ fn the_rules_read_the_working_point_not_the_idle_box() {
         "{lines:?}"
     );
     assert!(lines[1].starts_with("calibration: 128 rps"), "{lines:?}");
+}
+
+#[test]
+fn a_peak_probe_measures_where_the_ceiling_binds_with_the_published_vus() {
+    // The demo's N/W says 320 rps (W 50 ms), but the server serves 300: the probe at 1.5x the
+    // N/W is over it, queued to the published 2,000 VUs, and the rules read what it served.
+    let mut e = demo_open();
+    let fit = e.fit.as_mut().unwrap();
+    fit.calibrate.peak = Some("1.5 * pool_rps".into());
+    fit.rules[0].to = "x * peak_ok_per_s / 400".into();
+    let h = Host {
+        serves_up_to: 300.0,
+        ..host(50.0, 1000)
+    };
+    let (engine, o, _out) = fitted_round(&e, h, None);
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let f = m.measurements.fit.as_ref().unwrap();
+    let p = f.peak.as_ref().expect("the probe is recorded");
+    assert_eq!((p.rate, p.ok_per_s), (480, 300.0));
+    // 2,000 VUs / 300 rps = 6.67 s of queue, + W
+    assert!((f.quantities["peak_w_ms"] - 6716.7).abs() < 0.1, "{f:?}");
+    assert_eq!(f.quantities["peak_ok_per_s"], 300.0);
+    assert_eq!(m.experiment.load.steps, vec![75, 150, 225, 300, 375, 450]);
+    let probe: Plan =
+        serde_json::from_str(&std::fs::read_to_string(o.dir.join("loads/peak/plan.json")).unwrap())
+            .unwrap();
+    assert_eq!(probe.vus.max_vus, e.load.max_vus);
+    // working point, then the probe, a drain, then the steps; one stack
+    let phases = labelled_phases(&o);
+    let at = |p: Phase, l: &str| phases.iter().position(|x| *x == (p, l.to_string()));
+    let order = [
+        at(Phase::Measure, "working point"),
+        at(Phase::Recover, "before the peak probe"),
+        at(Phase::Measure, "peak"),
+        at(Phase::Recover, "after the peak probe"),
+        at(Phase::Measure, "measured"),
+    ];
+    assert!(order.iter().all(Option::is_some), "{phases:?}");
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{phases:?}");
+    let count = |op| engine.calls.iter().filter(|c| **c == op).count();
+    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 4));
+    let lines = perflab::report::content::fit_record_block(f).lines;
+    assert!(
+        lines.iter().any(|l| l.starts_with("peak probe: 480 rps")),
+        "{lines:?}"
+    );
+    assert!(engine.objects.is_empty());
+}
+
+#[test]
+fn a_peak_rate_that_does_not_evaluate_fails_the_fit_phase_and_leaves_nothing() {
+    let mut e = demo_open();
+    e.fit.as_mut().unwrap().calibrate.peak = Some("0 * pool_rps".into());
+    let (engine, o, _out) = fitted_round(&e, host(50.0, 1000), None);
+    assert_eq!(o.state, RunState::Failed);
+    assert_eq!(o.phase, Some(Phase::Fit));
+    let why = o.reason.clone().unwrap_or_default();
+    assert!(why.contains("fit.calibrate.peak"), "{why}");
+    assert!(engine.objects.is_empty());
 }
 
 #[test]

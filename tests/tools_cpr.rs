@@ -7,15 +7,11 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+mod run_support;
+use run_support::json;
+
 /// Both labs share the host lock anyway; one at a time keeps the timings sane.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap()
-}
 
 /// Run `cpu-per-request <lab> --n 30` into a fresh out dir; return it and the run directory.
 fn measure(lab: &str) -> (tempfile::TempDir, PathBuf, Value) {

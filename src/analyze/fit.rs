@@ -17,6 +17,9 @@ pub struct Calibration {
     /// Mean latency (the service time W at low load).
     pub w_ms: f64,
     pub p95_ms: f64,
+    /// p99 latency (absent in runs recorded before the peak probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ms: Option<f64>,
     /// App-box CPU ms per successful request.
     pub app_ms: Option<f64>,
     /// PostgreSQL CPU ms per successful request.
@@ -41,6 +44,13 @@ pub struct Calibration {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FitRecord {
     pub calibration: Calibration,
+    /// The peak probe (`fit.calibrate.peak`): an open load at or over the lowest ceiling with
+    /// the published VUs, where CPU per request and the queue's wait are what they are when a
+    /// ceiling binds (measured on the Node app: 6.0 ms CPU/request at the 75 rps working point
+    /// against 4.1-4.4 ms at 190-235 rps, so the working point put its capacity at 166 rps
+    /// instead of about 230).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<Calibration>,
     /// Every quantity a rule could read, measured and published.
     pub quantities: Quantities,
     /// Each rule with its published and fitted value.

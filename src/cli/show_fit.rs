@@ -24,7 +24,7 @@ pub fn last_fit(out_root: &Path, id: &str) -> Option<(String, FitRecord)> {
 fn quantity_lines(out: &mut impl Write, q: &Quantities) -> std::io::Result<()> {
     for (name, meaning) in QUANTITIES {
         if let Some(v) = q.get(*name) {
-            writeln!(out, "    {name:<12} {:>10}  {meaning}", fmt_num(*v))?;
+            writeln!(out, "    {name:<16} {:>10}  {meaning}", fmt_num(*v))?;
         }
     }
     Ok(())
@@ -50,6 +50,17 @@ pub fn render(
         "calibrate open load at {} rps for {} s on the warm stack, before the steps (loads/calibration/)",
         f.calibrate.rate, f.calibrate.hold_s
     )?;
+    writeln!(
+        out,
+        "          then at half the lowest ceiling it screens, when well above it (loads/working-point/)"
+    )?;
+    if let Some(peak) = &f.calibrate.peak {
+        writeln!(
+            out,
+            "peak      open load at `{peak}` requests/s for {} s with the published VUs, after the calibration (loads/peak/): peak_* quantities",
+            f.calibrate.hold_s
+        )?;
+    }
     let tree = serde_yaml::to_value(e).unwrap_or_default();
     for r in &f.rules {
         let published = fit::field(&tree, &r.set)

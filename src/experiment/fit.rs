@@ -30,6 +30,11 @@ pub struct Calibrate {
     /// Seconds held (the measured window).
     #[serde(default = "default_hold")]
     pub hold_s: u32,
+    /// A peak probe after the calibration: an open load at this rate (an expression over the
+    /// calibration's quantities, e.g. `1.2 * app_ceiling`) for `hold_s`, with the published
+    /// VUs, so the quantities `peak_*` are measured where a ceiling binds (`loads/peak/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<String>,
 }
 
 impl Default for Calibrate {
@@ -37,6 +42,7 @@ impl Default for Calibrate {
         Calibrate {
             rate: default_rate(),
             hold_s: default_hold(),
+            peak: None,
         }
     }
 }
@@ -85,7 +91,7 @@ pub const QUANTITIES: &[(&str, &str)] = &[
     ),
     (
         "pool",
-        "the app's workers or pool slots (php max_children, node pool_max, demo workers)",
+        "the app's workers or pool slots (php max_children, node pool_max x processes, demo workers)",
     ),
     (
         "pool_rps",
@@ -96,7 +102,28 @@ pub const QUANTITIES: &[(&str, &str)] = &[
         "think_s",
         "the published load.think_time_s (0 for open models)",
     ),
+    ("peak_rate", "the peak probe's offered rate, requests/s"),
+    (
+        "peak_ok_per_s",
+        "successful responses/s during the peak probe",
+    ),
+    ("peak_w_ms", "mean latency during the peak probe, ms"),
+    ("peak_p95_ms", "p95 latency during the peak probe, ms"),
+    ("peak_p99_ms", "p99 latency during the peak probe, ms"),
+    (
+        "peak_app_ms",
+        "app-box CPU ms per successful request during the peak probe",
+    ),
+    (
+        "peak_app_ceiling",
+        "app_cpus * 1000 / peak_app_ms: the app's CPU ceiling where it binds, requests/s",
+    ),
 ];
+
+/// The quantities only the peak probe measures (a rule reading one needs `calibrate.peak`).
+pub fn is_peak_quantity(name: &str) -> bool {
+    name.starts_with("peak_")
+}
 
 /// Functions a rule may call, with their arity.
 pub const FUNCTIONS: &[(&str, usize)] = &[
@@ -131,6 +158,7 @@ pub fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             format!("must be {lo} to {hi} seconds"),
         ));
     }
+    check_peak(file, fit, d);
     if fit.rules.is_empty() {
         d.push(err("fit.rules".into(), "has no rule".into()).help(
             "add `- {set: load.steps, to: \"x * app_ceiling / 225\", why: ...}` or remove `fit:`",
@@ -158,6 +186,50 @@ pub fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             d.push(
                 err(at("why"), "is empty".into())
                     .help("say the article's relation this rule keeps"),
+            );
+        }
+    }
+}
+
+/// `calibrate.peak` reads only the calibration's quantities; a rule reading a `peak_` quantity
+/// needs it.
+fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
+    let err = |field: String, msg: String| Diagnostic::error(file, field, msg);
+    if let Some(src) = &fit.calibrate.peak {
+        match check_expr(src) {
+            Ok(e) => {
+                let bad = e
+                    .names()
+                    .into_iter()
+                    .find(|n| is_peak_quantity(&n.path) || n.path == "x");
+                if let Some(n) = bad {
+                    d.push(
+                        err(
+                            "fit.calibrate.peak".into(),
+                            format!("reads `{}`, which the probe itself measures", n.text),
+                        )
+                        .help("a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\""),
+                    );
+                }
+            }
+            Err(m) => d.push(
+                err("fit.calibrate.peak".into(), m)
+                    .help("a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\""),
+            ),
+        }
+    }
+    if fit.calibrate.peak.is_some() {
+        return;
+    }
+    for (i, r) in fit.rules.iter().enumerate() {
+        let Ok(e) = check_expr(&r.to) else { continue };
+        if let Some(n) = e.names().into_iter().find(|n| is_peak_quantity(&n.path)) {
+            d.push(
+                err(
+                    format!("fit.rules[{i}].to"),
+                    format!("reads `{}`, but no peak probe measures it", n.text),
+                )
+                .help("add `calibrate: {peak: \"1.2 * app_ceiling\"}` to `fit:`"),
             );
         }
     }

@@ -188,6 +188,15 @@ impl StackSettings {
             .collect()
     }
 
+    /// The app's concurrent request slots, its pool N: php `max_children`, node `pool_max`
+    /// x `processes` (each process has its own pool), demo `workers`. One definition for the
+    /// fit's `pool` and the report's pool ceiling.
+    pub fn slots(&self) -> Option<u32> {
+        (self.php.as_ref().map(|p| p.max_children))
+            .or(self.node.as_ref().map(|n| n.pool_max * n.processes))
+            .or(self.demo.as_ref().map(|d| d.workers))
+    }
+
     /// Which labs' sections are present.
     pub fn sections(&self) -> [(Lab, bool); 3] {
         [

@@ -40,7 +40,7 @@ pub fn published(e: &Experiment, app_cpus: usize, db_cpus: usize) -> Quantities 
         Model::Open => 0.0,
     };
     q.insert("think_s".into(), think);
-    if let Some(p) = pool_size(e) {
+    if let Some(p) = e.stack.slots() {
         q.insert("pool".into(), f64::from(p));
     }
     q.insert("app_cpus".into(), app_cpus as f64);
@@ -48,18 +48,11 @@ pub fn published(e: &Experiment, app_cpus: usize, db_cpus: usize) -> Quantities 
     q
 }
 
-/// The app's workers or pool slots: php `max_children`, node `pool_max`, demo `workers`.
-pub fn pool_size(e: &Experiment) -> Option<u32> {
-    let s = &e.stack;
-    (s.php.as_ref().map(|p| p.max_children))
-        .or(s.node.as_ref().map(|n| n.pool_max))
-        .or(s.demo.as_ref().map(|d| d.workers))
-}
-
 /// Quantities derived from the measured ones: the ceilings.
 pub fn derive(q: &mut Quantities) {
     let pairs = [
         ("app_ceiling", "app_cpus", "app_ms"),
+        ("peak_app_ceiling", "app_cpus", "peak_app_ms"),
         ("db_ceiling", "db_cpus", "db_ms"),
         ("pool_rps", "pool", "w_ms"),
     ];
@@ -117,6 +110,17 @@ fn num_text(v: f64, integer: bool) -> String {
         format!("{}", v.round() as i64)
     } else {
         crate::claim::fmt_num(v)
+    }
+}
+
+/// Evaluate an expression without `x` (`fit.calibrate.peak`) over `q`.
+pub fn evaluate(expr_src: &str, q: &Quantities) -> Result<f64, String> {
+    let expr = check_expr(expr_src)?;
+    let v = expr.eval(&mut Env { q, x: f64::NAN })?;
+    if v.is_finite() && v > 0.0 && v < 1e9 {
+        Ok(v)
+    } else {
+        Err(format!("gives {v}; it must be positive and finite"))
     }
 }
 

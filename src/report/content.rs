@@ -252,13 +252,20 @@ pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
         b.lines
             .push(calibration_line("calibration", c, "on the same stack"));
     }
+    if let Some(p) = &f.peak {
+        let how = format!(
+            "with the published VUs, where a ceiling binds (p99 {}; the rules read its peak_* numbers)",
+            opt(p.p99_ms, fmt_ms)
+        );
+        b.lines.push(calibration_line("peak probe", p, &how));
+    }
     if !c.failed_attempts.is_empty() {
         b.lines.push(format!(
             "calibrations that did not pass (the host broke below their rate): {}",
             c.failed_attempts.join("; ")
         ));
     }
-    let q: Vec<String> = ["app_ceiling", "db_ceiling", "pool_rps"]
+    let q: Vec<String> = ["app_ceiling", "peak_app_ceiling", "db_ceiling", "pool_rps"]
         .iter()
         .filter_map(|k| f.quantities.get(*k).map(|v| format!("{k} {v:.0} rps")))
         .collect();

@@ -131,10 +131,7 @@ pub fn params_from_manifest(m: &Manifest, p: &mut Params) {
     p.app_cores = Some(m.cpu_layout.app.len() as f64);
     p.db_cpus = m.cpu_layout.db.cpus().to_vec();
     if p.pool_size.is_none() {
-        let st = &m.experiment.stack;
-        let mc = st.php.as_ref().map(|php| php.max_children);
-        let pool = st.node.as_ref().map(|n| n.pool_max * n.processes);
-        p.pool_size = mc.or(pool);
+        p.pool_size = m.experiment.stack.slots();
     }
 }
 

@@ -47,6 +47,7 @@ pub fn calibration_of(r: &Report, rate: u32, hold_s: u32) -> Result<Calibration>
         ok_per_s: s.ok_per_s,
         w_ms: s.avg_ms,
         p95_ms: s.p95_ms,
+        p99_ms: Some(s.p99_ms),
         app_ms: s.ms_cpu_per_ok,
         db_ms,
         pass,
@@ -100,8 +101,24 @@ pub fn calibration_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experim
     c
 }
 
-/// The quantities of a calibration (measured and published) with the ceilings derived.
-pub fn quantities(e: &Experiment, c: &Calibration, app_cpus: usize, db_cpus: usize) -> Quantities {
+/// The peak probe's load (`fit.calibrate.peak`): one open-model step at `rate` held `hold_s`
+/// with the published VUs, so a VU cap the experiment relies on (1c's 400) caps it too.
+pub fn peak_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experiment {
+    let mut c = calibration_experiment(e, rate, hold_s);
+    c.load.max_vus = e.load.max_vus.max(1);
+    c.load.pre_vus = c.load.max_vus.min(100);
+    c
+}
+
+/// The quantities of a calibration (measured and published) with the ceilings derived, and
+/// the peak probe's (`peak_*`) when one ran.
+pub fn quantities(
+    e: &Experiment,
+    c: &Calibration,
+    peak: Option<&Calibration>,
+    app_cpus: usize,
+    db_cpus: usize,
+) -> Quantities {
     let mut q = fitting::published(e, app_cpus, db_cpus);
     q.insert("rate".into(), f64::from(c.rate));
     q.insert("ok_per_s".into(), c.ok_per_s);
@@ -112,8 +129,27 @@ pub fn quantities(e: &Experiment, c: &Calibration, app_cpus: usize, db_cpus: usi
     if let Some(v) = c.db_ms {
         q.insert("db_ms".into(), v);
     }
+    if let Some(p) = peak {
+        q.insert("peak_rate".into(), f64::from(p.rate));
+        q.insert("peak_ok_per_s".into(), p.ok_per_s);
+        q.insert("peak_w_ms".into(), p.w_ms);
+        q.insert("peak_p95_ms".into(), p.p95_ms);
+        if let Some(v) = p.p99_ms {
+            q.insert("peak_p99_ms".into(), v);
+        }
+        if let Some(v) = p.app_ms {
+            q.insert("peak_app_ms".into(), v);
+        }
+    }
     fitting::derive(&mut q);
     q
+}
+
+/// The peak probe's rate: `expr` over the calibration's quantities, rounded, at least
+/// [`MIN_RATE`] and at most [`MAX_WORKING_RATE`] (its VUs stay bounded).
+pub fn peak_rate(expr: &str, q: &Quantities) -> Result<u32> {
+    let v = fitting::evaluate(expr, q).map_err(|m| anyhow!("fit.calibrate.peak ({expr}): {m}"))?;
+    Ok((v.round() as u32).clamp(MIN_RATE, MAX_WORKING_RATE))
 }
 
 /// The fitted run: calibration, fitting, then the steps (and probes) of the fitted plan.
@@ -141,7 +177,13 @@ impl<J: Judge + Clone> Fitted<J> {
     async fn calibrate<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Calibration, Stop> {
         let mut low = self.screen(stage).await?;
         let layout = &stage.manifest.cpu_layout;
-        let q = quantities(&self.experiment, &low, layout.app.len(), layout.db.len());
+        let q = quantities(
+            &self.experiment,
+            &low,
+            None,
+            layout.app.len(),
+            layout.db.len(),
+        );
         let Some(rate) = working_rate(&q, low.rate) else {
             return Ok(low);
         };
@@ -171,6 +213,17 @@ impl<J: Judge + Clone> Fitted<J> {
         hold_s: u32,
     ) -> Result<Calibration, Stop> {
         let cal = calibration_experiment(&self.experiment, rate, hold_s);
+        self.run_load(stage, label, cal).await
+    }
+
+    /// Run `cal` (one open step) as the extra load `label` and judge it in the fit phase.
+    async fn run_load<E: Engine>(
+        &self,
+        stage: &mut Stage<'_, E>,
+        label: &str,
+        cal: Experiment,
+    ) -> Result<Calibration, Stop> {
+        let (rate, hold_s) = (cal.load.steps[0], cal.load.hold_s);
         let plan = plan::build(&cal, PlanOptions { quick: false });
         if !stage.quiet {
             crate::say!("fit: {label} at {rate} rps for {hold_s} s");
@@ -253,12 +306,45 @@ impl<J: Judge + Clone> Fitted<J> {
             .await
     }
 
+    /// The peak probe, when the experiment declares one: at `calibrate.peak`'s rate over the
+    /// calibration's quantities `q`, with the published VUs, then a pause until in-flight
+    /// work drains. Its verdict does not matter (it is meant to reach a ceiling); its numbers
+    /// must exist.
+    async fn peak<E: Engine>(
+        &self,
+        stage: &mut Stage<'_, E>,
+        q: &Quantities,
+        hold_s: u32,
+    ) -> Result<Option<Calibration>, Stop> {
+        let Some(expr) = self.fit()?.calibrate.peak.as_deref() else {
+            return Ok(None);
+        };
+        let rate = match peak_rate(expr, q) {
+            Ok(r) => r,
+            // Recorded as the fit phase's failure; the round stops with it.
+            Err(e) => {
+                let failed = async { Err::<Option<Calibration>, _>(e) };
+                return stage.trail.record(Phase::Fit, Some("peak"), failed).await;
+            }
+        };
+        stage
+            .recover(Duration::from_secs(2), "before the peak probe")
+            .await?;
+        let probe = peak_experiment(&self.experiment, rate, hold_s);
+        let p = self.run_load(stage, "peak", probe).await?;
+        let pause = super::refine::drain_pause(&self.experiment);
+        stage.recover(pause, "after the peak probe").await?;
+        Ok(Some(p))
+    }
+
     /// Calibrate, fit, record; the fitted experiment.
     async fn fit_to_host<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Experiment, Stop> {
         let c = self.calibrate(stage).await?;
         let layout = &stage.manifest.cpu_layout;
         let (app, db) = (layout.app.len(), layout.db.len());
-        let q = quantities(&self.experiment, &c, app, db);
+        let q = quantities(&self.experiment, &c, None, app, db);
+        let peak = self.peak(stage, &q, c.hold_s).await?;
+        let q = quantities(&self.experiment, &c, peak.as_ref(), app, db);
         let fitting = async {
             fitting::apply(&self.experiment, self.fit()?, &q)
                 .map_err(|m| anyhow!("fitting {} to this host: {m}", self.experiment.id))
@@ -275,6 +361,7 @@ impl<J: Judge + Clone> Fitted<J> {
         stage.manifest.plan = plan::build(&fitted, PlanOptions { quick: self.quick });
         stage.manifest.measurements.fit = Some(FitRecord {
             calibration: c,
+            peak,
             quantities: q,
             rules,
             article_plan,
