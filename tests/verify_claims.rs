@@ -427,9 +427,9 @@ fn node_1c_pool_timeout_not_reproduced_here_little_holds() {
     // under the 1 s PG_CONN_TIMEOUT_MS: no 500s, no timeout message.
     fails(&claim("1c", "pool-timeout-500", &c, None));
     fails(&claim("1c", "pool-timeout-message", &c, None));
-    // exp2-pgconn's top step has HTTP 500s.
+    // exp2-pgconn's knee has HTTP 500s.
     holds(&claim("1c", "pool-timeout-500", &real("exp2-pgconn"), None));
-    // Edited copy of 1c: step 600's Node error counts gain the pool-timeout message (the
+    // Edited copy of 1c: the knee's (550) Node error counts gain the pool-timeout message (the
     // article's 86), the one value this claim reads.
     holds(&claim(
         "1c",

@@ -180,30 +180,62 @@ pub struct UpArgs {
 pub fn up(args: UpArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     runtime()?.block_on(async {
-        let interrupt = Interrupt::install_with("stopping, removing what was started")?;
-        let docker = Docker::connect().await?;
-        let mut progress = build_progress(args.quiet);
-        let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
-        {
-            Ok(set) => set,
-            Err(e) => return interrupted_or(e, &interrupt),
-        };
         let run_id = format!("up-{}-{}", exp.lab.as_str(), stack::random_token(6));
         let opts = StartOptions {
             publish_entry: args.publish,
             ..Default::default()
         };
-        let lock = lab_lock(&run_id, args.quiet, &interrupt).await?;
-        let s = match start_stack(&docker, &exp, &pinning, &run_id, &set, &opts, &interrupt).await {
-            Ok(s) => s,
-            Err(e) => return interrupted_or(e, &interrupt),
+        let started = Started::new(suite, &exp, &pinning, &run_id, &opts, args.quiet).await?;
+        let (lab, s) = match started {
+            Ok(x) => x,
+            Err(code) => return Ok(code),
         };
         // Handed to the user: the sweep leaves it to `perflab down`.
-        s.hand_over(&docker).await?;
-        drop(lock);
+        s.hand_over(&lab.docker).await?;
+        drop(lab);
         print_stack(&s);
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// What `up` and `smoke` share: Ctrl-C watched, the engine connected, the suite's images
+/// built, the host lock held, and the stack started (an interrupted build or start exits 130
+/// and leaves nothing).
+struct Started {
+    interrupt: Interrupt,
+    docker: Docker,
+    _lock: HostLock,
+}
+
+impl Started {
+    async fn new(
+        suite: Suite,
+        exp: &Experiment,
+        pinning: &Pinning,
+        run_id: &str,
+        opts: &StartOptions,
+        quiet: bool,
+    ) -> Result<std::result::Result<(Started, LabStack), ExitCode>> {
+        let interrupt = Interrupt::install_with("stopping, removing what was started")?;
+        let docker = Docker::connect().await?;
+        let mut progress = build_progress(quiet);
+        let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
+        {
+            Ok(set) => set,
+            Err(e) => return interrupted_or(e, &interrupt).map(Err),
+        };
+        let lock = lab_lock(run_id, quiet, &interrupt).await?;
+        let s = match start_stack(&docker, exp, pinning, run_id, &set, opts, &interrupt).await {
+            Ok(s) => s,
+            Err(e) => return interrupted_or(e, &interrupt).map(Err),
+        };
+        let lab = Started {
+            interrupt,
+            docker,
+            _lock: lock,
+        };
+        Ok(Ok((lab, s)))
+    }
 }
 
 /// The host lock for a lab command, given up on Ctrl-C (nothing is started before it).
@@ -419,22 +451,15 @@ pub struct SmokeArgs {
 pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     runtime()?.block_on(async {
-        let interrupt = Interrupt::install_with("stopping, removing what was started")?;
-        let docker = Docker::connect().await?;
-        let mut progress = build_progress(args.quiet);
-        let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
-        {
-            Ok(set) => set,
-            Err(e) => return interrupted_or(e, &interrupt),
-        };
         let prefix = if args.keep { "up" } else { "smoke" };
         let run_id = format!("{prefix}-{}-{}", exp.lab.as_str(), stack::random_token(6));
-        let _lock = lab_lock(&run_id, args.quiet, &interrupt).await?;
         let opts = StartOptions::default();
-        let s = match start_stack(&docker, &exp, &pinning, &run_id, &set, &opts, &interrupt).await {
-            Ok(s) => s,
-            Err(e) => return interrupted_or(e, &interrupt),
+        let started = Started::new(suite, &exp, &pinning, &run_id, &opts, args.quiet).await?;
+        let (lab, s) = match started {
+            Ok(x) => x,
+            Err(code) => return Ok(code),
         };
+        let (docker, interrupt) = (&lab.docker, &lab.interrupt);
         if !args.quiet {
             crate::say!(
                 "{} stack ready in {:.1} s; smoking",
@@ -443,15 +468,15 @@ pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
             );
         }
         let report =
-            crate::session::or_interrupt(&interrupt, stack::smoke::run(&docker, &s, &exp)).await;
+            crate::session::or_interrupt(interrupt, stack::smoke::run(docker, &s, &exp)).await;
         if !args.keep || report.is_err() {
-            s.teardown(&docker).await?;
+            s.teardown(docker).await?;
         } else {
-            s.hand_over(&docker).await?;
+            s.hand_over(docker).await?;
         }
         let report = match report {
             Ok(r) => r,
-            Err(stop) => return interrupted_or(stop.into_error(), &interrupt),
+            Err(stop) => return interrupted_or(stop.into_error(), interrupt),
         };
         print_smoke(&report, args.json)?;
         if args.keep {

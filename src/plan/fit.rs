@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
 use crate::claim::expr::{ArgValue, Name, Resolve};
-use crate::claim::schema::StepAt;
+use crate::claim::schema::{Bound, StepAt};
 use crate::experiment::fit::{Fit, check_expr};
 use crate::experiment::{Experiment, Model, overrides};
 
@@ -175,17 +175,59 @@ fn yaml_text(v: &Value) -> String {
     }
 }
 
-/// A claim read at a published step (`at: 550`) reads the fitted step of the same rank.
+/// A claim read at a published step (`at: 550`, or `step550.p50_ms` in its expressions)
+/// reads the fitted step of the same rank.
 pub fn remap_claim_steps(e: &mut Experiment, new: &[u32]) {
     let old = e.load.steps.clone();
+    let fitted = |t: u32| old.iter().position(|s| *s == t).and_then(|i| new.get(i));
     for c in &mut e.expect {
         if let Some(StepAt::Target(t)) = &mut c.at
-            && let Some(i) = old.iter().position(|s| s == t)
-            && let Some(n) = new.get(i)
+            && let Some(n) = fitted(*t)
         {
             *t = *n;
         }
+        let exprs = [&mut c.min, &mut c.max, &mut c.equals, &mut c.near];
+        let mut texts: Vec<&mut String> = exprs
+            .into_iter()
+            .filter_map(|b| match b {
+                Some(Bound::Expr(s)) => Some(s),
+                _ => None,
+            })
+            .collect();
+        texts.push(&mut c.value);
+        for text in texts {
+            *text = remap_step_selectors(text, &fitted);
+        }
     }
+}
+
+/// `step<N>.` selectors in an expression's text, each published N replaced by its fitted
+/// step (`step550.p50_ms` -> `step606.p50_ms`); other text is kept as written.
+fn remap_step_selectors<'a>(text: &str, fitted: &impl Fn(u32) -> Option<&'a u32>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("step") {
+        let (head, tail) = rest.split_at(i + 4);
+        out.push_str(head);
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let word_start = !head[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let selector = digits > 0 && tail[digits..].starts_with('.') && word_start;
+        match tail[..digits]
+            .parse()
+            .ok()
+            .filter(|_| selector)
+            .and_then(fitted)
+        {
+            Some(n) => out.push_str(&n.to_string()),
+            None => out.push_str(&tail[..digits]),
+        }
+        rest = &tail[digits..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Apply `fit` to `e` with the calibrated quantities `q` (published ones included). Every
@@ -230,4 +272,27 @@ pub fn apply(
         )
     })?;
     Ok((fitted, applied))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remap_step_selectors;
+
+    #[test]
+    fn step_selectors_follow_the_fitted_steps_and_nothing_else_changes() {
+        let steps = [300u32, 550, 600];
+        let new = [331u32, 606, 661];
+        let fitted = |t: u32| steps.iter().position(|s| *s == t).map(|i| &new[i]);
+        let r = |t: &str| remap_step_selectors(t, &fitted);
+        assert_eq!(r("step550.p50_ms"), "step606.p50_ms");
+        assert_eq!(
+            r("step300.ok_per_s / step600.ok_per_s + top.p95_ms"),
+            "step331.ok_per_s / step661.ok_per_s + top.p95_ms"
+        );
+        // not a published step, not a selector, part of another word: kept
+        assert_eq!(r("step551.p50_ms"), "step551.p50_ms");
+        assert_eq!(r("log(\"app\", \"step550\")"), "log(\"app\", \"step550\")");
+        assert_eq!(r("mystep550.x + step"), "mystep550.x + step");
+        assert_eq!(r("against.step550.p50_ms"), "against.step550.p50_ms");
+    }
 }

@@ -118,20 +118,23 @@ async fn endpoint(
     }
 }
 
-async fn xact_commit(stack: &LabStack) -> Result<i64> {
+/// One number from the lab's PostgreSQL, on a fresh connection of perflab's own.
+async fn pg_number(stack: &LabStack, sql: &str) -> Result<i64> {
     let c = stack
         .pg
         .as_ref()
         .context("no PostgreSQL")?
         .connect()
         .await?;
-    let r = c
-        .query_one(
-            "SELECT xact_commit FROM pg_stat_database WHERE datname = 'lab'",
-            &[],
-        )
-        .await?;
-    Ok(r.get(0))
+    Ok(c.query_one(sql, &[]).await?.get(0))
+}
+
+async fn xact_commit(stack: &LabStack) -> Result<i64> {
+    pg_number(
+        stack,
+        "SELECT xact_commit FROM pg_stat_database WHERE datname = 'lab'",
+    )
+    .await
 }
 
 /// `xact_commit` now, or a failed "PostgreSQL reachable" check.
@@ -165,19 +168,11 @@ async fn xact_delta_at_least(stack: &LabStack, before: i64, n: i64) -> Result<i6
 
 /// Client backends of the lab role other than perflab's own connections.
 async fn app_backends(stack: &LabStack) -> Result<i64> {
-    let c = stack
-        .pg
-        .as_ref()
-        .context("no PostgreSQL")?
-        .connect()
-        .await?;
-    let r = c
-        .query_one(
-            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'lab' AND backend_type = 'client backend'",
-            &[],
-        )
-        .await?;
-    Ok(r.get(0))
+    pg_number(
+        stack,
+        "SELECT count(*) FROM pg_stat_activity WHERE usename = 'lab' AND backend_type = 'client backend'",
+    )
+    .await
 }
 
 /// Run the smoke of the stack's lab. Errors only when the harness itself fails; failed checks
