@@ -175,12 +175,24 @@ pub fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             Ok(k) => seen.push(k),
             Err(m) => d.push(err(at("set"), m)),
         }
-        if let Err(m) = check_expr(&r.to) {
-            d.push(err(at("to"), m).help(format!(
+        match check_expr(&r.to) {
+            Err(m) => d.push(err(at("to"), m).help(format!(
                 "names: {}; functions: {}",
                 QUANTITIES.iter().map(|q| q.0).collect::<Vec<_>>().join(", "),
                 FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
-            )));
+            ))),
+            Ok(e) if fit.calibrate.peak.is_none() => {
+                if let Some(n) = e.names().into_iter().find(|n| is_peak_quantity(&n.path)) {
+                    d.push(
+                        err(
+                            at("to"),
+                            format!("reads `{}`, but no peak probe measures it", n.text),
+                        )
+                        .help("add `calibrate: {peak: \"1.2 * app_ceiling\"}` to `fit:`"),
+                    );
+                }
+            }
+            Ok(_) => {}
         }
         if r.why.trim().is_empty() {
             d.push(
@@ -191,8 +203,8 @@ pub fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     }
 }
 
-/// `calibrate.peak` reads only the calibration's quantities; a rule reading a `peak_` quantity
-/// needs it.
+/// `calibrate.peak` reads only the calibration's quantities (a rule reading a `peak_` one needs
+/// it: checked with the rules).
 fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
     let err = |field: String, msg: String| Diagnostic::error(file, field, msg);
     if let Some(src) = &fit.calibrate.peak {
@@ -216,21 +228,6 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
                 err("fit.calibrate.peak".into(), m)
                     .help("a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\""),
             ),
-        }
-    }
-    if fit.calibrate.peak.is_some() {
-        return;
-    }
-    for (i, r) in fit.rules.iter().enumerate() {
-        let Ok(e) = check_expr(&r.to) else { continue };
-        if let Some(n) = e.names().into_iter().find(|n| is_peak_quantity(&n.path)) {
-            d.push(
-                err(
-                    format!("fit.rules[{i}].to"),
-                    format!("reads `{}`, but no peak probe measures it", n.text),
-                )
-                .help("add `calibrate: {peak: \"1.2 * app_ceiling\"}` to `fit:`"),
-            );
         }
     }
 }

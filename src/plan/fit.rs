@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
-use crate::claim::expr::{ArgValue, Name, Resolve};
+use crate::claim::expr::{ArgValue, Expr, Name, Resolve};
 use crate::claim::schema::{Bound, StepAt};
 use crate::experiment::fit::{Fit, check_expr};
 use crate::experiment::{Experiment, Model, overrides};
@@ -115,28 +115,29 @@ fn num_text(v: f64, integer: bool) -> String {
 
 /// Evaluate an expression without `x` (`fit.calibrate.peak`) over `q`.
 pub fn evaluate(expr_src: &str, q: &Quantities) -> Result<f64, String> {
-    let expr = check_expr(expr_src)?;
-    let v = expr.eval(&mut Env { q, x: f64::NAN })?;
+    eval_positive(&check_expr(expr_src)?, q, None)
+}
+
+/// `expr` over `q` at `x` (a rule's published value; none for `calibrate.peak`): a positive,
+/// finite number under 1e9, or why not.
+fn eval_positive(expr: &Expr, q: &Quantities, x: Option<f64>) -> Result<f64, String> {
+    let v = expr.eval(&mut Env {
+        q,
+        x: x.unwrap_or(f64::NAN),
+    })?;
     if v.is_finite() && v > 0.0 && v < 1e9 {
-        Ok(v)
-    } else {
-        Err(format!("gives {v}; it must be positive and finite"))
+        return Ok(v);
     }
+    Err(match x {
+        Some(x) => format!("gives {v} for x = {x}; a fitted value must be positive and finite"),
+        None => format!("gives {v}; it must be positive and finite"),
+    })
 }
 
 /// Evaluate one rule on the published value `old`; the fitted YAML text, or why not.
 fn fitted_value(expr_src: &str, old: &Value, q: &Quantities) -> Result<String, String> {
     let expr = check_expr(expr_src)?;
-    let eval = |x: f64| -> Result<f64, String> {
-        let v = expr.eval(&mut Env { q, x })?;
-        if v.is_finite() && v > 0.0 && v < 1e9 {
-            Ok(v)
-        } else {
-            Err(format!(
-                "gives {v} for x = {x}; a fitted value must be positive and finite"
-            ))
-        }
-    };
+    let eval = |x: f64| eval_positive(&expr, q, Some(x));
     match old {
         Value::Sequence(items) => {
             let mut out: Vec<i64> = Vec::with_capacity(items.len());

@@ -308,8 +308,8 @@ impl<J: Judge + Clone> Fitted<J> {
 
     /// The peak probe, when the experiment declares one: at `calibrate.peak`'s rate over the
     /// calibration's quantities `q`, with the published VUs, then a pause until in-flight
-    /// work drains. Its verdict does not matter (it is meant to reach a ceiling); its numbers
-    /// must exist.
+    /// work drains. Its verdict does not matter (it is meant to reach a ceiling); a rule that
+    /// reads a number it did not measure fails the fit, naming the quantity.
     async fn peak<E: Engine>(
         &self,
         stage: &mut Stage<'_, E>,
