@@ -17,7 +17,7 @@ fn timeline_rows(
         .filter_map(|t| {
             let x = k6.timeline.get(t)?;
             let w = (!samples.is_empty())
-                .then(|| samples::window(samples, t * 1000, t * 1000 + 1000, None, &rules));
+                .then(|| samples::window(samples, t * 1000, t * 1000 + 1000, None, &[], &rules));
             let (p50, p95) = x
                 .hist
                 .as_ref()

@@ -23,11 +23,8 @@ pub(super) fn step_row(
     // Goodput: successful responses completed inside the window.
     let (ok_done, dropped) = k6.timeline.ok_and_drops(start_ms, end_ms);
     let (max_vus, mean_vus) = vus_in(k6, start_ms, end_ms);
-    let server = (!samples.is_empty()).then(|| {
-        let mut w = samples::window(samples, start_ms, end_ms, p.app_cores, &p.rules);
-        w.db_core_busy_pct = samples::window_cpus_busy_pct(samples, start_ms, end_ms, &p.db_cpus);
-        w
-    });
+    let server = (!samples.is_empty())
+        .then(|| samples::window(samples, start_ms, end_ms, p.app_cores, &p.db_cpus, &p.rules));
     let failed_rate = if a.requests > 0 {
         (a.requests - a.ok_count) as f64 / a.requests as f64
     } else {

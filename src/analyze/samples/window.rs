@@ -89,6 +89,7 @@ pub fn window(
     from_ms: i64,
     to_ms: i64,
     app_cores: Option<f64>,
+    db_cpus: &[u32],
     rules: &SaturationRules,
 ) -> WindowServer {
     let mut w = WindowServer::default();
@@ -102,7 +103,11 @@ pub fn window(
             w.k6_cpu_max_pct = max(by_t.values().copied()).map(|c| c * 100.0);
         }
     }
-    host_figures(&mut w, cg, in_window(&s.host, |x| x.t, from_ms, to_ms));
+    let host = in_window(&s.host, |x| x.t, from_ms, to_ms);
+    host_figures(&mut w, cg, host);
+    if !db_cpus.is_empty() {
+        w.db_core_busy_pct = cpus_busy_pct(host, db_cpus);
+    }
     let fpm = in_window(&s.fpm, |x| x.t, from_ms, to_ms);
     if !fpm.is_empty() {
         let fw = fpm_window(fpm);
@@ -164,14 +169,6 @@ fn host_figures(w: &mut WindowServer, cg: &[CgroupSample], host: &[HostSample]) 
     }
     w.dockerd_pct = mean(host.iter().filter_map(|h| h.dockerd_cores)).map(|c| c * 100.0);
     w.host_cpu_max_pct = max(host.iter().flat_map(|h| h.cpu_busy_pct.iter().copied()));
-}
-
-/// Mean busy % of `cpus` over the host samples of `[from_ms, to_ms)` (`None` without CPUs).
-pub fn window_cpus_busy_pct(s: &Samples, from_ms: i64, to_ms: i64, cpus: &[u32]) -> Option<f64> {
-    if cpus.is_empty() {
-        return None;
-    }
-    cpus_busy_pct(in_window(&s.host, |x| x.t, from_ms, to_ms), cpus)
 }
 
 /// Mean busy % of `cpus` over host samples (each sample: the mean over those CPUs it has).
@@ -401,7 +398,7 @@ mod tests {
                 xact_commit: 0,
             });
         }
-        let w = window(&s, 0, 20_000, None, &SaturationRules::default());
+        let w = window(&s, 0, 20_000, None, &[], &SaturationRules::default());
         let f = w.fpm.as_ref().unwrap();
         assert_eq!(f.listen_queue_max, 141);
         assert!((f.accepted_per_s.unwrap() - 180.0).abs() < 1e-9);
@@ -429,7 +426,7 @@ mod tests {
             });
         }
         assert!(
-            window(&s, 0, 20_000, None, &SaturationRules::default())
+            window(&s, 0, 20_000, None, &[], &SaturationRules::default())
                 .saturated
                 .is_empty()
         );
@@ -445,13 +442,13 @@ mod tests {
             s.cgroup
                 .push(cg(t, Role::Pg, if i < 9 { 0.95 } else { 0.5 }));
         }
-        let w = window(&s, 0, 10_000, Some(2.0), &SaturationRules::default());
+        let w = window(&s, 0, 10_000, Some(2.0), &[], &SaturationRules::default());
         assert!((w.cpu_pct["fpm"] - 141.0).abs() < 1e-9);
         assert!((w.app_cores().unwrap() - 1.57).abs() < 1e-9);
         assert_eq!(w.psi_pct, Some(50.0));
         assert_eq!(w.saturated.len(), 1, "{:?}", w.saturated); // pg 90 % of samples >= 85 %; app 78.5 % < 90 %
         assert!(w.saturated[0].starts_with("pg core at"));
-        let w = window(&s, 0, 10_000, Some(1.7), &SaturationRules::default());
+        let w = window(&s, 0, 10_000, Some(1.7), &[], &SaturationRules::default());
         assert!(
             w.saturated.iter().any(|x| x.starts_with("app CPU")),
             "{:?}",
@@ -473,7 +470,7 @@ mod tests {
                 ..Default::default()
             });
         }
-        let w = window(&s, 0, 10_000, None, &SaturationRules::default());
+        let w = window(&s, 0, 10_000, None, &[], &SaturationRules::default());
         assert_eq!(w.saturated.len(), 2, "{:?}", w.saturated);
         let nw = w.node.unwrap();
         assert_eq!(nw.pool_waiting_max, 90);
@@ -485,7 +482,7 @@ mod tests {
             n.pool_waiting_max = 0;
         }
         assert!(
-            window(&s, 0, 10_000, None, &SaturationRules::default())
+            window(&s, 0, 10_000, None, &[], &SaturationRules::default())
                 .saturated
                 .is_empty()
         );
@@ -507,13 +504,16 @@ mod tests {
         s.host.push(h(0, vec![10.0, 90.0, 50.0], vec![0, 2, 3]));
         s.host.push(h(1000, vec![20.0, 70.0, 30.0], vec![0, 2, 3]));
         s.host.push(h(5000, vec![99.0, 99.0, 99.0], vec![0, 2, 3]));
-        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[2]), Some(80.0));
-        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[2, 3]), Some(60.0));
-        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[1]), None);
-        assert_eq!(window_cpus_busy_pct(&s, 0, 2000, &[]), None);
+        let busy = |s: &Samples, to_ms: i64, cpus: &[u32]| {
+            window(s, 0, to_ms, None, cpus, &SaturationRules::default()).db_core_busy_pct
+        };
+        assert_eq!(busy(&s, 2000, &[2]), Some(80.0));
+        assert_eq!(busy(&s, 2000, &[2, 3]), Some(60.0));
+        assert_eq!(busy(&s, 2000, &[1]), None);
+        assert_eq!(busy(&s, 2000, &[]), None);
         // A run recorded before the CPU numbers: positions are the CPU numbers.
         let mut old = Samples::default();
         old.host.push(h(0, vec![10.0, 90.0], Vec::new()));
-        assert_eq!(window_cpus_busy_pct(&old, 0, 1000, &[1]), Some(90.0));
+        assert_eq!(busy(&old, 1000, &[1]), Some(90.0));
     }
 }
