@@ -345,3 +345,36 @@ fn a_bad_out_dir_is_bad_input_before_anything_starts() {
     }
     assert!(!dir.path().join("lock").exists(), "the lock was not taken");
 }
+
+/// `perflab host-speed` measures the CPUs it is given (JSON lines, one a reading) and refuses a
+/// bad CPU list or repeat count with exit 2.
+#[test]
+fn host_speed_reads_the_given_cpus_and_refuses_bad_input() {
+    let out = perflab()
+        .args(["host-speed", "--cpus", "0", "--repeat", "2", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    for r in &lines {
+        assert_eq!(r["cpus"][0]["cpu"], 0, "{r}");
+        assert!(r["cpus"][0]["compute_mops"].as_f64().unwrap() > 1.0, "{r}");
+    }
+    perflab()
+        .args(["host-speed", "--cpus", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--cpus x"));
+    perflab()
+        .args(["host-speed", "--repeat", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--repeat 0"));
+}

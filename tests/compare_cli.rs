@@ -176,3 +176,69 @@ fn injected_runs_say_so_in_every_report_header() {
         );
     }
 }
+
+/// Copy a recorded batch into `to`, each round's manifest given a host speed reading (compute
+/// Mops/s and memory M loads/s on both CPUs, before the loads); returns the list argument.
+fn with_speed(batch: &str, to: &Path, compute: f64, memory: f64) -> String {
+    let mut out = Vec::new();
+    for src in rounds(batch) {
+        let dst = to.join(batch).join(src.file_name().unwrap());
+        std::fs::create_dir_all(&dst).unwrap();
+        for f in std::fs::read_dir(&src).unwrap().flatten() {
+            if f.path().is_file() {
+                std::fs::copy(f.path(), dst.join(f.file_name())).unwrap();
+            }
+        }
+        let path = dst.join("manifest.json");
+        let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let cpu = |n: u32| {
+            serde_json::json!({"cpu": n, "compute_mops": compute, "memory_msteps": memory,
+                "compute_spread_pct": 1.0, "memory_spread_pct": 1.5})
+        };
+        m["measurements"]["host_speed"] = serde_json::json!({
+            "before": {"at": "2026-12-01T08:00:00Z", "cpus": [cpu(0), cpu(1)]}
+        });
+        std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+        out.push(dst.display().to_string());
+    }
+    out.join(",")
+}
+
+/// A regression measured while the host itself ran slower is not called a regression: the
+/// host speed probe's change explains more CPU per request; on an equally fast host the same
+/// rounds still say `regressed`.
+#[test]
+fn a_regression_on_a_slower_host_is_inconclusive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = with_speed("2a-base", &tmp.path().join("a"), 400.0, 10.0);
+    let same_host = with_speed("2a-burn", &tmp.path().join("b"), 396.0, 10.3);
+    let v = compare_json(&base, &same_host);
+    assert_eq!(verdict(&v), "regressed", "{}", v["why"]);
+    assert_eq!(v["host_speed"]["a_compute_mops"], 400.0);
+    assert_eq!(v["host_speed"]["unmeasured_rounds"], 0);
+    let slower = with_speed("2a-burn", &tmp.path().join("c"), 300.0, 10.0);
+    let v = compare_json(&base, &slower);
+    assert_eq!(verdict(&v), "inconclusive", "{}", v["why"]);
+    let why = v["why"].as_str().unwrap();
+    assert!(
+        why.contains("B's host ran slower than A's (compute -25 %"),
+        "{why}"
+    );
+    assert!(why.contains("would have been regressed"), "{why}");
+    let text = perflab()
+        .args(["compare", &base, &slower])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("host speed (probe before each round's loads): compute A 400 B 300 Mops/s"),
+        "{text}"
+    );
+    // Recorded rounds without a reading keep their verdicts, and say they have none.
+    let v = compare_json(&list("2a-base"), &list("2a-burn"));
+    assert_eq!(verdict(&v), "regressed");
+    assert_eq!(v["host_speed"]["unmeasured_rounds"], 6);
+}

@@ -312,3 +312,62 @@ fn a_torn_last_sampler_line_is_left_out_with_a_warning() {
     let e = perflab::report::load::samples(dir.path()).unwrap_err();
     assert!(format!("{e:#}").contains("cgroup.jsonl: line 1"), "{e:#}");
 }
+
+/// The host speed probe's readings head the report, and a host that slowed between the
+/// reading before the loads and the one after is a caveat in every rendering.
+#[test]
+fn host_speed_is_shown_and_a_slowed_host_is_a_caveat() {
+    use perflab::host::speed::{CpuSpeed, HostSpeed, SpeedReading};
+    let d = run_dir(false);
+    let reading = |compute: f64, memory: f64| SpeedReading {
+        at: chrono::Utc::now(),
+        cpus: (0..2)
+            .map(|cpu| CpuSpeed {
+                cpu,
+                compute_mops: compute,
+                memory_msteps: memory,
+                compute_spread_pct: 1.2,
+                memory_spread_pct: 2.0,
+            })
+            .collect(),
+        not_measured: vec![],
+    };
+    let mut m = perflab::rundir::read_manifest(d.path()).unwrap();
+    m.measurements.host_speed = Some(HostSpeed {
+        before: reading(400.0, 10.0),
+        after: Some(reading(280.0, 9.8)),
+    });
+    let run = RunDir {
+        path: d.path().to_path_buf(),
+        experiment_id: m.experiment_id.clone(),
+        round: 1,
+        created: m.created,
+    };
+    run.write_manifest(&m).unwrap();
+    perflab().arg("report").arg(d.path()).assert().success();
+    let txt = std::fs::read_to_string(d.path().join("report.txt")).unwrap();
+    assert!(
+        txt.contains("host speed before the loads: compute 400 Mops/s, memory 10.0 M loads/s (CPU 0: 400/10.0, CPU 1: 400/10.0)"),
+        "{txt}"
+    );
+    assert!(
+        txt.contains("host speed after the loads: compute 280 Mops/s"),
+        "{txt}"
+    );
+    let caveat = "the host's CPU speed moved during the run (compute -30 %, after against before";
+    assert!(txt.contains(caveat), "{txt}");
+    assert!(
+        !txt.contains("memory -2 %"),
+        "a 2 % change is within the probe's spread"
+    );
+    let html = std::fs::read_to_string(d.path().join("report.html")).unwrap();
+    let caveat_html = caveat.replace('\'', "&#39;");
+    assert!(html.contains("host speed after the loads") && html.contains(&caveat_html));
+    let json = perflab::rundir::read_report(d.path()).unwrap();
+    assert_eq!(json.host_speed, m.measurements.host_speed);
+    // A run recorded without the probe renders as before: no host speed line, no caveat.
+    let plain = run_dir(false);
+    perflab().arg("report").arg(plain.path()).assert().success();
+    let txt = std::fs::read_to_string(plain.path().join("report.txt")).unwrap();
+    assert!(!txt.contains("host speed"), "{txt}");
+}

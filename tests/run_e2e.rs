@@ -77,6 +77,31 @@ fn demo_open_finds_the_knee_above_400_rps() {
     );
     assert!(m.measurements.perflab_cpu_pct_of_core.is_some());
     assert!(m.measurements.k6_exit_code.is_some());
+    // The host's speed, read on every online CPU before the first load and after the last,
+    // heads the report.
+    let speed = m
+        .measurements
+        .host_speed
+        .as_ref()
+        .expect("host speed recorded");
+    let online = perflab::host::online_cpus().unwrap();
+    let after = speed.after.as_ref().expect("a reading after the loads");
+    for reading in [&speed.before, after] {
+        let cpus: Vec<u32> = reading.cpus.iter().map(|c| c.cpu).collect();
+        assert_eq!(cpus, online, "{reading:?}");
+        assert!(
+            reading
+                .cpus
+                .iter()
+                .all(|c| c.compute_mops > 1.0 && c.memory_msteps > 0.01)
+        );
+    }
+    assert!(speed.before.at < after.at);
+    let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(
+        txt.contains("host speed before the loads: compute "),
+        "report.txt"
+    );
     // k6 starts paused and is resumed on the planned instant: the first request follows the
     // planned first-step time within a fraction of a second (was ~0.8 s early with a guessed
     // start-up delay).

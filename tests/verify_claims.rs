@@ -246,6 +246,24 @@ fn exp2_mc5_cpu_spare_not_reproduced_here() {
     ));
 }
 
+/// Where the fit had to go down to one worker, the claim cannot test a pool: n/a, naming it.
+#[test]
+fn exp2_mc5_cpu_spare_needs_a_pool_of_two() {
+    let mut one = real("exp2-mc5");
+    let php = one.manifest.experiment.stack.php.as_mut().unwrap();
+    assert_eq!(
+        php.max_children, 5,
+        "the recorded run has the article's 5 workers"
+    );
+    php.max_children = 1;
+    let r = claim("exp2-mc5", "cpu-spare-at-knee", &one, None);
+    assert_eq!(r.verdict, ClaimVerdict::NotApplicable, "{r:#?}");
+    assert_eq!(
+        r.reason.as_deref(),
+        Some("needs max_children >= 2; this run has max_children = 1")
+    );
+}
+
 #[test]
 fn exp2_mc80_knee_like_mc20() {
     // Real: 80 workers sustain 120, exp1 180: two steps below (0.67), no capacity added.

@@ -428,6 +428,9 @@ pub struct Report {
     /// says so, so an injected run is never taken for a clean one. Empty: a clean run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub injected: Vec<String>,
+    /// The host's CPU speed before and after the loads (`host::speed`), from the manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_speed: Option<crate::host::speed::HostSpeed>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

@@ -170,6 +170,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         refine: None,
         fit: None,
         injected: Vec::new(),
+        host_speed: None,
     })
 }
 

@@ -60,6 +60,9 @@ pub enum Command {
     Calib(tools::CalibArgs),
     /// CPU ms per request of each lab container, from N sequential requests per endpoint.
     CpuPerRequest(tools::CprArgs),
+    /// The host speed probe every run takes before and after its loads, on its own: a fixed
+    /// compute and memory workload timed on each CPU (is this host as fast as last time?).
+    HostSpeed(tools::HostSpeedArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -117,6 +120,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::NoiseCheck(a) => tools::noise_check(a),
         Command::Calib(a) => tools::calib(a),
         Command::CpuPerRequest(a) => tools::cpu_per_request(a),
+        Command::HostSpeed(a) => tools::host_speed(a),
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }

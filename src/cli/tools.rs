@@ -1,4 +1,5 @@
-//! CLI of the methodology tools: `noise-check`, `calib`, `cpu-per-request` (see `crate::tools`).
+//! CLI of the methodology tools: `noise-check`, `calib`, `cpu-per-request` (see `crate::tools`),
+//! and `host-speed` (`crate::host::speed`).
 //! Input is checked here (exit 2, nothing started); the work happens in `crate::tools`.
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -198,4 +199,39 @@ pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
     };
     let common = a.common.common(a.quiet);
     super::lab::runtime()?.block_on(tools::cpr::run(lab, settings, layout, suite, common))
+}
+
+#[derive(Debug, Args)]
+pub struct HostSpeedArgs {
+    /// CPUs to measure, e.g. 0-1 [default: every online CPU]
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Readings one after the other (the probe's own spread)
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Print the readings as JSON lines
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `perflab host-speed`: the probe's readings, one a line.
+pub fn host_speed(a: HostSpeedArgs) -> Result<ExitCode> {
+    let cpus = match &a.cpus {
+        Some(s) => {
+            crate::host::parse_cpu_list(s).map_err(|e| InvalidInput(format!("--cpus {s}: {e}")))?
+        }
+        None => crate::host::online_cpus().map_err(anyhow::Error::msg)?,
+    };
+    if !(1..=100).contains(&a.repeat) {
+        return Err(InvalidInput(format!("--repeat {}: between 1 and 100", a.repeat)).into());
+    }
+    for _ in 0..a.repeat {
+        let r = crate::host::speed::measure(&cpus);
+        if a.json {
+            println!("{}", serde_json::to_string(&r)?);
+        } else {
+            println!("{}  {}", r.at.format("%H:%M:%S"), r.text());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -123,12 +123,14 @@ pub fn render(c: &RoundsComparison, dirs_a: &[PathBuf], dirs_b: &[PathBuf], file
     signals.lines = vec![
         cpu_line(&c.cpu, unit, &c.rounds_a, &c.rounds_b),
         capacity_line(&c.capacity, unit, &c.rounds_a, &c.rounds_b),
+        c.host_speed.line(),
     ];
     signals.notes.push(format!(
         "Rule: B regressed when its median CPU per ok request at the common step (the lowest \
          step measured in every round) exceeds \
          A's by more than max({} x pooled spread, {} %) with the rounds' ranges apart, and its max \
-         sustainable rate is not higher; at least {} rounds a side.",
+         sustainable rate is not higher, and its host did not run more than 15 % slower (host \
+         speed probe); at least {} rounds a side.",
         c.rule.spread_k, c.rule.floor_pct, c.rule.min_rounds
     ));
     body.push_str(&block_html(&signals, "signals", &no_marks));

@@ -95,6 +95,9 @@ pub fn header(r: &Report) -> Block {
         b.lines
             .push(format!("time: {} .. {}", utc_full(a), utc_full(z)));
     }
+    if let Some(speed) = &r.host_speed {
+        b.lines.extend(speed.report_lines().0);
+    }
     if !s.excluded.is_empty() {
         b.lines.push(format!(
             "not measured: {}",

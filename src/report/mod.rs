@@ -40,6 +40,10 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
         r.refine = m.measurements.refine;
         r.fit = m.measurements.fit;
         r.injected = m.experiment.stack.injected();
+        r.host_speed = m.measurements.host_speed;
+        if let Some(s) = &r.host_speed {
+            r.warnings.extend(s.report_lines().1);
+        }
     }
     // A missing or corrupt manifest costs the ceilings: said, never silent.
     for w in load::manifest_warnings(dir) {

@@ -69,6 +69,9 @@ pub struct Measurements {
     /// The calibration and the fitted numbers (`perflab run --fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<super::fit::FitRecord>,
+    /// The host's CPU speed on the warm stack before the first load and after the last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_speed: Option<crate::host::speed::HostSpeed>,
     /// The session's phases as they happened (schema 2; absent before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<super::phase::PhaseRecord>,

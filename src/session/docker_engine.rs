@@ -225,6 +225,10 @@ impl Engine for DockerEngine<'_> {
         if let Some(c) = &self.round.pg {
             self.round.commits_before = Some(super::db::xact_commit(c).await?);
         }
+        m.measurements.host_speed = Some(crate::host::speed::HostSpeed {
+            before: host_speed().await?,
+            after: None,
+        });
         Ok(())
     }
 
@@ -279,7 +283,10 @@ impl Engine for DockerEngine<'_> {
     }
 
     async fn collect_logs(&mut self, m: &mut Manifest) -> Result<()> {
-        let _ = m;
+        // The host's speed after the last load, beside the one taken before the first.
+        if let Some(s) = &mut m.measurements.host_speed {
+            s.after = Some(host_speed().await?);
+        }
         let (Some(stack), Some(exp)) = (&self.round.stack, &self.round.experiment) else {
             return Ok(());
         };
@@ -344,4 +351,12 @@ pub(super) fn record_first_requests(
             manifest.caveats.push(msg);
         }
     }
+}
+
+/// The host's speed on every online CPU (`host::speed`), off the runtime's threads.
+async fn host_speed() -> Result<crate::host::speed::SpeedReading> {
+    let cpus = crate::host::online_cpus().map_err(anyhow::Error::msg)?;
+    tokio::task::spawn_blocking(move || crate::host::speed::measure(&cpus))
+        .await
+        .context("the host speed probe")
 }

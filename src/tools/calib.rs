@@ -34,13 +34,7 @@ pub fn work(iters: u64, seed: u64) -> u64 {
 }
 
 fn thread_cpu_ms() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 * 1000.0 + ts.tv_nsec as f64 / 1e6
+    crate::host::speed::thread_cpu_s() * 1000.0
 }
 
 fn involuntary_switches() -> u64 {

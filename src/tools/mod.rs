@@ -166,17 +166,7 @@ pub fn other_cpus(l: &CpuLayout, cpu: u32) -> Vec<usize> {
     }
 }
 
-/// Pin the calling thread only (not the process) to one CPU.
-pub fn pin_current_thread(cpu: u32) -> std::io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; pid 0 = the calling thread.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-    if rc != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
+pub use crate::host::speed::pin_current_thread;
 
 /// The perflab containers running now (name and run id), for "is the lab idle?" checks.
 pub async fn running_lab_containers(d: &Docker) -> Result<Vec<String>> {

@@ -26,15 +26,20 @@
 //!   capacity same: `same`; the signals disagree, capacity moved with the CPU the same, the CPU
 //!   change unclear, or no CPU signal: `inconclusive`.
 //!
+//! * the host's speed (`speed`): a `regressed` on rounds whose host ran more than 15 % slower
+//!   than A's (an `improved` on a faster one) is `inconclusive`.
+//!
 //! The constants and the detection power measured on this project's host are in the README
 //! ("Checking the findings").
 pub mod pair;
 pub mod render;
 pub mod rounds;
+pub mod speed;
 pub mod verdict;
 
 pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
+pub use speed::SpeedSignal;
 pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict};
 
 use crate::analyze::model::Report;
@@ -63,6 +68,8 @@ pub struct RoundsComparison {
     pub rounds_b: Rounds,
     pub cpu: CpuSignal,
     pub capacity: CapacitySignal,
+    /// Both sides' host speeds (a verdict the host's own change explains is inconclusive).
+    pub host_speed: SpeedSignal,
     /// The first round of A against the first round of B (in JSON, at the top level: `a`, `b`,
     /// `unit`, `steps`, the knees, `versions` and `config` that differ).
     #[serde(flatten)]
@@ -93,6 +100,8 @@ pub fn compare_rounds(a: &[Run], b: &[Run]) -> RoundsComparison {
     let cpu = verdict::cpu_signal(step, &side_a, &side_b);
     let capacity = verdict::capacity_signal(&side_a, &side_b);
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
+    let host_speed = speed::speed_signal(a, b);
+    let (v, why) = speed::temper(v, why, &host_speed);
     RoundsComparison {
         verdict: v,
         why,
@@ -105,6 +114,7 @@ pub fn compare_rounds(a: &[Run], b: &[Run]) -> RoundsComparison {
         rounds_b: side_b,
         cpu,
         capacity,
+        host_speed,
         first: compare(a[0], b[0]),
     }
 }

@@ -113,6 +113,7 @@ pub fn text(c: &RoundsComparison) -> String {
     }
     v.lines.push(cpu_line(&c.cpu, unit, a, b));
     v.lines.push(capacity_line(&c.capacity, unit, a, b));
+    v.lines.push(c.host_speed.line());
     v.lines.push(format!(
         "rule: CPU threshold max({} x pooled spread, {} %), ranges apart; >= {} rounds a side",
         c.rule.spread_k, c.rule.floor_pct, c.rule.min_rounds

@@ -1,0 +1,165 @@
+//! The host's speed on each side of a comparison (`host::speed`, read before each round's first
+//! load): a host that ran slower on B's rounds spends more CPU per request for the same code,
+//! so a `regressed` (or, faster, an `improved`) that the host's own change explains is
+//! `inconclusive`. Pure.
+use super::Run;
+use super::rounds::median;
+use super::verdict::Verdict;
+use crate::host::speed::{change_pct, moved};
+use serde::Serialize;
+
+/// Both sides' host speeds: the median over each side's rounds of the per-CPU median.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpeedSignal {
+    pub a_compute_mops: Option<f64>,
+    pub b_compute_mops: Option<f64>,
+    pub a_memory_msteps: Option<f64>,
+    pub b_memory_msteps: Option<f64>,
+    /// B against A, in %.
+    pub compute_change_pct: Option<f64>,
+    pub memory_change_pct: Option<f64>,
+    /// Rounds without a reading (recorded before perflab measured the host's speed).
+    pub unmeasured_rounds: usize,
+}
+
+/// The speed signal of two sides.
+pub fn speed_signal(a: &[Run], b: &[Run]) -> SpeedSignal {
+    let side = |runs: &[Run], f: &dyn Fn(&crate::host::speed::SpeedReading) -> Option<f64>| {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter_map(|(_, _, m)| f(&m.measurements.host_speed.as_ref()?.before))
+            .collect();
+        median(&v)
+    };
+    let compute = |r: &crate::host::speed::SpeedReading| r.compute();
+    let memory = |r: &crate::host::speed::SpeedReading| r.memory();
+    let (ac, bc) = (side(a, &compute), side(b, &compute));
+    let (am, bm) = (side(a, &memory), side(b, &memory));
+    SpeedSignal {
+        a_compute_mops: ac,
+        b_compute_mops: bc,
+        a_memory_msteps: am,
+        b_memory_msteps: bm,
+        compute_change_pct: change_pct(ac, bc),
+        memory_change_pct: change_pct(am, bm),
+        unmeasured_rounds: a
+            .iter()
+            .chain(b)
+            .filter(|(_, _, m)| m.measurements.host_speed.is_none())
+            .count(),
+    }
+}
+
+impl SpeedSignal {
+    /// One line for the text and the page.
+    pub fn line(&self) -> String {
+        let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
+        let mut l = format!(
+            "host speed (probe before each round's loads): compute A {} B {} Mops/s, memory A {} B {} M loads/s",
+            f(self.a_compute_mops, 0),
+            f(self.b_compute_mops, 0),
+            f(self.a_memory_msteps, 1),
+            f(self.b_memory_msteps, 1)
+        );
+        if let (Some(c), Some(m)) = (self.compute_change_pct, self.memory_change_pct) {
+            l.push_str(&format!(" ({c:+.1} %, {m:+.1} %)"));
+        }
+        if self.unmeasured_rounds > 0 {
+            l.push_str(&format!(
+                "; {} round(s) have no reading",
+                self.unmeasured_rounds
+            ));
+        }
+        l
+    }
+}
+
+/// The verdict once the hosts' speeds are known: a regression on a host that ran slower on
+/// B's rounds (its compute kernel more than `host::speed::COMPUTE_DRIFT_PCT`, 15 %;
+/// an improvement on one that ran that much faster) is `inconclusive`, since the host alone
+/// moves CPU per request that way.
+pub fn temper(verdict: Verdict, why: String, s: &SpeedSignal) -> (Verdict, String) {
+    let sign = match verdict {
+        Verdict::Regressed => -1.0,
+        Verdict::Improved => 1.0,
+        _ => return (verdict, why),
+    };
+    let Some(moved) = moved(s.compute_change_pct, Some(sign)) else {
+        return (verdict, why);
+    };
+    (
+        Verdict::Inconclusive,
+        format!(
+            "B's host ran {} than A's ({}, host speed probe): that alone moves CPU per request this way, so the runtime cannot be told from the host; run both sides on the host in one state (would have been {}: {why})",
+            if sign < 0.0 { "slower" } else { "faster" },
+            moved,
+            verdict.as_str()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signal(compute: f64, memory: f64) -> SpeedSignal {
+        SpeedSignal {
+            a_compute_mops: Some(400.0),
+            b_compute_mops: Some(400.0 * (1.0 + compute / 100.0)),
+            a_memory_msteps: Some(10.0),
+            b_memory_msteps: Some(10.0 * (1.0 + memory / 100.0)),
+            compute_change_pct: Some(compute),
+            memory_change_pct: Some(memory),
+            unmeasured_rounds: 0,
+        }
+    }
+
+    #[test]
+    fn a_regression_on_a_slower_host_is_inconclusive() {
+        let (v, why) = temper(Verdict::Regressed, "cpu +30 %".into(), &signal(-20.0, -2.0));
+        assert_eq!(v, Verdict::Inconclusive);
+        assert!(
+            why.contains("slower than A's (compute -20 %, host"),
+            "{why}"
+        );
+        assert!(
+            why.contains("would have been regressed: cpu +30 %"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_steady_or_faster_host_keeps_the_regression() {
+        // The memory kernel is shown, never judged: it is too noisy on a VM.
+        for s in [signal(-12.0, 4.0), signal(30.0, 25.0), signal(-2.0, -45.0)] {
+            let (v, why) = temper(Verdict::Regressed, "cpu +30 %".into(), &s);
+            assert_eq!((v, why.as_str()), (Verdict::Regressed, "cpu +30 %"));
+        }
+        let (v, _) = temper(Verdict::Improved, "cpu -30 %".into(), &signal(18.0, 0.0));
+        assert_eq!(v, Verdict::Inconclusive);
+        let (v, _) = temper(Verdict::Same, "same".into(), &signal(-50.0, -50.0));
+        assert_eq!(v, Verdict::Same);
+    }
+
+    #[test]
+    fn without_readings_nothing_changes() {
+        let s = SpeedSignal {
+            a_compute_mops: None,
+            b_compute_mops: Some(1.0),
+            a_memory_msteps: None,
+            b_memory_msteps: Some(1.0),
+            compute_change_pct: None,
+            memory_change_pct: None,
+            unmeasured_rounds: 3,
+        };
+        assert_eq!(
+            temper(Verdict::Regressed, "x".into(), &s).0,
+            Verdict::Regressed
+        );
+        assert!(
+            s.line().ends_with("; 3 round(s) have no reading"),
+            "{}",
+            s.line()
+        );
+    }
+}
