@@ -225,10 +225,14 @@ impl Engine for DockerEngine<'_> {
         if let Some(c) = &self.round.pg {
             self.round.commits_before = Some(super::db::xact_commit(c).await?);
         }
-        m.measurements.host_speed = Some(crate::host::speed::HostSpeed {
-            before: host_speed().await?,
-            after: None,
-        });
+        // The host's speed before the first load (a `--fit` restack warms up again: the
+        // reading before its calibration stays the run's first).
+        if m.measurements.host_speed.is_none() {
+            m.measurements.host_speed = Some(crate::host::speed::HostSpeed {
+                before: host_speed().await?,
+                after: None,
+            });
+        }
         Ok(())
     }
 
@@ -283,9 +287,19 @@ impl Engine for DockerEngine<'_> {
     }
 
     async fn collect_logs(&mut self, m: &mut Manifest) -> Result<()> {
-        // The host's speed after the last load, beside the one taken before the first.
-        if let Some(s) = &mut m.measurements.host_speed {
-            s.after = Some(host_speed().await?);
+        // The host's speed after the last load, beside the one taken before the first; its
+        // failure is a caveat, never a reason to leave the logs behind.
+        if m.measurements.host_speed.is_some() {
+            match host_speed().await {
+                Ok(r) => {
+                    if let Some(s) = &mut m.measurements.host_speed {
+                        s.after = Some(r);
+                    }
+                }
+                Err(e) => m
+                    .caveats
+                    .push(format!("host speed after the loads not measured: {e:#}")),
+            }
         }
         let (Some(stack), Some(exp)) = (&self.round.stack, &self.round.experiment) else {
             return Ok(());
