@@ -152,10 +152,8 @@ impl HostSpeed {
         )
     }
 
-    /// The report's lines: the readings, and a caveat when a kernel moved past its threshold
-    /// during the run or a CPU's compute repetitions spread past it (the host changed under the
-    /// measurement, so its CPU per request and its knee rest on a host that was not constant).
-    pub fn report_lines(&self) -> (Vec<String>, Vec<String>) {
+    /// The report header's lines: the reading before the loads, and the one after.
+    pub fn lines(&self) -> Vec<String> {
         let mut lines = vec![format!(
             "host speed before the loads: {}",
             self.before.text()
@@ -163,6 +161,13 @@ impl HostSpeed {
         if let Some(a) = &self.after {
             lines.push(format!("host speed after the loads: {}", a.text()));
         }
+        lines
+    }
+
+    /// The report's caveats: the compute kernel moved past `COMPUTE_DRIFT_PCT` during the run,
+    /// or a CPU's compute repetitions spread past it (the host changed under the measurement,
+    /// so its CPU per request and its knee rest on a host that was not constant).
+    pub fn caveats(&self) -> Vec<String> {
         let mut caveats = Vec::new();
         if let Some(moved) = moved(self.drift_pct().0, None) {
             caveats.push(format!(
@@ -181,7 +186,7 @@ impl HostSpeed {
                 noisy.join(", ")
             ));
         }
-        (lines, caveats)
+        caveats
     }
 }
 
@@ -256,12 +261,16 @@ pub fn pin_current_thread(cpu: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Millions of `ops` per second of this thread's CPU time that `f` took.
-fn rate(ops: u64, f: impl FnOnce()) -> f64 {
-    let t0 = thread_cpu_s();
-    f();
-    let dt = (thread_cpu_s() - t0).max(1e-9);
-    ops as f64 / dt / 1e6
+/// `REPS` repetitions of `f`, each in millions of `ops` per second of this thread's CPU time.
+fn reps(ops: u64, f: impl Fn()) -> Vec<f64> {
+    (0..REPS)
+        .map(|_| {
+            let t0 = thread_cpu_s();
+            f();
+            let dt = (thread_cpu_s() - t0).max(1e-9);
+            ops as f64 / dt / 1e6
+        })
+        .collect()
 }
 
 /// Measure the calling thread's CPU (already pinned): `REPS` repetitions of each kernel.
@@ -269,20 +278,12 @@ fn measure_here(cpu: u32, cycle: &[u32]) -> CpuSpeed {
     // One untimed pass of each: the cycle into this CPU's caches, the clock out of idle.
     compute_kernel(COMPUTE_OPS / 4);
     memory_kernel(cycle, MEMORY_STEPS / 4);
-    let compute: Vec<f64> = (0..REPS)
-        .map(|_| {
-            rate(COMPUTE_OPS, || {
-                black_box(compute_kernel(COMPUTE_OPS));
-            })
-        })
-        .collect();
-    let memory: Vec<f64> = (0..REPS)
-        .map(|_| {
-            rate(MEMORY_STEPS, || {
-                black_box(memory_kernel(cycle, MEMORY_STEPS));
-            })
-        })
-        .collect();
+    let compute = reps(COMPUTE_OPS, || {
+        black_box(compute_kernel(COMPUTE_OPS));
+    });
+    let memory = reps(MEMORY_STEPS, || {
+        black_box(memory_kernel(cycle, MEMORY_STEPS));
+    });
     CpuSpeed {
         cpu,
         compute_mops: median(&compute).unwrap_or(0.0),
@@ -364,7 +365,7 @@ mod tests {
             before: before.clone(),
             after: Some(reading(vec![cpu(0, 396.0, 9.9), cpu(1, 404.0, 10.1)])),
         };
-        let (lines, caveats) = steady.report_lines();
+        let (lines, caveats) = (steady.lines(), steady.caveats());
         assert_eq!(lines.len(), 2);
         assert!(
             lines[0].contains("compute 405 Mops/s, memory 10.1 M loads/s"),
@@ -379,7 +380,7 @@ mod tests {
         let (c, m) = slowed.drift_pct();
         assert!((c.unwrap() - (-37.0)).abs() < 0.5, "{c:?}");
         assert!((m.unwrap() - (-40.0)).abs() < 0.5, "{m:?}");
-        let (_, caveats) = slowed.report_lines();
+        let caveats = slowed.caveats();
         assert_eq!(caveats.len(), 1, "{caveats:?}");
         assert!(
             caveats[0].contains("(compute -37 %, after against before"),
@@ -391,7 +392,7 @@ mod tests {
             before: reading(vec![cpu(0, 400.0, 10.0)]),
             after: Some(reading(vec![cpu(0, 398.0, 5.0)])),
         };
-        assert!(memory_only.report_lines().1.is_empty());
+        assert!(memory_only.caveats().is_empty());
     }
 
     #[test]
@@ -404,7 +405,7 @@ mod tests {
             before: reading(vec![c0, c1]),
             after: None,
         };
-        let (lines, caveats) = s.report_lines();
+        let (lines, caveats) = (s.lines(), s.caveats());
         assert_eq!(lines.len(), 1);
         assert_eq!(caveats.len(), 1);
         assert!(

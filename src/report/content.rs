@@ -96,7 +96,7 @@ pub fn header(r: &Report) -> Block {
             .push(format!("time: {} .. {}", utc_full(a), utc_full(z)));
     }
     if let Some(speed) = &r.host_speed {
-        b.lines.extend(speed.report_lines().0);
+        b.lines.extend(speed.lines());
     }
     if !s.excluded.is_empty() {
         b.lines.push(format!(

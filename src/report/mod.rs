@@ -42,7 +42,7 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
         r.injected = m.experiment.stack.injected();
         r.host_speed = m.measurements.host_speed;
         if let Some(s) = &r.host_speed {
-            r.warnings.extend(s.report_lines().1);
+            r.warnings.extend(s.caveats());
         }
     }
     // A missing or corrupt manifest costs the ceilings: said, never silent.

@@ -289,13 +289,9 @@ impl Engine for DockerEngine<'_> {
     async fn collect_logs(&mut self, m: &mut Manifest) -> Result<()> {
         // The host's speed after the last load, beside the one taken before the first; its
         // failure is a caveat, never a reason to leave the logs behind.
-        if m.measurements.host_speed.is_some() {
+        if let Some(s) = &mut m.measurements.host_speed {
             match host_speed().await {
-                Ok(r) => {
-                    if let Some(s) = &mut m.measurements.host_speed {
-                        s.after = Some(r);
-                    }
-                }
+                Ok(r) => s.after = Some(r),
                 Err(e) => m
                     .caveats
                     .push(format!("host speed after the loads not measured: {e:#}")),

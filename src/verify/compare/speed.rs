@@ -5,7 +5,7 @@
 use super::Run;
 use super::rounds::median;
 use super::verdict::Verdict;
-use crate::host::speed::{change_pct, moved};
+use crate::host::speed::{SpeedReading, change_pct, moved};
 use serde::Serialize;
 
 /// Both sides' host speeds: the median over each side's rounds of the per-CPU median.
@@ -24,17 +24,18 @@ pub struct SpeedSignal {
 
 /// The speed signal of two sides.
 pub fn speed_signal(a: &[Run], b: &[Run]) -> SpeedSignal {
-    let side = |runs: &[Run], f: &dyn Fn(&crate::host::speed::SpeedReading) -> Option<f64>| {
+    let side = |runs: &[Run], kernel: fn(&SpeedReading) -> Option<f64>| {
         let v: Vec<f64> = runs
             .iter()
-            .filter_map(|(_, _, m)| f(&m.measurements.host_speed.as_ref()?.before))
+            .filter_map(|(_, _, m)| kernel(&m.measurements.host_speed.as_ref()?.before))
             .collect();
         median(&v)
     };
-    let compute = |r: &crate::host::speed::SpeedReading| r.compute();
-    let memory = |r: &crate::host::speed::SpeedReading| r.memory();
-    let (ac, bc) = (side(a, &compute), side(b, &compute));
-    let (am, bm) = (side(a, &memory), side(b, &memory));
+    let (ac, bc) = (
+        side(a, SpeedReading::compute),
+        side(b, SpeedReading::compute),
+    );
+    let (am, bm) = (side(a, SpeedReading::memory), side(b, SpeedReading::memory));
     SpeedSignal {
         a_compute_mops: ac,
         b_compute_mops: bc,
