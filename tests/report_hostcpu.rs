@@ -97,3 +97,66 @@ fn recorded_exp1_host_block() {
     );
     assert!(page.contains("Host CPU") && page.contains("fuse-overlayfs"));
 }
+
+/// A quick 2a round recorded on this 2-core host while compilers took 1.7 of its cores
+/// (tests/fixtures/hostcpu/2a-shared: the whole run directory but its reports). The Node app
+/// used 21 % of its core: its own CPU names nothing, yet the core was busy all the time. The
+/// verdict must say who had it (criterion 5 counts the app's CPUs busy or stolen), every step
+/// is host-limited, and a claim judged on such a step says so.
+#[test]
+fn recorded_2a_on_a_shared_host_names_who_took_the_app_core() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostcpu/2a-shared");
+    let r = perflab::analyze::analyze_run(load::run_dir(&dir).unwrap()).unwrap();
+    let why = r.knee_why.as_deref().unwrap();
+    assert!(
+        why.starts_with(
+            "knee 50 rps: p95 187 ms > 100; app CPU bound (21 % app + 79 % other processes)"
+        ),
+        "{why}"
+    );
+    assert!(
+        why.contains("host-limited: processes outside the lab took 79 % of the app's CPU"),
+        "{why}"
+    );
+    assert!(!why.contains("no server resource saturated"), "{why}");
+    for s in &r.steps {
+        let h = s
+            .host_limited
+            .as_deref()
+            .unwrap_or_else(|| panic!("{} not host-limited", s.name));
+        assert!(h.contains("of the app's CPU"), "{}: {h}", s.name);
+    }
+    let text = perflab::report::text::render(&r);
+    assert!(text.contains("fail [1] (host)"), "{text}");
+    assert!(
+        text.contains("01_rps50 host-limited: processes outside the lab took"),
+        "{text}"
+    );
+    // verify: 2a's loop-saturated is judged at the top step, which the host limited
+    let manifest = perflab::rundir::read_manifest(&dir).unwrap();
+    let cat = perflab::experiment::Catalog::load(&dir.join("../../../../experiments")).unwrap();
+    let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get("2a").unwrap().entry else {
+        panic!("2a is a group")
+    };
+    let claim = e
+        .expect
+        .iter()
+        .find(|c| c.name == "loop-saturated")
+        .unwrap();
+    let view = perflab::verify::eval::RunView {
+        label: "2a-shared",
+        report: &r,
+        manifest: &manifest,
+    };
+    let res = perflab::verify::evaluate("2a", claim, view, None);
+    let h = res
+        .host_limited
+        .as_deref()
+        .expect("the claim names the host-limited step");
+    assert!(
+        h.starts_with("judged on host-limited 04_rps150 (processes outside the lab"),
+        "{h}"
+    );
+    let out = perflab::verify::render::text(&[res], &[]);
+    assert!(out.contains("-> judged on host-limited 04_rps150"), "{out}");
+}

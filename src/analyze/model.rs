@@ -34,6 +34,12 @@ pub struct Params {
     /// The CPUs PostgreSQL is pinned to (empty when unknown): their busy time per step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub db_cpus: Vec<u32>,
+    /// The CPUs the app box is pinned to (empty when unknown): steal and other processes there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub app_cpus: Vec<u32>,
+    /// The load generator's CPUs (empty when unknown): k6 is lab, not "other", where it shares.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loadgen_cpus: Vec<u32>,
     /// Concurrency slots of the app (php-fpm workers, pg pool size): ceiling N / W.
     pub pool_size: Option<u32>,
     /// The abort guard's p95 threshold (stepped.js: 2.5 x SLO on all requests; breakpoint.js: SLO on hold windows).
@@ -46,6 +52,15 @@ pub struct Params {
 }
 
 impl Params {
+    /// Where the run pinned each slot (empty sets when unknown).
+    pub fn pinning(&self) -> super::samples::Pinning<'_> {
+        super::samples::Pinning {
+            app: &self.app_cpus,
+            db: &self.db_cpus,
+            loadgen: &self.loadgen_cpus,
+        }
+    }
+
     pub fn new(slo_p95_ms: f64) -> Self {
         Params {
             slo_p95_ms,
@@ -58,6 +73,8 @@ impl Params {
             think_time_s: None,
             app_cores: None,
             db_cpus: Vec::new(),
+            app_cpus: Vec::new(),
+            loadgen_cpus: Vec::new(),
             pool_size: None,
             abort_p95_ms: None,
             aborted: None,
@@ -135,6 +152,11 @@ pub struct StepReport {
     pub server: Option<WindowServer>,
     /// App-box CPU ms per successful response.
     pub ms_cpu_per_ok: Option<f64>,
+    /// The app's or the database's CPUs lost more than `samples::HOST_LIMITED_PCT` to the
+    /// hypervisor's steal or to processes outside the lab: why, e.g. "the hypervisor stole
+    /// 31 % of the app's CPU". The step's figures say as much about the host as the lab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_limited: Option<String>,
 }
 
 /// Little's law on one step.

@@ -205,5 +205,6 @@ fn test_row(target: u32, start_ms: i64) -> StepReport {
         p99_tail_samples: 10.0,
         server: None,
         ms_cpu_per_ok: None,
+        host_limited: None,
     }
 }

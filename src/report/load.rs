@@ -130,6 +130,8 @@ pub fn params_from_plan(plan: &Plan, p: &mut Params) {
 pub fn params_from_manifest(m: &Manifest, p: &mut Params) {
     p.app_cores = Some(m.cpu_layout.app.len() as f64);
     p.db_cpus = m.cpu_layout.db.cpus().to_vec();
+    p.app_cpus = m.cpu_layout.app.cpus().to_vec();
+    p.loadgen_cpus = m.cpu_layout.loadgen.cpus().to_vec();
     if p.pool_size.is_none() {
         p.pool_size = m.experiment.stack.slots();
     }

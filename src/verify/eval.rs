@@ -63,6 +63,10 @@ pub struct ClaimResult {
     /// Judged over several rounds: the median round's verdict, with the spread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<super::rounds::RoundsSummary>,
+    /// The claim was judged on steps whose app or database CPUs the host took (steal, other
+    /// processes): which, and why. The threshold does not change; the verdict says less.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_limited: Option<String>,
 }
 
 /// Find the step a selector names.
@@ -289,6 +293,7 @@ pub fn evaluate(
         against_run: against.map(|a| a.label.to_string()),
         value: None,
         rounds: None,
+        host_limited: None,
     };
     let c = match compile(claim) {
         Ok(c) => c,
@@ -323,7 +328,20 @@ pub fn evaluate(
     }
     out.expected = expected(&points);
     (out.verdict, out.reason) = verdict(&c, &points);
+    out.host_limited = host_limited(&points, run.report);
     out
+}
+
+/// "judged on host-limited r0060 (the hypervisor stole 31 % of the app's CPU)".
+fn host_limited(points: &[Point], r: &Report) -> Option<String> {
+    let v: Vec<String> = points
+        .iter()
+        .filter_map(|p| {
+            let s = r.steps.iter().find(|s| Some(s.target) == p.step)?;
+            Some(format!("{} ({})", s.name, s.host_limited.as_deref()?))
+        })
+        .collect();
+    (!v.is_empty()).then(|| format!("judged on host-limited {}", v.join(", ")))
 }
 
 /// `needs` (n/a when the run's layout or config cannot test the claim), then the `against:`

@@ -29,6 +29,9 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
         if let Some(reason) = &c.reason {
             t.below.push((k, format!("    -> {reason}")));
         }
+        if let Some(h) = &c.host_limited {
+            t.below.push((k, format!("    -> {h}")));
+        }
     }
     let mut b = Block::new("");
     b.table = Some(t);
@@ -129,10 +132,13 @@ fn claims_table(f: &Findings) -> Table {
     ]);
     t.plain_rule = true;
     for c in &f.claims {
-        let verdict = match &c.reason {
+        let mut verdict = match &c.reason {
             Some(r) => format!("**{}**: {}", verdict_word(c.verdict), r),
             None => verdict_word(c.verdict).to_string(),
         };
+        if let Some(h) = &c.host_limited {
+            verdict.push_str(&format!(" ({h})"));
+        }
         t.push(vec![
             c.experiment.clone(),
             c.claim.clone(),

@@ -126,6 +126,7 @@ mod tests {
             against_run: None,
             value: Some(value),
             rounds: None,
+            host_limited: None,
         }
     }
 

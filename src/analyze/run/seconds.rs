@@ -16,8 +16,16 @@ fn timeline_rows(
     (a..b)
         .filter_map(|t| {
             let x = k6.timeline.get(t)?;
-            let w = (!samples.is_empty())
-                .then(|| samples::window(samples, t * 1000, t * 1000 + 1000, None, &[], &rules));
+            let w = (!samples.is_empty()).then(|| {
+                samples::window(
+                    samples,
+                    t * 1000,
+                    t * 1000 + 1000,
+                    None,
+                    &Default::default(),
+                    &rules,
+                )
+            });
             let (p50, p95) = x
                 .hist
                 .as_ref()

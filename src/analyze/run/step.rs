@@ -23,8 +23,16 @@ pub(super) fn step_row(
     // Goodput: successful responses completed inside the window.
     let (ok_done, dropped) = k6.timeline.ok_and_drops(start_ms, end_ms);
     let (max_vus, mean_vus) = vus_in(k6, start_ms, end_ms);
-    let server = (!samples.is_empty())
-        .then(|| samples::window(samples, start_ms, end_ms, p.app_cores, &p.db_cpus, &p.rules));
+    let server = (!samples.is_empty()).then(|| {
+        samples::window(
+            samples,
+            start_ms,
+            end_ms,
+            p.app_cores,
+            &p.pinning(),
+            &p.rules,
+        )
+    });
     let failed_rate = if a.requests > 0 {
         (a.requests - a.ok_count) as f64 / a.requests as f64
     } else {
@@ -36,6 +44,7 @@ pub(super) fn step_row(
         .and_then(WindowServer::app_cores)
         .filter(|_| ok_per_s > 0.0)
         .map(|c| c * 1000.0 / ok_per_s);
+    let host_limited = server.as_ref().and_then(host_limited);
     let mut row = StepReport {
         name: a.name.clone(),
         target: a.tag.target,
@@ -64,9 +73,19 @@ pub(super) fn step_row(
         p99_tail_samples: checks::tail_samples(a.requests as f64, 99.0),
         server,
         ms_cpu_per_ok,
+        host_limited,
     };
     row.failures = criteria(&row, a.requests - a.ok_count, p, model);
     row
+}
+
+/// Why the step is host-limited: steal or other processes on the app's or database's CPUs.
+fn host_limited(w: &WindowServer) -> Option<String> {
+    let v: Vec<String> = [(&w.app_cpus, "the app's"), (&w.db_cpus, "the database's")]
+        .into_iter()
+        .filter_map(|(s, whose)| s.as_ref()?.host_limited(whose))
+        .collect();
+    (!v.is_empty()).then(|| v.join("; "))
 }
 
 /// (window length in s, cut short): a step whose requests span clearly less than the hold

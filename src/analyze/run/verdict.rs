@@ -68,6 +68,9 @@ fn knee_sentence(s: &StepReport, has_samples: bool) -> String {
     } else if !has_samples {
         parts.push("no server samples to name the resource".into());
     }
+    if let Some(why) = &s.host_limited {
+        parts.push(format!("host-limited: {why}"));
+    }
     format!(
         "knee {} {}: {}",
         s.target,

@@ -1,11 +1,13 @@
 //! Server-side samples written by the run's samplers (JSON lines, `t` = unix ms UTC): their
 //! types (the samplers serialise exactly these) and parsing; `window` reduces them over a step
 //! or a second, `host` says where the host's CPU went.
+mod cpus;
 mod host;
 mod window;
 
 use crate::lab::Role;
 pub use crate::sample::records::*;
+pub use cpus::{CpuSplit, HOST_LIMITED_PCT, Pinning};
 pub use host::host_share;
 pub use window::*;
 

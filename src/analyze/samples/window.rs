@@ -40,6 +40,12 @@ pub struct WindowServer {
     /// generator shares PostgreSQL's core); `None` when the run's layout is not known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_core_busy_pct: Option<f64>,
+    /// The app's pinned CPUs: the app, steal and other processes (`None` when not pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_cpus: Option<CpuSplit>,
+    /// The database's pinned CPUs, as `app_cpus`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_cpus: Option<CpuSplit>,
     pub fpm: Option<FpmWindow>,
     pub pg: Option<PgWindow>,
     pub node: Option<NodeWindow>,
@@ -83,13 +89,14 @@ pub struct NodeWindow {
     pub errors: BTreeMap<String, u64>,
 }
 
-/// Reduce the samples of `[from_ms, to_ms)`. `app_cores` is how many cores the app box may use.
+/// Reduce the samples of `[from_ms, to_ms)`. `app_cores` is how many cores the app box may use,
+/// `pins` where each slot was pinned (empty sets when unknown).
 pub fn window(
     s: &Samples,
     from_ms: i64,
     to_ms: i64,
     app_cores: Option<f64>,
-    db_cpus: &[u32],
+    pins: &Pinning,
     rules: &SaturationRules,
 ) -> WindowServer {
     let mut w = WindowServer::default();
@@ -105,9 +112,12 @@ pub fn window(
     }
     let host = in_window(&s.host, |x| x.t, from_ms, to_ms);
     host_figures(&mut w, cg, host);
-    if !db_cpus.is_empty() {
-        w.db_core_busy_pct = cpus_busy_pct(host, db_cpus);
+    if !pins.db.is_empty() {
+        w.db_core_busy_pct = cpus_busy_pct(host, pins.db);
     }
+    let busy_pct = rules.app_cores * 100.0;
+    w.app_cpus = cpus::split(pins.app, pins, host, &per_role, busy_pct);
+    w.db_cpus = cpus::split(pins.db, pins, host, &per_role, busy_pct);
     let fpm = in_window(&s.fpm, |x| x.t, from_ms, to_ms);
     if !fpm.is_empty() {
         let fw = fpm_window(fpm);
@@ -350,6 +360,15 @@ fn app_box_saturation(
             m * 100.0,
             cores * 100.0
         ));
+    } else if let Some(split) = w
+        .app_cpus
+        .as_ref()
+        .filter(|s| s.busy_share >= rules.most_of_step)
+    {
+        // The app's own CPU is below the bar, but its cores were busy or stolen all the same:
+        // the hypervisor or another process took what the app would have used.
+        w.saturated
+            .push(format!("app CPU bound ({})", split.parts("app")));
     }
 }
 
@@ -398,7 +417,14 @@ mod tests {
                 xact_commit: 0,
             });
         }
-        let w = window(&s, 0, 20_000, None, &[], &SaturationRules::default());
+        let w = window(
+            &s,
+            0,
+            20_000,
+            None,
+            &Pinning::default(),
+            &SaturationRules::default(),
+        );
         let f = w.fpm.as_ref().unwrap();
         assert_eq!(f.listen_queue_max, 141);
         assert!((f.accepted_per_s.unwrap() - 180.0).abs() < 1e-9);
@@ -426,9 +452,16 @@ mod tests {
             });
         }
         assert!(
-            window(&s, 0, 20_000, None, &[], &SaturationRules::default())
-                .saturated
-                .is_empty()
+            window(
+                &s,
+                0,
+                20_000,
+                None,
+                &Pinning::default(),
+                &SaturationRules::default()
+            )
+            .saturated
+            .is_empty()
         );
     }
 
@@ -442,13 +475,27 @@ mod tests {
             s.cgroup
                 .push(cg(t, Role::Pg, if i < 9 { 0.95 } else { 0.5 }));
         }
-        let w = window(&s, 0, 10_000, Some(2.0), &[], &SaturationRules::default());
+        let w = window(
+            &s,
+            0,
+            10_000,
+            Some(2.0),
+            &Pinning::default(),
+            &SaturationRules::default(),
+        );
         assert!((w.cpu_pct["fpm"] - 141.0).abs() < 1e-9);
         assert!((w.app_cores().unwrap() - 1.57).abs() < 1e-9);
         assert_eq!(w.psi_pct, Some(50.0));
         assert_eq!(w.saturated.len(), 1, "{:?}", w.saturated); // pg 90 % of samples >= 85 %; app 78.5 % < 90 %
         assert!(w.saturated[0].starts_with("pg core at"));
-        let w = window(&s, 0, 10_000, Some(1.7), &[], &SaturationRules::default());
+        let w = window(
+            &s,
+            0,
+            10_000,
+            Some(1.7),
+            &Pinning::default(),
+            &SaturationRules::default(),
+        );
         assert!(
             w.saturated.iter().any(|x| x.starts_with("app CPU")),
             "{:?}",
@@ -470,7 +517,14 @@ mod tests {
                 ..Default::default()
             });
         }
-        let w = window(&s, 0, 10_000, None, &[], &SaturationRules::default());
+        let w = window(
+            &s,
+            0,
+            10_000,
+            None,
+            &Pinning::default(),
+            &SaturationRules::default(),
+        );
         assert_eq!(w.saturated.len(), 2, "{:?}", w.saturated);
         let nw = w.node.unwrap();
         assert_eq!(nw.pool_waiting_max, 90);
@@ -482,9 +536,16 @@ mod tests {
             n.pool_waiting_max = 0;
         }
         assert!(
-            window(&s, 0, 10_000, None, &[], &SaturationRules::default())
-                .saturated
-                .is_empty()
+            window(
+                &s,
+                0,
+                10_000,
+                None,
+                &Pinning::default(),
+                &SaturationRules::default()
+            )
+            .saturated
+            .is_empty()
         );
     }
 
@@ -505,7 +566,18 @@ mod tests {
         s.host.push(h(1000, vec![20.0, 70.0, 30.0], vec![0, 2, 3]));
         s.host.push(h(5000, vec![99.0, 99.0, 99.0], vec![0, 2, 3]));
         let busy = |s: &Samples, to_ms: i64, cpus: &[u32]| {
-            window(s, 0, to_ms, None, cpus, &SaturationRules::default()).db_core_busy_pct
+            window(
+                s,
+                0,
+                to_ms,
+                None,
+                &Pinning {
+                    db: cpus,
+                    ..Default::default()
+                },
+                &SaturationRules::default(),
+            )
+            .db_core_busy_pct
         };
         assert_eq!(busy(&s, 2000, &[2]), Some(80.0));
         assert_eq!(busy(&s, 2000, &[2, 3]), Some(60.0));

@@ -23,6 +23,14 @@ pub fn steps_block(r: &Report) -> Block {
             })
             .map(step_note),
     );
+    b.notes.extend(r.steps.iter().filter_map(|s| {
+        let why = s.host_limited.as_ref()?;
+        Some(format!(
+            "{} host-limited: {why} (over {:.0} %): its figures measure the host as much as the lab",
+            s.name,
+            crate::analyze::samples::HOST_LIMITED_PCT
+        ))
+    }));
     b
 }
 
@@ -91,7 +99,8 @@ fn step_cells(s: &StepReport, roles: &[String], has_server: bool) -> Vec<String>
     row
 }
 
-/// "fail [1,3] (cut)": the verdict, the failed criteria, and whether k6 cut the step short.
+/// "fail [1,3] (cut) (host)": the verdict, the failed criteria, whether k6 cut the step short,
+/// and whether the host took more of the app's or database's CPUs than `HOST_LIMITED_PCT`.
 fn verdict_cell(s: &StepReport) -> String {
     let mut v = s.verdict.as_str().to_string();
     if !s.failures.is_empty() {
@@ -103,6 +112,9 @@ fn verdict_cell(s: &StepReport) -> String {
     }
     if s.truncated {
         v.push_str(" (cut)");
+    }
+    if s.host_limited.is_some() {
+        v.push_str(" (host)");
     }
     v
 }

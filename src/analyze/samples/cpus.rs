@@ -1,0 +1,240 @@
+//! Where the CPUs of the app box and of the database went over a window: the lab's own
+//! containers, the hypervisor's steal, and everything else (other processes, perflab, irq),
+//! from the host's per-CPU samples and the pinning. Criterion 5 reads it so that a core the
+//! hypervisor stole or another process took counts as busy, and a step that lost more than
+//! `HOST_LIMITED_PCT` of those CPUs is marked host-limited.
+use super::*;
+
+/// A step whose app or database CPUs lost more than this share (%) to steal, or to processes
+/// outside the lab, is host-limited: its figures say as much about the host as about the lab.
+pub const HOST_LIMITED_PCT: f64 = 10.0;
+
+/// The CPUs the run pinned each slot to (empty when unknown: runs recorded before the layout
+/// was kept, loose files given to `analyze`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Pinning<'a> {
+    pub app: &'a [u32],
+    pub db: &'a [u32],
+    pub loadgen: &'a [u32],
+}
+
+/// How one set of pinned CPUs was spent over a window, in % of those CPUs (100 = all of them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuSplit {
+    /// Not idle: the lab, everything else and steal.
+    pub busy_pct: f64,
+    /// Stolen by the hypervisor (`None` when the host's samples carry no steal column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_pct: Option<f64>,
+    /// The lab's containers pinned to these CPUs (from their cgroups).
+    pub lab_pct: f64,
+    /// The rest: processes outside the lab, perflab's samplers, dockerd, interrupts.
+    pub other_pct: f64,
+    /// Share of the host samples in which these CPUs were at least `app_cores` busy.
+    pub busy_share: f64,
+}
+
+impl CpuSplit {
+    /// "65 % app + 31 % stolen by the hypervisor + 3 % other processes" (parts under 1 % left out).
+    pub fn parts(&self, lab: &str) -> String {
+        let mut v = vec![format!("{:.0} % {lab}", self.lab_pct)];
+        if let Some(s) = self.steal_pct.filter(|s| *s >= 1.0) {
+            v.push(format!("{s:.0} % stolen by the hypervisor"));
+        }
+        if self.other_pct >= 1.0 {
+            v.push(format!("{:.0} % other processes", self.other_pct));
+        }
+        v.join(" + ")
+    }
+
+    /// Why the CPUs' owner was not the only user, when steal or other processes passed
+    /// `HOST_LIMITED_PCT` ("the hypervisor stole 31 % of the app's CPU").
+    pub fn host_limited(&self, whose: &str) -> Option<String> {
+        let mut v = Vec::new();
+        if let Some(s) = self.steal_pct.filter(|s| *s > HOST_LIMITED_PCT) {
+            v.push(format!("the hypervisor stole {s:.0} % of {whose} CPU"));
+        }
+        if self.other_pct > HOST_LIMITED_PCT {
+            v.push(format!(
+                "processes outside the lab took {:.0} % of {whose} CPU",
+                self.other_pct
+            ));
+        }
+        (!v.is_empty()).then(|| v.join("; "))
+    }
+}
+
+/// Busy and steal % of `cpus` in one host sample (mean over those CPUs it has).
+fn sample_pct(h: &HostSample, cpus: &[u32]) -> Option<(f64, Option<f64>)> {
+    let index = |cpu: u32| -> Option<usize> {
+        if h.cpus.is_empty() {
+            usize::try_from(cpu).ok()
+        } else {
+            h.cpus.iter().position(|c| *c == cpu)
+        }
+    };
+    let idx: Vec<usize> = cpus.iter().filter_map(|c| index(*c)).collect();
+    let busy = mean(idx.iter().filter_map(|i| h.cpu_busy_pct.get(*i).copied()))?;
+    let steal = (!h.cpu_steal_pct.is_empty())
+        .then(|| mean(idx.iter().filter_map(|i| h.cpu_steal_pct.get(*i).copied())))
+        .flatten();
+    Some((busy, steal))
+}
+
+/// The lab's roles pinned inside `cpus`: the app box on the app's CPUs, PostgreSQL on the
+/// database's, k6 on the load generator's (on 2 CPUs k6 shares PostgreSQL's core).
+fn lab_roles(cpus: &[u32], pins: &Pinning) -> Vec<Role> {
+    let inside = |set: &[u32]| !set.is_empty() && set.iter().all(|c| cpus.contains(c));
+    Role::ALL
+        .iter()
+        .copied()
+        .filter(|r| match r {
+            Role::K6 => inside(pins.loadgen),
+            Role::Pg => inside(pins.db),
+            r => r.is_app_box() && inside(pins.app),
+        })
+        .collect()
+}
+
+/// The split of `cpus` over the window; `threshold_pct` is the busy share that counts a sample
+/// as saturated. `None` when the CPUs are unknown or no host sample covers them.
+pub fn split(
+    cpus: &[u32],
+    pins: &Pinning,
+    host: &[HostSample],
+    per_role: &BTreeMap<Role, BTreeMap<i64, f64>>,
+    threshold_pct: f64,
+) -> Option<CpuSplit> {
+    if cpus.is_empty() {
+        return None;
+    }
+    let per_sample: Vec<(f64, Option<f64>)> =
+        host.iter().filter_map(|h| sample_pct(h, cpus)).collect();
+    let busy = mean(per_sample.iter().map(|s| s.0))?;
+    let steal = per_sample
+        .iter()
+        .all(|s| s.1.is_some())
+        .then(|| mean(per_sample.iter().filter_map(|s| s.1)))
+        .flatten();
+    let lab_cores: f64 = lab_roles(cpus, pins)
+        .iter()
+        .filter_map(|r| per_role.get(r))
+        .filter_map(|by_t| mean(by_t.values().copied()))
+        .sum();
+    let lab_pct = (lab_cores / cpus.len() as f64 * 100.0).min(busy);
+    let high = per_sample.iter().filter(|s| s.0 >= threshold_pct).count();
+    Some(CpuSplit {
+        busy_pct: busy,
+        steal_pct: steal,
+        lab_pct,
+        other_pct: (busy - lab_pct - steal.unwrap_or(0.0)).max(0.0),
+        busy_share: high as f64 / per_sample.len() as f64,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(t: i64, busy: [f64; 2], steal: [f64; 2]) -> HostSample {
+        HostSample {
+            t,
+            cpu_busy_pct: busy.to_vec(),
+            cpu_steal_pct: steal.to_vec(),
+            cpus: vec![0, 1],
+            psi_some_avg10: None,
+            dockerd_cores: None,
+            perflab_cores: None,
+        }
+    }
+
+    fn app_at(cores: f64) -> BTreeMap<Role, BTreeMap<i64, f64>> {
+        let by_t = (0..10).map(|t| (t, cores)).collect();
+        BTreeMap::from([(Role::PhpFpm, by_t)])
+    }
+
+    const PINS: Pinning = Pinning {
+        app: &[1],
+        db: &[0],
+        loadgen: &[0],
+    };
+
+    #[test]
+    fn steal_and_other_processes_are_told_apart_from_the_app() {
+        // the app's CPU (1): 65 % app, 31 % stolen, 2 % someone else
+        let host: Vec<HostSample> = (0..10)
+            .map(|t| host(t * 1000, [40.0, 98.0], [0.0, 31.0]))
+            .collect();
+        let s = split(&[1], &PINS, &host, &app_at(0.65), 90.0).unwrap();
+        assert!((s.lab_pct - 65.0).abs() < 1e-9, "{s:?}");
+        assert_eq!(s.steal_pct, Some(31.0));
+        assert!((s.other_pct - 2.0).abs() < 1e-9, "{s:?}");
+        assert_eq!(s.busy_share, 1.0);
+        assert_eq!(
+            s.parts("app"),
+            "65 % app + 31 % stolen by the hypervisor + 2 % other processes"
+        );
+        assert_eq!(
+            s.host_limited("the app's").as_deref(),
+            Some("the hypervisor stole 31 % of the app's CPU")
+        );
+    }
+
+    /// The case: fpm 65 % of its one core, the hypervisor 31 %: criterion 5 names the
+    /// app CPU bound with the split, where the app's own CPU alone (65 % < 90 %) said nothing.
+    #[test]
+    fn busy_plus_stolen_is_app_cpu_bound_with_the_split_shown() {
+        let mut s = Samples::default();
+        for i in 0..10 {
+            s.cgroup
+                .push(super::super::tests::cg(i * 1000, Role::PhpFpm, 0.65));
+            s.host.push(host(i * 1000, [40.0, 98.0], [0.0, 31.0]));
+        }
+        let rules = SaturationRules::default();
+        let w = window(&s, 0, 10_000, Some(1.0), &PINS, &rules);
+        assert_eq!(
+            w.saturated,
+            ["app CPU bound (65 % app + 31 % stolen by the hypervisor + 2 % other processes)"]
+        );
+        // without the pinning (older runs) only the app's own CPU counts: nothing saturated
+        let w = window(&s, 0, 10_000, Some(1.0), &Pinning::default(), &rules);
+        assert!(w.saturated.is_empty(), "{:?}", w.saturated);
+        // the app at its ceiling keeps today's wording
+        s.cgroup.iter_mut().for_each(|c| c.cpu_cores = 0.97);
+        let w = window(&s, 0, 10_000, Some(1.0), &PINS, &rules);
+        assert_eq!(w.saturated, ["app CPU 97 % of 100 %"]);
+    }
+
+    #[test]
+    fn a_quiet_core_is_not_host_limited_and_unknown_steal_is_not_zero() {
+        let host: Vec<HostSample> = (0..10)
+            .map(|t| host(t * 1000, [40.0, 66.0], [0.0, 0.0]))
+            .collect();
+        let s = split(&[1], &PINS, &host, &app_at(0.65), 90.0).unwrap();
+        assert_eq!(s.host_limited("the app's"), None);
+        assert_eq!(s.busy_share, 0.0);
+        let mut old = host.clone();
+        old.iter_mut().for_each(|h| h.cpu_steal_pct.clear());
+        assert_eq!(
+            split(&[1], &PINS, &old, &app_at(0.65), 90.0)
+                .unwrap()
+                .steal_pct,
+            None
+        );
+        assert_eq!(split(&[], &PINS, &host, &app_at(0.65), 90.0), None);
+    }
+
+    #[test]
+    fn the_load_generator_sharing_the_database_core_is_lab_not_other() {
+        let host: Vec<HostSample> = (0..10)
+            .map(|t| host(t * 1000, [95.0, 50.0], [0.0, 0.0]))
+            .collect();
+        let mut roles = app_at(0.5);
+        roles.insert(Role::Pg, (0..10).map(|t| (t, 0.7)).collect());
+        roles.insert(Role::K6, (0..10).map(|t| (t, 0.23)).collect());
+        let s = split(&[0], &PINS, &host, &roles, 90.0).unwrap();
+        assert!((s.lab_pct - 93.0).abs() < 1e-9, "{s:?}");
+        assert!((s.other_pct - 2.0).abs() < 1e-9, "{s:?}");
+        assert_eq!(s.host_limited("the database's"), None);
+    }
+}
