@@ -328,6 +328,7 @@ fn host_speed_is_shown_and_a_slowed_host_is_a_caveat() {
                 memory_msteps: memory,
                 compute_spread_pct: 1.2,
                 memory_spread_pct: 2.0,
+                compute_wall_mops: Some(compute * 0.99),
             })
             .collect(),
         not_measured: vec![],

@@ -167,6 +167,34 @@ fn calib_reports_every_repeat_and_the_spread_of_exactly_those() {
     assert!((s["plus_minus_pct_of_median"].as_f64().unwrap() - pm).abs() < 1e-9);
     assert_eq!(r["within_article"].as_bool().unwrap(), pm <= 7.0);
     assert!(r["calibration"]["iterations"].as_u64().unwrap() > 1000);
+    // the host speed probe ran before and after, in CPU and in wall time, on every CPU
+    let m = json(&dir.join("manifest.json"));
+    let speed = &m["measurements"]["host_speed"];
+    for when in ["before", "after"] {
+        let cpus = speed[when]["cpus"].as_array().unwrap();
+        assert!(!cpus.is_empty(), "{when}: {speed}");
+        for c in cpus {
+            let (cpu, wall) = (
+                c["compute_mops"].as_f64().unwrap(),
+                c["compute_wall_mops"].as_f64().unwrap(),
+            );
+            assert!(wall > 0.0 && wall <= cpu * 1.05, "{when}: {c}");
+        }
+    }
+    let lines: Vec<&str> = r["host_speed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        lines[0].starts_with("host speed before the loads: compute "),
+        "{lines:?}"
+    );
+    assert!(
+        stdout.contains("host speed after the loads: compute "),
+        "{stdout}"
+    );
 }
 
 #[test]

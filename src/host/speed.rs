@@ -7,6 +7,11 @@
 //! only how fast the CPU runs when it runs this thread. The compute kernel's change is judged
 //! (`COMPUTE_DRIFT_PCT`); the memory kernel is recorded and shown only.
 //!
+//! Thread CPU time cannot see the hypervisor's steal (a stolen tick is not the thread's), so
+//! the compute kernel is also timed in wall time, pinned: wall speed over CPU speed is the
+//! share of the time the CPU ran the probe at all. Below `1 - COMPUTE_DRIFT_PCT` the CPU was
+//! stolen or taken by another process, and the reading says so.
+//!
 //! Two kernels: `compute` (a dependent chain of multiplies and shifts: the core's clock and
 //! its sharing with a sibling hyper-thread) and `memory` (a pointer chase through a random
 //! cycle over 8 MiB: cache and memory latency, which a neighbour's traffic raises).
@@ -43,6 +48,24 @@ pub struct CpuSpeed {
     pub compute_spread_pct: f64,
     /// `(max - min) / median` of the memory repetitions, in %.
     pub memory_spread_pct: f64,
+    /// Compute kernel per second of wall time (absent in runs before it was read): below
+    /// `compute_mops` when the hypervisor stole the CPU or another process ran on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_wall_mops: Option<f64>,
+}
+
+impl CpuSpeed {
+    /// The share of the wall time the CPU ran the probe (1.0 = all of it), when read.
+    pub fn ran_share(&self) -> Option<f64> {
+        let w = self.compute_wall_mops?;
+        (self.compute_mops > 0.0).then(|| (w / self.compute_mops).min(1.0))
+    }
+
+    /// The CPU lost more than `COMPUTE_DRIFT_PCT` of the wall time to steal or another process.
+    pub fn lost_pct(&self) -> Option<f64> {
+        let lost = (1.0 - self.ran_share()?) * 100.0;
+        (lost > COMPUTE_DRIFT_PCT).then_some(lost)
+    }
 }
 
 /// One reading: every online CPU, one after the other.
@@ -95,6 +118,16 @@ impl SpeedReading {
         median(&self.cpus.iter().map(|c| c.compute_mops).collect::<Vec<_>>())
     }
 
+    /// The median over the CPUs of the compute kernel in wall time (None in older readings).
+    pub fn compute_wall(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .cpus
+            .iter()
+            .filter_map(|c| c.compute_wall_mops)
+            .collect();
+        (v.len() == self.cpus.len()).then(|| median(&v)).flatten()
+    }
+
     /// The median over the CPUs of the memory kernel.
     pub fn memory(&self) -> Option<f64> {
         median(
@@ -112,8 +145,12 @@ impl SpeedReading {
             .cpus
             .iter()
             .map(|c| {
+                let lost = c
+                    .lost_pct()
+                    .map(|l| format!(" (ran {:.0} % of the wall time)", 100.0 - l))
+                    .unwrap_or_default();
                 format!(
-                    "CPU {}: {:.0}/{:.1}",
+                    "CPU {}: {:.0}/{:.1}{lost}",
                     c.cpu, c.compute_mops, c.memory_msteps
                 )
             })
@@ -186,7 +223,33 @@ impl HostSpeed {
                 noisy.join(", ")
             ));
         }
+        caveats.extend(self.lost_caveat());
         caveats
+    }
+
+    /// The wall-time and CPU-time readings disagree on some CPU: it ran the probe less than
+    /// `1 - COMPUTE_DRIFT_PCT` of the time (steal, or another process on a pinned CPU).
+    fn lost_caveat(&self) -> Option<String> {
+        let lost: Vec<String> = [
+            ("before", Some(&self.before)),
+            ("after", self.after.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(when, r)| Some((when, r?)))
+        .flat_map(|(when, r)| {
+            r.cpus.iter().filter_map(move |c| {
+                c.lost_pct()
+                    .map(|l| format!("CPU {} {when} the loads ({l:.0} %)", c.cpu))
+            })
+        })
+        .collect();
+        (!lost.is_empty()).then(|| {
+            format!(
+                "the host speed probe ran less than {:.0} % of the wall time on {}: the hypervisor stole the CPU or another process ran on it (thread CPU time alone does not see it); the lab's CPUs were not its own",
+                100.0 - COMPUTE_DRIFT_PCT,
+                lost.join(", ")
+            )
+        })
     }
 }
 
@@ -261,16 +324,18 @@ pub fn pin_current_thread(cpu: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `REPS` repetitions of `f`, each in millions of `ops` per second of this thread's CPU time.
-fn reps(ops: u64, f: impl Fn()) -> Vec<f64> {
+/// `REPS` repetitions of `f`, each in millions of `ops` per second of this thread's CPU time
+/// and per second of wall time.
+fn reps(ops: u64, f: impl Fn()) -> (Vec<f64>, Vec<f64>) {
     (0..REPS)
         .map(|_| {
-            let t0 = thread_cpu_s();
+            let (t0, w0) = (thread_cpu_s(), std::time::Instant::now());
             f();
             let dt = (thread_cpu_s() - t0).max(1e-9);
-            ops as f64 / dt / 1e6
+            let dw = w0.elapsed().as_secs_f64().max(1e-9);
+            (ops as f64 / dt / 1e6, ops as f64 / dw / 1e6)
         })
-        .collect()
+        .unzip()
 }
 
 /// Measure the calling thread's CPU (already pinned): `REPS` repetitions of each kernel.
@@ -278,10 +343,10 @@ fn measure_here(cpu: u32, cycle: &[u32]) -> CpuSpeed {
     // One untimed pass of each: the cycle into this CPU's caches, the clock out of idle.
     compute_kernel(COMPUTE_OPS / 4);
     memory_kernel(cycle, MEMORY_STEPS / 4);
-    let compute = reps(COMPUTE_OPS, || {
+    let (compute, compute_wall) = reps(COMPUTE_OPS, || {
         black_box(compute_kernel(COMPUTE_OPS));
     });
-    let memory = reps(MEMORY_STEPS, || {
+    let (memory, _) = reps(MEMORY_STEPS, || {
         black_box(memory_kernel(cycle, MEMORY_STEPS));
     });
     CpuSpeed {
@@ -290,6 +355,7 @@ fn measure_here(cpu: u32, cycle: &[u32]) -> CpuSpeed {
         memory_msteps: median(&memory).unwrap_or(0.0),
         compute_spread_pct: spread_pct(&compute),
         memory_spread_pct: spread_pct(&memory),
+        compute_wall_mops: median(&compute_wall),
     }
 }
 
@@ -320,6 +386,14 @@ pub fn measure(cpus: &[u32]) -> SpeedReading {
     reading
 }
 
+/// One reading of every online CPU, off the async runtime's threads (about 1 s per CPU).
+pub async fn measure_online() -> anyhow::Result<SpeedReading> {
+    let cpus = super::online_cpus().map_err(anyhow::Error::msg)?;
+    tokio::task::spawn_blocking(move || measure(&cpus))
+        .await
+        .map_err(|e| anyhow::anyhow!("the host speed probe: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,7 +405,45 @@ mod tests {
             memory_msteps: memory,
             compute_spread_pct: 1.0,
             memory_spread_pct: 1.0,
+            compute_wall_mops: None,
         }
+    }
+
+    /// A host whose hypervisor took 31 % of CPU 1 while the probe ran: thread CPU time reads
+    /// the same speed on both CPUs, wall time does not; the caveat names the CPU.
+    #[test]
+    fn wall_time_sees_what_thread_cpu_time_does_not() {
+        let mut c0 = cpu(0, 447.0, 8.0);
+        c0.compute_wall_mops = Some(440.0);
+        let mut c1 = cpu(1, 447.0, 8.0);
+        c1.compute_wall_mops = Some(447.0 * 0.69);
+        let s = HostSpeed {
+            before: reading(vec![c0.clone(), c1]),
+            after: Some(reading(vec![c0.clone(), c0])),
+        };
+        assert_eq!(s.drift_pct().0, Some(0.0), "CPU time alone sees no change");
+        let c = s.caveats();
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(
+            c[0].contains("on CPU 1 before the loads (31 %)"),
+            "{}",
+            c[0]
+        );
+        assert!(
+            s.lines()[0].contains("CPU 1: 447/8.0 (ran 69 % of the wall time)"),
+            "{}",
+            s.lines()[0]
+        );
+        assert!(!s.lines()[1].contains("wall"), "{}", s.lines()[1]);
+        // older readings without the wall figure: nothing said
+        assert!(
+            HostSpeed {
+                before: reading(vec![cpu(0, 1.0, 1.0)]),
+                after: None
+            }
+            .caveats()
+            .is_empty()
+        );
     }
 
     fn reading(cpus: Vec<CpuSpeed>) -> SpeedReading {
@@ -423,6 +535,8 @@ mod tests {
         assert_eq!(r.cpus.len() + r.not_measured.len(), 1);
         for c in &r.cpus {
             assert!(c.compute_mops > 1.0 && c.compute_mops < 1e5, "{c:?}");
+            let ran = c.ran_share().unwrap();
+            assert!(ran > 0.0 && ran <= 1.0, "{c:?}");
             assert!(c.memory_msteps > 0.01 && c.memory_msteps < 1e4, "{c:?}");
         }
         let bad = measure(&[8000]);

@@ -55,6 +55,9 @@ pub struct ToolMeasurements {
     pub lab_containers_running: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<ToolSummary>,
+    /// The host speed probe before the tool measured and after (absent in older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_speed: Option<crate::host::speed::HostSpeed>,
 }
 
 /// The headline figures of a tool's report.

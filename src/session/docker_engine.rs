@@ -229,7 +229,7 @@ impl Engine for DockerEngine<'_> {
         // reading before its calibration stays the run's first).
         if m.measurements.host_speed.is_none() {
             m.measurements.host_speed = Some(crate::host::speed::HostSpeed {
-                before: host_speed().await?,
+                before: crate::host::speed::measure_online().await?,
                 after: None,
             });
         }
@@ -290,7 +290,7 @@ impl Engine for DockerEngine<'_> {
         // The host's speed after the last load, beside the one taken before the first; its
         // failure is a caveat, never a reason to leave the logs behind.
         if let Some(s) = &mut m.measurements.host_speed {
-            match host_speed().await {
+            match crate::host::speed::measure_online().await {
                 Ok(r) => s.after = Some(r),
                 Err(e) => m
                     .caveats
@@ -361,12 +361,4 @@ pub(super) fn record_first_requests(
             manifest.caveats.push(msg);
         }
     }
-}
-
-/// The host's speed on every online CPU (`host::speed`), off the runtime's threads.
-async fn host_speed() -> Result<crate::host::speed::SpeedReading> {
-    let cpus = crate::host::online_cpus().map_err(anyhow::Error::msg)?;
-    tokio::task::spawn_blocking(move || crate::host::speed::measure(&cpus))
-        .await
-        .context("the host speed probe")
 }

@@ -189,13 +189,15 @@ pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process
         ));
     }
     super::write_text(&run.dir.file(REPEATS_FILE), &repeats_tsv(&result.repeats))?;
-    let report = calib_report::analyze(
+    let speed = run.speed_after().await;
+    let mut report = calib_report::analyze(
         settings,
         result.calibration,
         result.repeats,
         busy,
         run.manifest.caveats.clone(),
     );
+    report.host_speed = speed;
     let text = calib_report::render_text(&report);
     run.write_reports(&text, &calib_report::render_markdown(&report), &report)?;
     run.manifest.measurements.summary = Some(ToolSummary::Calib(CalibSummary {

@@ -71,6 +71,9 @@ pub struct CalibReport {
     pub within_article: Option<bool>,
     pub cpu_busy_pct: BTreeMap<u32, f64>,
     pub caveats: Vec<String>,
+    /// The host speed probe's readings before and after (`host speed before ...: ...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_speed: Vec<String>,
 }
 
 /// Steal ticks per CPU line of `/proc/stat` (`cpu` = all CPUs, `cpu0`, ...): the 8th value.
@@ -135,6 +138,7 @@ pub fn analyze(
         article_plus_minus_pct: ARTICLE_PLUS_MINUS_PCT,
         cpu_busy_pct,
         caveats,
+        host_speed: Vec::new(),
     }
 }
 
@@ -252,7 +256,7 @@ pub fn render_text(r: &CalibReport) -> String {
     let mut b = Block::new(&lines[0]);
     b.table = Some(repeat_table(r));
     b.notes = lines[1..].to_vec();
-    b.notes.extend(caveat_lines(&r.caveats));
+    b.notes.extend(caveat_lines(&r.host_speed, &r.caveats));
     blocks_text(&[b])
 }
 
@@ -265,7 +269,7 @@ pub fn render_markdown(r: &CalibReport) -> String {
         s.push_str(&format!("\n- {l}"));
     }
     s.push('\n');
-    s.push_str(&caveats_markdown(&r.caveats));
+    s.push_str(&caveats_markdown(&r.host_speed, &r.caveats));
     s
 }
 

@@ -100,7 +100,10 @@ pub async fn run(
     }
     super::write_text(&run.dir.file(REQUESTS_FILE), &requests_tsv(&got.raws))?;
     super::write_text(&run.dir.file(CGROUP_FILE), &cgroup_tsv(&got.raws))?;
-    let report = cpr_report::analyze(settings, &got.raws, got.idle, run.manifest.caveats.clone());
+    let speed = run.speed_after().await;
+    let mut report =
+        cpr_report::analyze(settings, &got.raws, got.idle, run.manifest.caveats.clone());
+    report.host_speed = speed;
     let text = cpr_report::render_text(&report);
     run.write_reports(&text, &cpr_report::render_markdown(&report), &report)?;
     if verdict.state == RunState::Failed {

@@ -118,6 +118,9 @@ pub struct CprReport {
     pub idle: Option<IdleBaseline>,
     pub comparisons: Vec<Comparison>,
     pub caveats: Vec<String>,
+    /// The host speed probe's readings before and after (`host speed before ...: ...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_speed: Vec<String>,
 }
 
 fn fig(endpoint: &str, what: &str, low: f64, high: f64, note: &str) -> ArticleFigure {
@@ -265,6 +268,7 @@ pub fn analyze(
         idle,
         comparisons,
         caveats,
+        host_speed: Vec::new(),
     }
 }
 
@@ -391,7 +395,7 @@ pub fn render_text(r: &CprReport) -> String {
         blocks.push(c);
     }
     let mut caveats = Block::new("");
-    caveats.notes = caveat_lines(&r.caveats);
+    caveats.notes = caveat_lines(&r.host_speed, &r.caveats);
     blocks.push(caveats);
     blocks_text(&blocks)
 }
@@ -407,7 +411,7 @@ pub fn render_markdown(r: &CprReport) -> String {
         let _ = writeln!(s, "\n## Compared with the article\n");
         s.push_str(&comparison_table(r).to_markdown());
     }
-    s.push_str(&caveats_markdown(&r.caveats));
+    s.push_str(&caveats_markdown(&r.host_speed, &r.caveats));
     s
 }
 

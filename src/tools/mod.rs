@@ -86,16 +86,39 @@ impl ToolRun {
             images: BTreeMap::new(),
             measurements: ToolMeasurements::default(),
         };
-        let run = ToolRun {
+        let mut run = ToolRun {
             dir,
             manifest,
             session,
         };
+        // The host's speed before anything of the tool runs (the probe's wall time sees steal).
+        run.manifest.measurements.host_speed = Some(crate::host::speed::HostSpeed {
+            before: crate::host::speed::measure_online().await?,
+            after: None,
+        });
         run.write_manifest()?;
         if !common.quiet {
             crate::say!("{tool} -> {}", run.dir.path.display());
         }
         Ok(run)
+    }
+
+    /// Take the host speed reading after the measurement: the report's `host speed` lines, and
+    /// a caveat when the host's speed moved or its CPUs were stolen. Returns the lines.
+    pub async fn speed_after(&mut self) -> Vec<String> {
+        let after = crate::host::speed::measure_online().await;
+        let m = &mut self.manifest;
+        let Some(s) = m.measurements.host_speed.as_mut() else {
+            return Vec::new();
+        };
+        match after {
+            Ok(r) => s.after = Some(r),
+            Err(e) => m.caveats.push(format!(
+                "the host speed reading after the measurement failed: {e:#}"
+            )),
+        }
+        m.caveats.extend(s.caveats());
+        s.lines()
     }
 
     pub fn write_manifest(&self) -> Result<()> {

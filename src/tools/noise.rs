@@ -157,6 +157,7 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
     };
     progress.abort();
     let busy = super::busy_since(&stat_before);
+    let speed = run.speed_after().await;
     let mut caveats = run.manifest.caveats.clone();
     if let Some(e) = &result.pin_error {
         caveats.push(e.clone());
@@ -178,6 +179,10 @@ pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process
         busy,
         caveats,
     );
+    let report = noise_report::NoiseReport {
+        host_speed: speed,
+        ..report
+    };
     let text = noise_report::render_text(&report);
     run.write_reports(&text, &noise_report::render_markdown(&report), &report)?;
     run.manifest.measurements.summary = Some(ToolSummary::Noise(NoiseSummary {

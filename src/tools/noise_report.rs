@@ -87,6 +87,9 @@ pub struct NoiseReport {
     /// CPU busy % per host CPU over the check (the loop's own CPU included).
     pub cpu_busy_pct: BTreeMap<u32, f64>,
     pub caveats: Vec<String>,
+    /// The host speed probe's readings before and after (`host speed before ...: ...`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_speed: Vec<String>,
 }
 
 /// Seconds of `[start, end)` that fall in each second of the minute.
@@ -176,6 +179,7 @@ pub fn analyze(
         article: article(),
         cpu_busy_pct,
         caveats,
+        host_speed: Vec::new(),
     }
 }
 
@@ -333,7 +337,7 @@ pub fn render_text(r: &NoiseReport) -> String {
         "stalls by second of the minute (UTC):".into(),
     ];
     grid.table = Some(by_second_grid(r));
-    grid.notes = caveat_lines(&r.caveats);
+    grid.notes = caveat_lines(&r.host_speed, &r.caveats);
     blocks_text(&[lateness, window, comparison, grid])
 }
 
@@ -351,7 +355,7 @@ pub fn render_markdown(r: &NoiseReport) -> String {
     }
     s.push('\n');
     s.push_str(&by.to_markdown());
-    s.push_str(&caveats_markdown(&r.caveats));
+    s.push_str(&caveats_markdown(&r.host_speed, &r.caveats));
     s
 }
 

@@ -23,13 +23,20 @@ pub fn busy(cpu_busy_pct: &BTreeMap<u32, f64>) -> Option<String> {
 }
 
 /// One `caveat: ...` line each (a text block's notes).
-pub fn caveat_lines(caveats: &[String]) -> Vec<String> {
-    caveats.iter().map(|c| format!("caveat: {c}")).collect()
+pub fn caveat_lines(host_speed: &[String], caveats: &[String]) -> Vec<String> {
+    let caveats = caveats.iter().map(|c| format!("caveat: {c}"));
+    host_speed.iter().cloned().chain(caveats).collect()
 }
 
 /// A `## Caveats` section (empty when there is none).
-pub fn caveats_markdown(caveats: &[String]) -> String {
+pub fn caveats_markdown(host_speed: &[String], caveats: &[String]) -> String {
     let mut s = String::new();
+    if !host_speed.is_empty() {
+        let _ = writeln!(s, "\n## Host speed\n");
+        for l in host_speed {
+            let _ = writeln!(s, "- {l}");
+        }
+    }
     if !caveats.is_empty() {
         let _ = writeln!(s, "\n## Caveats\n");
         for c in caveats {
@@ -53,10 +60,17 @@ mod tests {
         );
         assert_eq!(busy(&BTreeMap::new()), None);
         assert_eq!(
-            caveat_lines(&["a".into(), "b".into()]),
-            ["caveat: a", "caveat: b"]
+            caveat_lines(&["host speed before: x".into()], &["a".into(), "b".into()]),
+            ["host speed before: x", "caveat: a", "caveat: b"]
         );
-        assert_eq!(caveats_markdown(&[]), "");
-        assert_eq!(caveats_markdown(&["a".into()]), "\n## Caveats\n\n- a\n");
+        assert_eq!(caveats_markdown(&[], &[]), "");
+        assert_eq!(
+            caveats_markdown(&[], &["a".into()]),
+            "\n## Caveats\n\n- a\n"
+        );
+        assert_eq!(
+            caveats_markdown(&["s".into()], &[]),
+            "\n## Host speed\n\n- s\n"
+        );
     }
 }
