@@ -94,7 +94,7 @@ fn write_samples(dir: &Path) {
         let demo = if knee { 0.97 } else { 0.4 };
         writeln!(cg, r#"{{"t":{t},"role":"demo","container":"perflab-demo","cpu_cores":{demo},"mem_bytes":10485760,"throttled_ms":0.0,"psi_some_avg10":null}}"#).unwrap();
         writeln!(cg, r#"{{"t":{t},"role":"k6","container":"perflab-k6","cpu_cores":0.2,"mem_bytes":104857600,"throttled_ms":0.0,"psi_some_avg10":null}}"#).unwrap();
-        writeln!(host, r#"{{"t":{t},"cpu_busy_pct":[35.0,{:.1}],"psi_some_avg10":{},"dockerd_cores":0.02,"perflab_cores":0.004}}"#, demo * 100.0, if knee { 40.0 } else { 5.0 }).unwrap();
+        writeln!(host, r#"{{"t":{t},"cpu_busy_pct":[22.0,{:.1}],"psi_some_avg10":{},"dockerd_cores":0.02,"perflab_cores":0.004}}"#, demo * 100.0, if knee { 40.0 } else { 5.0 }).unwrap();
         let (idle, lq) = if knee {
             (0, 30 + (sec - a) % 7)
         } else {

@@ -82,6 +82,11 @@ pub struct ContainerDecl {
     pub files: Vec<FileDecl>,
     /// Mounts the lab's shared volume (`LabDescriptor::volume`).
     pub shared_volume: bool,
+    /// Folders of the image served from a volume of their own, filled from the image when the
+    /// container is created, instead of through the engine's storage driver: with
+    /// fuse-overlayfs every file lookup of a request (php-fpm's includes and stats) crosses a
+    /// FUSE daemon outside the container's cgroup, a cost of perflab's layout, not of the lab.
+    pub code_volumes: Vec<&'static str>,
     pub publish: Option<Publish>,
     /// Start only once this earlier role passed its readiness checks.
     pub after_ready: Option<Role>,
@@ -98,6 +103,7 @@ impl ContainerDecl {
             cmd: None,
             files: Vec::new(),
             shared_volume: false,
+            code_volumes: Vec::new(),
             publish: None,
             after_ready: None,
             ready: Vec::new(),

@@ -32,6 +32,7 @@ fn settings(exp: &Experiment) -> Result<&NodeSettings, String> {
 
 fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::NodeApp, 1024);
+    c.code_volumes = vec!["/srv/node"];
     c.publish = Some(Publish::Entry(APP_PORT));
     c.cmd = Some(vec!["node".into(), "/srv/node/server.js".into()]);
     c.env = env(&[

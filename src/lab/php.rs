@@ -50,6 +50,8 @@ fn settings(exp: &Experiment) -> Result<&PhpSettings, String> {
 
 fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::PhpFpm, 768);
+    // The app and Debian's Laravel: every request includes and stats them.
+    c.code_volumes = vec!["/srv/app", "/usr/share/php"];
     c.env = env(&[
         ("APP_ENV", "production".into()),
         ("APP_DEBUG", "false".into()),

@@ -156,6 +156,9 @@ pub struct LabStack {
     pub lab: Lab,
     pub network: String,
     pub volume: Option<String>,
+    /// The volumes serving image folders past the storage driver (`ContainerDecl::code_volumes`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub code_volumes: Vec<String>,
     #[serde(serialize_with = "crate::lab::role::as_log::map")]
     pub containers: BTreeMap<Role, StackContainer>,
     pub pinning: Pinning,
@@ -263,6 +266,7 @@ impl LabStack {
                 .map(|d| d.ready.as_slice())
                 .unwrap_or_default()
         };
+        stack.code_volumes = create_code_volumes(docker, &stack, &decls, exp.lab).await?;
         for decl in &decls {
             if let Some(before) = decl.after_ready {
                 ready::wait_role(docker, &stack, before, ready_of(before), opts.ready_timeout)
@@ -290,6 +294,7 @@ impl LabStack {
             lab,
             network: format!("perflab-{run_id}-net"),
             volume: None,
+            code_volumes: Vec::new(),
             containers: BTreeMap::new(),
             pinning: pinning.clone(),
             pg: None,
@@ -310,6 +315,13 @@ impl LabStack {
     /// `perflab-<run id>`: the names of the stack's objects start so.
     fn prefix(&self) -> String {
         format!("perflab-{}", self.run_id)
+    }
+
+    /// `perflab-<run id>-<role>-code<i>`: the volumes of a container's `code_volumes`.
+    fn code_volume_names(&self, decl: &ContainerDecl) -> Vec<String> {
+        (0..decl.code_volumes.len())
+            .map(|i| format!("{}-{}-code{i}", self.prefix(), decl.role.log_name()))
+            .collect()
     }
 
     /// The container spec of a declared container: named and aliased after its role, pinned to
@@ -340,6 +352,13 @@ impl LabStack {
                 target: v.target.into(),
                 read_only: false,
             }];
+        }
+        for (target, volume) in decl.code_volumes.iter().zip(self.code_volume_names(decl)) {
+            spec.mounts.push(Mount {
+                source: volume,
+                target: target.to_string(),
+                read_only: false,
+            });
         }
         let direct = self.access.direct;
         match decl.publish {
@@ -467,6 +486,28 @@ impl LabStack {
             .await?;
         Ok(())
     }
+}
+
+/// Create the empty volumes of every container's `code_volumes` (labelled with the run, so
+/// teardown and the sweep remove them): the engine fills each from the image when the
+/// container that mounts it is created. Returns their names.
+async fn create_code_volumes(
+    docker: &Docker,
+    stack: &LabStack,
+    decls: &[ContainerDecl],
+    lab: Lab,
+) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for decl in decls {
+        for name in stack.code_volume_names(decl) {
+            let label = format!("{}-code", decl.role.log_name());
+            docker
+                .create_volume(&name, &stack_labels(&stack.run_id, lab, &label))
+                .await?;
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 /// Create a container, copy `files` in, start it, and return what the stack records (its
