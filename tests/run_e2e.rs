@@ -209,6 +209,19 @@ fn exp2_pgconn_refused_connections_are_http_500() {
         );
         assert!(s["non200"]["500"].as_u64().unwrap_or(0) > 0, "{s}");
     }
+    // php-fpm read the app and Laravel from volumes filled at stack start, not through the
+    // storage driver, and the volumes went with the stack
+    let m = rundir::read_manifest(&dir).unwrap();
+    let fpm = &m.measurements.stack.containers.as_ref().unwrap()["php-fpm"];
+    assert_eq!(
+        fpm.code_volumes,
+        ["/srv/app", "/usr/share/php", "/usr/share/zoneinfo"]
+    );
+    assert!(
+        labelled(&run_id_of(&dir)).is_empty(),
+        "{:?}",
+        labelled(&run_id_of(&dir))
+    );
     let log = std::fs::read_to_string(dir.join("logs/laravel.log")).unwrap_or_default()
         + &std::fs::read_to_string(dir.join("logs/php-fpm.log")).unwrap_or_default();
     // PostgreSQL says "too many clients already" when every slot is taken, and "remaining
@@ -257,9 +270,10 @@ fn smoke_entries_run_end_to_end() {
 /// Containers and networks whose `perflab.run` label starts with `run_prefix` ("<run id> <name>").
 fn labelled(run_prefix: &str) -> Vec<String> {
     let mut found = Vec::new();
-    let queries: [(&[&str], &str); 2] = [
+    let queries: [(&[&str], &str); 3] = [
         (&["ps", "-a"], "{{.Label \"perflab.run\"}} {{.Names}}"),
         (&["network", "ls"], "{{.Label \"perflab.run\"}} {{.Name}}"),
+        (&["volume", "ls"], "{{.Label \"perflab.run\"}} {{.Name}}"),
     ];
     for (what, format) in queries {
         let out = Command::new("docker")

@@ -50,8 +50,9 @@ fn settings(exp: &Experiment) -> Result<&PhpSettings, String> {
 
 fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::PhpFpm, 768);
-    // The app and Debian's Laravel: every request includes and stats them.
-    c.code_volumes = vec!["/srv/app", "/usr/share/php"];
+    // The app and Debian's Laravel: every request includes and stats them; and the time zone,
+    // which Debian's PHP reads from the system's tzdata on every request.
+    c.code_volumes = vec!["/srv/app", "/usr/share/php", "/usr/share/zoneinfo"];
     c.env = env(&[
         ("APP_ENV", "production".into()),
         ("APP_DEBUG", "false".into()),
@@ -63,6 +64,10 @@ fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
         ("DB_PASSWORD", ctx.password.clone()),
         ("DB_PERSISTENT", php.persistent.to_string()),
         ("BURN_US", php.burn_us.to_string()),
+        // The lab has no Kerberos: without this, libpq probes for Kerberos credentials on every
+        // connection (5 look-ups of files that do not exist: /etc/krb5.conf, a keytab, a
+        // ticket cache, /etc/gss/mech*), each a FUSE round trip under fuse-overlayfs.
+        ("PGGSSENCMODE", "disable".into()),
     ]);
     c.shared_volume = true;
     c.files = vec![FileDecl {

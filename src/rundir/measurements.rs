@@ -124,6 +124,10 @@ pub struct ContainerRecord {
     /// Container port -> published host port.
     #[serde(deserialize_with = "number_keys")]
     pub host_ports: BTreeMap<u16, u16>,
+    /// Folders of the image served from a volume filled at stack start, past the engine's
+    /// storage driver (absent in older runs: everything went through the driver).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code_volumes: Vec<String>,
 }
 
 impl From<&crate::stack::StackContainer> for ContainerRecord {
@@ -136,6 +140,7 @@ impl From<&crate::stack::StackContainer> for ContainerRecord {
             cpuset: c.cpuset.clone(),
             memory_bytes: c.memory_bytes,
             host_ports: c.host_ports.clone(),
+            code_volumes: c.code_volumes.clone(),
         }
     }
 }

@@ -106,6 +106,10 @@ pub struct StackContainer {
     pub host_ports: BTreeMap<u16, u16>,
     /// Its IPv4 address on the lab network.
     pub address: Option<String>,
+    /// Folders served from a volume of their own instead of the storage driver
+    /// (`ContainerDecl::code_volumes`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub code_volumes: Vec<String>,
 }
 
 /// How the host reaches PostgreSQL (its lab address, or a published port) as the harness role `perflab`
@@ -278,7 +282,8 @@ impl LabStack {
                 .iter()
                 .map(|f| (f.path.clone(), f.contents.clone(), f.mode))
                 .collect();
-            let c = create_and_start(docker, decl.role, spec, &files, &stack.network).await?;
+            let mut c = create_and_start(docker, decl.role, spec, &files, &stack.network).await?;
+            c.code_volumes = decl.code_volumes.iter().map(|p| p.to_string()).collect();
             stack.attach(decl, c, &ctx, opts);
         }
         for decl in &decls {
@@ -549,6 +554,7 @@ async fn create_and_start(
         memory_bytes: spec.memory_bytes.unwrap_or(0),
         host_ports,
         address,
+        code_volumes: Vec::new(),
     })
 }
 
