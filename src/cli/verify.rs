@@ -529,6 +529,9 @@ fn compare_side(arg: &str, out: &Path) -> anyhow::Result<Vec<LoadedRun>> {
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &a.html {
+        crate::html::check_page_path(path)?;
+    }
     let ra = compare_side(&a.run_a, &a.out)?;
     let rb = compare_side(&a.run_b, &a.out)?;
     let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();
