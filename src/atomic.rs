@@ -54,15 +54,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// `root/dirs[0]/dirs[1]/...`, each level created when missing, for files written below an
 /// output root (`out/compare/<experiment>/`). A level that is a symbolic link (wherever it
 /// points) or not a directory is refused as invalid input naming it and the fix: writing
-/// through it could put files outside `root`. `root` itself may be a link.
+/// through it could put files outside `root`. `root` itself may be a link, and is created
+/// when missing.
 pub fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
     let mut at = root.to_path_buf();
     for d in dirs {
         at.push(d);
         let refuse = |what: String| {
             anyhow::Error::new(crate::error::InvalidInput(format!(
-                "{}: {what}; perflab writes its pages below {} only through real directories, \
-                 never through a link (remove it: `rm {}`, then run the command again)",
+                "{}: {what}; perflab writes below {} only through real directories, never \
+                 through a link (remove it: `rm {}`, then run the command again)",
                 at.display(),
                 root.display(),
                 at.display()

@@ -175,10 +175,11 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }
     }
     if a.target == "all" && !single_run {
-        let parent = a
-            .findings_dir
-            .clone()
-            .unwrap_or_else(|| out_root.join("verify"));
+        // out/verify/ is a real directory, never a link out of the out/ root
+        let parent = match &a.findings_dir {
+            Some(d) => d.clone(),
+            None => crate::atomic::create_dirs_under(&out_root, &["verify"])?,
+        };
         let dir = write_findings(&parent, now, &f)?;
         if !quiet {
             crate::say!("findings report: {}", dir.display());

@@ -115,7 +115,9 @@ impl RunDir {
             crate::experiment::validate::valid_id(experiment_id),
             "`{experiment_id}` is not a valid experiment id for a run directory"
         );
-        let path = create_new_dir(&out_root.join(experiment_id), &run_name(now, round))?;
+        // out/<experiment>/ is a real directory: a link there (to anywhere) is refused.
+        let parent = crate::atomic::create_dirs_under(out_root, &[experiment_id])?;
+        let path = create_new_dir(&parent, &run_name(now, round))?;
         let run = RunDir {
             path,
             experiment_id: experiment_id.to_string(),

@@ -199,6 +199,12 @@ fn nothing_elsewhere(dir: &Path) -> Result<(), String> {
     }
 }
 
+fn setup_run_link(dir: &Path) {
+    std::fs::create_dir_all(dir.join("o")).unwrap();
+    std::fs::create_dir(dir.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere", dir.join("o/1a")).unwrap();
+}
+
 fn manifest_intact(dir: &Path) -> Result<(), String> {
     let p = dir.join(concat!("2a/", run_a!(), "/manifest.json"));
     let text = std::fs::read_to_string(&p).unwrap();
@@ -319,6 +325,17 @@ pub fn links_and_output_cases() -> Vec<Case> {
                     "out/compare: a symbolic link (to ../elsewhere)",
                     "rm out/compare",
                 ],
+            )
+        },
+        Case {
+            setup: Some(setup_run_link),
+            after: Some(nothing_elsewhere),
+            ..case(
+                "run: out/<experiment> is a symlink",
+                None,
+                &["run", "1a", "--out", "o"],
+                2,
+                &["o/1a: a symbolic link (to ../elsewhere)", "rm o/1a"],
             )
         },
         Case {
