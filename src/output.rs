@@ -16,7 +16,7 @@ fn acts_on_terminal(c: char) -> bool {
 }
 
 /// `s` safe to show on a terminal or in a text file: every character a terminal would act on
-/// is written as its escape (`\u{1b}` for ESC), so text from data cannot move the cursor,
+/// is written as its escape (`\u001b` for ESC), so text from data cannot move the cursor,
 /// clear the screen, set the window title or rewrite a line already printed. Printable
 /// Unicode, newlines and tabs are kept. The one escaping of perflab's text output: `say!`,
 /// `out!`, [`emit`] and [`stdout`] apply it, and so do report.txt and report.md.
@@ -27,7 +27,7 @@ pub fn plain(s: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
         if acts_on_terminal(c) {
-            out.push_str(&c.escape_unicode().to_string());
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
         } else {
             out.push(c);
         }
@@ -47,7 +47,7 @@ fn plain_bytes(buf: &[u8]) -> Cow<'_, [u8]> {
             buf.iter()
                 .flat_map(|&b| match b {
                     b'\n' | b'\t' => vec![b],
-                    0..0x20 | 0x7f => char::from(b).escape_unicode().to_string().into_bytes(),
+                    0..0x20 | 0x7f => format!("\\u{b:04x}").into_bytes(),
                     _ => vec![b],
                 })
                 .collect(),
@@ -112,13 +112,13 @@ mod tests {
     #[test]
     fn controls_are_shown_not_obeyed() {
         let tag = "r0010\u{1b}]0;PWNED\u{7}\u{1b}[2J";
-        assert_eq!(plain(tag), "r0010\\u{1b}]0;PWNED\\u{7}\\u{1b}[2J");
-        assert_eq!(plain("up\u{1b}[1A\rB"), "up\\u{1b}[1A\\u{d}B");
+        assert_eq!(plain(tag), "r0010\\u001b]0;PWNED\\u0007\\u001b[2J");
+        assert_eq!(plain("up\u{1b}[1A\rB"), "up\\u001b[1A\\u000dB");
         assert_eq!(
             plain("csi \u{9b}2J del \u{7f}"),
-            "csi \\u{9b}2J del \\u{7f}"
+            "csi \\u009b2J del \\u007f"
         );
-        assert_eq!(plain("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(plain("abc\u{202e}fed"), "abc\\u202efed");
         // printable unicode, newlines and tabs are kept, and nothing is copied then
         let ok = "µs ✗ 日本\tcol\nline";
         assert!(matches!(plain(ok), Cow::Borrowed(s) if s == ok));
@@ -127,9 +127,22 @@ mod tests {
     }
 
     #[test]
+    fn json_stays_json_with_the_same_strings() {
+        // serde_json leaves DEL, C1 and bidirectional marks raw; their escapes are JSON's own.
+        let v = serde_json::json!({"o": ["a\u{7f}b\u{9b}2J\u{202e}c\u{1b}[1A\r"]});
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        let shown = plain(&text);
+        assert!(!shown.chars().any(acts_on_terminal), "{shown}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            v
+        );
+    }
+
+    #[test]
     fn chunks_cut_inside_a_character_still_lose_their_control_bytes() {
         let bytes = "é\u{1b}[2J".as_bytes();
-        assert_eq!(&*plain_bytes(&bytes[1..]), &b"\xa9\\u{1b}[2J"[..]);
+        assert_eq!(&*plain_bytes(&bytes[1..]), &b"\xa9\\u001b[2J"[..]);
         assert_eq!(&*plain_bytes(b"a\nb"), b"a\nb");
     }
 }

@@ -177,6 +177,6 @@ fn a_hostile_process_name_is_text_in_markdown_and_plain_text() {
     );
     assert!(!md.contains("<script") && !md.contains("<img") && !md.contains('\u{1b}'));
     let text = perflab::report::text::render(&r);
-    assert!(text.contains("\\u{1b}]0;PWNED\\u{7}"), "{text}");
+    assert!(text.contains("\\u001b]0;PWNED\\u0007"), "{text}");
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
 }

@@ -266,7 +266,7 @@ mod tests {
             md_text("<https://evil.example>"),
             "&lt;https://evil.example>"
         );
-        assert_eq!(md_text("tag \u{1b}[2J"), "tag \\u{1b}[2J");
+        assert_eq!(md_text("tag \u{1b}[2J"), "tag \\u001b[2J");
         let own = "p95 <= 100 ms, queue > 0, fail [1,3], a < b, SQLSTATE[08006] x";
         assert_eq!(md_text(own), own);
     }

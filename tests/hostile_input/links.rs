@@ -287,7 +287,7 @@ pub fn links_and_output_cases() -> Vec<Case> {
                 Some(("d.csv", escaped_tag_csv())),
                 &["analyze", "d.csv", "--slo-ms", "100"],
                 2,
-                &["d.csv", "r0010\\u{1b}]0;PWNED\\u{7}\\u{1b}[2J"],
+                &["d.csv", "r0010\\u001b]0;PWNED\\u0007\\u001b[2J"],
             )
         },
         Case {
@@ -298,7 +298,7 @@ pub fn links_and_output_cases() -> Vec<Case> {
                 None,
                 &["compare", a, b],
                 0,
-                &["\\u{1b}[12A\\u{1b}[2K\\u{d}verdict: SAME (no change)"],
+                &["\\u001b[12A\\u001b[2K\\u000dverdict: SAME (no change)"],
             )
         },
         Case {
@@ -310,7 +310,7 @@ pub fn links_and_output_cases() -> Vec<Case> {
                 None,
                 &["report", "r"],
                 0,
-                &["wrote report.txt", "\\u{1b}]N;PWNED\\u{7}"],
+                &["wrote report.txt", "\\u001b]N;PWNED\\u0007"],
             )
         },
         Case {
