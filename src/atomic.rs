@@ -1,11 +1,12 @@
 //! Atomic file writes: a temp file beside the target (an unpredictable name, created
-//! exclusively, never through a symlink), fsync, rename. Used by every writer of run
-//! directories and by the lab's log collection.
+//! exclusively, never through a symlink), fsync, rename; and the directories below an output
+//! root, never through a symlink. Used by every writer of run directories, the pages and the
+//! lab's log collection.
 use anyhow::Context;
 use serde::Serialize;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// 16 random hex digits from the kernel (a temp name no other user can predict).
 fn random_suffix() -> String {
@@ -50,6 +51,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
+/// `root/dirs[0]/dirs[1]/...`, each level created when missing, for files written below an
+/// output root (`out/compare/<experiment>/`). A level that is a symbolic link (wherever it
+/// points) or not a directory is refused as invalid input naming it and the fix: writing
+/// through it could put files outside `root`. `root` itself may be a link, and is created
+/// when missing.
+pub fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
+    let mut at = root.to_path_buf();
+    for d in dirs {
+        at.push(d);
+        let refuse = |what: String| {
+            anyhow::Error::new(crate::error::InvalidInput(format!(
+                "{}: {what}; perflab writes below {} only through real directories, never \
+                 through a link (remove it: `rm {}`, then run the command again)",
+                at.display(),
+                root.display(),
+                at.display()
+            )))
+        };
+        match std::fs::create_dir(&at) {
+            Ok(()) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e).with_context(|| format!("creating {}", at.display())),
+        }
+        let m =
+            std::fs::symlink_metadata(&at).with_context(|| format!("reading {}", at.display()))?;
+        if m.file_type().is_symlink() {
+            let to = std::fs::read_link(&at).unwrap_or_default();
+            return Err(refuse(format!("a symbolic link (to {})", to.display())));
+        }
+        if !m.is_dir() {
+            return Err(refuse("not a directory".into()));
+        }
+    }
+    Ok(at)
+}
+
 /// JSON (pretty, newline-terminated) written atomically.
 pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value)?;
@@ -76,6 +114,35 @@ mod tests {
     fn temp_names_are_unpredictable() {
         assert_ne!(random_suffix(), random_suffix());
         assert_eq!(random_suffix().len(), 16);
+    }
+
+    #[test]
+    fn output_dirs_are_made_and_links_among_them_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("out");
+        std::fs::create_dir(&root).unwrap();
+        let made = create_dirs_under(&root, &["compare", "2a"]).unwrap();
+        assert!(made.is_dir() && made.ends_with("compare/2a"));
+        assert_eq!(create_dirs_under(&root, &["compare", "2a"]).unwrap(), made);
+        std::fs::remove_dir_all(root.join("compare")).unwrap();
+        let away = d.path().join("elsewhere");
+        std::fs::create_dir(&away).unwrap();
+        std::os::unix::fs::symlink(&away, root.join("compare")).unwrap();
+        let e = create_dirs_under(&root, &["compare", "2a"]).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("compare: a symbolic link (to ") && msg.contains("rm "),
+            "{msg}"
+        );
+        assert_eq!(crate::error::exit_code_for(&e), crate::error::EXIT_INVALID);
+        assert!(
+            std::fs::read_dir(&away).unwrap().next().is_none(),
+            "written through"
+        );
+        std::fs::remove_file(root.join("compare")).unwrap();
+        std::fs::write(root.join("compare"), "").unwrap();
+        let e = create_dirs_under(&root, &["compare"]).unwrap_err();
+        assert!(format!("{e:#}").contains("not a directory"));
     }
 
     #[test]

@@ -2,15 +2,70 @@
 //! Neither panics nor fails when its reader is gone (`perflab verify all | head -3`, a closed
 //! terminal): the rest of the output is dropped, so a run still tears down and marks its
 //! directory. Only these two streams get that treatment; a broken pipe on a socket is an error.
+//! Whatever goes through them is [`plain`] text: data (a k6 tag, a manifest value, a log line,
+//! a folder name) cannot drive the terminal.
+use std::borrow::Cow;
 use std::io::{self, Write};
+
+/// Is `c` a character a terminal acts on instead of showing: a control character (C0 but
+/// newline and tab, DEL, C1: `ESC`, `BEL`, `CR`, `CSI`...) or a bidirectional mark or override,
+/// which reorders what follows it.
+fn acts_on_terminal(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` safe to show on a terminal or in a text file: every character a terminal would act on
+/// is written as its escape (`\u001b` for ESC), so text from data cannot move the cursor,
+/// clear the screen, set the window title or rewrite a line already printed. Printable
+/// Unicode, newlines and tabs are kept. The one escaping of perflab's text output: `say!`,
+/// `out!`, [`emit`] and [`stdout`] apply it, and so do report.txt and report.md.
+pub fn plain(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(acts_on_terminal) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if acts_on_terminal(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// [`plain`] over bytes that may end inside a character (a writer's chunk): a complete text is
+/// escaped as text; otherwise the ASCII control bytes are escaped one by one.
+fn plain_bytes(buf: &[u8]) -> Cow<'_, [u8]> {
+    match std::str::from_utf8(buf) {
+        Ok(s) => match plain(s) {
+            Cow::Borrowed(_) => Cow::Borrowed(buf),
+            Cow::Owned(o) => Cow::Owned(o.into_bytes()),
+        },
+        Err(_) => Cow::Owned(
+            buf.iter()
+                .flat_map(|&b| match b {
+                    b'\n' | b'\t' => vec![b],
+                    0..0x20 | 0x7f => format!("\\u{b:04x}").into_bytes(),
+                    _ => vec![b],
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Write a line to stderr as [`plain`] text; a closed stderr drops it (`say!`).
+pub fn say_line(line: &str) {
+    let _ = writeln!(io::stderr(), "{}", plain(line));
+}
 
 /// `eprintln!` that never panics: progress and warnings go to stderr and are dropped when stderr
 /// is closed, so a run still stops k6, tears its containers down and marks its directory.
 #[macro_export]
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        $crate::output::say_line(&format!($($arg)*));
     }};
 }
 
@@ -18,18 +73,17 @@ macro_rules! say {
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!($crate::output::stdout(), $($arg)*);
+        $crate::output::emit(&format!("{}\n", format_args!($($arg)*)));
     }};
 }
 
-/// `print!` of a rendered text (it carries its own newlines) through [`stdout`].
+/// `print!` of a rendered text (it carries its own newlines) through [`stdout`], as [`plain`] text.
 pub fn emit(text: &str) {
     let _ = stdout().write_all(text.as_bytes());
 }
 
 /// Standard output for tables and `--json`, for writers that take `impl Write`: a broken pipe
-/// counts as written.
+/// counts as written, and what is written is [`plain`] text.
 pub fn stdout() -> QuietStdout {
     QuietStdout(io::stdout().lock())
 }
@@ -38,9 +92,9 @@ pub struct QuietStdout(io::StdoutLock<'static>);
 
 impl Write for QuietStdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self.0.write(buf) {
+        match self.0.write_all(&plain_bytes(buf)) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(buf.len()),
-            r => r,
+            r => r.map(|()| buf.len()),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -48,5 +102,47 @@ impl Write for QuietStdout {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
             r => r,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_shown_not_obeyed() {
+        let tag = "r0010\u{1b}]0;PWNED\u{7}\u{1b}[2J";
+        assert_eq!(plain(tag), "r0010\\u001b]0;PWNED\\u0007\\u001b[2J");
+        assert_eq!(plain("up\u{1b}[1A\rB"), "up\\u001b[1A\\u000dB");
+        assert_eq!(
+            plain("csi \u{9b}2J del \u{7f}"),
+            "csi \\u009b2J del \\u007f"
+        );
+        assert_eq!(plain("abc\u{202e}fed"), "abc\\u202efed");
+        // printable unicode, newlines and tabs are kept, and nothing is copied then
+        let ok = "µs ✗ 日本\tcol\nline";
+        assert!(matches!(plain(ok), Cow::Borrowed(s) if s == ok));
+        // escaping twice changes nothing
+        assert_eq!(plain(&plain(tag)), plain(tag));
+    }
+
+    #[test]
+    fn json_stays_json_with_the_same_strings() {
+        // serde_json leaves DEL, C1 and bidirectional marks raw; their escapes are JSON's own.
+        let v = serde_json::json!({"o": ["a\u{7f}b\u{9b}2J\u{202e}c\u{1b}[1A\r"]});
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        let shown = plain(&text);
+        assert!(!shown.chars().any(acts_on_terminal), "{shown}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&shown).unwrap(),
+            v
+        );
+    }
+
+    #[test]
+    fn chunks_cut_inside_a_character_still_lose_their_control_bytes() {
+        let bytes = "é\u{1b}[2J".as_bytes();
+        assert_eq!(&*plain_bytes(&bytes[1..]), &b"\xa9\\u001b[2J"[..]);
+        assert_eq!(&*plain_bytes(b"a\nb"), b"a\nb");
     }
 }

@@ -3,8 +3,11 @@
 //! time (20 s) and peak RSS (256 MiB, from `wait4`, the figure `/usr/bin/time -v` prints; the
 //! address space is capped at 1.5 GiB too), so unbounded allocation or quadratic work fails
 //! the case. `run` cases also check that nothing was started (no `out/`, no Docker: the engine
-//! address points nowhere, which would exit 1, not 2). Every case runs; the failures are listed
-//! together with a table of exit code, time and peak RSS per case.
+//! address points nowhere, which would exit 1, not 2). A case may build run directories and
+//! links first (`setup`), name text the output must not hold (`lacks`: raw control
+//! characters) and check what the command left (`after`: links in pages, files it must not
+//! touch). Every case runs; the failures are listed together with a table of exit code, time
+//! and peak RSS per case.
 //!
 //! `PERFLAB_BIN=path` runs the table against another binary (an older build, a release
 //! build); `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there;
@@ -12,6 +15,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Links, terminal text, Markdown and output paths (issue 21, part A).
+#[path = "hostile_input/links.rs"]
+mod links;
+use links::links_and_output_cases;
 
 const CSV_HEAD: &str = "metric_name,timestamp,metric_value,expected_response,status,extra_tags\n";
 
@@ -57,7 +65,16 @@ struct Case {
     code: i32,
     /// Substrings of stderr + stdout.
     says: Vec<&'static str>,
+    /// Substrings stderr + stdout must not hold (raw control characters).
+    lacks: Vec<&'static str>,
+    /// Builds what the command reads in the case's directory (run directories, links).
+    setup: Option<fn(&Path)>,
+    /// Checks what the command left in the case's directory (pages, files it must not touch).
+    after: Option<AfterCheck>,
 }
+
+/// What a case's command must have left in its directory: `Err` says what is wrong.
+type AfterCheck = fn(&Path) -> Result<(), String>;
 
 fn case(
     name: &'static str,
@@ -73,6 +90,9 @@ fn case(
         args: args.to_vec(),
         code,
         says: says.to_vec(),
+        lacks: Vec::new(),
+        setup: None,
+        after: None,
     }
 }
 
@@ -282,6 +302,9 @@ fn cases() -> Vec<Case> {
             )
         },
     ]
+    .into_iter()
+    .chain(links_and_output_cases())
+    .collect()
 }
 
 /// A k6 summary whose per-step p95 threshold is `NaN` (k6 would not run it; a hand edit can).
@@ -340,7 +363,14 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
     for (name, bytes) in c.file.iter().chain(&c.extra) {
         std::fs::write(dir.join(name), bytes).unwrap();
     }
-    let quoted: Vec<String> = c.args.iter().map(|a| format!("'{a}'")).collect();
+    if let Some(setup) = c.setup {
+        setup(dir);
+    }
+    let quoted: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
     let (out_path, err_path) = (dir.join(".stdout"), dir.join(".stderr"));
     let t = Instant::now();
     #[allow(
@@ -405,14 +435,20 @@ fn timev_rss_kib(text: &str) -> Option<i64> {
     line.rsplit(':').next()?.trim().parse().ok()
 }
 
-/// What is wrong with the outcome of `c`, if anything.
-fn problems(c: &Case, o: &Outcome) -> Vec<String> {
+/// What is wrong with the outcome of `c` (run in `dir`), if anything.
+fn problems(c: &Case, o: &Outcome, dir: &Path) -> Vec<String> {
     let mut p = Vec::new();
     if o.code != Some(c.code) {
         p.push(format!("exit {:?}, want {}", o.code, c.code));
     }
     for s in c.says.iter().filter(|s| !o.text.contains(**s)) {
         p.push(format!("output lacks {s:?}"));
+    }
+    for s in c.lacks.iter().filter(|s| o.text.contains(**s)) {
+        p.push(format!("output holds {s:?}"));
+    }
+    if let Some(Err(e)) = c.after.map(|f| f(dir)) {
+        p.push(e);
     }
     if o.took > Duration::from_secs(20) {
         p.push(format!("took {:?}", o.took));
@@ -449,7 +485,7 @@ fn hostile_inputs_exit_as_tabled_naming_file_and_field() {
             o.took.as_secs_f64(),
             o.max_rss_kib as f64 / 1024.0
         );
-        let p = problems(c, &o);
+        let p = problems(c, &o, &dir);
         if !p.is_empty() {
             failed.push(format!("{}: {}\n{}", c.name, p.join("; "), o.text));
         }

@@ -4,10 +4,13 @@
 //! stays empty, that the knee sentence and the step table are in the rendered DOM, that the
 //! index's suite filter (read from `#suite=`) hides the other suite's rows, that the compare
 //! page the index links (recorded rounds of 2a, then 2a with 1,000 µs burnt per request) shows
-//! its verdict, and that the screenshots at 360 and 1280 px are not blank.
+//! its verdict, and that the screenshots at 360 and 1280 px are not blank. Folders named to
+//! inject script (a `javascript:` folder, quotes, markup, `%`, `#`, `?`, spaces, unicode) give
+//! an index and a compare page whose every link, clicked, stays a relative file link and runs
+//! nothing.
 mod browser_support;
 mod report_support;
-use browser_support::{chromium, load, page_requests, png_colours, screenshot};
+use browser_support::{chromium, inspect_links, load, page_requests, png_colours, screenshot};
 use report_support::{copy_run, set_suite};
 use std::path::{Path, PathBuf};
 
@@ -87,7 +90,7 @@ fn compare_page_from_the_index_in_headless_chromium() {
         .expect("a compare link in the index");
     let link = all[..at].rsplit("href=\"").next().unwrap();
     let href = link.split('"').next().unwrap().to_string();
-    assert!(href.starts_with("compare/2a/"), "{href}");
+    assert!(href.starts_with("./compare/2a/"), "{href}");
     let page = out.join(&href);
     let dom = load(&page, "", tmp.path());
     assert!(
@@ -121,4 +124,188 @@ fn chromium_checks_catch_a_fetch_and_a_console_message() {
     );
     assert!(err.contains(":CONSOLE") && err.contains("boom"), "{err}");
     assert_eq!(page_requests(&netlog), ["http://example.invalid/x.png"]);
+}
+
+/// Sets `data-pwned` on the page's body: what an injected script would do.
+const PWN: &str = "document.body.setAttribute('data-pwned','yes')";
+
+/// Folder names a hostile user of a shared out/ could pick (no `/`: a name cannot hold one).
+fn hostile_names() -> Vec<String> {
+    vec![
+        format!("javascript:{PWN}%2F%2F"),
+        "exp\"quoted'".into(),
+        format!("<img src=x onerror={PWN}>"),
+        "100% done".into(),
+        "a#frag".into(),
+        "q?x=1&y=2".into(),
+        "with space".into(),
+        "日本語-ü".into(),
+    ]
+}
+
+/// The path a `file://` URL names (percent-decoded).
+fn url_path(url: &str) -> PathBuf {
+    let b = url.strip_prefix("file://").unwrap_or(url).as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (b[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(v)) => {
+                out.push(v);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    PathBuf::from(String::from_utf8(out).unwrap())
+}
+
+/// Links clicked on `page` ran nothing, injected nothing, and each names a file that exists.
+fn assert_links_safe(page: &Path, tmp: &Path) -> Vec<String> {
+    let r = inspect_links(page, tmp);
+    assert_eq!(r.pwned, None, "a link ran script: {:?}", r.hrefs);
+    assert!(
+        r.handlers.is_empty(),
+        "injected attributes: {:?}",
+        r.handlers
+    );
+    assert!(
+        r.outside.is_empty(),
+        "links not relative file links: {:?}",
+        r.outside
+    );
+    for t in ["img", "iframe", "object", "embed", "base", "link", "form"] {
+        assert!(!r.tags.contains_key(t), "injected <{t}>: {:?}", r.tags);
+    }
+    assert!(
+        r.tags.get("script").copied().unwrap_or(0) <= 1,
+        "{:?}",
+        r.tags
+    );
+    for (h, u) in r.hrefs.iter().zip(&r.resolved) {
+        assert!(h.starts_with("./"), "{h}");
+        assert!(url_path(u).is_file(), "{h} resolves to {u}, no such file");
+    }
+    r.hrefs
+}
+
+#[test]
+fn index_over_hostile_folder_names_links_nothing_that_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, stage) = (tmp.path().join("out"), tmp.path().join("stage"));
+    let place = |exp: &str, run: &str| {
+        let src = copy_run("exp1", &stage);
+        let dst = out.join(exp).join(run);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::rename(&src, &dst).unwrap();
+        // A report.html in every folder: what an unchecked index would link.
+        perflab::html::rerender_html(&dst).unwrap();
+    };
+    let run = "20261130T035648Z-r1";
+    for name in hostile_names() {
+        place(&name, run);
+    }
+    place("exp1", run);
+    let bad_run = format!("{run}-x\" onmouseover=\"{PWN}\" b=\"<img src=x onerror={PWN}>");
+    place("exp1", &bad_run);
+    let index = perflab::html::index::write(&out).unwrap();
+    assert_eq!(index.runs, hostile_names().len() + 2);
+
+    let hrefs = assert_links_safe(&index.path, tmp.path());
+    assert_eq!(
+        hrefs,
+        [format!("./exp1/{run}/report.html")],
+        "only the run folder is linked"
+    );
+    // The other folders are listed, as text.
+    let dom = load(&index.path, "", tmp.path());
+    for name in [
+        "with space",
+        "日本語-ü",
+        "a#frag",
+        "100% done",
+        "q?x=1&amp;y=2",
+    ] {
+        assert!(dom.contains(&format!(">{name} <span")), "{name} not listed");
+    }
+    assert!(dom.contains(&format!(">javascript:{PWN}%2F%2F <span")));
+    assert!(
+        dom.contains(&format!("{run}-x\" onmouseover=")),
+        "hostile run not listed"
+    );
+}
+
+#[test]
+fn compare_page_links_through_hostile_folder_names_are_encoded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("runs #1 \"50%\" <b>?日本").join("out");
+    copy_batch("2a-base", &out);
+    copy_batch("2a-burn", &out);
+    let side = |start: &str| -> String {
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(out.join("2a"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        runs.sort();
+        for r in &runs {
+            perflab::html::rerender_html(r).unwrap();
+        }
+        let pick: Vec<String> = runs
+            .iter()
+            .filter(|r| r.file_name().unwrap().to_string_lossy().as_ref() >= start)
+            .take(3)
+            .map(|r| r.display().to_string())
+            .collect();
+        pick.join(",")
+    };
+    let (a, b) = (side("20261130T222220Z"), side("20261130T222517Z"));
+    let page = tmp.path().join("pages").join("cmp.html");
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["compare", &a, &b, "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let hrefs = assert_links_safe(&page, tmp.path());
+    assert_eq!(hrefs.len(), 6, "{hrefs:?}");
+    for h in &hrefs {
+        assert!(
+            h.starts_with("./../runs%20%231%20%2250%25%22%20%3Cb%3E%3F%E6%97%A5%E6%9C%AC/out/2a/"),
+            "{h}"
+        );
+    }
+}
+
+/// The link inspection itself: a `javascript:` link that sets `data-pwned` when clicked and an
+/// injected event handler are caught.
+#[test]
+fn link_inspection_catches_a_script_link_and_an_injected_handler() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("bad.html");
+    std::fs::write(
+        &page,
+        format!(
+            "<html><body><a href=\"javascript:{PWN}\">x</a> <a href=\"ok.html\">ok</a>\
+             <b onclick=\"void 0\">b</b></body></html>"
+        ),
+    )
+    .unwrap();
+    let r = inspect_links(&page, tmp.path());
+    assert_eq!(r.pwned.as_deref(), Some("yes"));
+    assert_eq!(
+        r.outside,
+        [format!("javascript:{PWN}"), "ok.html".to_string()]
+    );
+    assert_eq!(r.handlers, ["b onclick"]);
 }

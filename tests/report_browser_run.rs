@@ -45,7 +45,7 @@ fn a_quick_run_report_and_index_in_headless_chromium() {
     let index = load(&out.join("index.html"), "", tmp.path());
     assert!(
         index.contains(&format!(
-            "<a href=\"demo-open/{name}/report.html\">{name}</a>"
+            "<a href=\"./demo-open/{name}/report.html\">{name}</a>"
         )),
         "the index lists and links the run"
     );
@@ -86,7 +86,7 @@ fn k6_dashboard_per_generator_saved_recorded_and_linked(dir: &Path, tmp: &Path) 
             .len();
         assert!(len > 10_000, "{f} is {len} bytes");
         assert!(
-            page.contains(&format!("<a href=\"{f}\">{f}</a>")),
+            page.contains(&format!("<a href=\"./{f}\">{f}</a>")),
             "report links {f}"
         );
     }

@@ -160,3 +160,23 @@ fn recorded_2a_on_a_shared_host_names_who_took_the_app_core() {
     let out = perflab::verify::render::text(&[res], &[]);
     assert!(out.contains("-> judged on host-limited 04_rps150"), "{out}");
 }
+
+/// A process named to inject markup and terminal escapes (any local user can name one so) is
+/// shown as text: no HTML in report.md, no control character in report.txt.
+#[test]
+fn a_hostile_process_name_is_text_in_markdown_and_plain_text() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostcpu/exp1");
+    let json = std::fs::read_to_string(dir.join("report.json")).unwrap();
+    let evil = r#""<script>alert(1)</script><img src=x onerror=alert(2)>\u001b]0;PWNED\u0007""#;
+    assert!(json.contains("\"run_json\""));
+    let r = perflab::rundir::report::parse(&json.replace("\"run_json\"", evil)).unwrap();
+    let md = perflab::report::markdown::render(&r, &[]);
+    assert!(
+        md.contains("&lt;script>alert(1)&lt;/script>&lt;img src=x"),
+        "{md}"
+    );
+    assert!(!md.contains("<script") && !md.contains("<img") && !md.contains('\u{1b}'));
+    let text = perflab::report::text::render(&r);
+    assert!(text.contains("\\u001b]0;PWNED\\u0007"), "{text}");
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
+}

@@ -30,7 +30,7 @@ fn index_lists_every_run_with_suite_knee_claims_and_link() {
     assert_eq!(page.matches("<tr data-suite=").count(), 2);
     assert!(page.contains("<tr data-suite=\"forky\""));
     assert!(page.contains("<tr data-suite=\"trixie\""));
-    assert!(page.contains("<a href=\"exp1/20261130T035648Z-r1/report.html\">"));
+    assert!(page.contains("<a href=\"./exp1/20261130T035648Z-r1/report.html\">"));
     assert!(page.contains("<td class=\"r\">210 rps</td>"));
     assert!(page.contains("<td class=\"r\">500 rps</td>"));
     assert!(page.contains("1 pass, 0 fail, 0 n/a"));

@@ -53,7 +53,7 @@ fn demo_open_finds_the_knee_above_400_rps() {
     let name = dir.file_name().unwrap().to_string_lossy();
     assert!(
         index.contains(&format!(
-            "<a href=\"demo-open/{name}/report.html\">{name}</a>"
+            "<a href=\"./demo-open/{name}/report.html\">{name}</a>"
         )),
         "index.html links the run"
     );

@@ -19,6 +19,30 @@ fn name_is_utc_timestamp_and_round() {
     assert_eq!(r.status().unwrap().pid, std::process::id());
 }
 
+/// The names run directories get are the names the pages link; the experiment's folder is a
+/// real directory, never a link out of the out/ root.
+#[test]
+fn names_given_are_names_linked_and_no_link_is_followed() {
+    let out = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let r = RunDir::create_at(out.path(), "exp1", 12, when()).unwrap();
+        assert!(rundir::valid_run_name(&r.name()), "{}", r.name());
+    }
+    for bad in [
+        "latest",
+        "20261130T004356Z",
+        "20261130T004356Z-r1-x",
+        "x20261130T004356Z-r1",
+    ] {
+        assert!(!rundir::valid_run_name(bad), "{bad}");
+    }
+    let away = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(away.path(), out.path().join("1a")).unwrap();
+    let e = RunDir::create_at(out.path(), "1a", 1, when()).unwrap_err();
+    assert!(format!("{e:#}").contains("1a: a symbolic link"), "{e:#}");
+    assert!(std::fs::read_dir(away.path()).unwrap().next().is_none());
+}
+
 #[test]
 fn clash_gets_a_suffix_and_latest_follows() {
     let out = tempfile::tempdir().unwrap();

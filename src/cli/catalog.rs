@@ -196,11 +196,11 @@ fn list_markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Resul
             _ => String::new(),
         };
         let what = i.finding.unwrap_or(i.description).replace('|', "\\|");
-        writeln!(
-            out,
+        let line = format!(
             "| `{}` | {} | {} | {} | {} |",
             i.id, i.kind, i.lab, steps, what
-        )?;
+        );
+        writeln!(out, "{}", crate::report::table::md_text(&line))?;
     }
     Ok(())
 }
@@ -396,7 +396,7 @@ pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             let other: Vec<Diagnostic> = diags.into_iter().filter(Diagnostic::is_error).collect();
             tracing::warn!(
                 "other catalog files have errors:\n{}",
-                experiment::diag::render(&other)
+                crate::output::plain(&experiment::diag::render(&other))
             );
             crate::out!("ok: {} file(s)", args.files.len());
             Ok(ExitCode::SUCCESS)

@@ -120,6 +120,10 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     // last of the checks: it creates the directory, which bad input elsewhere must not leave
     check_out_root(&a.out)?;
+    // out/<experiment>/ of each: a real directory, never a link out of --out
+    for r in &resolved {
+        crate::atomic::create_dirs_under(&a.out, &[&r.experiment.id])?;
+    }
     for r in &resolved {
         for w in &r.warnings {
             if !quiet {

@@ -175,10 +175,11 @@ pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }
     }
     if a.target == "all" && !single_run {
-        let parent = a
-            .findings_dir
-            .clone()
-            .unwrap_or_else(|| out_root.join("verify"));
+        // out/verify/ is a real directory, never a link out of the out/ root
+        let parent = match &a.findings_dir {
+            Some(d) => d.clone(),
+            None => crate::atomic::create_dirs_under(&out_root, &["verify"])?,
+        };
         let dir = write_findings(&parent, now, &f)?;
         if !quiet {
             crate::say!("findings report: {}", dir.display());
@@ -529,6 +530,9 @@ fn compare_side(arg: &str, out: &Path) -> anyhow::Result<Vec<LoadedRun>> {
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &a.html {
+        crate::html::check_page_path(path)?;
+    }
     let ra = compare_side(&a.run_a, &a.out)?;
     let rb = compare_side(&a.run_b, &a.out)?;
     let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();

@@ -10,8 +10,9 @@ use crate::report::table::{Block, Table};
 use crate::verify::compare::render::{capacity_line, cpu_line, round_rows};
 use crate::verify::compare::{Diff, Rounds, RoundsComparison, Verdict, pair};
 
-/// `to` relative to the directory `from` (both made absolute first), with `/` separators.
-pub fn relative(from: &Path, to: &Path) -> String {
+/// `to` relative to the directory `from` (both made absolute first), as path segments: `..`
+/// to climb, then the names down to `to` (for `html::href`).
+pub fn relative(from: &Path, to: &Path) -> Vec<String> {
     let abs = |p: &Path| -> PathBuf {
         let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         if p.is_absolute() {
@@ -30,7 +31,17 @@ pub fn relative(from: &Path, to: &Path) -> String {
             .iter()
             .map(|c| c.as_os_str().to_string_lossy().into_owned()),
     );
-    parts.join("/")
+    parts
+}
+
+/// The link from the page's directory `here` to a run's report.html, when the run's folders
+/// are linkable (`html::linkable_run`); otherwise the run is listed as text.
+fn report_link(here: &Path, dir: &Path) -> Option<String> {
+    let name = |p: Option<&Path>| -> Option<String> { Some(p?.file_name()?.to_str()?.to_string()) };
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let (exp, run) = (name(real.parent())?, name(Some(&real))?);
+    super::linkable_run(&exp, &run)
+        .then(|| super::href(relative(here, &dir.join(super::REPORT_HTML))))
 }
 
 fn verdict_class(v: Verdict) -> &'static str {
@@ -42,8 +53,8 @@ fn verdict_class(v: Verdict) -> &'static str {
     }
 }
 
-/// Both sides' rounds, each run's name a link to its report.html.
-fn rounds_html(c: &RoundsComparison, links: [&[String]; 2]) -> String {
+/// Both sides' rounds, each run's name a link to its report.html (when it has one).
+fn rounds_html(c: &RoundsComparison, links: [&[Option<String>]; 2]) -> String {
     let cpu_head = c
         .cpu
         .step
@@ -62,6 +73,7 @@ fn rounds_html(c: &RoundsComparison, links: [&[String]; 2]) -> String {
     // The table renderer escapes cells: put the links in after it, one per run name.
     let mut html = table_html(&t, &no_marks);
     for (row, href) in t.rows.iter().zip(&hrefs) {
+        let Some(href) = href else { continue };
         let cell = format!("<td class=\"l\">{}</td>", esc(&row[1]));
         let link = format!(
             "<td class=\"l\"><a href=\"{}\">{}</a></td>",
@@ -98,10 +110,8 @@ pub fn render(c: &RoundsComparison, dirs_a: &[PathBuf], dirs_b: &[PathBuf], file
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let links = |dirs: &[PathBuf]| -> Vec<String> {
-        dirs.iter()
-            .map(|d| relative(here, &d.join(super::REPORT_HTML)))
-            .collect()
+    let links = |dirs: &[PathBuf]| -> Vec<Option<String>> {
+        dirs.iter().map(|d| report_link(here, d)).collect()
     };
     let (la, lb) = (links(dirs_a), links(dirs_b));
     let unit = c.first.unit.as_str();
@@ -163,7 +173,12 @@ mod tests {
             Path::new("/o/compare/2a"),
             Path::new("/o/2a/r1/report.html"),
         );
-        assert_eq!(r, "../../2a/r1/report.html");
-        assert_eq!(relative(Path::new("/o"), Path::new("/o/x.html")), "x.html");
+        assert_eq!(r, ["..", "..", "2a", "r1", "report.html"]);
+        assert_eq!(
+            relative(Path::new("/o"), Path::new("/o/x.html")),
+            ["x.html"]
+        );
+        let odd = relative(Path::new("/o/c"), Path::new("/o/javascript:x#?/r.html"));
+        assert_eq!(super::super::href(odd), "./../javascript%3Ax%23%3F/r.html");
     }
 }

@@ -32,7 +32,8 @@ pub struct IndexRow {
     pub claims: Option<(usize, usize, usize)>,
     /// Host caveats (sharing, steal, layout), from the manifest and the report.
     pub caveats: Vec<String>,
-    /// report.html relative to the out/ root, when present.
+    /// The link to report.html from the out/ root (`html::href`), when present and the run's
+    /// folders are linkable (`html::linkable_run`).
     pub href: Option<String>,
     /// The refined max sustainable rate (`perflab run --refine`), in the knee's unit.
     pub max_sustainable: Option<u32>,
@@ -67,16 +68,12 @@ fn is_host_caveat(c: &str) -> bool {
 }
 
 /// Read one run directory into a row; missing files leave their fields empty.
-pub fn read_row(run: &RunDir, out_root: &Path, catalog: Option<&Catalog>) -> IndexRow {
-    load_row(run, out_root, catalog).0
+pub fn read_row(run: &RunDir, catalog: Option<&Catalog>) -> IndexRow {
+    load_row(run, catalog).0
 }
 
 /// A row, with the run's report and manifest when both could be read (for the compare pages).
-pub fn load_row(
-    run: &RunDir,
-    out_root: &Path,
-    catalog: Option<&Catalog>,
-) -> (IndexRow, Option<(Report, Manifest)>) {
+pub fn load_row(run: &RunDir, catalog: Option<&Catalog>) -> (IndexRow, Option<(Report, Manifest)>) {
     let status = run.status().ok();
     let manifest = run.read_manifest().ok();
     let report = crate::rundir::read_report(&run.path).ok();
@@ -104,9 +101,11 @@ pub fn load_row(
         _ => None,
     };
     let html = run.file(super::REPORT_HTML);
+    let name = run.name();
+    let linkable = super::linkable_run(&run.experiment_id, &name);
     let row = IndexRow {
         experiment: run.experiment_id.clone(),
-        run: run.name(),
+        run: name.clone(),
         round: run.round,
         created: run.created,
         suite: manifest.as_ref().and_then(crate::verify::load::suite_of),
@@ -127,12 +126,8 @@ pub fn load_row(
         has_report: report.is_some(),
         claims,
         caveats,
-        href: html.is_file().then(|| {
-            html.strip_prefix(out_root)
-                .unwrap_or(&html)
-                .to_string_lossy()
-                .into_owned()
-        }),
+        href: (linkable && html.is_file())
+            .then(|| super::href([run.experiment_id.as_str(), &name, super::REPORT_HTML])),
         max_sustainable: report
             .as_ref()
             .and_then(|r| r.refine.as_ref())
@@ -154,7 +149,7 @@ fn load_rows(out_root: &Path) -> Vec<(IndexRow, Option<super::index_compare::Loa
     rundir::list_runs(out_root, None)
         .iter()
         .map(|run| {
-            let (row, loaded) = load_row(run, out_root, catalog.as_ref());
+            let (row, loaded) = load_row(run, catalog.as_ref());
             let loaded = loaded
                 .filter(|_| row.state == "complete")
                 .map(|(mut r, m)| {

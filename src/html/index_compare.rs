@@ -1,7 +1,7 @@
 //! The index's compare pages: the rounds of one `perflab run --rounds N` (a batch: r1, r2, ...
 //! created one after the other) against the previous batch of the same experiment and suite,
-//! written to `out/compare/<experiment>/<A's first run>--<B's first run>.html` and linked from
-//! each row of batch B. Two runs that are not neighbours: `perflab compare A B --html FILE`.
+//! written to `out/compare/<experiment>/<A's first run>--<B's first run>.html` (never through
+//! a symbolic link under out/) and linked from each row of batch B. Two runs that are not neighbours: `perflab compare A B --html FILE`.
 use std::path::{Path, PathBuf};
 
 use super::index::IndexRow;
@@ -24,7 +24,12 @@ pub struct Loaded {
 /// experiment and suite, each batch's rounds in order. A batch starts at round 1, or wherever
 /// the round number does not follow the previous run's.
 pub fn batches(rows: &[IndexRow], loaded: &[Option<Loaded>]) -> Vec<Vec<usize>> {
-    let mut order: Vec<usize> = (0..rows.len()).filter(|i| loaded[*i].is_some()).collect();
+    // Only runs whose folders are linkable: the page's path and links are made of them.
+    let mut order: Vec<usize> = (0..rows.len())
+        .filter(|i| {
+            loaded[*i].is_some() && super::linkable_run(&rows[*i].experiment, &rows[*i].run)
+        })
+        .collect();
     order.sort_by(|a, b| {
         let (x, y) = (&rows[*a], &rows[*b]);
         (&x.experiment, &x.suite, x.created, &x.run).cmp(&(
@@ -78,20 +83,16 @@ pub fn write_pages(
         if ra.experiment != rb.experiment || ra.suite != rb.suite {
             continue;
         }
-        let rel = format!(
-            "{COMPARE_DIR}/{}/{}--{}.html",
-            rb.experiment, ra.run, rb.run
-        );
-        let file = out_root.join(&rel);
+        let name = format!("{}--{}.html", ra.run, rb.run);
+        let dir = crate::atomic::create_dirs_under(out_root, &[COMPARE_DIR, &rb.experiment])?;
+        let file = dir.join(&name);
+        let rel = super::href([COMPARE_DIR, rb.experiment.as_str(), &name]);
         let c = compare::compare_rounds(&side(pa, loaded, &labels), &side(pb, loaded, &labels));
         let dirs = |b: &[usize]| -> Vec<PathBuf> {
             b.iter()
                 .filter_map(|i| loaded[*i].as_ref().map(|l| l.dir.clone()))
                 .collect()
         };
-        if let Some(parent) = file.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
         let page = super::compare_page::render(&c, &dirs(pa), &dirs(pb), &file);
         crate::atomic::write_atomic(&file, page.as_bytes())?;
         written += 1;

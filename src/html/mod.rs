@@ -15,6 +15,47 @@ use std::path::Path;
 use crate::analyze::Report;
 use crate::atomic::write_atomic;
 
+/// A page the user names (`compare --html FILE`) may be written at `path`: refused, as invalid
+/// input naming the file and the fix, when `path` is a symbolic link (the page is a new file,
+/// never written through a link) or lies in a run directory (a folder holding manifest.json or
+/// status.json, or below one), whose own files no page may replace.
+pub fn check_page_path(path: &Path) -> anyhow::Result<()> {
+    let refuse = |why: String| {
+        anyhow::Error::new(crate::error::InvalidInput(format!(
+            "--html {}: {why}",
+            path.display()
+        )))
+    };
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refuse(
+            "a symbolic link; the page is written as a new file, never through a link \
+             (remove the link or give another path)"
+                .into(),
+        ));
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    // The nearest folder that exists, as the kernel resolves it, then every folder above.
+    let real = parent
+        .ancestors()
+        .find_map(|a| a.canonicalize().ok())
+        .unwrap_or_default();
+    for dir in real.ancestors() {
+        for own in [crate::rundir::MANIFEST_FILE, crate::rundir::STATUS_FILE] {
+            if std::fs::symlink_metadata(dir.join(own)).is_ok() {
+                return Err(refuse(format!(
+                    "inside the run directory {} (it holds {own}); a page must not replace a \
+                     run's own files: give a path outside run directories (e.g. compare.html)",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `report::render_run_dir`, then the run's report.html beside the other reports.
 pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let r = crate::report::render_run_dir(dir)?;
@@ -24,6 +65,32 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
 }
 
 pub const REPORT_HTML: &str = "report.html";
+
+/// The one way the pages build a link: relative path segments (a `..` climbs), each
+/// percent-encoded but for `A-Z a-z 0-9 - . _ ~`, joined by `/` and prefixed `./`. A segment
+/// cannot name a scheme (`javascript:`), a host, a query, a fragment or a markup character,
+/// whatever folder or manifest it came from.
+pub fn href<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> String {
+    let mut out = String::from(".");
+    for s in segments {
+        out.push('/');
+        for b in s.as_ref().bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// A run directory's folders as the pages link them: `(experiment, run)` when the parent is an
+/// experiment id and the folder a run name (`rundir::valid_run_name`); other folders (copied
+/// in by hand, named by anyone who can write to out/) are listed as text, not linked.
+pub fn linkable_run(experiment: &str, run: &str) -> bool {
+    crate::experiment::validate::valid_id(experiment) && crate::rundir::valid_run_name(run)
+}
 
 /// Write `dir/report.html` from the report, the run's manifest (when `dir` is a run directory
 /// with one: experiment, claims, versions, config) and the two plots.
@@ -93,4 +160,82 @@ pub fn rerender_html(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
     };
     write_html(&r, dir, crate::report::plots::steps_svg(&r), timeline)?;
     Ok(dir.join(REPORT_HTML))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hrefs_are_relative_encoded_segments() {
+        assert_eq!(
+            href(["exp1", "20261130T035648Z-r1", REPORT_HTML]),
+            "./exp1/20261130T035648Z-r1/report.html"
+        );
+        assert_eq!(
+            href(["..", "..", "2a", "x~y_z.html"]),
+            "./../../2a/x~y_z.html"
+        );
+        let evil = "javascript:document.body.setAttribute('data-pwned','yes')%2F%2F";
+        let h = href([evil, "report.html"]);
+        assert_eq!(
+            h,
+            "./javascript%3Adocument.body.setAttribute%28%27data-pwned%27%2C%27yes%27%29%252F%252F/report.html"
+        );
+        // nothing a browser or an HTML parser reads as syntax survives a segment
+        for odd in [
+            "a\"b", "<i>", "50%", "#top", "?q=1", "a b", "x/y", "日本", "a\\b", "&amp;",
+        ] {
+            let h = href([odd]);
+            assert!(h.starts_with("./"), "{h}");
+            assert!(
+                h[2..]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~%".contains(&b)),
+                "{odd} -> {h}"
+            );
+        }
+        assert_eq!(href(["日本"]), "./%E6%97%A5%E6%9C%AC");
+    }
+
+    #[test]
+    fn only_run_folders_are_linked() {
+        assert!(linkable_run("exp2-mc80", "20261130T035648Z-r1"));
+        assert!(linkable_run("1a", "20261130T035648Z-r12-3"));
+        for (e, r) in [
+            ("javascript:x", "20261130T035648Z-r1"),
+            ("Exp1", "20261130T035648Z-r1"),
+            ("exp1", "20261130T035648Z-r1-\"><script>"),
+            ("exp1", "20261130T035648Z-r"),
+            ("exp1", "2026113XT035648Z-r1"),
+            ("exp1", "20261130T035648Z-r1-2-3"),
+            ("exp1", "latest"),
+            ("exp1", "20261130T03564é-r1"),
+        ] {
+            assert!(!linkable_run(e, r), "{e}/{r}");
+        }
+    }
+
+    #[test]
+    fn a_page_never_lands_in_a_run_directory_or_through_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        let run = d.path().join("exp1/20261130T035648Z-r1");
+        std::fs::create_dir_all(run.join("k6")).unwrap();
+        std::fs::write(run.join(crate::rundir::MANIFEST_FILE), "{}").unwrap();
+        for p in [
+            run.join("manifest.json"),
+            run.join("new.html"),
+            run.join("k6/x.html"),
+            run.join("k6/missing/x.html"),
+        ] {
+            let e = check_page_path(&p).unwrap_err();
+            assert_eq!(crate::error::exit_code_for(&e), crate::error::EXIT_INVALID);
+            assert!(format!("{e}").contains("holds manifest.json"), "{e}");
+        }
+        assert!(check_page_path(&d.path().join("compare.html")).is_ok());
+        assert!(check_page_path(&d.path().join("new/dir/compare.html")).is_ok());
+        let link = d.path().join("link.html");
+        std::os::unix::fs::symlink(d.path().join("elsewhere.html"), &link).unwrap();
+        assert!(format!("{}", check_page_path(&link).unwrap_err()).contains("symbolic link"));
+    }
 }

@@ -48,8 +48,9 @@ pub fn host_warning_html(r: &Report) -> String {
         .collect()
 }
 
-/// The pages k6's web dashboard exported (`--k6-dashboard`), relative to the run directory.
-pub fn dashboard_files(m: &Manifest) -> Vec<String> {
+/// The pages k6's web dashboard exported (`--k6-dashboard`), as path segments below the run
+/// directory (`k6`, the generator's folder, the file).
+pub fn dashboard_files(m: &Manifest) -> Vec<Vec<String>> {
     let Some(g) = &m.measurements.generators else {
         return Vec::new();
     };
@@ -59,8 +60,8 @@ pub fn dashboard_files(m: &Manifest) -> Vec<String> {
     g.instances
         .iter()
         .map(|i| match i.out.as_deref() {
-            Some("k6") | None => format!("k6/{file}"),
-            Some(sub) => format!("k6/{sub}/{file}"),
+            Some("k6") | None => vec!["k6".into(), file.clone()],
+            Some(sub) => vec!["k6".into(), sub.into(), file.clone()],
         })
         .collect()
 }
@@ -87,7 +88,13 @@ pub fn versions_html(m: Option<&Manifest>, provenance: &[String]) -> String {
     if !dashboards.is_empty() {
         let links: Vec<String> = dashboards
             .iter()
-            .map(|f| format!("<a href=\"{0}\">{0}</a>", esc(f)))
+            .map(|f| {
+                format!(
+                    "<a href=\"{}\">{}</a>",
+                    esc(&super::href(f)),
+                    esc(&f.join("/"))
+                )
+            })
             .collect();
         out.push_str(&format!(
             "<p>k6's own web dashboard (<code>--k6-dashboard</code>), beside this report: {}</p>\n",
@@ -126,7 +133,7 @@ fn perflab_version(m: &Manifest) -> String {
         m.perflab
             .git_commit
             .as_deref()
-            .map(|c| format!(", commit {}", &c[..c.len().min(12)]))
+            .map(|c| format!(", commit {}", c.chars().take(12).collect::<String>()))
             .unwrap_or_default(),
         if m.perflab.git_dirty == Some(true) {
             ", uncommitted changes"

@@ -19,7 +19,9 @@ pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
                 )
             }
             BuildProgress::Step { role, step } => {
+                // Docker's build output: shown, never obeyed (`output::plain`).
                 let step: String = step.chars().take(100).collect();
+                let step = crate::output::plain(&step);
                 if tty {
                     eprint!("\r\x1b[2K  {:<9} {step}", role.image_name());
                 } else {

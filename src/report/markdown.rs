@@ -1,16 +1,18 @@
-//! `report.md`: the same content as Markdown tables, with the SVG plots embedded.
+//! `report.md`: the same content as Markdown tables, with the SVG plots embedded; the data in
+//! it carries no HTML and no link (`table::md_text`).
 use super::content::blocks;
+use super::table::md_text;
 use crate::analyze::Report;
 
 pub fn render(r: &Report, plots: &[&str]) -> String {
     let mut out = String::new();
     for (i, b) in blocks(r).iter().enumerate() {
-        out.push_str(&format!(
+        out.push_str(&md_text(&format!(
             "{} {}\n\n",
             if i == 0 { "#" } else { "##" },
             b.title
-        ));
-        out.push_str(&b.body_markdown());
+        )));
+        out.push_str(&md_text(&b.body_markdown()));
         if i == 1 {
             for p in plots {
                 out.push_str(&format!("![{p}]({p})\n\n"));

@@ -203,6 +203,32 @@ pub fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
+/// Markdown that renders as the text it says, whatever data it carries: [`plain`] (control
+/// characters shown as escapes), and no HTML and no link from data: a `<` that could open a
+/// tag, a comment or an autolink (before a letter, `/`, `!` or `?`) is written `&lt;`, a `]`
+/// that could close a link text or start a link definition (before `(`, `[` or `:`) is
+/// written `\]`. Comparisons (`p95 <= 100`, `> 0`) and ranges (`fail [1,3]`) are left as
+/// they are. Every Markdown file and listing goes through it; perflab's own links (report.md's
+/// plots) are added after.
+///
+/// [`plain`]: crate::output::plain
+pub fn md_text(s: &str) -> String {
+    let s = crate::output::plain(s);
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        match (c, next) {
+            ('<', Some(n)) if n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?') => {
+                out.push_str("&lt;")
+            }
+            (']', Some('(' | '[' | ':')) => out.push_str("\\]"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,6 +243,32 @@ mod tests {
         t.push(vec!["a|b".into(), "x\ny".into()]);
         assert!(t.to_markdown().starts_with("| step | p95 |\n|---|---|\n"));
         assert!(t.to_markdown().ends_with("| a\\|b | x y |\n"));
+    }
+
+    #[test]
+    fn markdown_from_data_carries_no_html_and_no_link() {
+        let log = "<script>alert(1)</script> <!-- x --> <img src=x onerror=alert(1)> </p>";
+        let md = md_text(log);
+        assert!(
+            !md.contains("<s") && !md.contains("<!") && !md.contains("<i") && !md.contains("</"),
+            "{md}"
+        );
+        assert!(md.starts_with("&lt;script>alert(1)&lt;/script>"), "{md}");
+        assert_eq!(
+            md_text("[x](javascript:alert(1))"),
+            "[x\\](javascript:alert(1))"
+        );
+        assert_eq!(
+            md_text("[x]: javascript:alert(1)"),
+            "[x\\]: javascript:alert(1)"
+        );
+        assert_eq!(
+            md_text("<https://evil.example>"),
+            "&lt;https://evil.example>"
+        );
+        assert_eq!(md_text("tag \u{1b}[2J"), "tag \\u001b[2J");
+        let own = "p95 <= 100 ms, queue > 0, fail [1,3], a < b, SQLSTATE[08006] x";
+        assert_eq!(md_text(own), own);
     }
 
     #[test]

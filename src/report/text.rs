@@ -12,5 +12,6 @@ pub fn render(r: &Report) -> String {
         }
         out.push_str(&b.body_text());
     }
-    out
+    // Printed, and read with `cat` and `less`: no control character from data survives.
+    crate::output::plain(&out).into_owned()
 }

@@ -63,6 +63,20 @@ pub fn run_name(created: DateTime<Utc>, round: u32) -> String {
     format!("{}-r{round}", created.format("%Y%m%dT%H%M%SZ"))
 }
 
+/// Is `name` a name [`run_name`] and [`create_new_dir`] give: `20261130T004356Z-r1`, maybe
+/// with a clash suffix `-2`? Folders named otherwise are not linked from the pages.
+pub fn valid_run_name(name: &str) -> bool {
+    let digits = |s: &[u8]| !s.is_empty() && s.len() <= 9 && s.iter().all(u8::is_ascii_digit);
+    let Some((stamp, rest)) = name.split_once("-r") else {
+        return false;
+    };
+    let b = stamp.as_bytes();
+    let stamp_ok =
+        b.len() == 16 && b[8] == b'T' && b[15] == b'Z' && digits(&b[..8]) && digits(&b[9..15]);
+    let parts: Vec<&[u8]> = rest.as_bytes().split(|b| *b == b'-').take(3).collect();
+    stamp_ok && parts.len() <= 2 && parts.iter().all(|p| digits(p))
+}
+
 /// Create `parent/base` (and `parent`), or `base-2`, `base-3`, ... when taken: never reuses a
 /// directory.
 pub fn create_new_dir(parent: &Path, base: &str) -> anyhow::Result<PathBuf> {
@@ -101,7 +115,9 @@ impl RunDir {
             crate::experiment::validate::valid_id(experiment_id),
             "`{experiment_id}` is not a valid experiment id for a run directory"
         );
-        let path = create_new_dir(&out_root.join(experiment_id), &run_name(now, round))?;
+        // out/<experiment>/ is a real directory: a link there (to anywhere) is refused.
+        let parent = crate::atomic::create_dirs_under(out_root, &[experiment_id])?;
+        let path = create_new_dir(&parent, &run_name(now, round))?;
         let run = RunDir {
             path,
             experiment_id: experiment_id.to_string(),

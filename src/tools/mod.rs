@@ -127,8 +127,11 @@ impl ToolRun {
 
     /// Write `report.txt`, `report.md` and `report.json`.
     pub fn write_reports<T: Serialize>(&self, txt: &str, md: &str, json: &T) -> Result<()> {
-        write_text(&self.dir.file("report.txt"), txt)?;
-        write_text(&self.dir.file("report.md"), md)?;
+        write_text(&self.dir.file("report.txt"), &crate::output::plain(txt))?;
+        write_text(
+            &self.dir.file("report.md"),
+            &crate::report::table::md_text(md),
+        )?;
         rundir::write_json_atomic(&self.dir.file("report.json"), json)
     }
 

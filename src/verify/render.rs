@@ -2,7 +2,7 @@
 //! the JSON object. Pure.
 use super::eval::{ClaimResult, ClaimVerdict};
 use super::findings::{Findings, key_versions};
-use crate::report::table::{Block, Table, blocks_text, md_cell};
+use crate::report::table::{Block, Table, blocks_text, md_cell, md_text};
 use std::fmt::Write;
 
 fn verdict_word(v: ClaimVerdict) -> &'static str {
@@ -98,7 +98,7 @@ pub fn markdown(f: &Findings) -> String {
             let _ = writeln!(out, "- {}", md_cell(s));
         }
     }
-    out
+    md_text(&out)
 }
 
 /// The findings' runs: experiment, run, suite, key versions.

@@ -179,3 +179,110 @@ pub fn screenshot(page: &Path, width: u32, tmp: &Path) -> PathBuf {
     );
     png
 }
+
+/// `file://` URL of the absolute `path`, each name percent-encoded (`perflab::html::href`).
+pub fn file_url(path: &Path) -> String {
+    let names = path
+        .iter()
+        .skip(1)
+        .map(|n| n.to_string_lossy().into_owned());
+    format!("file:///{}", &perflab::html::href(names)[2..])
+}
+
+/// What [`inspect_links`] found on a page.
+#[derive(Debug)]
+pub struct LinkReport {
+    /// Every `<a>`'s href attribute as written.
+    pub hrefs: Vec<String>,
+    /// Every `<a>`'s href as the browser resolved it.
+    pub resolved: Vec<String>,
+    /// Links not `file:` or not starting `./`.
+    pub outside: Vec<String>,
+    /// `data-pwned` on the page's body after every link was clicked (a `javascript:` link ran).
+    pub pwned: Option<String>,
+    /// `tag attribute` of every event-handler (`on*`) or `data-pwned` attribute in the page.
+    pub handlers: Vec<String>,
+    /// How many elements of each tag the page has.
+    pub tags: std::collections::BTreeMap<String, u64>,
+}
+
+const LINK_HARNESS: &str = r#"<!DOCTYPE html><html><body><pre id="result">pending</pre>
+<iframe id="f" src="PAGE" width="1000" height="800"></iframe>
+<script>
+var f = document.getElementById('f');
+f.addEventListener('load', function () {
+  var r = {hrefs: [], resolved: [], outside: [], pwned: null, handlers: [], tags: {}};
+  var d = f.contentDocument;
+  // Links to files stay put (the page is inspected, not left); any other link is followed.
+  d.addEventListener('click', function (e) {
+    var a = e.target.closest('a');
+    if (a && a.protocol === 'file:') e.preventDefault();
+  }, true);
+  d.querySelectorAll('*').forEach(function (el) {
+    var t = el.tagName.toLowerCase();
+    r.tags[t] = (r.tags[t] || 0) + 1;
+    for (var i = 0; i < el.attributes.length; i++) {
+      var n = el.attributes[i].name;
+      if (/^on/i.test(n) || n === 'data-pwned') r.handlers.push(t + ' ' + n);
+    }
+  });
+  d.querySelectorAll('a').forEach(function (a) {
+    var raw = a.getAttribute('href') || '';
+    r.hrefs.push(raw);
+    r.resolved.push(a.href);
+    if (a.protocol !== 'file:' || raw.indexOf('./') !== 0) r.outside.push(raw);
+    a.click();
+  });
+  setTimeout(function () {
+    r.pwned = f.contentDocument.body.getAttribute('data-pwned');
+    document.getElementById('result').textContent = 'RESULT' + JSON.stringify(r) + 'END';
+  }, 500);
+});
+</script></body></html>
+"#;
+
+/// Load `page` in a frame of a harness page, list its elements' tags and event-handler
+/// attributes, then click every link: links to files are stopped (and their targets kept),
+/// any other (`javascript:`, `http:`) is followed, and `data-pwned` on the body afterwards
+/// says a script ran. File URLs may read each other here (`--allow-file-access-from-files`).
+pub fn inspect_links(page: &Path, tmp: &Path) -> LinkReport {
+    let harness = tmp.join("link-harness.html");
+    std::fs::write(&harness, LINK_HARNESS.replace("PAGE", &file_url(page))).unwrap();
+    let (dom, err) = chromium(
+        &file_url(&harness),
+        &["--dump-dom", "--allow-file-access-from-files"],
+        &tmp.join("profile-links"),
+    );
+    assert_no_console_message(&err, &page.display().to_string());
+    let json = dom
+        .split("RESULT")
+        .nth(1)
+        .and_then(|s| s.split("END").next())
+        .unwrap_or_else(|| panic!("no result from the link harness: {dom}"));
+    // The dump escapes the text of <pre>: undo it, `&amp;` last.
+    let json = json
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let strings = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| s.as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    LinkReport {
+        hrefs: strings("hrefs"),
+        resolved: strings("resolved"),
+        outside: strings("outside"),
+        pwned: v["pwned"].as_str().map(str::to_string),
+        handlers: strings("handlers"),
+        tags: v["tags"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0)))
+            .collect(),
+    }
+}
