@@ -408,7 +408,7 @@ fn the_settings_and_the_boundary_are_shown() {
         "rule: 99 % confidence over a plan of 10 rounds a side",
         "boundary: 9 looks, each at α' = 0.0",
         "decided: no; about",
-        "steal (hypervisor, mean % of each CPU over the measured steps): A 1.5 %, B 1.8 %",
+        "steal on the app's and database's CPUs (hypervisor, mean over the steps): A 1.5 %, B 1.8 %",
         "steal %",
     ] {
         assert!(text.contains(s), "{s:?} not in:\n{text}");

@@ -12,7 +12,7 @@ pub const STEAL_DIFF_PTS: f64 = 2.0;
 /// ... and more than this many standard errors of the difference (the rounds' own noise).
 pub const STEAL_DIFF_SE: f64 = 2.0;
 
-/// Both sides' steal, in % of each CPU's time.
+/// Both sides' steal on the app's and the database's CPUs, in % of their time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StealSignal {
     pub a_mean_pct: Option<f64>,
@@ -64,7 +64,7 @@ impl StealSignal {
     pub fn line(&self) -> String {
         let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1} %"));
         let mut l = format!(
-            "steal (hypervisor, mean % of each CPU over the measured steps): A {}, B {}",
+            "steal on the app's and database's CPUs (hypervisor, mean over the steps): A {}, B {}",
             f(self.a_mean_pct),
             f(self.b_mean_pct)
         );
@@ -108,7 +108,7 @@ pub fn temper(verdict: Verdict, why: String, s: &StealSignal) -> (Verdict, Strin
     (
         Verdict::Inconclusive,
         format!(
-            "the hypervisor stole {a:.1} % of each CPU's time in A's rounds and {b:.1} % in B's ({d:+.1} points, beyond the rounds' spread): the host drifted between the sides, so a change of the code cannot be told from the host's; run the sides interleaved, or again when steal is low (would have been {}: {why})",
+            "the hypervisor stole {a:.1} % of the app's and database's CPUs in A's rounds and {b:.1} % in B's ({d:+.1} points, beyond the rounds' spread): the host drifted between the sides, so a change of the code cannot be told from the host's; run the sides interleaved, or again when steal is low (would have been {}: {why})",
             verdict.as_str()
         ),
     )
@@ -148,7 +148,7 @@ mod tests {
         let (v, why) = temper(Verdict::Regressed, "cpu +12 %".into(), &s);
         assert_eq!(v, Verdict::Inconclusive);
         assert!(
-            why.contains("1.0 % of each CPU's time in A's rounds and 11.7 % in B's"),
+            why.contains("1.0 % of the app's and database's CPUs in A's rounds and 11.7 % in B's"),
             "{why}"
         );
         assert!(

@@ -34,8 +34,8 @@ pub struct Rounds {
     pub cpu_median: Option<f64>,
     /// `(max - min) / median` of `cpu_ms_per_ok`, in %.
     pub cpu_spread_pct: Option<f64>,
-    /// Per round: the hypervisor's steal over the measured steps, in % of each online CPU's time
-    /// (None in runs recorded before steal was sampled).
+    /// Per round: the hypervisor's steal on the app's and the database's CPUs, in % of their
+    /// time (`steal_pct`; None in runs recorded before steal was sampled).
     pub steal_pct: Vec<Option<f64>>,
     /// The rounds whose steal is over `STEAL_FLAG_PCT`.
     pub steal_flagged: Vec<String>,
@@ -105,14 +105,29 @@ pub fn spread_pct(v: &[f64]) -> Option<f64> {
     Some((max - min) / m * 100.0)
 }
 
-/// A round is flagged when the hypervisor stole more than this share of each CPU's time, in %.
-pub const STEAL_FLAG_PCT: f64 = 10.0;
+/// A round is flagged when the hypervisor stole more than this share of the app's or the
+/// database's CPUs, in %: the share that makes a step host-limited in its report.
+pub const STEAL_FLAG_PCT: f64 = crate::analyze::samples::HOST_LIMITED_PCT;
 
-/// The hypervisor's steal during a round's measured steps, in % of each online CPU's time: the
-/// report's host-wide figure (`checks.host_share.steal_cores`, summed over the CPUs from the
-/// per-CPU host samples) over the online CPUs. On a host whose app and database CPUs are all
-/// its CPUs (2 CPUs: this project's host) that is the steal on those CPUs.
+/// The hypervisor's steal during a round, in % of the stolen CPUs' time: per step the higher of
+/// the app's and the database's pinned CPUs' steal (`server.app_cpus`, `server.db_cpus`),
+/// averaged over the steps. Reports made before that split keep only the host-wide figure
+/// (`checks.host_share.steal_cores`, summed over the CPUs): over the online CPUs, which on a
+/// host whose app and database CPUs are all its CPUs (2 CPUs) is the same thing.
 pub fn steal_pct(r: &Report, m: &Manifest) -> Option<f64> {
+    let per_step: Vec<f64> = r
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let w = s.server.as_ref()?;
+            let app = w.app_cpus.as_ref().and_then(|c| c.steal_pct);
+            let db = w.db_cpus.as_ref().and_then(|c| c.steal_pct);
+            app.into_iter().chain(db).reduce(f64::max)
+        })
+        .collect();
+    if !per_step.is_empty() {
+        return Some(per_step.iter().sum::<f64>() / per_step.len() as f64);
+    }
     let cores = r.checks.host_share.as_ref()?.steal_cores?;
     Some(cores / m.host.online_cpu_count.max(1) as f64 * 100.0)
 }
@@ -207,6 +222,19 @@ mod tests {
         // runs recorded before steal was sampled: unknown
         a.checks.host_share.as_mut().unwrap().steal_cores = None;
         assert_eq!(steal_pct(&a, &m), None);
+        // the split of the pinned CPUs, where the report has it, wins: per step the higher of
+        // the app's and the database's steal, averaged over the steps
+        let split = |steal: f64| crate::analyze::samples::CpuSplit {
+            steal_pct: Some(steal),
+            ..Default::default()
+        };
+        for (i, s) in a.steps.iter_mut().enumerate() {
+            let w = s.server.get_or_insert_with(Default::default);
+            w.app_cpus = Some(split(4.0 * i as f64));
+            w.db_cpus = Some(split(6.0));
+        }
+        // steps 0-3: max(0, 6), max(4, 6), max(8, 6), max(12, 6) = 6, 6, 8, 12
+        assert_eq!(steal_pct(&a, &m), Some(8.0));
     }
 
     #[test]
