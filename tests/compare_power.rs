@@ -275,7 +275,30 @@ fn print_the_tables() {
             .collect();
         println!("| {sd} % | {} |", cells.join(" | "));
     }
-    let level = 1.0 - Plan::new(&s, 10).nominal_alpha;
+    let plan = Plan::new(&s, 10);
+    println!(
+        "## the boundary of the default plan (alpha' {:.5})",
+        plan.nominal_alpha
+    );
+    for n in 2..=10 {
+        let b = plan.boundary(n, n);
+        println!("n {n}: df {}, t {:.2}", b.df, b.t_crit);
+    }
+    for (conf, rounds) in [(0.99, 5), (0.99, 20), (0.95, 10), (0.999, 10)] {
+        let p = Plan::new(
+            &Settings {
+                confidence: conf,
+                max_rounds: rounds,
+                ..s
+            },
+            rounds,
+        );
+        println!(
+            "confidence {conf}, plan {rounds}: alpha' {:.5}",
+            p.nominal_alpha
+        );
+    }
+    let level = 1.0 - plan.nominal_alpha;
     println!("## percentile bootstrap coverage at {level:.4} (nominal), 2,000 trials");
     for n in [3, 5, 10] {
         println!("n {n}: {:.3}", bootstrap_coverage(n, level, 2000, 2000));
