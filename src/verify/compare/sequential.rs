@@ -176,6 +176,17 @@ pub struct Boundary {
     pub t_crit: f64,
 }
 
+/// The boundary for `n_a` and `n_b` rounds (each at least `FIRST_LOOK`) under a plan of
+/// `max_rounds` a side at `confidence` (a plan of at least the rounds given).
+pub fn boundary(n_a: usize, n_b: usize, max_rounds: usize, confidence: f64) -> Boundary {
+    let s = Settings {
+        confidence,
+        max_rounds,
+        ..Settings::default()
+    };
+    Plan::new(&s, n_a.max(n_b)).boundary(n_a, n_b)
+}
+
 /// What the interval says about B against A.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -344,6 +355,7 @@ impl Plan {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stats::t_two_sided_p;
     use super::*;
 
     fn logs(rng: &mut Rng, n: usize, mu: f64, sigma: f64) -> Vec<f64> {
@@ -366,6 +378,13 @@ mod tests {
         assert!(nominal_alpha(0.99, 20) < a);
         assert!(nominal_alpha(0.999, 10) < a);
         assert_eq!(nominal_alpha(0.99, 10), a, "cached and deterministic");
+        // the boundary at a look: 3 rounds a side under the default plan, t(4) at α'
+        let b = boundary(3, 3, 10, 0.99);
+        assert_eq!((b.df, b.looks, b.planned_rounds), (4.0, 9, 10));
+        assert_eq!(b.nominal_alpha, a);
+        assert!((t_two_sided_p(b.t_crit, 4.0) - a).abs() < 1e-9);
+        // more rounds given than planned: the plan grows to them
+        assert_eq!(boundary(12, 3, 10, 0.99).planned_rounds, 12);
     }
 
     /// Log-normal rounds with a known sigma: the interval covers the true ratio as often as its

@@ -104,3 +104,66 @@ pub fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::model::Report;
+    use crate::rundir::Manifest;
+
+    fn round(dir: &str) -> (Report, Manifest) {
+        let path = format!(
+            "{}/tests/fixtures/compare/{dir}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let read = |f: &str| std::fs::read_to_string(format!("{path}/{f}")).unwrap();
+        (
+            crate::rundir::report::parse(&read("report.json")).unwrap(),
+            Manifest::parse(&read("manifest.json")).unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_sides_must_differ_only_in_what_was_declared() {
+        let (r1, m1) = round("2a-base/2a/20261130T222220Z-r1");
+        let (r2, m2) = round("2a-base/2a/20261130T222301Z-r2");
+        let (b1, n1) = round("2a-burn/2a/20261130T222517Z-r1");
+        let (b2, n2) = round("2a-burn/2a/20261130T222600Z-r2");
+        let (e1, f1) = round("exp1-base/exp1/20261130T222725Z-r1");
+        let a: Vec<Run> = vec![("a1", &r1, &m1), ("a2", &r2, &m2)];
+        let b: Vec<Run> = vec![("b1", &b1, &n1), ("b2", &b2, &n2)];
+        // the declared difference (burn_us) between the sides is fine
+        assert_eq!(check(&a, &b), Ok(()));
+        let twice: Vec<Run> = vec![("a1", &r1, &m1), ("a1 again", &r1, &m1)];
+        let e = check(&twice, &b).unwrap_err();
+        assert!(
+            e.starts_with("the run a1 again is twice in side A (a1,a1 again)"),
+            "{e}"
+        );
+        let both: Vec<Run> = vec![("b1", &b1, &n1), ("a2", &r2, &m2)];
+        assert!(
+            check(&a, &both)
+                .unwrap_err()
+                .contains("on both sides (A: a2, B: a2)")
+        );
+        let mixed: Vec<Run> = vec![("b1", &b1, &n1), ("e1", &e1, &f1)];
+        assert!(
+            check(&a, &mixed)
+                .unwrap_err()
+                .contains("side B's run e1 is experiment exp1")
+        );
+        let config: Vec<Run> = vec![("a1", &r1, &m1), ("b2", &b2, &n2)];
+        assert!(
+            check(&config, &b[..1])
+                .unwrap_err()
+                .starts_with("side A mixes configurations")
+        );
+        // two experiments: one run a side only
+        assert_eq!(check(&a[..1], &[("e1", &e1, &f1)]), Ok(()));
+        assert!(
+            check(&a, &[("e1", &e1, &f1)])
+                .unwrap_err()
+                .contains("one experiment")
+        );
+    }
+}

@@ -160,7 +160,7 @@ pub fn capacity_signal(a: &Rounds, b: &Rounds, lowest: u32, plan: &Plan) -> Capa
 /// "B/A 1.12 (+12.0 %), 99.7 % interval 1.08-1.16" for a test.
 pub fn ratio_text(t: &LogTest) -> String {
     format!(
-        "B/A {:.3} ({:+.1} %), {:.1} % interval {:.3}-{:.3}",
+        "B/A {:.3} ({:+.1} %), {:.2} % interval {:.3}-{:.3}",
         t.ratio,
         (t.ratio - 1.0) * 100.0,
         t.boundary.level * 100.0,
