@@ -149,6 +149,32 @@ fn clean_reruns_are_not_a_regression() {
     }
 }
 
+/// The 16 interleaved clean rounds of each experiment split into their odd and even rounds (8
+/// a side, recorded while compilers used most of the host): never regressed or improved.
+#[test]
+fn interleaved_clean_halves_are_not_a_change() {
+    for batch in ["2a-shared", "exp1-shared"] {
+        let all = rounds(batch);
+        let half = |odd: usize| -> String {
+            let v: Vec<String> = all
+                .iter()
+                .skip(odd)
+                .step_by(2)
+                .map(|p| p.display().to_string())
+                .collect();
+            v.join(",")
+        };
+        let v = compare_json(&half(0), &half(1));
+        let why = v["why"].as_str().unwrap();
+        assert!(
+            ["same", "inconclusive"].contains(&verdict(&v)),
+            "{batch}: {why}"
+        );
+        assert_eq!(v["boundary"]["df"], 14.0);
+        println!("{batch}: {} ({why})", verdict(&v));
+    }
+}
+
 #[test]
 fn one_run_a_side_keeps_the_steps_and_is_inconclusive() {
     let (a, b) = (&rounds("2a-base")[0], &rounds("2a-burn")[0]);

@@ -11,7 +11,8 @@
 //! * the CPU signal, the primary one: app-box CPU ms per ok response at the common step, the
 //!   lowest step measured with CPU samples, and at most 5 % of its requests failed, in every
 //!   round of both sides (the candidate with the least round-to-round noise on this host: SD of
-//!   the logs 3-5 % between rounds, against 35-40 % for the max sustainable rate);
+//!   the logs 2-4 % between the rounds of a batch, 13 % for exp1 while compilers used most of
+//!   the host, against 35-45 % for the max sustainable rate);
 //! * per round the log of the signal; B/A = the ratio of the geometric means, with an interval
 //!   from Student's t on the logs with the pooled SD (floored at 0.5 %), at the level
 //!   1 - α' of the plan's boundary: α' is calibrated by simulation so that looking after every

@@ -17,8 +17,8 @@ pub const CALIBRATION_PATHS: usize = 20_000;
 const CALIBRATION_SEED: u64 = 0x00C0_FFEE_5EED_0022;
 /// The boundary is calibrated on normal logs to this share of the allowed false alarms: the
 /// recorded rounds are not quite normal, and resampling them raised the false alarms of a
-/// boundary calibrated to the full share by up to 15 % (exp1's rounds: 0.95 % against 0.83 %
-/// on normal logs, 40,000 trials; docs/regression.md).
+/// boundary calibrated to the full share by up to 15 % (exp1's 9 rounds of 2026-11-30: 0.95 %
+/// against 0.83 % on normal logs, 40,000 trials; docs/regression.md).
 pub const CALIBRATION_SHARE: f64 = 0.85;
 /// "Rounds still needed" is searched up to this many rounds a side.
 pub const ROUNDS_SEARCH_CAP: usize = 100;
