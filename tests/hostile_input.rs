@@ -301,10 +301,89 @@ fn cases() -> Vec<Case> {
                 &["s.json", "p95 threshold NaN"],
             )
         },
+        case(
+            "compare: one run three times",
+            None,
+            &["compare", cmp_r1_thrice(), cmp_batch("2a-clean")],
+            2,
+            &["the run 2a/20261130T222220Z-r1 is twice in side A"],
+        ),
+        case(
+            "compare: --confidence NaN",
+            None,
+            &[
+                "compare",
+                cmp_batch("2a-base"),
+                cmp_batch("2a-burn"),
+                "--confidence",
+                "NaN",
+            ],
+            2,
+            &["--confidence NaN: give a chance between 0.8 and 0.999"],
+        ),
+        case(
+            "compare: --max-rounds 2^64-1",
+            None,
+            &[
+                "compare",
+                cmp_batch("2a-base"),
+                cmp_batch("2a-burn"),
+                "--max-rounds",
+                "18446744073709551615",
+            ],
+            2,
+            &["--max-rounds 18446744073709551615: give a number of rounds a side from 2 to 50"],
+        ),
+        // the longest plan at the strictest confidence: its calibration stays in bounds
+        case(
+            "compare: --max-rounds 50 --confidence 0.999",
+            None,
+            &[
+                "compare",
+                cmp_batch("2a-base"),
+                cmp_batch("2a-burn"),
+                "--max-rounds",
+                "50",
+                "--confidence",
+                "0.999",
+            ],
+            3,
+            &[
+                "verdict: INCONCLUSIVE",
+                "a plan of 50 rounds a side",
+                "49 looks",
+            ],
+        ),
     ]
     .into_iter()
     .chain(links_and_output_cases())
     .collect()
+}
+
+/// The recorded rounds of a compare batch (tests/fixtures/compare), as a RUN,RUN,RUN list.
+fn cmp_batch(batch: &str) -> &'static str {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/compare")
+        .join(batch);
+    let exp = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let mut runs: Vec<String> = std::fs::read_dir(exp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().display().to_string())
+        .collect();
+    runs.sort();
+    runs.join(",").leak()
+}
+
+/// 2a-base's first round three times.
+fn cmp_r1_thrice() -> &'static str {
+    let r1 = cmp_batch("2a-base").split(',').next().unwrap();
+    [r1, r1, r1].join(",").leak()
 }
 
 /// A k6 summary whose per-step p95 threshold is `NaN` (k6 would not run it; a hand edit can).

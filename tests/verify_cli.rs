@@ -146,7 +146,7 @@ fn compare_shows_knee_shift_and_config_diff() {
     perflab()
         .args(["compare", "exp1", "exp2-mc80", "--out", FIX])
         .assert()
-        .code(0)
+        .code(3)
         .stdout(predicate::str::contains("knee: A 210 -> B 150 (-2 steps)"))
         .stdout(predicate::str::contains(
             "experiment.stack.php.max_children: 20 -> 80",

@@ -56,13 +56,41 @@ pub struct VerifyArgs {
     pub catalog: CatalogArg,
 }
 
+/// `perflab compare --help`'s closing text: the exit codes and where the rule is written.
+pub const COMPARE_AFTER_HELP: &str = "\
+Verdict: B/A of the rounds' app CPU per ok request at the lowest common step, with an interval \
+from Student's t on the logs at a boundary that accounts for looking after every pair of rounds \
+(up to --max-rounds a side). regressed: the interval is above 1 and B/A >= 1 + --min-effect; \
+improved: the mirror; same: the interval lies within +-(--margin); else inconclusive, with the \
+rounds a side that would decide. See docs/regression.md.
+
+Exit codes:
+  0  no regression (same or improved)
+  1  regressed
+  2  bad input (unreadable run, a run twice, runs of different experiments, sides that differ in \
+more than the suite and --set overrides, settings out of range); nothing compared
+  3  inconclusive, and nothing regressed";
+
 #[derive(Debug, Args)]
+#[command(after_help = COMPARE_AFTER_HELP)]
 pub struct CompareArgs {
     /// Side A: a run directory, an experiment id (its newest complete run), or several run
     /// directories separated by commas (rounds)
     pub run_a: String,
     /// Side B, as side A
     pub run_b: String,
+    /// Chance of no false `regressed` or `improved` over the whole plan of rounds (0.8-0.999)
+    #[arg(long, default_value_t = 0.99)]
+    pub confidence: f64,
+    /// Smallest change in % that counts as regressed or improved
+    #[arg(long, value_name = "PCT", default_value_t = 3.0)]
+    pub min_effect: f64,
+    /// `same` when the whole interval lies within +-PCT %
+    #[arg(long, value_name = "PCT", default_value_t = 5.0)]
+    pub margin: f64,
+    /// The plan the boundary accounts for: a look after every pair, up to N rounds a side
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_rounds: usize,
     /// Print the verdict, both sides' rounds and signals, and the differences as JSON
     #[arg(long)]
     pub json: bool,
@@ -533,6 +561,13 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &a.html {
         crate::html::check_page_path(path)?;
     }
+    let settings = compare::Settings {
+        confidence: a.confidence,
+        min_effect_pct: a.min_effect,
+        margin_pct: a.margin,
+        max_rounds: a.max_rounds,
+    };
+    settings.check().map_err(invalid)?;
     let ra = compare_side(&a.run_a, &a.out)?;
     let rb = compare_side(&a.run_b, &a.out)?;
     let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();
@@ -547,7 +582,8 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         .zip(&lb)
         .map(|(r, l)| (l.as_str(), &r.report, &r.manifest))
         .collect();
-    let c = compare::compare_rounds(&sa, &sb);
+    compare::sides::check(&sa, &sb).map_err(|e| invalid(format!("compare: {e}")))?;
+    let c = compare::compare_rounds_with(&sa, &sb, &settings);
     if let Some(path) = &a.html {
         let dirs = |runs: &[LoadedRun]| runs.iter().map(|r| r.dir.clone()).collect::<Vec<_>>();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -566,7 +602,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         crate::output::emit(&compare::render::text(&c));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(compare::exit_code([c.verdict])))
 }
 
 pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {

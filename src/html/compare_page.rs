@@ -7,7 +7,9 @@ use std::path::{Component, Path, PathBuf};
 use super::report::{block_html, injected_html, no_marks, table_html};
 use super::report_page::{esc, page};
 use crate::report::table::{Block, Table};
-use crate::verify::compare::render::{capacity_line, cpu_line, round_rows};
+use crate::verify::compare::render::{
+    capacity_line, cpu_line, decided_line, round_header, round_rows, rule_line,
+};
 use crate::verify::compare::{Diff, Rounds, RoundsComparison, Verdict, pair};
 
 /// `to` relative to the directory `from` (both made absolute first), as path segments: `..`
@@ -60,7 +62,7 @@ fn rounds_html(c: &RoundsComparison, links: [&[Option<String>]; 2]) -> String {
         .step
         .map_or("CPU ms/ok".to_string(), |s| format!("CPU ms/ok @{s}"));
     let mut out = String::from("<section id=\"rounds\">\n<h2>Rounds</h2>\n");
-    let mut t = Table::new(["side", "run", "max sustainable", "knee", cpu_head.as_str()]);
+    let mut t = Table::new(round_header(&cpu_head));
     t.left = vec![0, 1];
     let sides: [(&str, &Rounds); 2] = [("A", &c.rounds_a), ("B", &c.rounds_b)];
     let mut hrefs = Vec::new();
@@ -135,13 +137,14 @@ pub fn render(c: &RoundsComparison, dirs_a: &[PathBuf], dirs_b: &[PathBuf], file
         capacity_line(&c.capacity, unit, &c.rounds_a, &c.rounds_b),
         c.host_speed.line(),
     ];
+    signals.lines.push(c.steal.line());
+    signals.lines.push(decided_line(c));
     signals.notes.push(format!(
-        "Rule: B regressed when its median CPU per ok request at the common step (the lowest \
-         step measured in every round) exceeds \
-         A's by more than max({} x pooled spread, {} %) with the rounds' ranges apart, and its max \
-         sustainable rate is not higher, and its host did not run more than 15 % slower (host \
-         speed probe); at least {} rounds a side.",
-        c.rule.spread_k, c.rule.floor_pct, c.rule.min_rounds
+        "Rule: B/A of the rounds' CPU per ok request at the common step (the lowest step \
+         measured in every round), with an interval from Student's t on the logs; {}; a regression \
+         whose max sustainable rate rose, or on a host more than 15 % slower (host speed probe) \
+         or with more steal beyond the rounds' noise, is inconclusive (docs/regression.md).",
+        rule_line(c).trim_start_matches("rule: ")
     ));
     body.push_str(&block_html(&signals, "signals", &no_marks));
     body.push_str(&rounds_html(c, [&la, &lb]));

@@ -276,7 +276,8 @@ pub fn links_and_output_cases() -> Vec<Case> {
                     "--html",
                     "cmp.html",
                 ],
-                0,
+                // one run a side: shown side by side, no verdict (inconclusive: exit 3)
+                3,
                 &["wrote cmp.html"],
             )
         },
@@ -297,7 +298,7 @@ pub fn links_and_output_cases() -> Vec<Case> {
                 "compare: manifest value moves cursor",
                 None,
                 &["compare", a, b],
-                0,
+                3,
                 &["\\u001b[12A\\u001b[2K\\u000dverdict: SAME (no change)"],
             )
         },

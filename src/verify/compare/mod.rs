@@ -1,46 +1,59 @@
 //! `perflab compare A B`: did B regress against A? Each side is one run or several rounds.
 //! Pure: `pair` (one run against one run: steps side by side, knee shift, versions and config
 //! that differ), `rounds` (each side's rounds: max sustainable rates, CPU per ok request at the
-//! common step), `verdict` (the rule below), `render` (text).
+//! common step, steal), `sides` (what is refused), `stats` and `sequential` (the test and its
+//! boundary), `verdict` (the rule below), `speed` and `drift` (the host), `signals` (the
+//! candidate signals' noise), `simulate` (the measured power), `render` (text).
 //!
-//! The verdict comes from the rounds' spread, never from one number:
+//! The verdict comes from a test on the rounds, never from one number (docs/regression.md
+//! has the rule, its measured power and the noise that chose the signal):
 //!
-//! * fewer than 2 rounds on a side: `inconclusive`;
 //! * the CPU signal, the primary one: app-box CPU ms per ok response at the common step, the
 //!   lowest step measured with CPU samples, and at most 5 % of its requests failed, in every
-//!   round of both sides. The lowest, and not only passing steps: on a shared host the latency
-//!   criteria fail early (2a quick rounds here, the host's other processes using 1.2-1.5 of its
-//!   2 cores: knees at 50-150 rps, 1,000 µs burnt per request failing at 50 rps) while the CPU
-//!   per request at the lowest step stays within 2 % across rounds (6.97, 6.97, 7.11 ms); higher
-//!   steps are cut by k6's abort or saturated, and queueing adds CPU. Per side the median and
-//!   the spread `(max - min) / median`; pooled spread = the root mean square of the two sides'.
-//!   B is *worse* when its median exceeds A's by more than
-//!   `max(SPREAD_K x pooled spread, FLOOR_PCT)` and the two sides' ranges do not overlap,
-//!   *better* symmetrically, *same* within the threshold, *unclear* beyond it with overlapping
-//!   ranges;
+//!   round of both sides (the candidate with the least round-to-round noise on this host: SD of
+//!   the logs 2-4 % between the rounds of a batch, 13 % for exp1 while compilers used most of
+//!   the host, against 35-45 % for the max sustainable rate);
+//! * per round the log of the signal; B/A = the ratio of the geometric means, with an interval
+//!   from Student's t on the logs with the pooled SD (floored at 0.5 %), at the level
+//!   1 - α' of the plan's boundary: α' is calibrated by simulation so that looking after every
+//!   A/B pair from 2 to `--max-rounds` rounds a side (default 10) gives any false `regressed`
+//!   or `improved` a chance of at most 1 - `--confidence` (default 0.99); plain `compare A B`
+//!   uses the same boundary for its round counts;
+//! * CPU worse: the interval entirely above 1 and B/A at least 1 + `--min-effect` (3 %);
+//!   better: the mirror; same: the whole interval within ±`--margin` (5 %), an equivalence
+//!   test; anything else unclear, with the rounds a side that would decide at this estimate;
 //! * the capacity signal: each round's max sustainable rate (refined with `--refine`, else the
-//!   last passing step below the knee). B is worse when every B round is below every A round,
-//!   better when above, else same. It moves by whole steps and with host stalls, so it only
-//!   confirms or contradicts the CPU signal;
+//!   last passing step below the knee; none passing counts as half the lowest step), the same
+//!   test with its SD floored at 5 % (whole steps); it never decides alone but is never hidden:
 //! * CPU worse (better) and capacity not better (worse): `regressed` (`improved`); CPU same and
-//!   capacity same: `same`; the signals disagree, capacity moved with the CPU the same, the CPU
-//!   change unclear, or no CPU signal: `inconclusive`.
+//!   capacity not moved: `same`; the signals disagree, capacity moved with the CPU the same or
+//!   unclear, the CPU unclear, fewer than 2 rounds a side or no CPU signal: `inconclusive`,
+//!   saying what to look at;
+//! * the host: a `regressed` on rounds whose host ran more than 15 % slower than A's (an
+//!   `improved` on a faster one) is `inconclusive` (`speed`); so is a decided verdict whose
+//!   sides differ in the hypervisor's steal beyond the rounds' noise (`drift`).
 //!
-//! * the host's speed (`speed`): a `regressed` on rounds whose host ran more than 15 % slower
-//!   than A's (an `improved` on a faster one) is `inconclusive`.
-//!
-//! The constants and the detection power measured on this project's host are in the README
-//! ("Checking the findings").
+//! Refused (exit 2, naming the runs, `sides`): a run twice, runs of different experiments, a
+//! side mixing configurations, sides differing in more than the suite and `--set` overrides.
+//! Exit codes: 0 no regression, 1 regressed, 3 inconclusive (`verdict::exit_code`).
+pub mod drift;
 pub mod pair;
 pub mod render;
 pub mod rounds;
+pub mod sequential;
+pub mod sides;
+pub mod signals;
+pub mod simulate;
 pub mod speed;
+pub mod stats;
 pub mod verdict;
 
+pub use drift::StealSignal;
 pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
+pub use sequential::{Boundary, Call, LogTest, Plan, Settings};
 pub use speed::SpeedSignal;
-pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict};
+pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
 
 use crate::analyze::model::Report;
 use crate::rundir::Manifest;
@@ -49,27 +62,29 @@ use serde::Serialize;
 /// One round given to `compare_rounds`: label, report, manifest.
 pub type Run<'a> = (&'a str, &'a Report, &'a Manifest);
 
-/// The thresholds the verdict used.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Rule {
-    pub spread_k: f64,
-    pub floor_pct: f64,
-    pub min_rounds: usize,
-}
-
 /// The whole comparison: the verdict, both sides' rounds, the two signals, and the first
 /// round of each side side by side (with the versions and config that differ).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoundsComparison {
     pub verdict: Verdict,
     pub why: String,
-    pub rule: Rule,
+    /// `regressed`, `improved` or `same`: a sequential comparison stops here.
+    pub decided: bool,
+    /// Undecided CPU signal: the rounds a side that would decide it at this estimate and SD.
+    pub rounds_needed: Option<usize>,
+    /// ... and how many more a side that is (the larger side's count taken).
+    pub more_rounds: Option<usize>,
+    pub settings: Settings,
+    /// The boundary at these round counts (None below 2 rounds a side).
+    pub boundary: Option<Boundary>,
     pub rounds_a: Rounds,
     pub rounds_b: Rounds,
     pub cpu: CpuSignal,
     pub capacity: CapacitySignal,
     /// Both sides' host speeds (a verdict the host's own change explains is inconclusive).
     pub host_speed: SpeedSignal,
+    /// Both sides' steal (a decided verdict on sides apart in steal is inconclusive).
+    pub steal: StealSignal,
     /// The first round of A against the first round of B (in JSON, at the top level: `a`, `b`,
     /// `unit`, `steps`, the knees, `versions` and `config` that differ).
     #[serde(flatten)]
@@ -86,8 +101,15 @@ fn injected(side: &[Run]) -> Vec<String> {
     v
 }
 
-/// Compare two sides of one or more rounds each (neither may be empty).
+/// Compare two sides of one or more rounds each (neither may be empty) with the default
+/// settings (confidence 0.99, min effect 3 %, margin 5 %, a plan of 10 rounds a side).
 pub fn compare_rounds(a: &[Run], b: &[Run]) -> RoundsComparison {
+    compare_rounds_with(a, b, &Settings::default())
+}
+
+/// Compare two sides with these settings (checked by the caller: `Settings::check`). Call it
+/// again after every new pair of rounds: the boundary accounts for the looks.
+pub fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsComparison {
     assert!(
         !a.is_empty() && !b.is_empty(),
         "compare: a side without runs"
@@ -95,26 +117,35 @@ pub fn compare_rounds(a: &[Run], b: &[Run]) -> RoundsComparison {
     let ra: Vec<rounds::RoundIn> = a.iter().map(|(l, r, _)| (*l, *r)).collect();
     let rb: Vec<rounds::RoundIn> = b.iter().map(|(l, r, _)| (*l, *r)).collect();
     let step = rounds::common_step(&ra, &rb);
-    let side_a = rounds::rounds(&ra, injected(a), step);
-    let side_b = rounds::rounds(&rb, injected(b), step);
-    let cpu = verdict::cpu_signal(step, &side_a, &side_b);
-    let capacity = verdict::capacity_signal(&side_a, &side_b);
+    let side_a = rounds::rounds(a, injected(a), step);
+    let side_b = rounds::rounds(b, injected(b), step);
+    let plan = Plan::new(settings, a.len().max(b.len()));
+    let cpu = verdict::cpu_signal(step, &side_a, &side_b, &plan);
+    let capacity = verdict::capacity_signal(&side_a, &side_b, rounds::lowest_step(&ra), &plan);
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
     let host_speed = speed::speed_signal(a, b);
     let (v, why) = speed::temper(v, why, &host_speed);
+    let steal = drift::steal_signal(&side_a, &side_b);
+    let (v, why) = drift::temper(v, why, &steal);
+    let rounds_needed = cpu
+        .test
+        .as_ref()
+        .filter(|_| !v.decided())
+        .and_then(|t| t.rounds_needed);
     RoundsComparison {
         verdict: v,
         why,
-        rule: Rule {
-            spread_k: verdict::SPREAD_K,
-            floor_pct: verdict::FLOOR_PCT,
-            min_rounds: verdict::MIN_ROUNDS,
-        },
+        decided: v.decided(),
+        rounds_needed,
+        more_rounds: rounds_needed.map(|n| n.saturating_sub(a.len().max(b.len()))),
+        settings: *settings,
+        boundary: (a.len() >= 2 && b.len() >= 2).then(|| plan.boundary(a.len(), b.len())),
         rounds_a: side_a,
         rounds_b: side_b,
         cpu,
         capacity,
         host_speed,
+        steal,
         first: compare(a[0], b[0]),
     }
 }

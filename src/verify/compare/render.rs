@@ -1,11 +1,24 @@
 //! `compare`'s text: the verdict and why, each side's rounds (max sustainable, knee, CPU per ok
-//! request at the common step), the two signals with their numbers, and the differences. For
-//! one run a side, the steps side by side as before. Pure.
+//! request at the common step, steal), the two signals with their intervals, the host, the
+//! boundary, and the differences. For one run a side, the steps side by side as before. Pure.
 use super::RoundsComparison;
 use super::pair::{diff_notes, render_text};
-use super::rounds::{RateBasis, Rounds};
-use super::verdict::{CapacitySignal, CpuSignal, Signal};
+use super::rounds::{RateBasis, Rounds, STEAL_FLAG_PCT};
+use super::sequential::{LogTest, Settings};
+use super::verdict::{CapacitySignal, CpuSignal, Signal, ratio_text};
 use crate::report::table::{Block, Table, blocks_text};
+
+/// The rounds table's header (`cpu_head`: the CPU column's, with the common step).
+pub fn round_header(cpu_head: &str) -> [&str; 6] {
+    [
+        "side",
+        "run",
+        "max sustainable",
+        "knee",
+        cpu_head,
+        "steal %",
+    ]
+}
 
 pub fn signal_str(s: Signal) -> &'static str {
     match s {
@@ -24,7 +37,8 @@ fn basis(b: RateBasis) -> &'static str {
     }
 }
 
-/// The rounds table's rows of one side: side, run, max sustainable, knee, CPU ms/ok.
+/// The rounds table's rows of one side: side, run, max sustainable, knee, CPU ms/ok, steal
+/// (marked `!` over `STEAL_FLAG_PCT`).
 pub fn round_rows(name: &str, r: &Rounds) -> Vec<Vec<String>> {
     let cpu = |i: usize| {
         r.cpu_ms_per_ok
@@ -44,9 +58,22 @@ pub fn round_rows(name: &str, r: &Rounds) -> Vec<Vec<String>> {
                 ),
                 r.knee[i].map_or("none".into(), |k| k.to_string()),
                 cpu(i),
+                r.steal_pct
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map_or("-".into(), |s| {
+                        format!("{s:.1}{}", if s > STEAL_FLAG_PCT { " !" } else { "" })
+                    }),
             ]
         })
         .collect()
+}
+
+fn test_text(t: &Option<LogTest>) -> String {
+    t.as_ref().map_or(String::new(), |t| {
+        format!("; {}, SD of logs {:.1} %", ratio_text(t), t.sd_log_pct)
+    })
 }
 
 /// The CPU signal in one line.
@@ -59,24 +86,13 @@ pub fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
         (Some(m), Some(s)) => format!("{m:.2} ms (spread {s:.1} %)"),
         _ => "-".into(),
     };
-    let mut line = format!(
-        "CPU per ok request at {step} {unit}: A {}, B {}",
+    format!(
+        "CPU per ok request at {step} {unit}: median A {}, B {}{}: {}",
         side(a.cpu_median, a.cpu_spread_pct),
-        side(b.cpu_median, b.cpu_spread_pct)
-    );
-    if let (Some(d), Some(p), Some(t), Some(o)) = (
-        c.delta_pct,
-        c.pooled_spread_pct,
-        c.threshold_pct,
-        c.ranges_overlap,
-    ) {
-        line.push_str(&format!(
-            "; {d:+.1} %, threshold {t:.1} % (pooled spread {p:.1} %), ranges {}",
-            if o { "overlap" } else { "apart" }
-        ));
-    }
-    line.push_str(&format!(": {}", signal_str(c.says)));
-    line
+        side(b.cpu_median, b.cpu_spread_pct),
+        test_text(&c.test),
+        signal_str(c.says)
+    )
 }
 
 /// The capacity signal in one line.
@@ -89,11 +105,48 @@ pub fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Rounds) -> 
             .join(", ")
     };
     format!(
-        "max sustainable ({unit}): A [{}], B [{}]: {}",
+        "max sustainable ({unit}): A [{}], B [{}]{}: {}",
         list(a),
         list(b),
+        test_text(&c.test),
         signal_str(c.says)
     )
+}
+
+/// The rule and the boundary at these round counts, in one line.
+pub fn rule_line(c: &RoundsComparison) -> String {
+    let s: &Settings = &c.settings;
+    let mut l = format!(
+        "rule: {} % confidence over a plan of {} rounds a side; regressed (improved) when the interval is entirely above (below) 1 and the change at least {} %; same when it lies within ±{} %",
+        s.confidence * 100.0,
+        c.boundary
+            .as_ref()
+            .map_or(s.max_rounds, |b| b.planned_rounds),
+        s.min_effect_pct,
+        s.margin_pct
+    );
+    if let Some(b) = &c.boundary {
+        l.push_str(&format!(
+            "; boundary: {} looks, each at α' = {:.4} (a {:.2} % interval), t({}) = {:.2}",
+            b.looks,
+            b.nominal_alpha,
+            b.level * 100.0,
+            b.df,
+            b.t_crit
+        ));
+    }
+    l
+}
+
+/// Decided or not, and the rounds a side that would decide.
+pub fn decided_line(c: &RoundsComparison) -> String {
+    match (c.decided, c.rounds_needed, c.more_rounds) {
+        (true, _, _) => "decided: yes".into(),
+        (false, Some(n), Some(m)) => {
+            format!("decided: no; about {m} more round(s) a side ({n} a side) would decide")
+        }
+        (false, _, _) => "decided: no".into(),
+    }
 }
 
 /// The comparison as text.
@@ -114,10 +167,9 @@ pub fn text(c: &RoundsComparison) -> String {
     v.lines.push(cpu_line(&c.cpu, unit, a, b));
     v.lines.push(capacity_line(&c.capacity, unit, a, b));
     v.lines.push(c.host_speed.line());
-    v.lines.push(format!(
-        "rule: CPU threshold max({} x pooled spread, {} %), ranges apart; >= {} rounds a side",
-        c.rule.spread_k, c.rule.floor_pct, c.rule.min_rounds
-    ));
+    v.lines.push(c.steal.line());
+    v.lines.push(rule_line(c));
+    v.lines.push(decided_line(c));
     if a.runs.len() == 1 && b.runs.len() == 1 {
         let text = format!("{}\n{}", render_text(&c.first), blocks_text(&[v]));
         return format!("{}\n", text.trim_end());
@@ -126,7 +178,7 @@ pub fn text(c: &RoundsComparison) -> String {
         .cpu
         .step
         .map_or("CPU ms/ok".to_string(), |s| format!("CPU ms/ok @{s}"));
-    let mut t = Table::new(["side", "run", "max sustainable", "knee", cpu_head.as_str()]);
+    let mut t = Table::new(round_header(&cpu_head));
     t.left = vec![0, 1];
     for row in round_rows("A", a).into_iter().chain(round_rows("B", b)) {
         t.push(row);

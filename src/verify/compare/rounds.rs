@@ -1,6 +1,9 @@
 //! One side of a comparison (one or more rounds): each round's max sustainable rate and knee,
-//! the common step of both sides, and the app CPU per ok request there. Pure.
+//! the common step of both sides, the app CPU per ok request there, and the hypervisor's steal
+//! during the round. Pure.
+use super::Run;
 use crate::analyze::model::Report;
+use crate::rundir::Manifest;
 use serde::Serialize;
 
 /// A round as the comparison reads it: its label and its report.
@@ -31,6 +34,11 @@ pub struct Rounds {
     pub cpu_median: Option<f64>,
     /// `(max - min) / median` of `cpu_ms_per_ok`, in %.
     pub cpu_spread_pct: Option<f64>,
+    /// Per round: the hypervisor's steal on the app's and the database's CPUs, in % of their
+    /// time (`steal_pct`; None in runs recorded before steal was sampled).
+    pub steal_pct: Vec<Option<f64>>,
+    /// The rounds whose steal is over `STEAL_FLAG_PCT`.
+    pub steal_flagged: Vec<String>,
     /// Work injected on purpose in any round (`stack.<lab>.burn_us`).
     pub injected: Vec<String>,
 }
@@ -71,7 +79,7 @@ pub fn common_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
 }
 
 /// CPU ms per ok response of a round at step `t` (None when not measured there).
-fn cpu_at(r: &Report, t: u32) -> Option<f64> {
+pub fn cpu_at(r: &Report, t: u32) -> Option<f64> {
     r.steps
         .iter()
         .find(|s| s.target == t)
@@ -97,22 +105,64 @@ pub fn spread_pct(v: &[f64]) -> Option<f64> {
     Some((max - min) / m * 100.0)
 }
 
+/// A round is flagged when the hypervisor stole more than this share of the app's or the
+/// database's CPUs, in %: the share that makes a step host-limited in its report.
+pub const STEAL_FLAG_PCT: f64 = crate::analyze::samples::HOST_LIMITED_PCT;
+
+/// The hypervisor's steal during a round, in % of the stolen CPUs' time: per step the higher of
+/// the app's and the database's pinned CPUs' steal (`server.app_cpus`, `server.db_cpus`),
+/// averaged over the steps. Reports made before that split keep only the host-wide figure
+/// (`checks.host_share.steal_cores`, summed over the CPUs): over the online CPUs, which on a
+/// host whose app and database CPUs are all its CPUs (2 CPUs) is the same thing.
+pub fn steal_pct(r: &Report, m: &Manifest) -> Option<f64> {
+    let per_step: Vec<f64> = r
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let w = s.server.as_ref()?;
+            let app = w.app_cpus.as_ref().and_then(|c| c.steal_pct);
+            let db = w.db_cpus.as_ref().and_then(|c| c.steal_pct);
+            app.into_iter().chain(db).reduce(f64::max)
+        })
+        .collect();
+    if !per_step.is_empty() {
+        return Some(per_step.iter().sum::<f64>() / per_step.len() as f64);
+    }
+    let cores = r.checks.host_share.as_ref()?.steal_cores?;
+    Some(cores / m.host.online_cpu_count.max(1) as f64 * 100.0)
+}
+
 /// One side's figures; `step` is the common step of both sides.
-pub fn rounds(side: &[RoundIn], injected: Vec<String>, step: Option<u32>) -> Rounds {
-    let rates: Vec<(u32, RateBasis)> = side.iter().map(|(_, r)| max_sustainable(r)).collect();
+pub fn rounds(side: &[Run], injected: Vec<String>, step: Option<u32>) -> Rounds {
+    let rates: Vec<(u32, RateBasis)> = side.iter().map(|(_, r, _)| max_sustainable(r)).collect();
     let cpu: Vec<f64> = step
-        .map(|t| side.iter().filter_map(|(_, r)| cpu_at(r, t)).collect())
+        .map(|t| side.iter().filter_map(|(_, r, _)| cpu_at(r, t)).collect())
         .unwrap_or_default();
+    let steal: Vec<Option<f64>> = side.iter().map(|(_, r, m)| steal_pct(r, m)).collect();
     Rounds {
-        runs: side.iter().map(|(l, _)| l.to_string()).collect(),
+        runs: side.iter().map(|(l, _, _)| l.to_string()).collect(),
         max_sustainable: rates.iter().map(|r| r.0).collect(),
         max_sustainable_from: rates.iter().map(|r| r.1).collect(),
-        knee: side.iter().map(|(_, r)| r.knee).collect(),
+        knee: side.iter().map(|(_, r, _)| r.knee).collect(),
         cpu_median: median(&cpu),
         cpu_spread_pct: spread_pct(&cpu),
         cpu_ms_per_ok: cpu,
+        steal_flagged: side
+            .iter()
+            .zip(&steal)
+            .filter(|(_, s)| s.is_some_and(|s| s > STEAL_FLAG_PCT))
+            .map(|((l, _, _), _)| l.to_string())
+            .collect(),
+        steal_pct: steal,
         injected,
     }
+}
+
+/// The lowest step target of the first round (what a round with no passing step is below).
+pub fn lowest_step(side: &[RoundIn]) -> u32 {
+    side.first()
+        .and_then(|(_, r)| r.steps.iter().map(|s| s.target).min())
+        .unwrap_or(1)
 }
 
 #[cfg(test)]
@@ -122,6 +172,13 @@ mod tests {
     fn recorded() -> Report {
         crate::rundir::report::parse(include_str!(
             "../../../tests/fixtures/compare/2a-base/2a/20261130T222220Z-r1/report.json"
+        ))
+        .unwrap()
+    }
+
+    fn manifest() -> Manifest {
+        Manifest::parse(include_str!(
+            "../../../tests/fixtures/compare/2a-base/2a/20261130T222220Z-r1/manifest.json"
         ))
         .unwrap()
     }
@@ -141,10 +198,43 @@ mod tests {
             s.ms_cpu_per_ok = None;
         }
         assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), None);
-        let r = rounds(&[("a", &a)], Vec::new(), Some(50));
+        let m = manifest();
+        let r = rounds(&[("a", &a, &m)], Vec::new(), Some(50));
         assert_eq!(r.cpu_ms_per_ok.len(), 1);
         assert_eq!(r.max_sustainable, [125]);
         assert_eq!(r.max_sustainable_from, [RateBasis::PassingStep]);
+        assert_eq!(lowest_step(&[("a", &a)]), 50);
+    }
+
+    #[test]
+    fn steal_is_a_share_of_each_cpu_and_high_steal_is_flagged() {
+        let mut a = recorded();
+        let m = manifest();
+        // 0.0199 cores stolen over the host's 2 CPUs: 1.0 % of each
+        let s = steal_pct(&a, &m).unwrap();
+        assert!((s - 0.995).abs() < 0.01, "{s}");
+        let r = rounds(&[("a", &a, &m)], Vec::new(), None);
+        assert!(r.steal_flagged.is_empty());
+        a.checks.host_share.as_mut().unwrap().steal_cores = Some(0.3);
+        let r = rounds(&[("a", &a, &m), ("b", &recorded(), &m)], Vec::new(), None);
+        assert_eq!(r.steal_flagged, ["a"]);
+        assert_eq!(r.steal_pct[0], Some(15.0));
+        // runs recorded before steal was sampled: unknown
+        a.checks.host_share.as_mut().unwrap().steal_cores = None;
+        assert_eq!(steal_pct(&a, &m), None);
+        // the split of the pinned CPUs, where the report has it, wins: per step the higher of
+        // the app's and the database's steal, averaged over the steps
+        let split = |steal: f64| crate::analyze::samples::CpuSplit {
+            steal_pct: Some(steal),
+            ..Default::default()
+        };
+        for (i, s) in a.steps.iter_mut().enumerate() {
+            let w = s.server.get_or_insert_with(Default::default);
+            w.app_cpus = Some(split(4.0 * i as f64));
+            w.db_cpus = Some(split(6.0));
+        }
+        // steps 0-3: max(0, 6), max(4, 6), max(8, 6), max(12, 6) = 6, 6, 8, 12
+        assert_eq!(steal_pct(&a, &m), Some(8.0));
     }
 
     #[test]

@@ -1,0 +1,169 @@
+//! What `compare` refuses before it compares: a side holding one run twice (or a run on both
+//! sides), a side mixing experiments, rounds of two experiments (one run a side may still show
+//! two experiments' steps side by side), and sides whose rounds differ in more than the
+//! declared difference. Within a side the rounds share one configuration (suite, `--set`
+//! overrides, `--quick`, `--fit`); between the sides only the suite and the `--set` overrides
+//! (an injected `burn_us` among them) may differ. Pure: the message names the runs.
+use super::Run;
+use std::collections::BTreeMap;
+
+/// The configuration a side's rounds must share: suite, overrides, quick, fitted.
+fn config(r: &Run) -> (String, String, bool, bool) {
+    let m = r.2;
+    let mut o = m.overrides.clone();
+    o.sort();
+    (
+        m.suite().unwrap_or_else(|| "?".into()),
+        o.join(" "),
+        m.plan.quick.is_some(),
+        m.measurements.fit.is_some(),
+    )
+}
+
+fn describe(c: &(String, String, bool, bool)) -> String {
+    let mut parts = vec![format!("suite {}", c.0)];
+    parts.push(if c.1.is_empty() {
+        "no --set".into()
+    } else {
+        format!("--set {}", c.1)
+    });
+    if c.2 {
+        parts.push("--quick".into());
+    }
+    if c.3 {
+        parts.push("--fit".into());
+    }
+    parts.join(", ")
+}
+
+/// Ok when the two sides (neither empty) can be compared, else why not (naming the runs).
+pub fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
+    if a.is_empty() || b.is_empty() {
+        return Err("a side without runs".into());
+    }
+    let sides = [("A", a), ("B", b)];
+    // one experiment a side; two experiments only side by side, one run each (no verdict)
+    for (name, side) in sides {
+        let exp = &side[0].2.experiment_id;
+        if let Some(r) = side.iter().find(|r| &r.2.experiment_id != exp) {
+            return Err(format!(
+                "side {name}'s run {} is experiment {}, but {} is {exp}: a side's rounds must be of one experiment",
+                r.0, r.2.experiment_id, side[0].0
+            ));
+        }
+    }
+    let (ea, eb) = (&a[0].2.experiment_id, &b[0].2.experiment_id);
+    if ea != eb && (a.len() > 1 || b.len() > 1) {
+        return Err(format!(
+            "A is experiment {ea} ({}) and B is {eb} ({}): a verdict compares rounds of one experiment; give one run a side to see two experiments' steps side by side",
+            a[0].0, b[0].0
+        ));
+    }
+    // each run once (a copied run directory is the same run: same run id)
+    let mut seen: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    for (name, side) in sides {
+        for r in side {
+            let Some((other_side, other)) = seen.insert(&r.2.run_id, (name, r.0)) else {
+                continue;
+            };
+            let where_ = if other_side == name {
+                let list: Vec<&str> = side.iter().map(|r| r.0).collect();
+                format!("twice in side {name} ({})", list.join(","))
+            } else {
+                format!("on both sides (A: {other}, B: {})", r.0)
+            };
+            return Err(format!(
+                "the run {} is {where_}: each round must be a different run",
+                r.0
+            ));
+        }
+    }
+    // one configuration a side
+    for (name, side) in sides {
+        let c0 = config(&side[0]);
+        if let Some(r) = side.iter().find(|r| config(r) != c0) {
+            return Err(format!(
+                "side {name} mixes configurations: {} has {} but {} has {}; a side's rounds must share one configuration",
+                side[0].0,
+                describe(&c0),
+                r.0,
+                describe(&config(r))
+            ));
+        }
+    }
+    // between the sides, only the suite and --set may differ
+    let (ca, cb) = (config(&a[0]), config(&b[0]));
+    if (ca.2, ca.3) != (cb.2, cb.3) {
+        return Err(format!(
+            "A ({}: {}) and B ({}: {}) differ in --quick or --fit: the sides may differ only in the suite and --set overrides",
+            a[0].0,
+            describe(&ca),
+            b[0].0,
+            describe(&cb)
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::model::Report;
+    use crate::rundir::Manifest;
+
+    fn round(dir: &str) -> (Report, Manifest) {
+        let path = format!(
+            "{}/tests/fixtures/compare/{dir}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let read = |f: &str| std::fs::read_to_string(format!("{path}/{f}")).unwrap();
+        (
+            crate::rundir::report::parse(&read("report.json")).unwrap(),
+            Manifest::parse(&read("manifest.json")).unwrap(),
+        )
+    }
+
+    #[test]
+    fn the_sides_must_differ_only_in_what_was_declared() {
+        let (r1, m1) = round("2a-base/2a/20261130T222220Z-r1");
+        let (r2, m2) = round("2a-base/2a/20261130T222301Z-r2");
+        let (b1, n1) = round("2a-burn/2a/20261130T222517Z-r1");
+        let (b2, n2) = round("2a-burn/2a/20261130T222600Z-r2");
+        let (e1, f1) = round("exp1-base/exp1/20261130T222725Z-r1");
+        let a: Vec<Run> = vec![("a1", &r1, &m1), ("a2", &r2, &m2)];
+        let b: Vec<Run> = vec![("b1", &b1, &n1), ("b2", &b2, &n2)];
+        // the declared difference (burn_us) between the sides is fine
+        assert_eq!(check(&a, &b), Ok(()));
+        let twice: Vec<Run> = vec![("a1", &r1, &m1), ("a1 again", &r1, &m1)];
+        let e = check(&twice, &b).unwrap_err();
+        assert!(
+            e.starts_with("the run a1 again is twice in side A (a1,a1 again)"),
+            "{e}"
+        );
+        let both: Vec<Run> = vec![("b1", &b1, &n1), ("a2", &r2, &m2)];
+        assert!(
+            check(&a, &both)
+                .unwrap_err()
+                .contains("on both sides (A: a2, B: a2)")
+        );
+        let mixed: Vec<Run> = vec![("b1", &b1, &n1), ("e1", &e1, &f1)];
+        assert!(
+            check(&a, &mixed)
+                .unwrap_err()
+                .contains("side B's run e1 is experiment exp1")
+        );
+        let config: Vec<Run> = vec![("a1", &r1, &m1), ("b2", &b2, &n2)];
+        assert!(
+            check(&config, &b[..1])
+                .unwrap_err()
+                .starts_with("side A mixes configurations")
+        );
+        // two experiments: one run a side only
+        assert_eq!(check(&a[..1], &[("e1", &e1, &f1)]), Ok(()));
+        assert!(
+            check(&a, &[("e1", &e1, &f1)])
+                .unwrap_err()
+                .contains("one experiment")
+        );
+    }
+}

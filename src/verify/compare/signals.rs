@@ -1,0 +1,118 @@
+//! The candidate signals for the verdict and their round-to-round noise on recorded rounds of
+//! one configuration, by which the primary signal was chosen (docs/regression.md): (a) app CPU
+//! ms per ok request at the lowest step measured in every round (what the verdict uses), (b)
+//! the same combined (mean of logs) over every step that passed below the knee in every
+//! round, (c) the max sustainable rate (refined, else the last passing step: coarse). Pure.
+use super::rounds::{RoundIn, common_step, cpu_at, max_sustainable, spread_pct};
+use super::stats::sd_of_logs;
+use crate::analyze::model::{Report, Verdict};
+use serde::Serialize;
+
+/// The candidates, in the order of `values`.
+pub const CANDIDATES: [&str; 3] = [
+    "(a) CPU ms/ok at the lowest common step",
+    "(b) CPU ms/ok over the passing steps below the knee (mean of logs)",
+    "(c) max sustainable rate",
+];
+
+/// Steps that passed below the knee, with CPU measured, in every round.
+pub fn passing_steps(rounds: &[RoundIn]) -> Vec<u32> {
+    let Some((_, first)) = rounds.first() else {
+        return Vec::new();
+    };
+    let passed = |r: &Report, t: u32| {
+        r.knee.is_none_or(|k| t < k)
+            && r.steps.iter().any(|s| {
+                s.target == t
+                    && s.verdict == Verdict::Pass
+                    && s.ms_cpu_per_ok.is_some_and(|v| v > 0.0)
+            })
+    };
+    first
+        .steps
+        .iter()
+        .map(|s| s.target)
+        .filter(|t| rounds.iter().all(|(_, r)| passed(r, *t)))
+        .collect()
+}
+
+/// Each candidate's value per round (None where a round has none; (c) counts a round with no
+/// passing step as half the lowest step, as the capacity test does).
+pub fn values(rounds: &[RoundIn]) -> [Vec<Option<f64>>; 3] {
+    let step = common_step(rounds, &[]);
+    let a = rounds
+        .iter()
+        .map(|(_, r)| step.and_then(|t| cpu_at(r, t)))
+        .collect();
+    let steps = passing_steps(rounds);
+    let b = rounds
+        .iter()
+        .map(|(_, r)| {
+            let logs: Vec<f64> = steps
+                .iter()
+                .filter_map(|t| cpu_at(r, *t))
+                .map(f64::ln)
+                .collect();
+            (!steps.is_empty() && logs.len() == steps.len())
+                .then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        })
+        .collect();
+    let lowest = super::rounds::lowest_step(rounds) as f64;
+    let c = rounds
+        .iter()
+        .map(|(_, r)| match max_sustainable(r).0 {
+            0 => Some(lowest / 2.0),
+            v => Some(v as f64),
+        })
+        .collect();
+    [a, b, c]
+}
+
+/// One candidate's noise over batches of rounds of one configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CandidateNoise {
+    pub candidate: &'static str,
+    pub rounds: usize,
+    /// Rounds where the candidate has a value when all batches are taken as one side.
+    pub measured: usize,
+    /// SD of the logs over all rounds, in % (when every round has a value).
+    pub sd_log_pct: Option<f64>,
+    /// `(max - min) / median` over all rounds, in %.
+    pub spread_pct: Option<f64>,
+    /// The SD of the logs within each batch, pooled, in % (batches where every round has a
+    /// value): the noise of rounds made close together, as interleaved rounds are.
+    pub within_batch_sd_log_pct: Option<f64>,
+    /// Rounds in the batches that count for `within_batch_sd_log_pct`.
+    pub within_batch_rounds: usize,
+}
+
+/// Each candidate's noise over `batches` (each a list of rounds made together).
+pub fn noise(batches: &[Vec<RoundIn>]) -> Vec<CandidateNoise> {
+    let all: Vec<RoundIn> = batches.iter().flatten().copied().collect();
+    let overall = values(&all);
+    let per_batch: Vec<[Vec<Option<f64>>; 3]> = batches.iter().map(|b| values(b)).collect();
+    (0..CANDIDATES.len())
+        .map(|i| {
+            let v: Vec<f64> = overall[i].iter().flatten().copied().collect();
+            let complete = v.len() == all.len() && v.len() >= 2;
+            let (mut ss, mut df, mut n) = (0.0, 0.0, 0);
+            for b in &per_batch {
+                let bv: Vec<f64> = b[i].iter().flatten().copied().collect();
+                if bv.len() == b[i].len() && bv.len() >= 2 {
+                    ss += sd_of_logs(&bv).powi(2) * (bv.len() - 1) as f64;
+                    df += (bv.len() - 1) as f64;
+                    n += bv.len();
+                }
+            }
+            CandidateNoise {
+                candidate: CANDIDATES[i],
+                rounds: all.len(),
+                measured: v.len(),
+                sd_log_pct: complete.then(|| sd_of_logs(&v) * 100.0),
+                spread_pct: complete.then(|| spread_pct(&v)).flatten(),
+                within_batch_sd_log_pct: (df > 0.0).then(|| (ss / df).sqrt() * 100.0),
+                within_batch_rounds: n,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,264 @@
+//! The simulations that measure `compare`'s verdict: rounds drawn from log-normal noise of a
+//! known SD or resampled from recorded rounds (a smoothed bootstrap), a multiplicative change
+//! injected on B, and the sequential procedure run as `perflab compare` runs it (a look after
+//! every A/B pair from 2 rounds a side to the plan's maximum, stopping when decided). Pure and
+//! seeded: the same arguments give the same figures. The tests in `tests/compare_power.rs` and
+//! the tables in docs/regression.md come from here.
+use super::sequential::{Call, FIRST_LOOK, MAX_PLANNED_ROUNDS, Plan, Settings};
+use super::stats::{Rng, mean, t_crit, t_two_sided_p, variance};
+use super::verdict::CPU_SD_FLOOR;
+use serde::Serialize;
+
+/// Where simulated rounds come from: logs of the signal.
+#[derive(Debug, Clone)]
+pub enum Noise {
+    /// Normal logs with this SD (log-normal rounds).
+    LogNormal(f64),
+    /// Recorded rounds' logs, resampled with a little normal jitter (bandwidth `h`, Silverman's
+    /// rule) and shrunk back to the recorded SD, so that a draw keeps the rounds' mean and
+    /// spread without the ties a plain bootstrap of a few rounds makes (two equal draws on a
+    /// side would give an SD of 0).
+    Recorded { logs: Vec<f64>, h: f64, shrink: f64 },
+}
+
+impl Noise {
+    /// The smoothed bootstrap of recorded per-round values (each > 0; at least 2).
+    pub fn recorded(values: &[f64]) -> Noise {
+        let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+        let n = logs.len() as f64;
+        // plug-in variance (divisor n), as the bootstrap resamples it
+        let var_n = variance(&logs) * (n - 1.0) / n;
+        let h = 1.06 * var_n.sqrt() * n.powf(-0.2);
+        let shrink = if var_n > 0.0 {
+            1.0 / (1.0 + h * h / var_n).sqrt()
+        } else {
+            1.0
+        };
+        Noise::Recorded { logs, h, shrink }
+    }
+
+    /// The SD of the logs the draws have.
+    pub fn sd_log(&self) -> f64 {
+        match self {
+            Noise::LogNormal(s) => *s,
+            Noise::Recorded { logs, .. } => {
+                let n = logs.len() as f64;
+                (variance(logs) * (n - 1.0) / n).sqrt()
+            }
+        }
+    }
+
+    fn draw(&self, rng: &mut Rng) -> f64 {
+        match self {
+            Noise::LogNormal(s) => s * rng.normal(),
+            Noise::Recorded { logs, h, shrink } => {
+                let m = mean(logs);
+                let x = logs[rng.below(logs.len())];
+                m + (x - m + h * rng.normal()) * shrink
+            }
+        }
+    }
+}
+
+/// `planned` rounds a side, B shifted by `effect_pct`: (A's logs, B's logs).
+fn draw_sides(noise: &Noise, effect_pct: f64, planned: usize, rng: &mut Rng) -> [Vec<f64>; 2] {
+    let shift = (1.0 + effect_pct / 100.0).ln();
+    let mut a = Vec::with_capacity(planned);
+    let mut b = Vec::with_capacity(planned);
+    for _ in 0..planned {
+        a.push(noise.draw(rng));
+        b.push(noise.draw(rng) + shift);
+    }
+    [a, b]
+}
+
+/// How the simulated comparisons ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Tally {
+    pub trials: usize,
+    /// B called higher (CPU: `regressed`).
+    pub higher: usize,
+    /// B called lower (CPU: `improved`).
+    pub lower: usize,
+    /// Within ±margin (`same`).
+    pub within: usize,
+    /// Undecided at the plan's last look.
+    pub undecided: usize,
+    /// Rounds a side used, summed over the trials.
+    pub rounds: usize,
+}
+
+impl Tally {
+    pub fn share(&self, n: usize) -> f64 {
+        n as f64 / self.trials.max(1) as f64
+    }
+    /// Calls in the direction of the change (`effect_pct` > 0: higher; < 0: lower).
+    pub fn detected(&self, effect_pct: f64) -> f64 {
+        self.share(if effect_pct >= 0.0 {
+            self.higher
+        } else {
+            self.lower
+        })
+    }
+    /// Higher or lower: under no change, the false alarms.
+    pub fn alarms(&self) -> f64 {
+        self.share(self.higher + self.lower)
+    }
+    pub fn mean_rounds(&self) -> f64 {
+        self.rounds as f64 / self.trials.max(1) as f64
+    }
+}
+
+/// The sequential procedure on one pair of sides: looks after every pair from 2 rounds a side,
+/// stops at the first decided call; (call, rounds a side used).
+pub fn sequential(plan: &Plan, a: &[f64], b: &[f64]) -> (Call, usize) {
+    let last = a.len().min(b.len());
+    for n in FIRST_LOOK..=last {
+        let c = plan
+            .call(&a[..n], &b[..n], CPU_SD_FLOOR)
+            .unwrap_or(Call::Undecided);
+        if c != Call::Undecided {
+            return (c, n);
+        }
+    }
+    (Call::Undecided, last)
+}
+
+/// `trials` sequential comparisons under `settings` (its `max_rounds` is the plan).
+pub fn sequential_tally(
+    noise: &Noise,
+    effect_pct: f64,
+    settings: &Settings,
+    trials: usize,
+    seed: u64,
+) -> Tally {
+    let plan = Plan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let mut t = Tally {
+        trials,
+        ..Tally::default()
+    };
+    for _ in 0..trials {
+        let [a, b] = draw_sides(noise, effect_pct, plan.planned_rounds, &mut rng);
+        let (c, n) = sequential(&plan, &a, &b);
+        t.rounds += n;
+        match c {
+            Call::Higher => t.higher += 1,
+            Call::Lower => t.lower += 1,
+            Call::Within => t.within += 1,
+            Call::Undecided => t.undecided += 1,
+        }
+    }
+    t
+}
+
+/// Detection (a call in the change's direction) of a plain comparison of the first n rounds a
+/// side, for n = 2..=max_rounds (index n - 2), on the same draws for every n (common random
+/// numbers), at the boundary of `settings`' plan.
+pub fn per_look_detection(
+    noise: &Noise,
+    effect_pct: f64,
+    settings: &Settings,
+    trials: usize,
+    seed: u64,
+) -> Vec<f64> {
+    let plan = Plan::new(settings, settings.max_rounds);
+    let want = if effect_pct >= 0.0 {
+        Call::Higher
+    } else {
+        Call::Lower
+    };
+    let mut hits = vec![0usize; plan.planned_rounds - FIRST_LOOK + 1];
+    let mut rng = Rng::new(seed);
+    for _ in 0..trials {
+        let [a, b] = draw_sides(noise, effect_pct, plan.planned_rounds, &mut rng);
+        for (i, h) in hits.iter_mut().enumerate() {
+            let n = i + FIRST_LOOK;
+            *h += usize::from(plan.call(&a[..n], &b[..n], CPU_SD_FLOOR) == Some(want));
+        }
+    }
+    hits.iter().map(|h| *h as f64 / trials as f64).collect()
+}
+
+/// Detection within plans of 2..=`max_plan` rounds a side (index N - 2), each with its own
+/// boundary, on the same draws for every plan (common random numbers).
+pub fn per_plan_detection(
+    noise: &Noise,
+    effect_pct: f64,
+    settings: &Settings,
+    max_plan: usize,
+    trials: usize,
+    seed: u64,
+) -> Vec<f64> {
+    (FIRST_LOOK..=max_plan.min(MAX_PLANNED_ROUNDS))
+        .map(|n| {
+            let s = Settings {
+                max_rounds: n,
+                ..*settings
+            };
+            sequential_tally(noise, effect_pct, &s, trials, seed).detected(effect_pct)
+        })
+        .collect()
+}
+
+/// The smallest plan (rounds a side, up to `MAX_PLANNED_ROUNDS`) whose sequential procedure
+/// detects `effect_pct` in at least `target` of the trials.
+pub fn rounds_needed(
+    noise: &Noise,
+    effect_pct: f64,
+    settings: &Settings,
+    target: f64,
+    trials: usize,
+    seed: u64,
+) -> Option<usize> {
+    (FIRST_LOOK..=MAX_PLANNED_ROUNDS).find(|n| {
+        let s = Settings {
+            max_rounds: *n,
+            ..*settings
+        };
+        sequential_tally(noise, effect_pct, &s, trials, seed).detected(effect_pct) >= target
+    })
+}
+
+/// The two-sample t-tests a verdict could use, compared at one look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Student's t with the pooled SD (what `compare` uses).
+    Pooled,
+    /// Welch's t (each side's own SD, Satterthwaite's degrees of freedom).
+    Welch,
+}
+
+/// Detection of one plain comparison of `n` rounds a side at the per-look level `alpha` (the
+/// boundary's α'), for each method: a rejection with the estimate in the change's direction
+/// and at least `settings.min_effect_pct`.
+pub fn fixed_n_detection(
+    noise: &Noise,
+    effect_pct: f64,
+    settings: &Settings,
+    n: usize,
+    alpha: f64,
+    trials: usize,
+    seed: u64,
+) -> [f64; 2] {
+    let mut rng = Rng::new(seed);
+    let mut hits = [0usize; 2];
+    let min = (1.0 + settings.min_effect_pct / 100.0).ln();
+    let crit_pooled = t_crit((2 * n - 2) as f64, alpha);
+    for _ in 0..trials {
+        let [a, b] = draw_sides(noise, effect_pct, n, &mut rng);
+        let d = mean(&b) - mean(&a);
+        let (va, vb) = (
+            variance(&a).max(CPU_SD_FLOOR.powi(2)),
+            variance(&b).max(CPU_SD_FLOOR.powi(2)),
+        );
+        let nf = n as f64;
+        let se = ((va + vb) / nf).sqrt();
+        let df_welch = (va / nf + vb / nf).powi(2)
+            / ((va / nf).powi(2) / (nf - 1.0) + (vb / nf).powi(2) / (nf - 1.0));
+        let toward = d.abs() >= min && (d > 0.0) == (effect_pct >= 0.0);
+        hits[0] += usize::from(toward && (d / se).abs() >= crit_pooled);
+        hits[1] += usize::from(toward && t_two_sided_p(d / se, df_welch) <= alpha);
+    }
+    hits.map(|h| h as f64 / trials as f64)
+}
