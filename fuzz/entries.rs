@@ -40,6 +40,7 @@ fn analyze_and_render(k6: k6csv::K6Data, samples: samples::Samples) {
         params: Params::new(100.0),
         logs: Default::default(),
         source: Default::default(),
+        caveats: Vec::new(),
     };
     if let Ok(r) = analyze::analyze_run(inputs) {
         let _ = serde_json::to_string(&r.to_analyze_json()).expect("serializes");

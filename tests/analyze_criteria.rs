@@ -71,6 +71,7 @@ fn analyze_with(text: String, p: Params, samples: Samples) -> Report {
         params: p,
         logs: Default::default(),
         source: Default::default(),
+        caveats: Vec::new(),
     })
     .unwrap()
 }

@@ -3,6 +3,7 @@
 use perflab::analyze::model::{LoadModel, Stability};
 use perflab::analyze::{self, Params, Report, Verdict};
 use perflab::report::load;
+use perflab::rundir::read::{FileKind, RunFile};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -13,8 +14,15 @@ fn fixture(name: &str, ext: &str) -> PathBuf {
 }
 
 fn run(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
-    let k6 = load::k6_csv(&fixture(name, "csv.gz")).unwrap();
-    let summary = load::k6_summary(&fixture(name, "summary.json")).unwrap();
+    let k6 = load::k6_csv(&RunFile::loose(&fixture(name, "csv.gz"), FileKind::K6Csv))
+        .unwrap()
+        .0;
+    let summary = load::k6_summary(&RunFile::loose(
+        &fixture(name, "summary.json"),
+        FileKind::K6Summary,
+    ))
+    .unwrap()
+    .0;
     let mut params = Params::new(
         summary
             .slo_p95_ms()
@@ -32,6 +40,7 @@ fn run(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
         params,
         logs: Default::default(),
         source: Default::default(),
+        caveats: Vec::new(),
     })
     .unwrap()
 }
@@ -256,7 +265,12 @@ fn plain_and_gzip_give_the_same_result() {
     let mut plain = Vec::new();
     gz.read_to_end(&mut plain).unwrap();
     let a = perflab::analyze::k6csv::read_k6_csv(std::io::Cursor::new(plain)).unwrap();
-    let b = load::k6_csv(&fixture("stepped-errors", "csv.gz")).unwrap();
+    let b = load::k6_csv(&RunFile::loose(
+        &fixture("stepped-errors", "csv.gz"),
+        FileKind::K6Csv,
+    ))
+    .unwrap()
+    .0;
     assert_eq!(a.rows, b.rows);
     assert_eq!(a.requests, b.requests);
     let pa: Vec<_> = a.steps.iter().map(|s| s.all.percentiles()).collect();

@@ -6,8 +6,9 @@
 //! address points nowhere, which would exit 1, not 2). A case may build run directories and
 //! links first (`setup`), name text the output must not hold (`lacks`: raw control
 //! characters) and check what the command left (`after`: links in pages, files it must not
-//! touch). Every case runs; the failures are listed together with a table of exit code, time
-//! and peak RSS per case.
+//! touch); a case still running after 40 s is killed (an older build reading a FIFO hangs).
+//! Every case runs; the failures are listed together with a table of exit code, time and peak
+//! RSS per case.
 //!
 //! `PERFLAB_BIN=path` runs the table against another binary (an older build, a release
 //! build); `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there;
@@ -20,6 +21,9 @@ use std::time::{Duration, Instant};
 #[path = "hostile_input/links.rs"]
 mod links;
 use links::links_and_output_cases;
+/// Run-directory files and aggregates over rounds (issue 21, part C).
+#[path = "hostile_input/rundir.rs"]
+mod rundir;
 
 const CSV_HEAD: &str = "metric_name,timestamp,metric_value,expected_response,status,extra_tags\n";
 
@@ -357,6 +361,8 @@ fn cases() -> Vec<Case> {
     ]
     .into_iter()
     .chain(links_and_output_cases())
+    .chain(rundir::run_dir_cases())
+    .chain(rundir::capacity_cases())
     .collect()
 }
 
@@ -459,7 +465,7 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
     let child = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "ulimit -v 1572864; exec {}'{}' {}",
+            "ulimit -v 1572864; exec timeout -s KILL 40 {}'{}' {}",
             if timev() { "/usr/bin/time -v " } else { "" },
             bin().display(),
             quoted.join(" ")

@@ -12,7 +12,7 @@ fn recorded() -> (Report, Checks) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostcpu/exp1");
     let r: Report =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
-    let s = load::samples(&dir).unwrap();
+    let s = load::samples(&dir, &mut Vec::new()).unwrap();
     assert!(s.hostprocs.len() >= 30, "{} procs lines", s.hostprocs.len());
     let end =
         |st: &perflab::analyze::model::StepReport| st.start_ms + (st.window_s * 1000.0) as i64;

@@ -169,39 +169,48 @@ fn capacity_needs_three_rounds() {
 
 #[test]
 fn capacity_over_three_rounds() {
-    // Three rounds made of the one real exp1 run copied under three timestamps: the min, the
-    // spread (0 steps) and the node arithmetic on real step data.
+    // The three recorded clean rounds of exp1: the min, the spread (0 steps) and the node
+    // arithmetic on real step data.
     let tmp = tempfile::tempdir().unwrap();
-    let src = run_dir("exp1");
-    for (i, stamp) in [
-        "20261130T010000Z-r1",
-        "20261130T020000Z-r2",
-        "20261130T030000Z-r3",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let d = tmp.path().join("exp1").join(stamp);
+    let clean = Path::new("tests/fixtures/compare/exp1-clean/exp1");
+    let rounds = [
+        "20261130T223353Z-r1",
+        "20261130T223414Z-r2",
+        "20261130T223437Z-r3",
+    ];
+    let copy = |from: &str, to: &str| {
+        let d = tmp.path().join("exp1").join(to);
         std::fs::create_dir_all(&d).unwrap();
         for f in ["report.json", "manifest.json", "status.json"] {
-            std::fs::copy(src.join(f), d.join(f)).unwrap();
+            std::fs::copy(clean.join(from).join(f), d.join(f)).unwrap();
         }
-        let _ = i;
+    };
+    for r in rounds {
+        copy(r, r);
     }
-    perflab()
-        .args(["capacity", "exp1", "--peak", "500", "--out"])
-        .arg(tmp.path())
+    let capacity = || {
+        let mut c = perflab();
+        c.args(["capacity", "exp1", "--peak", "100", "--out"])
+            .arg(tmp.path());
+        c
+    };
+    capacity()
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
-            "max sustainable: 180 rps (min over rounds; spread 0 steps)",
+            "max sustainable: 60 rps (min over rounds; spread 0 steps)",
         ))
         .stdout(predicate::str::contains(
-            "capacity: 126 rps = 180 x margin 0.7",
+            "capacity: 42 rps = 60 x margin 0.7",
         ))
-        .stdout(predicate::str::contains("ceil(500 / 126) + 1 = 5"))
+        .stdout(predicate::str::contains("ceil(100 / 42) + 1 = 4"))
         .stdout(predicate::str::contains(
-            "5 nodes x 20 = 100 <= max_connections 100",
+            "4 nodes x 20 = 80 <= max_connections 100",
         ))
         .stdout(predicate::str::contains("too noisy").not());
+    // One round copied under a newer timestamp is that round counted twice: refused.
+    copy(rounds[2], "20261130T233437Z-r4");
+    capacity().assert().code(2).stderr(predicate::str::contains(
+        "exp1/20261130T233437Z-r4 and exp1/20261130T223437Z-r3 are one run counted twice",
+    ));
 }

@@ -186,6 +186,16 @@ pub fn read_k6_csv<R: Read + Send + 'static>(reader: R) -> Result<K6Data, CsvErr
     }
 }
 
+/// Read a k6 CSV's text (already decoded: `rundir::read::k6_csv`), on a thread of its own when
+/// `piped` (decoding gzip is work worth a second core).
+pub fn read_k6_text<R: Read + Send + 'static>(reader: R, piped: bool) -> Result<K6Data, CsvError> {
+    if piped {
+        ingest::parse(pipe::ChunkPipe::spawn(reader))
+    } else {
+        ingest::parse(BufReader::with_capacity(1 << 16, reader))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

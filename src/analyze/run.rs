@@ -27,6 +27,9 @@ pub struct Inputs {
     pub logs: BTreeMap<String, super::logs::LogDigest>,
     /// Title and file names for the report header.
     pub source: Source,
+    /// What reading the files cut, replaced or left out (invalid UTF-8 replaced, long lines
+    /// cut, a broken gzip stream): the report's caveats.
+    pub caveats: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +109,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         params,
         logs,
         mut source,
+        caveats: read_caveats,
     } = inp;
     samples.sort();
     if k6.steps.is_empty() {
@@ -124,6 +128,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     warnings.extend(samples.torn.iter().map(|f| {
         format!("{f}: its last line was torn (a sampler killed mid-write) and is left out")
     }));
+    warnings.extend(read_caveats);
     let mut steps: Vec<StepReport> = k6
         .steps
         .iter()

@@ -2,6 +2,7 @@
 use crate::analyze::{self, Params};
 use crate::error::InvalidInput;
 use crate::report::{self, load};
+use crate::rundir::read::{FileKind, RunFile};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -71,7 +72,15 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    let summary = a.summary.as_deref().map(load::k6_summary).transpose()?;
+    let mut caveats = Vec::new();
+    let summary = match a.summary.as_deref() {
+        Some(p) => {
+            let (s, c) = load::k6_summary(&RunFile::loose(p, FileKind::K6Summary))?;
+            caveats.extend(c);
+            Some(s)
+        }
+        None => None,
+    };
     let slo = a.slo_ms.or_else(|| summary.as_ref().and_then(|s| s.slo_p95_ms())).ok_or_else(|| {
         invalid(format!(
             "{}: no SLO: pass --slo-ms N, or --summary FILE whose per-step thresholds carry `p(95)<N`",
@@ -89,7 +98,8 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    let k6 = load::k6_csv(&a.csv)?;
+    let (k6, c) = load::k6_csv(&RunFile::loose(&a.csv, FileKind::K6Csv))?;
+    caveats.extend(c);
     let mut params = Params::new(slo);
     params.slo_p99_ms = slo_p99;
     params.error_budget = a.error_budget;
@@ -98,9 +108,9 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     params.max_vus = a.max_vus;
     params.think_time_s = a.think_time_s;
     if let Some(log) = &a.k6_log {
-        let text =
-            std::fs::read_to_string(log).map_err(|e| invalid(format!("{}: {e}", log.display())))?;
-        let (aborted, insufficient) = load::k6_log_flags(&text);
+        let ((aborted, insufficient), c) =
+            load::k6_log(&RunFile::loose(log, FileKind::K6Log)).map_err(|e| e.into_anyhow())?;
+        caveats.extend(c);
         params.aborted = Some(aborted);
         params.insufficient_vus = insufficient;
     }
@@ -121,6 +131,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             summary: a.summary.as_ref().map(|p| p.display().to_string()),
             ..Default::default()
         },
+        caveats,
     };
     let r =
         analyze::analyze_run(inputs).map_err(|e| invalid(format!("{}: {e}", a.csv.display())))?;

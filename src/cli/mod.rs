@@ -3,6 +3,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod analysis;
+pub mod capacity;
 pub mod catalog;
 pub mod lab;
 pub mod run;
@@ -53,7 +54,7 @@ pub enum Command {
     /// Did B regress against A? Runs or rounds (RUN,RUN,...): verdict, steps, versions, config.
     Compare(verify::CompareArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
-    Capacity(verify::CapacityArgs),
+    Capacity(capacity::CapacityArgs),
     /// Measure the host's own noise: late wake-ups of a 1 ms sleep loop pinned to an app CPU.
     NoiseCheck(tools::NoiseCheckArgs),
     /// Time a fixed CPU loop repeatedly on an app CPU: how stable is this vCPU?
@@ -116,7 +117,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Index(a) => analysis::index(a),
         Command::Verify(a) => verify::verify(a, cli.quiet),
         Command::Compare(a) => verify::compare(a),
-        Command::Capacity(a) => verify::capacity(a),
+        Command::Capacity(a) => capacity::capacity(a),
         Command::NoiseCheck(a) => tools::noise_check(a),
         Command::Calib(a) => tools::calib(a),
         Command::CpuPerRequest(a) => tools::cpu_per_request(a),

@@ -1,5 +1,5 @@
-//! `perflab verify`, `perflab compare`, `perflab capacity`: read recorded runs, hand them to the
-//! pure `crate::verify`, print tables or JSON; `verify all` also writes the findings report.
+//! `perflab verify`, `perflab compare`: read recorded runs, hand them to the pure
+//! `crate::verify`, print tables or JSON; `verify all` also writes the findings report.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,7 +15,7 @@ use crate::rundir;
 use crate::verify::eval::ClaimResult;
 use crate::verify::findings::{self, Findings, RunInfo};
 use crate::verify::load::{self, LoadedRun};
-use crate::verify::{capacity, compare, render, rounds};
+use crate::verify::{compare, render, rounds};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -101,32 +101,11 @@ pub struct CompareArgs {
     pub out: PathBuf,
 }
 
-#[derive(Debug, Args)]
-pub struct CapacityArgs {
-    /// Experiment id
-    pub experiment: String,
-    /// Share of the max sustainable rate to plan with (lab-spec: 0.6-0.8)
-    #[arg(long, default_value_t = 0.7)]
-    pub margin: f64,
-    /// Peak rate to plan for (rps): prints the nodes and the database checks
-    #[arg(long)]
-    pub peak: Option<f64>,
-    /// Newest complete rounds to use (at least 3)
-    #[arg(long, default_value_t = 3)]
-    pub rounds: usize,
-    #[arg(long)]
-    pub suite: Option<String>,
-    #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
-    pub out: PathBuf,
-    #[arg(long)]
-    pub json: bool,
-}
-
 fn invalid(msg: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(msg))
 }
 
-fn check_suite(s: &Option<String>) -> anyhow::Result<()> {
+pub(super) fn check_suite(s: &Option<String>) -> anyhow::Result<()> {
     if let Some(s) = s {
         s.parse::<crate::images::Suite>()?;
     }
@@ -420,6 +399,11 @@ fn findings(
             components: run.manifest.components.clone(),
         });
     }
+    // The same experiment's rounds are read more than once (a target, and the run another
+    // target's claims compare against; with --fit, fitted then as published): each skipped
+    // run is said once.
+    let mut seen = std::collections::BTreeSet::new();
+    skipped.retain(|s| seen.insert(s.clone()));
     Findings {
         generated: now.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
         out_root: out_root.display().to_string(),
@@ -603,40 +587,6 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         crate::output::emit(&compare::render::text(&c));
     }
     Ok(ExitCode::from(compare::exit_code([c.verdict])))
-}
-
-pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
-    check_suite(&a.suite)?;
-    if a.rounds < 3 {
-        return Err(invalid(format!(
-            "--rounds {}: capacity needs at least 3 rounds (lab-spec §1)",
-            a.rounds
-        )));
-    }
-    if let Some(p) = a.peak
-        && (p.is_nan() || p <= 0.0)
-    {
-        return Err(invalid(format!(
-            "--peak {p}: give the peak rate in rps (> 0)"
-        )));
-    }
-    let mut skipped = Vec::new();
-    let runs = load::complete_runs(&a.out, &a.experiment, a.suite.as_deref(), &mut skipped);
-    let runs: Vec<LoadedRun> = runs.into_iter().take(a.rounds).collect();
-    let labels: Vec<String> = runs.iter().map(LoadedRun::label).collect();
-    let input: Vec<(&str, _, _)> = runs
-        .iter()
-        .zip(&labels)
-        .map(|(r, l)| (l.as_str(), &r.report, &r.manifest))
-        .collect();
-    let c = capacity::capacity(&a.experiment, &input, a.rounds, a.margin, a.peak)
-        .map_err(|e| invalid(e.to_string()))?;
-    if a.json {
-        crate::out!("{}", serde_json::to_string_pretty(&c)?);
-    } else {
-        crate::output::emit(&capacity::render_text(&c));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

@@ -71,7 +71,7 @@ impl Docker {
         let bridge = n
             .options
             .and_then(|o| o.get("com.docker.network.bridge.name").cloned())
-            .unwrap_or_else(|| format!("br-{}", &id[..id.len().min(12)]));
+            .unwrap_or_else(|| format!("br-{}", &id[..id.floor_char_boundary(12)]));
         let gateway = n
             .ipam
             .and_then(|i| i.config)

@@ -56,11 +56,15 @@ pub fn check_page_path(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `report::render_run_dir`, then the run's report.html beside the other reports.
+/// `report::render_run_dir` and the run's report.html beside the other reports: every file is
+/// rendered before the first is written, so a failure leaves the old set whole.
 pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
-    let r = crate::report::render_run_dir(dir)?;
+    let r = crate::report::analyse_run_dir(dir)?;
+    let mut files = crate::report::rendered(&r)?;
     let timeline = crate::report::plots::timeline_svg(&r);
-    write_html(&r, dir, crate::report::plots::steps_svg(&r), timeline)?;
+    let page = html_page(&r, dir, crate::report::plots::steps_svg(&r), timeline);
+    files.push((REPORT_HTML, page.into_bytes()));
+    crate::report::write_files(dir, &files)?;
     Ok(r)
 }
 
@@ -100,6 +104,19 @@ pub fn write_html(
     steps: Result<String, String>,
     timeline: Result<String, String>,
 ) -> anyhow::Result<()> {
+    Ok(write_atomic(
+        &dir.join(REPORT_HTML),
+        html_page(r, dir, steps, timeline).as_bytes(),
+    )?)
+}
+
+/// The text of `dir/report.html` (see [`write_html`]).
+fn html_page(
+    r: &Report,
+    dir: &Path,
+    steps: Result<String, String>,
+    timeline: Result<String, String>,
+) -> String {
     // `out/<exp>/latest` is a link: open the directory it names.
     let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let manifest = crate::rundir::RunDir::open(&real)
@@ -129,23 +146,30 @@ pub fn write_html(
             (crate::report::TIMELINE_SVG, timeline),
         ],
     };
-    Ok(write_atomic(
-        &dir.join(REPORT_HTML),
-        report::render(r, &extras).as_bytes(),
-    )?)
+    report::render(r, &extras)
 }
 
 /// `perflab report RUN --html`: report.html from the run's report.json (and manifest.json),
 /// the plots redrawn from it. Returns the page's path.
 pub fn rerender_html(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
-    let p = dir.join("report.json");
-    let text = std::fs::read_to_string(&p).map_err(|e| {
-        anyhow::Error::new(crate::error::InvalidInput(format!(
-            "{}: {e} (no report yet: run `perflab report {}` to analyze the run)",
-            p.display(),
-            dir.display()
-        )))
-    })?;
+    use crate::rundir::read::{self, FileKind, RunFile};
+    let p = dir.join(crate::rundir::REPORT_FILE);
+    let doc = read::doc(&RunFile::at(
+        dir,
+        crate::rundir::REPORT_FILE,
+        FileKind::Report,
+    ));
+    let text = match doc {
+        Ok(d) => d.text,
+        Err(e) if e.is_missing() => {
+            return Err(anyhow::Error::new(crate::error::InvalidInput(format!(
+                "{}: no such file (no report yet: run `perflab report {}` to analyze the run)",
+                p.display(),
+                dir.display()
+            ))));
+        }
+        Err(e) => return Err(e.into_anyhow()),
+    };
     let r = crate::rundir::report::parse(&text).map_err(|e| {
         anyhow::Error::new(crate::error::InvalidInput(format!(
             "{}: {e:#} (re-analyze with `perflab report {}`)",

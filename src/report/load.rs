@@ -1,53 +1,60 @@
 //! Reading a run directory (or loose files) into `analyze::Inputs`: the only file I/O of the
-//! analysis. Layout: plan.json, k6/{requests.csv.gz,summary.json,k6.log} (or k6/g<i>/ per load
-//! generator, merged), samples/*.jsonl.
+//! analysis, all of it through `rundir::read` (bounded, typed; what a read cut, replaced or
+//! left out becomes a caveat of the report). Layout: plan.json, k6/{requests.csv.gz,
+//! summary.json,k6.log} (or k6/g<i>/ per load generator, merged), samples/*.jsonl, logs/.
 use crate::analyze::Inputs;
 use crate::analyze::k6csv::{self, K6Data};
 use crate::analyze::logs::LogDigest;
 use crate::analyze::merge;
 use crate::analyze::model::{GeneratorSource, LoadModel, Params, Source};
-use crate::analyze::samples::{self, Samples};
+use crate::analyze::samples::Samples;
 use crate::analyze::summary::{self, K6Summary};
 use crate::error::InvalidInput;
 use crate::experiment::Model;
 use crate::plan::Plan;
+use crate::rundir::read::{self, FileKind, ReadError, RunFile};
 use crate::rundir::{self, Manifest};
-use anyhow::Context;
 use std::path::Path;
 
 fn invalid(msg: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(msg))
 }
 
-/// Stream a k6 CSV (plain or gzip) from a file.
-pub fn k6_csv(path: &Path) -> anyhow::Result<K6Data> {
-    let f = std::fs::File::open(path).map_err(|e| {
-        invalid(format!(
-            "{}: {e}: give the file k6 wrote with --out csv=FILE",
-            path.display()
-        ))
+/// Stream a k6 CSV (plain or gzip) from a file, through the run directory's reader: a gzip
+/// stream that breaks is analysed up to its last whole line, a concatenated one refused. Returns
+/// the data and the caveats of the read.
+pub fn k6_csv(f: &RunFile) -> anyhow::Result<(K6Data, Vec<String>)> {
+    let fix = "give the file k6 wrote with --out csv=FILE";
+    let (stream, watch) = read::k6_csv(f).map_err(|e| match e {
+        ReadError::Missing(_) => invalid(format!("{}: no such file: {fix}", f.path.display())),
+        other => other.into_anyhow(),
     })?;
-    k6csv::read_k6_csv(f).map_err(|e| match e {
+    let piped = stream.is_gzip();
+    let data = k6csv::read_k6_text(stream, piped).map_err(|e| match e {
         k6csv::CsvError::Io(_) => {
-            anyhow::Error::new(e).context(format!("reading {}", path.display()))
+            anyhow::Error::new(e).context(format!("reading {}", f.path.display()))
         }
-        other => invalid(format!("{}: {other}", path.display())),
-    })
+        other => invalid(format!("{}: {other}", f.path.display())),
+    })?;
+    Ok((data, watch.finish()?))
 }
 
-pub fn k6_summary(path: &Path) -> anyhow::Result<K6Summary> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        invalid(format!(
-            "{}: {e}: give the file k6 wrote with --summary-export",
-            path.display()
-        ))
+/// k6's `--summary-export` JSON, and the caveats of reading it.
+pub fn k6_summary(f: &RunFile) -> anyhow::Result<(K6Summary, Vec<String>)> {
+    let doc = read::doc(f).map_err(|e| match e {
+        ReadError::Missing(_) => invalid(format!(
+            "{}: no such file: give the file k6 wrote with --summary-export",
+            f.path.display()
+        )),
+        other => other.into_anyhow(),
     })?;
-    summary::parse_summary(&text).map_err(|e| {
+    let s = summary::parse_summary(&doc.text).map_err(|e| {
         invalid(format!(
             "{}: {e} (pass the file k6 wrote with --summary-export)",
-            path.display()
+            f.path.display()
         ))
-    })
+    })?;
+    Ok((s, doc.notes.caveats()))
 }
 
 /// What the k6 log says: (aborted by a threshold, `Insufficient VUs` seen).
@@ -58,54 +65,95 @@ pub fn k6_log_flags(text: &str) -> (bool, bool) {
     (aborted, text.contains("Insufficient VUs"))
 }
 
-/// One sampler file (missing: empty); a torn last line is dropped and its file named in `torn`.
-fn jsonl<T: for<'de> serde::Deserialize<'de>>(
-    path: &Path,
-    torn: &mut Vec<String>,
-) -> anyhow::Result<Vec<T>> {
-    if !path.exists() {
-        return Ok(Vec::new());
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let (v, cut) = samples::parse_jsonl_torn_tail(&text)
-        .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
-    if cut {
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        torn.push(format!("samples/{name}"));
-    }
-    Ok(v)
+/// [`k6_log_flags`] of k6's log `f`, read line by line (tail-capped, invalid UTF-8 replaced),
+/// with the caveats of the read.
+pub fn k6_log(f: &RunFile) -> Result<((bool, bool), Vec<String>), ReadError> {
+    let mut flags = (false, false);
+    let notes = read::lines(f, |l| {
+        let (a, i) = k6_log_flags(l);
+        flags = (flags.0 || a, flags.1 || i);
+    })?;
+    Ok((flags, notes.caveats()))
 }
 
-/// The samplers' files under `dir/samples/` (missing files are empty).
-pub fn samples(dir: &Path) -> anyhow::Result<Samples> {
-    let s = dir.join("samples");
-    let mut torn = Vec::new();
+/// The samplers' files under `dir/samples/` (missing files are empty); a torn last line is
+/// dropped and its file named in `torn`, what else the read changed goes to `caveats`.
+pub fn samples(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<Samples> {
+    fn read<T: serde::de::DeserializeOwned>(
+        dir: &Path,
+        name: &str,
+        torn: &mut Vec<String>,
+        caveats: &mut Vec<String>,
+    ) -> anyhow::Result<Vec<T>> {
+        let rel = format!("samples/{name}");
+        let (v, notes, cut) = read::jsonl(&RunFile::at(dir, &rel, FileKind::Samples))?;
+        if cut {
+            torn.push(rel);
+        }
+        caveats.extend(notes.caveats());
+        Ok(v)
+    }
+    let mut t = Vec::new();
     Ok(Samples {
-        cgroup: jsonl(&s.join("cgroup.jsonl"), &mut torn)?,
-        host: jsonl(&s.join("host.jsonl"), &mut torn)?,
-        fpm: jsonl(&s.join("fpm.jsonl"), &mut torn)?,
-        pg: jsonl(&s.join("pg.jsonl"), &mut torn)?,
-        node: jsonl(&s.join("node.jsonl"), &mut torn)?,
-        hostprocs: jsonl(&s.join("hostprocs.jsonl"), &mut torn)?,
-        access: access_logs(dir)?,
-        torn,
+        cgroup: read(dir, "cgroup.jsonl", &mut t, caveats)?,
+        host: read(dir, "host.jsonl", &mut t, caveats)?,
+        fpm: read(dir, "fpm.jsonl", &mut t, caveats)?,
+        pg: read(dir, "pg.jsonl", &mut t, caveats)?,
+        node: read(dir, "node.jsonl", &mut t, caveats)?,
+        hostprocs: read(dir, "hostprocs.jsonl", &mut t, caveats)?,
+        access: access_logs(dir, caveats)?,
+        torn: t,
     })
 }
 
-/// `logs/access/{fpm,nginx}.log` (written when the experiment turns access logs on).
-fn access_logs(dir: &Path) -> anyhow::Result<crate::analyze::access::AccessLogs> {
-    use crate::analyze::access;
-    let read = |name: &str| -> anyhow::Result<String> {
-        let p = dir.join("logs/access").join(name);
-        if !p.exists() {
-            return Ok(String::new());
+/// Read the log `f` line by line into `each` when it is there; a log that is no regular file
+/// is left out and said (a caveat), never a reason to lose the report.
+fn optional_log(
+    f: &RunFile,
+    caveats: &mut Vec<String>,
+    each: impl FnMut(&str),
+) -> anyhow::Result<()> {
+    match read::lines(f, each) {
+        Ok(notes) => caveats.extend(notes.caveats()),
+        Err(e) if e.is_missing() => {}
+        Err(e @ (ReadError::NotRegular { .. } | ReadError::TooLarge { .. })) => {
+            caveats.push(format!("{}: {}: left out", f.label, e.why()));
         }
-        std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
-    };
+        Err(e) => return Err(e.into_anyhow()),
+    }
+    Ok(())
+}
+
+/// `logs/access/{fpm,nginx}.log` (written when the experiment turns access logs on), parsed a
+/// megabyte of lines at a time.
+fn access_logs(
+    dir: &Path,
+    caveats: &mut Vec<String>,
+) -> anyhow::Result<crate::analyze::access::AccessLogs> {
+    use crate::analyze::access;
+    fn parsed<T>(
+        f: &RunFile,
+        caveats: &mut Vec<String>,
+        parse: fn(&str) -> (Vec<T>, usize),
+        t: fn(&T) -> i64,
+    ) -> anyhow::Result<Vec<T>> {
+        let (mut out, mut chunk) = (Vec::new(), String::new());
+        optional_log(f, caveats, |l| {
+            chunk.push_str(l);
+            chunk.push('\n');
+            if chunk.len() >= 1 << 20 {
+                out.extend(parse(&chunk).0);
+                chunk.clear();
+            }
+        })?;
+        out.extend(parse(&chunk).0);
+        out.sort_by_key(t);
+        Ok(out)
+    }
+    let at = |name: &str| RunFile::at(dir, &format!("logs/access/{name}"), FileKind::AccessLog);
     Ok(access::AccessLogs {
-        fpm: access::parse_fpm(&read("fpm.log")?).0,
-        nginx: access::parse_nginx(&read("nginx.log")?).0,
+        fpm: parsed(&at("fpm.log"), caveats, access::parse_fpm, |r| r.t)?,
+        nginx: parsed(&at("nginx.log"), caveats, access::parse_nginx, |r| r.t)?,
     })
 }
 
@@ -178,35 +226,35 @@ pub fn manifest_warnings(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Digest `dir/logs/*.log` line by line (missing directory: no logs).
-pub fn logs(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {
-    use std::io::BufRead;
+/// Digest `dir/logs/*.log` line by line (missing directory: no logs); what reading them changed
+/// or left out goes to `caveats`.
+pub fn logs(
+    dir: &Path,
+    caveats: &mut Vec<String>,
+) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {
     let mut out = std::collections::BTreeMap::new();
     let Ok(rd) = std::fs::read_dir(dir.join("logs")) else {
         return Ok(out);
     };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.extension().and_then(|x| x.to_str()) != Some("log") {
-            continue;
-        }
-        let name = p
-            .file_stem()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let f = std::fs::File::open(&p).with_context(|| format!("opening {}", p.display()))?;
+    let mut files: Vec<(String, RunFile)> = rd
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".log").unwrap_or(&name).to_string();
+            let f = RunFile {
+                path: e.path(),
+                label: format!("logs/{name}"),
+                kind: FileKind::Log,
+            };
+            (stem, f)
+        })
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (stem, f) in files {
         let mut d = LogDigest::default();
-        let mut r = std::io::BufReader::new(f);
-        let mut buf = Vec::new();
-        while r
-            .read_until(b'\n', &mut buf)
-            .with_context(|| format!("reading {}", p.display()))?
-            > 0
-        {
-            d.add_line(&String::from_utf8_lossy(&buf));
-            buf.clear();
-        }
-        out.insert(name, d);
+        optional_log(&f, caveats, |l| d.add_line(l))?;
+        out.insert(stem, d);
     }
     Ok(out)
 }
@@ -229,79 +277,120 @@ pub fn generator_dirs(dir: &Path) -> Vec<std::path::PathBuf> {
     v.into_iter().map(|(_, p)| p).collect()
 }
 
-fn csv_in(dir: &Path) -> Option<std::path::PathBuf> {
+/// `rel/requests.csv.gz` (or a plain `requests.csv`) inside the run directory, when there.
+fn csv_in(dir: &Path, rel: &str) -> Option<RunFile> {
     ["requests.csv.gz", "requests.csv"]
         .iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.exists())
+        .map(|n| RunFile::at(dir, &format!("{rel}/{n}"), FileKind::K6Csv))
+        .find(|f| f.path.exists())
+}
+
+/// The k6 files of a run, read.
+struct K6Run {
+    data: K6Data,
+    /// The merged summary, when every instance wrote one.
+    summary: Option<K6Summary>,
+    /// [`k6_log_flags`] over the k6 log(s), when any could be read.
+    flags: Option<(bool, bool)>,
+    /// The CSV label for the report.
+    label: String,
+    /// The per-instance sources of several generators.
+    sources: Vec<GeneratorSource>,
+}
+
+/// What one k6 instance wrote: its data, its summary, and what its log says (when it could be
+/// read).
+type K6Instance = (K6Data, Option<K6Summary>, Option<(bool, bool)>);
+
+/// The CSV, summary and log of one k6 instance in `rel` (`k6`, `k6/g0`); a log that cannot be
+/// read is a caveat.
+fn k6_instance(
+    dir: &Path,
+    rel: &str,
+    csv: &RunFile,
+    caveats: &mut Vec<String>,
+) -> anyhow::Result<K6Instance> {
+    let (data, c) = k6_csv(csv)?;
+    caveats.extend(c);
+    let sum = RunFile::at(dir, &format!("{rel}/summary.json"), FileKind::K6Summary);
+    let summary = match sum.path.exists() {
+        true => {
+            let (s, c) = k6_summary(&sum)?;
+            caveats.extend(c);
+            Some(s)
+        }
+        false => None,
+    };
+    let log = RunFile::at(dir, &format!("{rel}/k6.log"), FileKind::K6Log);
+    let flags = match k6_log(&log) {
+        Ok((flags, c)) => {
+            caveats.extend(c);
+            Some(flags)
+        }
+        Err(e) if e.is_missing() => None,
+        Err(e) => {
+            caveats.push(format!("{}: {}: left out", log.label, e.why()));
+            None
+        }
+    };
+    Ok((data, summary, flags))
 }
 
 /// The k6 data of a run: `k6/requests.csv.gz`, or every `k6/g<i>/` merged (one generator
-/// each). Returns the data, the merged summary when every instance wrote one, the k6 log
-/// text(s), the CSV label for the report and the per-instance sources.
-#[allow(clippy::type_complexity)]
-fn k6_of_run(
-    dir: &Path,
-) -> anyhow::Result<(
-    K6Data,
-    Option<K6Summary>,
-    Option<String>,
-    String,
-    Vec<GeneratorSource>,
-)> {
+/// each); what reading the files changed goes to `caveats`.
+fn k6_of_run(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<K6Run> {
     let gens = generator_dirs(dir);
-    if gens.is_empty() || csv_in(&dir.join("k6")).is_some() {
-        let Some(csv) = csv_in(&dir.join("k6")) else {
+    if gens.is_empty() || csv_in(dir, "k6").is_some() {
+        let Some(csv) = csv_in(dir, "k6") else {
             return Err(invalid(format!(
                 "{}: no k6/requests.csv.gz: the run did not get to measure (see its status and k6/k6.log)",
                 dir.display()
             )));
         };
-        let k6 = k6_csv(&csv)?;
-        let sum_path = dir.join("k6/summary.json");
-        let summary = if sum_path.exists() {
-            Some(k6_summary(&sum_path)?)
-        } else {
-            None
-        };
-        let log = std::fs::read_to_string(dir.join("k6/k6.log")).ok();
-        return Ok((k6, summary, log, "k6/requests.csv.gz".into(), Vec::new()));
+        let (data, summary, flags) = k6_instance(dir, "k6", &csv, caveats)?;
+        return Ok(K6Run {
+            data,
+            summary,
+            flags,
+            label: "k6/requests.csv.gz".into(),
+            sources: Vec::new(),
+        });
     }
-    let mut parts = Vec::new();
-    let mut sums = Vec::new();
-    let mut logs = Vec::new();
-    let mut sources = Vec::new();
+    let (mut parts, mut sums, mut sources) = (Vec::new(), Vec::new(), Vec::new());
+    let mut flags: Option<(bool, bool)> = None;
     for g in &gens {
         let name = g
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let csv = csv_in(g).ok_or_else(|| {
+        let rel = format!("k6/{name}");
+        let csv = csv_in(dir, &rel).ok_or_else(|| {
             invalid(format!(
                 "{}: no requests.csv.gz: load generator {name} did not get to measure (see its k6.log)",
                 g.display()
             ))
         })?;
-        let d = k6_csv(&csv)?;
+        let (d, sum, f) = k6_instance(dir, &rel, &csv, caveats)?;
         sources.push(GeneratorSource {
-            csv: format!("k6/{name}/requests.csv.gz"),
+            csv: format!("{rel}/requests.csv.gz"),
             requests: d.requests,
             first_request_ms: d.first_request_ms,
             dropped: d.dropped_total,
         });
         parts.push(d);
-        let sp = g.join("summary.json");
-        if sp.exists() {
-            sums.push(k6_summary(&sp)?);
-        }
-        if let Ok(l) = std::fs::read_to_string(g.join("k6.log")) {
-            logs.push(l);
+        sums.extend(sum);
+        if let Some((a, i)) = f {
+            let (a0, i0) = flags.unwrap_or_default();
+            flags = Some((a0 || a, i0 || i));
         }
     }
-    let summary = (sums.len() == gens.len()).then(|| merge::merge_summaries(sums));
-    let log = (!logs.is_empty()).then(|| logs.join("\n"));
-    let label = format!("k6/g*/requests.csv.gz ({} generators, merged)", gens.len());
-    Ok((merge::merge_k6(parts), summary, log, label, sources))
+    Ok(K6Run {
+        data: merge::merge_k6(parts),
+        summary: (sums.len() == gens.len()).then(|| merge::merge_summaries(sums)),
+        flags,
+        label: format!("k6/g*/requests.csv.gz ({} generators, merged)", gens.len()),
+        sources,
+    })
 }
 
 /// Everything `analyze_run` needs from a run directory.
@@ -312,7 +401,9 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
             dir.display()
         )));
     }
-    let (k6, summary, k6_log, csv_label, generators) = k6_of_run(dir)?;
+    let mut caveats = Vec::new();
+    let k6 = k6_of_run(dir, &mut caveats)?;
+    let summary = k6.summary;
     let mut params = Params::new(
         summary
             .as_ref()
@@ -334,26 +425,25 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
             dir.display()
         )));
     }
-    if let Some(log) = k6_log {
-        let (aborted, insufficient) = k6_log_flags(&log);
+    if let Some((aborted, insufficient)) = k6.flags {
         params.aborted = Some(aborted);
         params.insufficient_vus = insufficient;
     }
     let summary_label = summary.as_ref().map(|_| {
-        if generators.is_empty() {
+        if k6.sources.is_empty() {
             "k6/summary.json".to_string()
         } else {
             "k6/g*/summary.json (counts summed)".to_string()
         }
     });
-    let samples = samples(dir)?;
-    let logs = logs(dir)?;
+    let samples = samples(dir, &mut caveats)?;
+    let logs = logs(dir, &mut caveats)?;
     let title = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     Ok(Inputs {
-        k6,
+        k6: k6.data,
         summary,
         samples,
         params,
@@ -361,10 +451,11 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         source: Source {
             title,
             summary: summary_label,
-            csv: csv_label,
-            generators,
+            csv: k6.label,
+            generators: k6.sources,
             ..Default::default()
         },
+        caveats,
     })
 }
 

@@ -27,6 +27,15 @@ pub fn json(r: &Report) -> String {
 
 /// Analyze a run directory and write its reports: what `perflab run` calls after measuring.
 pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
+    let r = analyse_run_dir(dir)?;
+    write_all(&r, dir)?;
+    Ok(r)
+}
+
+/// Analyze a run directory: its report, with what only the manifest knows (the refinement, the
+/// fit, the injected work, the host's speed) and the warnings of a missing or corrupt manifest.
+/// Nothing is written.
+pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let inputs = load::run_dir(dir)?;
     let mut r = crate::analyze::analyze_run(inputs).map_err(|e| {
         anyhow::Error::new(crate::error::InvalidInput(format!(
@@ -50,22 +59,39 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
         crate::say!("warning: {w}");
         r.warnings.push(w);
     }
-    write_all(&r, dir)?;
     Ok(r)
 }
 
-/// Write report.txt, report.md, report.json and the SVG plots into `dir`.
-pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<()> {
+/// report.txt, report.md, report.json and the SVG plots of `r`, rendered in memory (file name,
+/// bytes): a failure here writes nothing.
+pub fn rendered(r: &Report) -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {
     let steps = plots::steps_svg(r).map_err(|e| anyhow::anyhow!("drawing {STEPS_SVG}: {e}"))?;
     let timeline =
         plots::timeline_svg(r).map_err(|e| anyhow::anyhow!("drawing {TIMELINE_SVG}: {e}"))?;
-    write_atomic(&dir.join(STEPS_SVG), steps.as_bytes())?;
-    write_atomic(&dir.join(TIMELINE_SVG), timeline.as_bytes())?;
-    write_atomic(&dir.join("report.txt"), text::render(r).as_bytes())?;
-    write_atomic(
-        &dir.join("report.md"),
-        markdown::render(r, &[STEPS_SVG, TIMELINE_SVG]).as_bytes(),
-    )?;
-    crate::rundir::write_report(dir, r)?;
+    Ok(vec![
+        (STEPS_SVG, steps.into_bytes()),
+        (TIMELINE_SVG, timeline.into_bytes()),
+        ("report.txt", text::render(r).into_bytes()),
+        (
+            "report.md",
+            markdown::render(r, &[STEPS_SVG, TIMELINE_SVG]).into_bytes(),
+        ),
+        (
+            crate::rundir::REPORT_FILE,
+            crate::rundir::report::to_json(r).into_bytes(),
+        ),
+    ])
+}
+
+/// Write rendered files into `dir`, each atomically.
+pub fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> {
+    for (name, bytes) in files {
+        write_atomic(&dir.join(name), bytes)?;
+    }
     Ok(())
+}
+
+/// Write report.txt, report.md, report.json and the SVG plots into `dir` (all rendered first).
+pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<()> {
+    write_files(dir, &rendered(r)?)
 }

@@ -3,7 +3,8 @@
 //! holds: `manifest.json` (`manifest`, `measurements`, older schemas through `migrate`),
 //! `status.json` (`status`), `plan.json` (`plan::Plan`, written and read only here),
 //! `report.json` (`report`) and a tool run's manifest (`tool`). The samplers' JSONL records are
-//! `analyze::samples`' types. Every reader of these files goes through this module.
+//! `analyze::samples`' types. Every reader of these files goes through this module's bounded,
+//! typed reader (`read`).
 /// The fit record (`measurements.fit`), defined beside the report that shows it.
 pub mod fit {
     pub use crate::analyze::fit::*;
@@ -12,6 +13,7 @@ pub mod manifest;
 pub mod measurements;
 pub mod migrate;
 pub mod phase;
+pub mod read;
 /// The samplers' JSON lines (`samples/*.jsonl`): defined beside their writer, `sample`, which
 /// sits below this floor; part of the run directory's contract all the same.
 pub mod samples {
@@ -224,35 +226,41 @@ impl RunDir {
     }
 }
 
-/// The text of `dir/name`.
-fn read_text(dir: &Path, name: &str) -> anyhow::Result<String> {
-    let p = dir.join(name);
-    std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
-}
-
-/// Parse `dir/name` with `parse`, naming the file in the error.
+/// Parse `dir/name` (a document of `kind`, read through [`read::doc`]) with `parse`, naming the
+/// file in the error; a file that cannot be read or parsed is bad input (exit 2).
 fn read_file<T>(
     dir: &Path,
     name: &str,
+    kind: read::FileKind,
     parse: impl FnOnce(&str) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    let text = read_text(dir, name)?;
-    parse(&text).with_context(|| format!("parsing {}", dir.join(name).display()))
+    let doc =
+        read::doc(&read::RunFile::at(dir, name, kind)).map_err(read::ReadError::into_anyhow)?;
+    parse(&doc.text)
+        .map_err(|e| anyhow::Error::new(crate::error::InvalidInput(format!("{e:#}"))))
+        .with_context(|| format!("parsing {}", dir.join(name).display()))
 }
 
 /// `dir/manifest.json` (older schemas migrated).
 pub fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
-    read_file(dir, MANIFEST_FILE, Manifest::parse)
+    read_file(
+        dir,
+        MANIFEST_FILE,
+        read::FileKind::Manifest,
+        Manifest::parse,
+    )
 }
 
 /// `dir/status.json`.
 pub fn read_status(dir: &Path) -> anyhow::Result<Status> {
-    read_file(dir, STATUS_FILE, |t| Ok(serde_json::from_str(t)?))
+    read_file(dir, STATUS_FILE, read::FileKind::Status, |t| {
+        Ok(serde_json::from_str(t)?)
+    })
 }
 
 /// `dir/plan.json`.
 pub fn read_plan(dir: &Path) -> anyhow::Result<Plan> {
-    read_file(dir, PLAN_FILE, |t| {
+    read_file(dir, PLAN_FILE, read::FileKind::Plan, |t| {
         let p: Plan = serde_json::from_str(t)?;
         anyhow::ensure!(
             p.schema_version <= crate::plan::PLAN_SCHEMA_VERSION,
@@ -266,7 +274,7 @@ pub fn read_plan(dir: &Path) -> anyhow::Result<Plan> {
 
 /// `dir/report.json`.
 pub fn read_report(dir: &Path) -> anyhow::Result<crate::analyze::Report> {
-    read_file(dir, REPORT_FILE, report::parse)
+    read_file(dir, REPORT_FILE, read::FileKind::Report, report::parse)
 }
 
 /// Write `dir/report.json`.
@@ -278,7 +286,9 @@ pub fn write_report(dir: &Path, r: &crate::analyze::Report) -> anyhow::Result<()
 
 /// A tool run's `dir/manifest.json`.
 pub fn read_tool_manifest(dir: &Path) -> anyhow::Result<ToolManifest> {
-    read_file(dir, MANIFEST_FILE, |t| Ok(serde_json::from_str(t)?))
+    read_file(dir, MANIFEST_FILE, read::FileKind::Manifest, |t| {
+        Ok(serde_json::from_str(t)?)
+    })
 }
 
 /// Write a tool run's `dir/manifest.json`.

@@ -327,15 +327,16 @@ fn unpack_out(tar: &[u8], dir: &Path) -> Result<()> {
 /// Start (unix ms) of the first request in a k6 CSV, from its first rows (k6 writes rows as
 /// requests end, so the earliest start is among the first few hundred).
 pub fn first_request_ms(csv: &Path) -> Option<i64> {
-    use std::io::BufRead;
-    let f = std::fs::File::open(csv).ok()?;
-    let r: Box<dyn std::io::Read> = if csv.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::read::MultiGzDecoder::new(f))
-    } else {
-        Box::new(f)
+    use crate::rundir::read::{self, FileKind, LineReader, RunFile};
+    let (stream, _) = read::k6_csv(&RunFile::loose(csv, FileKind::K6Csv)).ok()?;
+    let max = FileKind::K6Csv.max_line();
+    let mut r = LineReader::new(std::io::BufReader::new(stream), max);
+    let mut next = move || -> Option<String> {
+        let l = r.next_line().ok()??;
+        Some(String::from_utf8_lossy(l.bytes).into_owned())
     };
-    let mut lines = std::io::BufReader::new(r).lines();
-    let header = lines.next()?.ok()?;
+    let header = next()?;
+    let header = header.strip_prefix('\u{FEFF}').unwrap_or(&header);
     let cols: Vec<&str> = header.split(',').collect();
     let find = |n: &str| cols.iter().position(|c| *c == n);
     let (name, ts, val) = (
@@ -345,8 +346,10 @@ pub fn first_request_ms(csv: &Path) -> Option<i64> {
     );
     let mut best: Option<i64> = None;
     let mut seen = 0;
-    for line in lines.take(20_000) {
-        let line = line.ok()?;
+    for _ in 0..20_000 {
+        let Some(line) = next() else {
+            break;
+        };
         let f: Vec<&str> = line.split(',').collect();
         if f.get(name) != Some(&"http_req_duration") {
             continue;

@@ -64,6 +64,10 @@ pub struct Capacity {
     pub peak_per_s: Option<f64>,
     pub nodes: Option<u64>,
     pub db: Option<DbCheck>,
+    /// Run directories of the experiment left out, each with why (not complete, unreadable,
+    /// another suite).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
 }
 
 /// Compute over `runs` (newest first; all are used, at least `min_rounds`).
@@ -124,6 +128,7 @@ pub fn capacity(
         peak_per_s: peak,
         nodes,
         db,
+        skipped: Vec::new(),
     })
 }
 
@@ -198,6 +203,8 @@ pub fn render_text(c: &Capacity) -> String {
     if let Some(d) = &c.db {
         db_lines(&mut b.notes, d);
     }
+    b.notes
+        .extend(c.skipped.iter().map(|s| format!("skipped {s}")));
     blocks_text(&[b])
 }
 

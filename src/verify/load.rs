@@ -3,6 +3,7 @@
 //! The only file I/O of `verify`.
 use crate::analyze::model::Report;
 use crate::error::InvalidInput;
+use crate::rundir::read::{self, FileKind, RunFile};
 use crate::rundir::{self, Manifest, RunDir, RunState, Status};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
@@ -58,30 +59,33 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
             dir.display()
         ))
     })?;
-    let read = |name: &str| -> anyhow::Result<String> {
-        let p = dir.join(name);
-        std::fs::read_to_string(&p).map_err(|e| {
-            invalid(format!(
-                "{}: {e} (the run has no {name}: see its status.json)",
-                p.display()
-            ))
-        })
+    let read = |name: &str, kind: FileKind| -> anyhow::Result<String> {
+        match read::doc(&RunFile::at(dir, name, kind)) {
+            Ok(d) => Ok(d.text),
+            Err(e) if e.is_missing() => Err(invalid(format!(
+                "{}: no such file (the run has no {name}: see its status.json)",
+                dir.join(name).display()
+            ))),
+            Err(e) => Err(e.into_anyhow()),
+        }
     };
-    let manifest = Manifest::parse(&read(rundir::MANIFEST_FILE)?).map_err(|e| {
-        invalid(format!(
-            "{}: {e:#}",
-            dir.join(rundir::MANIFEST_FILE).display()
-        ))
-    })?;
-    let status: Status = serde_json::from_str(&read(rundir::STATUS_FILE)?)
+    let manifest =
+        Manifest::parse(&read(rundir::MANIFEST_FILE, FileKind::Manifest)?).map_err(|e| {
+            invalid(format!(
+                "{}: {e:#}",
+                dir.join(rundir::MANIFEST_FILE).display()
+            ))
+        })?;
+    let status: Status = serde_json::from_str(&read(rundir::STATUS_FILE, FileKind::Status)?)
         .map_err(|e| invalid(format!("{}: {e}", dir.join(rundir::STATUS_FILE).display())))?;
-    let report = rundir::report::parse(&read(rundir::REPORT_FILE)?).map_err(|e| {
-        invalid(format!(
-            "{}: {e:#} (re-render it with `perflab report {}`)",
-            dir.join(rundir::REPORT_FILE).display(),
-            dir.display()
-        ))
-    })?;
+    let report =
+        rundir::report::parse(&read(rundir::REPORT_FILE, FileKind::Report)?).map_err(|e| {
+            invalid(format!(
+                "{}: {e:#} (re-render it with `perflab report {}`)",
+                dir.join(rundir::REPORT_FILE).display(),
+                dir.display()
+            ))
+        })?;
     Ok(LoadedRun {
         dir: dir.to_path_buf(),
         experiment_id: manifest.experiment_id.clone(),
@@ -89,6 +93,71 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
         manifest,
         status,
     })
+}
+
+/// A run directory left out of a set of rounds, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    pub dir: PathBuf,
+    pub why: String,
+    /// It could not be read (as opposed to: not complete, another suite).
+    pub unreadable: bool,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.dir.display(), self.why)
+    }
+}
+
+/// Complete runs of an experiment with a report, newest first, optionally of one suite, and
+/// every run directory left out with the reason (not complete, unreadable, another suite).
+pub fn scan_runs(
+    out_root: &Path,
+    experiment_id: &str,
+    suite: Option<&str>,
+) -> (Vec<LoadedRun>, Vec<Skipped>) {
+    let (mut out, mut skipped) = (Vec::new(), Vec::new());
+    let mut skip = |dir: &Path, why: String, unreadable: bool| {
+        skipped.push(Skipped {
+            dir: dir.to_path_buf(),
+            why,
+            unreadable,
+        })
+    };
+    for r in rundir::list_runs(out_root, Some(experiment_id))
+        .into_iter()
+        .rev()
+    {
+        match r.status() {
+            Ok(s) if s.state == RunState::Complete => {}
+            Ok(s) => {
+                let state = serde_json::to_string(&s.state).unwrap_or_default();
+                let reason = s.reason.map(|r| format!(" ({r})")).unwrap_or_default();
+                skip(
+                    &r.path,
+                    format!("not complete: {}{reason}", state.trim_matches('"')),
+                    false,
+                );
+                continue;
+            }
+            Err(e) => {
+                skip(&r.path, format!("{e:#}"), true);
+                continue;
+            }
+        }
+        match load_run(&r.path) {
+            Ok(l) => match suite {
+                Some(s) if l.suite().as_deref() != Some(s) => {
+                    let has = l.suite().unwrap_or_else(|| "unknown".into());
+                    skip(&r.path, format!("suite {has}, not {s}"), false);
+                }
+                _ => out.push(l),
+            },
+            Err(e) => skip(&r.path, format!("{e:#}"), true),
+        }
+    }
+    (out, skipped)
 }
 
 /// Complete runs of an experiment with a report, newest first, optionally of one suite.
@@ -99,24 +168,14 @@ pub fn complete_runs(
     suite: Option<&str>,
     skipped: &mut Vec<String>,
 ) -> Vec<LoadedRun> {
-    let mut out = Vec::new();
-    for r in rundir::list_runs(out_root, Some(experiment_id))
-        .into_iter()
-        .rev()
-    {
-        if !r.status().is_ok_and(|s| s.state == RunState::Complete) {
-            continue;
-        }
-        match load_run(&r.path) {
-            Ok(l) => {
-                if suite.is_none_or(|s| l.suite().as_deref() == Some(s)) {
-                    out.push(l);
-                }
-            }
-            Err(e) => skipped.push(format!("{}: {e:#}", r.path.display())),
-        }
-    }
-    out
+    let (runs, skips) = scan_runs(out_root, experiment_id, suite);
+    skipped.extend(
+        skips
+            .iter()
+            .filter(|s| s.unreadable)
+            .map(Skipped::to_string),
+    );
+    runs
 }
 
 /// The newest complete run of an experiment (of a suite).

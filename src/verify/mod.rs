@@ -1,9 +1,11 @@
 //! `perflab verify`, `compare`, `capacity`: the article's findings as claims checked on
 //! recorded runs. Pure (no I/O, no clock): `quantity` (the values of the names that
 //! `claim::quantities` lists), `eval` (one claim, compiled by `claim`, on one run), `findings`,
-//! `compare`, `capacity`, `render` (text, md, json); `load` is the only part that reads files.
+//! `compare`, `capacity` (over rounds `consistent` accepts), `render` (text, md, json); `load`
+//! is the only part that reads files.
 pub mod capacity;
 pub mod compare;
+pub mod consistent;
 pub mod eval;
 pub mod findings;
 pub mod load;

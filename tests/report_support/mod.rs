@@ -4,6 +4,7 @@
 use perflab::analyze::model::Source;
 use perflab::analyze::{self, Params, Report};
 use perflab::report::load;
+use perflab::rundir::read::{FileKind, RunFile};
 use std::path::{Path, PathBuf};
 
 pub fn fixture(name: &str, ext: &str) -> PathBuf {
@@ -12,8 +13,15 @@ pub fn fixture(name: &str, ext: &str) -> PathBuf {
         .join(format!("{name}.{ext}"))
 }
 
+/// A file given on its own, as `perflab analyze` reads it.
+pub fn loose(p: &Path, kind: FileKind) -> RunFile {
+    RunFile::loose(p, kind)
+}
+
 pub fn report_of(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
-    let summary = load::k6_summary(&fixture(name, "summary.json")).unwrap();
+    let summary = load::k6_summary(&loose(&fixture(name, "summary.json"), FileKind::K6Summary))
+        .unwrap()
+        .0;
     let mut p = Params::new(summary.slo_p95_ms().unwrap());
     let (aborted, insufficient) =
         load::k6_log_flags(&std::fs::read_to_string(fixture(name, "log")).unwrap());
@@ -21,7 +29,9 @@ pub fn report_of(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
     p.insufficient_vus = insufficient;
     tweak(&mut p);
     analyze::analyze_run(analyze::Inputs {
-        k6: load::k6_csv(&fixture(name, "csv.gz")).unwrap(),
+        k6: load::k6_csv(&loose(&fixture(name, "csv.gz"), FileKind::K6Csv))
+            .unwrap()
+            .0,
         summary: Some(summary),
         samples: Default::default(),
         params: p,
@@ -32,6 +42,7 @@ pub fn report_of(name: &str, tweak: impl FnOnce(&mut Params)) -> Report {
             summary: Some(format!("{name}.summary.json")),
             ..Default::default()
         },
+        caveats: Vec::new(),
     })
     .unwrap()
 }

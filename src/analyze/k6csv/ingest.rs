@@ -41,7 +41,11 @@ pub(super) fn parse<R: Read>(mut r: R) -> Result<K6Data, CsvError> {
             }
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             match ing.as_mut() {
-                None => ing = Some(Ingest::new(header(line)?)),
+                // A UTF-8 BOM (an editor's) before the header is no part of its first column.
+                None => {
+                    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+                    ing = Some(Ingest::new(header(line)?))
+                }
                 Some(g) => {
                     if !line.is_empty() {
                         g.line(line, line_no)?;
