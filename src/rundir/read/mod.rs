@@ -193,7 +193,7 @@ impl ReadError {
         match self {
             ReadError::Missing(_) => "no such file".into(),
             ReadError::NotRegular { what, .. } => format!(
-                "not a regular file ({what}): a run directory holds regular files only; replace it with the file itself"
+                "not a regular file ({what}): perflab reads regular files only; replace it with the file itself"
             ),
             ReadError::TooLarge {
                 size, cap, what, ..
