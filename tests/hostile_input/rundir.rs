@@ -116,6 +116,37 @@ pub fn run_dir_cases() -> Vec<Case> {
             )
         },
         Case {
+            // a sparse 2 GiB file: no disk, but 2 GiB of text to whoever reads it whole
+            setup: Some(|d| {
+                let f = std::fs::File::create(run_dir(d).join("report.json")).unwrap();
+                f.set_len(2 << 30).unwrap();
+            }),
+            ..case(
+                "2 GiB report.json (index)",
+                None,
+                &index,
+                0,
+                &["index of 1 runs"],
+            )
+        },
+        Case {
+            setup: Some(|d| {
+                run_dir(d);
+                edit(d, "samples/host.jsonl", |b| {
+                    [vec![b'x'; 3 << 20], b"\n".to_vec(), b].concat()
+                });
+            }),
+            ..case(
+                "3 MiB line in host.jsonl",
+                None,
+                &report,
+                0,
+                &[
+                    "samples/host.jsonl: 1 line(s) longer than 1048576 bytes left out (first: line 1)",
+                ],
+            )
+        },
+        Case {
             setup: Some(|d| fifo(&run_dir(d).join("manifest.json"))),
             after: Some(html_fresh),
             ..case(
