@@ -48,7 +48,66 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
-    })
+    })?;
+    note_created(path);
+    Ok(())
+}
+
+/// What this process wrote, to hand to the user who invoked it through sudo at exit.
+static CREATED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Remember a file or folder this process created (a run directory: all of it).
+pub fn note_created(path: &Path) {
+    if let Ok(mut v) = CREATED.lock() {
+        v.push(path.to_path_buf());
+    }
+}
+
+/// The uid and gid of the user behind `sudo`, when root runs perflab through it.
+fn sudo_ids() -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let id = |k: &str| std::env::var(k).ok()?.parse::<u32>().ok();
+    Some((id("SUDO_UID")?, id("SUDO_GID")?)).filter(|(u, _)| *u != 0)
+}
+
+/// Give everything this process wrote (run directories whole, pages, the index) to the user
+/// who ran `sudo perflab ...`, so a workshop participant's `--out ~/runs` stays theirs, not
+/// root's. Never follows a link (lchown); does nothing outside sudo. Returns how many paths.
+pub fn hand_to_invoker() -> usize {
+    let Some((uid, gid)) = sudo_ids() else {
+        return 0;
+    };
+    let paths = CREATED.lock().map(|v| v.clone()).unwrap_or_default();
+    let mut n = 0;
+    for p in paths {
+        n += chown_tree(&p, uid, gid);
+    }
+    n
+}
+
+/// lchown `path` and, for a real directory, everything below it.
+fn chown_tree(path: &Path, uid: u32, gid: u32) -> usize {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return 0;
+    };
+    // SAFETY: c is a NUL-terminated path; lchown does not follow a final symlink.
+    if unsafe { libc::lchown(c.as_ptr(), uid, gid) } != 0 {
+        return 0;
+    }
+    let is_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
+    let below = is_dir
+        .then(|| std::fs::read_dir(path).ok())
+        .flatten()
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| chown_tree(&e.path(), uid, gid))
+        .sum::<usize>();
+    1 + below
 }
 
 /// `root/dirs[0]/dirs[1]/...`, each level created when missing, for files written below an
@@ -71,7 +130,10 @@ pub fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> 
             )))
         };
         match std::fs::create_dir(&at) {
-            Ok(()) => continue,
+            Ok(()) => {
+                note_created(&at);
+                continue;
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e).with_context(|| format!("creating {}", at.display())),
         }

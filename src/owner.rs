@@ -1,5 +1,6 @@
 //! Who owns a Docker object: the perflab process that created it (host name, pid, the process's
-//! start time in clock ticks since boot, and the boot id), written as labels on every object, and
+//! start time in clock ticks since boot, the boot id, and the user who invoked it: `SUDO_USER`
+//! under sudo, else the uid's name), written as labels on every object, and
 //! whether that owner is still alive. Only an owner on this host can be found dead (pid gone,
 //! pid reused by a process started at another time, zombie, or another boot); an owner on
 //! another host is never judged from here.
@@ -13,6 +14,8 @@ pub const LABEL_PID: &str = "perflab.owner.pid";
 pub const LABEL_START: &str = "perflab.owner.start";
 /// Label: the owner host's boot id (`/proc/sys/kernel/random/boot_id`).
 pub const LABEL_BOOT: &str = "perflab.owner.boot";
+/// Label: the user who invoked the owner (on a shared host, whose stack it is).
+pub const LABEL_USER: &str = "perflab.owner.user";
 
 /// The process that created an object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +24,8 @@ pub struct Owner {
     pub pid: u32,
     pub start: u64,
     pub boot: String,
+    /// Who invoked it (empty for objects of a perflab that did not record it).
+    pub user: String,
 }
 
 /// Is an owner alive, as seen from this host?
@@ -54,6 +59,7 @@ impl Owner {
                 pid,
                 start: proc_state(pid).map(|s| s.start).unwrap_or(0),
                 boot: this_boot(),
+                user: invoking_user(),
             }
         })
     }
@@ -65,6 +71,7 @@ impl Owner {
             (LABEL_PID.to_string(), self.pid.to_string()),
             (LABEL_START.to_string(), self.start.to_string()),
             (LABEL_BOOT.to_string(), self.boot.clone()),
+            (LABEL_USER.to_string(), self.user.clone()),
         ])
     }
 
@@ -75,6 +82,7 @@ impl Owner {
             pid: labels.get(LABEL_PID)?.parse().ok()?,
             start: labels.get(LABEL_START)?.parse().ok()?,
             boot: labels.get(LABEL_BOOT).cloned().unwrap_or_default(),
+            user: labels.get(LABEL_USER).cloned().unwrap_or_default(),
         })
     }
 
@@ -112,8 +120,42 @@ impl Owner {
 
 impl std::fmt::Display for Owner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "pid {} on {}", self.pid, self.host)
+        match self.user.as_str() {
+            "" => write!(f, "pid {} on {}", self.pid, self.host),
+            u => write!(f, "{u}'s pid {} on {}", self.pid, self.host),
+        }
     }
+}
+
+/// The user who invoked perflab: `SUDO_USER` when root runs it through sudo (the workshop
+/// participant, not root), else the name of the real uid (`uid N` when it has none).
+pub fn invoking_user() -> String {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    user_of(uid, std::env::var("SUDO_USER").ok(), &name_of_uid)
+}
+
+/// [`invoking_user`] with the uid, `SUDO_USER` and the passwd look-up given (pure, for tests).
+pub fn user_of(
+    uid: u32,
+    sudo_user: Option<String>,
+    name: &dyn Fn(u32) -> Option<String>,
+) -> String {
+    let sudo = sudo_user.filter(|u| uid == 0 && !u.is_empty() && u.len() <= 64);
+    let user = sudo
+        .or_else(|| name(uid))
+        .unwrap_or_else(|| format!("uid {uid}"));
+    // a label value: printable, no control characters
+    user.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// The login name of `uid` from `/etc/passwd` (no NSS: a workshop host's local users).
+fn name_of_uid(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.get(2)?.parse::<u32>().ok()? == uid).then(|| f[0].to_string())
+    })
 }
 
 /// This host's name (`/proc/sys/kernel/hostname`).
@@ -156,7 +198,19 @@ mod tests {
             pid: 42,
             start: 1000,
             boot: "b1".into(),
+            user: "alice".into(),
         }
+    }
+
+    #[test]
+    fn the_invoking_user_is_sudos_caller_else_the_uid() {
+        let names = |uid: u32| (uid == 1000).then(|| "alice".to_string());
+        assert_eq!(user_of(1000, None, &names), "alice");
+        assert_eq!(user_of(0, Some("bob".into()), &names), "bob");
+        // SUDO_USER counts only for root (a user cannot claim to be another by setting it)
+        assert_eq!(user_of(1000, Some("bob".into()), &names), "alice");
+        assert_eq!(user_of(4242, None, &names), "uid 4242");
+        assert_eq!(user_of(0, Some("b\u{1b}[2Job".into()), &names), "b[2Job");
     }
 
     fn running(start: u64, state: char) -> impl Fn(u32) -> Option<ProcState> {

@@ -31,7 +31,8 @@ fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// Debian suite: trixie (default), forky, bookworm.
+    /// Debian suite: trixie (default), forky, bookworm, or `all` (every suite, one after the
+    /// other: prepare a workshop host before the participants arrive).
     #[arg(long, default_value = "trixie")]
     pub suite: String,
     /// Print the image set (tags, ids, sizes, versions) as JSON on stdout.
@@ -42,7 +43,28 @@ pub struct BuildArgs {
 }
 
 pub fn build(args: BuildArgs) -> Result<ExitCode> {
-    let suite: Suite = args.suite.parse()?;
+    let suites: Vec<Suite> = match args.suite.as_str() {
+        "all" => Suite::ALL.to_vec(),
+        s => vec![s.parse()?],
+    };
+    let mut sets = Vec::new();
+    for suite in suites {
+        match build_suite(&args, suite)? {
+            Ok(set) => sets.push(set),
+            Err(code) => return Ok(code),
+        }
+    }
+    if args.json {
+        match sets.as_slice() {
+            [one] => crate::out!("{}", serde_json::to_string_pretty(one)?),
+            all => crate::out!("{}", serde_json::to_string_pretty(all)?),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Build (or find) one suite's images; `Err(code)` when interrupted.
+fn build_suite(args: &BuildArgs, suite: Suite) -> Result<std::result::Result<ImageSet, ExitCode>> {
     runtime()?.block_on(async {
         let interrupt = Interrupt::install_with("stopping the build, removing its containers")?;
         let docker = Docker::connect().await?;
@@ -51,11 +73,9 @@ pub fn build(args: BuildArgs) -> Result<ExitCode> {
         let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
         {
             Ok(set) => set,
-            Err(e) => return interrupted_or(e, &interrupt),
+            Err(e) => return interrupted_or(e, &interrupt).map(Err),
         };
-        if args.json {
-            crate::out!("{}", serde_json::to_string_pretty(&set)?);
-        } else {
+        if !args.json {
             print_images(&set);
             if !args.quiet {
                 crate::say!(
@@ -64,7 +84,7 @@ pub fn build(args: BuildArgs) -> Result<ExitCode> {
                 );
             }
         }
-        Ok(ExitCode::SUCCESS)
+        Ok(Ok(set))
     })
 }
 
@@ -319,8 +339,11 @@ fn print_stack(s: &LabStack) {
 
 #[derive(Debug, Args)]
 pub struct DownArgs {
-    /// Run id printed by `perflab up` (default: every stack started by `up`).
+    /// Run id printed by `perflab up` (default: every stack you started with `up`).
     pub run_id: Option<String>,
+    /// Also other users' stacks (a shared host: without it `down` touches only yours).
+    #[arg(long)]
+    pub all: bool,
 }
 
 pub fn down(args: DownArgs) -> Result<ExitCode> {
@@ -328,10 +351,12 @@ pub fn down(args: DownArgs) -> Result<ExitCode> {
         let interrupt = Interrupt::install_with("stopping")?;
         let _lock = lab_lock("down", false, &interrupt).await?;
         let docker = Docker::connect().await?;
-        let runs: Vec<_> = user_plan(&docker, args.run_id.as_deref())
+        let runs: Vec<_> = user_plan(&docker, args.run_id.as_deref(), args.all)
             .await?
             .into_iter()
             .filter(|r| args.run_id.is_some() || r.run_id.starts_with("up-"))
+            // without a run id, other users' stacks are not yours to list
+            .filter(|r| args.run_id.is_some() || args.all || r.foreign_user.is_none())
             .collect();
         if runs.is_empty() {
             match &args.run_id {
@@ -357,8 +382,12 @@ pub fn down(args: DownArgs) -> Result<ExitCode> {
 }
 
 /// The runs on the local engine (all, or one) and whether the user's `down`/`cleanup` removes
-/// each: never when its owner is alive or on another host.
-async fn user_plan(docker: &Docker, run: Option<&str>) -> Result<Vec<sweep::RunLeftover>> {
+/// each: never when its owner is alive or on another host, another user's only with `all`.
+async fn user_plan(
+    docker: &Docker,
+    run: Option<&str>,
+    all: bool,
+) -> Result<Vec<sweep::RunLeftover>> {
     let filter: Vec<String> = run
         .iter()
         .map(|r| format!("{}={r}", docker::LABEL_RUN))
@@ -366,7 +395,8 @@ async fn user_plan(docker: &Docker, run: Option<&str>) -> Result<Vec<sweep::RunL
     let objects = docker.list_labelled(&filter).await?;
     Ok(sweep::plan(
         objects,
-        Asker::User,
+        Asker::User { all },
+        &crate::owner::Owner::me().user,
         &Default::default(),
         crate::owner::Owner::liveness,
     ))
@@ -394,6 +424,10 @@ pub struct CleanupArgs {
     /// live perflab's and another host's are listed, never removed).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// Also other users' stacks whose owner is gone or that they kept (a shared host: without
+    /// it `cleanup` removes only yours; a live perflab's objects are never removed).
+    #[arg(long)]
+    pub all: bool,
 }
 
 pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
@@ -401,7 +435,7 @@ pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
         let interrupt = Interrupt::install_with("stopping")?;
         let _lock = lab_lock("cleanup", false, &interrupt).await?;
         let docker = Docker::connect().await?;
-        let runs = user_plan(&docker, args.run.as_deref()).await?;
+        let runs = user_plan(&docker, args.run.as_deref(), args.all).await?;
         let mut n = 0;
         for r in &runs {
             if !r.remove {

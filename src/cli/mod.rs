@@ -76,13 +76,16 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.quiet);
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
             crate::say!("error: {err:#}");
             ExitCode::from(crate::error::exit_code_for(&err))
         }
-    }
+    };
+    // `sudo perflab ... --out ~/runs`: what it wrote belongs to the participant, not to root.
+    crate::atomic::hand_to_invoker();
+    code
 }
 
 fn init_tracing(quiet: bool) {

@@ -92,7 +92,10 @@ pub fn create_new_dir(parent: &Path, base: &str) -> anyhow::Result<PathBuf> {
         };
         let p = parent.join(&name);
         match std::fs::create_dir(&p) {
-            Ok(()) => return Ok(p),
+            Ok(()) => {
+                crate::atomic::note_created(&p);
+                return Ok(p);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
             Err(e) => return Err(e).with_context(|| format!("creating {}", p.display())),
         }
@@ -183,6 +186,7 @@ impl RunDir {
         std::os::unix::fs::symlink(self.name(), &tmp)
             .with_context(|| format!("creating {}", tmp.display()))?;
         std::fs::rename(&tmp, parent.join(LATEST)).context("updating the `latest` link")?;
+        crate::atomic::note_created(&parent.join(LATEST));
         Ok(())
     }
 

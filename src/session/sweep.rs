@@ -36,8 +36,9 @@ pub enum Asker {
     /// The sweep under the host lock; `local` when the engine is this host's (no perflab of
     /// this host can be running there without the lock, so unowned `run-` stacks are leftovers).
     Sweep { local: bool },
-    /// `perflab cleanup` / `perflab down`: also kept and unowned stacks.
-    User,
+    /// `perflab cleanup` / `perflab down`: also kept and unowned stacks; another user's only
+    /// with `all` (`--all`).
+    User { all: bool },
 }
 
 /// One run's objects and what to do with them.
@@ -47,6 +48,8 @@ pub struct RunLeftover {
     pub objects: Vec<LabelledObject>,
     pub fate: Fate,
     pub remove: bool,
+    /// The user whose perflab made the objects, when it is not the caller (a shared host).
+    pub foreign_user: Option<String>,
 }
 
 impl RunLeftover {
@@ -55,6 +58,11 @@ impl RunLeftover {
         let id = &self.run_id;
         match &self.fate {
             _ if self.remove => None,
+            Fate::Kept | Fate::Dead(_) if self.foreign_user.is_some() => Some(format!(
+                "{id}: {} object(s) of {}'s stack; left in place: another user's stack is theirs to remove (`perflab down {id}`), or anyone's with `perflab cleanup --all --run {id}`",
+                self.objects.len(),
+                self.foreign_user.as_deref().unwrap_or_default()
+            )),
             Fate::OtherHost(o) => Some(format!(
                 "{id}: {} object(s) owned by {o}, another host; left in place. On {} `perflab cleanup --run {id}` removes them once their owner is gone, or by hand: {}",
                 self.objects.len(),
@@ -118,12 +126,14 @@ pub fn fate_of(objects: &[LabelledObject], judge: impl Fn(&Owner) -> Liveness) -
     dead.map(Fate::Dead).unwrap_or(Fate::Unowned)
 }
 
-/// Whether `asker` removes a run of `run_id` with `fate`.
-pub fn removes(asker: Asker, run_id: &str, fate: &Fate) -> bool {
+/// Whether `asker` removes a run of `run_id` with `fate`; `foreign` when another user's
+/// perflab made it (removed only by a user's `--all`, never by the sweep).
+pub fn removes(asker: Asker, run_id: &str, fate: &Fate, foreign: bool) -> bool {
     match (fate, asker) {
         (Fate::Live(_) | Fate::OtherHost(_), _) => false,
+        (_, Asker::Sweep { .. } | Asker::User { all: false }) if foreign => false,
         (Fate::Dead(_), _) => true,
-        (Fate::Kept | Fate::Unowned, Asker::User) => true,
+        (Fate::Kept | Fate::Unowned, Asker::User { .. }) => true,
         (Fate::Kept, Asker::Sweep { .. }) => false,
         (Fate::Unowned, Asker::Sweep { local }) => local && run_id.starts_with(RUN_ID_PREFIX),
     }
@@ -133,6 +143,7 @@ pub fn removes(asker: Asker, run_id: &str, fate: &Fate) -> bool {
 pub fn plan(
     objects: Vec<LabelledObject>,
     asker: Asker,
+    caller: &str,
     keep: &BTreeSet<String>,
     judge: impl Fn(&Owner) -> Liveness,
 ) -> Vec<RunLeftover> {
@@ -147,12 +158,18 @@ pub fn plan(
         .filter(|(id, _)| !keep.contains(id))
         .map(|(run_id, objects)| {
             let fate = fate_of(&objects, &judge);
-            let remove = removes(asker, &run_id, &fate);
+            let foreign_user = objects
+                .iter()
+                .filter_map(|o| Owner::from_labels(&o.labels))
+                .map(|o| o.user)
+                .find(|u| !u.is_empty() && u != caller);
+            let remove = removes(asker, &run_id, &fate, foreign_user.is_some());
             RunLeftover {
                 run_id,
                 objects,
                 fate,
                 remove,
+                foreign_user,
             }
         })
         .collect()
@@ -209,6 +226,7 @@ pub async fn sweep_engine(docker: &Docker, keep: &BTreeSet<String>) -> anyhow::R
     let runs = plan(
         docker.list_labelled(&[]).await?,
         Asker::Sweep { local },
+        &Owner::me().user,
         keep,
         Owner::liveness,
     );
@@ -256,6 +274,7 @@ mod tests {
             pid,
             start: 7,
             boot: "b".into(),
+            user: "alice".into(),
         }
     }
 
@@ -285,7 +304,7 @@ mod tests {
         ];
         let keep = BTreeSet::from(["run-kept-by-caller".to_string()]);
         let removed = |asker| -> Vec<String> {
-            plan(objs.clone(), asker, &keep, judge)
+            plan(objs.clone(), asker, "alice", &keep, judge)
                 .into_iter()
                 .filter(|r| r.remove)
                 .map(|r| r.run_id)
@@ -302,7 +321,7 @@ mod tests {
         );
         // The user also removes kept and owner-less stacks, never a live or another host's.
         assert_eq!(
-            removed(Asker::User),
+            removed(Asker::User { all: false }),
             [
                 "run-dead",
                 "run-old",
@@ -314,10 +333,73 @@ mod tests {
         );
     }
 
+    /// A workshop host: bob's kept `up` stack and his killed run stay when alice runs `down`,
+    /// `cleanup` or a run (the sweep); `--all` removes them, a live owner's never.
+    #[test]
+    fn another_users_stacks_are_left_unless_all() {
+        let bob = |pid| Owner {
+            user: "bob".into(),
+            ..owner("here", pid)
+        };
+        let objs = vec![
+            obj("up-bob", Some(&bob(2)), true),
+            obj("run-bob-dead", Some(&bob(2)), false),
+            obj("run-bob-live", Some(&bob(1)), false),
+            obj("up-alice", Some(&owner("here", 2)), true),
+            obj(
+                "run-older",
+                Some(&Owner {
+                    user: String::new(),
+                    ..bob(2)
+                }),
+                false,
+            ),
+        ];
+        let removed = |asker| -> Vec<String> {
+            plan(objs.clone(), asker, "alice", &BTreeSet::new(), judge)
+                .into_iter()
+                .filter(|r| r.remove)
+                .map(|r| r.run_id)
+                .collect()
+        };
+        assert_eq!(
+            removed(Asker::User { all: false }),
+            ["run-older", "up-alice"]
+        );
+        assert_eq!(removed(Asker::Sweep { local: true }), ["run-older"]);
+        assert_eq!(
+            removed(Asker::User { all: true }),
+            ["run-bob-dead", "run-older", "up-alice", "up-bob"]
+        );
+        let runs = plan(
+            objs,
+            Asker::User { all: false },
+            "alice",
+            &BTreeSet::new(),
+            judge,
+        );
+        let ep = crate::docker::Endpoint::Local;
+        let note = runs[0].left_note(&ep).unwrap();
+        assert!(
+            note.starts_with("run-bob-dead: 1 object(s) of bob's stack; left in place"),
+            "{note}"
+        );
+        assert!(
+            note.contains("perflab cleanup --all --run run-bob-dead"),
+            "{note}"
+        );
+    }
+
     #[test]
     fn another_hosts_run_is_listed_with_how_to_remove_it() {
         let objs = vec![obj("run-x", Some(&owner("there", 9)), false)];
-        let runs = plan(objs, Asker::Sweep { local: false }, &BTreeSet::new(), judge);
+        let runs = plan(
+            objs,
+            Asker::Sweep { local: false },
+            "alice",
+            &BTreeSet::new(),
+            judge,
+        );
         let ep = crate::docker::Endpoint::Ssh("lab@box".into());
         let note = runs[0].left_note(&ep).unwrap();
         assert!(note.contains("pid 9 on there"), "{note}");
