@@ -43,20 +43,53 @@ fn row(ts: &str, dur: &str) -> String {
 
 /// `experiments/1a.yaml` with one `load:` line replaced.
 fn exp_1a(key: &str, value: &str) -> Vec<u8> {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/1a.yaml"));
-    let src = src.unwrap();
+    exp_line("1a", &format!("  {key}"), value)
+}
+
+/// `experiments/demo-pause.yaml` with one `load.pause:` line replaced.
+fn exp_pause(key: &str, value: &str) -> Vec<u8> {
+    exp_line("demo-pause", &format!("    {key}"), value)
+}
+
+/// `experiments/<id>.yaml` with the line `<key>: ...` (indented as given) replaced.
+fn exp_line(id: &str, key: &str, value: &str) -> Vec<u8> {
+    let path = format!("{}/experiments/{id}.yaml", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(path).unwrap();
     let out: Vec<String> = src
         .lines()
-        .map(|l| match l.strip_prefix(&format!("  {key}:")) {
-            Some(_) => format!("  {key}: {value}"),
+        .map(|l| match l.strip_prefix(&format!("{key}:")) {
+            Some(_) => format!("{key}: {value}"),
             None => l.to_string(),
         })
         .collect();
     assert!(
-        out.iter().any(|l| l == &format!("  {key}: {value}")),
-        "{key} not in 1a.yaml"
+        out.iter().any(|l| l == &format!("{key}: {value}")),
+        "{key} not in {id}.yaml"
     );
     (out.join("\n") + "\n").into_bytes()
+}
+
+/// `load.pause.for_s` out of (0, D): exit 2 naming the field, from the file as given.
+fn pause_cases() -> Vec<Case> {
+    let bad = [
+        ("30", "shorter than the step D"),
+        ("0", ""),
+        ("-1.4", ""),
+        (".nan", ""),
+    ];
+    (bad.into_iter())
+        .map(|(v, why)| {
+            let name: &'static str = format!("pause P = {v}").leak();
+            let says = ["demo-pause.yaml", "load.pause.for_s", "must be > 0", why];
+            case(
+                name,
+                Some(("demo-pause.yaml", exp_pause("for_s", v))),
+                &["validate", "demo-pause.yaml"],
+                2,
+                &says,
+            )
+        })
+        .collect()
 }
 
 struct Case {
@@ -268,6 +301,13 @@ fn cases() -> Vec<Case> {
             &["--set", "load.hold_s", "nothing was started"],
         ),
         case(
+            "run demo-pause with D below P",
+            None,
+            &["run", "demo-pause", "--set", "hold_s=1"],
+            2,
+            &["load.pause.for_s", "nothing was started"],
+        ),
+        case(
             "stray first row (a year earlier)",
             Some(("d.csv", stray_first())),
             &an("d.csv"),
@@ -360,6 +400,7 @@ fn cases() -> Vec<Case> {
         ),
     ]
     .into_iter()
+    .chain(pause_cases())
     .chain(links_and_output_cases())
     .chain(rundir::run_dir_cases())
     .chain(rundir::capacity_cases())

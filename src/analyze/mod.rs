@@ -11,6 +11,7 @@ pub mod k6csv;
 pub mod logs;
 pub mod merge;
 pub mod model;
+pub mod omission;
 pub mod refine;
 pub mod run;
 pub mod runs;

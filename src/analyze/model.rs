@@ -443,6 +443,9 @@ pub struct Report {
     /// after the steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refine: Option<super::refine::Refined>,
+    /// The open load, its closed twin and the twin corrected (`load.pause`), from the manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omission: Option<super::omission::Omission>,
     /// How the run was fitted to the host (`perflab run --fit`), from the manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<super::fit::FitRecord>,

@@ -173,6 +173,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         access,
         warnings,
         refine: None,
+        omission: None,
         fit: None,
         injected: Vec::new(),
         host_speed: None,

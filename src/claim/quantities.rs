@@ -237,6 +237,52 @@ pub const QUANTITIES: &[Quantity] = &[
         "iterations dropped outside the warm-up",
     ),
     q(
+        "pause_open_p99_ms",
+        R,
+        "`load.pause`: p99 of the open load with the app frozen (ms)",
+    ),
+    q(
+        "pause_closed_p99_ms",
+        R,
+        "`load.pause`: p99 of the closed twin, uncorrected (ms)",
+    ),
+    q(
+        "pause_corrected_p99_ms",
+        R,
+        "`load.pause`: p99 of the closed twin corrected from its intended schedule (ms)",
+    ),
+    q(
+        "pause_expected_p99_ms",
+        R,
+        "`load.pause`: P - 0.01 D, the open load's expected p99 (ms)",
+    ),
+    q(
+        "pause_open_dropped",
+        R,
+        "`load.pause`: iterations the open load dropped",
+    ),
+    q(
+        "pause_closed_requests",
+        R,
+        "`load.pause`: requests the closed twin sent in the step",
+    ),
+    q(
+        "pause_corrected_requests",
+        R,
+        "`load.pause`: the closed twin's requests with the corrected ones",
+    ),
+    q(
+        "pause_closed_missing",
+        R,
+        "`load.pause`: requests the closed twin did not send while it waited (corrected less sent)",
+    ),
+    q(
+        "pause_s",
+        R,
+        "`load.pause`: P, how long the app was frozen (s)",
+    ),
+    q("pause_rate", R, "`load.pause`: the open load's rate (rps)"),
+    q(
         "pool_ceiling",
         R,
         "N / W with W the mean latency of the lowest step (rps)",

@@ -347,6 +347,19 @@ impl Docker {
         }
     }
 
+    /// Freeze every process of a running container (the cgroup freezer: none of them runs,
+    /// whichever is PID 1 and whatever it does with signals; the kernel still queues its
+    /// connections), or thaw it again (`freeze = false`).
+    pub async fn freeze_container(&self, id: &str, freeze: bool) -> Result<()> {
+        let r = if freeze {
+            self.raw().pause_container(id).await
+        } else {
+            self.raw().unpause_container(id).await
+        };
+        let what = if freeze { "pause" } else { "unpause" };
+        r.map_err(|e| DockerError::api(format!("{what} container {id}"), e))
+    }
+
     /// Force-remove a container and its anonymous volumes (no error if it is gone).
     pub async fn remove_container(&self, id: &str) -> Result<()> {
         let opts = RemoveContainerOptionsBuilder::default()

@@ -7,6 +7,7 @@ mod claims;
 pub mod diag;
 pub mod fit;
 pub mod overrides;
+pub mod pause;
 pub mod schema;
 pub mod validate;
 

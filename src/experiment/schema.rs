@@ -388,6 +388,9 @@ pub struct LoadSettings {
     /// article hits the VU cap on purpose (e.g. 1c). Without it that is a validation error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vu_cap_reason: Option<String>,
+    /// A freeze of the app in the first step, and the closed twin load (`demo-pause`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<super::pause::Pause>,
 }
 
 fn default_model() -> Model {

@@ -372,6 +372,9 @@ pub fn render(r: &Report, x: &Extras) -> String {
     if let Some(b) = content::refine_block(r) {
         body.push_str(&block_html(&b, "refine", &no_marks));
     }
+    if let Some(b) = content::omission_block(r) {
+        body.push_str(&block_html(&b, "omission", &no_marks));
+    }
     body.push_str(&plots_html(&x.plots));
     if x.manifest.is_some() {
         body.push_str(&claims_html(&x.claims));

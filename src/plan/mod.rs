@@ -4,6 +4,7 @@
 pub mod align;
 pub mod fit;
 pub mod layout;
+pub mod pause;
 
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
 use crate::experiment::{Diagnostic, Experiment, LoadSettings, Model, Script};
@@ -175,6 +176,9 @@ pub struct Plan {
     pub abort: AbortPlan,
     /// Environment for the k6 script (lab-spec §3/§4 names); the run adds URL/BASE.
     pub k6_env: BTreeMap<String, String>,
+    /// The freeze of the app in the first step (`load.pause`), when the experiment has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause: Option<pause::PausePlan>,
 }
 
 /// Tag of a stepped.js step: `r0150`.
@@ -236,7 +240,9 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         vus,
         abort,
         k6_env: BTreeMap::new(),
+        pause: None,
     };
+    plan.pause = pause::pause_plan(l, plan.steps.first(), hold);
     plan.k6_env = k6_env(&plan);
     plan
 }

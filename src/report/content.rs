@@ -2,10 +2,12 @@
 //! Here the header, the verdict and the cell formats; the other blocks live in `content/`.
 mod checks;
 mod logs;
+mod omission;
 mod steps;
 
 pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
+pub use omission::omission_block;
 pub use steps::{persec_block, steps_block};
 
 use super::table::Table;
@@ -299,6 +301,7 @@ pub fn blocks(r: &Report) -> Vec<Block> {
     v.extend(fit_block(r));
     v.push(steps_block(r));
     v.extend(refine_block(r));
+    v.extend(omission_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));
     v.extend(logs_block(r));

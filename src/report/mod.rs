@@ -47,6 +47,7 @@ pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
     // the work injected on purpose.
     if let Ok(m) = crate::rundir::read_manifest(dir) {
         r.refine = m.measurements.refine;
+        r.omission = m.measurements.omission;
         r.fit = m.measurements.fit;
         r.injected = m.experiment.stack.injected();
         r.host_speed = m.measurements.host_speed;

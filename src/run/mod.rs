@@ -17,6 +17,7 @@ use crate::session::Session;
 use crate::session::docker_engine::{DockerEngine, DockerEnv};
 use crate::session::fit::Fitted;
 use crate::session::measurement::Stepped;
+use crate::session::pause::PauseContrast;
 use crate::session::refine::{Analysis, Refine};
 use crate::session::round::{RoundOutcome, RoundSpec};
 use crate::session::signals::Interrupt;
@@ -157,6 +158,14 @@ async fn run_rounds(
             };
             let fitted = req.fit && r.experiment.fit.is_some();
             let o = match req.refine {
+                _ if r.experiment.load.pause.is_some() => {
+                    let mut m = PauseContrast {
+                        steps,
+                        experiment: r.experiment.clone(),
+                        quick: r.plan.quick.is_some(),
+                    };
+                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+                }
                 _ if fitted => {
                     let mut m = Fitted {
                         experiment: r.experiment.clone(),

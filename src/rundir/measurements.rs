@@ -66,6 +66,11 @@ pub struct Measurements {
     /// The refined max sustainable rate and its probes (`perflab run --refine`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refine: Option<crate::analyze::refine::Refined>,
+    /// The app's freezes (`load.pause`) and the three p99s they give.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub freezes: Vec<crate::analyze::omission::Freeze>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omission: Option<crate::analyze::omission::Omission>,
     /// The calibration and the fitted numbers (`perflab run --fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<super::fit::FitRecord>,

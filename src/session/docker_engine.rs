@@ -58,6 +58,8 @@ pub(super) struct RoundState {
     pub pinned: bool,
     pub samplers: Option<sample::Samplers>,
     pub progress: Option<Progress>,
+    /// The app's freeze during this load (`load.pause`).
+    pub freeze: Option<super::freeze::Scheduled>,
 }
 
 /// The real engine of a session.
@@ -259,7 +261,16 @@ impl Engine for DockerEngine<'_> {
         al: &Alignment,
         m: &mut Manifest,
     ) -> Result<()> {
-        self.start_on_instant(load, al, m).await
+        self.start_on_instant(load, al, m).await?;
+        if let Some(p) = &load.plan.pause {
+            let ids = (self.stack()?.containers.values())
+                .filter(|c| c.role.is_app_box())
+                .map(|c| c.id.clone())
+                .collect();
+            let f = super::freeze::schedule(self.env.docker, ids, &load.label, al, p);
+            self.round.freeze = Some(f);
+        }
+        Ok(())
     }
 
     async fn wait_load(&mut self, stop: Interrupt) -> Result<Vec<ExitStatus>> {
@@ -283,6 +294,9 @@ impl Engine for DockerEngine<'_> {
         statuses: Vec<ExitStatus>,
         m: &mut Manifest,
     ) -> Result<Vec<GeneratorEnd>> {
+        if let Some(f) = self.round.freeze.take() {
+            m.measurements.freezes.push(f.finish().await);
+        }
         self.collect_generators(load, statuses, m).await
     }
 
@@ -309,6 +323,10 @@ impl Engine for DockerEngine<'_> {
         let run_id = self.round.run_id.clone();
         if run_id.is_empty() {
             return Ok(());
+        }
+        if let Some(f) = self.round.freeze.take() {
+            // a load that failed while measuring left its freeze: thaw before removing
+            f.finish().await;
         }
         let mut r = Self::teardown_on(self.env.docker, &run_id).await;
         let lg = self.env.loadgen;

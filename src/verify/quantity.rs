@@ -236,6 +236,14 @@ pub fn run_value(r: &Report, path: &str) -> Result<f64, Missing> {
             "the k6 log was not read".to_string()
         })?),
         "insufficient_vus" => b(r.params.insufficient_vus),
+        p if p.starts_with("pause_") => {
+            let o = need(r.omission.as_ref(), || {
+                "no pause in this run (`load.pause` with its closed twin)".into()
+            })?;
+            need(crate::analyze::omission::quantity(o, p), || {
+                format!("`{p}` is not a run quantity")
+            })?
+        }
         _ => return Err(format!("`{path}` is not a run quantity")),
     })
 }

@@ -1,0 +1,73 @@
+//! `load.pause:`: a freeze of the lab's app in the middle of the first step, and the closed
+//! twin load that runs the same step after it (the coordinated-omission demo, `demo-pause`).
+use super::diag::Diagnostic;
+use super::schema::{Experiment, Script};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The app is frozen (every process of its container stopped) for `for_s` seconds, `at_s`
+/// seconds into the hold of the first step; the measured load is open, and a closed load of
+/// `closed_vus` VUs with `closed_think_time_s` between iterations then runs the same step on
+/// the same stack with the same freeze.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pause {
+    /// Seconds into the first step's hold (D = `hold_s`) at which the freeze starts.
+    pub at_s: f64,
+    /// How long the app stays frozen (P, seconds): 0 < P < D.
+    pub for_s: f64,
+    /// VUs of the closed twin load.
+    pub closed_vus: u32,
+    /// Think time of the closed twin load (s).
+    pub closed_think_time_s: f64,
+}
+
+/// `load.pause`'s checks: 0 < for_s < hold_s, 0 <= at_s <= hold_s - for_s, an open measured
+/// load (the closed one is the twin), some VUs and a think time for the twin.
+pub fn check_pause(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    let Some(p) = &e.load.pause else { return };
+    let err =
+        |field: &str, msg: String| Diagnostic::error(file, format!("load.pause.{field}"), msg);
+    let hold = f64::from(e.load.hold_s);
+    if !(p.for_s > 0.0 && p.for_s < hold) {
+        d.push(
+            err(
+                "for_s",
+                format!(
+                    "{} s: the pause P must be > 0 and shorter than the step D (hold_s = {} s)",
+                    p.for_s, e.load.hold_s
+                ),
+            )
+            .help("set for_s between 0 and hold_s, e.g. `for_s: 1.4` in a 30 s step"),
+        );
+    } else if !(p.at_s >= 0.0 && p.at_s + p.for_s <= hold) {
+        d.push(
+            err(
+                "at_s",
+                format!("{} s: the pause must start and end within the step (0 to hold_s - for_s = {} s)", p.at_s, hold - p.for_s),
+            )
+            .help("put it in the middle of the step: at_s = (hold_s - for_s) / 2"),
+        );
+    }
+    if p.closed_vus == 0 || p.closed_vus > super::bounds::MAX_RATE {
+        d.push(
+            err(
+                "closed_vus",
+                format!("{}: must be 1 to {}", p.closed_vus, super::bounds::MAX_RATE),
+            )
+            .help("e.g. the demo server's workers"),
+        );
+    }
+    if !(p.closed_think_time_s > 0.0 && p.closed_think_time_s.is_finite()) {
+        d.push(err(
+            "closed_think_time_s",
+            format!("{}: must be > 0", p.closed_think_time_s),
+        ));
+    }
+    if e.load.model != super::Model::Open || e.load.script != Script::Stepped {
+        d.push(
+            Diagnostic::error(file, "load.model", "a pause needs the open model with `script: stepped` (its closed twin is run from `load.pause`)")
+                .help("set `script: stepped` and `model: open`"),
+        );
+    }
+}
