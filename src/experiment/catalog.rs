@@ -199,13 +199,26 @@ impl Catalog {
 
     /// Parse the given files as one catalog (used by `validate FILE...` too).
     pub fn from_files(dir: &Path, paths: &[PathBuf]) -> Result<Catalog, Vec<Diagnostic>> {
+        let sources = paths
+            .iter()
+            .map(|p| (p.clone(), super::bounds::read_source(p)));
+        Catalog::from_sources(dir, sources)
+    }
+
+    /// Parse the given files' texts (or why each could not be read) as one catalog: what
+    /// [`Catalog::from_files`] does once it read them (the fuzz targets give texts).
+    pub fn from_sources(
+        dir: &Path,
+        sources: impl IntoIterator<Item = (PathBuf, Result<String, Vec<Diagnostic>>)>,
+    ) -> Result<Catalog, Vec<Diagnostic>> {
         let mut errors = Vec::new();
         let mut cat = Catalog {
             dir: dir.to_path_buf(),
             ..Catalog::default()
         };
-        for p in paths {
-            let src = match super::bounds::read_source(p) {
+        for (path, src) in sources {
+            let p = &path;
+            let src = match src {
                 Ok(s) => s,
                 Err(d) => {
                     errors.extend(d);
