@@ -3,10 +3,12 @@
 //! both. Each takes arbitrary bytes and may return errors, never panic, hang or blow up memory.
 #![allow(dead_code)]
 use perflab::analyze::{self, Params, k6csv, samples};
-use perflab::experiment::{CatalogEntry, Experiment, catalog, overrides};
+use perflab::claim::expr::{ArgValue, Name, Resolve};
+use perflab::claim::{Bound, compile};
+use perflab::experiment::{Catalog, CatalogEntry, Experiment, catalog, groups, overrides};
 use perflab::plan::{self, PlanOptions};
 use perflab::rundir::samples::parse_jsonl_torn_tail;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Experiment YAML through parsing, validation and planning (normal and `--quick`).
@@ -146,5 +148,93 @@ pub fn cli_strings(data: &[u8]) {
     let e = &exps[data.first().copied().unwrap_or(0) as usize % exps.len()];
     if let Ok((e, _)) = overrides::apply(e, &sets) {
         plan_both(&e);
+    }
+}
+
+/// Every name worth its length, every call the sum of its numbers: an evaluation that reads
+/// whatever an expression names.
+struct AnyValue;
+
+impl Resolve for AnyValue {
+    type Err = String;
+    fn name(&mut self, n: &Name) -> Result<f64, String> {
+        Ok(n.text.len() as f64 - 4.0)
+    }
+    fn call(&mut self, _: &str, args: &[ArgValue<'_>]) -> Result<f64, String> {
+        Ok(args
+            .iter()
+            .map(|a| match a {
+                ArgValue::Num(v) => *v,
+                ArgValue::Str(s) => s.len() as f64,
+            })
+            .sum())
+    }
+}
+
+/// One expression (claim or fit language): parsed, printed, checked for constant faults and
+/// evaluated; then compiled and validated as a claim's value and bound on a catalog experiment
+/// with a `fit:`, and checked, evaluated and applied as its first fit rule and its peak probe.
+pub fn expression(data: &[u8]) {
+    let text = String::from_utf8_lossy(data).into_owned();
+    if let Ok(e) = perflab::claim::expr::parse(&text) {
+        let _ = (
+            e.to_string(),
+            e.names().len(),
+            e.calls().len(),
+            e.as_number(),
+        );
+        let _ = (e.constant_fault(), e.eval(&mut AnyValue));
+    }
+    let base = experiments()
+        .iter()
+        .find(|e| e.fit.is_some() && !e.expect.is_empty())
+        .expect("a catalog experiment with fit rules and claims");
+    let mut x = base.clone();
+    let c = &mut x.expect[0];
+    (c.value, c.min, c.max) = (text.clone(), Some(Bound::Expr(text.clone())), None);
+    (c.equals, c.near, c.within) = (None, None, None);
+    let _ = compile(c);
+    let d = perflab::experiment::validate::check_experiment(Path::new("fuzz.yaml"), &x);
+    let _ = perflab::experiment::diag::render(&d);
+    let mut q = perflab::plan::fit::published(base, 1, 1);
+    for (i, (name, _)) in perflab::experiment::fit::QUANTITIES.iter().enumerate() {
+        q.entry(name.to_string()).or_insert(1.5 + i as f64);
+    }
+    let _ = perflab::plan::fit::evaluate(&text, &q);
+    let mut fit = base.fit.clone().expect("has a fit");
+    fit.rules[0].to = text.clone();
+    fit.calibrate.peak = Some(text);
+    let mut y = base.clone();
+    y.fit = Some(fit.clone());
+    let _ = perflab::experiment::validate::check_experiment(Path::new("fuzz.yaml"), &y);
+    let _ = perflab::plan::fit::apply(base, &fit, &q);
+}
+
+/// Catalog files separated by `---` lines, each named after its `id:` (else `doc<N>`), loaded
+/// as one catalog (a group bomb, cycles, deep nesting); every entry's lab and extent read and
+/// every entry within bounds expanded, never past the member bound.
+pub fn catalog(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let sources = text.split("\n---\n").enumerate().map(|(i, doc)| {
+        let id = doc.lines().find_map(|l| l.strip_prefix("id:"));
+        let id = id.map_or_else(|| format!("doc{i}"), |v| v.trim().to_string());
+        (PathBuf::from(format!("{id}.yaml")), Ok(doc.to_string()))
+    });
+    let cat = match Catalog::from_sources(Path::new("fuzz"), sources) {
+        Ok(cat) => cat,
+        Err(d) => {
+            let _ = perflab::experiment::diag::render(&d);
+            return;
+        }
+    };
+    for id in cat.files.keys() {
+        let _ = (cat.lab_of(id), cat.extent(id));
+        if let Ok(v) = cat.expand(id) {
+            assert!(
+                v.len() as u64 <= groups::MAX_MEMBERS,
+                "{id} expands to {}",
+                v.len()
+            );
+        }
     }
 }

@@ -63,9 +63,7 @@ fn toc(readme: &str, after: usize) -> String {
 #[test]
 fn readme_opens_with_a_quick_start_and_an_up_to_date_toc() {
     let readme = std::fs::read_to_string("README.md").unwrap();
-    let (begin, end) = ("<!-- toc:begin -->\n", "<!-- toc:end -->");
-    let start = readme.find(begin).expect("README has the toc:begin marker") + begin.len();
-    let stop = readme.find(end).expect("README has the toc:end marker");
+    let (start, stop) = section(&readme, "toc");
     let quick = &readme[..start];
     for line in ["    scripts/perflab run exp1\n", "    scripts/test.sh\n"] {
         assert!(
@@ -78,16 +76,7 @@ fn readme_opens_with_a_quick_start_and_an_up_to_date_toc() {
     assert!(quick.contains(example), "the quick start links {example}");
     assert!(std::path::Path::new("docs/example/report.html").is_file());
     let want = toc(&readme, stop);
-    if std::env::var("PERFLAB_README_TOC").as_deref() == Ok("write") {
-        let new = format!("{}{want}{}", &readme[..start], &readme[stop..]);
-        std::fs::write("README.md", new).unwrap();
-        return;
-    }
-    assert_eq!(
-        &readme[start..stop],
-        want,
-        "README table of contents is stale: run scripts/readme-toc.sh"
-    );
+    in_step_or_written(&readme, (start, stop), &want, "PERFLAB_README_TOC");
 }
 
 #[test]
@@ -99,5 +88,45 @@ fn anchors_follow_github() {
     assert_eq!(
         anchor("Running an experiment (`perflab run`)"),
         "running-an-experiment-perflab-run"
+    );
+}
+
+/// The README's table of `--set` bounds is `experiment::bounds::markdown()`, the table the
+/// checks use. `PERFLAB_README_BOUNDS=write cargo test --test cli_readme` rewrites it.
+#[test]
+fn readme_set_bounds_table_is_in_sync() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let (start, stop) = section(&readme, "set-bounds");
+    let want = perflab::experiment::bounds::markdown();
+    in_step_or_written(&readme, (start, stop), &want, "PERFLAB_README_BOUNDS");
+}
+
+/// Where the text between `<!-- NAME:begin -->` and `<!-- NAME:end -->` starts and stops.
+fn section(readme: &str, name: &str) -> (usize, usize) {
+    let (begin, end) = (
+        format!("<!-- {name}:begin -->\n"),
+        format!("<!-- {name}:end -->"),
+    );
+    let start = readme
+        .find(&begin)
+        .unwrap_or_else(|| panic!("README has {begin}"))
+        + begin.len();
+    let stop = readme
+        .find(&end)
+        .unwrap_or_else(|| panic!("README has {end}"));
+    (start, stop)
+}
+
+/// The README's text at `at` is `want`; with `ENV=write` the README is rewritten instead.
+fn in_step_or_written(readme: &str, (start, stop): (usize, usize), want: &str, env: &str) {
+    if std::env::var(env).as_deref() == Ok("write") {
+        let new = format!("{}{want}{}", &readme[..start], &readme[stop..]);
+        std::fs::write("README.md", new).unwrap();
+        return;
+    }
+    assert_eq!(
+        &readme[start..stop],
+        want,
+        "the README is stale there: {env}=write cargo test --test cli_readme"
     );
 }

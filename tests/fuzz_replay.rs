@@ -60,3 +60,13 @@ fn run_json_corpus() {
 fn cli_strings_corpus() {
     replay("cli_strings", entries::cli_strings);
 }
+
+#[test]
+fn expression_corpus() {
+    replay("expression", entries::expression);
+}
+
+#[test]
+fn catalog_corpus() {
+    replay("catalog", entries::catalog);
+}

@@ -98,6 +98,9 @@ struct Case {
     file: Option<(&'static str, Vec<u8>)>,
     /// A second file, for commands that read two.
     extra: Option<(&'static str, Vec<u8>)>,
+    /// Files added to (or replacing) a copy of the catalog in `cat/`, the case's
+    /// `PERFLAB_CATALOG`; none: the repository's catalog.
+    catalog: Vec<(&'static str, Vec<u8>)>,
     args: Vec<&'static str>,
     code: i32,
     /// Substrings of stderr + stdout.
@@ -124,6 +127,7 @@ fn case(
         name,
         file,
         extra: None,
+        catalog: Vec::new(),
         args: args.to_vec(),
         code,
         says: says.to_vec(),
@@ -404,6 +408,8 @@ fn cases() -> Vec<Case> {
     .chain(links_and_output_cases())
     .chain(rundir::run_dir_cases())
     .chain(rundir::capacity_cases())
+    .chain(catalog_cases())
+    .chain(expression_cases())
     .collect()
 }
 
@@ -431,6 +437,203 @@ fn cmp_batch(batch: &str) -> &'static str {
 fn cmp_r1_thrice() -> &'static str {
     let r1 = cmp_batch("2a-base").split(',').next().unwrap();
     [r1, r1, r1].join(",").leak()
+}
+
+/// A case run over a copy of the catalog with `files` added.
+fn with_catalog(
+    files: Vec<(&'static str, Vec<u8>)>,
+    name: &'static str,
+    args: &[&'static str],
+    code: i32,
+    says: &[&'static str],
+) -> Case {
+    Case {
+        catalog: files,
+        ..case(name, None, args, code, says)
+    }
+}
+
+/// A group file.
+fn group(id: &str, members: &[&str]) -> (&'static str, Vec<u8>) {
+    let text = format!(
+        "kind: group\nid: {id}\ndescription: x\nmembers: [{}]\n",
+        members.join(", ")
+    );
+    (format!("{id}.yaml").leak(), text.into_bytes())
+}
+
+/// g1 runs 1a 10 times, g2 g1 10 times, ..., g`n` 10^n experiments (700 bytes for 9).
+fn group_bomb(n: usize) -> Vec<(&'static str, Vec<u8>)> {
+    let ids: Vec<String> = (0..=n).map(|i| format!("g{i}")).collect();
+    (1..=n)
+        .map(|i| {
+            let below = if i == 1 { "1a" } else { ids[i - 1].as_str() };
+            group(&ids[i], &[below; 10])
+        })
+        .collect()
+}
+
+/// The group bomb for every command that loads the catalog, and a wide catalog of groups just
+/// within the bound.
+fn catalog_cases() -> Vec<Case> {
+    let bomb_says: &[&'static str] = &[
+        "g9.yaml:4",
+        "members",
+        "more than 10000 experiments: g9 -> g8 -> g7 -> g6 -> g5",
+    ];
+    let mut wide = group_bomb(4);
+    wide.extend((0..500).map(|i| group(&format!("w{i:03}"), &["g4"])));
+    vec![
+        with_catalog(group_bomb(9), "group bomb: list", &["list"], 2, bomb_says),
+        with_catalog(
+            group_bomb(9),
+            "group bomb: show 1a",
+            &["show", "1a"],
+            2,
+            bomb_says,
+        ),
+        with_catalog(
+            group_bomb(9),
+            "group bomb: validate",
+            &["validate"],
+            2,
+            bomb_says,
+        ),
+        Case {
+            file: Some(("out/.gitkeep", Vec::new())),
+            ..with_catalog(
+                group_bomb(9),
+                "group bomb: index",
+                &["index", "--out", "out"],
+                0,
+                &["index of 0 runs"],
+            )
+        },
+        with_catalog(
+            wide.clone(),
+            "500 groups of 10,000: list",
+            &["list"],
+            0,
+            &["w499"],
+        ),
+        with_catalog(
+            wide,
+            "500 groups of 10,000: show 1a",
+            &["show", "1a"],
+            0,
+            &["1a"],
+        ),
+    ]
+}
+
+/// `experiments/exp1.yaml` with its first fit rule's `to:` (line 32) replaced by `to`.
+fn exp1_fit(to: &str) -> Vec<u8> {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/experiments/exp1.yaml"
+    ));
+    let old = "      to: \"x * app_ceiling / 225\"\n";
+    let src = src.unwrap();
+    assert!(src.contains(old), "exp1.yaml's first rule changed");
+    src.replacen(old, &format!("      to: \"{to}\"\n"), 1)
+        .into_bytes()
+}
+
+/// Fit rules and claims that overflowed the stack, a constant division by zero, `--set` past
+/// its bound.
+fn expression_cases() -> Vec<Case> {
+    let nest = |open: &str, n: usize| format!("{}x{}", open.repeat(n), ")".repeat(n));
+    let product = format!("x{}", "*x".repeat(100_000));
+    let fit = |name: &'static str, to: String, says: &[&'static str]| {
+        let says = [&["exp1.yaml:32", "fit.rules[0].to"][..], says].concat();
+        case(
+            name,
+            Some(("exp1.yaml", exp1_fit(&to))),
+            &["validate", "exp1.yaml"],
+            2,
+            &says,
+        )
+    };
+    let long = ["bytes long: at most 4096"];
+    let claim = {
+        let src = String::from_utf8(exp1_fit("x * app_ceiling / 225")).unwrap();
+        let deep = nest("(", 5_000).replace('x', "knee");
+        src.replacen(
+            "value: pg.waits_for_client",
+            &format!("value: \"{deep}\""),
+            1,
+        )
+    };
+    vec![
+        fit("fit: 5,000 nested parentheses", nest("(", 5_000), &long),
+        fit(
+            "fit: 65 nested parentheses",
+            nest("(", 65),
+            &["nested deeper than 64 levels"],
+        ),
+        fit(
+            "fit: 100k unary minus",
+            format!("{}x", "-".repeat(100_000)),
+            &long,
+        ),
+        fit("fit: 5k nested min(", nest("min(1, ", 5_000), &long),
+        fit("fit: 100k-term product", product.clone(), &long),
+        fit(
+            "fit: 600 tokens",
+            format!("x{}", " + x".repeat(300)),
+            &["more than 512 tokens"],
+        ),
+        fit("fit: x / 0", "x / 0".into(), &["`(x / 0)` divides by zero"]),
+        fit(
+            "fit: x + 1e308 * 10",
+            "x + 1e308 * 10".into(),
+            &["is inf, not a finite number"],
+        ),
+        with_catalog(
+            vec![("exp1.yaml", exp1_fit(&product))],
+            "fit: 100k-term product, show --fit",
+            &["show", "exp1", "--fit"],
+            2,
+            &[
+                "exp1.yaml:32",
+                "fit.rules[0].to",
+                "bytes long: at most 4096",
+            ],
+        ),
+        case(
+            "claim: 5,000 nested parentheses",
+            Some(("exp1.yaml", claim.into_bytes())),
+            &["validate", "exp1.yaml"],
+            2,
+            &[
+                "exp1.yaml:37",
+                "expect[0].value",
+                "bytes long: at most 4096",
+            ],
+        ),
+        case(
+            "show --set burn_us=4294967295",
+            None,
+            &["show", "exp1", "--set", "stack.php.burn_us=4294967295"],
+            2,
+            &[
+                "--set stack.php.burn_us=4294967295",
+                "4294967295 is above 1000000",
+                "at most 1000000 µs",
+            ],
+        ),
+        case(
+            "run --set burn_us=4294967295",
+            None,
+            &["run", "exp1", "--set", "burn_us=4294967295"],
+            2,
+            &[
+                "stack.php.burn_us",
+                "4294967295 is above 1000000",
+                "nothing was started",
+            ],
+        ),
+    ]
 }
 
 /// A k6 summary whose per-step p95 threshold is `NaN` (k6 would not run it; a hand edit can).
@@ -487,11 +690,18 @@ fn bin() -> PathBuf {
 /// Run the case's command in its own directory, and wait for it with `wait4` for its peak RSS.
 fn run_case(c: &Case, dir: &Path) -> Outcome {
     for (name, bytes) in c.file.iter().chain(&c.extra) {
-        std::fs::write(dir.join(name), bytes).unwrap();
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
     }
     if let Some(setup) = c.setup {
         setup(dir);
     }
+    let repo_catalog = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/experiments"));
+    let catalog = match c.catalog.is_empty() {
+        true => repo_catalog.to_path_buf(),
+        false => copy_catalog(repo_catalog, &dir.join("cat"), &c.catalog),
+    };
     let quoted: Vec<String> = c
         .args
         .iter()
@@ -512,10 +722,7 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
             quoted.join(" ")
         ))
         .current_dir(dir)
-        .env(
-            "PERFLAB_CATALOG",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/experiments"),
-        )
+        .env("PERFLAB_CATALOG", &catalog)
         .env(
             "DOCKER_HOST",
             "unix:///nonexistent/perflab-hostile-test.sock",
@@ -547,6 +754,19 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
         max_rss_kib,
         out_created: dir.join("out").exists(),
     }
+}
+
+/// A copy of the catalog `from` in `to`, with `files` added or replaced.
+fn copy_catalog(from: &Path, to: &Path, files: &[(&'static str, Vec<u8>)]) -> PathBuf {
+    std::fs::create_dir_all(to).unwrap();
+    for f in std::fs::read_dir(from).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+    }
+    for (name, bytes) in files {
+        std::fs::write(to.join(name), bytes).unwrap();
+    }
+    to.to_path_buf()
 }
 
 fn timev() -> bool {

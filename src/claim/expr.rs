@@ -3,9 +3,20 @@
 //!
 //! A name is `[against.][selector.]quantity`: `failed_rate`, `knee.cpu.pg`, `lowest.p50_ms`,
 //! `step550.p50_ms`, `against.knee`, `non200.500`. What the names mean is `quantity`'s job.
+//!
+//! An expression is small by construction: [`parse`] refuses a source over [`MAX_LEN`] bytes or
+//! [`MAX_TOKENS`] tokens and nesting past [`MAX_NESTING`], so a tree has at most `MAX_TOKENS`
+//! nodes and the recursive walks below (evaluation, display, drop) stay shallow.
 pub use super::parse::parse;
 use std::fmt;
 use thiserror::Error;
+
+/// Longest expression source (bytes); the catalog's are under 100.
+pub const MAX_LEN: usize = 4096;
+/// Most tokens in one expression (also bounds its nodes, hence its depth).
+pub const MAX_TOKENS: usize = 512;
+/// Deepest nesting of parentheses, function calls, `-` and `not`.
+pub const MAX_NESTING: usize = 64;
 
 /// A parse error with the byte offset where it was found.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -202,6 +213,42 @@ impl Expr {
         }
     }
 
+    /// The first fault of the expression's constant parts: a division by a constant zero
+    /// (`x / 0`, `x / (1 - 1)`) or a constant that is not a finite number (`1e999`,
+    /// `1e308 * 10`). Names and calls are not constant; their arguments are checked.
+    pub fn constant_fault(&self) -> Option<String> {
+        self.fold().err()
+    }
+
+    /// The value when constant (`None` when it reads a name or calls a function), or a fault.
+    fn fold(&self) -> Result<Option<f64>, String> {
+        let v = match self {
+            Expr::Num(n) => Some(*n),
+            Expr::Name(_) => None,
+            Expr::Neg(x) => x.fold()?.map(|v| -v),
+            Expr::Not(x) => x.fold()?.map(|v| f64::from(u8::from(v == 0.0))),
+            Expr::Bin(op, x, y) => {
+                let (l, r) = (x.fold()?, y.fold()?);
+                if *op == BinOp::Div && r == Some(0.0) {
+                    return Err(format!("`{self}` divides by zero"));
+                }
+                l.zip(r).map(|(l, r)| binop(*op, l, r))
+            }
+            Expr::Call(_, args) => {
+                for a in args {
+                    if let Arg::Expr(e) = a {
+                        e.fold()?;
+                    }
+                }
+                None
+            }
+        };
+        match v {
+            Some(v) if !v.is_finite() => Err(format!("`{self}` is {v}, not a finite number")),
+            v => Ok(v),
+        }
+    }
+
     /// Evaluate: `r` resolves names and functions. Comparisons and `and`/`or`/`not` give
     /// 1 (true) or 0 (false); `and`/`or` short-circuit, so `knee > 0 and ...` guards.
     pub fn eval<R: Resolve + ?Sized>(&self, r: &mut R) -> Result<f64, R::Err> {
@@ -218,21 +265,7 @@ impl Expr {
                     BinOp::Or if l != 0.0 => return Ok(1.0),
                     _ => {}
                 }
-                let v = y.eval(r)?;
-                let close = (l - v).abs() <= 1e-9 * l.abs().max(v.abs()).max(1.0);
-                match op {
-                    BinOp::Add => l + v,
-                    BinOp::Sub => l - v,
-                    BinOp::Mul => l * v,
-                    BinOp::Div => l / v,
-                    BinOp::Lt => b(l < v),
-                    BinOp::Le => b(l <= v),
-                    BinOp::Gt => b(l > v),
-                    BinOp::Ge => b(l >= v),
-                    BinOp::Eq => b(close),
-                    BinOp::Ne => b(!close),
-                    BinOp::And | BinOp::Or => b(v != 0.0),
-                }
+                binop(*op, l, y.eval(r)?)
             }
             Expr::Call(f, args) => {
                 let mut vals = Vec::with_capacity(args.len());
@@ -245,6 +278,25 @@ impl Expr {
                 r.call(f, &vals)?
             }
         })
+    }
+}
+
+/// `l op v` (`and`/`or` once not short-circuited: the truth of `v`); truths are 1 or 0.
+fn binop(op: BinOp, l: f64, v: f64) -> f64 {
+    let b = |x: bool| if x { 1.0 } else { 0.0 };
+    let close = (l - v).abs() <= 1e-9 * l.abs().max(v.abs()).max(1.0);
+    match op {
+        BinOp::Add => l + v,
+        BinOp::Sub => l - v,
+        BinOp::Mul => l * v,
+        BinOp::Div => l / v,
+        BinOp::Lt => b(l < v),
+        BinOp::Le => b(l <= v),
+        BinOp::Gt => b(l > v),
+        BinOp::Ge => b(l >= v),
+        BinOp::Eq => b(close),
+        BinOp::Ne => b(!close),
+        BinOp::And | BinOp::Or => b(v != 0.0),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The claim language's tokens: numbers, dotted names, strings, operators, parentheses, commas.
-use super::expr::ParseError;
+use super::expr::{MAX_LEN, MAX_TOKENS, ParseError};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Tok {
@@ -12,12 +12,32 @@ pub(super) enum Tok {
     Comma,
 }
 
-/// Tokens of `src` with the byte offset where each starts.
+/// Tokens of `src` with the byte offset where each starts: at most [`MAX_TOKENS`] of a source
+/// of at most [`MAX_LEN`] bytes, so what is built from them is bounded whatever the input.
 pub(super) fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
+    if src.len() > MAX_LEN {
+        return Err(ParseError {
+            message: format!(
+                "the expression is {} bytes long: at most {MAX_LEN}",
+                src.len()
+            ),
+            pos: MAX_LEN,
+            src: excerpt(src),
+        });
+    }
     let b = src.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
+        if out.len() == MAX_TOKENS {
+            return Err(err(
+                src,
+                i,
+                format!(
+                    "the expression has more than {MAX_TOKENS} tokens (names, numbers, operators)"
+                ),
+            ));
+        }
         let c = b[i] as char;
         if c.is_whitespace() {
             i += 1;
@@ -38,6 +58,15 @@ pub(super) fn lex(src: &str) -> Result<Vec<(Tok, usize)>, ParseError> {
         i = end;
     }
     Ok(out)
+}
+
+/// The start of an over-long source, for its error message.
+fn excerpt(src: &str) -> String {
+    let end = (0..=60)
+        .rev()
+        .find(|i| src.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}...", &src[..end])
 }
 
 fn err(src: &str, pos: usize, message: String) -> ParseError {

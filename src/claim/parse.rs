@@ -1,11 +1,14 @@
-//! The claim language's parser: precedence climbing over `lex`'s tokens into an `Expr`.
-use super::expr::{Arg, BinOp, Expr, Name, ParseError};
+//! The claim language's parser: precedence climbing over `lex`'s tokens into an `Expr`, its
+//! recursion (parentheses, calls, `-`, `not`) at most [`MAX_NESTING`] deep.
+use super::expr::{Arg, BinOp, Expr, MAX_NESTING, Name, ParseError};
 use super::lex::{Tok, lex};
 
 struct Parser<'a> {
     src: &'a str,
     toks: Vec<(Tok, usize)>,
     i: usize,
+    /// How many parentheses, calls, `-` and `not` enclose the current token.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -15,6 +18,21 @@ impl Parser<'_> {
             pos: self.toks.get(self.i).map(|t| t.1).unwrap_or(self.src.len()),
             src: self.src.to_string(),
         }
+    }
+    /// Parse one nested part with `f`, refusing to nest past [`MAX_NESTING`] levels.
+    fn nested<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.err(format!(
+                "nested deeper than {MAX_NESTING} levels (parentheses, function calls, `-`, `not`)"
+            )));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
     }
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.i).map(|t| &t.0)
@@ -44,7 +62,7 @@ impl Parser<'_> {
     }
     fn not(&mut self) -> Result<Expr, ParseError> {
         if self.eat_op(&["not"]).is_some() {
-            return Ok(Expr::Not(Box::new(self.not()?)));
+            return Ok(Expr::Not(Box::new(self.nested(Self::not)?)));
         }
         self.cmp()
     }
@@ -81,7 +99,7 @@ impl Parser<'_> {
     }
     fn unary(&mut self) -> Result<Expr, ParseError> {
         if self.eat_op(&["-"]).is_some() {
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+            return Ok(Expr::Neg(Box::new(self.nested(Self::unary)?)));
         }
         self.primary()
     }
@@ -96,7 +114,7 @@ impl Parser<'_> {
             }
             Tok::LParen => {
                 self.i += 1;
-                let e = self.or()?;
+                let e = self.nested(Self::or)?;
                 if self.peek() != Some(&Tok::RParen) {
                     return Err(self.err("missing `)`"));
                 }
@@ -119,7 +137,7 @@ impl Parser<'_> {
                         self.i += 1;
                         args.push(Arg::Str(s));
                     } else {
-                        args.push(Arg::Expr(self.or()?));
+                        args.push(Arg::Expr(self.nested(Self::or)?));
                     }
                     match self.peek() {
                         Some(Tok::Comma) => self.i += 1,
@@ -142,7 +160,12 @@ impl Parser<'_> {
 /// Parse an expression.
 pub fn parse(src: &str) -> Result<Expr, ParseError> {
     let toks = lex(src)?;
-    let mut p = Parser { src, toks, i: 0 };
+    let mut p = Parser {
+        src,
+        toks,
+        i: 0,
+        depth: 0,
+    };
     let e = p.or()?;
     if p.i < p.toks.len() {
         return Err(p.err("unexpected text after the expression"));
@@ -153,7 +176,7 @@ pub fn parse(src: &str) -> Result<Expr, ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::expr::{ArgValue, Resolve, Selector};
+    use crate::claim::expr::{ArgValue, MAX_NESTING, Resolve, Selector};
     use std::collections::BTreeMap;
 
     struct Vars(BTreeMap<&'static str, f64>);
@@ -237,5 +260,71 @@ mod tests {
         assert!(parse("\"x\"").unwrap_err().message.contains("string"));
         assert!(parse("a b").unwrap_err().message.contains("after"));
         assert!(parse("a $ b").unwrap_err().message.contains("`$`"));
+    }
+
+    #[test]
+    fn nesting_length_and_tokens_are_bounded() {
+        let parens = |n: usize| format!("{}1{}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(ev(&parens(MAX_NESTING)).unwrap(), 1.0);
+        let e = parse(&parens(MAX_NESTING + 1)).unwrap_err();
+        assert!(e.message.contains("nested deeper than 64"), "{e}");
+        assert_eq!(e.pos, MAX_NESTING + 1, "at the token nested too deep");
+        let mins = format!("{}1{}", "max(1, ".repeat(65), ")".repeat(65));
+        assert!(parse(&mins).unwrap_err().message.contains("nested deeper"));
+        let negs = format!("{}1", "-".repeat(65));
+        assert!(parse(&negs).unwrap_err().message.contains("nested deeper"));
+        let nots = format!("{}1", "not ".repeat(65));
+        assert!(parse(&nots).unwrap_err().message.contains("nested deeper"));
+        // a long sum is not nested, but its tokens are counted
+        let sum = |n: usize| format!("1{}", " + 1".repeat(n));
+        assert_eq!(ev(&sum(255)).unwrap(), 256.0);
+        let e = parse(&sum(256)).unwrap_err();
+        assert!(e.message.contains("more than 512 tokens"), "{e}");
+        let long = format!("x{}", "*x".repeat(100_000));
+        let e = parse(&long).unwrap_err();
+        assert!(e.message.contains("200001 bytes long: at most 4096"), "{e}");
+        assert!(
+            e.to_string().len() < 200,
+            "the message quotes an excerpt: {e}"
+        );
+    }
+
+    /// The largest trees the limits let through parse, evaluate, print and drop on a 1 MiB
+    /// stack (debug build; a test thread has 2 MiB, the main thread 8 MiB).
+    #[test]
+    fn the_largest_trees_fit_a_small_stack() {
+        let chain = format!("knee{}", " - 1".repeat(255));
+        // each `max(1, -(` nests three levels: 21 of them and `not` make 64
+        let nest = format!("not {}knee{}", "max(1, -(".repeat(21), "))".repeat(21));
+        let run = move || {
+            for src in [&chain, &nest] {
+                let e = parse(src).unwrap();
+                let _ = e.to_string();
+                let _ = (e.names().len(), e.constant_fault());
+                let mut v = Vars(BTreeMap::from([("knee", 1.0)]));
+                e.eval(&mut v).unwrap();
+            }
+        };
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn constant_faults_are_found_inside_any_expression() {
+        let fault = |s: &str| parse(s).unwrap().constant_fault();
+        assert!(fault("knee / 0").unwrap().contains("divides by zero"));
+        assert!(
+            fault("max(knee, 1 / (2 - 2))")
+                .unwrap()
+                .contains("divides by zero")
+        );
+        assert!(fault("knee * 1e999").unwrap().contains("inf"));
+        assert!(fault("-(1e308 * 10) + knee").unwrap().contains("is inf"));
+        assert_eq!(fault("knee / (2 - 1) + 0 / 1"), None);
+        assert_eq!(fault("knee / knee"), None);
     }
 }

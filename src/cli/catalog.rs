@@ -164,13 +164,16 @@ fn list_items<'c>(cat: &'c Catalog, only_lab: Option<&str>) -> Vec<ListItem<'c>>
         });
     }
     // experiments in the article's order (as the `all` and `demo` groups run them), groups last
-    let order: Vec<String> = ["all", "demo"]
+    let mut order: std::collections::HashMap<&str, usize> = Default::default();
+    for e in ["all", "demo"]
         .iter()
         .filter_map(|g| cat.expand(g).ok())
         .flatten()
-        .map(|e| e.id.clone())
-        .collect();
-    let rank = |id: &str| order.iter().position(|o| o == id).unwrap_or(usize::MAX);
+    {
+        let next = order.len();
+        order.entry(e.id.as_str()).or_insert(next);
+    }
+    let rank = |id: &str| order.get(id).copied().unwrap_or(usize::MAX);
     items.sort_by_key(|i| {
         (
             i.kind == "group",

@@ -1,8 +1,9 @@
 //! Ranges a real run can use, checked before anything is computed from them: the size and
-//! nesting of a catalog file (before YAML parsing), and the numbers of `load:` (before the
-//! plan's u32 arithmetic), so hostile input gets exit 2 in bounded memory and time.
+//! nesting of a catalog file (before YAML parsing), and every number of `load:` and `stack:`
+//! (before the plan's u32 arithmetic; [`LIMITS`], whether from a file or `--set`), so hostile
+//! input gets exit 2 in bounded memory and time.
 use super::diag::Diagnostic;
-use super::schema::LoadSettings;
+use super::schema::{DemoSettings, Experiment, NodeSettings, PhpSettings};
 use std::io::Read;
 use std::path::Path;
 
@@ -89,8 +90,9 @@ pub fn check_source(path: &Path, src: &str) -> Result<(), Vec<Diagnostic>> {
     Ok(())
 }
 
-/// The numbers of `load:` within what a run can do.
-pub fn check_load_bounds(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+/// Every number of `e` within what a run can do: [`LIMITS`], the step count, the run's length.
+pub fn check_bounds(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    let l = &e.load;
     let mut err = |field: &str, msg: String| {
         d.push(
             Diagnostic::error(file, field, msg).help("a value no real run uses: check the units"),
@@ -102,25 +104,6 @@ pub fn check_load_bounds(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>)
             format!("{} steps: at most {MAX_STEPS}", l.steps.len()),
         );
     }
-    if let Some((i, s)) = l.steps.iter().enumerate().find(|(_, s)| **s > MAX_RATE) {
-        err(
-            &format!("load.steps[{i}]"),
-            format!("{s} is above {MAX_RATE}"),
-        );
-    }
-    for (field, v, max) in [
-        ("load.hold_s", l.hold_s, MAX_PHASE_S),
-        ("load.ramp_s", l.ramp_s, MAX_PHASE_S),
-        ("load.warmup_s", l.warmup_s, MAX_PHASE_S),
-        ("load.timeout_s", l.timeout_s, MAX_TIMEOUT_S),
-        ("load.warmup_rps", l.warmup_rps, MAX_RATE),
-        ("load.max_vus", l.max_vus, MAX_RATE),
-        ("load.pre_vus", l.pre_vus, MAX_RATE),
-    ] {
-        if v > max {
-            err(field, format!("{v} is above {max}"));
-        }
-    }
     let total = l.steps.len() as u64 * (l.hold_s as u64 + l.ramp_s as u64) + l.warmup_s as u64;
     if total > MAX_TOTAL_S && l.hold_s <= MAX_PHASE_S && l.ramp_s <= MAX_PHASE_S {
         err(
@@ -128,16 +111,133 @@ pub fn check_load_bounds(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>)
             format!("the run would last {total} s: at most {MAX_TOTAL_S} s (a week)"),
         );
     }
-    for (field, v, max) in [
-        ("load.slo_p95_ms", Some(l.slo_p95_ms), MAX_MS),
-        ("load.slo_p99_ms", l.slo_p99_ms, MAX_MS),
-        ("load.abort_p95_ms", l.abort_p95_ms, MAX_MS),
-        ("load.think_time_s", l.think_time_s, MAX_MS / 1000.0),
-    ] {
-        if let Some(v) = v.filter(|v| !(v.is_finite() && *v <= max)) {
-            err(field, format!("{v} is not a finite number up to {max}"));
-        }
+    check_limits(file, e, d);
+}
+
+/// The largest value of one numeric field (file key and `--set` key), with its unit and what
+/// it is, for the error's fix and the README's table.
+pub struct Limit {
+    pub key: &'static str,
+    pub max: f64,
+    pub unit: &'static str,
+    pub what: &'static str,
+    /// The field's values in an experiment (none when its section or option is absent).
+    get: fn(&Experiment) -> Vec<f64>,
+}
+
+const fn limit(
+    key: &'static str,
+    max: f64,
+    unit: &'static str,
+    what: &'static str,
+    get: fn(&Experiment) -> Vec<f64>,
+) -> Limit {
+    Limit {
+        key,
+        max,
+        unit,
+        what,
+        get,
     }
+}
+
+/// Largest `stack.<lab>.burn_us`: a second of CPU per request, past any regression worth
+/// injecting (4294967295 was 71 minutes).
+pub const MAX_BURN_US: u32 = 1_000_000;
+
+/// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its largest value;
+/// a test keeps it complete, and the README's table is [`markdown`] of it.
+#[rustfmt::skip]
+pub static LIMITS: &[Limit] = &[
+    limit("load.steps", MAX_RATE as f64, "rps or VUs", "each step's offered load",
+        |e| e.load.steps.iter().map(|s| f64::from(*s)).collect()),
+    limit("load.hold_s", MAX_PHASE_S as f64, "s", "a step's measured hold (one day)",
+        |e| vec![f64::from(e.load.hold_s)]),
+    limit("load.ramp_s", MAX_PHASE_S as f64, "s", "the ramp before each hold",
+        |e| vec![f64::from(e.load.ramp_s)]),
+    limit("load.warmup_s", MAX_PHASE_S as f64, "s", "the warm-up scenario",
+        |e| vec![f64::from(e.load.warmup_s)]),
+    limit("load.warmup_rps", MAX_RATE as f64, "rps", "the warm-up's arrival rate",
+        |e| vec![f64::from(e.load.warmup_rps)]),
+    limit("load.slo_p95_ms", MAX_MS, "ms", "the p95 SLO (an hour)",
+        |e| vec![e.load.slo_p95_ms]),
+    limit("load.slo_p99_ms", MAX_MS, "ms", "the p99 SLO", |e| e.load.slo_p99_ms.into_iter().collect()),
+    limit("load.error_budget", 1.0, "fraction", "the error budget (and above 0, below 1)",
+        |e| vec![e.load.error_budget]),
+    limit("load.abort_p95_ms", MAX_MS, "ms", "stepped.js's abort guard", |e| e.load.abort_p95_ms.into_iter().collect()),
+    limit("load.pre_vus", MAX_RATE as f64, "VUs", "VUs allocated before the test",
+        |e| vec![f64::from(e.load.pre_vus)]),
+    limit("load.max_vus", MAX_RATE as f64, "VUs", "k6's VU ceiling",
+        |e| vec![f64::from(e.load.max_vus)]),
+    limit("load.timeout_s", MAX_TIMEOUT_S as f64, "s", "the client timeout (an hour)",
+        |e| vec![f64::from(e.load.timeout_s)]),
+    limit("load.think_time_s", MAX_MS / 1000.0, "s", "the closed model's think time", |e| e.load.think_time_s.into_iter().collect()),
+    limit("stack.postgres.max_connections", 10_000.0, "connections", "PostgreSQL's max_connections",
+        |e| vec![f64::from(e.stack.postgres.max_connections)]),
+    limit("stack.php.max_children", 1_000.0, "workers", "php-fpm's static pool (each worker tens of MB)", |e| php(e, |p| p.max_children)),
+    limit("stack.php.backlog", 65_535.0, "connections", "listen.backlog (the kernel's somaxconn ceiling)", |e| php(e, |p| p.backlog)),
+    limit("stack.php.warmup_requests", 100_000.0, "requests", "sequential warm-up requests", |e| php(e, |p| p.warmup_requests)),
+    limit("stack.php.burn_us", MAX_BURN_US as f64, "µs", "CPU burnt per request (1 s)", |e| php(e, |p| p.burn_us)),
+    limit("stack.node.processes", 256.0, "processes", "node:cluster workers", |e| node(e, |n| n.processes)),
+    limit("stack.node.pool_max", 1_000.0, "connections", "the pg pool of each process", |e| node(e, |n| n.pool_max)),
+    limit("stack.node.pg_conn_timeout_ms", MAX_MS, "ms", "pg's connectionTimeoutMillis (an hour)", |e| node(e, |n| n.pg_conn_timeout_ms)),
+    limit("stack.node.burn_us", MAX_BURN_US as f64, "µs", "CPU burnt per request (1 s)", |e| node(e, |n| n.burn_us)),
+    limit("stack.demo.workers", 1_000.0, "workers", "the demo server's concurrent slots", |e| demo(e, |d| d.workers)),
+    limit("stack.demo.service_ms", 60_000.0, "ms", "the time a request holds a slot (a minute)", |e| demo(e, |d| d.service_ms)),
+];
+
+/// A number of the php section, if any (a [`Limit`]'s getter).
+fn php(e: &Experiment, f: fn(&PhpSettings) -> u32) -> Vec<f64> {
+    e.stack.php.iter().map(|p| f64::from(f(p))).collect()
+}
+
+/// A number of the node section, if any.
+fn node(e: &Experiment, f: fn(&NodeSettings) -> u32) -> Vec<f64> {
+    e.stack.node.iter().map(|n| f64::from(f(n))).collect()
+}
+
+/// A number of the demo section, if any.
+fn demo(e: &Experiment, f: fn(&DemoSettings) -> u32) -> Vec<f64> {
+    e.stack.demo.iter().map(|d| f64::from(f(d))).collect()
+}
+
+/// Every number of `e` within its [`LIMITS`] row: the error names the field (the element of a
+/// list), the value, the bound and the fix.
+fn check_limits(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+    for l in LIMITS {
+        let values = (l.get)(e);
+        let Some((i, v)) = values
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !(v.is_finite() && **v <= l.max))
+        else {
+            continue;
+        };
+        let field = match l.key {
+            "load.steps" => format!("{}[{i}]", l.key),
+            k => k.to_string(),
+        };
+        let msg = match v.is_finite() {
+            true => format!("{v} is above {}", l.max),
+            false => format!("{v} is not a finite number up to {}", l.max),
+        };
+        d.push(Diagnostic::error(file, field, msg).help(format!(
+            "{}: at most {} {}; a value no real run uses, check the units",
+            l.what, l.max, l.unit
+        )));
+    }
+}
+
+/// The README's table of [`LIMITS`].
+pub fn markdown() -> String {
+    let mut out = String::from("| key | at most | unit | what |\n|---|---:|---|---|\n");
+    for l in LIMITS {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            l.key, l.max, l.unit, l.what
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -160,25 +260,27 @@ mod tests {
         assert!(check_source(p, ok).is_ok());
     }
 
+    fn catalog_experiment(id: &str) -> Experiment {
+        let path = format!("{}/experiments/{id}.yaml", env!("CARGO_MANIFEST_DIR"));
+        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
     #[test]
     fn load_numbers_past_a_real_run_are_errors_naming_the_field() {
-        let src =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/1a.yaml"))
-                .unwrap();
-        let e: crate::experiment::Experiment = serde_yaml::from_str(&src).unwrap();
-        let fields = |l: &LoadSettings| {
+        let e = catalog_experiment("1a");
+        let fields = |e: &Experiment| {
             let mut d = Vec::new();
-            check_load_bounds(Path::new("1a.yaml"), l, &mut d);
+            check_bounds(Path::new("1a.yaml"), e, &mut d);
             d.into_iter().map(|d| d.field).collect::<Vec<_>>()
         };
-        assert!(fields(&e.load).is_empty());
-        let mut l = e.load.clone();
-        l.hold_s = 1_000_000_000;
-        l.slo_p95_ms = f64::INFINITY;
-        l.think_time_s = Some(f64::NAN);
-        l.steps.push(u32::MAX);
+        assert!(fields(&e).is_empty());
+        let mut x = e.clone();
+        x.load.hold_s = 1_000_000_000;
+        x.load.slo_p95_ms = f64::INFINITY;
+        x.load.think_time_s = Some(f64::NAN);
+        x.load.steps.push(u32::MAX);
         assert_eq!(
-            fields(&l),
+            fields(&x),
             [
                 "load.steps[7]",
                 "load.hold_s",
@@ -186,9 +288,91 @@ mod tests {
                 "load.think_time_s"
             ]
         );
-        let mut l = e.load.clone();
-        l.hold_s = 80_000;
-        l.steps = (1..=10).collect();
-        assert_eq!(fields(&l), ["load.hold_s"]);
+        let mut x = e.clone();
+        x.load.hold_s = 80_000;
+        x.load.steps = (1..=10).collect();
+        assert_eq!(fields(&x), ["load.hold_s"]);
+    }
+
+    /// One experiment of each lab.
+    fn one_per_lab() -> [Experiment; 3] {
+        ["exp1", "1a", "demo-open"].map(catalog_experiment)
+    }
+
+    /// Every key `--set` takes that holds a number has a [`LIMITS`] row, and every row is a
+    /// key `--set` takes: a key is numeric when `7` (or `[7]`) is not a type error there.
+    #[test]
+    fn every_numeric_settable_key_has_a_limit() {
+        use crate::experiment::overrides::{apply, settable_keys};
+        let mut numeric = std::collections::BTreeSet::new();
+        for e in one_per_lab() {
+            for key in settable_keys(e.lab) {
+                let typed = ["7", "[7]"]
+                    .iter()
+                    .any(|v| match apply(&e, &[format!("{key}={v}")]) {
+                        Ok(_) => true,
+                        Err(d) => !d.iter().any(|d| d.message.contains("invalid type")),
+                    });
+                if typed {
+                    numeric.insert(key);
+                }
+            }
+        }
+        let rows: std::collections::BTreeSet<String> =
+            LIMITS.iter().map(|l| l.key.to_string()).collect();
+        assert_eq!(numeric, rows);
+    }
+
+    /// Past each row's bound `--set` is refused naming the key, the value and the bound; at
+    /// the bound it is not refused for its size.
+    #[test]
+    fn set_past_each_limit_is_refused_naming_key_value_and_bound() {
+        use crate::experiment::overrides::{apply, settable_keys};
+        for l in LIMITS {
+            let e = one_per_lab()
+                .into_iter()
+                .find(|e| settable_keys(e.lab).iter().any(|k| k == l.key))
+                .unwrap();
+            let list = |v: f64| match l.key {
+                "load.steps" => format!("[{v}]"),
+                _ => v.to_string(),
+            };
+            let over = format!("{}={}", l.key, list(l.max + 1.0));
+            let d = apply(&e, std::slice::from_ref(&over)).unwrap_err();
+            let field = if l.key == "load.steps" {
+                "load.steps[0]"
+            } else {
+                l.key
+            };
+            let hit = d
+                .iter()
+                .find(|d| d.field == field && d.is_error())
+                .unwrap_or_else(|| panic!("{over}: {d:?}"));
+            let text = hit.to_string();
+            for says in [
+                format!("--set {over}"),
+                format!("{} is above {}", l.max + 1.0, l.max),
+                l.unit.to_string(),
+            ] {
+                assert!(text.contains(&says), "{over}: {text}");
+            }
+            let at = format!("{}={}", l.key, list(l.max));
+            if let Err(d) = apply(&e, &[at.clone()]) {
+                assert!(
+                    d.iter().all(|d| !d.message.contains("is above")),
+                    "{at}: {d:?}"
+                );
+            }
+        }
+        let e = catalog_experiment("exp1");
+        let d = apply(&e, &["stack.php.burn_us=4294967295".into()]).unwrap_err();
+        assert_eq!(d[0].message, "4294967295 is above 1000000");
+    }
+
+    #[test]
+    fn the_limits_table_lists_every_row() {
+        let t = markdown();
+        assert_eq!(t.lines().count(), LIMITS.len() + 2);
+        assert!(t.contains("| `stack.php.burn_us` | 1000000 | µs | CPU burnt per request (1 s) |"));
     }
 }

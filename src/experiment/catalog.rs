@@ -1,6 +1,7 @@
 //! Loading `experiments/*.yaml`: parse one file (experiment or group), check the whole catalog
-//! (unique ids, id = file name, group members exist, no cycles), expand groups.
+//! (unique ids, id = file name, group members exist, groups within bounds), expand groups.
 use super::diag::{Diagnostic, did_you_mean};
+use super::groups::{self, Extent};
 use super::schema::*;
 use super::validate;
 use std::collections::BTreeMap;
@@ -21,6 +22,8 @@ pub struct CatalogFile {
 pub struct Catalog {
     pub dir: PathBuf,
     pub files: BTreeMap<String, CatalogFile>,
+    /// What each entry expands to (counted once, when the catalog is checked).
+    extents: BTreeMap<String, Extent>,
 }
 
 /// Where the catalog lives: `$PERFLAB_CATALOG`, else `./experiments`, else the source tree's.
@@ -196,13 +199,26 @@ impl Catalog {
 
     /// Parse the given files as one catalog (used by `validate FILE...` too).
     pub fn from_files(dir: &Path, paths: &[PathBuf]) -> Result<Catalog, Vec<Diagnostic>> {
+        let sources = paths
+            .iter()
+            .map(|p| (p.clone(), super::bounds::read_source(p)));
+        Catalog::from_sources(dir, sources)
+    }
+
+    /// Parse the given files' texts (or why each could not be read) as one catalog: what
+    /// [`Catalog::from_files`] does once it read them (the fuzz targets give texts).
+    pub fn from_sources(
+        dir: &Path,
+        sources: impl IntoIterator<Item = (PathBuf, Result<String, Vec<Diagnostic>>)>,
+    ) -> Result<Catalog, Vec<Diagnostic>> {
         let mut errors = Vec::new();
         let mut cat = Catalog {
             dir: dir.to_path_buf(),
-            files: BTreeMap::new(),
+            ..Catalog::default()
         };
-        for p in paths {
-            let src = match super::bounds::read_source(p) {
+        for (path, src) in sources {
+            let p = &path;
+            let src = match src {
                 Ok(s) => s,
                 Err(d) => {
                     errors.extend(d);
@@ -245,6 +261,12 @@ impl Catalog {
                 Err(d) => errors.extend(d),
             }
         }
+        let entries = cat
+            .files
+            .iter()
+            .map(|(id, f)| (id.clone(), &f.entry))
+            .collect();
+        cat.extents = groups::extents(&entries);
         errors.extend(cat.check_groups());
         if errors.iter().any(Diagnostic::is_error) {
             Err(errors)
@@ -301,29 +323,37 @@ impl Catalog {
                     );
                 }
             }
-            if let Err(cycle) = self.expand_ids(&g.id, &mut Vec::new()) {
-                d.push(Diagnostic::error(&f.path, "members", cycle).located_in(&f.src));
+            if let Some(fault) = self.fault(&g.id) {
+                d.push(
+                    Diagnostic::error(&f.path, "members", fault)
+                        .help(format!(
+                            "a group runs its members back to back, each a whole run: at most \
+                             {} experiments, groups nested at most {} deep, no cycle",
+                            groups::MAX_MEMBERS,
+                            groups::MAX_GROUP_DEPTH
+                        ))
+                        .located_in(&f.src),
+                );
             }
         }
         d
     }
 
-    fn expand_ids(&self, id: &str, stack: &mut Vec<String>) -> Result<Vec<String>, String> {
-        if stack.iter().any(|s| s == id) {
-            return Err(format!("group cycle: {} -> {id}", stack.join(" -> ")));
-        }
+    /// Why the entry `id` cannot be expanded (a cycle, too deep, too many experiments).
+    fn fault(&self, id: &str) -> Option<String> {
+        self.extents.get(id).and_then(|x| x.fault.clone())
+    }
+
+    /// The experiments `id` expands to, appended to `out` (bounded: its extent has no fault).
+    fn expand_into<'c>(&'c self, id: &str, out: &mut Vec<&'c Experiment>) {
         match self.files.get(id).map(|f| &f.entry) {
             Some(CatalogEntry::Group(g)) => {
-                stack.push(id.to_string());
-                let mut out = Vec::new();
                 for m in &g.members {
-                    out.extend(self.expand_ids(m, stack)?);
+                    self.expand_into(m, out);
                 }
-                stack.pop();
-                Ok(out)
             }
-            Some(CatalogEntry::Experiment(_)) => Ok(vec![id.to_string()]),
-            None => Ok(vec![]),
+            Some(CatalogEntry::Experiment(e)) => out.push(e),
+            None => {}
         }
     }
 
@@ -343,29 +373,32 @@ impl Catalog {
         })
     }
 
-    /// The experiments `id` runs, in order (a group is flattened; repeats kept).
+    /// The experiments `id` runs, in order (a group is flattened; repeats kept): at most
+    /// [`groups::MAX_MEMBERS`], else an error naming the chain of groups.
     pub fn expand(&self, id: &str) -> Result<Vec<&Experiment>, crate::error::InvalidInput> {
-        self.lookup(id)?;
-        let ids = self
-            .expand_ids(id, &mut Vec::new())
-            .map_err(crate::error::InvalidInput)?;
-        Ok(ids
-            .iter()
-            .filter_map(|i| match &self.files.get(i)?.entry {
-                CatalogEntry::Experiment(e) => Some(e),
-                CatalogEntry::Group(_) => None,
-            })
-            .collect())
+        let file = self.lookup(id)?;
+        if let Some(fault) = self.fault(id) {
+            return Err(crate::error::InvalidInput(format!(
+                "{}: members: {fault}",
+                file.path.display()
+            )));
+        }
+        let mut out = Vec::new();
+        self.expand_into(id, &mut out);
+        Ok(out)
+    }
+
+    /// What the entry `id` expands to, counted: experiments, labs, nesting.
+    pub fn extent(&self, id: &str) -> Option<&Extent> {
+        self.extents.get(id)
     }
 
     /// The lab of an entry: its own, or for a group the members' (`mixed` when several).
     pub fn lab_of(&self, id: &str) -> String {
-        let Ok(exps) = self.expand(id) else {
+        let Some(x) = self.extent(id).filter(|x| x.fault.is_none()) else {
             return "?".into();
         };
-        let mut labs: Vec<&str> = exps.iter().map(|e| e.lab.as_str()).collect();
-        labs.sort();
-        labs.dedup();
+        let labs: Vec<&Lab> = x.labs.iter().collect();
         match labs.as_slice() {
             [one] => one.to_string(),
             [] => "-".into(),

@@ -167,6 +167,9 @@ fn check_expr(
     config_only: bool,
 ) -> Vec<Problem> {
     let mut out = Vec::new();
+    if let Some(m) = x.constant_fault() {
+        out.push((m, Some("a claim compares finite numbers".into())));
+    }
     for n in x.names() {
         check_name(e, c, n, has_at, config_only, &mut out);
     }

@@ -175,31 +175,47 @@ pub fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
             Ok(k) => seen.push(k),
             Err(m) => d.push(err(at("set"), m)),
         }
-        match check_expr(&r.to) {
-            Err(m) => d.push(err(at("to"), m).help(format!(
-                "names: {}; functions: {}",
-                QUANTITIES.iter().map(|q| q.0).collect::<Vec<_>>().join(", "),
-                FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
-            ))),
-            Ok(e) if fit.calibrate.peak.is_none() => {
-                if let Some(n) = e.names().into_iter().find(|n| is_peak_quantity(&n.path)) {
-                    d.push(
-                        err(
-                            at("to"),
-                            format!("reads `{}`, but no peak probe measures it", n.text),
-                        )
-                        .help("add `calibrate: {peak: \"1.2 * app_ceiling\"}` to `fit:`"),
-                    );
-                }
-            }
-            Ok(_) => {}
-        }
+        check_rule_to(file, fit, at("to"), &r.to, d);
         if r.why.trim().is_empty() {
             d.push(
                 err(at("why"), "is empty".into())
                     .help("say the article's relation this rule keeps"),
             );
         }
+    }
+}
+
+/// What to do about a constant division by zero or a constant that is not finite.
+const CONSTANT_HELP: &str = "divide by a quantity (e.g. `x * 1000 / w_ms`), never by a constant 0, and keep constants finite";
+
+/// A rule's `to:` parses, reads fit quantities (a `peak_` one only with a peak probe) and has
+/// no constant fault (`x / 0`).
+fn check_rule_to(file: &Path, fit: &Fit, field: String, src: &str, d: &mut Vec<Diagnostic>) {
+    let e = match check_expr(src) {
+        Ok(e) => e,
+        Err(m) => {
+            d.push(Diagnostic::error(file, field, m).help(format!(
+                "names: {}; functions: {}",
+                QUANTITIES.iter().map(|q| q.0).collect::<Vec<_>>().join(", "),
+                FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+            )));
+            return;
+        }
+    };
+    if let Some(m) = e.constant_fault() {
+        d.push(Diagnostic::error(file, field.clone(), m).help(CONSTANT_HELP));
+    }
+    if fit.calibrate.peak.is_none()
+        && let Some(n) = e.names().into_iter().find(|n| is_peak_quantity(&n.path))
+    {
+        d.push(
+            Diagnostic::error(
+                file,
+                field,
+                format!("reads `{}`, but no peak probe measures it", n.text),
+            )
+            .help("add `calibrate: {peak: \"1.2 * app_ceiling\"}` to `fit:`"),
+        );
     }
 }
 
@@ -210,6 +226,9 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
     if let Some(src) = &fit.calibrate.peak {
         match check_expr(src) {
             Ok(e) => {
+                if let Some(m) = e.constant_fault() {
+                    d.push(err("fit.calibrate.peak".into(), m).help(CONSTANT_HELP));
+                }
                 let bad = e
                     .names()
                     .into_iter()
@@ -266,5 +285,48 @@ mod tests {
         let e = check_expr("max(x)").unwrap_err();
         assert!(e.contains("takes 2"), "{e}");
         assert!(check_expr("x *").is_err());
+        assert!(check_expr("x / w_ms").is_ok());
+    }
+
+    /// `x / 0` and other constant faults fail validation, in a rule and in `calibrate.peak`;
+    /// a name that may be 0 is the evaluation's to catch.
+    #[test]
+    fn constant_faults_fail_validation() {
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/experiments/exp1.yaml"
+        ))
+        .unwrap();
+        let mut e: Experiment = serde_yaml::from_str(&src).unwrap();
+        let errors = |e: &Experiment| {
+            let mut d = Vec::new();
+            check_fit(Path::new("exp1.yaml"), e, &mut d);
+            d.into_iter()
+                .map(|d| format!("{}: {}", d.field, d.message))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(errors(&e), Vec::<String>::new());
+        for (bad, says) in [
+            ("x / 0", "`(x / 0)` divides by zero"),
+            ("x / (1 - 1)", "divides by zero"),
+            ("min(x, 1 / 0)", "divides by zero"),
+            ("x * 1e999", "is inf, not a finite number"),
+            ("x + 1e308 * 10", "is inf, not a finite number"),
+        ] {
+            e.fit.as_mut().unwrap().rules[0].to = bad.into();
+            let got = errors(&e);
+            assert!(
+                got.len() == 1 && got[0].starts_with("fit.rules[0].to: ") && got[0].contains(says),
+                "{bad}: {got:?}"
+            );
+        }
+        e.fit.as_mut().unwrap().rules[0].to = "x / w_ms".into();
+        assert_eq!(errors(&e), Vec::<String>::new());
+        e.fit.as_mut().unwrap().calibrate.peak = Some("app_ceiling / 0".into());
+        let got = errors(&e);
+        assert!(
+            got[0].starts_with("fit.calibrate.peak: `(app_ceiling / 0)` divides"),
+            "{got:?}"
+        );
     }
 }

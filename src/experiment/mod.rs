@@ -1,4 +1,5 @@
-//! Experiment catalog: the YAML schema (`schema`), loading (`catalog`), semantic checks
+//! Experiment catalog: the YAML schema (`schema`), loading (`catalog`), group expansion counted
+//! (`groups`), semantic checks
 //! (`validate`, the claims' in `claims`), input bounds (`bounds`), diagnostics (`diag`) and `--set`
 //! overrides (`overrides`).
 pub mod bounds;
@@ -6,6 +7,7 @@ pub mod catalog;
 mod claims;
 pub mod diag;
 pub mod fit;
+pub mod groups;
 pub mod overrides;
 pub mod pause;
 pub mod schema;

@@ -6,7 +6,7 @@ pub use crate::claim::schema::{Bound, Claim, StepAt, Tol, Tolerance};
 use serde::{Deserialize, Serialize};
 
 /// Which lab an experiment runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Lab {
     /// nginx + php-fpm + Laravel + PostgreSQL (lab-spec §3).

@@ -34,7 +34,7 @@ pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
         );
     }
     check_stack(file, e, &mut d);
-    super::bounds::check_load_bounds(file, &e.load, &mut d);
+    super::bounds::check_bounds(file, e, &mut d);
     check_load(file, e, &mut d);
     super::pause::check_pause(file, e, &mut d);
     super::claims::check_claims(file, e, &mut d);
