@@ -8,6 +8,7 @@ pub mod diag;
 pub mod fit;
 pub mod overrides;
 pub mod pause;
+pub mod reach;
 pub mod schema;
 pub mod validate;
 
