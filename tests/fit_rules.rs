@@ -140,7 +140,10 @@ fn every_fitted_plan_with_knee_claims_reaches_past_its_ceiling() {
     }
     // 1a, 1b, 1c, demo-open, exp0, exp1, exp2-mc5, exp3-n5 at least.
     for id in ["1a", "exp0", "exp1", "1c"] {
-        assert!(checked.iter().any(|c| c == id), "{id} not checked: {checked:?}");
+        assert!(
+            checked.iter().any(|c| c == id),
+            "{id} not checked: {checked:?}"
+        );
     }
 }
 

@@ -151,7 +151,10 @@ fn a_fitted_plan_whose_claims_need_a_knee_reaches_past_the_ceiling() {
         .and_then(|t| t.split(' ').next())
         .and_then(|t| t.parse().ok())
         .unwrap_or(0.0);
-    assert!(help.contains("1.25x") && (115.0..=120.0).contains(&k), "{d}");
+    assert!(
+        help.contains("1.25x") && (115.0..=120.0).contains(&k),
+        "{d}"
+    );
     // Without claims at the knee nothing is required.
     assert!(errors(&rule("153")).is_empty());
 }
@@ -164,7 +167,9 @@ fn a_fitted_plan_with_knee_claims_names_its_ceiling() {
     assert_eq!(e.len(), 1, "{e:#?}");
     assert_eq!(e[0].field, "fit.ceiling", "{}", e[0]);
     assert!(e[0].message.contains("db-busy"), "{}", e[0]);
-    let e = knee_errors("  ceiling: \"db_celing\"\n  rules:\n    - set: load.steps\n      to: \"x * db_ceiling / 120\"\n      why: \"w\"\n");
+    let e = knee_errors(
+        "  ceiling: \"db_celing\"\n  rules:\n    - set: load.steps\n      to: \"x * db_ceiling / 120\"\n      why: \"w\"\n",
+    );
     assert_eq!(e[0].field, "fit.ceiling", "{}", e[0]);
     assert!(e[0].message.contains("db_celing"), "{}", e[0]);
 }
@@ -182,6 +187,10 @@ fn the_catalogs_1a_with_its_old_rule_is_refused() {
         .filter(|d| d.is_error())
         .collect();
     assert_eq!(e.len(), 1, "{e:#?}");
-    assert!(e[0].message.contains("db-core-busy, loop-not-busy"), "{}", e[0]);
+    assert!(
+        e[0].message.contains("db-core-busy, loop-not-busy"),
+        "{}",
+        e[0]
+    );
     assert!(e[0].to_string().contains("1a.yaml"), "{}", e[0]);
 }

@@ -221,7 +221,10 @@ fn refine_probes_on_the_plot_and_fit_on_the_page() {
         f64::from(top + 7) * 0.96
     );
     assert!(page.contains(&goodput), "{goodput}");
-    let txt = perflab::report::content::refine_block(&r).unwrap().lines.join("\n");
+    let txt = perflab::report::content::refine_block(&r)
+        .unwrap()
+        .lines
+        .join("\n");
     assert!(txt.contains(&goodput), "{txt}");
     assert!(!page.contains("Fitted to this host"));
 }

@@ -477,7 +477,12 @@ fn little_law_reads_the_mean_against_the_mean_vus_in_flight() {
     let CatalogEntry::Experiment(e) = &cat.get("1c").unwrap().entry else {
         panic!()
     };
-    let mut c = e.expect.iter().find(|c| c.name == "little-mean").unwrap().clone();
+    let mut c = e
+        .expect
+        .iter()
+        .find(|c| c.name == "little-mean")
+        .unwrap()
+        .clone();
     c.at = Some(perflab::claim::schema::StepAt::Target(500));
     let run = real("1b");
     let r = evaluate("1c", &c, run.view(&run.label()), None);

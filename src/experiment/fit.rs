@@ -6,8 +6,8 @@
 use super::diag::Diagnostic;
 use super::schema::Experiment;
 use crate::claim::expr::{Arg, ArgValue, Expr, Name, Resolve};
-use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// How an experiment's published numbers are fitted to the host.

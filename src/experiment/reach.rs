@@ -10,7 +10,7 @@ use super::diag::Diagnostic;
 use super::fit::{Fit, FitEnv, check_expr};
 use super::schema::{Experiment, Model};
 use crate::claim::Claim;
-use crate::claim::compile::{At, Compiled, Comparison, compile};
+use crate::claim::compile::{At, Comparison, Compiled, compile};
 use crate::claim::expr::{Expr, Selector};
 
 /// How far past the ceiling the fitted top step must reach.
@@ -76,7 +76,9 @@ fn synthetic(e: &Experiment, (app_ms, db_ms, w_ms): (f64, f64, f64)) -> BTreeMap
         Model::Open => 0.0,
     };
     let pool = f64::from(e.stack.slots().unwrap_or(10));
-    let ceiling = (1000.0 / app_ms).min(1000.0 / db_ms).min(pool * 1000.0 / w_ms);
+    let ceiling = (1000.0 / app_ms)
+        .min(1000.0 / db_ms)
+        .min(pool * 1000.0 / w_ms);
     let pairs = [
         ("top", top),
         ("max_vus", f64::from(e.load.max_vus)),

@@ -242,6 +242,29 @@ fn calibration_line(what: &str, c: &Calibration, how: &str) -> String {
     )
 }
 
+/// "working point read 3 times, the rules read the medians: app ms/request 4.10-4.52 (spread
+/// 10 %), ...": how far one reading could have moved the fit.
+fn spread_line(c: &Calibration) -> Option<String> {
+    let s = c.spread();
+    if s.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = s
+        .iter()
+        .map(|x| {
+            format!(
+                "{} {:.2}-{:.2} (spread {:.0} %)",
+                x.name, x.min, x.max, x.pct
+            )
+        })
+        .collect();
+    Some(format!(
+        "working point read {} times, the rules read the medians: {}",
+        c.readings.len(),
+        parts.join(", ")
+    ))
+}
+
 /// How the run was fitted to the host (`perflab run --fit`): the calibration and each rule.
 pub fn fit_block(r: &Report) -> Option<Block> {
     r.fit.as_ref().map(fit_record_block)
@@ -265,6 +288,9 @@ pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
     } else {
         b.lines
             .push(calibration_line("calibration", c, "on the same stack"));
+    }
+    if let Some(s) = spread_line(c) {
+        b.lines.push(s);
     }
     if let Some(p) = &f.peak {
         let how = format!(

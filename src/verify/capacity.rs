@@ -261,9 +261,9 @@ fn sustainable_lines(out: &mut Vec<String>, c: &Capacity) {
             ));
         }
         Some(m) => {
-            let g = c
-                .max_sustainable_ok_per_s
-                .map_or(String::new(), |g| format!(" offered, {} ok/s sustained", fmt_num(g)));
+            let g = c.max_sustainable_ok_per_s.map_or(String::new(), |g| {
+                format!(" offered, {} ok/s sustained", fmt_num(g))
+            });
             out.push(format!(
                 "max sustainable: {m} rps{g} (min over rounds; spread {spread})"
             ));
