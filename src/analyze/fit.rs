@@ -103,7 +103,8 @@ impl Calibration {
         if self.readings.len() < 2 {
             return Vec::new();
         }
-        let cols: [(&'static str, fn(&Reading) -> Option<f64>); 3] = [
+        type Column = (&'static str, fn(&Reading) -> Option<f64>);
+        let cols: [Column; 3] = [
             ("app ms/request", |r| r.app_ms),
             ("PostgreSQL ms/request", |r| r.db_ms),
             ("W ms", |r| Some(r.w_ms)),

@@ -28,7 +28,7 @@ pub fn knee_claims(e: &Experiment) -> Vec<&str> {
 
 fn needs_knee(c: &Compiled) -> bool {
     let knee_sel = |s: &Option<Selector>| matches!(s, Some(Selector::Knee | Selector::BelowKnee));
-    if matches!(&c.at, Some(At::One(s)) if knee_sel(&Some(s.clone()))) {
+    if matches!(&c.at, Some(At::One(s)) if knee_sel(&Some(*s))) {
         return true;
     }
     let mut exprs: Vec<&Expr> = vec![&c.value];
