@@ -113,3 +113,84 @@ fn unknown_names_empty_reasons_and_duplicate_fields_are_named() {
     );
     assert!(e[0].message.contains("app_celing"), "{}", e[0]);
 }
+
+const KNEE_CLAIM: &str = r#"expect:
+  - name: db-busy
+    claim: "c"
+    value: db_core_busy_pct
+    at: knee
+    min: 75
+"#;
+
+/// Parse BASE + `fit` + a claim judged at the knee; the error diagnostics.
+fn knee_errors(fit: &str) -> Vec<Diagnostic> {
+    errors(&format!("{fit}{KNEE_CLAIM}"))
+}
+
+#[test]
+fn a_fitted_plan_whose_claims_need_a_knee_reaches_past_the_ceiling() {
+    let rule = |k: &str| {
+        format!(
+            "  ceiling: db_ceiling\n  rules:\n    - set: load.steps\n      to: \"x * db_ceiling / {k}\"\n      why: \"w\"\n"
+        )
+    };
+    // 150 / 120 = 1.25: reaches.
+    assert!(knee_errors(&rule("120")).is_empty());
+    // 150 / 153 = 0.98 (1a's old x / 307 at its top 300): the knee is never passed.
+    let e = knee_errors(&rule("153"));
+    assert_eq!(e.len(), 1, "{e:#?}");
+    let d = &e[0];
+    assert_eq!(d.field, "fit.rules[0].to", "{d}");
+    assert!(d.message.contains("0.98x the ceiling `db_ceiling`"), "{d}");
+    assert!(d.message.contains("db-busy"), "{d}");
+    assert!(d.to_string().contains("t.yaml"), "{d}");
+    let help = d.help.as_deref().unwrap_or("");
+    let k: f64 = help
+        .split("divide by ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(0.0);
+    assert!(
+        help.contains("1.25x") && (115.0..=120.0).contains(&k),
+        "{d}"
+    );
+    // Without claims at the knee nothing is required.
+    assert!(errors(&rule("153")).is_empty());
+}
+
+#[test]
+fn a_fitted_plan_with_knee_claims_names_its_ceiling() {
+    let e = knee_errors(
+        "  rules:\n    - set: load.steps\n      to: \"x * db_ceiling / 120\"\n      why: \"w\"\n",
+    );
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert_eq!(e[0].field, "fit.ceiling", "{}", e[0]);
+    assert!(e[0].message.contains("db-busy"), "{}", e[0]);
+    let e = knee_errors(
+        "  ceiling: \"db_celing\"\n  rules:\n    - set: load.steps\n      to: \"x * db_ceiling / 120\"\n      why: \"w\"\n",
+    );
+    assert_eq!(e[0].field, "fit.ceiling", "{}", e[0]);
+    assert!(e[0].message.contains("db_celing"), "{}", e[0]);
+}
+
+#[test]
+fn the_catalogs_1a_with_its_old_rule_is_refused() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/1a.yaml");
+    let src = std::fs::read_to_string(&path).unwrap();
+    assert!(parse_entry(&path, &src).is_ok());
+    let old = src.replace("x * db_ceiling / 235", "x * db_ceiling / 307");
+    assert_ne!(old, src, "1a's steps rule changed: update this test");
+    let e: Vec<Diagnostic> = parse_entry(&path, &old)
+        .unwrap_err()
+        .into_iter()
+        .filter(|d| d.is_error())
+        .collect();
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(
+        e[0].message.contains("db-core-busy, loop-not-busy"),
+        "{}",
+        e[0]
+    );
+    assert!(e[0].to_string().contains("1a.yaml"), "{}", e[0]);
+}

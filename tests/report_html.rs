@@ -192,6 +192,7 @@ fn refine_probes_on_the_plot_and_fit_on_the_page() {
     assert!(!plain.contains("refine probes"));
     r.refine = Some(Refined {
         max_sustainable: Some(top + 7),
+        max_sustainable_ok_per_s: Some(f64::from(top + 7) * 0.96),
         unit: "rps".into(),
         max_sustainable_resolution: (Some(top + 7), Some(top + 9)),
         probes: vec![probe(top + 7, true), probe(top + 9, false)],
@@ -213,6 +214,18 @@ fn refine_probes_on_the_plot_and_fit_on_the_page() {
         "lead names it"
     );
     assert!(page.contains("id=\"refine\""));
+    // The goodput sustained at the max sustainable rate stands beside the offered rate.
+    let goodput = format!(
+        "max sustainable {} rps offered, {:.1} ok/s sustained there (the goodput; capacity plans with it)",
+        top + 7,
+        f64::from(top + 7) * 0.96
+    );
+    assert!(page.contains(&goodput), "{goodput}");
+    let txt = perflab::report::content::refine_block(&r)
+        .unwrap()
+        .lines
+        .join("\n");
+    assert!(txt.contains(&goodput), "{txt}");
     assert!(!page.contains("Fitted to this host"));
 }
 

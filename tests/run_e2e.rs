@@ -466,6 +466,15 @@ fn demo_open_refine_lands_just_under_the_capacity() {
     }
     let r = json(&dir.join("report.json"));
     assert_eq!(r["refine"]["max_sustainable"], ms);
+    // Beside the offered rate, the goodput it sustained: within the 5 % the criterion allows,
+    // and not above the analytic 400 ok/s (plus noise).
+    let g = r["refine"]["max_sustainable_ok_per_s"]
+        .as_f64()
+        .expect("the goodput at the max sustainable rate");
+    assert!(
+        g >= 0.95 * f64::from(ms) - 1.0 && g <= f64::from(ms) + 1.0 && g <= 410.0,
+        "goodput {g} at {ms} rps"
+    );
     let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
     assert!(txt.contains("Max sustainable rate (refined)"), "{txt}");
 }

@@ -34,6 +34,10 @@ struct Host {
     idle_w_ms: Option<f64>,
     /// Goodput never exceeds this (the server's real capacity), requests/s.
     serves_up_to: f64,
+    /// W of the successive readings above 20 rps (a noisy host), else `w_ms`.
+    readings_w_ms: Vec<f64>,
+    /// Calibrations above 20 rps made so far.
+    above_20: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 fn host(w_ms: f64, passes_up_to: u32) -> Host {
@@ -42,6 +46,8 @@ fn host(w_ms: f64, passes_up_to: u32) -> Host {
         passes_up_to,
         idle_w_ms: None,
         serves_up_to: f64::INFINITY,
+        readings_w_ms: Vec::new(),
+        above_20: Default::default(),
     }
 }
 
@@ -67,6 +73,12 @@ impl Judge for Host {
         };
         let w_ms = match self.idle_w_ms {
             Some(w) if rate <= 20 => w,
+            _ if rate > 20 => {
+                let n = self
+                    .above_20
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                self.readings_w_ms.get(n).copied().unwrap_or(self.w_ms)
+            }
             _ => self.w_ms,
         };
         let w_ms = w_ms + queued_ms;
@@ -87,6 +99,7 @@ impl Judge for Host {
             },
             failed_attempts: Vec::new(),
             screening: None,
+            readings: Vec::new(),
         })
     }
 }
@@ -167,10 +180,13 @@ fn the_calibration_fits_the_steps_and_the_manifest_keeps_both_plans() {
             .collect::<Vec<_>>(),
         fitted_holds
     );
-    // One stack, three loads: the screening calibration at 20 rps, the working point at half
-    // the lowest ceiling (N/W 320 < the app's 500: 160 rps), a recovery, the fitted steps.
+    // One stack, five loads: the screening calibration at 20 rps, the working point at half
+    // the lowest ceiling (N/W 320 < the app's 500: 160 rps) read three times, a recovery, the
+    // fitted steps.
     let count = |op| engine.calls.iter().filter(|c| **c == op).count();
-    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 3));
+    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 5));
+    assert_eq!(f.calibration.readings.len(), 3);
+    assert!(o.dir.join("loads/working-point-3/plan.json").exists());
     assert_eq!(f.calibration.rate, 160);
     assert_eq!(f.calibration.screening.as_ref().map(|c| c.rate), Some(20));
     let phases = labelled_phases(&o);
@@ -252,7 +268,7 @@ fn a_peak_probe_measures_where_the_ceiling_binds_with_the_published_vus() {
     assert!(order.iter().all(Option::is_some), "{phases:?}");
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{phases:?}");
     let count = |op| engine.calls.iter().filter(|c| **c == op).count();
-    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 4));
+    assert_eq!((count(Op::StackUp), count(Op::WaitLoad)), (1, 6));
     let lines = perflab::report::content::fit_record_block(f).lines;
     assert!(
         lines.iter().any(|l| l.starts_with("peak probe: 480 rps")),
@@ -326,8 +342,8 @@ fn a_rule_on_a_stack_setting_restarts_the_stack_with_it() {
     let teardown = calls.iter().position(|c| *c == Op::Teardown).unwrap();
     assert_eq!(
         calls.iter().filter(|c| **c == Op::CollectLoad).count(),
-        3,
-        "screening, working point, steps"
+        5,
+        "screening, working point x3, steps"
     );
     assert_eq!(
         &calls[teardown - 1..teardown + 3],
@@ -364,6 +380,37 @@ fn interrupts_during_the_calibration_or_the_restart_leave_nothing_and_name_the_p
         let st = RunDir::open(&o.dir).unwrap().status().unwrap();
         assert_eq!(st.phase.as_deref(), Some(phase.as_str()));
     }
+}
+
+#[test]
+fn the_working_point_is_read_three_times_and_the_rules_read_the_medians() {
+    // A noisy host: the working point's W reads 50, 80 and 52 ms (N/W 320, 200, 308 rps).
+    let h = Host {
+        readings_w_ms: vec![50.0, 80.0, 52.0],
+        ..host(50.0, 1000)
+    };
+    let (_engine, o, _out) = fitted_round(&demo_open(), h, None);
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    let f = m.measurements.fit.as_ref().unwrap();
+    let c = &f.calibration;
+    let w: Vec<f64> = c.readings.iter().map(|r| r.w_ms).collect();
+    assert_eq!(w, vec![50.0, 80.0, 52.0], "every reading is kept");
+    assert_eq!(
+        c.w_ms, 52.0,
+        "the median, not the first (50) nor the outlier (80)"
+    );
+    assert!((f.quantities["pool_rps"] - 16_000.0 / 52.0).abs() < 1e-9);
+    let spread = c.spread();
+    let w = spread.iter().find(|s| s.name == "W ms").unwrap();
+    assert!((w.pct - 30.0 / 52.0 * 100.0).abs() < 1e-9, "{w:?}");
+    let lines = perflab::report::content::fit_record_block(f).lines;
+    assert!(
+        lines.iter().any(|l| l
+            .starts_with("working point read 3 times, the rules read the medians")
+            && l.contains("W ms 50.00-80.00 (spread 58 %)")),
+        "{lines:?}"
+    );
 }
 
 #[test]

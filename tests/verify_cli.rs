@@ -198,12 +198,12 @@ fn capacity_over_three_rounds() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
-            "max sustainable: 60 rps (min over rounds; spread 0 steps)",
+            "max sustainable: 60 rps offered, 59.2 ok/s sustained (min over rounds; spread 0 steps)",
         ))
         .stdout(predicate::str::contains(
-            "capacity: 42 rps = 60 x margin 0.7",
+            "capacity: 41.44 rps = 59.2 ok/s x margin 0.7 (the goodput sustained, not the offered rate",
         ))
-        .stdout(predicate::str::contains("ceil(100 / 42) + 1 = 4"))
+        .stdout(predicate::str::contains("ceil(100 / 41.44) + 1 = 4"))
         .stdout(predicate::str::contains(
             "4 nodes x 20 = 80 <= max_connections 100",
         ))

@@ -38,6 +38,95 @@ pub struct Calibration {
     /// app), so the rules read the working point's numbers and this one is kept beside them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screening: Option<Box<Calibration>>,
+    /// Every passing reading when the working point was repeated; the numbers above are their
+    /// medians (one reading of 1a's database ceiling moved 217 -> 349 rps between two runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub readings: Vec<Reading>,
+}
+
+/// One reading of a repeated calibration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub ok_per_s: f64,
+    pub w_ms: f64,
+    pub app_ms: Option<f64>,
+    pub db_ms: Option<f64>,
+}
+
+/// The spread of one quantity over the readings: lowest, highest, and (highest - lowest) /
+/// median in %.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    pub name: &'static str,
+    pub min: f64,
+    pub max: f64,
+    pub pct: f64,
+}
+
+/// The median of the finite values.
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    super::stats::median(&v)
+}
+
+impl Calibration {
+    fn reading(&self) -> Reading {
+        Reading {
+            ok_per_s: self.ok_per_s,
+            w_ms: self.w_ms,
+            app_ms: self.app_ms,
+            db_ms: self.db_ms,
+        }
+    }
+
+    /// Passing readings at one rate as one calibration: the first with the medians of the
+    /// ok/s, W, p95 and the CPU per request, every reading kept. None without a reading.
+    pub fn median_of(runs: Vec<Calibration>) -> Option<Calibration> {
+        let readings: Vec<Reading> = runs.iter().map(Calibration::reading).collect();
+        let col =
+            |f: &dyn Fn(&Calibration) -> Option<f64>| median(runs.iter().filter_map(f).collect());
+        let mut out = runs.first()?.clone();
+        out.ok_per_s = col(&|c| Some(c.ok_per_s)).unwrap_or(out.ok_per_s);
+        out.w_ms = col(&|c| Some(c.w_ms)).unwrap_or(out.w_ms);
+        out.p95_ms = col(&|c| Some(c.p95_ms)).unwrap_or(out.p95_ms);
+        out.p99_ms = col(&|c| c.p99_ms);
+        out.app_ms = col(&|c| c.app_ms);
+        out.db_ms = col(&|c| c.db_ms);
+        if readings.len() > 1 {
+            out.readings = readings;
+        }
+        Some(out)
+    }
+
+    /// The spread of W and of the CPU per request over the readings (empty with fewer than 2).
+    pub fn spread(&self) -> Vec<Spread> {
+        if self.readings.len() < 2 {
+            return Vec::new();
+        }
+        type Column = (&'static str, fn(&Reading) -> Option<f64>);
+        let cols: [Column; 3] = [
+            ("app ms/request", |r| r.app_ms),
+            ("PostgreSQL ms/request", |r| r.db_ms),
+            ("W ms", |r| Some(r.w_ms)),
+        ];
+        cols.iter()
+            .filter_map(|(name, f)| {
+                let v: Vec<f64> = self.readings.iter().filter_map(f).collect();
+                let (lo, hi) = v
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                        (a.min(*x), b.max(*x))
+                    });
+                let m = median(v)?;
+                (m > 0.0).then(|| Spread {
+                    name,
+                    min: lo,
+                    max: hi,
+                    pct: (hi - lo) / m * 100.0,
+                })
+            })
+            .collect()
+    }
 }
 
 /// The fit of one run, as the manifest keeps it.

@@ -61,7 +61,13 @@ pub struct Probe {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Refined {
     /// The highest rate that passed (rps; VUs for a closed model); None when nothing passed.
+    /// It is the *offered* rate: the goodput criterion lets a passing load serve up to 5 %
+    /// less, so see `max_sustainable_ok_per_s` for what the server sustained there.
     pub max_sustainable: Option<u32>,
+    /// The goodput (ok/s) sustained at `max_sustainable`: its passing probe's, else the
+    /// published step's (filled when the report is assembled). What capacity planning reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sustainable_ok_per_s: Option<f64>,
     /// `rps` or `vus`.
     pub unit: String,
     /// The final bracket: highest passing, lowest failing (None: not found within the limits).
@@ -153,12 +159,31 @@ impl Bisection {
 
     /// The result once done (`stopped` says why).
     pub fn result(&self, unit: &str, stopped: String) -> Refined {
+        let goodput = self
+            .probes
+            .iter()
+            .find(|p| p.pass && Some(p.target) == self.lo)
+            .map(|p| p.ok_per_s);
         Refined {
             max_sustainable: self.lo,
+            max_sustainable_ok_per_s: goodput,
             unit: unit.to_string(),
             max_sustainable_resolution: (self.lo, self.hi),
             probes: self.probes.clone(),
             stopped,
+        }
+    }
+}
+
+impl Refined {
+    /// Fill [`Refined::max_sustainable_ok_per_s`] from the step whose target is the max
+    /// sustainable rate when no probe at it passed (the bracket's low end was a step).
+    /// `steps`: each published step's (target, ok/s).
+    pub fn fill_goodput(&mut self, mut steps: impl Iterator<Item = (u32, f64)>) {
+        if self.max_sustainable_ok_per_s.is_none()
+            && let Some(m) = self.max_sustainable
+        {
+            self.max_sustainable_ok_per_s = steps.find(|s| s.0 == m).map(|s| s.1);
         }
     }
 }
@@ -185,6 +210,30 @@ mod tests {
             b.record(probe(r, r <= capacity));
         }
         b
+    }
+
+    #[test]
+    fn the_goodput_at_the_max_sustainable_rate_stands_beside_it() {
+        // A server holding 400 ok/s passes a probe at 412 (3 % short, within the 5 % the
+        // goodput criterion allows): the offered 412 and the 400 ok/s it sustained are both kept.
+        let mut b = Bisection::new(Some(400), Some(500), RefineLimits::for_top(600));
+        for (t, pass) in [(450, false), (425, false), (412, true)] {
+            let mut p = probe(t, pass);
+            p.ok_per_s = f64::from(t).min(400.0);
+            b.record(p);
+        }
+        let mut done = b.result("rps", String::new());
+        assert_eq!(done.max_sustainable, Some(412));
+        assert_eq!(done.max_sustainable_ok_per_s, Some(400.0));
+        // Filling from the steps does not replace a probe's figure.
+        done.fill_goodput([(412, 1.0)].into_iter());
+        assert_eq!(done.max_sustainable_ok_per_s, Some(400.0));
+        // A bracket whose low end is a published step reads that step's goodput.
+        let mut step_only = Bisection::new(Some(400), Some(412), RefineLimits::for_top(600))
+            .result("rps", String::new());
+        assert_eq!(step_only.max_sustainable_ok_per_s, None);
+        step_only.fill_goodput([(300, 300.0), (400, 383.5)].into_iter());
+        assert_eq!(step_only.max_sustainable_ok_per_s, Some(383.5));
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub fn parse_entry(
         "experiment" => {
             let e: Experiment =
                 serde_yaml::from_str(src).map_err(|e| vec![classify(path, src, &e)])?;
-            let d = validate::check_experiment(path, &e);
+            let d = validate::check_file(path, &e);
             (CatalogEntry::Experiment(e), d)
         }
         "group" => {

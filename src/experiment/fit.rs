@@ -5,8 +5,9 @@
 //! `plan::fit`; without `--fit` the section is ignored and the published numbers run.
 use super::diag::Diagnostic;
 use super::schema::Experiment;
-use crate::claim::expr::{Arg, Expr};
+use crate::claim::expr::{Arg, ArgValue, Expr, Name, Resolve};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// How an experiment's published numbers are fitted to the host.
@@ -18,6 +19,11 @@ pub struct Fit {
     pub calibrate: Calibrate,
     /// Applied in order; each sets one field.
     pub rules: Vec<FitRule>,
+    /// The calibrated ceiling the knee-needing claims are about, in the steps' units (an
+    /// expression over [`QUANTITIES`]: `db_ceiling`, `pool_rps`); the fitted top step must
+    /// reach [`super::reach::REACH`] times it (`validate` checks it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<String>,
 }
 
 /// The calibration load: one open-model step well under any knee.
@@ -248,6 +254,42 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
                     .help("a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\""),
             ),
         }
+    }
+}
+
+/// A rule's names and calls resolved over calibrated quantities `q`, with `x` the published
+/// value (NaN where there is none).
+pub struct FitEnv<'a> {
+    pub q: &'a BTreeMap<String, f64>,
+    pub x: f64,
+}
+
+impl Resolve for FitEnv<'_> {
+    type Err = String;
+    fn name(&mut self, n: &Name) -> Result<f64, String> {
+        if n.path == "x" {
+            return Ok(self.x);
+        }
+        self.q.get(&n.path).copied().ok_or_else(|| {
+            format!(
+                "`{}` was not measured by the calibration (no samples of that container?)",
+                n.path
+            )
+        })
+    }
+    fn call(&mut self, f: &str, a: &[ArgValue<'_>]) -> Result<f64, String> {
+        let n = |i: usize| match a.get(i) {
+            Some(ArgValue::Num(v)) => Ok(*v),
+            _ => Err(format!("`{f}` takes numbers")),
+        };
+        Ok(match f {
+            "min" => n(0)?.min(n(1)?),
+            "max" => n(0)?.max(n(1)?),
+            "round" => n(0)?.round(),
+            "floor" => n(0)?.floor(),
+            "ceil" => n(0)?.ceil(),
+            other => return Err(format!("`{other}` is not a fit function")),
+        })
     }
 }
 

@@ -10,6 +10,7 @@ pub mod fit;
 pub mod groups;
 pub mod overrides;
 pub mod pause;
+pub mod reach;
 pub mod schema;
 pub mod validate;
 

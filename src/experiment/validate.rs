@@ -23,6 +23,17 @@ pub fn valid_id(id: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
+/// The checks of a catalog file's experiment: [`check_experiment`]'s, and that a fitted plan
+/// whose claims need a knee reaches past its ceiling (a property of the published steps and
+/// rules, so not re-checked on `--set` or fitted values).
+pub fn check_file(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
+    let mut d = check_experiment(file, e);
+    if let Some(fit) = &e.fit {
+        super::reach::check_reach(file, e, fit, &mut d);
+    }
+    d
+}
+
 /// All checks of one experiment (errors and warnings). `file` names the source in messages.
 pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
     let mut d = Vec::new();

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
-use crate::claim::expr::{ArgValue, Expr, Name, Resolve};
+use crate::claim::expr::Expr;
 use crate::claim::schema::{Bound, StepAt};
-use crate::experiment::fit::{Fit, check_expr};
+use crate::experiment::fit::{Fit, FitEnv, check_expr};
 use crate::experiment::{Experiment, Model, overrides};
 
 /// The calibrated quantities by name (`experiment::fit::QUANTITIES`).
@@ -65,40 +65,6 @@ pub fn derive(q: &mut Quantities) {
     }
 }
 
-struct Env<'a> {
-    q: &'a Quantities,
-    x: f64,
-}
-
-impl Resolve for Env<'_> {
-    type Err = String;
-    fn name(&mut self, n: &Name) -> Result<f64, String> {
-        if n.path == "x" {
-            return Ok(self.x);
-        }
-        self.q.get(&n.path).copied().ok_or_else(|| {
-            format!(
-                "`{}` was not measured by the calibration (no samples of that container?)",
-                n.path
-            )
-        })
-    }
-    fn call(&mut self, f: &str, a: &[ArgValue<'_>]) -> Result<f64, String> {
-        let n = |i: usize| match a.get(i) {
-            Some(ArgValue::Num(v)) => Ok(*v),
-            _ => Err(format!("`{f}` takes numbers")),
-        };
-        Ok(match f {
-            "min" => n(0)?.min(n(1)?),
-            "max" => n(0)?.max(n(1)?),
-            "round" => n(0)?.round(),
-            "floor" => n(0)?.floor(),
-            "ceil" => n(0)?.ceil(),
-            other => return Err(format!("`{other}` is not a fit function")),
-        })
-    }
-}
-
 /// The field at a dotted key of the experiment's YAML form.
 pub fn field<'a>(tree: &'a Value, key: &str) -> Option<&'a Value> {
     key.split('.').try_fold(tree, |v, k| v.get(k))
@@ -121,7 +87,7 @@ pub fn evaluate(expr_src: &str, q: &Quantities) -> Result<f64, String> {
 /// `expr` over `q` at `x` (a rule's published value; none for `calibrate.peak`): a positive,
 /// finite number under 1e9, or why not.
 fn eval_positive(expr: &Expr, q: &Quantities, x: Option<f64>) -> Result<f64, String> {
-    let v = expr.eval(&mut Env {
+    let v = expr.eval(&mut FitEnv {
         q,
         x: x.unwrap_or(f64::NAN),
     })?;

@@ -197,9 +197,10 @@ pub fn refine_block(r: &Report) -> Option<Block> {
     let fmt = |v: Option<u32>| v.map_or("none".to_string(), |x| x.to_string());
     let (lo, hi) = f.max_sustainable_resolution;
     b.lines.push(format!(
-        "max sustainable {} {}: passes at {}, fails at {} ({})",
+        "max sustainable {} {} offered{}: passes at {}, fails at {} ({})",
         fmt(f.max_sustainable),
         f.unit,
+        goodput_text(f.max_sustainable_ok_per_s),
         fmt(lo),
         fmt(hi),
         f.stopped
@@ -219,6 +220,14 @@ pub fn refine_block(r: &Report) -> Option<Block> {
     Some(b)
 }
 
+/// ", 383.5 ok/s sustained (goodput; capacity plans with it)": the goodput criterion lets a
+/// passing load serve up to 5 % under the offered rate, so both are shown.
+pub fn goodput_text(ok_per_s: Option<f64>) -> String {
+    ok_per_s.map_or(String::new(), |g| {
+        format!(", {g:.1} ok/s sustained there (the goodput; capacity plans with it)")
+    })
+}
+
 /// One calibration load's numbers.
 fn calibration_line(what: &str, c: &Calibration, how: &str) -> String {
     format!(
@@ -231,6 +240,29 @@ fn calibration_line(what: &str, c: &Calibration, how: &str) -> String {
         opt(c.app_ms, |v| format!("{v:.2}")),
         opt(c.db_ms, |v| format!("{v:.2}")),
     )
+}
+
+/// "working point read 3 times, the rules read the medians: app ms/request 4.10-4.52 (spread
+/// 10 %), ...": how far one reading could have moved the fit.
+fn spread_line(c: &Calibration) -> Option<String> {
+    let s = c.spread();
+    if s.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = s
+        .iter()
+        .map(|x| {
+            format!(
+                "{} {:.2}-{:.2} (spread {:.0} %)",
+                x.name, x.min, x.max, x.pct
+            )
+        })
+        .collect();
+    Some(format!(
+        "working point read {} times, the rules read the medians: {}",
+        c.readings.len(),
+        parts.join(", ")
+    ))
 }
 
 /// How the run was fitted to the host (`perflab run --fit`): the calibration and each rule.
@@ -256,6 +288,9 @@ pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
     } else {
         b.lines
             .push(calibration_line("calibration", c, "on the same stack"));
+    }
+    if let Some(s) = spread_line(c) {
+        b.lines.push(s);
     }
     if let Some(p) = &f.peak {
         let how = format!(

@@ -48,6 +48,9 @@ pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
     if let Ok(m) = crate::rundir::read_manifest(dir) {
         r.refine = m.measurements.refine;
         r.omission = m.measurements.omission;
+        if let Some(f) = &mut r.refine {
+            f.fill_goodput(r.steps.iter().map(|s| (s.target, s.ok_per_s)));
+        }
         r.fit = m.measurements.fit;
         r.injected = m.experiment.stack.injected();
         r.host_speed = m.measurements.host_speed;

@@ -201,8 +201,11 @@ pub fn write_report(dir: &Path) -> Result<String> {
     };
     if let Some(f) = &report.refine {
         let (lo, hi) = f.max_sustainable_resolution;
+        let goodput = f.max_sustainable_ok_per_s.map_or(String::new(), |g| {
+            format!(" offered, {g:.1} ok/s sustained")
+        });
         line = format!(
-            "max sustainable {} {} (passes {}, fails {}, {} probes); {line}",
+            "max sustainable {} {}{goodput} (passes {}, fails {}, {} probes); {line}",
             fmt(f.max_sustainable),
             f.unit,
             fmt(lo),

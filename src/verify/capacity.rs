@@ -1,5 +1,6 @@
 //! `perflab capacity`: lab-spec §5 reporting over >= 3 complete rounds. max sustainable = min
-//! over rounds of the last passing step; capacity = that x margin; nodes = ceil(peak /
+//! over rounds of the last passing step (offered); capacity = the goodput sustained there (ok/s,
+//! min over rounds: a passing step may serve up to 5 % under what it offered) x margin; nodes = ceil(peak /
 //! capacity) + 1; database checks (connections, DB CPU per request). Rounds that disagree by
 //! more than one step mean the host is too noisy for a stable SLO knee. Pure.
 use crate::analyze::model::{LoadModel, Report};
@@ -32,6 +33,8 @@ pub struct RoundRow {
     /// Position of the last passing step in the experiment's steps.
     pub index: Option<usize>,
     pub knee: Option<u32>,
+    /// The goodput (ok/s) the last passing step sustained.
+    pub ok_per_s: Option<f64>,
     /// PostgreSQL CPU per successful request at the last passing step (ms).
     pub db_cpu_ms_per_req: Option<f64>,
 }
@@ -56,6 +59,9 @@ pub struct Capacity {
     pub experiment: String,
     pub rounds: Vec<RoundRow>,
     pub max_sustainable: Option<u32>,
+    /// The goodput sustained at the rounds' last passing steps (min over rounds): what
+    /// capacity planning reads.
+    pub max_sustainable_ok_per_s: Option<f64>,
     /// Steps between the lowest and highest last-passing step.
     pub spread_steps: Option<usize>,
     pub noisy: bool,
@@ -111,7 +117,16 @@ pub fn capacity(
         .max()
         .zip(idx.iter().min())
         .map(|(a, b)| (a - b) as usize);
-    let capacity = max_sustainable.map(|m| m as f64 * margin);
+    let goodput = if all_pass {
+        rounds
+            .iter()
+            .map(|r| r.ok_per_s)
+            .collect::<Option<Vec<f64>>>()
+            .and_then(|v| v.into_iter().reduce(f64::min))
+    } else {
+        None
+    };
+    let capacity = goodput.map(|g| g * margin);
     let nodes = match (peak, capacity) {
         (Some(p), Some(c)) if c > 0.0 => Some((p / c).ceil() as u64 + 1),
         _ => None,
@@ -121,6 +136,7 @@ pub fn capacity(
         experiment: exp.to_string(),
         rounds,
         max_sustainable,
+        max_sustainable_ok_per_s: goodput,
         spread_steps: spread,
         noisy: spread.is_some_and(|s| s > 1),
         margin,
@@ -144,6 +160,7 @@ fn round_row(label: &str, r: &Report, m: &Manifest) -> RoundRow {
             .last_passing
             .and_then(|t| m.experiment.load.steps.iter().position(|x| *x == t)),
         knee: r.knee,
+        ok_per_s: step.map(|s| s.ok_per_s),
         db_cpu_ms_per_req: step.and_then(|s| {
             let pg = s.server.as_ref()?.cpu_pct.get("pg")?;
             (s.ok_per_s > 0.0).then(|| pg / 100.0 / s.ok_per_s * 1000.0)
@@ -244,8 +261,11 @@ fn sustainable_lines(out: &mut Vec<String>, c: &Capacity) {
             ));
         }
         Some(m) => {
+            let g = c.max_sustainable_ok_per_s.map_or(String::new(), |g| {
+                format!(" offered, {} ok/s sustained", fmt_num(g))
+            });
             out.push(format!(
-                "max sustainable: {m} rps (min over rounds; spread {spread})"
+                "max sustainable: {m} rps{g} (min over rounds; spread {spread})"
             ));
         }
     }
@@ -254,9 +274,9 @@ fn sustainable_lines(out: &mut Vec<String>, c: &Capacity) {
     }
     if let Some(cap) = c.capacity_per_s {
         out.push(format!(
-            "capacity: {} rps = {} x margin {}",
+            "capacity: {} rps = {} ok/s x margin {} (the goodput sustained, not the offered rate: a passing step may serve up to 5 % less than it offers)",
             fmt_num(cap),
-            opt(c.max_sustainable),
+            c.max_sustainable_ok_per_s.map_or("-".into(), fmt_num),
             fmt_num(c.margin)
         ));
     }

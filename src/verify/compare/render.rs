@@ -105,7 +105,7 @@ pub fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Rounds) -> 
             .join(", ")
     };
     format!(
-        "max sustainable ({unit}): A [{}], B [{}]{}: {}",
+        "max sustainable ({unit} offered: the last passing step or probe, not its goodput): A [{}], B [{}]{}: {}",
         list(a),
         list(b),
         test_text(&c.test),
