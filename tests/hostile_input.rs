@@ -545,7 +545,7 @@ fn expression_cases() -> Vec<Case> {
     let nest = |open: &str, n: usize| format!("{}x{}", open.repeat(n), ")".repeat(n));
     let product = format!("x{}", "*x".repeat(100_000));
     let fit = |name: &'static str, to: String, says: &[&'static str]| {
-        let says = [&["exp1.yaml:32", "fit.rules[0].to"][..], says].concat();
+        let says = [&["exp1.yaml:33", "fit.rules[0].to"][..], says].concat();
         case(
             name,
             Some(("exp1.yaml", exp1_fit(&to))),
@@ -595,7 +595,7 @@ fn expression_cases() -> Vec<Case> {
             &["show", "exp1", "--fit"],
             2,
             &[
-                "exp1.yaml:32",
+                "exp1.yaml:33",
                 "fit.rules[0].to",
                 "bytes long: at most 4096",
             ],
@@ -606,7 +606,7 @@ fn expression_cases() -> Vec<Case> {
             &["validate", "exp1.yaml"],
             2,
             &[
-                "exp1.yaml:37",
+                "exp1.yaml:38",
                 "expect[0].value",
                 "bytes long: at most 4096",
             ],
