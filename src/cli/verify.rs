@@ -12,7 +12,6 @@ use crate::claim::quantities;
 use crate::error::InvalidInput;
 use crate::experiment::{Catalog, CatalogEntry, Experiment};
 use crate::rundir;
-use crate::verify::eval::ClaimResult;
 use crate::verify::findings::{self, Findings, RunInfo};
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::{compare, render, rounds};
@@ -321,35 +320,6 @@ fn against_run(
     rounds::median_run(runs, |r| &r.report)
 }
 
-/// Each claim's result: over the rounds (median) when it reads a knee or a max sustainable
-/// rate, else the newest round's.
-fn over_rounds(e: &Experiment, mut per_round: Vec<Vec<ClaimResult>>) -> Vec<ClaimResult> {
-    let newest = per_round.first().cloned().unwrap_or_default();
-    let mut out = Vec::with_capacity(newest.len());
-    for (i, (c, first)) in e.expect.iter().zip(newest).enumerate() {
-        if !rounds::judged_over_rounds(c) {
-            out.push(first);
-            continue;
-        }
-        let results: Vec<ClaimResult> = per_round
-            .iter_mut()
-            .filter_map(|r| r.get(i).cloned())
-            .collect();
-        out.extend(rounds::combine(results));
-    }
-    out
-}
-
-/// The experiment's claims as they read a run: on a fitted run, a claim at a published step
-/// (`at: 550`) reads the fitted step of the same rank.
-fn claims_for(e: &Experiment, run: &LoadedRun) -> Experiment {
-    let mut e = e.clone();
-    if run.manifest.measurements.fit.is_some() {
-        crate::plan::fit::remap_claim_steps(&mut e, &run.manifest.experiment.load.steps);
-    }
-    e
-}
-
 /// Every claim of the targets evaluated on its run (and the runs the claims compare against).
 fn findings(
     a: &VerifyArgs,
@@ -384,12 +354,12 @@ fn findings(
         let label = run.label();
         let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
         let round_labels: Vec<String> = rounds.iter().map(LoadedRun::label).collect();
-        let per_round: Vec<Vec<ClaimResult>> = rounds
+        let views: Vec<_> = rounds
             .iter()
             .zip(&round_labels)
-            .map(|(r, l)| findings::verify_run(&claims_for(e, r), r.view(l), &against))
+            .map(|(r, l)| r.view(l))
             .collect();
-        claims.extend(over_rounds(e, per_round));
+        claims.extend(findings::verify_rounds(e, &views, &against));
         runs.push(RunInfo {
             experiment: e.id.clone(),
             lab: e.lab.to_string(),
