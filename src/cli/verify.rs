@@ -76,8 +76,9 @@ pub struct CompareArgs {
     /// Side A: a run directory, an experiment id (its newest complete run), or several run
     /// directories separated by commas (rounds)
     pub run_a: String,
-    /// Side B, as side A
-    pub run_b: String,
+    /// Side B, as side A. Omitted: RUN_A is an experiment or group (php, node, all, ...) whose
+    /// two configurations --a and --b declare; their rounds run alternately until decided
+    pub run_b: Option<String>,
     /// Chance of no false `regressed` or `improved` over the whole plan of rounds (0.8-0.999)
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
@@ -98,6 +99,8 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
     #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub exp: super::compare_exp::ExpArgs,
 }
 
 fn invalid(msg: String) -> anyhow::Error {
@@ -303,7 +306,7 @@ fn againsts<'c>(cat: &'c Catalog, targets: &[Target<'c>]) -> Vec<&'c Experiment>
 
 /// The run a claim compares against: the median round of the other experiment (by max
 /// sustainable rate); with `--fit`, of its fitted rounds when there are any.
-fn against_run(
+pub(crate) fn against_run(
     out_root: &Path,
     id: &str,
     suite: Option<&str>,
@@ -523,7 +526,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     settings.check().map_err(invalid)?;
     let ra = compare_side(&a.run_a, &a.out)?;
-    let rb = compare_side(&a.run_b, &a.out)?;
+    let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;
     let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();
     let lb: Vec<String> = rb.iter().map(LoadedRun::label).collect();
     let sa: Vec<compare::Run> = ra

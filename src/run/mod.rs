@@ -1,6 +1,9 @@
 //! `perflab run`: validate and plan, build missing images, take the host lock, sweep leftovers
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
-//! for each round on a fresh stack, and print each round's verdict.
+//! for each round on a fresh stack, and print each round's verdict. `compare`: the same rounds
+//! for two configurations, interleaved until the verdict is decided.
+
+pub mod compare;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

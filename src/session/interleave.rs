@@ -81,10 +81,10 @@ impl Schedule {
         }
     }
 
-    /// Judge when a pair is whole (both sides have as many rounds), or when one side is at the
-    /// cap and the other catches up round by round.
+    /// Judge when a pair is whole: both sides have as many rounds (the rounds a side
+    /// already had count, so a side behind catches up first).
     pub fn judge_now(&self, na: usize, nb: usize) -> bool {
-        na > 0 && nb > 0 && (na == nb || na >= self.max_rounds || nb >= self.max_rounds)
+        na > 0 && na == nb
     }
 }
 

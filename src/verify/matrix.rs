@@ -86,6 +86,9 @@ pub struct Row {
     pub processes: Vec<ProcessCpu>,
     pub runs_a: Vec<String>,
     pub runs_b: Vec<String>,
+    /// The rounds' run directories.
+    pub dirs_a: Vec<std::path::PathBuf>,
+    pub dirs_b: Vec<std::path::PathBuf>,
     /// The whole comparison (as `compare A B --json` prints it), when both sides have rounds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<RoundsComparison>,
@@ -119,6 +122,8 @@ pub fn row(e: &Experiment, a: Side<'_>, b: Side<'_>) -> Row {
         processes: Vec::new(),
         runs_a: labels(a.rounds),
         runs_b: labels(b.rounds),
+        dirs_a: a.rounds.iter().map(|r| r.dir.clone()).collect(),
+        dirs_b: b.rounds.iter().map(|r| r.dir.clone()).collect(),
         comparison: None,
     };
     let missing: Vec<&str> = [("A", a), ("B", b)]
@@ -399,7 +404,7 @@ pub fn render_text(m: &Matrix) -> String {
         .map(|(i, r)| (i, format!("  {}: {}", r.experiment, r.why)))
         .collect();
     format!(
-        "compare {}: A = {}, B = {}\n{}{}\n",
+        "compare {}: {}, {}\n{}{}\n",
         m.target,
         m.a,
         m.b,
