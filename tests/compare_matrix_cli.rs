@@ -179,3 +179,41 @@ fn a_configuration_without_rounds_is_an_inconclusive_row_and_exit_3() {
             "2a: no complete round of side B of this configuration",
         ));
 }
+
+#[test]
+fn the_ci_example_runs_a_comparison_perflab_accepts_and_fails_on_exit_1() {
+    let text = std::fs::read_to_string("docs/ci/regression.yml").unwrap();
+    let y: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let job = &y["jobs"]["suite-matrix"];
+    let compare = job["env"]["COMPARE"].as_str().expect("env.COMPARE");
+    let steps = job["steps"].as_sequence().unwrap();
+    let script = steps
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .find(|r| r.contains("perflab compare $COMPARE"))
+        .expect("a step runs perflab compare $COMPARE");
+    assert!(
+        script.contains("1) ") && script.contains("exit 1 ;;"),
+        "{script}"
+    );
+    // The comparison as the job gives it, on an empty out root without running: every php
+    // experiment is a row (no rounds yet: inconclusive, exit 3), not bad input (exit 2).
+    let out = tempfile::tempdir().unwrap();
+    let args: Vec<&str> = compare.split_whitespace().collect();
+    let stdout = perflab()
+        .arg("compare")
+        .args(&args)
+        .args(["--no-run", "--json", "--out"])
+        .arg(out.path())
+        .assert()
+        .code(3)
+        .get_output()
+        .stdout
+        .clone();
+    let m: Value = serde_json::from_slice(&stdout).unwrap();
+    let rows = m["rows"].as_array().unwrap();
+    assert!(rows.len() >= 10, "{}", rows.len());
+    assert!(rows.iter().any(|r| r["experiment"] == "exp1"));
+    assert!(rows.iter().all(|r| r["lab"] == "php"), "php only");
+    assert_eq!(m["b"], "B (suite=forky)");
+}
