@@ -316,9 +316,11 @@ fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
     assert_eq!(s.next(1, 2), Some(A));
     assert_eq!(s.next(3, 1), Some(B));
     assert_eq!(s.next(5, 3), None);
-    assert!(!s.judge_now(2, 0) && !s.judge_now(2, 1) && s.judge_now(2, 2));
-    assert!(!s.judge_now(0, 0) && !s.judge_now(3, 1));
-    // two rounds of A recorded, none of B: B1 B2, then alternate
+    // after each round that gives the side behind one more, never twice at one count
+    assert!(!s.judge_now(0, 0, 0) && !s.judge_now(2, 0, 0));
+    assert!(s.judge_now(2, 1, 0) && !s.judge_now(2, 1, 1) && s.judge_now(2, 2, 1));
+    assert!(!s.judge_now(3, 2, 2) && s.judge_now(3, 3, 2));
+    // two rounds of A recorded, none of B: B1 B2 (judged after each), then alternate
     let mut bench = Bench::new(None);
     let two = bench.run(None, none(), (2, "x")).done;
     let from = (two.a.clone(), Vec::new());
@@ -326,7 +328,7 @@ fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
         done, ran, looks, ..
     } = bench.run(None, from, (3, "y"));
     assert_eq!(ran, [(B, 1), (B, 2), (A, 3), (B, 3)]);
-    assert_eq!(looks, [(2, 2), (3, 3)]);
+    assert_eq!(looks, [(2, 1), (2, 2), (3, 3)]);
     assert_eq!(done.end, End::Cap);
 }
 

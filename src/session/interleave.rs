@@ -3,7 +3,7 @@
 //! judged after every pair, until the verdict is decided or both sides reach the cap. Slow
 //! drift of the host (steal, thermal, neighbours) then lands on both sides alike instead of on
 //! one block. Complete rounds already recorded of either configuration count; a side behind
-//! the other runs first. An interrupt keeps every complete round (the next `compare` counts
+//! the other runs first, judged after each of its rounds. An interrupt keeps every complete round (the next `compare` counts
 //! them). The rounds are run by a [`SideRunner`] (Docker for real, the fake engine in tests)
 //! and judged by a [`Referee`] (`compare`'s verdict on the recorded runs, or a scripted one).
 use std::collections::BTreeMap;
@@ -81,10 +81,11 @@ impl Schedule {
         }
     }
 
-    /// Judge when a pair is whole: both sides have as many rounds (the rounds a side
-    /// already had count, so a side behind catches up first).
-    pub fn judge_now(&self, na: usize, nb: usize) -> bool {
-        na > 0 && na == nb
+    /// Judge when the side behind gained a round since the last look (`judged_at`: the fewer
+    /// rounds a side had then): after every whole pair when the sides alternate, after every
+    /// round of a side catching up with rounds the other already had.
+    pub fn judge_now(&self, na: usize, nb: usize, judged_at: usize) -> bool {
+        na.min(nb) > judged_at
     }
 }
 
@@ -140,7 +141,7 @@ pub struct Interleaved {
 
 /// Run rounds alternately until decided, capped, interrupted or failed. `a` and `b` hold the
 /// complete rounds already recorded of each configuration (oldest first); `say` gets the
-/// running judgement after each pair.
+/// running judgement after each look.
 pub async fn interleave(
     runner: &mut impl SideRunner,
     referee: &mut impl Referee,
@@ -152,8 +153,10 @@ pub async fn interleave(
 ) -> Result<Interleaved> {
     let mut ran = Vec::new();
     let mut judgement = None;
+    let mut judged_at = 0;
     let end = loop {
-        if schedule.judge_now(a.len(), b.len()) {
+        if schedule.judge_now(a.len(), b.len(), judged_at) {
+            judged_at = a.len().min(b.len());
             let j = referee.judge(&a, &b)?;
             say(&format!("A {} / B {} rounds: {}", a.len(), b.len(), j.line));
             let decided = j.decided;
