@@ -514,6 +514,30 @@ fn cases() -> Vec<Case> {
             2,
             &["--resume: no comparison batch of 2a"],
         ),
+        Case {
+            setup: Some(|d| {
+                std::os::unix::fs::symlink("/etc/hostname", d.join("m-2a.html")).unwrap()
+            }),
+            after: Some(|d| match d.join("m.html").exists() {
+                true => Err("wrote the matrix page".into()),
+                false => Ok(()),
+            }),
+            ..case(
+                "compare --html: a row's page is a link",
+                None,
+                &[
+                    "compare",
+                    "2a",
+                    "--b",
+                    "suite=forky",
+                    "--no-run",
+                    "--html",
+                    "m.html",
+                ],
+                2,
+                &["--html m-2a.html: a symbolic link"],
+            )
+        },
         case(
             "compare RUN RUN with --b",
             None,

@@ -130,6 +130,12 @@ fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
         pairs.push((ea, eb));
     }
     side::check_sides_differ(&sa, &sb, &pairs)?;
+    if let Some(path) = &a.html {
+        crate::html::check_page_path(path)?;
+        for e in &experiments {
+            crate::html::check_page_path(&row_page(path, &e.id))?;
+        }
+    }
     if x.fit {
         super::run::check_fittable(&a.run_a, &ra, quiet)?;
     }
@@ -313,27 +319,31 @@ fn build_matrix(
     Ok(matrix::matrix(&a.run_a, &da, &db, rows))
 }
 
+/// Where `--html FILE` puts experiment `id`'s compare page: `FILE-<id>.html` beside it.
+fn row_page(path: &Path, id: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "compare".into());
+    path.with_file_name(format!("{stem}-{id}.html"))
+}
+
 /// `--html FILE`: the matrix page, and beside it each row's compare page (`FILE-<exp>.html`).
 fn write_html(path: &Path, m: &Matrix) -> anyhow::Result<()> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(p) = parent {
         std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
     }
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "compare".into());
     let mut links = Vec::new();
     for r in &m.rows {
         let Some(cmp) = &r.comparison else {
             links.push(None);
             continue;
         };
-        let name = format!("{stem}-{}.html", r.experiment);
-        let file = path.with_file_name(&name);
+        let file = row_page(path, &r.experiment);
         let page = crate::html::compare_page::render(cmp, &r.dirs_a, &r.dirs_b, &file);
         write_file(&file, &page)?;
-        links.push(Some(name));
+        links.push(file.file_name().map(|n| n.to_string_lossy().into_owned()));
     }
     write_file(path, &crate::html::matrix_page::render(m, &links))
 }
