@@ -365,7 +365,7 @@ fn fixture(batch: &str) -> Vec<PathBuf> {
 #[test]
 fn the_real_referee_decides_an_injected_regression_and_not_one_round_a_side() {
     let (base, burn) = (fixture("2a-base"), fixture("2a-burn"));
-    let mut r = RecordedReferee::default();
+    let mut r = RecordedReferee::new(Default::default());
     let j = r.judge(&base, &burn).unwrap();
     assert!(j.decided, "{j:?}");
     assert_eq!(j.verdict, "regressed");

@@ -19,6 +19,7 @@ use crate::plan::{self, CpuLayout, Resolved};
 use crate::run::compare::{self as runner, CompareRequest, ExperimentPlan};
 use crate::rundir::batch::CompareSide;
 use crate::session::interleave::Batch;
+use crate::verify::compare::Settings;
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::matrix::{self, Matrix};
 use crate::verify::side::{self, SideSpec};
@@ -86,7 +87,8 @@ struct Checked {
     sides: [SideSpec; 2],
     resolved: [Vec<Resolved>; 2],
     layout: CpuLayout,
-    max_rounds: usize,
+    /// The verdict's settings; `max_rounds` caps the rounds a side too.
+    settings: Settings,
 }
 
 impl Checked {
@@ -104,7 +106,7 @@ fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
         )));
     }
     // --max-rounds is the cap of the rounds a side as well as the plan the boundary accounts for
-    let settings = crate::verify::compare::Settings {
+    let settings = Settings {
         confidence: a.confidence,
         min_effect_pct: a.min_effect,
         margin_pct: a.margin,
@@ -144,7 +146,7 @@ fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
         sides: [sa, sb],
         resolved: [ra, rb],
         layout: x.plan.layout()?,
-        max_rounds: settings.max_rounds,
+        settings,
     })
 }
 
@@ -168,7 +170,7 @@ fn plans(
     for e in &c.experiments {
         let profile = (a.exp.plan.quick, c.fitted(&a.exp, e));
         let rec = |s: &SideSpec, skipped: &mut Vec<String>| {
-            runner::recorded_rounds(&a.out, e, s, profile, c.max_rounds, skipped)
+            runner::recorded_rounds(&a.out, e, s, profile, c.settings.max_rounds, skipped)
         };
         let (ra, rb) = (rec(&c.sides[0], skipped), rec(&c.sides[1], skipped));
         let resumed = a
@@ -248,7 +250,7 @@ fn run_rounds(
         a: side_request(a, c, 0, quiet),
         b: side_request(a, c, 1, quiet),
         experiments: plans,
-        max_rounds: c.max_rounds,
+        settings: c.settings,
         wait: wait(a),
         quiet,
         labels: [c.sides[0].describe(), c.sides[1].describe()],
@@ -313,7 +315,7 @@ fn build_matrix(
             against_runs(a, e, &c.sides[1], skipped),
         );
         let side = |rounds, against| matrix::Side { rounds, against };
-        rows.push(matrix::row(e, side(&ra, &xa), side(&rb, &xb)));
+        rows.push(matrix::row(e, side(&ra, &xa), side(&rb, &xb), &c.settings));
     }
     let [da, db] = [c.sides[0].describe(), c.sides[1].describe()];
     Ok(matrix::matrix(&a.run_a, &da, &db, rows))

@@ -68,7 +68,14 @@ Exit codes:
   1  regressed
   2  bad input (unreadable run, a run twice, runs of different experiments, sides that differ in \
 more than the suite and --set overrides, settings out of range); nothing compared
-  3  inconclusive, and nothing regressed";
+  3  inconclusive, and nothing regressed
+
+With one TARGET (an experiment or group) and --a/--b, the rounds of the two configurations run \
+alternately, each on a fresh stack, until each experiment's verdict is decided or --max-rounds \
+a side; complete rounds of either configuration already under --out count. The exit code is \
+over the experiments' rows (1 when one regressed, else 3 when one is inconclusive, else 0), \
+130 when interrupted (the complete rounds are kept), 1 when a round's harness failed. \
+docs/ci/regression.yml is a CI job that fails on 1.";
 
 #[derive(Debug, Args)]
 #[command(after_help = COMPARE_AFTER_HELP)]

@@ -61,6 +61,8 @@ mod tests {
             rounds_b: 2,
             verdict: v,
             why: format!("because <{id}>"),
+            decided: true,
+            rounds_needed: None,
             cpu_step: Some(50),
             cpu_ratio: Some(1.2),
             cpu_interval: None,

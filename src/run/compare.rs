@@ -19,6 +19,7 @@ use crate::session::interleave::{
 };
 use crate::session::round::RoundOutcome;
 use crate::session::signals::Interrupt;
+use crate::verify::compare::Settings;
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::side::SideSpec;
 
@@ -38,7 +39,8 @@ pub struct CompareRequest {
     pub a: RunRequest,
     pub b: RunRequest,
     pub experiments: Vec<ExperimentPlan>,
-    pub max_rounds: usize,
+    /// The verdict's settings; `settings.max_rounds` is the cap of the rounds a side too.
+    pub settings: Settings,
     pub wait: Wait,
     pub quiet: bool,
     /// The sides as declared (`SideSpec::describe`), for the lines told as the rounds go.
@@ -151,7 +153,7 @@ pub async fn one_experiment(
             req.labels[0],
             plan.recorded_a.len(),
             plan.recorded_b.len(),
-            req.max_rounds,
+            req.settings.max_rounds,
             plan.batch.id
         );
     }
@@ -162,11 +164,11 @@ pub async fn one_experiment(
     };
     let done = interleave::interleave(
         runner,
-        &mut RecordedReferee::default(),
+        &mut RecordedReferee::new(req.settings),
         &plan.batch,
         (plan.recorded_a.clone(), plan.recorded_b.clone()),
         Schedule {
-            max_rounds: req.max_rounds,
+            max_rounds: req.settings.max_rounds,
         },
         interrupt,
         &mut say,
@@ -181,7 +183,7 @@ pub async fn one_experiment(
         End::Cap if !quiet => crate::say!(
             "{}: {} rounds a side without a decided verdict",
             plan.id,
-            req.max_rounds
+            req.settings.max_rounds
         ),
         _ => {}
     }

@@ -18,7 +18,7 @@ use super::signals::Interrupt;
 use super::{Engine, Stop};
 use crate::rundir::RunState;
 pub use crate::rundir::batch::{CompareSide, CompareTag};
-use crate::verify::compare::{RoundsComparison, Verdict};
+use crate::verify::compare::{RoundsComparison, Settings};
 use crate::verify::load::{self, LoadedRun};
 
 /// A measurement whose round records the comparison batch it belongs to (`measurements.compare`
@@ -198,13 +198,21 @@ pub async fn interleave(
     })
 }
 
-/// The real referee: `compare`'s verdict on the recorded rounds (each read once).
-#[derive(Default)]
+/// The real referee: `compare`'s verdict on the recorded rounds (each read once), with the
+/// settings and the plan (`--max-rounds`) its boundary accounts for.
 pub struct RecordedReferee {
     runs: BTreeMap<PathBuf, LoadedRun>,
+    settings: Settings,
 }
 
 impl RecordedReferee {
+    pub fn new(settings: Settings) -> RecordedReferee {
+        RecordedReferee {
+            runs: BTreeMap::new(),
+            settings,
+        }
+    }
+
     fn load(&mut self, dirs: &[PathBuf]) -> Result<Vec<LoadedRun>> {
         dirs.iter()
             .map(|d| {
@@ -219,12 +227,8 @@ impl RecordedReferee {
     }
 }
 
-/// Whether more rounds would not change `c`'s verdict.
-pub fn decided(c: &RoundsComparison) -> bool {
-    c.verdict != Verdict::Inconclusive
-}
-
-/// The running line: verdict, CPU change and why.
+/// The running line: the verdict and why (B/A with its interval, and when undecided about how
+/// many more rounds a side would decide).
 pub fn running_line(c: &RoundsComparison) -> String {
     format!("{}: {}", c.verdict.as_str(), c.why)
 }
@@ -232,9 +236,9 @@ pub fn running_line(c: &RoundsComparison) -> String {
 impl Referee for RecordedReferee {
     fn judge(&mut self, a: &[PathBuf], b: &[PathBuf]) -> Result<Judgement> {
         let (ra, rb) = (self.load(a)?, self.load(b)?);
-        let c = crate::verify::matrix::compare_loaded(&ra, &rb);
+        let c = crate::verify::matrix::compare_loaded(&ra, &rb, &self.settings);
         Ok(Judgement {
-            decided: decided(&c),
+            decided: c.decided,
             verdict: c.verdict.as_str().to_string(),
             line: running_line(&c),
         })

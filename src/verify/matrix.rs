@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::compare::{self, RoundsComparison, Verdict};
+use super::compare::{self, RoundsComparison, Settings, Verdict};
 use super::eval::{ClaimResult, ClaimVerdict, RunView};
 use super::findings;
 use super::load::LoadedRun;
@@ -16,9 +16,9 @@ use crate::experiment::{Experiment, Lab};
 use crate::report::table::Table;
 
 /// `compare`'s comparison of two sides of loaded rounds (neither empty).
-pub fn compare_loaded(a: &[LoadedRun], b: &[LoadedRun]) -> RoundsComparison {
+pub fn compare_loaded(a: &[LoadedRun], b: &[LoadedRun], settings: &Settings) -> RoundsComparison {
     let (la, lb) = (labels(a), labels(b));
-    compare::compare_rounds(&as_runs(a, &la), &as_runs(b, &lb))
+    compare::compare_rounds_with(&as_runs(a, &la), &as_runs(b, &lb), settings)
 }
 
 fn labels(rounds: &[LoadedRun]) -> Vec<String> {
@@ -71,11 +71,16 @@ pub struct Row {
     pub rounds_b: usize,
     pub verdict: Verdict,
     pub why: String,
+    /// More rounds would not change the verdict.
+    pub decided: bool,
+    /// Undecided: the rounds a side that would decide at this estimate and noise.
+    pub rounds_needed: Option<usize>,
     /// The common step the CPU figures are read at.
     pub cpu_step: Option<u32>,
-    /// B/A of the median app CPU per ok request.
+    /// B/A of the app CPU per ok request (the geometric means; the medians' ratio when the
+    /// test has too few rounds).
     pub cpu_ratio: Option<f64>,
-    /// The confidence interval of that ratio, when the verdict's test gives one.
+    /// The interval of that ratio at the boundary's level (2 rounds a side or more).
     pub cpu_interval: Option<[f64; 2]>,
     pub max_sustainable_a: Option<f64>,
     pub max_sustainable_b: Option<f64>,
@@ -103,8 +108,9 @@ impl Row {
     }
 }
 
-/// One row: `e` is the catalog's experiment (its claims), `a` and `b` its sides' rounds.
-pub fn row(e: &Experiment, a: Side<'_>, b: Side<'_>) -> Row {
+/// One row: `e` is the catalog's experiment (its claims), `a` and `b` its sides' rounds,
+/// compared with `settings`.
+pub fn row(e: &Experiment, a: Side<'_>, b: Side<'_>, settings: &Settings) -> Row {
     let mut r = Row {
         experiment: e.id.clone(),
         lab: e.lab.to_string(),
@@ -112,6 +118,8 @@ pub fn row(e: &Experiment, a: Side<'_>, b: Side<'_>) -> Row {
         rounds_b: b.rounds.len(),
         verdict: Verdict::Inconclusive,
         why: String::new(),
+        decided: false,
+        rounds_needed: None,
         cpu_step: None,
         cpu_ratio: None,
         cpu_interval: None,
@@ -138,16 +146,20 @@ pub fn row(e: &Experiment, a: Side<'_>, b: Side<'_>) -> Row {
         );
         return r;
     }
-    let c = compare_loaded(a.rounds, b.rounds);
-    r.verdict = c.verdict;
-    r.why = c.why.clone();
+    let c = compare_loaded(a.rounds, b.rounds, settings);
+    (r.verdict, r.why, r.decided) = (c.verdict, c.why.clone(), c.decided);
+    r.rounds_needed = c.rounds_needed;
     r.cpu_step = c.cpu.step;
-    r.cpu_ratio = c
-        .cpu
-        .a_median
-        .zip(c.cpu.b_median)
-        .filter(|(x, _)| *x > 0.0)
-        .map(|(x, y)| y / x);
+    r.cpu_ratio = match &c.cpu.test {
+        Some(t) => Some(t.ratio),
+        None => c
+            .cpu
+            .a_median
+            .zip(c.cpu.b_median)
+            .filter(|(x, _)| *x > 0.0)
+            .map(|(x, y)| y / x),
+    };
+    r.cpu_interval = c.cpu.test.as_ref().map(|t| [t.low, t.high]);
     (r.max_sustainable_a, r.max_sustainable_b) = (c.capacity.a_median, c.capacity.b_median);
     r.max_sustainable_change_pct = c
         .capacity
@@ -270,19 +282,6 @@ pub struct Summary {
     pub line: String,
 }
 
-/// The exit code over rows: 1 when one regressed, 3 when none did and one is inconclusive,
-/// else 0.
-pub fn exit_code(verdicts: impl IntoIterator<Item = Verdict>) -> u8 {
-    let v: Vec<Verdict> = verdicts.into_iter().collect();
-    if v.contains(&Verdict::Regressed) {
-        1
-    } else if v.contains(&Verdict::Inconclusive) {
-        3
-    } else {
-        0
-    }
-}
-
 /// The whole matrix: both sides as declared, the rows, the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Matrix {
@@ -311,7 +310,7 @@ pub fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
         0 => format!("0 {n}"),
         k => format!("{k} {n} ({})", v.join(", ")),
     };
-    let exit = exit_code(rows.iter().map(|r| r.verdict));
+    let exit = compare::exit_code(rows.iter().map(|r| r.verdict));
     let line = format!(
         "{target}: {} experiment(s), {b} against {a}: {}, {}, {}, {}; exit {exit}",
         rows.len(),
