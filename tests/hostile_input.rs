@@ -2,13 +2,13 @@
 //! expected exit code, what stderr (or stdout) must name (file, line, field), and bounds on
 //! time (20 s) and peak RSS (256 MiB, from `wait4`, the figure `/usr/bin/time -v` prints; the
 //! address space is capped at 1.5 GiB too), so unbounded allocation or quadratic work fails
-//! the case. `run` cases also check that nothing was started (no `out/`, no Docker: the engine
-//! address points nowhere, which would exit 1, not 2). A case may build run directories and
-//! links first (`setup`), name text the output must not hold (`lacks`: raw control
-//! characters) and check what the command left (`after`: links in pages, files it must not
-//! touch); a case still running after 40 s is killed (an older build reading a FIFO hangs).
-//! Every case runs; the failures are listed together with a table of exit code, time and peak
-//! RSS per case.
+//! the case. `run` and `compare` cases also check that nothing was started (no `out/`, no
+//! Docker: the engine address points nowhere, which would exit 1, not 2). A case may build run
+//! directories and links first (`setup`), name text the output must not hold (`lacks`: raw
+//! control characters) and check what the command left (`after`: links in pages, files it
+//! must not touch); a case still running after 40 s is killed (an older build reading a FIFO
+//! hangs). Every case runs; the failures are listed together with a table of exit code, time
+//! and peak RSS per case.
 //!
 //! `PERFLAB_BIN=path` runs the table against another binary (an older build, a release
 //! build); `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there;
@@ -402,6 +402,149 @@ fn cases() -> Vec<Case> {
                 "49 looks",
             ],
         ),
+        case(
+            "compare --b without =",
+            None,
+            &["compare", "2a", "--b", "burn_us"],
+            2,
+            &["--b: `burn_us` is not KEY=VALUE", "suite=forky"],
+        ),
+        case(
+            "compare --b unknown key",
+            None,
+            &["compare", "2a", "--b", "stack.node.burn=1"],
+            2,
+            &["side B (stack.node.burn=1) of 2a", "stack.node.burn"],
+        ),
+        case(
+            "compare --a a php key on node",
+            None,
+            &["compare", "2a", "--a", "stack.php.max_children=4"],
+            2,
+            &["side A", "the node lab has no `php` settings"],
+        ),
+        case(
+            "compare one configuration",
+            None,
+            &["compare", "2a", "--quick"],
+            2,
+            &["both sides are the same configuration of 2a"],
+        ),
+        case(
+            "compare same override spelt twice",
+            None,
+            &[
+                "compare",
+                "2a",
+                "--a",
+                "burn_us=10",
+                "--b",
+                "stack.node.burn_us=10",
+            ],
+            2,
+            &["both sides are the same configuration of 2a"],
+        ),
+        case(
+            "compare --b suite=sid",
+            None,
+            &["compare", "node", "--b", "suite=sid"],
+            2,
+            &["--b: unknown Debian suite `sid`"],
+        ),
+        case(
+            "compare --b suite twice",
+            None,
+            &["compare", "2a", "--b", "suite=forky", "--b", "suite=trixie"],
+            2,
+            &["--b: `suite` given twice"],
+        ),
+        case(
+            "compare --max-rounds 1",
+            None,
+            &["compare", "2a", "--b", "suite=forky", "--max-rounds", "1"],
+            2,
+            &["--max-rounds 1: give a number of rounds a side from 2 to 50"],
+        ),
+        case(
+            "compare --max-rounds 4294967295",
+            None,
+            &[
+                "compare",
+                "2a",
+                "--b",
+                "suite=forky",
+                "--max-rounds",
+                "4294967295",
+            ],
+            2,
+            &["--max-rounds 4294967295"],
+        ),
+        case(
+            "compare --set hold_s=1e9",
+            None,
+            &[
+                "compare",
+                "2a",
+                "--b",
+                "suite=forky",
+                "--set",
+                "hold_s=1000000000",
+            ],
+            2,
+            &["load.hold_s", "1000000000"],
+        ),
+        case(
+            "compare 65 pairs a side",
+            None,
+            &many_pairs(65),
+            2,
+            &["--b: 65 pairs; give at most 64"],
+        ),
+        case(
+            "compare unknown group",
+            None,
+            &["compare", "nosuch", "--b", "suite=forky"],
+            2,
+            &["nosuch"],
+        ),
+        case(
+            "compare --resume without a batch",
+            None,
+            &["compare", "2a", "--b", "suite=forky", "--resume"],
+            2,
+            &["--resume: no comparison batch of 2a"],
+        ),
+        Case {
+            setup: Some(|d| {
+                std::os::unix::fs::symlink("/etc/hostname", d.join("m-2a.html")).unwrap()
+            }),
+            after: Some(|d| match d.join("m.html").exists() {
+                true => Err("wrote the matrix page".into()),
+                false => Ok(()),
+            }),
+            ..case(
+                "compare --html: a row's page is a link",
+                None,
+                &[
+                    "compare",
+                    "2a",
+                    "--b",
+                    "suite=forky",
+                    "--no-run",
+                    "--html",
+                    "m.html",
+                ],
+                2,
+                &["--html m-2a.html: a symbolic link"],
+            )
+        },
+        case(
+            "compare RUN RUN with --b",
+            None,
+            &["compare", "a", "b", "--b", "suite=forky"],
+            2,
+            &["give either two RUN arguments or one TARGET"],
+        ),
     ]
     .into_iter()
     .chain(pause_cases())
@@ -636,6 +779,16 @@ fn expression_cases() -> Vec<Case> {
     ]
 }
 
+/// `compare 2a` with `n` pairs on side B.
+fn many_pairs(n: usize) -> Vec<&'static str> {
+    let mut v = vec!["compare", "2a"];
+    for i in 0..n {
+        v.push("--b");
+        v.push(format!("k{i}=1").leak());
+    }
+    v
+}
+
 /// A k6 summary whose per-step p95 threshold is `NaN` (k6 would not run it; a hand edit can).
 fn nan_threshold_summary() -> Vec<u8> {
     let m = r#"{"metrics":{"http_req_duration{stage:r0010}":{"count":20,"p(95)":20,"thresholds":{"p(95)<NaN":{"ok":true}}}}}"#;
@@ -802,7 +955,7 @@ fn problems(c: &Case, o: &Outcome, dir: &Path) -> Vec<String> {
     if o.max_rss_kib > 256 * 1024 {
         p.push(format!("peak RSS {} MiB", o.max_rss_kib / 1024));
     }
-    if c.args[0] == "run" && o.out_created {
+    if matches!(c.args[0], "run" | "compare") && o.out_created {
         p.push("created out/".into());
     }
     p

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 pub mod analysis;
 pub mod capacity;
 pub mod catalog;
+pub mod compare_exp;
 pub mod lab;
 pub mod run;
 pub mod show;
@@ -51,7 +52,9 @@ pub enum Command {
     Index(analysis::IndexArgs),
     /// Check the article's findings (the catalog's `expect:` claims) on recorded runs.
     Verify(verify::VerifyArgs),
-    /// Did B regress against A? Runs or rounds (RUN,RUN,...): verdict, steps, versions, config.
+    /// Did B regress against A? Recorded runs or rounds (RUN,RUN,...), or an experiment or group
+    /// run with the two configurations --a and --b declare (rounds interleaved until decided):
+    /// verdict, steps, versions, config; one row per experiment.
     Compare(verify::CompareArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
     Capacity(capacity::CapacityArgs),
@@ -119,6 +122,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => analysis::report(a),
         Command::Index(a) => analysis::index(a),
         Command::Verify(a) => verify::verify(a, cli.quiet),
+        Command::Compare(a) if compare_exp::wants(&a) => compare_exp::compare(a, cli.quiet),
         Command::Compare(a) => verify::compare(a),
         Command::Capacity(a) => capacity::capacity(a),
         Command::NoiseCheck(a) => tools::noise_check(a),

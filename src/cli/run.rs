@@ -74,7 +74,7 @@ pub fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
 
 /// `--fit` needs a `fit:` section: an experiment without one is bad input; a group's members
 /// without one run as published (said once).
-fn check_fittable(
+pub fn check_fittable(
     target: &str,
     resolved: &[crate::plan::Resolved],
     quiet: bool,

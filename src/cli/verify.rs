@@ -12,7 +12,6 @@ use crate::claim::quantities;
 use crate::error::InvalidInput;
 use crate::experiment::{Catalog, CatalogEntry, Experiment};
 use crate::rundir;
-use crate::verify::eval::ClaimResult;
 use crate::verify::findings::{self, Findings, RunInfo};
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::{compare, render, rounds};
@@ -69,7 +68,14 @@ Exit codes:
   1  regressed
   2  bad input (unreadable run, a run twice, runs of different experiments, sides that differ in \
 more than the suite and --set overrides, settings out of range); nothing compared
-  3  inconclusive, and nothing regressed";
+  3  inconclusive, and nothing regressed
+
+With one TARGET (an experiment or group) and --a/--b, the rounds of the two configurations run \
+alternately, each on a fresh stack, until each experiment's verdict is decided or --max-rounds \
+a side; complete rounds of either configuration already under --out count. The exit code is \
+over the experiments' rows (1 when one regressed, else 3 when one is inconclusive, else 0), \
+130 when interrupted (the complete rounds are kept), 1 when a round's harness failed. \
+docs/ci/regression.yml is a CI job that fails on 1.";
 
 #[derive(Debug, Args)]
 #[command(after_help = COMPARE_AFTER_HELP)]
@@ -77,8 +83,9 @@ pub struct CompareArgs {
     /// Side A: a run directory, an experiment id (its newest complete run), or several run
     /// directories separated by commas (rounds)
     pub run_a: String,
-    /// Side B, as side A
-    pub run_b: String,
+    /// Side B, as side A. Omitted: RUN_A is an experiment or group (php, node, all, ...) whose
+    /// two configurations --a and --b declare; their rounds run alternately until decided
+    pub run_b: Option<String>,
     /// Chance of no false `regressed` or `improved` over the whole plan of rounds (0.8-0.999)
     #[arg(long, default_value_t = 0.99)]
     pub confidence: f64,
@@ -99,6 +106,8 @@ pub struct CompareArgs {
     pub html: Option<PathBuf>,
     #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub exp: super::compare_exp::ExpArgs,
 }
 
 fn invalid(msg: String) -> anyhow::Error {
@@ -304,7 +313,7 @@ fn againsts<'c>(cat: &'c Catalog, targets: &[Target<'c>]) -> Vec<&'c Experiment>
 
 /// The run a claim compares against: the median round of the other experiment (by max
 /// sustainable rate); with `--fit`, of its fitted rounds when there are any.
-fn against_run(
+pub(crate) fn against_run(
     out_root: &Path,
     id: &str,
     suite: Option<&str>,
@@ -319,35 +328,6 @@ fn against_run(
         runs = load::rounds(out_root, id, suite, false, skipped);
     }
     rounds::median_run(runs, |r| &r.report)
-}
-
-/// Each claim's result: over the rounds (median) when it reads a knee or a max sustainable
-/// rate, else the newest round's.
-fn over_rounds(e: &Experiment, mut per_round: Vec<Vec<ClaimResult>>) -> Vec<ClaimResult> {
-    let newest = per_round.first().cloned().unwrap_or_default();
-    let mut out = Vec::with_capacity(newest.len());
-    for (i, (c, first)) in e.expect.iter().zip(newest).enumerate() {
-        if !rounds::judged_over_rounds(c) {
-            out.push(first);
-            continue;
-        }
-        let results: Vec<ClaimResult> = per_round
-            .iter_mut()
-            .filter_map(|r| r.get(i).cloned())
-            .collect();
-        out.extend(rounds::combine(results));
-    }
-    out
-}
-
-/// The experiment's claims as they read a run: on a fitted run, a claim at a published step
-/// (`at: 550`) reads the fitted step of the same rank.
-fn claims_for(e: &Experiment, run: &LoadedRun) -> Experiment {
-    let mut e = e.clone();
-    if run.manifest.measurements.fit.is_some() {
-        crate::plan::fit::remap_claim_steps(&mut e, &run.manifest.experiment.load.steps);
-    }
-    e
 }
 
 /// Every claim of the targets evaluated on its run (and the runs the claims compare against).
@@ -384,12 +364,12 @@ fn findings(
         let label = run.label();
         let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
         let round_labels: Vec<String> = rounds.iter().map(LoadedRun::label).collect();
-        let per_round: Vec<Vec<ClaimResult>> = rounds
+        let views: Vec<_> = rounds
             .iter()
             .zip(&round_labels)
-            .map(|(r, l)| findings::verify_run(&claims_for(e, r), r.view(l), &against))
+            .map(|(r, l)| r.view(l))
             .collect();
-        claims.extend(over_rounds(e, per_round));
+        claims.extend(findings::verify_rounds(e, &views, &against));
         runs.push(RunInfo {
             experiment: e.id.clone(),
             lab: e.lab.to_string(),
@@ -553,7 +533,7 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     settings.check().map_err(invalid)?;
     let ra = compare_side(&a.run_a, &a.out)?;
-    let rb = compare_side(&a.run_b, &a.out)?;
+    let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;
     let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();
     let lb: Vec<String> = rb.iter().map(LoadedRun::label).collect();
     let sa: Vec<compare::Run> = ra

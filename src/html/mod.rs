@@ -1,11 +1,12 @@
 //! The pages people look at: `report.html` of a run (self-contained: inline CSS and SVG, no
-//! script, with the run's claims from `verify`), `out/index.html` over every run and the compare
-//! page of two runs or two sets of rounds. Above
+//! script, with the run's claims from `verify`), `out/index.html` over every run, the compare
+//! page of two runs or two sets of rounds, and the matrix page of two sides over experiments. Above
 //! `verify` in the pipeline, so the report floor stays below the claims.
 pub mod compare_page;
 pub mod index;
 pub mod index_compare;
 pub mod index_page;
+pub mod matrix_page;
 pub mod report;
 pub mod report_meta;
 pub mod report_page;

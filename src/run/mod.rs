@@ -1,6 +1,9 @@
 //! `perflab run`: validate and plan, build missing images, take the host lock, sweep leftovers
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
-//! for each round on a fresh stack, and print each round's verdict.
+//! for each round on a fresh stack, and print each round's verdict. `compare`: the same rounds
+//! for two configurations, interleaved until the verdict is decided.
+
+pub mod compare;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -13,9 +16,11 @@ use crate::lock::Wait;
 use crate::plan::CpuLayout;
 use crate::plan::Resolved;
 use crate::rundir::RunState;
+use crate::rundir::batch::CompareTag;
 use crate::session::Session;
 use crate::session::docker_engine::{DockerEngine, DockerEnv};
 use crate::session::fit::Fitted;
+use crate::session::interleave::Tagged;
 use crate::session::measurement::Stepped;
 use crate::session::pause::PauseContrast;
 use crate::session::refine::{Analysis, Refine};
@@ -64,55 +69,67 @@ pub struct RunSummary {
     pub harness_failed: bool,
 }
 
-/// Execute a request. Image builds happen before the lock (they do not disturb measurements
-/// of another lab much less than waiting would); everything that measures holds the lock.
-pub async fn execute(
-    req: RunRequest,
+/// What every round of a request shares once built: the stack's engine and images, and the
+/// load generators' engine.
+pub struct Prepared {
+    pub docker: Docker,
+    pub images: images::ImageSet,
+    pub loadgen: generators::LoadgenEngine,
+}
+
+/// The images and engines of `req` (built before the lock: builds disturb another lab's
+/// measurements less than waiting would). `None` when Ctrl-C stopped an image build (said;
+/// its intermediate container removed, nothing else was started).
+pub async fn prepare(
+    req: &RunRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
-) -> Result<RunSummary> {
-    let interrupt = Interrupt::install().context("installing signal handlers")?;
-    // Ctrl-C during an image build stops it (its intermediate container removed): nothing
-    // else was started, and the command exits as interrupted.
+    interrupt: &Interrupt,
+) -> Result<Option<Prepared>> {
     let prepared = async {
-        let (docker, set) = prepare_stack(&req, progress_build, &interrupt).await?;
-        let loadgen = prepare_loadgen(&docker, &set, &req, progress_build, &interrupt).await?;
-        anyhow::Ok((docker, set, loadgen))
+        let (docker, set) = prepare_stack(req, progress_build, interrupt).await?;
+        let loadgen = prepare_loadgen(&docker, &set, req, progress_build, interrupt).await?;
+        anyhow::Ok(Prepared {
+            docker,
+            images: set,
+            loadgen,
+        })
     }
     .await;
-    let (docker, set, loadgen) = match (prepared, interrupt.reason()) {
-        (Ok(p), _) => p,
+    match (prepared, interrupt.reason()) {
+        (Ok(p), _) => Ok(Some(p)),
         (Err(e), Some(sig)) => {
             crate::say!("interrupted by {sig} during the image build: {e:#}; nothing was started");
-            return Ok(RunSummary {
-                rounds: Vec::new(),
-                interrupted: true,
-                harness_failed: false,
-            });
+            Ok(None)
         }
-        (Err(e), None) => return Err(e),
-    };
-
-    let quiet = req.quiet;
-    let session = Session::begin(&req.target, req.wait, quiet, interrupt).await?;
-    let interrupt = session.interrupt.clone();
-
-    sweep::sweep(&docker, &req.out_root, &BTreeSet::new())
-        .await?
-        .tell(quiet, docker.endpoint());
-    if loadgen.remote {
-        // The run directories were handled above; only the other engine's objects remain.
-        sweep::sweep_engine(&loadgen.docker, &BTreeSet::new())
-            .await?
-            .tell(quiet, loadgen.docker.endpoint());
+        (Err(e), None) => Err(e),
     }
+}
 
-    let env = DockerEnv {
-        docker: &docker,
-        images: &set,
+/// The sweep of leftovers of killed runs under the lock: run directories, the stack's engine,
+/// and the load generators' when it is another one.
+pub async fn sweep_leftovers(req: &RunRequest, p: &Prepared) -> Result<()> {
+    sweep::sweep(&p.docker, &req.out_root, &BTreeSet::new())
+        .await?
+        .tell(req.quiet, p.docker.endpoint());
+    if p.loadgen.remote {
+        // The run directories were handled above; only the other engine's objects remain.
+        sweep::sweep_engine(&p.loadgen.docker, &BTreeSet::new())
+            .await?
+            .tell(req.quiet, p.loadgen.docker.endpoint());
+    }
+    Ok(())
+}
+
+/// What the rounds of `req` share on the engines `p`.
+pub async fn docker_env<'a>(req: &'a RunRequest, p: &'a Prepared) -> DockerEnv<'a> {
+    let (docker, loadgen) = (&p.docker, &p.loadgen);
+    DockerEnv {
+        docker,
+        images: &p.images,
         layout: &req.layout,
-        quiet,
+        quiet: req.quiet,
         no_samplers: req.no_samplers,
-        loadgen: &loadgen,
+        loadgen,
         generators: req.generators,
         placement: &req.placement,
         stack_engine: docker.facts().await.ok(),
@@ -122,10 +139,108 @@ pub async fn execute(
             loadgen.clock
         },
         repo_root: images::recipe::repo_root(),
+    }
+}
+
+/// Execute a request. Image builds happen before the lock (they do not disturb measurements
+/// of another lab much less than waiting would); everything that measures holds the lock.
+pub async fn execute(
+    req: RunRequest,
+    progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+) -> Result<RunSummary> {
+    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    // Ctrl-C during an image build stops it (its intermediate container removed): nothing
+    // else was started, and the command exits as interrupted.
+    let Some(prepared) = prepare(&req, progress_build, &interrupt).await? else {
+        return Ok(RunSummary {
+            rounds: Vec::new(),
+            interrupted: true,
+            harness_failed: false,
+        });
     };
+    let session = Session::begin(&req.target, req.wait, req.quiet, interrupt).await?;
+    let interrupt = session.interrupt.clone();
+    sweep_leftovers(&req, &prepared).await?;
+    let env = docker_env(&req, &prepared).await;
     let summary = run_rounds(&req, &env, &interrupt).await?;
     drop(session);
     Ok(summary)
+}
+
+/// One round of the resolved experiment `r` on a fresh stack: the published steps (with the
+/// paused contrast of an experiment with `load.pause`), with `--refine`'s probes or `--fit`'s
+/// calibration when asked; `tag` records the comparison batch the round belongs to in its
+/// manifest.
+pub async fn run_one(
+    req: &RunRequest,
+    env: &DockerEnv<'_>,
+    r: &Resolved,
+    round: u32,
+    interrupt: &Interrupt,
+    tag: Option<CompareTag>,
+) -> Result<RoundOutcome> {
+    let spec = RoundSpec {
+        experiment: &r.experiment,
+        plan: &r.plan,
+        round,
+        out_root: &req.out_root,
+        overrides: &req.overrides,
+        layout: &req.layout,
+        quiet: req.quiet,
+    };
+    let mut engine = DockerEngine::new(env);
+    let steps = Stepped {
+        plan: r.plan.clone(),
+        align: req.align,
+    };
+    let fitted = req.fit && r.experiment.fit.is_some();
+    Ok(match req.refine {
+        _ if r.experiment.load.pause.is_some() => {
+            let m = PauseContrast {
+                steps,
+                experiment: r.experiment.clone(),
+                quick: r.plan.quick.is_some(),
+            };
+            let mut m = Tagged { inner: m, tag };
+            crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+        }
+        _ if fitted => {
+            let m = Fitted {
+                experiment: r.experiment.clone(),
+                align: req.align,
+                quick: r.plan.quick.is_some(),
+                refine: req.refine.is_some(),
+                judge: Analysis,
+            };
+            let mut m = Tagged { inner: m, tag };
+            crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+        }
+        None => {
+            let mut m = Tagged { inner: steps, tag };
+            crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+        }
+        Some(f) => {
+            let m = Refine {
+                steps,
+                experiment: r.experiment.clone(),
+                quick: f.quick,
+                judge: Analysis,
+            };
+            let mut m = Tagged { inner: m, tag };
+            crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
+        }
+    })
+}
+
+/// `2a             r1 complete  last passing 125; ...  out/2a/...`: how a round ended.
+pub fn round_line(experiment_id: &str, round: u32, o: &RoundOutcome) -> String {
+    format!(
+        "{:<14} r{round} {:<9} {}  {}",
+        experiment_id,
+        state_word(o.state),
+        o.verdict.as_deref().or(o.reason.as_deref()).unwrap_or(""),
+        o.dir.display()
+    )
 }
 
 /// Every experiment of the target, each round on a fresh stack; stops at the first round that
@@ -142,61 +257,8 @@ async fn run_rounds(
     };
     for r in &req.resolved {
         for round in 1..=req.rounds {
-            let spec = RoundSpec {
-                experiment: &r.experiment,
-                plan: &r.plan,
-                round,
-                out_root: &req.out_root,
-                overrides: &req.overrides,
-                layout: &req.layout,
-                quiet: req.quiet,
-            };
-            let mut engine = DockerEngine::new(env);
-            let steps = Stepped {
-                plan: r.plan.clone(),
-                align: req.align,
-            };
-            let fitted = req.fit && r.experiment.fit.is_some();
-            let o = match req.refine {
-                _ if r.experiment.load.pause.is_some() => {
-                    let mut m = PauseContrast {
-                        steps,
-                        experiment: r.experiment.clone(),
-                        quick: r.plan.quick.is_some(),
-                    };
-                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
-                }
-                _ if fitted => {
-                    let mut m = Fitted {
-                        experiment: r.experiment.clone(),
-                        align: req.align,
-                        quick: r.plan.quick.is_some(),
-                        refine: req.refine.is_some(),
-                        judge: Analysis,
-                    };
-                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
-                }
-                None => {
-                    let mut m = steps;
-                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
-                }
-                Some(f) => {
-                    let mut m = Refine {
-                        steps,
-                        experiment: r.experiment.clone(),
-                        quick: f.quick,
-                        judge: Analysis,
-                    };
-                    crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?
-                }
-            };
-            crate::out!(
-                "{:<14} r{round} {:<9} {}  {}",
-                r.experiment.id,
-                state_word(o.state),
-                o.verdict.as_deref().or(o.reason.as_deref()).unwrap_or(""),
-                o.dir.display()
-            );
+            let o = run_one(req, env, r, round, interrupt, None).await?;
+            crate::out!("{}", round_line(&r.experiment.id, round, &o));
             crate::html::index::rebuild_after_round(&req.out_root);
             let state = o.state;
             summary.rounds.push(o);

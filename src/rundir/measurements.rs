@@ -80,6 +80,9 @@ pub struct Measurements {
     /// The session's phases as they happened (schema 2; absent before).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<super::phase::PhaseRecord>,
+    /// The `perflab compare EXP --a ... --b ...` batch and side this round was run for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<super::batch::CompareTag>,
 }
 
 /// What a run and a tool run with a stack (`cpu-per-request`) record about the lab's stack.

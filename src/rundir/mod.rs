@@ -9,6 +9,7 @@
 pub mod fit {
     pub use crate::analyze::fit::*;
 }
+pub mod batch;
 pub mod manifest;
 pub mod measurements;
 pub mod migrate;

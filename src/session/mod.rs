@@ -11,6 +11,7 @@ pub mod fake;
 pub mod fit;
 mod freeze;
 pub mod generators;
+pub mod interleave;
 pub mod load_phase;
 pub mod measurement;
 pub mod pause;

@@ -62,6 +62,49 @@ pub fn verify_run<'a>(
         .collect()
 }
 
+/// The experiment's claims as they read a run: on a fitted run, a claim at a published step
+/// (`at: 550`) reads the fitted step of the same rank.
+pub fn claims_for(e: &Experiment, run: RunView<'_>) -> Experiment {
+    let mut e = e.clone();
+    if run.manifest.measurements.fit.is_some() {
+        crate::plan::fit::remap_claim_steps(&mut e, &run.manifest.experiment.load.steps);
+    }
+    e
+}
+
+/// Each claim's result: over the rounds (median) when it reads a knee or a max sustainable
+/// rate, else the newest round's (`per_round` newest first).
+pub fn over_rounds(e: &Experiment, mut per_round: Vec<Vec<ClaimResult>>) -> Vec<ClaimResult> {
+    let newest = per_round.first().cloned().unwrap_or_default();
+    let mut out = Vec::with_capacity(newest.len());
+    for (i, (c, first)) in e.expect.iter().zip(newest).enumerate() {
+        if !super::rounds::judged_over_rounds(c) {
+            out.push(first);
+            continue;
+        }
+        let results: Vec<ClaimResult> = per_round
+            .iter_mut()
+            .filter_map(|r| r.get(i).cloned())
+            .collect();
+        out.extend(super::rounds::combine(results));
+    }
+    out
+}
+
+/// Every claim of `exp` on its rounds (newest first), each round read as its fit asks, judged
+/// over the rounds as [`over_rounds`] does.
+pub fn verify_rounds<'a>(
+    exp: &Experiment,
+    rounds: &[RunView<'a>],
+    against: &dyn Fn(&str) -> Option<RunView<'a>>,
+) -> Vec<ClaimResult> {
+    let per_round = rounds
+        .iter()
+        .map(|r| verify_run(&claims_for(exp, *r), *r, against))
+        .collect();
+    over_rounds(exp, per_round)
+}
+
 /// The component versions worth a column for a lab: its runtimes, not the Debian package strings.
 pub fn key_versions(lab: &str, components: &BTreeMap<String, String>) -> Vec<(String, String)> {
     const KEYS: [(&str, &str); 8] = [

@@ -1,0 +1,395 @@
+//! `perflab compare TARGET --a KEY=VALUE --b KEY=VALUE`: two configurations of an experiment or
+//! group (php, node, all, any group id) compared on rounds run alternately until each
+//! experiment's verdict is decided, or on the rounds already recorded (`--no-run`). Everything
+//! is checked first (bad input: exit 2, nothing started); then the matrix, one row per
+//! experiment, as text, `--json` or `--html`; exit 0 when no row regressed, 1 when one did, 3
+//! when one is inconclusive and none regressed (130 interrupted, 1 a harness failure too).
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::catalog::{CatalogArg, PlanArgs};
+use super::verify::CompareArgs;
+use crate::error::InvalidInput;
+use crate::experiment::Experiment;
+use crate::plan::{self, CpuLayout, Resolved};
+use crate::run::compare::{self as runner, CompareRequest, ExperimentPlan};
+use crate::rundir::batch::CompareSide;
+use crate::session::interleave::Batch;
+use crate::verify::compare::Settings;
+use crate::verify::load::{self, LoadedRun};
+use crate::verify::matrix::{self, Matrix};
+use crate::verify::side::{self, SideSpec};
+
+/// The flags of `compare TARGET --a ... --b ...` (flattened into `compare`'s).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ExpArgs {
+    /// With one TARGET: side A's difference from the experiment as published (repeatable):
+    /// suite=forky, or any --set key such as stack.node.burn_us=1000 [default: as published, trixie]
+    #[arg(long = "a", value_name = "KEY=VALUE")]
+    pub a: Vec<String>,
+    /// Side B's difference, as --a
+    #[arg(long = "b", value_name = "KEY=VALUE")]
+    pub b: Vec<String>,
+    /// Go on with the newest batch of this comparison (its id and round numbers), e.g. after
+    /// Ctrl-C; the complete rounds of both configurations under --out count either way
+    #[arg(long)]
+    pub resume: bool,
+    /// Run nothing: judge the complete rounds of both configurations already under --out
+    #[arg(long)]
+    pub no_run: bool,
+    /// Calibrate, then fit the published numbers to this host, on both sides (as `run --fit`)
+    #[arg(long)]
+    pub fit: bool,
+    /// Fail at once when another perflab run holds the host lock
+    #[arg(long)]
+    pub no_wait: bool,
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    #[command(flatten)]
+    pub catalog: CatalogArg,
+}
+
+impl ExpArgs {
+    /// Whether any flag of this mode was given.
+    pub fn given(&self) -> bool {
+        let p = &self.plan;
+        !self.a.is_empty()
+            || !self.b.is_empty()
+            || self.resume
+            || self.no_run
+            || self.fit
+            || self.no_wait
+            || p.quick
+            || !p.set.is_empty()
+            || p.cpus.is_some()
+            || p.force_cpus
+            || p.no_align
+            || self.catalog.catalog.is_some()
+    }
+}
+
+/// `compare` in this mode: one TARGET, or any of its flags.
+pub fn wants(a: &CompareArgs) -> bool {
+    a.run_b.is_none() || a.exp.given()
+}
+
+fn invalid(msg: String) -> anyhow::Error {
+    anyhow::Error::new(InvalidInput(msg))
+}
+
+/// Everything about the comparison that can be wrong, found before anything starts.
+struct Checked {
+    experiments: Vec<Experiment>,
+    sides: [SideSpec; 2],
+    resolved: [Vec<Resolved>; 2],
+    layout: CpuLayout,
+    /// The verdict's settings; `max_rounds` caps the rounds a side too.
+    settings: Settings,
+}
+
+impl Checked {
+    fn fitted(&self, a: &ExpArgs, e: &Experiment) -> bool {
+        a.fit && e.fit.is_some()
+    }
+}
+
+fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
+    let x = &a.exp;
+    if let Some(b) = &a.run_b {
+        return Err(invalid(format!(
+            "`compare {} {b}` compares recorded runs; --a/--b and the flags that run rounds take one TARGET (an experiment or group): give either two RUN arguments or one TARGET",
+            a.run_a
+        )));
+    }
+    // --max-rounds is the cap of the rounds a side as well as the plan the boundary accounts for
+    let settings = Settings {
+        confidence: a.confidence,
+        min_effect_pct: a.min_effect,
+        margin_pct: a.margin,
+        max_rounds: a.max_rounds,
+    };
+    settings.check().map_err(invalid)?;
+    let catalog = x.catalog.load()?;
+    let mut experiments: Vec<Experiment> = Vec::new();
+    for e in catalog.expand(&a.run_a)? {
+        if !experiments.iter().any(|k| k.id == e.id) {
+            experiments.push(e.clone());
+        }
+    }
+    let sa = side::parse_side(CompareSide::A, &x.a, &x.plan.set)?;
+    let sb = side::parse_side(CompareSide::B, &x.b, &x.plan.set)?;
+    let mut pairs = Vec::new();
+    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    for e in &experiments {
+        let (ea, eb) = (sa.resolve(e)?, sb.resolve(e)?);
+        let opts = x.plan.options();
+        ra.push(resolved(&ea, opts));
+        rb.push(resolved(&eb, opts));
+        pairs.push((ea, eb));
+    }
+    side::check_sides_differ(&sa, &sb, &pairs)?;
+    if let Some(path) = &a.html {
+        crate::html::check_page_path(path)?;
+        for e in &experiments {
+            crate::html::check_page_path(&row_page(path, &e.id))?;
+        }
+    }
+    if x.fit {
+        super::run::check_fittable(&a.run_a, &ra, quiet)?;
+    }
+    Ok(Checked {
+        experiments,
+        sides: [sa, sb],
+        resolved: [ra, rb],
+        layout: x.plan.layout()?,
+        settings,
+    })
+}
+
+fn resolved(e: &Experiment, opts: plan::PlanOptions) -> Resolved {
+    Resolved {
+        experiment: e.clone(),
+        plan: plan::build(e, opts),
+        warnings: Vec::new(),
+    }
+}
+
+/// Each experiment's recorded rounds of both sides and the batch new rounds join (`--resume`:
+/// the newest recorded batch; it is bad input when the target has none).
+fn plans(
+    a: &CompareArgs,
+    c: &Checked,
+    skipped: &mut Vec<String>,
+) -> anyhow::Result<Vec<(ExperimentPlan, [Vec<LoadedRun>; 2])>> {
+    let new_id = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let mut out = Vec::new();
+    for e in &c.experiments {
+        let profile = (a.exp.plan.quick, c.fitted(&a.exp, e));
+        let rec = |s: &SideSpec, skipped: &mut Vec<String>| {
+            runner::recorded_rounds(&a.out, e, s, profile, c.settings.max_rounds, skipped)
+        };
+        let (ra, rb) = (rec(&c.sides[0], skipped), rec(&c.sides[1], skipped));
+        let resumed = a
+            .exp
+            .resume
+            .then(|| runner::newest_batch(ra.iter().chain(&rb)));
+        let plan = ExperimentPlan {
+            id: e.id.clone(),
+            batch: Batch {
+                id: resumed.flatten().unwrap_or_else(|| new_id.clone()),
+                declared_a: c.sides[0].declared.clone(),
+                declared_b: c.sides[1].declared.clone(),
+            },
+            recorded_a: ra.iter().map(|r| r.dir.clone()).collect(),
+            recorded_b: rb.iter().map(|r| r.dir.clone()).collect(),
+        };
+        out.push((plan, [ra, rb]));
+    }
+    if a.exp.resume && out.iter().all(|(p, _)| p.batch.id == new_id) {
+        return Err(invalid(format!(
+            "--resume: no comparison batch of {} with these sides under {}; run it without --resume",
+            a.run_a,
+            a.out.display()
+        )));
+    }
+    Ok(out)
+}
+
+/// One side's `perflab run` request: its suite, its overrides, its configurations.
+fn side_request(a: &CompareArgs, c: &Checked, i: usize, quiet: bool) -> crate::run::RunRequest {
+    let s = &c.sides[i];
+    crate::run::RunRequest {
+        target: format!("compare {} {}", a.run_a, s.describe()),
+        resolved: c.resolved[i].clone(),
+        overrides: s.sets.clone(),
+        layout: c.layout.clone(),
+        rounds: 1,
+        suite: s.suite,
+        align: !a.exp.plan.no_align,
+        wait: wait(a),
+        out_root: a.out.clone(),
+        quiet,
+        no_samplers: false,
+        generators: 1,
+        placement: Default::default(),
+        refine: None,
+        fit: a.exp.fit,
+        k6_dashboard: false,
+    }
+}
+
+fn wait(a: &CompareArgs) -> crate::lock::Wait {
+    match a.exp.no_wait {
+        true => crate::lock::Wait::NoWait,
+        false => crate::lock::Wait::Block,
+    }
+}
+
+/// How running the rounds ended (nothing ran with `--no-run`).
+#[derive(Default)]
+struct Ran {
+    interrupted: bool,
+    harness_failed: bool,
+    /// Per experiment id: the complete rounds of each side after the loop.
+    dirs: BTreeMap<String, [Vec<PathBuf>; 2]>,
+}
+
+fn run_rounds(
+    a: &CompareArgs,
+    c: &Checked,
+    plans: Vec<ExperimentPlan>,
+    quiet: bool,
+) -> anyhow::Result<Ran> {
+    super::run::check_out_root(&a.out)?;
+    let req = CompareRequest {
+        target: format!("compare {}", a.run_a),
+        a: side_request(a, c, 0, quiet),
+        b: side_request(a, c, 1, quiet),
+        experiments: plans,
+        settings: c.settings,
+        wait: wait(a),
+        quiet,
+        labels: [c.sides[0].describe(), c.sides[1].describe()],
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut progress = crate::images::build_progress(quiet);
+    let s = rt.block_on(runner::execute(req, &mut progress))?;
+    Ok(Ran {
+        interrupted: s.interrupted,
+        harness_failed: s.harness_failed,
+        dirs: s
+            .experiments
+            .into_iter()
+            .map(|(id, done)| (id, [done.a, done.b]))
+            .collect(),
+    })
+}
+
+/// The runs side `s`'s claims compare against (`against:`): the median round of that
+/// experiment on the side's suite.
+fn against_runs(
+    a: &CompareArgs,
+    e: &Experiment,
+    s: &SideSpec,
+    skipped: &mut Vec<String>,
+) -> BTreeMap<String, LoadedRun> {
+    let mut out = BTreeMap::new();
+    for id in e.expect.iter().filter_map(|c| c.against.as_deref()) {
+        let suite = Some(s.suite.as_str());
+        if !out.contains_key(id)
+            && let Some(r) = super::verify::against_run(&a.out, id, suite, a.exp.fit, skipped)
+        {
+            out.insert(id.to_string(), r);
+        }
+    }
+    out
+}
+
+fn load_all(dirs: &[PathBuf]) -> anyhow::Result<Vec<LoadedRun>> {
+    dirs.iter().map(|d| load::load_run(d)).collect()
+}
+
+/// The matrix over the experiments: each one's rounds (those the loop ended with, else the
+/// recorded ones).
+fn build_matrix(
+    a: &CompareArgs,
+    c: &Checked,
+    recorded: Vec<[Vec<LoadedRun>; 2]>,
+    ran: &Ran,
+    skipped: &mut Vec<String>,
+) -> anyhow::Result<Matrix> {
+    let mut rows = Vec::new();
+    for (e, rec) in c.experiments.iter().zip(recorded) {
+        let [ra, rb] = match ran.dirs.get(&e.id) {
+            Some([da, db]) => [load_all(da)?, load_all(db)?],
+            None => rec,
+        };
+        let (xa, xb) = (
+            against_runs(a, e, &c.sides[0], skipped),
+            against_runs(a, e, &c.sides[1], skipped),
+        );
+        let side = |rounds, against| matrix::Side { rounds, against };
+        rows.push(matrix::row(e, side(&ra, &xa), side(&rb, &xb), &c.settings));
+    }
+    let [da, db] = [c.sides[0].describe(), c.sides[1].describe()];
+    Ok(matrix::matrix(&a.run_a, &da, &db, rows))
+}
+
+/// Where `--html FILE` puts experiment `id`'s compare page: `FILE-<id>.html` beside it.
+fn row_page(path: &Path, id: &str) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "compare".into());
+    path.with_file_name(format!("{stem}-{id}.html"))
+}
+
+/// `--html FILE`: the matrix page, and beside it each row's compare page (`FILE-<exp>.html`).
+fn write_html(path: &Path, m: &Matrix) -> anyhow::Result<()> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(p) = parent {
+        std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
+    }
+    let mut links = Vec::new();
+    for r in &m.rows {
+        let Some(cmp) = &r.comparison else {
+            links.push(None);
+            continue;
+        };
+        let file = row_page(path, &r.experiment);
+        let page = crate::html::compare_page::render(cmp, &r.dirs_a, &r.dirs_b, &file);
+        write_file(&file, &page)?;
+        links.push(file.file_name().map(|n| n.to_string_lossy().into_owned()));
+    }
+    write_file(path, &crate::html::matrix_page::render(m, &links))
+}
+
+fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    crate::atomic::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+pub fn compare(a: CompareArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    let c = check(&a, quiet)?;
+    let mut skipped = Vec::new();
+    let (plans, recorded): (Vec<_>, Vec<_>) = plans(&a, &c, &mut skipped)?.into_iter().unzip();
+    let ran = match a.exp.no_run {
+        true => Ran::default(),
+        false => run_rounds(&a, &c, plans, quiet)?,
+    };
+    let m = build_matrix(&a, &c, recorded, &ran, &mut skipped)?;
+    if let Some(path) = &a.html {
+        write_html(path, &m)?;
+        if !a.json {
+            crate::say!("wrote {}", path.display());
+        }
+    }
+    if a.json {
+        crate::out!("{}", serde_json::to_string_pretty(&m)?);
+    } else {
+        if let [row] = m.rows.as_slice()
+            && let Some(cmp) = &row.comparison
+        {
+            crate::output::emit(&crate::verify::compare::render::text(cmp));
+        }
+        crate::output::emit(&matrix::render_text(&m));
+    }
+    if !quiet {
+        for s in &skipped {
+            crate::say!("skipped unreadable run: {s}");
+        }
+    }
+    Ok(ExitCode::from(if ran.interrupted {
+        130
+    } else if ran.harness_failed {
+        crate::error::EXIT_FAILURE
+    } else {
+        m.summary.exit_code
+    }))
+}

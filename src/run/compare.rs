@@ -1,0 +1,216 @@
+//! `perflab compare TARGET --a ... --b ...` on the engine: each side's images built (a side's
+//! suite is its own), the host lock taken once for every experiment, leftovers of killed runs
+//! swept, then each experiment's rounds interleaved on fresh stacks (`session::interleave`)
+//! until its verdict is decided or both sides reach the cap. Also where a side's recorded
+//! rounds are found (the same experiment and configuration under `--out`).
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::{RunRequest, docker_env, prepare, round_line, run_one, sweep_leftovers};
+use crate::experiment::Experiment;
+use crate::images;
+use crate::lock::Wait;
+use crate::rundir::batch::CompareSide;
+use crate::session::Session;
+use crate::session::docker_engine::DockerEnv;
+use crate::session::interleave::{
+    self, Batch, CompareTag, End, Interleaved, RecordedReferee, Schedule, SideRunner,
+};
+use crate::session::round::RoundOutcome;
+use crate::session::signals::Interrupt;
+use crate::verify::compare::Settings;
+use crate::verify::load::{self, LoadedRun};
+use crate::verify::side::SideSpec;
+
+/// One experiment of the target: the batch its new rounds join, and the complete rounds each
+/// side already has (oldest first).
+pub struct ExperimentPlan {
+    pub id: String,
+    pub batch: Batch,
+    pub recorded_a: Vec<PathBuf>,
+    pub recorded_b: Vec<PathBuf>,
+}
+
+/// A validated comparison (nothing started yet). `a.resolved[i]` and `b.resolved[i]` are the
+/// two sides' configurations of `experiments[i]`.
+pub struct CompareRequest {
+    pub target: String,
+    pub a: RunRequest,
+    pub b: RunRequest,
+    pub experiments: Vec<ExperimentPlan>,
+    /// The verdict's settings; `settings.max_rounds` is the cap of the rounds a side too.
+    pub settings: Settings,
+    pub wait: Wait,
+    pub quiet: bool,
+    /// The sides as declared (`SideSpec::describe`), for the lines told as the rounds go.
+    pub labels: [String; 2],
+}
+
+/// How the command ended: each experiment's rounds as far as they went.
+pub struct CompareSummary {
+    pub experiments: Vec<(String, Interleaved)>,
+    pub interrupted: bool,
+    pub harness_failed: bool,
+}
+
+/// The complete rounds of `spec`'s configuration of `e` under `out_root` (the same suite,
+/// `--set` overrides, profile and fit), the newest `max`, oldest first. Unreadable runs are
+/// noted in `skipped`.
+pub fn recorded_rounds(
+    out_root: &Path,
+    e: &Experiment,
+    spec: &SideSpec,
+    (quick, fitted): (bool, bool),
+    max: usize,
+    skipped: &mut Vec<String>,
+) -> Vec<LoadedRun> {
+    let mut runs: Vec<LoadedRun> =
+        load::complete_runs(out_root, &e.id, Some(spec.suite.as_str()), skipped)
+            .into_iter()
+            .filter(|r| spec.matches(&r.manifest, quick, fitted))
+            .take(max)
+            .collect();
+    runs.reverse();
+    runs
+}
+
+/// The newest comparison batch among `rounds` (for `--resume`).
+pub fn newest_batch<'r>(rounds: impl IntoIterator<Item = &'r LoadedRun>) -> Option<String> {
+    rounds
+        .into_iter()
+        .filter_map(|r| r.manifest.measurements.compare.as_ref())
+        .map(|t| t.batch.clone())
+        .max()
+}
+
+/// Run every experiment's rounds, interleaved, under one host lock.
+pub async fn execute(
+    req: CompareRequest,
+    progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
+) -> Result<CompareSummary> {
+    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let mut summary = CompareSummary {
+        experiments: Vec::new(),
+        interrupted: true,
+        harness_failed: false,
+    };
+    let Some(prepared_a) = prepare(&req.a, progress_build, &interrupt).await? else {
+        return Ok(summary);
+    };
+    let own_b = match req.b.suite == req.a.suite {
+        true => None,
+        false => match prepare(&req.b, progress_build, &interrupt).await? {
+            Some(p) => Some(p),
+            None => return Ok(summary),
+        },
+    };
+    let prepared_b = own_b.as_ref().unwrap_or(&prepared_a);
+    let session = Session::begin(&req.target, req.wait, req.quiet, interrupt).await?;
+    let interrupt = session.interrupt.clone();
+    sweep_leftovers(&req.a, &prepared_a).await?;
+    let env_a = docker_env(&req.a, &prepared_a).await;
+    let env_b = docker_env(&req.b, prepared_b).await;
+    summary.interrupted = false;
+    for (i, plan) in req.experiments.iter().enumerate() {
+        let mut runner = DockerSides {
+            reqs: [&req.a, &req.b],
+            envs: [&env_a, &env_b],
+            experiment: i,
+        };
+        let done = one_experiment(&req, plan, &mut runner, &interrupt).await?;
+        let end = done.end;
+        summary.experiments.push((plan.id.clone(), done));
+        match end {
+            End::Interrupted => {
+                summary.interrupted = true;
+                break;
+            }
+            End::HarnessFailed => {
+                summary.harness_failed = true;
+                break;
+            }
+            End::Decided | End::Cap => {}
+        }
+    }
+    drop(session);
+    Ok(summary)
+}
+
+/// One experiment's interleaved rounds, told as they go (stderr).
+pub async fn one_experiment(
+    req: &CompareRequest,
+    plan: &ExperimentPlan,
+    runner: &mut impl SideRunner,
+    interrupt: &Interrupt,
+) -> Result<Interleaved> {
+    let quiet = req.quiet;
+    if !quiet {
+        crate::say!(
+            "compare {}: {} against {}; {} and {} complete round(s) recorded, up to {} a side, batch {}",
+            plan.id,
+            req.labels[1],
+            req.labels[0],
+            plan.recorded_a.len(),
+            plan.recorded_b.len(),
+            req.settings.max_rounds,
+            plan.batch.id
+        );
+    }
+    let mut say = |line: &str| {
+        if !quiet {
+            crate::say!("{}: {line}", plan.id);
+        }
+    };
+    let done = interleave::interleave(
+        runner,
+        &mut RecordedReferee::new(req.settings),
+        &plan.batch,
+        (plan.recorded_a.clone(), plan.recorded_b.clone()),
+        Schedule {
+            max_rounds: req.settings.max_rounds,
+        },
+        interrupt,
+        &mut say,
+    )
+    .await?;
+    match done.end {
+        End::Interrupted => crate::say!(
+            "{}: interrupted; {}",
+            plan.id,
+            interleave::kept_note(&done.a, &done.b)
+        ),
+        End::Cap if !quiet => crate::say!(
+            "{}: {} rounds a side without a decided verdict",
+            plan.id,
+            req.settings.max_rounds
+        ),
+        _ => {}
+    }
+    Ok(done)
+}
+
+/// The real rounds: each side's request and engines, one experiment of them.
+struct DockerSides<'r, 'e> {
+    reqs: [&'r RunRequest; 2],
+    envs: [&'e DockerEnv<'e>; 2],
+    experiment: usize,
+}
+
+impl SideRunner for DockerSides<'_, '_> {
+    async fn round(&mut self, tag: CompareTag, interrupt: &Interrupt) -> Result<RoundOutcome> {
+        let i = match tag.side {
+            CompareSide::A => 0,
+            CompareSide::B => 1,
+        };
+        let (req, env) = (self.reqs[i], self.envs[i]);
+        let r = &req.resolved[self.experiment];
+        let (side, round) = (tag.side, tag.pair);
+        let o = run_one(req, env, r, round, interrupt, Some(tag)).await?;
+        if !req.quiet {
+            crate::say!("{side} {}", round_line(&r.experiment.id, round, &o));
+        }
+        crate::html::index::rebuild_after_round(&req.out_root);
+        Ok(o)
+    }
+}
