@@ -272,8 +272,9 @@ fn compare_page_links_through_hostile_folder_names_are_encoded() {
         .arg(&page)
         .output()
         .unwrap();
+    // a verdict's exit code (0 same/improved, 1 regressed: this burn, 3 inconclusive), not 2
     assert!(
-        st.status.success(),
+        matches!(st.status.code(), Some(0 | 1 | 3)),
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
