@@ -120,15 +120,6 @@ pub fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> 
     let mut at = root.to_path_buf();
     for d in dirs {
         at.push(d);
-        let refuse = |what: String| {
-            anyhow::Error::new(crate::error::InvalidInput(format!(
-                "{}: {what}; perflab writes below {} only through real directories, never \
-                 through a link (remove it: `rm {}`, then run the command again)",
-                at.display(),
-                root.display(),
-                at.display()
-            )))
-        };
         match std::fs::create_dir(&at) {
             Ok(()) => {
                 note_created(&at);
@@ -137,17 +128,46 @@ pub fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> 
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e).with_context(|| format!("creating {}", at.display())),
         }
-        let m =
-            std::fs::symlink_metadata(&at).with_context(|| format!("reading {}", at.display()))?;
-        if m.file_type().is_symlink() {
-            let to = std::fs::read_link(&at).unwrap_or_default();
-            return Err(refuse(format!("a symbolic link (to {})", to.display())));
-        }
-        if !m.is_dir() {
-            return Err(refuse("not a directory".into()));
-        }
+        refuse_link(root, &at)?;
     }
     Ok(at)
+}
+
+/// [`create_dirs_under`]'s check alone, creating nothing: each level of `root/dirs...` that
+/// exists must be a real directory (a run checks `out/<experiment>/` before anything starts,
+/// and an interrupted or refused run leaves no folder behind).
+pub fn check_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<()> {
+    let mut at = root.to_path_buf();
+    for d in dirs {
+        at.push(d);
+        if std::fs::symlink_metadata(&at).is_err() {
+            return Ok(());
+        }
+        refuse_link(root, &at)?;
+    }
+    Ok(())
+}
+
+/// `at` (below `root`) is a symbolic link or not a directory: invalid input naming the fix.
+fn refuse_link(root: &Path, at: &Path) -> anyhow::Result<()> {
+    let refuse = |what: String| {
+        anyhow::Error::new(crate::error::InvalidInput(format!(
+            "{}: {what}; perflab writes below {} only through real directories, never \
+             through a link (remove it: `rm {}`, then run the command again)",
+            at.display(),
+            root.display(),
+            at.display()
+        )))
+    };
+    let m = std::fs::symlink_metadata(at).with_context(|| format!("reading {}", at.display()))?;
+    if m.file_type().is_symlink() {
+        let to = std::fs::read_link(at).unwrap_or_default();
+        return Err(refuse(format!("a symbolic link (to {})", to.display())));
+    }
+    if !m.is_dir() {
+        return Err(refuse("not a directory".into()));
+    }
+    Ok(())
 }
 
 /// JSON (pretty, newline-terminated) written atomically.

@@ -120,9 +120,9 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     // last of the checks: it creates the directory, which bad input elsewhere must not leave
     check_out_root(&a.out)?;
-    // out/<experiment>/ of each: a real directory, never a link out of --out
+    // out/<experiment>/ of each, where it exists: a real directory, never a link out of --out
     for r in &resolved {
-        crate::atomic::create_dirs_under(&a.out, &[&r.experiment.id])?;
+        crate::atomic::check_dirs_under(&a.out, &[&r.experiment.id])?;
     }
     for r in &resolved {
         for w in &r.warnings {
