@@ -13,3 +13,6 @@ start=$(date +%s)
 echo "perflab build: $(( $(date +%s) - start )) s" >&2
 
 cargo test --locked "$@"
+# The printed tables of docs/regression.md (about a minute): the simulation that the ignored
+# test prints runs in CI too, so it cannot rot unseen.
+cargo test --locked --test compare_power -- --ignored print_the_tables
