@@ -214,3 +214,59 @@ fn capacity_over_three_rounds() {
         "exp1/20261130T233437Z-r4 and exp1/20261130T223437Z-r3 are one run counted twice",
     ));
 }
+
+#[test]
+fn index_shows_each_batch_verdict_against_the_previous_batch() {
+    // Two batches of 2a (three burn rounds, then three clean rounds) in one out/: the clean
+    // batch's row shows its verdict against the burn batch, the same verdict `perflab compare`
+    // gives over the same rounds, and its page plots all six rounds.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut sides: Vec<String> = Vec::new();
+    for fixture in ["2a-burn", "2a-clean"] {
+        let from = Path::new("tests/fixtures/compare").join(fixture).join("2a");
+        let mut runs: Vec<_> = std::fs::read_dir(&from)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        runs.sort();
+        let mut side = Vec::new();
+        for r in &runs {
+            let d = tmp.path().join("2a").join(r);
+            std::fs::create_dir_all(&d).unwrap();
+            for f in ["report.json", "manifest.json", "status.json"] {
+                std::fs::copy(from.join(r).join(f), d.join(f)).unwrap();
+            }
+            side.push(d.display().to_string());
+        }
+        sides.push(side.join(","));
+    }
+    let json = perflab()
+        .args(["compare", &sides[0], &sides[1], "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let verdict = v["verdict"].as_str().expect("verdict").to_string();
+    perflab()
+        .args(["index", "--out"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    let index = std::fs::read_to_string(tmp.path().join("index.html")).unwrap();
+    let cells: Vec<&str> = index.match_indices("class=\"cv cv-").map(|(i, _)| &index[i..]).collect();
+    assert_eq!(cells.len(), 3, "the three clean rows link their verdict");
+    for c in &cells {
+        let text = &c[c.find('>').unwrap() + 1..c.find("</a>").unwrap()];
+        assert!(text.starts_with(&verdict), "index says {text:?}, compare says {verdict}");
+        assert!(text.ends_with('%'), "{text}");
+    }
+    let pages: Vec<_> = std::fs::read_dir(tmp.path().join("compare/2a"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(pages.len(), 1);
+    let page = std::fs::read_to_string(&pages[0]).unwrap();
+    assert!(page.contains("<h2>Every round</h2>"), "no rounds plot");
+    // Two panels (CPU per ok, max sustainable), each with three rounds per side.
+    assert_eq!(page.matches("<circle").count(), 6);
+    assert_eq!(page.matches("<rect").count(), 6);
+}

@@ -147,6 +147,7 @@ pub fn render(c: &RoundsComparison, dirs_a: &[PathBuf], dirs_b: &[PathBuf], file
         rule_line(c).trim_start_matches("rule: ")
     ));
     body.push_str(&block_html(&signals, "signals", &no_marks));
+    body.push_str(&super::compare_plot::rounds_plot(c, unit));
     body.push_str(&rounds_html(c, [&la, &lb]));
     let mut steps = Block::new("Steps of the first rounds, side by side");
     steps.lines = vec![format!("A: {}", c.first.a), format!("B: {}", c.first.b)];

@@ -40,6 +40,8 @@ pub struct IndexRow {
     /// The compare page of this run's rounds against the previous rounds of the experiment,
     /// relative to the out/ root (`index_compare`).
     pub compare_href: Option<String>,
+    /// That comparison's verdict in a few words ("regressed +12 %"), and why (its tooltip).
+    pub compare_verdict: Option<(String, String)>,
 }
 
 /// What building the index did.
@@ -133,6 +135,7 @@ pub fn load_row(run: &RunDir, catalog: Option<&Catalog>) -> (IndexRow, Option<(R
             .and_then(|r| r.refine.as_ref())
             .and_then(|f| f.max_sustainable),
         compare_href: None,
+        compare_verdict: None,
     };
     (row, report.zip(manifest))
 }

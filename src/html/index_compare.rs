@@ -64,6 +64,15 @@ fn side<'a>(batch: &[usize], loaded: &'a [Option<Loaded>], labels: &'a [String])
         .collect()
 }
 
+/// A batch's verdict against the previous batch in a few words: the verdict and, when the CPU
+/// signal has an estimate, B/A - 1 of the CPU per ok request ("regressed +12 %").
+pub fn batch_verdict(c: &compare::RoundsComparison) -> String {
+    match c.cpu.test.as_ref() {
+        Some(t) => format!("{} {:+.0} %", c.verdict.as_str(), (t.ratio - 1.0) * 100.0),
+        None => c.verdict.as_str().to_string(),
+    }
+}
+
 /// Write every batch's page against the previous batch of its experiment and suite, and set
 /// the rows' `compare_href`. Returns the pages written.
 pub fn write_pages(
@@ -96,8 +105,10 @@ pub fn write_pages(
         let page = super::compare_page::render(&c, &dirs(pa), &dirs(pb), &file);
         crate::atomic::write_atomic(&file, page.as_bytes())?;
         written += 1;
+        let verdict = (batch_verdict(&c), c.why.clone());
         for i in pb {
             rows[*i].compare_href = Some(rel.clone());
+            rows[*i].compare_verdict = Some(verdict.clone());
         }
     }
     Ok(written)

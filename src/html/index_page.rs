@@ -167,10 +167,26 @@ fn row_html(r: &IndexRow, suites: &[String]) -> String {
         state_class = esc(&r.state),
         knee = esc(&knee_text(r)),
         maxs = r.max_sustainable.map_or("-".to_string(), |v| v.to_string()),
-        compare = r.compare_href.as_ref().map_or(String::new(), |h| format!(
-            "<a href=\"{}\" title=\"these rounds against the previous rounds\">compare</a>",
-            esc(h)
-        )),
+        compare = compare_cell(r),
+    )
+}
+
+/// The compare cell: the batch's verdict against the previous batch, linking to the page.
+fn compare_cell(r: &IndexRow) -> String {
+    let Some(h) = r.compare_href.as_ref() else {
+        return String::new();
+    };
+    let (text, why) = r
+        .compare_verdict
+        .clone()
+        .unwrap_or_else(|| ("compare".to_string(), String::new()));
+    let class = text.split(' ').next().unwrap_or("");
+    format!(
+        "<a class=\"cv cv-{}\" href=\"{}\" title=\"these rounds against the previous rounds: {}\">{}</a>",
+        esc(class),
+        esc(h),
+        esc(&why),
+        esc(&text)
     )
 }
 
@@ -185,7 +201,8 @@ pub fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
     }
     let mut body = format!(
         "<p class=\"note\">{} runs of {} experiments, built {}. A run's name links to its self-contained report.html; hover a caveat for its full text. \
-         \"compare\" opens these rounds against the previous rounds of the experiment (verdict from the rounds' spread); \
+         \"vs previous\" is the verdict of these rounds against the previous rounds of the experiment and suite \
+         (B/A of the CPU per ok request, Student's t on the logs at 99 %: regressed, improved, same or inconclusive; hover for why, click for the page); \
          any two runs or sets of rounds: <code>perflab compare RUN-A[,RUN-A2...] RUN-B[,...] --html FILE</code>.</p>\n",
         rows.len(),
         by_exp.len(),

@@ -3,6 +3,7 @@
 //! page of two runs or two sets of rounds, and the matrix page of two sides over experiments. Above
 //! `verify` in the pipeline, so the report floor stays below the claims.
 pub mod compare_page;
+mod compare_plot;
 pub mod index;
 pub mod index_compare;
 pub mod index_page;
