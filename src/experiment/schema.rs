@@ -50,8 +50,15 @@ impl Lab {
                 "access_log",
                 "warmup_requests",
                 "burn_us",
+                "code_volumes",
             ],
-            Lab::Node => &["processes", "pool_max", "pg_conn_timeout_ms", "burn_us"],
+            Lab::Node => &[
+                "processes",
+                "pool_max",
+                "pg_conn_timeout_ms",
+                "burn_us",
+                "code_volumes",
+            ],
             Lab::Demo => &["workers", "service_ms"],
         }
     }
@@ -265,6 +272,11 @@ pub struct PhpSettings {
     /// a regression made on purpose, shown in every report header).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub burn_us: u32,
+    /// Serve the app's code and Laravel's files from volumes filled at stack start (true, the
+    /// default), or through the image's storage driver as before (false: fuse-overlayfs costs
+    /// CPU outside the app's cgroup on every file access; kept to measure that cost).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub code_volumes: bool,
 }
 
 fn default_backlog() -> u32 {
@@ -289,6 +301,18 @@ pub struct NodeSettings {
     /// Injected CPU work: µs of CPU burnt per request in the Express handler (0 = none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub burn_us: u32,
+    /// Serve the app's code from a volume filled at stack start (true, the default), or
+    /// through the image's storage driver (false), as `stack.php.code_volumes`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub code_volumes: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(v: &bool) -> bool {
+    *v
 }
 
 fn is_zero(v: &u32) -> bool {

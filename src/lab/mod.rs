@@ -363,6 +363,25 @@ mod tests {
     }
 
     #[test]
+    fn code_volumes_can_be_turned_off_to_measure_the_storage_drivers_cost() {
+        for (lab, key, paths) in [
+            (Lab::Php, "stack.php.code_volumes", 3),
+            (Lab::Node, "stack.node.code_volumes", 1),
+        ] {
+            let exp = crate::stack::defaults::lab_experiment(lab);
+            let vols = |e: &Experiment| -> usize {
+                let c = descriptor(lab).containers(e, &ctx()).unwrap();
+                c.iter().map(|c| c.code_volumes.len()).sum()
+            };
+            assert_eq!(vols(&exp), paths, "{lab}: volumes by default");
+            let (off, _) =
+                crate::experiment::overrides::apply(&exp, &[format!("{key}=false")]).unwrap();
+            assert_eq!(vols(&off), 0, "{lab}: {key}=false serves the image's own files");
+            assert_ne!(off, exp, "a side of `compare` can declare it");
+        }
+    }
+
+    #[test]
     fn quantities_are_read_from_their_own_section() {
         for lab in Lab::ALL {
             let d = descriptor(lab);

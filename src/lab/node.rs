@@ -32,7 +32,9 @@ fn settings(exp: &Experiment) -> Result<&NodeSettings, String> {
 
 fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::NodeApp, 1024);
-    c.code_volumes = vec!["/srv/node"];
+    if n.code_volumes {
+        c.code_volumes = vec!["/srv/node"];
+    }
     c.publish = Some(Publish::Entry(APP_PORT));
     c.cmd = Some(vec!["node".into(), "/srv/node/server.js".into()]);
     c.env = env(&[
@@ -138,6 +140,7 @@ impl LabDescriptor for Node {
                     pool_max: 10,
                     pg_conn_timeout_ms: 3000,
                     burn_us: 0,
+                    code_volumes: true,
                 }),
                 ..Default::default()
             },

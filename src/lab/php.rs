@@ -52,7 +52,9 @@ fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::PhpFpm, 768);
     // The app and Debian's Laravel: every request includes and stats them; and the time zone,
     // which Debian's PHP reads from the system's tzdata on every request.
-    c.code_volumes = vec!["/srv/app", "/usr/share/php", "/usr/share/zoneinfo"];
+    if php.code_volumes {
+        c.code_volumes = vec!["/srv/app", "/usr/share/php", "/usr/share/zoneinfo"];
+    }
     c.env = env(&[
         ("APP_ENV", "production".into()),
         ("APP_DEBUG", "false".into()),
@@ -232,6 +234,7 @@ impl LabDescriptor for Php {
                     access_log: false,
                     warmup_requests: 200,
                     burn_us: 0,
+                    code_volumes: true,
                 }),
                 ..Default::default()
             },
