@@ -98,7 +98,7 @@ pub struct ListArgs {
     /// JSON array on stdout (id, kind, lab, description, finding, members)
     #[arg(long)]
     pub json: bool,
-    /// Markdown table on stdout (the README's catalog table)
+    /// Markdown table on stdout (the catalog table of docs/catalog.md)
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
     /// Only this lab's entries
@@ -185,7 +185,7 @@ fn list_items<'c>(cat: &'c Catalog, only_lab: Option<&str>) -> Vec<ListItem<'c>>
     items
 }
 
-/// The README's catalog table.
+/// The catalog table of docs/catalog.md.
 fn list_markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
     writeln!(
         out,

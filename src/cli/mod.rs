@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod capacity;
 pub mod catalog;
 pub mod compare_exp;
+pub mod docs;
 pub mod lab;
 pub mod run;
 pub mod show;
@@ -67,6 +68,12 @@ pub enum Command {
     /// The host speed probe every run takes before and after its loads, on its own: a fixed
     /// compute and memory workload timed on each CPU (is this host as fast as last time?).
     HostSpeed(tools::HostSpeedArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
+    #[command(hide = true)]
+    Completions(docs::CompletionsArgs),
+    /// Print the man page perflab(1), or write every page into a directory with --dir.
+    #[command(hide = true)]
+    Man(docs::ManArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -129,6 +136,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Calib(a) => tools::calib(a),
         Command::CpuPerRequest(a) => tools::cpu_per_request(a),
         Command::HostSpeed(a) => tools::host_speed(a),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a),
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }

@@ -44,7 +44,7 @@ pub struct RunArgs {
     /// Calibrate on the stack first, then fit the published numbers to this host by the experiment's `fit:` rules (`perflab show EXP --fit`)
     #[arg(long)]
     pub fit: bool,
-    /// Also save k6's own web dashboard as k6/dashboard.html (one per generator); off by default, see the README for its CPU cost
+    /// Also save k6's own web dashboard as k6/dashboard.html (one per generator); off by default (its CPU cost: docs/methodology.md)
     #[arg(long)]
     pub k6_dashboard: bool,
     #[command(flatten)]
@@ -86,7 +86,7 @@ pub fn check_fittable(
         .collect();
     if unfit.len() == resolved.len() {
         return Err(crate::error::InvalidInput(format!(
-            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (README, \"Fitting to the host\")"
+            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (docs/fit.md)"
         ))
         .into());
     }

@@ -115,7 +115,7 @@ pub fn check_bounds(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
 }
 
 /// The largest value of one numeric field (file key and `--set` key), with its unit and what
-/// it is, for the error's fix and the README's table.
+/// it is, for the error's fix and the bounds table of docs/reference/experiment-yaml.md.
 pub struct Limit {
     pub key: &'static str,
     pub max: f64,
@@ -146,7 +146,7 @@ const fn limit(
 pub const MAX_BURN_US: u32 = 1_000_000;
 
 /// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its largest value;
-/// a test keeps it complete, and the README's table is [`markdown`] of it.
+/// a test keeps it complete, and docs/reference/experiment-yaml.md's table is [`markdown`] of it.
 #[rustfmt::skip]
 pub static LIMITS: &[Limit] = &[
     limit("load.steps", MAX_RATE as f64, "rps or VUs", "each step's offered load",
@@ -228,7 +228,7 @@ fn check_limits(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The README's table of [`LIMITS`].
+/// The bounds table of [`LIMITS`] (docs/reference/experiment-yaml.md; tests/docs.rs keeps it current).
 pub fn markdown() -> String {
     let mut out = String::from("| key | at most | unit | what |\n|---|---:|---|---|\n");
     for l in LIMITS {

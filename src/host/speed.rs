@@ -31,7 +31,7 @@ pub const REPS: usize = 5;
 /// whose repetitions on a CPU spread more than this, is called out. On this project's 2-CPU VM
 /// (about 40 readings over an hour) the repetitions spread under 2 % (at most 9.6 %), and
 /// readings ranged 316-395 Mops/s: mostly 340-358, one CPU dipping to 278-295 for a reading,
-/// and once both CPUs at 385-404 (README, "Host speed"). The memory kernel is recorded and
+/// and once both CPUs at 385-404 (docs/methodology.md, "Host speed"). The memory kernel is recorded and
 /// shown but judges nothing: on the same VM its repetitions spread up to 72 % and its readings
 /// ranged 7-16 M loads/s.
 pub const COMPUTE_DRIFT_PCT: f64 = 15.0;

@@ -27,7 +27,7 @@ pub struct K6Invocation {
 }
 
 impl K6Invocation {
-    /// A shell line that reproduces the run with a local k6 (for the manifest and the README).
+    /// A shell line that reproduces the run with a local k6 (for the manifest).
     pub fn shell_line(&self) -> String {
         let env: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         format!("{} k6 {}", env.join(" "), self.args.join(" "))

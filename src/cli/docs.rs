@@ -1,0 +1,118 @@
+//! The CLI's own documentation, generated from the clap command tree so it always matches
+//! this binary: man pages (`perflab man`) and shell completions (`perflab completions SHELL`).
+//! docs/reference/cli.md is generated from the same tree by tests/docs.rs.
+use anyhow::Context;
+use clap::{CommandFactory, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A shell `perflab completions` writes a script for.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Elvish,
+    #[value(name = "powershell")]
+    PowerShell,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  perflab completions bash > /etc/bash_completion.d/perflab
+  perflab completions zsh > \"${fpath[1]}/_perflab\"
+  perflab completions fish > ~/.config/fish/completions/perflab.fish")]
+pub struct CompletionsArgs {
+    /// The shell to complete perflab's subcommands, flags and values in
+    pub shell: Shell,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  perflab man | man -l -
+  sudo perflab man --dir /usr/local/share/man/man1   # perflab(1), perflab-run(1), ...")]
+pub struct ManArgs {
+    /// Write perflab.1 and one page per subcommand (perflab-run.1, ...) into DIR instead of
+    /// printing perflab.1 on stdout
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `perflab completions SHELL`: the completion script on stdout.
+pub fn completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
+    use clap_complete::Shell as S;
+    let shell = match args.shell {
+        Shell::Bash => S::Bash,
+        Shell::Zsh => S::Zsh,
+        Shell::Fish => S::Fish,
+        Shell::Elvish => S::Elvish,
+        Shell::PowerShell => S::PowerShell,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut visible_command(), "perflab", &mut buf);
+    write_stdout(&buf)
+}
+
+/// perflab's command tree without its hidden subcommands (the debug lock holder, the remote
+/// sampler, these generators): clap_complete would offer them after `perflab <TAB>`.
+fn visible_command() -> clap::Command {
+    let cmd = super::Cli::command();
+    let subs: Vec<clap::Command> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect();
+    let mut top = clap::Command::new("perflab")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(cmd.get_arguments().cloned())
+        .subcommands(subs)
+        .subcommand_required(true);
+    if let Some(about) = cmd.get_about() {
+        top = top.about(about.clone());
+    }
+    top
+}
+
+/// `perflab man [--dir DIR]`: perflab(1) on stdout, or every page written into DIR.
+pub fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
+    let pages = man_pages()?;
+    let Some(dir) = args.dir else {
+        return write_stdout(&pages[0].1);
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, page) in &pages {
+        let path = dir.join(name);
+        crate::atomic::write_atomic(&path, page)
+            .with_context(|| format!("writing {}", path.display()))?;
+        crate::atomic::note_created(&path);
+    }
+    crate::say!("{} man pages written to {}", pages.len(), dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every man page as (file name, roff): perflab.1 first, then one per visible subcommand
+/// (`perflab-run.1`, named as `clap_mangen::generate_to` names them).
+pub fn man_pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut cmd = super::Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut pages = vec![render(cmd.clone())?];
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        pages.push(render(sub.clone())?);
+    }
+    Ok(pages)
+}
+
+fn render(cmd: clap::Command) -> anyhow::Result<(String, Vec<u8>)> {
+    let man = clap_mangen::Man::new(cmd).source(concat!("perflab ", env!("CARGO_PKG_VERSION")));
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    Ok((man.get_filename(), page))
+}
+
+/// Through the program's stdout, which drops what a gone reader (`perflab man | head`) cannot take.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<ExitCode> {
+    let mut out = crate::output::stdout();
+    let _ = out.write_all(bytes).and_then(|_| out.flush());
+    Ok(ExitCode::SUCCESS)
+}
