@@ -232,6 +232,7 @@ impl LabDescriptor for Php {
                     access_log: false,
                     warmup_requests: 200,
                     burn_us: 0,
+                    oversubscribe_reason: None,
                 }),
                 ..Default::default()
             },

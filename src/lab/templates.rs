@@ -88,6 +88,7 @@ mod tests {
             access_log,
             warmup_requests: 0,
             burn_us: 0,
+            oversubscribe_reason: None,
         }
     }
 
