@@ -331,3 +331,69 @@ fn a_waiter_leaves_the_queue_when_it_gets_the_lock() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// First come, first served: a waiter that queued earlier goes first, even when the lock is
+/// free; one stopped with ^Z (SIGSTOP) does not hold the queue up.
+#[test]
+fn an_earlier_waiter_goes_first_unless_it_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("perflab.lock");
+    // An earlier waiter: a live process with its queue entry, 10 s old.
+    let mut early = Command::new("sleep").arg("30").spawn().unwrap();
+    let entry = perflab::lock::queue::Waiter {
+        pid: early.id(),
+        start: perflab::owner::proc_state(early.id()).unwrap().start,
+        boot: String::new(),
+        host: perflab::owner::this_host(),
+        user: "alice".into(),
+        experiment: "exp-early".into(),
+        since: chrono::Utc::now() - chrono::Duration::seconds(10),
+        expected_s: Some(60),
+    };
+    let queue = perflab::lock::queue::queue_dir(&lock);
+    std::fs::create_dir_all(&queue).unwrap();
+    let file = queue.join(format!("{}.json", early.id()));
+    std::fs::write(&file, serde_json::to_vec(&entry).unwrap()).unwrap();
+    // A later one does not take the free lock while the earlier one waits.
+    let mut late = hold(&lock, "exp-late", 0.0, &["--expected-s", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let s = status_until(&lock, |s| {
+        s["lock"]["waiters"].as_array().unwrap().len() == 2
+    });
+    let w = &s["lock"]["waiters"];
+    assert_eq!(
+        (w[0]["experiment"].as_str(), w[1]["experiment"].as_str()),
+        (Some("exp-early"), Some("exp-late"))
+    );
+    assert_eq!(time(&w[1]["expected_start"]), time(&w[0]["expected_end"]));
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        late.try_wait().unwrap().is_none(),
+        "the later waiter took the lock first"
+    );
+    assert_eq!(
+        s["lock"]["holder"],
+        serde_json::Value::Null,
+        "the lock is free"
+    );
+    // Stopped, the earlier waiter no longer holds the queue up.
+    unsafe { libc::kill(early.id() as i32, libc::SIGSTOP) };
+    let t0 = Instant::now();
+    while late.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let done = late.try_wait().unwrap();
+    kill(&mut early);
+    if done.is_none() {
+        kill(&mut late);
+        panic!("a stopped earlier waiter held the queue up");
+    }
+    let mut line = String::new();
+    BufReader::new(late.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("locked pid"), "{line}");
+}

@@ -1,5 +1,5 @@
 //! `perflab status`: who holds the host lock (user, experiment, since, expected end), who waits
-//! for it (user, experiment, expected end, in arrival order) and the lab stacks on the engine
+//! for it (user, experiment, expected end, first come first served) and the lab stacks on the engine
 //! with their owners (kept by `perflab up` or `smoke --keep`, measuring, or left by a gone
 //! owner); `--json` for scripts. The lock part needs no Docker: an engine that cannot be
 //! reached is said, not an error.
@@ -142,12 +142,17 @@ fn render_lock(out: &mut String, q: &QueueStatus, now: DateTime<Utc>) {
         return;
     }
     out.push_str(&format!(
-        "  {} waiting (in arrival order; the lock is not first come, first served):\n",
+        "  {} waiting, first come first served:\n",
         q.waiters.len()
     ));
     for (i, w) in q.waiters.iter().enumerate() {
+        let holds = w
+            .waiter
+            .expected_s
+            .map(|s| format!(", holds it about {}", duration(s as f64)))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "  {:>3}. {} (pid {}): {}, waiting since {}, expected end {}\n",
+            "  {:>3}. {} (pid {}): {}, waiting since {}{holds}, expected end {}\n",
             i + 1,
             w.waiter.user,
             w.waiter.pid,

@@ -283,7 +283,20 @@ pub fn acquire_until(
                 path: path.to_path_buf(),
             });
         }
-        match file.try_lock_exclusive() {
+        // First come, first served among the waiters that queue: not even a free lock is
+        // taken while an earlier waiter is in the queue. A waiter that could not queue (the
+        // directory unusable) keeps no order, as before.
+        let ahead = match (wait, &queued) {
+            (Wait::NoWait, _) | (_, Some(None)) => 0,
+            (Wait::Block, None) => queue::waiting(path),
+            (Wait::Block, Some(Some(me))) => me.ahead(path),
+        };
+        let attempt = if ahead > 0 {
+            Err(std::io::Error::from_raw_os_error(libc::EWOULDBLOCK))
+        } else {
+            file.try_lock_exclusive()
+        };
+        match attempt {
             Ok(()) => break,
             Err(e)
                 if e.kind() == std::io::ErrorKind::WouldBlock

@@ -2,8 +2,11 @@
 //! experiment, since when, the seconds it expects to hold the lock) as one small file in a
 //! directory next to the lock (`<lock>.waiting/`), written atomically, and removes it once it
 //! holds the lock or gives up. A waiter whose process is gone (killed) is ignored and its file
-//! swept. [`status`] reads the live holder and the live waiters and estimates when each will be
-//! done, in arrival order (the lock is not first-come first-served: the order is an estimate).
+//! swept. Waiting is first come, first served among the processes that queue: a waiter does not
+//! take the lock, even free, while an earlier live waiter is in the queue (a stopped one, ^Z,
+//! does not hold the others up); a perflab that does not queue (an older one) can still come
+//! first. [`status`] reads the live holder and the live waiters and estimates when each will be
+//! done, in arrival order.
 use super::{HolderInfo, Purpose};
 use crate::owner::{Liveness, Owner};
 use chrono::{DateTime, Utc};
@@ -66,6 +69,30 @@ pub fn queue_dir(lock: &Path) -> PathBuf {
 #[derive(Debug)]
 pub struct Registration {
     path: PathBuf,
+    since: DateTime<Utc>,
+    pid: u32,
+}
+
+impl Registration {
+    /// How many live, running waiters of `lock` came before this one.
+    pub fn ahead(&self, lock: &Path) -> usize {
+        waiters(lock)
+            .iter()
+            .filter(|w| (w.since, w.pid) < (self.since, self.pid) && !stopped(w))
+            .count()
+    }
+}
+
+/// Whether a waiter of this host is stopped (`^Z`, SIGSTOP): it cannot take the lock, so it
+/// does not hold the waiters behind it up.
+fn stopped(w: &Waiter) -> bool {
+    w.host == crate::owner::this_host()
+        && crate::owner::proc_state(w.pid).is_some_and(|p| matches!(p.state, 'T' | 't'))
+}
+
+/// How many live, running waiters a process that has not queued yet would be behind.
+pub fn waiting(lock: &Path) -> usize {
+    waiters(lock).iter().filter(|w| !stopped(w)).count()
 }
 
 impl Drop for Registration {
@@ -92,7 +119,11 @@ pub fn register(lock: &Path, purpose: &Purpose) -> Option<Registration> {
     let path = dir.join(format!("{}.json", me.pid));
     let bytes = serde_json::to_vec(&entry).ok()?;
     crate::atomic::write_atomic(&path, &bytes).ok()?;
-    Some(Registration { path })
+    Some(Registration {
+        path,
+        since: entry.since,
+        pid: entry.pid,
+    })
 }
 
 /// The queue directory of `lock` when it is a real directory (never a link). With `create`, it
