@@ -7,6 +7,7 @@ use crate::error::InvalidInput;
 use crate::experiment::{Experiment, Lab};
 use crate::images::{self, ImageSet, Suite, build_progress};
 use crate::lock::{HostLock, Wait};
+use crate::run::outline::duration;
 use crate::session::signals::Interrupt;
 use crate::session::sweep::{self, Asker};
 use crate::stack::{self, LabStack, Pinning, StartOptions, defaults};
@@ -68,6 +69,18 @@ fn build_suite(args: &BuildArgs, suite: Suite) -> Result<std::result::Result<Ima
     runtime()?.block_on(async {
         let interrupt = Interrupt::install_with("stopping the build, removing its containers")?;
         let docker = Docker::connect().await?;
+        if !args.quiet
+            && let Ok(missing) = images::missing(&docker, suite).await
+            && let Some(p) = crate::run::outline::images_estimate(suite.as_str(), missing.len())
+        {
+            crate::say!(
+                "{}: {}, about {} ({})",
+                p.what,
+                p.detail,
+                duration(p.seconds),
+                p.source
+            );
+        }
         let t0 = std::time::Instant::now();
         let mut progress = build_progress(args.quiet);
         let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await

@@ -86,7 +86,7 @@ pub fn check_fittable(
         .collect();
     if unfit.len() == resolved.len() {
         return Err(crate::error::InvalidInput(format!(
-            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (README, \"Fitting to the host\")"
+            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (`perflab show exp1 --fit` shows one)"
         ))
         .into());
     }

@@ -177,7 +177,7 @@ pub async fn tell_outline(req: &RunRequest) -> outline::Outline {
         Ok(d) => images::missing(&d, req.suite).await.ok(),
         Err(_) => None,
     };
-    let images = missing.map(|m| (req.suite.as_str(), m.len(), crate::lab::Role::IMAGES.len()));
+    let images = missing.map(|m| (req.suite.as_str(), m.len()));
     let now = chrono::Utc::now();
     let queue = crate::lock::queue::status(&crate::lock::lock_path(), now);
     let profile = outline::Profile {
@@ -185,8 +185,18 @@ pub async fn tell_outline(req: &RunRequest) -> outline::Outline {
         quick: req.resolved.iter().any(|r| r.plan.quick.is_some()),
         fit: req.fit,
         refine: req.refine.is_some(),
+        align: req.align,
     };
-    let o = outline::outline(&req.resolved, profile, &req.out_root, images, &queue, now);
+    let notes = outline::host_notes(&req.layout.caveats, &req.resolved, req.fit);
+    let o = outline::outline(
+        &req.resolved,
+        profile,
+        &req.out_root,
+        images,
+        &queue,
+        now,
+        notes,
+    );
     if !req.quiet {
         crate::say!("{}", o.render(&req.target).trim_end());
     }

@@ -18,9 +18,11 @@ use crate::plan::Resolved;
 /// 436 bookworm, measured while other builds ran).
 pub const DEFAULT_SUITE_BUILD_S: f64 = 558.0;
 /// Time around one round's load when no run of it is recorded: stack start (3-4 s), warm-up
-/// requests, the wait for the next minute boundary (30 s on average, up to 60), the
-/// generators' start and collection, teardown, report.
-pub const DEFAULT_AROUND_S: f64 = 60.0;
+/// requests, the generators' start and collection, teardown (quick --no-align rounds of 2a
+/// took 6-15 s here; the PHP lab's warm-up is longer).
+pub const DEFAULT_AROUND_S: f64 = 30.0;
+/// The wait for the next minute boundary of an aligned run: 30 s on average (0 to 60).
+pub const ALIGN_WAIT_S: f64 = 30.0;
 /// Extra time of `--fit` (three working-point readings and a peak probe on the same stack)
 /// or `--refine` (its probes) when no such run is recorded.
 pub const DEFAULT_EXTRA_S: f64 = 180.0;
@@ -34,6 +36,8 @@ pub enum Source {
     Recorded(String),
     /// Not recorded here: a stated default.
     Default(String),
+    /// Not known: counted as nothing (why).
+    Unknown(String),
 }
 
 impl std::fmt::Display for Source {
@@ -41,7 +45,8 @@ impl std::fmt::Display for Source {
         match self {
             Source::Queue => f.write_str("the holder's and queue's plans: perflab status"),
             Source::Recorded(s) => write!(f, "recorded here: {s}"),
-            Source::Default(s) => write!(f, "default, nothing recorded here: {s}"),
+            Source::Default(s) => write!(f, "default, nothing recorded here yet: {s}"),
+            Source::Unknown(s) => write!(f, "unknown, counted as 0: {s}"),
         }
     }
 }
@@ -61,6 +66,8 @@ pub struct Outline {
     pub parts: Vec<Part>,
     /// The seconds the rounds hold the host lock (what the queue is told).
     pub rounds_s: f64,
+    /// How this host differs from the article's and what that means for the result.
+    pub notes: Vec<String>,
 }
 
 /// How the rounds run (the flags that change their length).
@@ -70,6 +77,8 @@ pub struct Profile {
     pub quick: bool,
     pub fit: bool,
     pub refine: bool,
+    /// The first step waits for a minute boundary.
+    pub align: bool,
 }
 
 impl Outline {
@@ -78,20 +87,26 @@ impl Outline {
         self.parts.iter().map(|p| p.seconds).sum()
     }
 
-    /// The text said up front (one line per part).
+    /// The text said up front (one line per part, the source of its number below it).
     pub fn render(&self, target: &str) -> String {
         let mut s = format!(
             "perflab run {target}: about {} on this host\n",
             duration(self.total_s())
         );
+        let what = self.parts.iter().map(|p| p.what.len()).max().unwrap_or(0);
         for p in &self.parts {
             s.push_str(&format!(
-                "  {:<16} {:<44} {:>10}  ({})\n",
+                "  {:<what$}  {:>10}  {}\n  {:<what$}  {:>10}  ({})\n",
                 p.what,
+                duration(p.seconds),
                 p.detail,
-                format!("{}", duration(p.seconds)),
+                "",
+                "",
                 p.source
             ));
+        }
+        for n in &self.notes {
+            s.push_str(&format!("  note: {n}\n"));
         }
         s
     }
@@ -148,6 +163,12 @@ pub fn images_part(
     })
 }
 
+/// [`images_part`] for `missing` of the suite's images, with this checkout's recorded timings.
+pub fn images_estimate(suite: &str, missing: usize) -> Option<Part> {
+    let recorded = timings::read(&timings::path(&crate::images::recipe::repo_root()));
+    images_part(suite, missing, crate::lab::Role::IMAGES.len(), &recorded)
+}
+
 /// The share of a suite's images a recorded build made (`2 of 6 images` -> 1/3).
 fn recorded_share(note: &str) -> Option<f64> {
     let mut w = note.split_whitespace();
@@ -171,7 +192,11 @@ pub fn lock_part(q: &QueueStatus, now: DateTime<Utc>) -> Part {
         None => format!("free, {} waiting before you", q.waiters.len()),
         Some(h) => format!(
             "held by {} ({}){}",
-            if h.user.is_empty() { "pid" } else { &h.user },
+            if h.user.is_empty() {
+                format!("pid {}", h.pid)
+            } else {
+                h.user.clone()
+            },
             h.experiment,
             match q.waiters.len() {
                 0 => String::new(),
@@ -180,9 +205,9 @@ pub fn lock_part(q: &QueueStatus, now: DateTime<Utc>) -> Part {
         ),
     };
     let source = match (&q.holder, last_end) {
-        (Some(_), None) => Source::Default(
-            "its end is unknown (a tool or an older perflab holds it): counted as 0".into(),
-        ),
+        (Some(_), None) => {
+            Source::Unknown("a tool or an older perflab holds the lock, without a plan".into())
+        }
         _ => Source::Queue,
     };
     Part {
@@ -193,26 +218,36 @@ pub fn lock_part(q: &QueueStatus, now: DateTime<Utc>) -> Part {
     }
 }
 
-/// One experiment's rounds: the plan's load time and the time around it.
+/// One experiment's rounds: the plan's load time and the time around it (the alignment's
+/// wait counted apart: its average, whatever a recorded run waited).
 pub fn rounds_part(out_root: &Path, r: &Resolved, p: Profile) -> Part {
     let load_s = f64::from(r.plan.total_s);
+    let align = if p.align { ALIGN_WAIT_S } else { 0.0 };
+    let aligned = if p.align {
+        format!(" + {ALIGN_WAIT_S:.0} s on average for the minute boundary")
+    } else {
+        String::new()
+    };
     let (around, source) = match recorded_around(out_root, &r.experiment.id, p) {
-        Some((s, run)) => (s, Source::Recorded(format!("around the load in {run}"))),
+        Some((s, run)) => (
+            s + align,
+            Source::Recorded(format!("around the load in {run}{aligned}")),
+        ),
         None => {
             let extra = if p.fit || p.refine {
                 DEFAULT_EXTRA_S
             } else {
                 0.0
             };
+            let extra_says = if extra > 0.0 {
+                format!(" + {extra:.0} s of --fit/--refine loads")
+            } else {
+                String::new()
+            };
             (
-                DEFAULT_AROUND_S + extra,
+                DEFAULT_AROUND_S + extra + align,
                 Source::Default(format!(
-                    "{DEFAULT_AROUND_S:.0} s around each load (stack start, warm-up, minute alignment, teardown){}",
-                    if extra > 0.0 {
-                        format!(" + {extra:.0} s of --fit/--refine loads")
-                    } else {
-                        String::new()
-                    }
+                    "{DEFAULT_AROUND_S:.0} s around each load (stack start, warm-up, teardown){extra_says}{aligned}"
                 )),
             )
         }
@@ -231,8 +266,10 @@ pub fn rounds_part(out_root: &Path, r: &Resolved, p: Profile) -> Part {
 }
 
 /// The seconds around the load in the newest complete run of `id` with this profile under
-/// `out_root` (its phases but the lock's, less its plan's load), and that run's name.
-fn recorded_around(out_root: &Path, id: &str, p: Profile) -> Option<(f64, String)> {
+/// `out_root` (its phases but the lock, the measured load and the wait for the minute
+/// boundary; a fit's or refine's loads count as around), and that run's name.
+pub fn recorded_around(out_root: &Path, id: &str, p: Profile) -> Option<(f64, String)> {
+    use crate::rundir::phase::Phase;
     let runs = crate::rundir::list_runs(out_root, Some(id));
     runs.iter().rev().take(50).find_map(|run| {
         if run.status().ok()?.state != crate::rundir::RunState::Complete {
@@ -242,35 +279,56 @@ fn recorded_around(out_root: &Path, id: &str, p: Profile) -> Option<(f64, String
         let same = m.plan.quick.is_some() == p.quick
             && m.measurements.fit.is_some() == p.fit
             && m.measurements.refine.is_some() == p.refine;
-        let wall: f64 = m
-            .measurements
-            .phases
+        let measured = |ph: &crate::rundir::phase::PhaseRecord| {
+            ph.phase == Phase::Measure && ph.load.as_deref().is_none_or(|l| l == "measured")
+        };
+        let phases = &m.measurements.phases;
+        let around: f64 = phases
             .iter()
-            .filter(|ph| ph.phase != crate::rundir::phase::Phase::Lock)
+            .filter(|ph| ph.phase != Phase::Lock && !measured(ph))
             .map(|ph| ph.seconds)
             .sum();
-        (same && wall > 0.0).then(|| {
-            (
-                (wall - f64::from(m.plan.total_s)).max(0.0),
-                format!("{}/{}", id, run.name()),
-            )
-        })
+        let waited = m
+            .measurements
+            .alignment
+            .as_ref()
+            .map_or(0.0, |a| a.wait_ms.max(0) as f64 / 1000.0);
+        (same && !phases.is_empty())
+            .then(|| ((around - waited).max(0.0), format!("{}/{}", id, run.name())))
     })
 }
 
-/// The outline of a run of `resolved` with `profile`, the suite's `missing` images of
-/// `total` (`None`: the engine could not say), and the lock's queue now.
+/// What the published numbers mean on this host: the CPU layout's differences from the
+/// article's, and what `--fit` would do about them (when the run is not fitted and an
+/// experiment can be).
+pub fn host_notes(caveats: &[String], resolved: &[Resolved], fit: bool) -> Vec<String> {
+    let mut notes = caveats.to_vec();
+    let fittable = resolved.iter().any(|r| r.experiment.fit.is_some());
+    if !notes.is_empty() && !fit && fittable {
+        notes.push(
+            "the steps are the article's, for its host: the knee lands where this host breaks, \
+             maybe at the first step or past the last; `--fit` scales the steps to this host's \
+             measured ceiling first (docs/first-run.md)"
+                .into(),
+        );
+    }
+    notes
+}
+
+/// The outline of a run of `resolved` with `profile`, the number of the suite's images
+/// missing (`None`: the engine could not say), the lock's queue now, and the notes on this
+/// host ([`host_notes`]).
 pub fn outline(
     resolved: &[Resolved],
     profile: Profile,
     out_root: &Path,
-    images: Option<(&str, usize, usize)>,
+    images: Option<(&str, usize)>,
     queue: &QueueStatus,
     now: DateTime<Utc>,
+    notes: Vec<String>,
 ) -> Outline {
-    let recorded = timings::read(&timings::path(&crate::images::recipe::repo_root()));
     let mut parts: Vec<Part> = images
-        .and_then(|(suite, missing, total)| images_part(suite, missing, total, &recorded))
+        .and_then(|(suite, missing)| images_estimate(suite, missing))
         .into_iter()
         .collect();
     parts.push(lock_part(queue, now));
@@ -280,12 +338,53 @@ pub fn outline(
         .collect();
     let rounds_s = rounds.iter().map(|p| p.seconds).sum();
     parts.extend(rounds);
-    Outline { parts, rounds_s }
+    Outline {
+        parts,
+        rounds_s,
+        notes,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_around_a_load_is_read_from_the_newest_run_of_the_profile() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compare/2a-shared");
+        let quick = Profile {
+            rounds: 1,
+            quick: true,
+            ..Default::default()
+        };
+        // the newest: its phases but the lock's and the measured load's (--no-align: no wait)
+        let (s, run) = recorded_around(&root, "2a", quick).unwrap();
+        assert!((s - 7.536).abs() < 0.01, "{s}");
+        assert_eq!(run, "2a/20261201T162205Z-r1");
+        // no full-length run of 2a, and no fitted one, recorded there
+        assert_eq!(
+            recorded_around(
+                &root,
+                "2a",
+                Profile {
+                    quick: false,
+                    ..quick
+                }
+            ),
+            None
+        );
+        assert_eq!(
+            recorded_around(&root, "2a", Profile { fit: true, ..quick }),
+            None
+        );
+    }
+
+    #[test]
+    fn the_notes_name_fit_only_for_a_published_run_on_another_host() {
+        let caveat = vec!["2 online CPUs".to_string()];
+        assert_eq!(host_notes(&caveat, &[], false), caveat);
+        assert!(host_notes(&[], &[], false).is_empty());
+    }
 
     #[test]
     fn durations_read_as_words() {
