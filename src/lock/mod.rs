@@ -110,7 +110,7 @@ pub enum LockError {
     )]
     Busy {
         path: PathBuf,
-        holder: Option<HolderInfo>,
+        holder: Option<Box<HolderInfo>>,
     },
     #[error("cannot open the lock file {}: {source}; set {LOCK_ENV}=<writable path> to use another one", .path.display())]
     Open {
@@ -306,7 +306,7 @@ pub fn acquire_until(
                 if wait == Wait::NoWait {
                     return Err(LockError::Busy {
                         path: path.to_path_buf(),
-                        holder,
+                        holder: holder.map(Box::new),
                     });
                 }
                 queued.get_or_insert_with(|| queue::register(path, &purpose));

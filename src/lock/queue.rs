@@ -171,7 +171,7 @@ pub fn waiters(lock: &Path) -> Vec<Waiter> {
             let _ = std::fs::remove_file(e.path());
         }
     }
-    out.sort_by(|a, b| (a.since, a.pid).cmp(&(b.since, b.pid)));
+    out.sort_by_key(|w| (w.since, w.pid));
     out
 }
 

@@ -306,9 +306,9 @@ pub fn host_notes(caveats: &[String], resolved: &[Resolved], fit: bool) -> Vec<S
     let fittable = resolved.iter().any(|r| r.experiment.fit.is_some());
     if !notes.is_empty() && !fit && fittable {
         notes.push(
-            "the steps are the article's, for its host: the knee lands where this host breaks, \
-             maybe at the first step or past the last; `--fit` scales the steps to this host's \
-             measured ceiling first (docs/first-run.md)"
+            "the published steps were set for another host: the knee lands where this host \
+             breaks, maybe at the first step or past the last; `--fit` scales the steps to this \
+             host's measured ceiling first (docs/first-run.md)"
                 .into(),
         );
     }
