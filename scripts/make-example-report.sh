@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate docs/example/report.html, the example the README's quick start links, from the
-# recorded exp1 run in tests/fixtures/example (`perflab report DIR --html` on a copy of it).
+# recorded exp1 run in tests/fixtures/example (`perflab report DIR --html-only` on a copy of it).
 # tests/report_example.rs checks that the committed page is what this produces, so re-run it
 # after a change to report.html's rendering (or to exp1's claims) and commit the result.
 set -euo pipefail
@@ -12,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 dst="$tmp/$(basename "$(dirname "$src")")/$(basename "$src")"
 mkdir -p "$dst"
 cp "$src"/*.json "$dst"/
-./target/debug/perflab report "$dst" --html >/dev/null
+./target/debug/perflab report "$dst" --html-only >/dev/null
 mkdir -p docs/example
 cp "$dst/report.html" docs/example/report.html
 echo "docs/example/report.html regenerated from $src"

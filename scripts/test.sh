@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The project's test command (README.md): installs what the tests need on a fresh Debian
+# The project's test command (README.md): installs what a run and the tests need on a fresh Debian
 # machine with Docker, builds the lab images when missing (`perflab build`), runs cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/prereqs.sh
+bash scripts/test-prereqs.sh
 
 cargo build --locked --bins
 # Content-addressed: a no-op in a few seconds when every image of the suite exists.

@@ -55,6 +55,61 @@ fn plain_bytes(buf: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
+/// The width text on stdout should fit: `$COLUMNS` when it is a number (20-1000), else the
+/// terminal's when stdout is one, else 100 (a pipe, a file).
+pub fn width() -> usize {
+    let tty = || {
+        // SAFETY: TIOCGWINSZ fills the winsize we pass; stdout's descriptor is valid or the
+        // call fails.
+        let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+        (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+    };
+    width_from(std::env::var("COLUMNS").ok().as_deref(), tty)
+}
+
+/// [`width`] with `$COLUMNS` and the terminal's width given (pure, for tests).
+pub fn width_from(columns: Option<&str>, tty: impl Fn() -> Option<usize>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| (20..=1000).contains(c))
+        .or_else(tty)
+        .unwrap_or(100)
+}
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word is cut).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word: Vec<char> = word.chars().collect();
+        loop {
+            let used = line.chars().count();
+            let need = word.len() + usize::from(used > 0);
+            if used + need <= width {
+                if used > 0 {
+                    line.push(' ');
+                }
+                line.extend(word.iter());
+                break;
+            }
+            if used > 0 {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            // a word wider than a whole line: cut it
+            let rest = word.split_off(width);
+            lines.push(word.into_iter().collect());
+            word = rest;
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// Write a line to stderr as [`plain`] text; a closed stderr drops it (`say!`).
 pub fn say_line(line: &str) {
     let _ = writeln!(io::stderr(), "{}", plain(line));
@@ -108,6 +163,21 @@ impl Write for QuietStdout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn width_is_columns_else_the_terminal_else_100() {
+        assert_eq!(width_from(Some("80"), || Some(200)), 80);
+        assert_eq!(width_from(Some("junk"), || Some(120)), 120);
+        assert_eq!(width_from(Some("5"), || None), 100);
+        assert_eq!(width_from(None, || None), 100);
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_long_words() {
+        assert_eq!(wrap("a bb ccc dddd", 6), ["a bb", "ccc", "dddd"]);
+        assert_eq!(wrap("abcdefgh", 3), ["abc", "def", "gh"]);
+        assert_eq!(wrap("", 5), [""]);
+    }
 
     #[test]
     fn controls_are_shown_not_obeyed() {

@@ -33,6 +33,95 @@ fn every_file_parses_and_validates() {
     }
 }
 
+/// The stock catalog validates with no warning at all: where it keeps a value a check would
+/// warn about (the article's VU caps, exp2-pgconn's workers beyond PostgreSQL's connections),
+/// the file says why in the field the validator accepts (`load.vu_cap_reason`,
+/// `stack.php.oversubscribe_reason`), and a reason the values no longer need is itself warned
+/// about.
+#[test]
+fn the_stock_catalog_has_no_warnings() {
+    let c = catalog();
+    let warnings: Vec<String> = c.warnings().iter().map(|w| w.to_string()).collect();
+    assert!(warnings.is_empty(), "{}", warnings.join("\n"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .arg("validate")
+        .env_remove("PERFLAB_CATALOG")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with(", 0 warning(s)\n"));
+    // every reason is the explicit acceptance of a check that would otherwise speak
+    let pgconn = exp(&c, "exp2-pgconn");
+    let php = pgconn.stack.php.as_ref().unwrap();
+    assert!(php.max_children > pgconn.stack.postgres.max_connections);
+    assert!(php.oversubscribe_reason.is_some());
+    for f in c.files.values() {
+        if let CatalogEntry::Experiment(e) = &f.entry
+            && e.load.vu_cap_reason.is_some()
+        {
+            let mut without = e.clone();
+            without.load.vu_cap_reason = None;
+            let d = perflab::experiment::validate::check_experiment(&f.path, &without);
+            assert!(
+                d.iter().any(|d| d.field == "load.max_vus"),
+                "{}: vu_cap_reason accepts nothing",
+                e.id
+            );
+        }
+    }
+}
+
+/// The fields and severities `check_experiment` gives `e`.
+fn diagnosed(e: &Experiment) -> Vec<(String, bool)> {
+    perflab::experiment::validate::check_experiment(Path::new("x.yaml"), e)
+        .iter()
+        .map(|d| (d.field.clone(), d.is_error()))
+        .collect()
+}
+
+#[test]
+fn a_reason_accepts_its_check_and_a_stale_one_is_warned_about() {
+    let c = catalog();
+    let mut e = exp(&c, "exp1").clone();
+    let reason = e.load.vu_cap_reason.take();
+    // 600 VUs < 300 rps x 10 s: a warning without the reason, nothing with it
+    assert_eq!(diagnosed(&e), [("load.max_vus".to_string(), false)]);
+    e.load.vu_cap_reason = reason.clone();
+    assert_eq!(diagnosed(&e), []);
+    // below Little's law at the SLO: an error without the reason, accepted with it
+    e.load.max_vus = 50;
+    e.load.pre_vus = 50;
+    assert_eq!(diagnosed(&e), []);
+    e.load.vu_cap_reason = None;
+    assert_eq!(diagnosed(&e), [("load.max_vus".to_string(), true)]);
+    // a cap that covers both needs makes the reason stale
+    e.load.max_vus = 3000;
+    e.load.vu_cap_reason = reason;
+    assert_eq!(diagnosed(&e), [("load.vu_cap_reason".to_string(), false)]);
+    // more persistent workers than connections
+    let mut p = exp(&c, "exp2-pgconn").clone();
+    p.load.max_vus = 1500;
+    p.load.vu_cap_reason = None;
+    assert_eq!(diagnosed(&p), []);
+    let why = p.stack.php.as_mut().unwrap().oversubscribe_reason.take();
+    assert_eq!(
+        diagnosed(&p),
+        [("stack.php.max_children".to_string(), false)]
+    );
+    let php = p.stack.php.as_mut().unwrap();
+    php.oversubscribe_reason = why;
+    php.max_children = 20;
+    assert_eq!(
+        diagnosed(&p),
+        [("stack.php.oversubscribe_reason".to_string(), false)]
+    );
+}
+
 #[test]
 fn covers_the_spec_entries() {
     let c = catalog();

@@ -351,7 +351,7 @@ fn a_bad_out_dir_is_bad_input_before_anything_starts() {
 #[test]
 fn host_speed_reads_the_given_cpus_and_refuses_bad_input() {
     let out = perflab()
-        .args(["host-speed", "--cpus", "0", "--repeat", "2", "--json"])
+        .args(["host-speed", "--cpus", "0", "--repeats", "2", "--json"])
         .assert()
         .success()
         .get_output()
@@ -372,9 +372,105 @@ fn host_speed_reads_the_given_cpus_and_refuses_bad_input() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--cpus x"));
+    // the old spelling is a hidden alias; the message names the flag by its one name
     perflab()
         .args(["host-speed", "--repeat", "0"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--repeat 0"));
+        .stderr(predicate::str::contains("--repeats 0"));
+}
+
+/// `perflab CMD ARGS` exits 2, its stderr names `first` and not `later` (a problem behind it).
+fn first_problem(args: &[&str], first: &str, later: &str) {
+    let out = perflab().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains(first),
+        "{args:?} should name {first:?} first: {err}"
+    );
+    assert!(!err.contains(later), "{args:?} named {later:?}: {err}");
+}
+
+/// With two things wrong, every command names the one a user fixes first: the file, run or
+/// experiment before a flag's value.
+#[test]
+fn errors_name_the_first_real_problem() {
+    // analyze: the missing file before the missing --slo-ms, or a bad --error-budget
+    first_problem(
+        &["analyze", "missing.csv"],
+        "missing.csv: no such file",
+        "--slo-ms",
+    );
+    first_problem(
+        &["analyze", "missing.csv", "--error-budget", "7"],
+        "missing.csv: no such file",
+        "--error-budget",
+    );
+    first_problem(
+        &[
+            "analyze",
+            "tests/fixtures/k6/stepped-abort.csv.gz",
+            "--summary",
+            "nope.json",
+        ],
+        "--summary nope.json: no such file",
+        "--slo-ms",
+    );
+    // run: the unknown experiment before --rounds 0 or a bad --generators
+    first_problem(&["run", "nosuch", "--rounds", "0"], "nosuch", "--rounds");
+    first_problem(
+        &["run", "nosuch", "--generators", "0"],
+        "nosuch",
+        "--generators",
+    );
+    // compare: the missing run before the settings
+    first_problem(
+        &["compare", "nope-a", "nope-b", "--confidence", "5"],
+        "nope-a",
+        "--confidence",
+    );
+    first_problem(
+        &[
+            "compare",
+            "nosuch",
+            "--a",
+            "suite=forky",
+            "--confidence",
+            "5",
+        ],
+        "nosuch",
+        "--confidence",
+    );
+    // capacity: the experiment without runs before --rounds
+    first_problem(
+        &[
+            "capacity",
+            "nosuch",
+            "--rounds",
+            "1",
+            "--out",
+            "tests/fixtures/verify",
+        ],
+        "no runs of `nosuch`",
+        "capacity needs at least 3 rounds",
+    );
+}
+
+/// `--html` takes a FILE (compare); `report`'s re-render of report.html alone is
+/// `--html-only`, and the old `report --html` spellings get a clear error naming it.
+#[test]
+fn report_html_is_html_only_and_the_old_spelling_says_so() {
+    for args in [
+        &["report", "--html", "out/exp1/latest"][..],
+        &["report", "out/exp1/latest", "--html"][..],
+    ] {
+        perflab()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "perflab report out/exp1/latest --html-only",
+            ));
+    }
 }

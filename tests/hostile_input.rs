@@ -669,7 +669,7 @@ fn catalog_cases() -> Vec<Case> {
     ]
 }
 
-/// `experiments/exp1.yaml` with its first fit rule's `to:` (line 32) replaced by `to`.
+/// `experiments/exp1.yaml` with its first fit rule's `to:` (line 34) replaced by `to`.
 fn exp1_fit(to: &str) -> Vec<u8> {
     let src = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -688,7 +688,7 @@ fn expression_cases() -> Vec<Case> {
     let nest = |open: &str, n: usize| format!("{}x{}", open.repeat(n), ")".repeat(n));
     let product = format!("x{}", "*x".repeat(100_000));
     let fit = |name: &'static str, to: String, says: &[&'static str]| {
-        let says = [&["exp1.yaml:33", "fit.rules[0].to"][..], says].concat();
+        let says = [&["exp1.yaml:34", "fit.rules[0].to"][..], says].concat();
         case(
             name,
             Some(("exp1.yaml", exp1_fit(&to))),
@@ -738,7 +738,7 @@ fn expression_cases() -> Vec<Case> {
             &["show", "exp1", "--fit"],
             2,
             &[
-                "exp1.yaml:33",
+                "exp1.yaml:34",
                 "fit.rules[0].to",
                 "bytes long: at most 4096",
             ],
@@ -749,7 +749,7 @@ fn expression_cases() -> Vec<Case> {
             &["validate", "exp1.yaml"],
             2,
             &[
-                "exp1.yaml:38",
+                "exp1.yaml:39",
                 "expect[0].value",
                 "bytes long: at most 4096",
             ],

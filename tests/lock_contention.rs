@@ -1,4 +1,5 @@
-//! Host lock contention between real processes (`perflab lock-hold`, hidden debug command).
+//! Host lock contention between real processes (`perflab lock-hold`, hidden debug command),
+//! and `perflab status` naming the holder and the queue.
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,7 +25,17 @@ fn spawn_holder(
     exp: &str,
     seconds: f64,
 ) -> (Child, BufReader<std::process::ChildStdout>) {
-    let mut child = hold(lock, exp, seconds, &[])
+    spawn_holder_with(lock, exp, seconds, &[])
+}
+
+/// [`spawn_holder`] with more `lock-hold` flags.
+fn spawn_holder_with(
+    lock: &std::path::Path,
+    exp: &str,
+    seconds: f64,
+    extra: &[&str],
+) -> (Child, BufReader<std::process::ChildStdout>) {
+    let mut child = hold(lock, exp, seconds, extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -199,4 +210,190 @@ fn an_existing_lock_file_keeps_its_mode_and_a_new_one_is_shared() {
     assert_eq!(perflab::lock::read_holder(&ours).unwrap().experiment, "me");
     drop(held);
     assert_eq!(perflab::lock::read_holder(&ours), None);
+}
+
+// `perflab status` with real processes: one holds the host lock, one waits for it; status names
+// both with their users, experiments and expected ends, and a killed waiter is ignored and its
+// queue file swept. No Docker needed for the lock part.
+
+fn status(lock: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
+    c.arg("status")
+        .env("PERFLAB_LOCK", lock)
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn status_json(lock: &std::path::Path) -> serde_json::Value {
+    let out = status(lock).arg("--json").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Poll status until `ok` holds (at most 10 s).
+fn status_until(
+    lock: &std::path::Path,
+    ok: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let t0 = Instant::now();
+    loop {
+        let s = status_json(lock);
+        if ok(&s) || t0.elapsed() > Duration::from_secs(10) {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn kill(c: &mut Child) {
+    unsafe { libc::kill(c.id() as i32, libc::SIGKILL) };
+    c.wait().unwrap();
+}
+
+fn time(v: &serde_json::Value) -> chrono::DateTime<chrono::Utc> {
+    v.as_str().unwrap().parse().unwrap()
+}
+
+#[test]
+fn status_shows_the_holder_and_a_waiter_and_ignores_a_killed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("perflab.lock");
+    let (mut a, _out) = spawn_holder_with(&lock, "exp-a", 60.0, &["--expected-s", "600"]);
+    let mut b = hold(&lock, "exp-b", 60.0, &["--expected-s", "120"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let s = status_until(&lock, |s| {
+        s["lock"]["waiters"].as_array().unwrap().len() == 1
+    });
+
+    let me = perflab::owner::invoking_user();
+    let h = &s["lock"]["holder"];
+    assert_eq!(h["pid"], a.id());
+    assert_eq!(h["experiment"], "exp-a");
+    assert_eq!(h["user"], me.as_str());
+    let holder_end = time(&h["expected_end"]);
+    assert_eq!((holder_end - time(&h["since"])).num_seconds(), 600);
+    let w = &s["lock"]["waiters"][0];
+    assert_eq!(w["pid"], b.id());
+    assert_eq!(
+        (w["experiment"].as_str(), w["user"].as_str()),
+        (Some("exp-b"), Some(me.as_str()))
+    );
+    // the waiter starts when the holder expects to end, and holds the lock for its 120 s
+    assert_eq!(time(&w["expected_start"]), holder_end);
+    assert_eq!((time(&w["expected_end"]) - holder_end).num_seconds(), 120);
+
+    let text = status(&lock).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains(&format!("held by {me} (pid {}): exp-a", a.id())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("1. {me} (pid {}): exp-b", b.id())),
+        "{text}"
+    );
+
+    // A waiter killed with SIGKILL cannot remove its entry: status ignores it and sweeps it.
+    let queue = perflab::lock::queue::queue_dir(&lock);
+    kill(&mut b);
+    assert!(queue.join(format!("{}.json", b.id())).exists());
+    let s = status_json(&lock);
+    assert_eq!(s["lock"]["waiters"], serde_json::json!([]));
+    assert!(!queue.join(format!("{}.json", b.id())).exists(), "swept");
+
+    // A killed holder leaves its record in the lock file, but the lock is free.
+    kill(&mut a);
+    assert_eq!(
+        status_json(&lock)["lock"]["holder"],
+        serde_json::Value::Null
+    );
+}
+
+/// A waiter that gets the lock leaves the queue: nothing is left in the queue directory.
+#[test]
+fn a_waiter_leaves_the_queue_when_it_gets_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("perflab.lock");
+    let (mut a, _out) = spawn_holder(&lock, "exp-a", 1.0);
+    let b = hold(&lock, "exp-b", 0.0, &[]).output().unwrap();
+    assert!(b.status.success());
+    assert!(String::from_utf8_lossy(&b.stderr).contains("waiting for exp-a"));
+    a.wait().unwrap();
+    let left: Vec<_> = std::fs::read_dir(perflab::lock::queue::queue_dir(&lock))
+        .unwrap()
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// First come, first served: a waiter that queued earlier goes first, even when the lock is
+/// free; one stopped with ^Z (SIGSTOP) does not hold the queue up.
+#[test]
+fn an_earlier_waiter_goes_first_unless_it_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("perflab.lock");
+    // An earlier waiter: a live process with its queue entry, 10 s old.
+    let mut early = Command::new("sleep").arg("30").spawn().unwrap();
+    let entry = perflab::lock::queue::Waiter {
+        pid: early.id(),
+        start: perflab::owner::proc_state(early.id()).unwrap().start,
+        boot: String::new(),
+        host: perflab::owner::this_host(),
+        user: "alice".into(),
+        experiment: "exp-early".into(),
+        since: chrono::Utc::now() - chrono::Duration::seconds(10),
+        expected_s: Some(60),
+    };
+    let queue = perflab::lock::queue::queue_dir(&lock);
+    std::fs::create_dir_all(&queue).unwrap();
+    let file = queue.join(format!("{}.json", early.id()));
+    std::fs::write(&file, serde_json::to_vec(&entry).unwrap()).unwrap();
+    // A later one does not take the free lock while the earlier one waits.
+    let mut late = hold(&lock, "exp-late", 0.0, &["--expected-s", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let s = status_until(&lock, |s| {
+        s["lock"]["waiters"].as_array().unwrap().len() == 2
+    });
+    let w = &s["lock"]["waiters"];
+    assert_eq!(
+        (w[0]["experiment"].as_str(), w[1]["experiment"].as_str()),
+        (Some("exp-early"), Some("exp-late"))
+    );
+    assert_eq!(time(&w[1]["expected_start"]), time(&w[0]["expected_end"]));
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(
+        late.try_wait().unwrap().is_none(),
+        "the later waiter took the lock first"
+    );
+    assert_eq!(
+        s["lock"]["holder"],
+        serde_json::Value::Null,
+        "the lock is free"
+    );
+    // Stopped, the earlier waiter no longer holds the queue up.
+    unsafe { libc::kill(early.id() as i32, libc::SIGSTOP) };
+    let t0 = Instant::now();
+    while late.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let done = late.try_wait().unwrap();
+    kill(&mut early);
+    if done.is_none() {
+        kill(&mut late);
+        panic!("a stopped earlier waiter held the queue up");
+    }
+    let mut line = String::new();
+    BufReader::new(late.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("locked pid"), "{line}");
 }

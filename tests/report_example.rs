@@ -21,7 +21,7 @@ fn recorded_run() -> PathBuf {
     runs.into_iter().next().expect("a recorded run")
 }
 
-/// The run copied under the same experiment/run names, then `perflab report --html`'s work.
+/// The run copied under the same experiment/run names, then `perflab report --html-only`'s work.
 fn render(run: &Path, tmp: &Path) -> String {
     let exp = run.parent().unwrap().file_name().unwrap();
     let dst = tmp.join(exp).join(run.file_name().unwrap());

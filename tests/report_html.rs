@@ -1,5 +1,5 @@
 //! report.html: snapshots on recorded fixtures (a k6 fixture, recorded run directories with a
-//! manifest), self-containment, escaping, and `perflab report RUN --html`.
+//! manifest), self-containment, escaping, and `perflab report RUN --html-only`.
 use assert_cmd::Command;
 mod report_support;
 use perflab::html::report as html;
@@ -39,12 +39,13 @@ fn assert_self_contained(page: &str) {
     }
 }
 
-/// `perflab report --html DIR`.
+/// `perflab report DIR --html-only`.
 fn report_html_cmd(dir: &Path) -> std::process::Output {
     Command::cargo_bin("perflab")
         .unwrap()
-        .args(["report", "--html"])
+        .arg("report")
         .arg(dir)
+        .arg("--html-only")
         .output()
         .unwrap()
 }

@@ -12,7 +12,7 @@ fn unknown_suite_is_invalid_input() {
         .args(["build", "--suite", "sid"])
         .assert()
         .code(2)
-        .stderr(contains("use one of trixie (default), forky, bookworm"));
+        .stderr(contains("[possible values: trixie, forky, bookworm, all]"));
 }
 
 #[test]

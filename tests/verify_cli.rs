@@ -69,7 +69,9 @@ fn verify_bad_input_exits_2() {
         .args(["verify", "all", "--out", FIX, "--suite", "jessie"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown Debian suite"));
+        .stderr(predicate::str::contains(
+            "[possible values: trixie, forky, bookworm]",
+        ));
     let empty = tempfile::tempdir().unwrap();
     let fake = empty.path().join("exp1/20261130T000000Z-r1");
     std::fs::create_dir_all(&fake).unwrap();

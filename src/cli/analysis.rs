@@ -48,7 +48,37 @@ fn invalid(msg: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(msg))
 }
 
+/// The files `analyze` reads, in the order given, each an existing file: the first real
+/// problem of `analyze missing.csv` is the missing file, not a flag.
+fn check_inputs(a: &AnalyzeArgs) -> anyhow::Result<()> {
+    let given = [
+        ("", Some(&a.csv)),
+        ("--summary ", a.summary.as_ref()),
+        ("--k6-log ", a.k6_log.as_ref()),
+    ];
+    for (flag, path) in given {
+        let Some(p) = path else { continue };
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => return Err(invalid(format!("{flag}{}: not a file", p.display()))),
+            Err(e) => {
+                return Err(invalid(format!(
+                    "{flag}{}: {}",
+                    p.display(),
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        "no such file".to_string()
+                    } else {
+                        e.to_string()
+                    }
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    check_inputs(&a)?;
     for (what, v) in [
         ("--error-budget", a.error_budget),
         ("--goodput-tolerance", a.goodput_tolerance),
@@ -146,26 +176,49 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A run directory (out/<run>): re-renders report.txt, report.md, report.json and the plots.
-    pub run_dir: PathBuf,
+    /// A run directory (out/<experiment>/<run>): re-renders report.txt, report.md, report.json,
+    /// report.html and the plots.
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: Option<PathBuf>,
     /// Re-render report.html alone from the run's report.json and manifest.json (no re-analysis;
     /// works on a run whose raw k6 data is gone) and print its path.
     #[arg(long)]
-    pub html: bool,
+    pub html_only: bool,
+    /// Not for `report`: `--html FILE` writes a page to FILE in `compare`; here it is
+    /// `--html-only` (report.html always lives in the run directory).
+    #[arg(long, hide = true, num_args = 0..=1, value_name = "FILE")]
+    pub html: Option<Option<PathBuf>>,
+}
+
+/// The run directory `report` works on, or the clear error of the old `--html` spelling.
+fn report_dir(a: &ReportArgs) -> anyhow::Result<&PathBuf> {
+    if let Some(given) = &a.html {
+        let dir = a.run_dir.as_ref().or(given.as_ref());
+        let dir = dir.map_or("RUN_DIR".into(), |d| d.display().to_string());
+        return Err(invalid(format!(
+            "report --html: `--html FILE` means \"write the page to FILE\" (as in compare), and \
+             report.html always lives in the run directory; to re-render it alone, use \
+             `perflab report {dir} --html-only`"
+        )));
+    }
+    a.run_dir.as_ref().ok_or_else(|| {
+        invalid("give the run directory: perflab report out/<experiment>/<run>".into())
+    })
 }
 
 pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    if a.html {
-        let path = crate::html::rerender_html(&a.run_dir)?;
+    let run_dir = report_dir(&a)?;
+    if a.html_only {
+        let path = crate::html::rerender_html(run_dir)?;
         crate::out!("{}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let r = crate::html::render_run_dir(&a.run_dir)?;
+    let r = crate::html::render_run_dir(run_dir)?;
     crate::say!(
         "wrote report.txt, report.md, report.json, report.html, {}, {} in {}",
         report::STEPS_SVG,
         report::TIMELINE_SVG,
-        a.run_dir.display()
+        run_dir.display()
     );
     crate::output::stdout().write_all(report::text::render(&r).as_bytes())?;
     Ok(ExitCode::SUCCESS)

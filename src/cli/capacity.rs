@@ -24,7 +24,8 @@ pub struct CapacityArgs {
     /// Newest complete rounds to use (at least 3)
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
-    #[arg(long)]
+    /// Only runs made with this Debian suite's images
+    #[arg(long, value_parser = super::suite::values(false))]
     pub suite: Option<String>,
     #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
     pub out: PathBuf,
@@ -37,6 +38,16 @@ fn invalid(msg: String) -> anyhow::Error {
 }
 
 pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
+    // the experiment first (the first real problem), then the flags
+    let runs_dir = a.out.join(&a.experiment);
+    if !crate::experiment::validate::valid_id(&a.experiment) || !runs_dir.is_dir() {
+        return Err(invalid(format!(
+            "{}: no runs of `{}` there; run `perflab run {} --rounds 3` first, or give --out DIR",
+            runs_dir.display(),
+            a.experiment,
+            a.experiment
+        )));
+    }
     check_suite(&a.suite)?;
     if a.rounds < 3 {
         return Err(invalid(format!(

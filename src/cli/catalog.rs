@@ -130,7 +130,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     } else if args.markdown {
         list_markdown(&mut out, &items)?;
     } else {
-        list_text(&mut out, &items)?;
+        list_text(&mut out, &items, crate::output::width())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -208,24 +208,59 @@ fn list_markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Resul
     Ok(())
 }
 
-/// The aligned table of `perflab list`.
-fn list_text(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
-    let mut t = Table::new(["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"]);
+/// The aligned table of `perflab list`, fitted to `width` columns: the steps or members and
+/// the finding wrap onto continuation lines.
+fn list_text(out: &mut impl Write, items: &[ListItem<'_>], width: usize) -> std::io::Result<()> {
+    let headers = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"];
+    let cells: Vec<[String; 5]> = items
+        .iter()
+        .map(|i| {
+            let steps = match (i.steps, i.members) {
+                (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                (_, Some(m)) => m.join(" "),
+                _ => String::new(),
+            };
+            [
+                i.id.to_string(),
+                i.kind.to_string(),
+                i.lab.clone(),
+                steps,
+                i.finding.unwrap_or(i.description).to_string(),
+            ]
+        })
+        .collect();
+    let natural = |c: usize| {
+        cells
+            .iter()
+            .map(|r| r[c].chars().count())
+            .chain([headers[c].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    // id, kind and lab whole; the steps a third of the rest (10 to 24 wide); the finding the
+    // other two thirds
+    let mut w: Vec<usize> = (0..3).map(natural).collect();
+    let avail = width.saturating_sub(w.iter().sum::<usize>() + 2 * 4);
+    let steps = natural(3).min(24).min((avail / 3).max(10));
+    w.push(steps);
+    w.push(avail.saturating_sub(steps).max(16));
+    let mut t = Table::new(headers);
     t.left = (0..5).collect();
-    for i in items {
-        let steps = match (i.steps, i.members) {
-            (Some(s), _) => s.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
-            (_, Some(m)) => m.join(" "),
-            _ => String::new(),
-        };
-        let what = i.finding.unwrap_or(i.description).to_string();
-        t.push(vec![
-            i.id.to_string(),
-            i.kind.to_string(),
-            i.lab.clone(),
-            steps,
-            what,
-        ]);
+    t.widths = Some(w.clone());
+    for r in &cells {
+        let steps = crate::output::wrap(&r[3], w[3]);
+        let finding = crate::output::wrap(&r[4], w[4]);
+        for k in 0..steps.len().max(finding.len()) {
+            let first = |c: usize| if k == 0 { r[c].clone() } else { String::new() };
+            let line = |v: &[String]| v.get(k).cloned().unwrap_or_default();
+            t.push(vec![
+                first(0),
+                first(1),
+                first(2),
+                line(&steps),
+                line(&finding),
+            ]);
+        }
     }
     out.write_all(t.to_text().as_bytes())
 }
@@ -445,6 +480,9 @@ pub struct LockHoldArgs {
     /// Fail at once when another process holds the lock
     #[arg(long)]
     pub no_wait: bool,
+    /// Seconds it says it will hold the lock (what `perflab status` shows as its expected end)
+    #[arg(long, value_name = "S")]
+    pub expected_s: Option<u64>,
 }
 
 pub fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
@@ -454,7 +492,8 @@ pub fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
     } else {
         crate::lock::Wait::Block
     };
-    let lock = crate::lock::acquire(&path, &args.experiment, wait, |h| {
+    let purpose = crate::lock::Purpose::new(&args.experiment, args.expected_s);
+    let lock = crate::lock::acquire(&path, purpose, wait, |h| {
         crate::say!("{}", crate::lock::waiting_message(h));
     })?;
     let mut out = crate::output::stdout();

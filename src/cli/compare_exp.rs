@@ -105,14 +105,8 @@ fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
             a.run_a
         )));
     }
-    // --max-rounds is the cap of the rounds a side as well as the plan the boundary accounts for
-    let settings = Settings {
-        confidence: a.confidence,
-        min_effect_pct: a.min_effect,
-        margin_pct: a.margin,
-        max_rounds: a.max_rounds,
-    };
-    settings.check().map_err(invalid)?;
+    // the target first (the first real problem), then the verdict's settings; --max-rounds
+    // is the cap of the rounds a side as well as the plan the boundary accounts for
     let catalog = x.catalog.load()?;
     let mut experiments: Vec<Experiment> = Vec::new();
     for e in catalog.expand(&a.run_a)? {
@@ -120,6 +114,13 @@ fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
             experiments.push(e.clone());
         }
     }
+    let settings = Settings {
+        confidence: a.confidence,
+        min_effect_pct: a.min_effect,
+        margin_pct: a.margin,
+        max_rounds: a.max_rounds,
+    };
+    settings.check().map_err(invalid)?;
     let sa = side::parse_side(CompareSide::A, &x.a, &x.plan.set)?;
     let sb = side::parse_side(CompareSide::B, &x.b, &x.plan.set)?;
     let mut pairs = Vec::new();

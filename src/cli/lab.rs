@@ -7,6 +7,7 @@ use crate::error::InvalidInput;
 use crate::experiment::{Experiment, Lab};
 use crate::images::{self, ImageSet, Suite, build_progress};
 use crate::lock::{HostLock, Wait};
+use crate::run::outline::duration;
 use crate::session::signals::Interrupt;
 use crate::session::sweep::{self, Asker};
 use crate::stack::{self, LabStack, Pinning, StartOptions, defaults};
@@ -31,9 +32,9 @@ fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
-    /// Debian suite: trixie (default), forky, bookworm, or `all` (every suite, one after the
-    /// other: prepare a workshop host before the participants arrive).
-    #[arg(long, default_value = "trixie")]
+    /// Debian suite, or `all` (every suite, one after the other: prepare a workshop host
+    /// before the participants arrive).
+    #[arg(long, default_value = "trixie", value_parser = super::suite::values(true))]
     pub suite: String,
     /// Print the image set (tags, ids, sizes, versions) as JSON on stdout.
     #[arg(long)]
@@ -68,6 +69,18 @@ fn build_suite(args: &BuildArgs, suite: Suite) -> Result<std::result::Result<Ima
     runtime()?.block_on(async {
         let interrupt = Interrupt::install_with("stopping the build, removing its containers")?;
         let docker = Docker::connect().await?;
+        if !args.quiet
+            && let Ok(missing) = images::missing(&docker, suite).await
+            && let Some(p) = crate::run::outline::images_estimate(suite.as_str(), missing.len())
+        {
+            crate::say!(
+                "{}: {}, about {} ({})",
+                p.what,
+                p.detail,
+                duration(p.seconds),
+                p.source
+            );
+        }
         let t0 = std::time::Instant::now();
         let mut progress = build_progress(args.quiet);
         let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
@@ -114,8 +127,8 @@ pub struct StackArgs {
     /// (exp3-n5, 1c, ...: that experiment's stack settings).
     #[arg(value_name = "LAB|EXPERIMENT")]
     pub lab: String,
-    /// Debian suite of the images: trixie (default), forky, bookworm.
-    #[arg(long, default_value = "trixie")]
+    /// Debian suite of the images.
+    #[arg(long, default_value = "trixie", value_parser = super::suite::values(false))]
     pub suite: String,
     /// Take the stack settings from this experiment file (its lab must match LAB).
     #[arg(long, value_name = "FILE")]
@@ -349,8 +362,17 @@ pub struct DownArgs {
 pub fn down(args: DownArgs) -> Result<ExitCode> {
     runtime()?.block_on(async {
         let interrupt = Interrupt::install_with("stopping")?;
-        let _lock = lab_lock("down", false, &interrupt).await?;
         let docker = Docker::connect().await?;
+        // an unknown run id is said at once, not after a wait for the host lock
+        if let Some(id) = &args.run_id
+            && docker
+                .list_labelled(&[format!("{}={id}", docker::LABEL_RUN)])
+                .await?
+                .is_empty()
+        {
+            return Err(no_such_stack(id));
+        }
+        let _lock = lab_lock("down", false, &interrupt).await?;
         let runs: Vec<_> = user_plan(&docker, args.run_id.as_deref(), args.all)
             .await?
             .into_iter()
@@ -360,12 +382,7 @@ pub fn down(args: DownArgs) -> Result<ExitCode> {
             .collect();
         if runs.is_empty() {
             match &args.run_id {
-                Some(id) => {
-                    return Err(InvalidInput(format!(
-                        "no stack with run id `{id}`; `perflab cleanup` removes every perflab object no live perflab owns"
-                    ))
-                    .into());
-                }
+                Some(id) => return Err(no_such_stack(id)),
                 None => crate::say!("no stack started by `perflab up` is running"),
             }
         }
@@ -379,6 +396,13 @@ pub fn down(args: DownArgs) -> Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+fn no_such_stack(id: &str) -> anyhow::Error {
+    InvalidInput(format!(
+        "no stack with run id `{id}` (`perflab status` lists the stacks); `perflab cleanup` removes every perflab object no live perflab owns"
+    ))
+    .into()
 }
 
 /// The runs on the local engine (all, or one) and whether the user's `down`/`cleanup` removes

@@ -11,6 +11,8 @@ pub mod lab;
 pub mod run;
 pub mod show;
 pub mod show_fit;
+pub mod status;
+pub mod suite;
 pub mod tools;
 pub mod verify;
 
@@ -28,45 +30,66 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List the experiments and groups of the catalog.
+    #[command(after_help = "Example:\n  perflab list --lab php")]
     List(catalog::ListArgs),
     /// Show the resolved plan of an experiment: timeline, VU sizing, CPU layout.
+    #[command(after_help = "Example:\n  perflab show exp1 --quick")]
     Show(catalog::ShowArgs),
     /// Validate catalog files (no arguments: the whole catalog).
+    #[command(after_help = "Example:\n  perflab validate experiments/exp1.yaml")]
     Validate(catalog::ValidateArgs),
     /// Run an experiment or group: fresh stack, minute-aligned k6, samplers, report.
+    #[command(after_help = "Example:\n  perflab run exp1 --rounds 3")]
     Run(run::RunArgs),
     /// Build the lab images (content-addressed: unchanged recipes are not rebuilt).
+    #[command(after_help = "Example:\n  perflab build --suite all")]
     Build(lab::BuildArgs),
     /// Start a lab for exploring and print how to reach it.
+    #[command(after_help = "Example:\n  perflab up php --set max_children=5")]
     Up(lab::UpArgs),
     /// Stop a lab started with `up`.
+    #[command(after_help = "Example:\n  perflab down up-php-a1b2c3")]
     Down(lab::DownArgs),
     /// Remove the Docker objects of perflab stacks no live perflab owns (leftovers of killed runs).
+    #[command(after_help = "Example:\n  perflab cleanup --dry-run")]
     Cleanup(lab::CleanupArgs),
     /// Start a lab, check every endpoint and the samplers' sources, tear it down.
+    #[command(after_help = "Example:\n  perflab smoke node")]
     Smoke(lab::SmokeArgs),
+    /// Who holds the host lock and until about when, who waits, and whose lab stacks are up.
+    #[command(after_help = "Example:\n  perflab status --json")]
+    Status(status::StatusArgs),
     /// Analyze any k6 per-request CSV (plain or gzip).
+    #[command(after_help = "Example:\n  perflab analyze k6.csv.gz --slo-ms 200")]
     Analyze(analysis::AnalyzeArgs),
     /// Re-render the report of a run directory from its files.
+    #[command(after_help = "Example:\n  perflab report out/exp1/latest")]
     Report(analysis::ReportArgs),
     /// Rebuild out/index.html: every run at a glance, grouped by experiment, filterable.
+    #[command(after_help = "Example:\n  perflab index --out out")]
     Index(analysis::IndexArgs),
     /// Check the article's findings (the catalog's `expect:` claims) on recorded runs.
+    #[command(after_help = "Example:\n  perflab verify exp1")]
     Verify(verify::VerifyArgs),
     /// Did B regress against A? Recorded runs or rounds (RUN,RUN,...), or an experiment or group
     /// run with the two configurations --a and --b declare (rounds interleaved until decided):
     /// verdict, steps, versions, config; one row per experiment.
     Compare(verify::CompareArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
+    #[command(after_help = "Example:\n  perflab capacity 1a --peak 900")]
     Capacity(capacity::CapacityArgs),
     /// Measure the host's own noise: late wake-ups of a 1 ms sleep loop pinned to an app CPU.
+    #[command(after_help = "Example:\n  perflab noise-check --seconds 60")]
     NoiseCheck(tools::NoiseCheckArgs),
     /// Time a fixed CPU loop repeatedly on an app CPU: how stable is this vCPU?
+    #[command(after_help = "Example:\n  perflab calib --repeats 20")]
     Calib(tools::CalibArgs),
     /// CPU ms per request of each lab container, from N sequential requests per endpoint.
+    #[command(after_help = "Example:\n  perflab cpu-per-request php --repeats 300")]
     CpuPerRequest(tools::CprArgs),
     /// The host speed probe every run takes before and after its loads, on its own: a fixed
     /// compute and memory workload timed on each CPU (is this host as fast as last time?).
+    #[command(after_help = "Example:\n  perflab host-speed --repeats 3")]
     HostSpeed(tools::HostSpeedArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout.
     #[command(hide = true)]
@@ -125,6 +148,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Down(a) => lab::down(a),
         Command::Cleanup(a) => lab::cleanup(a),
         Command::Smoke(a) => lab::smoke(a),
+        Command::Status(a) => status::status(a),
         Command::Analyze(a) => analysis::analyze(a),
         Command::Report(a) => analysis::report(a),
         Command::Index(a) => analysis::index(a),

@@ -17,8 +17,8 @@ pub struct RunArgs {
     /// Rounds per experiment (r1..rN), each on a fresh stack
     #[arg(long, default_value_t = 1)]
     pub rounds: u32,
-    /// Debian suite of the images: trixie (default), forky, bookworm
-    #[arg(long, default_value = "trixie")]
+    /// Debian suite of the images
+    #[arg(long, default_value = "trixie", value_parser = super::suite::values(false))]
     pub suite: String,
     /// Fail at once when another perflab run holds the host lock
     #[arg(long)]
@@ -86,7 +86,7 @@ pub fn check_fittable(
         .collect();
     if unfit.len() == resolved.len() {
         return Err(crate::error::InvalidInput(format!(
-            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (docs/fit.md)"
+            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (`perflab show exp1 --fit` shows one; docs/fit.md)"
         ))
         .into());
     }
@@ -100,7 +100,10 @@ pub fn check_fittable(
 }
 
 pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    // Everything that can be wrong with the input is found before anything starts.
+    // Everything that can be wrong with the input is found before anything starts, the
+    // target first (the first real problem), then the flags.
+    let catalog = a.catalog.load()?;
+    let resolved = a.plan.resolve(&catalog, &a.target)?;
     if a.rounds == 0 {
         return Err(crate::error::InvalidInput("--rounds 0: give at least 1 round".into()).into());
     }
@@ -112,8 +115,6 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         a.publish_on.as_deref(),
         &crate::docker::endpoint::default_contexts_dir(),
     )?;
-    let catalog = a.catalog.load()?;
-    let resolved = a.plan.resolve(&catalog, &a.target)?;
     let layout = a.plan.layout()?;
     if a.fit {
         check_fittable(&a.target, &resolved, quiet)?;

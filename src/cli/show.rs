@@ -134,6 +134,9 @@ fn render_load(out: &mut impl Write, r: &Resolved) -> std::io::Result<()> {
         "VUs       pre {} / max {}; {}",
         p.vus.pre_vus, p.vus.max_vus, p.vus.explanation
     )?;
+    if let Some(why) = &l.vu_cap_reason {
+        writeln!(out, "          the cap is kept on purpose: {why}")?;
+    }
     Ok(())
 }
 

@@ -39,7 +39,7 @@ pub fn render(
     let Some(f) = &e.fit else {
         writeln!(
             out,
-            "{}: no `fit:` section; `--fit` runs it as published (its claims do not depend on the host's size)",
+            "{}: no `fit:` section (its claims do not depend on the host's size): run it without `--fit`; in a group run with `--fit`, it runs as published",
             e.id
         )?;
         return Ok(());

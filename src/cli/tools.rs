@@ -70,8 +70,8 @@ pub struct CalibArgs {
     /// CPU to run the loop on [default: the layout's first app CPU]
     #[arg(long)]
     pub cpu: Option<u32>,
-    /// Number of timed repeats
-    #[arg(long, default_value_t = 20)]
+    /// Timed repeats of the loop
+    #[arg(long, default_value_t = 20, value_name = "N")]
     pub repeats: u32,
     /// Target duration of one repeat (the loop is sized once to take about this long)
     #[arg(long, default_value_t = 200.0)]
@@ -86,11 +86,11 @@ pub struct CalibArgs {
 pub struct CprArgs {
     /// The lab: php or node
     pub lab: String,
-    /// Sequential requests per endpoint
-    #[arg(long, default_value_t = 300)]
+    /// Sequential requests per endpoint (the old spelling `--n` is still accepted)
+    #[arg(long = "repeats", alias = "n", default_value_t = 300, value_name = "N")]
     pub n: u32,
-    /// Debian suite of the images: trixie (default), forky, bookworm
-    #[arg(long, default_value = "trixie")]
+    /// Debian suite of the images
+    #[arg(long, default_value = "trixie", value_parser = super::suite::values(false))]
     pub suite: String,
     /// Endpoint to measure (repeatable) [default: php /api/ping /api/db /api/slow; node /cpu /db /dbsleep]
     #[arg(long = "endpoint", value_name = "PATH")]
@@ -169,7 +169,9 @@ pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
         .into());
     };
     if a.n == 0 {
-        return Err(InvalidInput("--n 0: give at least 1 request per endpoint".into()).into());
+        return Err(
+            InvalidInput("--repeats 0: give at least 1 request per endpoint".into()).into(),
+        );
     }
     if !(a.idle_s.is_finite() && a.idle_s >= 0.0) {
         return Err(InvalidInput(format!("--idle-s {}: must be 0 or more", a.idle_s)).into());
@@ -206,8 +208,14 @@ pub struct HostSpeedArgs {
     /// CPUs to measure, e.g. 0-1 [default: every online CPU]
     #[arg(long)]
     pub cpus: Option<String>,
-    /// Readings one after the other (the probe's own spread)
-    #[arg(long, default_value_t = 1)]
+    /// Readings one after the other, to see the probe's own spread (the old spelling
+    /// `--repeat` is still accepted)
+    #[arg(
+        long = "repeats",
+        alias = "repeat",
+        default_value_t = 1,
+        value_name = "N"
+    )]
     pub repeat: u32,
     /// Print the readings as JSON lines
     #[arg(long)]
@@ -223,7 +231,7 @@ pub fn host_speed(a: HostSpeedArgs) -> Result<ExitCode> {
         None => crate::host::online_cpus().map_err(anyhow::Error::msg)?,
     };
     if !(1..=100).contains(&a.repeat) {
-        return Err(InvalidInput(format!("--repeat {}: between 1 and 100", a.repeat)).into());
+        return Err(InvalidInput(format!("--repeats {}: between 1 and 100", a.repeat)).into());
     }
     for _ in 0..a.repeat {
         let r = crate::host::speed::measure(&cpus);

@@ -33,8 +33,8 @@ pub struct VerifyArgs {
     /// With --run-missing: start k6 at once instead of on a minute boundary
     #[arg(long, requires = "run_missing")]
     pub no_align: bool,
-    /// Only runs made with this Debian suite's images (trixie, forky, bookworm)
-    #[arg(long)]
+    /// Only runs made with this Debian suite's images
+    #[arg(long, value_parser = super::suite::values(false))]
     pub suite: Option<String>,
     /// Root of the run directories [default: $PERFLAB_OUT, else ./out; for a run directory, its out root]
     #[arg(long, env = "PERFLAB_OUT")]
@@ -75,7 +75,10 @@ alternately, each on a fresh stack, until each experiment's verdict is decided o
 a side; complete rounds of either configuration already under --out count. The exit code is \
 over the experiments' rows (1 when one regressed, else 3 when one is inconclusive, else 0), \
 130 when interrupted (the complete rounds are kept), 1 when a round's harness failed. \
-docs/ci/regression.yml is a CI job that fails on 1.";
+docs/ci/regression.yml is a CI job that fails on 1.
+
+Example:
+  perflab compare 2a --a suite=trixie --b suite=forky --quick --html cmp.html";
 
 #[derive(Debug, Args)]
 #[command(after_help = COMPARE_AFTER_HELP)]
@@ -522,9 +525,9 @@ fn compare_side(arg: &str, out: &Path) -> anyhow::Result<Vec<LoadedRun>> {
 }
 
 pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    if let Some(path) = &a.html {
-        crate::html::check_page_path(path)?;
-    }
+    // the runs first (the first real problem), then the settings, then where the page goes
+    let ra = compare_side(&a.run_a, &a.out)?;
+    let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;
     let settings = compare::Settings {
         confidence: a.confidence,
         min_effect_pct: a.min_effect,
@@ -532,8 +535,9 @@ pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         max_rounds: a.max_rounds,
     };
     settings.check().map_err(invalid)?;
-    let ra = compare_side(&a.run_a, &a.out)?;
-    let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;
+    if let Some(path) = &a.html {
+        crate::html::check_page_path(path)?;
+    }
     let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();
     let lb: Vec<String> = rb.iter().map(LoadedRun::label).collect();
     let sa: Vec<compare::Run> = ra

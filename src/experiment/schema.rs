@@ -51,6 +51,7 @@ impl Lab {
                 "warmup_requests",
                 "burn_us",
                 "code_volumes",
+                "oversubscribe_reason",
             ],
             Lab::Node => &[
                 "processes",
@@ -277,6 +278,10 @@ pub struct PhpSettings {
     /// CPU outside the app's cgroup on every file access; kept to measure that cost).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub code_volumes: bool,
+    /// Why more persistent workers than PostgreSQL's `max_connections` are intended (the
+    /// failure is the point, exp2-pgconn). Without it that is a validation warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oversubscribe_reason: Option<String>,
 }
 
 fn default_backlog() -> u32 {
@@ -408,8 +413,10 @@ pub struct LoadSettings {
     /// Closed model think time between iterations (s). Required for `model: closed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_time_s: Option<f64>,
-    /// Why `max_vus` is deliberately below the Little's-law need (`max step x SLO`): the
-    /// article hits the VU cap on purpose (e.g. 1c). Without it that is a validation error.
+    /// Why `max_vus` is deliberately below what the top step needs, Little's law at the SLO
+    /// (`max step x SLO`: without a reason an error) or at the client timeout (`max step x
+    /// timeout_s`: without a reason a warning): the article's harness values kept, or a cap hit
+    /// on purpose (1c, 3b).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vu_cap_reason: Option<String>,
     /// A freeze of the app in the first step, and the closed twin load (`demo-pause`).

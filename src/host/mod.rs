@@ -1,6 +1,7 @@
 //! Host facts for the manifest, read from `/proc` and `/sys` only (no subprocess but `git`):
 //! CPU model, online CPUs, memory, kernel, OS, cgroup version, PSI, perflab version and commit.
 pub mod speed;
+pub mod timings;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

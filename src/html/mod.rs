@@ -151,7 +151,7 @@ fn html_page(
     report::render(r, &extras)
 }
 
-/// `perflab report RUN --html`: report.html from the run's report.json (and manifest.json),
+/// `perflab report RUN --html-only`: report.html from the run's report.json (and manifest.json),
 /// the plots redrawn from it. Returns the page's path.
 pub fn rerender_html(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
     use crate::rundir::read::{self, FileKind, RunFile};

@@ -43,6 +43,17 @@ impl Suite {
             Suite::Bookworm => "bookworm",
         }
     }
+
+    /// What the suite is, in a few words (`--suite`'s help and completions).
+    pub fn about(self) -> &'static str {
+        match self {
+            Suite::Trixie => "Debian 13, the default: PHP 8.4, Laravel 10, PostgreSQL 17, Node 20",
+            Suite::Forky => {
+                "Debian testing, closest to the article: Laravel 13, PostgreSQL 18, Node 24"
+            }
+            Suite::Bookworm => "Debian 12: PHP 8.2, Laravel 8, PostgreSQL 15, Node 18",
+        }
+    }
 }
 
 impl std::str::FromStr for Suite {
@@ -169,6 +180,17 @@ pub fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
     Ok(out)
 }
 
+/// The images of `suite` whose recipe's tag is not on the engine yet (a build would make them).
+pub async fn missing(docker: &Docker, suite: Suite) -> Result<Vec<Role>> {
+    let mut out = Vec::new();
+    for (role, tag) in planned_tags(suite)? {
+        if docker.image_info(&tag).await?.is_none() {
+            out.push(role);
+        }
+    }
+    Ok(out)
+}
+
 /// Build every image of `suite` whose content-addressed tag is missing (parents first), then
 /// return the full set with ids, sizes and recorded versions. Serialized across processes by a
 /// lock file, so concurrent callers build once.
@@ -197,10 +219,21 @@ pub async fn ensure_built_until(
     };
     // Resolve every tag first (pure), then build what is missing: base alone, then the role
     // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
+    let t0 = Instant::now();
     let (tags, todo) = plan_builds(docker, &root, &log_dir, suite, progress).await?;
+    let built: usize = todo.iter().map(Vec::len).sum();
     let shared = std::sync::Mutex::new(progress);
     for stage in todo {
         run_stage(docker, suite, stage, &shared, cancel).await?;
+    }
+    if built > 0 {
+        // what the next first run on this host says up front (`run::outline`)
+        crate::host::timings::record(
+            &crate::host::timings::path(&root),
+            &format!("images:{suite}"),
+            t0.elapsed().as_secs_f64(),
+            &format!("{built} of {} images", tags.len()),
+        );
     }
     drop(lock);
     image_set(docker, &root, suite, &tags).await

@@ -235,6 +235,7 @@ impl LabDescriptor for Php {
                     warmup_requests: 200,
                     burn_us: 0,
                     code_volumes: true,
+                    oversubscribe_reason: None,
                 }),
                 ..Default::default()
             },

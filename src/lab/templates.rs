@@ -89,6 +89,7 @@ mod tests {
             warmup_requests: 0,
             burn_us: 0,
             code_volumes: true,
+            oversubscribe_reason: None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! for two configurations, interleaved until the verdict is decided.
 
 pub mod compare;
+pub mod outline;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -149,6 +150,7 @@ pub async fn execute(
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
 ) -> Result<RunSummary> {
     let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let outline = tell_outline(&req).await;
     // Ctrl-C during an image build stops it (its intermediate container removed): nothing
     // else was started, and the command exits as interrupted.
     let Some(prepared) = prepare(&req, progress_build, &interrupt).await? else {
@@ -158,13 +160,47 @@ pub async fn execute(
             harness_failed: false,
         });
     };
-    let session = Session::begin(&req.target, req.wait, req.quiet, interrupt).await?;
+    let purpose = crate::lock::Purpose::new(&req.target, Some(outline.rounds_s.round() as u64));
+    let session = Session::begin(purpose, req.wait, req.quiet, interrupt).await?;
     let interrupt = session.interrupt.clone();
     sweep_leftovers(&req, &prepared).await?;
     let env = docker_env(&req, &prepared).await;
     let summary = run_rounds(&req, &env, &interrupt).await?;
     drop(session);
     Ok(summary)
+}
+
+/// What the run will do and about how long each part takes here, said up front (unless
+/// quiet); its rounds' total is what the lock's queue is told.
+pub async fn tell_outline(req: &RunRequest) -> outline::Outline {
+    let missing = match Docker::connect().await {
+        Ok(d) => images::missing(&d, req.suite).await.ok(),
+        Err(_) => None,
+    };
+    let images = missing.map(|m| (req.suite.as_str(), m.len()));
+    let now = chrono::Utc::now();
+    let queue = crate::lock::queue::status(&crate::lock::lock_path(), now);
+    let profile = outline::Profile {
+        rounds: req.rounds,
+        quick: req.resolved.iter().any(|r| r.plan.quick.is_some()),
+        fit: req.fit,
+        refine: req.refine.is_some(),
+        align: req.align,
+    };
+    let notes = outline::host_notes(&req.layout.caveats, &req.resolved, req.fit);
+    let o = outline::outline(
+        &req.resolved,
+        profile,
+        &req.out_root,
+        images,
+        &queue,
+        now,
+        notes,
+    );
+    if !req.quiet {
+        crate::say!("{}", o.render(&req.target).trim_end());
+    }
+    o
 }
 
 /// One round of the resolved experiment `r` on a fresh stack: the published steps (with the

@@ -168,7 +168,7 @@ pub struct Session {
 impl Session {
     /// The Lock phase: wait for the host lock (an interrupt while waiting starts nothing).
     pub async fn begin(
-        target: &str,
+        target: impl Into<lock::Purpose>,
         wait: Wait,
         quiet: bool,
         interrupt: Interrupt,
@@ -258,10 +258,10 @@ pub fn verdict(result: &Result<(), Stop>, stopped_in: Option<Phase>) -> Verdict 
     }
 }
 
-/// The Lock phase: take the host lock for `target` (printing "waiting for ..." unless quiet),
+/// The Lock phase: take the host lock for `target` (an id, or a `lock::Purpose` with the seconds it expects to hold it; printing "waiting for ..." unless quiet),
 /// giving up when a signal arrives first (nothing has been started then).
 pub async fn acquire_lock(
-    target: &str,
+    target: impl Into<lock::Purpose>,
     wait: Wait,
     quiet: bool,
     interrupt: &Interrupt,
@@ -272,7 +272,7 @@ pub async fn acquire_lock(
 /// [`acquire_lock`] on the lock file `lock_path`.
 pub async fn acquire_lock_at(
     lock_path: std::path::PathBuf,
-    target: &str,
+    target: impl Into<lock::Purpose>,
     wait: Wait,
     quiet: bool,
     interrupt: &Interrupt,
@@ -280,7 +280,7 @@ pub async fn acquire_lock_at(
     // The waiting thread stops when told: the runtime waits for it at exit.
     let give_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut waiting = {
-        let target = target.to_string();
+        let target: lock::Purpose = target.into();
         let path = lock_path.clone();
         let give_up = give_up.clone();
         tokio::task::spawn_blocking(move || {
@@ -289,7 +289,7 @@ pub async fn acquire_lock_at(
                     crate::say!("{}", lock::waiting_message(h));
                 }
             };
-            lock::acquire_until(&path, &target, wait, on_wait, &give_up)
+            lock::acquire_until(&path, target, wait, on_wait, &give_up)
         })
     };
     let mut i = interrupt.clone();

@@ -1,7 +1,10 @@
 //! The host-wide measurement lock (flock via fs2): one measurement at a time per host. The
-//! holder writes who it is (pid, experiment, since) into the lock file itself. The lock path
-//! lives in a world-writable directory (`/run/lock`), so it is opened without following a
-//! symlink, must be a regular file, and is made shareable (0666) only when perflab created it.
+//! holder writes who it is (pid, user, experiment, since, expected end) into the lock file
+//! itself; a waiter registers itself in the queue beside it (`queue`). The lock path lives in
+//! a world-writable directory (`/run/lock`), so it is opened without following a symlink, must
+//! be a regular file, and is made shareable (0666) only when perflab created it.
+pub mod queue;
+
 use chrono::{DateTime, Utc};
 use fs2::FileExt;
 use serde::{Deserialize, Serialize};
@@ -15,6 +18,37 @@ pub const DEFAULT_LOCK: &str = "/run/lock/perflab.lock";
 /// Environment variable that overrides the lock path.
 pub const LOCK_ENV: &str = "PERFLAB_LOCK";
 
+/// What a process takes the lock for, as the others see it while it holds the lock or waits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Purpose {
+    /// The experiment, group or command (`exp1`, `all`, `down`, a tool's run directory).
+    pub what: String,
+    /// How long it expects to hold the lock (from its plan), when it knows.
+    pub expected_s: Option<u64>,
+}
+
+impl Purpose {
+    /// `what`, expected to hold the lock for `expected_s` seconds.
+    pub fn new(what: impl Into<String>, expected_s: Option<u64>) -> Purpose {
+        Purpose {
+            what: what.into(),
+            expected_s,
+        }
+    }
+}
+
+impl From<&str> for Purpose {
+    fn from(what: &str) -> Purpose {
+        Purpose::new(what, None)
+    }
+}
+
+impl From<&String> for Purpose {
+    fn from(what: &String) -> Purpose {
+        Purpose::new(what.as_str(), None)
+    }
+}
+
 /// Who holds the lock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HolderInfo {
@@ -22,17 +56,48 @@ pub struct HolderInfo {
     pub experiment: String,
     pub since: DateTime<Utc>,
     pub hostname: Option<String>,
+    /// Who invoked the holder (`owner::invoking_user`); empty from an older perflab.
+    #[serde(default)]
+    pub user: String,
+    /// The holder's start time (clock ticks since boot) and boot id: whether it still runs.
+    #[serde(default)]
+    pub start: u64,
+    #[serde(default)]
+    pub boot: String,
+    /// When the holder expects to release the lock (from its plan), when it knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_end: Option<DateTime<Utc>>,
+}
+
+impl HolderInfo {
+    /// The holder as an owner, to tell whether it still runs.
+    pub fn owner(&self) -> crate::owner::Owner {
+        crate::owner::Owner {
+            host: self.hostname.clone().unwrap_or_default(),
+            pid: self.pid,
+            start: self.start,
+            boot: self.boot.clone(),
+            user: self.user.clone(),
+        }
+    }
 }
 
 impl std::fmt::Display for HolderInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} (pid {}, since {})",
+            "{} (pid {}, since {}",
             self.experiment,
             self.pid,
             self.since.format("%Y-%m-%dT%H:%M:%SZ")
-        )
+        )?;
+        if !self.user.is_empty() {
+            write!(f, ", user {}", self.user)?;
+        }
+        if let Some(end) = self.expected_end {
+            write!(f, ", expected to end about {}", end.format("%H:%M:%SZ"))?;
+        }
+        write!(f, ")")
     }
 }
 
@@ -45,7 +110,7 @@ pub enum LockError {
     )]
     Busy {
         path: PathBuf,
-        holder: Option<HolderInfo>,
+        holder: Option<Box<HolderInfo>>,
     },
     #[error("cannot open the lock file {}: {source}; set {LOCK_ENV}=<writable path> to use another one", .path.display())]
     Open {
@@ -184,15 +249,17 @@ fn write_holder(f: &File, info: &HolderInfo) -> std::io::Result<()> {
     f.write_all_at(&json, 0)
 }
 
-/// Take the lock at `path` for `experiment`. While waiting, `on_wait` is called with the
-/// holder once and again whenever the holder changes (print "waiting for ...").
+/// Take the lock at `path` for `purpose` (an experiment id, or a [`Purpose`] with the time it
+/// expects to hold the lock). While waiting, `on_wait` is called with the holder once and again
+/// whenever the holder changes (print "waiting for ..."), and the process is registered in the
+/// queue beside the lock (`perflab status` lists it) until it gets the lock or gives up.
 pub fn acquire(
     path: &Path,
-    experiment: &str,
+    purpose: impl Into<Purpose>,
     wait: Wait,
     on_wait: impl FnMut(Option<&HolderInfo>),
 ) -> Result<HostLock, LockError> {
-    acquire_until(path, experiment, wait, on_wait, &AtomicBool::new(false))
+    acquire_until(path, purpose, wait, on_wait, &AtomicBool::new(false))
 }
 
 /// [`acquire`], giving up (`LockError::GaveUp`) within 200 ms once `give_up` is set: a waiter
@@ -200,20 +267,36 @@ pub fn acquire(
 /// it at exit).
 pub fn acquire_until(
     path: &Path,
-    experiment: &str,
+    purpose: impl Into<Purpose>,
     wait: Wait,
     mut on_wait: impl FnMut(Option<&HolderInfo>),
     give_up: &AtomicBool,
 ) -> Result<HostLock, LockError> {
+    let purpose = purpose.into();
     let file = open_lock(path)?;
     let mut last: Option<Option<HolderInfo>> = None;
+    // In the queue while waiting; removed (dropped) whichever way this returns.
+    let mut queued: Option<Option<queue::Registration>> = None;
     loop {
         if give_up.load(Ordering::Relaxed) {
             return Err(LockError::GaveUp {
                 path: path.to_path_buf(),
             });
         }
-        match file.try_lock_exclusive() {
+        // First come, first served among the waiters that queue: not even a free lock is
+        // taken while an earlier waiter is in the queue. A waiter that could not queue (the
+        // directory unusable) keeps no order, as before.
+        let ahead = match (wait, &queued) {
+            (Wait::NoWait, _) | (_, Some(None)) => 0,
+            (Wait::Block, None) => queue::waiting(path),
+            (Wait::Block, Some(Some(me))) => me.ahead(path),
+        };
+        let attempt = if ahead > 0 {
+            Err(std::io::Error::from_raw_os_error(libc::EWOULDBLOCK))
+        } else {
+            file.try_lock_exclusive()
+        };
+        match attempt {
             Ok(()) => break,
             Err(e)
                 if e.kind() == std::io::ErrorKind::WouldBlock
@@ -223,9 +306,10 @@ pub fn acquire_until(
                 if wait == Wait::NoWait {
                     return Err(LockError::Busy {
                         path: path.to_path_buf(),
-                        holder,
+                        holder: holder.map(Box::new),
                     });
                 }
+                queued.get_or_insert_with(|| queue::register(path, &purpose));
                 if last.as_ref() != Some(&holder) {
                     on_wait(holder.as_ref());
                     last = Some(holder);
@@ -240,13 +324,18 @@ pub fn acquire_until(
             }
         }
     }
+    drop(queued);
+    let me = crate::owner::Owner::me();
+    let since = Utc::now();
     let info = HolderInfo {
-        pid: std::process::id(),
-        experiment: experiment.to_string(),
-        since: Utc::now(),
-        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .map(|s| s.trim().to_string()),
+        pid: me.pid,
+        experiment: purpose.what,
+        since,
+        hostname: Some(me.host.clone()),
+        user: me.user.clone(),
+        start: me.start,
+        boot: me.boot.clone(),
+        expected_end: purpose.expected_s.map(|s| queue::after(since, s)),
     };
     // best effort: a holder that cannot be written only makes waiters print "unknown holder"
     let _ = write_holder(&file, &info);

@@ -1,0 +1,188 @@
+//! `perflab status`: who holds the host lock (user, experiment, since, expected end), who waits
+//! for it (user, experiment, expected end, first come first served) and the lab stacks on the engine
+//! with their owners (kept by `perflab up` or `smoke --keep`, measuring, or left by a gone
+//! owner); `--json` for scripts. The lock part needs no Docker: an engine that cannot be
+//! reached is said, not an error.
+use std::process::ExitCode;
+
+use chrono::{DateTime, Utc};
+use clap::Args;
+use serde::Serialize;
+
+use crate::lock::queue::{self, QueueStatus};
+use crate::owner::Owner;
+use crate::run::outline::duration;
+use crate::session::sweep::{self, Asker, Fate};
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print `{"lock": {...}, "stacks": [...]}` as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One lab stack on the engine and whose it is.
+#[derive(Debug, Clone, Serialize)]
+pub struct StackRow {
+    pub run_id: String,
+    pub lab: String,
+    /// `kept` (handed to its user by `up`), `measuring` (its perflab runs), `leftover` (its
+    /// perflab is gone), `other-host`, `unowned`.
+    pub state: &'static str,
+    pub user: String,
+    pub owner: Option<String>,
+    pub objects: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct StatusJson<'a> {
+    lock: &'a QueueStatus,
+    stacks: Option<&'a [StackRow]>,
+    stacks_error: Option<&'a str>,
+}
+
+pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
+    let now = Utc::now();
+    let q = queue::status(&crate::lock::lock_path(), now);
+    let stacks = super::lab::runtime()?.block_on(stacks());
+    let mut out = String::new();
+    if a.json {
+        let (rows, err) = match &stacks {
+            Ok(r) => (Some(r.as_slice()), None),
+            Err(e) => (None, Some(e.as_str())),
+        };
+        let j = StatusJson {
+            lock: &q,
+            stacks: rows,
+            stacks_error: err,
+        };
+        out = serde_json::to_string_pretty(&j)? + "\n";
+    } else {
+        render_lock(&mut out, &q, now);
+        render_stacks(&mut out, &stacks);
+    }
+    crate::output::emit(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The stacks on the local engine, grouped by run; an error in words when it cannot be reached
+/// within 5 s.
+async fn stacks() -> Result<Vec<StackRow>, String> {
+    let listed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        let docker = crate::docker::Docker::connect().await?;
+        docker.list_labelled(&[]).await
+    })
+    .await;
+    let objects = match listed {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return Err(format!("{e:#}")),
+        Err(_) => return Err("the Docker engine did not answer within 5 s".into()),
+    };
+    let me = &Owner::me().user;
+    let plan = sweep::plan(
+        objects,
+        Asker::User { all: true },
+        me,
+        &Default::default(),
+        Owner::liveness,
+    );
+    Ok(plan.into_iter().map(row).collect())
+}
+
+fn row(r: sweep::RunLeftover) -> StackRow {
+    let owner = r.objects.iter().find_map(|o| Owner::from_labels(&o.labels));
+    let lab = r
+        .objects
+        .iter()
+        .find_map(|o| o.labels.get(crate::docker::LABEL_LAB).cloned())
+        .unwrap_or_default();
+    StackRow {
+        state: match r.fate {
+            Fate::Kept => "kept",
+            Fate::Live(_) => "measuring",
+            Fate::Dead(_) => "leftover",
+            Fate::OtherHost(_) => "other-host",
+            Fate::Unowned => "unowned",
+        },
+        user: owner.as_ref().map(|o| o.user.clone()).unwrap_or_default(),
+        owner: owner.map(|o| o.to_string()),
+        lab,
+        objects: r.objects.len(),
+        run_id: r.run_id,
+    }
+}
+
+fn when(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    match t {
+        Some(t) if t > now => format!(
+            "{} (in {})",
+            t.format("%H:%M:%SZ"),
+            duration((t - now).num_seconds() as f64)
+        ),
+        Some(t) => format!("{} (overdue)", t.format("%H:%M:%SZ")),
+        None => "unknown".into(),
+    }
+}
+
+fn render_lock(out: &mut String, q: &QueueStatus, now: DateTime<Utc>) {
+    out.push_str(&format!("host lock {}\n", q.lock.display()));
+    match &q.holder {
+        None => out.push_str("  free\n"),
+        Some(h) => out.push_str(&format!(
+            "  held by {} (pid {}): {}, since {}, expected end {}\n",
+            if h.user.is_empty() { "?" } else { &h.user },
+            h.pid,
+            h.experiment,
+            h.since.format("%H:%M:%SZ"),
+            when(h.expected_end, now)
+        )),
+    }
+    if q.waiters.is_empty() {
+        out.push_str("  nobody waiting\n");
+        return;
+    }
+    out.push_str(&format!(
+        "  {} waiting, first come first served:\n",
+        q.waiters.len()
+    ));
+    for (i, w) in q.waiters.iter().enumerate() {
+        let holds = w
+            .waiter
+            .expected_s
+            .map(|s| format!(", holds it about {}", duration(s as f64)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {:>3}. {} (pid {}): {}, waiting since {}{holds}, expected end {}\n",
+            i + 1,
+            w.waiter.user,
+            w.waiter.pid,
+            w.waiter.experiment,
+            w.waiter.since.format("%H:%M:%SZ"),
+            when(w.expected_end, now)
+        ));
+    }
+}
+
+fn render_stacks(out: &mut String, stacks: &Result<Vec<StackRow>, String>) {
+    match stacks {
+        Err(e) => out.push_str(&format!("lab stacks: unknown ({e})\n")),
+        Ok(rows) if rows.is_empty() => out.push_str("lab stacks: none\n"),
+        Ok(rows) => {
+            out.push_str("lab stacks:\n");
+            for r in rows {
+                out.push_str(&format!(
+                    "  {:<24} {:<5} {:<10} {:<12} {} object(s){}\n",
+                    r.run_id,
+                    r.lab,
+                    r.state,
+                    if r.user.is_empty() { "?" } else { &r.user },
+                    r.objects,
+                    match r.state {
+                        "kept" => format!("; perflab down {} (its user)", r.run_id),
+                        _ => String::new(),
+                    }
+                ));
+            }
+        }
+    }
+}
