@@ -22,6 +22,7 @@ pub mod images;
 pub mod lab;
 pub mod load;
 pub mod lock;
+pub mod matrix;
 pub mod output;
 pub mod owner;
 pub mod plan;

@@ -7,6 +7,7 @@ pub mod capacity;
 pub mod catalog;
 pub mod compare_exp;
 pub mod lab;
+pub mod matrix;
 pub mod run;
 pub mod show;
 pub mod show_fit;
@@ -67,6 +68,9 @@ pub enum Command {
     /// The host speed probe every run takes before and after its loads, on its own: a fixed
     /// compute and memory workload timed on each CPU (is this host as fast as last time?).
     HostSpeed(tools::HostSpeedArgs),
+    /// The version matrix over many hosts: plan the cells, run them (here, GNU parallel over
+    /// ssh, Slurm), follow them; the run directories come back into one out/.
+    Matrix(matrix::MatrixArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -129,6 +133,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Calib(a) => tools::calib(a),
         Command::CpuPerRequest(a) => tools::cpu_per_request(a),
         Command::HostSpeed(a) => tools::host_speed(a),
+        Command::Matrix(a) => matrix::matrix(a, cli.quiet),
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }
