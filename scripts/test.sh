@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/prereqs.sh
+bash scripts/prereqs-scaleout.sh
 
 cargo build --locked --bins
 # Content-addressed: a no-op in a few seconds when every image of the suite exists.

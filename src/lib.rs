@@ -16,6 +16,7 @@ pub mod cli;
 pub mod docker;
 pub mod error;
 pub mod experiment;
+pub mod export;
 pub mod host;
 pub mod html;
 pub mod images;

@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod capacity;
 pub mod catalog;
 pub mod compare_exp;
+pub mod export;
 pub mod lab;
 pub mod matrix;
 pub mod run;
@@ -71,6 +72,9 @@ pub enum Command {
     /// The version matrix over many hosts: plan the cells, run them (here, GNU parallel over
     /// ssh, Slurm), follow them; the run directories come back into one out/.
     Matrix(matrix::MatrixArgs),
+    /// Write an experiment as another orchestrator's manifests (k8s: k6-operator TestRun and
+    /// Indexed Jobs), for users beyond one Docker host.
+    Export(export::ExportArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -134,6 +138,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::CpuPerRequest(a) => tools::cpu_per_request(a),
         Command::HostSpeed(a) => tools::host_speed(a),
         Command::Matrix(a) => matrix::matrix(a, cli.quiet),
+        Command::Export(a) => export::export(a),
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }
