@@ -3,7 +3,9 @@
 //! each host runs one cell at a time (`-j1`), a failed job is retried once on another host
 //! (`--retries`), every job is logged (`--joblog`; `--resume-failed` on the next run of the
 //! same plan), its output kept (`--results`), and its run directory copied back (`--return`,
-//! rsync) then removed there (`--cleanup`). On each host a cell runs as
+//! rsync). The host keeps its copy (parallel's `--cleanup` removes files, not a cell's
+//! folder): a cell run again there finds itself complete and is copied back without running
+//! again. On each host a cell runs as
 //! `PERFLAB_OUT=<remote dir>/cells/<exp>/<name>/out perflab run ...` from the login's home,
 //! so the host builds its images on first use as any run does; `collect` moves the returned
 //! cells into out/.
@@ -159,7 +161,6 @@ pub fn parallel_args(h: &HostsRun) -> Vec<String> {
         "\t".into(),
         "--return".into(),
         "{1}".into(),
-        "--cleanup".into(),
         "--retries".into(),
         retries.to_string(),
         "eval".into(),

@@ -85,14 +85,20 @@ pub fn started(results: &Path, seq: usize) -> bool {
     results.join(seq.to_string()).is_dir()
 }
 
-/// The last non-empty line of a job's stderr: why it failed (`ssh: connect to host ...`,
-/// `error: ...`).
+/// Why a job failed, from its stderr: the last line where ssh or perflab says so (`ssh:
+/// connect to host ...`, `error: ...`; the copy back that failed after it says less), else
+/// the last non-empty line.
 pub fn reason(results: &Path, seq: usize) -> Option<String> {
     let err = read_bounded(&results.join(seq.to_string()).join("stderr"))?;
-    err.lines()
-        .rev()
+    let lines: Vec<&str> = err
+        .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let said = lines.iter().rev().find(|l| {
+        l.starts_with("ssh: ") || l.starts_with("error: ") || l.contains("Permission denied")
+    });
+    said.or(lines.last())
         .map(|l| l.chars().filter(|c| !c.is_control()).take(300).collect())
 }
 
@@ -129,7 +135,7 @@ mod tests {
         .unwrap();
         std::fs::write(
             res.join("3/stderr"),
-            "a\nssh: connect to host 127.0.0.9 port 1: Connection refused\n\n",
+            "a\nssh: connect to host 127.0.0.9 port 1: Connection refused\nrsync error: unexplained error (code 255)\n\n",
         )
         .unwrap();
         assert_eq!(started_on(&res, 3).as_deref(), Some("box1"));
