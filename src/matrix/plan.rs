@@ -68,6 +68,11 @@ pub fn build(req: &Request, catalog: &Catalog, now: DateTime<Utc>) -> anyhow::Re
             }
         }
     }
+    let words = req.flags.sets.iter().map(|v| ("--set", v));
+    for (flag, v) in words.chain(req.flags.cpus.iter().map(|v| ("--cpus", v))) {
+        super::planfile::plain_word(v)
+            .map_err(|m| invalid(format!("{flag} {}: {m}", v.escape_debug())))?;
+    }
     let total = exps.len() * req.suites.len() * req.rounds as usize;
     if total > super::planfile::MAX_CELLS {
         return Err(invalid(format!(

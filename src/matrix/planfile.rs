@@ -185,6 +185,20 @@ fn header(
     Ok(())
 }
 
+/// A word a plan line may hold: printable ASCII without spaces, quotes or shell characters.
+pub fn plain_word(w: &str) -> Result<(), String> {
+    match w
+        .chars()
+        .find(|c| !c.is_ascii_graphic() || "'\"\\`$;|&<>".contains(*c))
+    {
+        Some(c) => Err(format!(
+            "`{}` holds {c:?}; a plan's words are plain (no spaces, quotes, shell characters or non-ASCII): plan again",
+            w.escape_debug()
+        )),
+        None => Ok(()),
+    }
+}
+
 /// One cell line: `perflab run EXP --suite S --run-name NAME [flags]`.
 pub fn parse_cell(line: &str) -> Result<Cell, String> {
     let words: Vec<&str> = line.split(' ').filter(|w| !w.is_empty()).collect();
@@ -195,15 +209,7 @@ pub fn parse_cell(line: &str) -> Result<Cell, String> {
         ));
     }
     for w in &words {
-        if let Some(c) = w
-            .chars()
-            .find(|c| !c.is_ascii_graphic() || "'\"\\`$;|&<>".contains(*c))
-        {
-            return Err(format!(
-                "`{}` holds {c:?}; a plan's words are plain (no quotes, shell characters or non-ASCII): plan again",
-                w.escape_debug()
-            ));
-        }
+        plain_word(w)?;
     }
     let [perflab, run, experiment, rest @ ..] = words.as_slice() else {
         return Err("not a cell: give `perflab run EXP --suite S --run-name NAME [flags]`".into());
