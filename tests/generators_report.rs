@@ -103,7 +103,7 @@ fn analyze_merges_the_csvs_of_n_runners() {
         .zip(&merged.steps)
         .zip(one["steps"].as_array().unwrap())
     {
-        assert_eq!(s["requests"].as_u64(), Some(m.requests as u64), "{s}");
+        assert_eq!(s["requests"].as_u64(), Some(m.requests), "{s}");
         assert_eq!(
             s["requests"].as_u64(),
             o["requests"].as_u64().map(|n| 2 * n)

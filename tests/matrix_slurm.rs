@@ -47,10 +47,6 @@ fn cluster(d: &Path) -> (Daemons, std::path::PathBuf) {
             .collect::<Vec<u8>>(),
     )
     .unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(
-        &mut std::fs::metadata(&key).unwrap().permissions(),
-        0o400,
-    );
     std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o400)).unwrap();
     let mut daemons = Daemons(Vec::new());
     daemons.0.push(spawn(
@@ -81,7 +77,7 @@ fn cluster(d: &Path) -> (Daemons, std::path::PathBuf) {
          ReturnToService=2\nMpiDefault=none\nMinJobAge=600\nSlurmctldLogFile={d}/slurmctld.file.log\nSlurmdLogFile={d}/slurmd.file.log\n\
          NodeName={node} NodeAddr=127.0.0.1 CPUs={} State=UNKNOWN\nPartitionName=debug Nodes={node} Default=YES MaxTime=INFINITE State=UP\n",
         port(), port(),
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        perflab::host::online_cpus().map_or(1, |c| c.len()),
         sock = sock.display(), d = d.display()
     )).unwrap();
     let t0 = Instant::now();
