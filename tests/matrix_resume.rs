@@ -4,7 +4,19 @@
 //! first of two cells loses nothing; `matrix run` again completes both, each cell once.
 mod matrix_support;
 use matrix_support::*;
+use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
+
+/// A controller in its own process group, stopped with everything it started when dropped.
+struct GroupGuard(std::process::Child);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the group this test created
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
 
 #[test]
 fn an_unreachable_host_fails_its_cell_with_the_reason() {
@@ -68,23 +80,28 @@ fn killing_the_controller_loses_no_cell_and_run_again_resumes() {
         c.arg("--local");
         c
     };
-    let mut first = run()
+    // its own process group: should the test fail, the guard stops it and its cell's run
+    let first = run()
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
+        .process_group(0)
         .spawn()
         .unwrap();
-    // kill it once the first cell's run directory exists (the cell is under way)
+    let mut first = GroupGuard(first);
+    // kill it once the first cell's run directory exists (the cell is under way; it may wait
+    // long for the host lock behind other measurements)
     let t0 = Instant::now();
     while run_dirs(&out, "demo-open").is_empty() {
         assert!(
-            t0.elapsed() < Duration::from_secs(900),
+            t0.elapsed() < Duration::from_secs(3600),
             "the first cell never started"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_secs(3));
-    first.kill().unwrap();
-    first.wait().unwrap();
+    // SIGKILL the controller alone: its cell's `perflab run` goes on, orphaned
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
     let o = run().output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
