@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/prereqs.sh
 bash scripts/test-prereqs.sh
+bash scripts/prereqs-scaleout.sh
 
 cargo build --locked --bins
 # Content-addressed: a no-op in a few seconds when every image of the suite exists.

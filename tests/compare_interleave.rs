@@ -63,6 +63,7 @@ impl SideRunner for FakeSides<'_> {
             overrides: &overrides,
             layout: &layout,
             quiet: true,
+            name: None,
         };
         self.ran.push((tag.side, tag.pair));
         self.left_before.push(self.engine.objects.len());

@@ -72,3 +72,43 @@ fn two_instances_merge_into_one_report() {
     // A single-generator report has no per-instance list.
     assert!(r1.source.generators.is_empty());
 }
+
+/// `perflab analyze` takes the N runners' CSVs of one test (k6-operator's runners, `perflab
+/// export k8s`) and merges them as `report` merges `k6/g*/`: the same steps and knee.
+#[test]
+fn analyze_merges_the_csvs_of_n_runners() {
+    let two = tempfile::tempdir().unwrap();
+    copy_instance(&two.path().join("k6/g0"), "stepped-open");
+    copy_instance(&two.path().join("k6/g1"), "stepped-open");
+    let merged = report(two.path());
+    let (csv, sum) = (
+        fixture("stepped-open", "csv.gz"),
+        fixture("stepped-open", "summary.json"),
+    );
+    let run = |csvs: &[&Path], sums: &[&Path]| {
+        let mut c = Command::cargo_bin("perflab").unwrap();
+        c.arg("analyze").args(csvs).arg("--json");
+        for s in sums {
+            c.arg("--summary").arg(s);
+        }
+        let o = c.assert().success().get_output().stdout.clone();
+        serde_json::from_slice::<serde_json::Value>(&o).unwrap()
+    };
+    let one = run(&[&csv], &[&sum]);
+    let both = run(&[&csv, &csv], &[&sum, &sum]);
+    let steps = both["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), merged.steps.len());
+    for ((s, m), o) in steps
+        .iter()
+        .zip(&merged.steps)
+        .zip(one["steps"].as_array().unwrap())
+    {
+        assert_eq!(s["requests"].as_u64(), Some(m.requests), "{s}");
+        assert_eq!(
+            s["requests"].as_u64(),
+            o["requests"].as_u64().map(|n| 2 * n)
+        );
+        assert_eq!(s["p95_ms"].as_f64(), Some(m.p95_ms));
+    }
+    assert_eq!(both["knee"], one["knee"]);
+}

@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 #[path = "hostile_input/links.rs"]
 mod links;
 use links::links_and_output_cases;
+/// Plan and hosts files of the matrix, `--run-name`, the export (issue 26).
+#[path = "hostile_input/matrix.rs"]
+mod matrix;
 /// Run-directory files and aggregates over rounds (issue 21, part C).
 #[path = "hostile_input/rundir.rs"]
 mod rundir;
@@ -551,6 +554,7 @@ fn cases() -> Vec<Case> {
     .chain(links_and_output_cases())
     .chain(rundir::run_dir_cases())
     .chain(rundir::capacity_cases())
+    .chain(matrix::matrix_cases())
     .chain(catalog_cases())
     .chain(expression_cases())
     .collect()

@@ -123,6 +123,7 @@ fn fitted_round(
         overrides: &[],
         layout: &layout,
         quiet: true,
+        name: None,
     };
     let mut m = Fitted {
         experiment: e.clone(),

@@ -327,6 +327,7 @@ fn round_with(
         overrides: &[],
         layout: &layout,
         quiet: true,
+        name: None,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -10,11 +10,15 @@ use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// k6 per-request CSV (`--out csv=FILE`, plain or .gz), tagged by labs/k6/stepped.js or breakpoint.js.
-    pub csv: PathBuf,
-    /// k6 `--summary-export` JSON: SLO from its per-step thresholds, and a cross-check.
+    /// k6 per-request CSV (`--out csv=FILE`, plain or .gz), tagged by labs/k6/stepped.js or
+    /// breakpoint.js; several (N runners of one test, e.g. k6-operator's) are merged as
+    /// `run --generators` merges its instances
+    #[arg(required = true, num_args = 1..=crate::load::segments::MAX_GENERATORS as usize * 4)]
+    pub csv: Vec<PathBuf>,
+    /// k6 `--summary-export` JSON: SLO from its per-step thresholds, and a cross-check
+    /// (repeatable: one per CSV, merged into counts)
     #[arg(long)]
-    pub summary: Option<PathBuf>,
+    pub summary: Vec<PathBuf>,
     /// SLO on each step's p95 (ms); default: the summary's per-step `p(95)<N` threshold.
     #[arg(long)]
     pub slo_ms: Option<f64>,
@@ -36,9 +40,9 @@ pub struct AnalyzeArgs {
     /// Closed model think time (s) for the coordinated-omission estimate.
     #[arg(long)]
     pub think_time_s: Option<f64>,
-    /// k6's log (aborts, `Insufficient VUs`).
+    /// k6's log (aborts, `Insufficient VUs`); repeatable, one per runner
     #[arg(long)]
-    pub k6_log: Option<PathBuf>,
+    pub k6_log: Vec<PathBuf>,
     /// Print the JSON object (steps, last_passing, knee, dropped_iterations) instead of the report.
     #[arg(long)]
     pub json: bool,
@@ -103,18 +107,21 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mut caveats = Vec::new();
-    let summary = match a.summary.as_deref() {
-        Some(p) => {
-            let (s, c) = load::k6_summary(&RunFile::loose(p, FileKind::K6Summary))?;
-            caveats.extend(c);
-            Some(s)
-        }
-        None => None,
+    let mut sums = Vec::new();
+    for p in &a.summary {
+        let (s, c) = load::k6_summary(&RunFile::loose(p, FileKind::K6Summary))?;
+        caveats.extend(c);
+        sums.push(s);
+    }
+    let summary = match sums.len() {
+        0 => None,
+        1 => sums.pop(),
+        _ => Some(crate::analyze::merge::merge_summaries(sums)),
     };
     let slo = a.slo_ms.or_else(|| summary.as_ref().and_then(|s| s.slo_p95_ms())).ok_or_else(|| {
         invalid(format!(
             "{}: no SLO: pass --slo-ms N, or --summary FILE whose per-step thresholds carry `p(95)<N`",
-            a.csv.display()
+            a.csv[0].display()
         ))
     })?;
     let slo_p99 = a
@@ -124,12 +131,17 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         if let Some(v) = v.filter(|v| !(*v > 0.0 && v.is_finite())) {
             return Err(invalid(format!(
                 "{}: the summary's {q} threshold {v} ms is not a positive number: pass --slo-ms N",
-                a.summary.as_deref().unwrap_or(&a.csv).display()
+                a.summary.first().unwrap_or(&a.csv[0]).display()
             )));
         }
     }
-    let (k6, c) = load::k6_csv(&RunFile::loose(&a.csv, FileKind::K6Csv))?;
-    caveats.extend(c);
+    let mut parts = Vec::new();
+    for p in &a.csv {
+        let (k6, c) = load::k6_csv(&RunFile::loose(p, FileKind::K6Csv))?;
+        caveats.extend(c);
+        parts.push(k6);
+    }
+    let k6 = crate::analyze::merge::merge_k6(parts);
     let mut params = Params::new(slo);
     params.slo_p99_ms = slo_p99;
     params.error_budget = a.error_budget;
@@ -137,18 +149,32 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     params.hold_s = a.hold_s;
     params.max_vus = a.max_vus;
     params.think_time_s = a.think_time_s;
-    if let Some(log) = &a.k6_log {
+    for log in &a.k6_log {
         let ((aborted, insufficient), c) =
             load::k6_log(&RunFile::loose(log, FileKind::K6Log)).map_err(|e| e.into_anyhow())?;
         caveats.extend(c);
-        params.aborted = Some(aborted);
-        params.insufficient_vus = insufficient;
+        params.aborted = Some(params.aborted.unwrap_or(false) || aborted);
+        params.insufficient_vus |= insufficient;
     }
-    let title = a
+    let names: Vec<String> = a
         .csv
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let title = match names.len() {
+        1 => names[0].clone(),
+        n => format!("{} ({n} runners, merged)", names.join(" + ")),
+    };
+    let csv_label = a
+        .csv
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
     let inputs = analyze::Inputs {
         k6,
         summary,
@@ -157,14 +183,19 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         logs: Default::default(),
         source: analyze::model::Source {
             title,
-            csv: a.csv.display().to_string(),
-            summary: a.summary.as_ref().map(|p| p.display().to_string()),
+            csv: csv_label.clone(),
+            summary: (!a.summary.is_empty()).then(|| {
+                a.summary
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            }),
             ..Default::default()
         },
         caveats,
     };
-    let r =
-        analyze::analyze_run(inputs).map_err(|e| invalid(format!("{}: {e}", a.csv.display())))?;
+    let r = analyze::analyze_run(inputs).map_err(|e| invalid(format!("{csv_label}: {e}")))?;
     let out = if a.json {
         serde_json::to_string_pretty(&r.to_analyze_json())? + "\n"
     } else {

@@ -220,6 +220,7 @@ fn side_request(a: &CompareArgs, c: &Checked, i: usize, quiet: bool) -> crate::r
         refine: None,
         fit: a.exp.fit,
         k6_dashboard: false,
+        run_name: None,
     }
 }
 

@@ -7,7 +7,9 @@ pub mod capacity;
 pub mod catalog;
 pub mod compare_exp;
 pub mod docs;
+pub mod export;
 pub mod lab;
+pub mod matrix;
 pub mod run;
 pub mod show;
 pub mod show_fit;
@@ -97,6 +99,12 @@ pub enum Command {
     /// Print the man page perflab(1), or write every page into a directory with --dir.
     #[command(hide = true)]
     Man(docs::ManArgs),
+    /// The version matrix over many hosts: plan the cells, run them (here, GNU parallel over
+    /// ssh, Slurm), follow them; the run directories come back into one out/.
+    Matrix(matrix::MatrixArgs),
+    /// Write an experiment as another orchestrator's manifests (k8s: k6-operator TestRun and
+    /// Indexed Jobs), for users beyond one Docker host.
+    Export(export::ExportArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]
     LockHold(catalog::LockHoldArgs),
@@ -162,6 +170,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::HostSpeed(a) => tools::host_speed(a),
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
+        Command::Matrix(a) => matrix::matrix(a, cli.quiet),
+        Command::Export(a) => export::export(a),
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }

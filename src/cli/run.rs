@@ -9,6 +9,7 @@ use super::catalog::{CatalogArg, PlanArgs};
 use crate::images::Suite;
 use crate::lock::Wait;
 use crate::run::{self, RunRequest};
+use crate::rundir::cell::CellName;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -47,10 +48,37 @@ pub struct RunArgs {
     /// Also save k6's own web dashboard as k6/dashboard.html (one per generator); off by default (its CPU cost: docs/methodology.md)
     #[arg(long)]
     pub k6_dashboard: bool,
+    /// Run one round as a matrix cell into out/<experiment>/NAME (<UTC stamp>-r<round>-<label>;
+    /// NAME-2, ... after a failed attempt); a cell already complete there runs nothing (exit 0)
+    #[arg(long, value_name = "NAME")]
+    pub run_name: Option<String>,
     #[command(flatten)]
     pub plan: PlanArgs,
     #[command(flatten)]
     pub catalog: CatalogArg,
+}
+
+/// `--run-name NAME`: a cell name, for one round of one experiment.
+fn check_run_name(
+    a: &RunArgs,
+    resolved: &[crate::plan::Resolved],
+) -> anyhow::Result<Option<CellName>> {
+    let Some(name) = &a.run_name else {
+        return Ok(None);
+    };
+    let bad =
+        |m: String| anyhow::Error::new(crate::error::InvalidInput(format!("--run-name: {m}")));
+    let n = CellName::parse(name).map_err(bad)?;
+    if resolved.len() != 1 || a.rounds != 1 {
+        return Err(bad(format!(
+            "{name} names one round of one experiment, but {} runs {} experiment(s) x {} round(s); give one experiment and no --rounds (the round is the name's r{})",
+            a.target,
+            resolved.len(),
+            a.rounds,
+            n.round
+        )));
+    }
+    Ok(Some(n))
 }
 
 /// `--out` must be a directory perflab can create and write in: checked before any image,
@@ -119,6 +147,13 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     if a.fit {
         check_fittable(&a.target, &resolved, quiet)?;
     }
+    let run_name = check_run_name(&a, &resolved)?;
+    if let Some(n) = &run_name
+        && let Some(done) = run::complete_cell(&a.out, &resolved[0].experiment.id, n)
+    {
+        crate::out!("{:<14} {n} already complete  {}", a.target, done.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     // last of the checks: it creates the directory, which bad input elsewhere must not leave
     check_out_root(&a.out)?;
     // out/<experiment>/ of each, where it exists: a real directory, never a link out of --out
@@ -151,6 +186,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }),
         fit: a.fit,
         k6_dashboard: a.k6_dashboard,
+        run_name: run_name.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -451,6 +451,7 @@ fn run_missing(
             refine: None,
             fit,
             k6_dashboard: false,
+            run_name: None,
         };
         if !quiet {
             crate::say!(

@@ -42,6 +42,10 @@ pub struct IndexRow {
     pub compare_href: Option<String>,
     /// That comparison's verdict in a few words ("regressed +12 %"), and why (its tooltip).
     pub compare_verdict: Option<(String, String)>,
+    /// Provenance: the host that ran it (`host.hostname`) and, for its title, the CPU model,
+    /// the speed reading and the matrix cell's scheduler job.
+    pub host: Option<String>,
+    pub host_title: Option<String>,
 }
 
 /// What building the index did.
@@ -136,8 +140,27 @@ pub fn load_row(run: &RunDir, catalog: Option<&Catalog>) -> (IndexRow, Option<(R
             .and_then(|f| f.max_sustainable),
         compare_href: None,
         compare_verdict: None,
+        host: manifest.as_ref().and_then(|m| m.host.hostname.clone()),
+        host_title: manifest.as_ref().map(host_title),
     };
     (row, report.zip(manifest))
+}
+
+/// The host's CPU model, its compute speed before the loads and the cell's scheduler job.
+fn host_title(m: &Manifest) -> String {
+    let mut t = m.host.cpu_model.clone().unwrap_or_else(|| "CPU ?".into());
+    if let Some(c) = m
+        .measurements
+        .host_speed
+        .as_ref()
+        .and_then(|s| s.before.compute())
+    {
+        t.push_str(&format!(", compute {c:.0} Mops/s"));
+    }
+    if let Some(job) = m.measurements.cell.as_ref().and_then(|c| c.job.as_ref()) {
+        t.push_str(&format!(", {job}"));
+    }
+    t
 }
 
 /// Every run under `out_root`, oldest first.
@@ -208,7 +231,8 @@ pub fn knee_text(r: &IndexRow) -> String {
 /// The row's searchable text (the filter matches it, lower-case).
 pub fn search_text(r: &IndexRow) -> String {
     let mut s = format!(
-        "{} {} {} {} {} {}",
+        "{} {} {} {} {} {} {}",
+        r.host.as_deref().unwrap_or(""),
         r.experiment,
         r.run,
         r.suite.as_deref().unwrap_or(""),

@@ -157,13 +157,15 @@ fn row_html(r: &IndexRow, suites: &[String]) -> String {
         "<tr data-suite=\"{s}\" data-text=\"{text}\"><td class=\"l\">{run}</td><td class=\"l st {state_class}\">{state}</td>\
          <td class=\"r\">{knee}</td><td class=\"r\">{maxs}</td><td class=\"l\">{claims}</td><td class=\"r\">{round}</td>\
          <td class=\"l\">{date}</td><td class=\"l\"><span class=\"sw\" style=\"background:{col}\"></span>{s}</td>\
-         <td class=\"l ver\">{ver}</td><td class=\"l\">{compare}</td><td class=\"l cav\">{caveats}</td></tr>\n",
+         <td class=\"l\" title=\"{host_title}\">{host}</td><td class=\"l ver\">{ver}</td><td class=\"l\">{compare}</td><td class=\"l cav\">{caveats}</td></tr>\n",
         s = esc(suite),
         text = search_text(r),
         round = r.round,
         date = r.created.format("%Y-%m-%d %H:%M"),
         col = suite_colour(suites, r.suite.as_deref()),
         ver = esc(&versions.join(", ")),
+        host = esc(r.host.as_deref().unwrap_or("-")),
+        host_title = esc(r.host_title.as_deref().unwrap_or("")),
         state_class = esc(&r.state),
         knee = esc(&knee_text(r)),
         maxs = r.max_sustainable.map_or("-".to_string(), |v| v.to_string()),
@@ -227,7 +229,7 @@ pub fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
         if let Some(svg) = history_svg(&runs, &suites) {
             body.push_str(&format!("<figure class=\"hist\">{svg}</figure>\n"));
         }
-        body.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"l\">run</th><th class=\"l\">status</th><th class=\"r\">knee</th><th class=\"r\" title=\"refined (perflab run --refine)\">max sustainable</th><th class=\"l\">claims</th><th class=\"r\">round</th><th class=\"l\">date (UTC)</th><th class=\"l\">suite</th><th class=\"l\">versions</th><th class=\"l\">vs previous</th><th class=\"l\">host caveats</th></tr></thead>\n<tbody>\n");
+        body.push_str("<div class=\"scroll\"><table>\n<thead><tr><th class=\"l\">run</th><th class=\"l\">status</th><th class=\"r\">knee</th><th class=\"r\" title=\"refined (perflab run --refine)\">max sustainable</th><th class=\"l\">claims</th><th class=\"r\">round</th><th class=\"l\">date (UTC)</th><th class=\"l\">suite</th><th class=\"l\" title=\"the machine that ran it (hover: CPU model, speed reading, scheduler job)\">host</th><th class=\"l\">versions</th><th class=\"l\">vs previous</th><th class=\"l\">host caveats</th></tr></thead>\n<tbody>\n");
         for r in &runs {
             body.push_str(&row_html(r, &suites));
         }

@@ -53,6 +53,9 @@ pub struct RunRequest {
     pub fit: bool,
     /// `--k6-dashboard`: k6's own web dashboard exported per generator (`k6/dashboard.html`).
     pub k6_dashboard: bool,
+    /// `--run-name`: this one round is a matrix cell, in the directory the name gives (one
+    /// experiment, its round number from the name).
+    pub run_name: Option<crate::rundir::cell::CellName>,
 }
 
 /// How `--refine` plans its probes.
@@ -223,6 +226,7 @@ pub async fn run_one(
         overrides: &req.overrides,
         layout: &req.layout,
         quiet: req.quiet,
+        name: req.run_name.as_ref(),
     };
     let mut engine = DockerEngine::new(env);
     let steps = Stepped {
@@ -293,6 +297,18 @@ async fn run_rounds(
     };
     for r in &req.resolved {
         for round in 1..=req.rounds {
+            // a cell another attempt completed while this one waited for the lock runs no more
+            if let Some(n) = &req.run_name
+                && let Some(done) = complete_cell(&req.out_root, &r.experiment.id, n)
+            {
+                crate::out!(
+                    "{:<14} {n} already complete  {}",
+                    r.experiment.id,
+                    done.display()
+                );
+                continue;
+            }
+            let round = req.run_name.as_ref().map_or(round, |n| n.round);
             let o = run_one(req, env, r, round, interrupt, None).await?;
             crate::out!("{}", round_line(&r.experiment.id, round, &o));
             crate::html::index::rebuild_after_round(&req.out_root);
@@ -317,6 +333,18 @@ async fn run_rounds(
         }
     }
     Ok(summary)
+}
+
+/// The directory of the complete attempt of cell `name` of `experiment_id`, if any.
+pub fn complete_cell(
+    out_root: &std::path::Path,
+    experiment_id: &str,
+    name: &crate::rundir::cell::CellName,
+) -> Option<PathBuf> {
+    match crate::rundir::cell::cell_state(out_root, experiment_id, &name.to_string()) {
+        crate::rundir::cell::CellState::Complete { dir, .. } => Some(dir),
+        _ => None,
+    }
 }
 
 /// An engine other than the local default, checked before anything runs.

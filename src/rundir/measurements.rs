@@ -83,6 +83,9 @@ pub struct Measurements {
     /// The `perflab compare EXP --a ... --b ...` batch and side this round was run for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<super::batch::CompareTag>,
+    /// The matrix cell this round was (`perflab run --run-name`) and the scheduler that ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<super::cell::CellRecord>,
 }
 
 /// What a run and a tool run with a stack (`cpu-per-request`) record about the lab's stack.

@@ -10,6 +10,7 @@ pub mod fit {
     pub use crate::analyze::fit::*;
 }
 pub mod batch;
+pub mod cell;
 pub mod manifest;
 pub mod measurements;
 pub mod migrate;
@@ -66,18 +67,27 @@ pub fn run_name(created: DateTime<Utc>, round: u32) -> String {
     format!("{}-r{round}", created.format("%Y%m%dT%H%M%SZ"))
 }
 
-/// Is `name` a name [`run_name`] and [`create_new_dir`] give: `20261130T004356Z-r1`, maybe
-/// with a clash suffix `-2`? Folders named otherwise are not linked from the pages.
+/// Is `name` a name [`run_name`], [`create_new_dir`] and a matrix cell (`cell`) give:
+/// `20261130T004356Z-r1`, maybe with a cell label (`-trixie`, `cell::valid_label`) and a
+/// clash suffix (`-2`)? Folders named otherwise are not linked from the pages.
 pub fn valid_run_name(name: &str) -> bool {
-    let digits = |s: &[u8]| !s.is_empty() && s.len() <= 9 && s.iter().all(u8::is_ascii_digit);
+    let digits = |s: &str| !s.is_empty() && s.len() <= 9 && s.bytes().all(|b| b.is_ascii_digit());
     let Some((stamp, rest)) = name.split_once("-r") else {
         return false;
     };
     let b = stamp.as_bytes();
-    let stamp_ok =
-        b.len() == 16 && b[8] == b'T' && b[15] == b'Z' && digits(&b[..8]) && digits(&b[9..15]);
-    let parts: Vec<&[u8]> = rest.as_bytes().split(|b| *b == b'-').take(3).collect();
-    stamp_ok && parts.len() <= 2 && parts.iter().all(|p| digits(p))
+    let stamp_ok = b.len() == 16
+        && b[8] == b'T'
+        && b[15] == b'Z'
+        && digits(&stamp[..8])
+        && digits(&stamp[9..15]);
+    let mut parts = rest.splitn(4, '-').peekable();
+    let round_ok = parts.next().is_some_and(digits);
+    if parts.peek().is_some_and(|p| cell::valid_label(p)) {
+        parts.next();
+    }
+    let clash_ok = parts.next().is_none_or(digits);
+    stamp_ok && round_ok && clash_ok && parts.next().is_none()
 }
 
 /// Create `parent/base` (and `parent`), or `base-2`, `base-3`, ... when taken: never reuses a
@@ -117,18 +127,30 @@ impl RunDir {
         round: u32,
         now: DateTime<Utc>,
     ) -> anyhow::Result<RunDir> {
+        RunDir::create_named(out_root, experiment_id, &run_name(now, round), round, now)
+    }
+
+    /// Create `out_root/<experiment_id>/<base>/` (`<base>-2`, ... when taken: never reuses a
+    /// directory), point `latest` at it, and mark it `running` owned by this process.
+    pub(crate) fn create_named(
+        out_root: &Path,
+        experiment_id: &str,
+        base: &str,
+        round: u32,
+        created: DateTime<Utc>,
+    ) -> anyhow::Result<RunDir> {
         anyhow::ensure!(
             crate::experiment::validate::valid_id(experiment_id),
             "`{experiment_id}` is not a valid experiment id for a run directory"
         );
         // out/<experiment>/ is a real directory: a link there (to anywhere) is refused.
         let parent = crate::atomic::create_dirs_under(out_root, &[experiment_id])?;
-        let path = create_new_dir(&parent, &run_name(now, round))?;
+        let path = create_new_dir(&parent, base)?;
         let run = RunDir {
             path,
             experiment_id: experiment_id.to_string(),
             round,
-            created: now,
+            created,
         };
         run.set_status(&Status::new(RunState::Running, None))?;
         run.point_latest()?;

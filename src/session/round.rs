@@ -24,6 +24,8 @@ pub struct RoundSpec<'a> {
     pub overrides: &'a [String],
     pub layout: &'a CpuLayout,
     pub quiet: bool,
+    /// A matrix cell's run-directory name (`--run-name`); `None`: `<now>-r<round>`.
+    pub name: Option<&'a crate::rundir::cell::CellName>,
 }
 
 /// How a round ended.
@@ -56,7 +58,10 @@ pub async fn run_round<E: Engine>(
     interrupt: &Interrupt,
 ) -> Result<RoundOutcome> {
     let exp = spec.experiment;
-    let dir = RunDir::create(spec.out_root, &exp.id, spec.round)?;
+    let dir = match spec.name {
+        Some(n) => RunDir::create_cell(spec.out_root, &exp.id, n)?,
+        None => RunDir::create(spec.out_root, &exp.id, spec.round)?,
+    };
     let run_id = run_id(&exp.id, &dir);
     let mut manifest = Manifest::new(
         &dir,
@@ -66,6 +71,9 @@ pub async fn run_round<E: Engine>(
         spec.layout.clone(),
     );
     manifest.measurements.stack.run_id = Some(run_id.clone());
+    manifest.measurements.cell = spec
+        .name
+        .map(|n| crate::rundir::cell::CellRecord::here(&n.to_string()));
     let mut trail = Trail::default();
     let ctx = RoundContext {
         dir: &dir,

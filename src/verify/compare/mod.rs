@@ -37,6 +37,7 @@
 //! side mixing configurations, sides differing in more than the suite and `--set` overrides.
 //! Exit codes: 0 no regression, 1 regressed, 3 inconclusive (`verdict::exit_code`).
 pub mod drift;
+pub mod hosts;
 pub mod pair;
 pub mod render;
 pub mod rounds;
@@ -83,6 +84,9 @@ pub struct RoundsComparison {
     pub capacity: CapacitySignal,
     /// Both sides' host speeds (a verdict the host's own change explains is inconclusive).
     pub host_speed: SpeedSignal,
+    /// Which hosts ran each side (rounds from different hosts are marked; a decided verdict on
+    /// them needs agreeing speed readings).
+    pub hosts: hosts::HostsSignal,
     /// Both sides' steal (a decided verdict on sides apart in steal is inconclusive).
     pub steal: StealSignal,
     /// The first round of A against the first round of B (in JSON, at the top level: `a`, `b`,
@@ -125,6 +129,8 @@ pub fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsC
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
     let host_speed = speed::speed_signal(a, b);
     let (v, why) = speed::temper(v, why, &host_speed);
+    let hosts = hosts::hosts_signal(a, b, &host_speed);
+    let (v, why) = hosts::temper(v, why, &hosts);
     let steal = drift::steal_signal(&side_a, &side_b);
     let (v, why) = drift::temper(v, why, &steal);
     let rounds_needed = cpu
@@ -145,6 +151,7 @@ pub fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsC
         cpu,
         capacity,
         host_speed,
+        hosts,
         steal,
         first: compare(a[0], b[0]),
     }

@@ -167,6 +167,7 @@ pub fn text(c: &RoundsComparison) -> String {
     v.lines.push(cpu_line(&c.cpu, unit, a, b));
     v.lines.push(capacity_line(&c.capacity, unit, a, b));
     v.lines.push(c.host_speed.line());
+    v.lines.push(c.hosts.line());
     v.lines.push(c.steal.line());
     v.lines.push(rule_line(c));
     v.lines.push(decided_line(c));
