@@ -86,9 +86,9 @@ fn compare_page_from_the_index_in_headless_chromium() {
     let index = perflab::html::index::write(&out).unwrap().path;
     let all = load(&index, "", tmp.path());
     let at = all
-        .find("\">compare</a>")
+        .find("class=\"cv cv-")
         .expect("a compare link in the index");
-    let link = all[..at].rsplit("href=\"").next().unwrap();
+    let link = all[at..].split("href=\"").nth(1).unwrap();
     let href = link.split('"').next().unwrap().to_string();
     assert!(href.starts_with("./compare/2a/"), "{href}");
     let page = out.join(&href);

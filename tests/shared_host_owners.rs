@@ -173,10 +173,24 @@ fn cleanup_and_down_wait_for_the_host_lock() {
     let lock = lock_file().with_extension("held");
     let held = perflab::lock::acquire(&lock, "a measurement", perflab::lock::Wait::NoWait, |_| {})
         .unwrap();
-    for args in [
-        &["cleanup", "--run", "run-shtest-none"][..],
-        &["down", "up-shtest-none"],
-    ] {
+    // `down` of a stack that does not exist says so before it would wait (the first real
+    // problem); `cleanup` waits.
+    let mut down = perflab()
+        .args(["down", "up-shtest-none"])
+        .env("PERFLAB_LOCK", &lock)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    if down.try_wait().unwrap().is_none() {
+        unsafe { libc::kill(down.id() as i32, libc::SIGINT) };
+        panic!("`perflab down up-shtest-none` waited for the lock instead of naming the unknown stack");
+    }
+    let out = down.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("up-shtest-none") && !err.contains("waiting for"), "{err}");
+    for args in [&["cleanup", "--run", "run-shtest-none"][..]] {
         let mut child = perflab()
             .args(args)
             .env("PERFLAB_LOCK", &lock)

@@ -20,6 +20,7 @@ pub enum ExportCommand {
     /// Kubernetes manifests: a k6-operator TestRun for the load, an Indexed Job per lab slot
     /// (Guaranteed pods, integer CPUs), Services and ConfigMaps; validate them offline with
     /// scripts/validate-k8s.sh DIR
+    #[command(after_help = "Example:\n  perflab export k8s exp1 --dir k8s/exp1 --generators 2")]
     K8s(K8sArgs),
 }
 
@@ -37,7 +38,7 @@ pub struct K8sArgs {
     #[arg(long, default_value = "perflab")]
     pub registry: String,
     /// Debian suite of the images
-    #[arg(long, default_value = "trixie")]
+    #[arg(long, default_value = "trixie", value_parser = super::suite::values(false))]
     pub suite: String,
     /// Whole CPUs of each slot (requests = limits): loadgen=1,db=1,app=2
     #[arg(

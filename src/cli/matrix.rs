@@ -19,11 +19,16 @@ pub struct MatrixArgs {
 pub enum MatrixCommand {
     /// Write the job list of TARGETS x --suites x --rounds: one `perflab run` command per cell
     /// not complete under --out yet
+    #[command(
+        after_help = "Example:\n  perflab matrix plan php node --suites trixie,forky --rounds 3 --plan out/forky.plan --quick"
+    )]
     Plan(PlanCmd),
     /// Run a plan's cells: here one at a time (--local), over ssh with GNU parallel (--hosts),
     /// or as a Slurm job array (--slurm)
+    #[command(after_help = "Example:\n  perflab matrix run out/forky.plan --hosts hosts.txt")]
     Run(RunCmd),
     /// Each cell of a plan: done, running, failed or remaining, and its host
+    #[command(after_help = "Example:\n  perflab matrix status out/forky.plan")]
     Status(StatusCmd),
 }
 

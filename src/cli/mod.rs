@@ -101,9 +101,11 @@ pub enum Command {
     Man(docs::ManArgs),
     /// The version matrix over many hosts: plan the cells, run them (here, GNU parallel over
     /// ssh, Slurm), follow them; the run directories come back into one out/.
+    #[command(after_help = "Example:\n  perflab matrix status out/forky.plan")]
     Matrix(matrix::MatrixArgs),
     /// Write an experiment as another orchestrator's manifests (k8s: k6-operator TestRun and
     /// Indexed Jobs), for users beyond one Docker host.
+    #[command(after_help = "Example:\n  perflab export k8s exp1 --dir k8s/exp1")]
     Export(export::ExportArgs),
     /// Debug: take the host lock, hold it, release it (tests lock contention).
     #[command(hide = true)]

@@ -47,7 +47,6 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--head);padding:8
 .verdict .noknee{color:var(--fg)}
 .verdict.v-regressed{border-left-color:var(--red)}.verdict.v-improved{border-left-color:var(--green)}
 .verdict.v-same{border-left-color:var(--blue)}
-a.cv-regressed{color:var(--red);font-weight:600}a.cv-improved{color:var(--green)}
 .pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:12px}
 .pair>div{border:1px solid var(--line);border-radius:4px;padding:8px 12px}
 .finding{border-left:6px solid var(--green)!important}
