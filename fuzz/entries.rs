@@ -1,5 +1,5 @@
 //! The fuzz targets' entry functions, shared by `fuzz/fuzz_targets/*.rs` (cargo fuzz) and
-//! `tests/fuzz_replay.rs` (plain `cargo test`), so a corpus file exercises the same code in
+//! `tests/offline/fuzz_replay.rs` (plain `cargo test`), so a corpus file exercises the same code in
 //! both. Each takes arbitrary bytes and may return errors, never panic, hang or blow up memory.
 #![allow(dead_code)]
 use perflab::analyze::{self, Params, k6csv, samples};

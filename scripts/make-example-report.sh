@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate docs/example/report.html, the example the README's quick start links, from the
 # recorded exp1 run in tests/fixtures/example (`perflab report DIR --html-only` on a copy of it).
-# tests/report_example.rs checks that the committed page is what this produces, so re-run it
+# tests/offline/report_example.rs checks that the committed page is what this produces, so re-run it
 # after a change to report.html's rendering (or to exp1's claims) and commit the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."

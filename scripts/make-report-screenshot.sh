@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate docs/img/report.png, the README's screenshot of docs/example/report.html: headless
 # Chromium at 1280 x 1600. Re-run after scripts/make-example-report.sh changes the example;
-# tests/docs.rs keeps the file under 300 KB.
+# tests/offline/docs.rs keeps the file under 300 KB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$PWD/docs/img/report.png"

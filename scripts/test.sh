@@ -4,6 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The test build needs a few GB (five test binaries, line tables only): say so before it fails
+# at the link with "No space left on device".
+free_kb=$(df -Pk . | awk 'NR==2 {print $4}')
+echo "disk free for the build: $((free_kb / 1024 / 1024)) GB" >&2
+if [ "$free_kb" -lt $((6 * 1024 * 1024)) ]; then
+  echo "warning: under 6 GB free here; the test build may not fit (cargo clean, docker builder prune)" >&2
+fi
+
 bash scripts/prereqs.sh
 bash scripts/test-prereqs.sh
 bash scripts/prereqs-scaleout.sh
@@ -17,4 +25,5 @@ echo "perflab build: $(( $(date +%s) - start )) s" >&2
 cargo test --locked "$@"
 # The printed tables of docs/regression.md (about a minute): the simulation that the ignored
 # test prints runs in CI too, so it cannot rot unseen.
-cargo test --locked --test compare_power -- --ignored print_the_tables
+cargo test --locked --test offline -- --ignored compare_power::print_the_tables
+echo "test build: $(du -sh target 2>/dev/null | cut -f1) in target/" >&2

@@ -1,6 +1,6 @@
 //! The CLI's own documentation, generated from the clap command tree so it always matches
 //! this binary: man pages (`perflab man`) and shell completions (`perflab completions SHELL`).
-//! docs/reference/cli.md is generated from the same tree by tests/docs.rs.
+//! docs/reference/cli.md is generated from the same tree by tests/offline/docs.rs.
 use anyhow::Context;
 use clap::{CommandFactory, ValueEnum};
 use std::io::Write;

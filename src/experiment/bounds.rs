@@ -228,7 +228,7 @@ fn check_limits(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The bounds table of [`LIMITS`] (docs/reference/experiment-yaml.md; tests/docs.rs keeps it current).
+/// The bounds table of [`LIMITS`] (docs/reference/experiment-yaml.md; tests/offline/docs.rs keeps it current).
 pub fn markdown() -> String {
     let mut out = String::from("| key | at most | unit | what |\n|---|---:|---|---|\n");
     for l in LIMITS {

@@ -2,7 +2,7 @@
 //! known SD or resampled from recorded rounds (a smoothed bootstrap), a multiplicative change
 //! injected on B, and the sequential procedure run as `perflab compare` runs it (a look after
 //! every A/B pair from 2 rounds a side to the plan's maximum, stopping when decided). Pure and
-//! seeded: the same arguments give the same figures. The tests in `tests/compare_power.rs` and
+//! seeded: the same arguments give the same figures. The tests in `tests/offline/compare_power.rs` and
 //! the tables in docs/regression.md come from here.
 use super::sequential::{Call, FIRST_LOOK, MAX_PLANNED_ROUNDS, Plan, Settings};
 use super::stats::{Rng, mean, t_crit, t_two_sided_p, variance};

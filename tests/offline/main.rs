@@ -1,0 +1,47 @@
+//! Tests that need neither Docker nor a browser: parsers, plans, reports on recorded fixtures, the
+//! CLI's errors and help, the fake engine's sessions, the docs.
+//! One test binary per need (see tests/README.md): each file below was a binary of its own.
+
+#[path = "../report_support/mod.rs"]
+mod report_support;
+#[path = "../verify_support/mod.rs"]
+mod verify_support;
+mod analyze_criteria;
+mod analyze_fixtures;
+mod catalog_files;
+mod catalog_layout;
+mod catalog_plan;
+mod cli_errors;
+mod cli_help;
+mod cli_show;
+mod compare_cli;
+mod compare_interleave;
+mod compare_matrix_cli;
+mod compare_power;
+mod docs;
+mod export_k8s;
+mod fit_rules;
+mod fit_validate;
+mod fuzz_replay;
+mod generators_report;
+mod hostile_input;
+mod lock_contention;
+mod matrix_compare;
+mod report_example;
+mod report_hostcpu;
+mod report_html;
+mod report_index;
+mod report_rundir;
+mod report_snapshots;
+mod rundir_contract;
+mod rundir_naming;
+mod session_fit;
+mod session_phases;
+mod shared_host_cli;
+mod shared_host_report;
+mod stack_cli;
+mod verify_claims;
+mod verify_cli;
+mod verify_render;
+mod verify_rounds;
+mod verify_validate;

@@ -1,0 +1,137 @@
+//! End to end through the real Docker engine, k6 and the Node lab: `perflab compare 2a --b
+//! stack.node.burn_us=1000 --quick --no-align --max-rounds 2` runs A1 B1 A2 B2 on fresh stacks
+//! into normal run directories tagged with their batch, side and pair, prints the running
+//! verdict after each pair, and ends with the matrix row; plain `compare A B` on those
+//! directories and `--no-run` on the out root read the same rounds to the same verdict.
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use perflab::rundir::batch::CompareSide;
+use perflab::rundir::{self, RunDir, RunState};
+use serde_json::Value;
+
+use crate::run_support;
+use run_support::perflab;
+
+const SIDES: [&str; 8] = [
+    "compare",
+    "2a",
+    "--b",
+    "stack.node.burn_us=1000",
+    "--quick",
+    "--no-align",
+    "--max-rounds",
+    "2",
+];
+
+/// The run directories under `out/2a`, oldest first.
+fn rounds(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = rundir::list_runs(out, Some("2a"))
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    v.sort_by_key(|p| rundir::read_manifest(p).unwrap().created);
+    v
+}
+
+fn json_of(stdout: &[u8]) -> Value {
+    serde_json::from_slice(stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(stdout));
+    })
+}
+
+#[test]
+fn two_configurations_alternate_on_fresh_stacks_until_the_cap() {
+    let _serial = crate::serial();
+    let out = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let o = perflab()
+        .args(SIDES)
+        .args(["--json", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let code = o.status.code();
+    assert!(matches!(code, Some(0 | 1 | 3)), "exit {code:?}\n{stderr}");
+    println!("compare 2a, 2 rounds a side: {took:?}, exit {code:?}\n{stderr}");
+    let m = json_of(&o.stdout);
+    let row = &m["rows"][0];
+    assert_eq!(row["experiment"], "2a");
+    assert_eq!(
+        (row["rounds_a"].as_u64(), row["rounds_b"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(
+        code,
+        Some(m["summary"]["exit_code"].as_u64().unwrap() as i32)
+    );
+    // the running verdict after each pair
+    for pair in ["A 1 / B 1 rounds: ", "A 2 / B 2 rounds: "] {
+        assert!(stderr.contains(pair), "{pair}\n{stderr}");
+    }
+    // four complete rounds, oldest first A B A B, one batch, each on its own stack
+    let dirs = rounds(out.path());
+    assert_eq!(dirs.len(), 4, "{dirs:?}");
+    let want = [
+        (CompareSide::A, 1),
+        (CompareSide::B, 1),
+        (CompareSide::A, 2),
+        (CompareSide::B, 2),
+    ];
+    let mut batches = Vec::new();
+    let mut run_ids = Vec::new();
+    for (d, (side, pair)) in dirs.iter().zip(want) {
+        let dir = RunDir::open(d).unwrap();
+        assert_eq!(
+            dir.status().unwrap().state,
+            RunState::Complete,
+            "{}",
+            d.display()
+        );
+        let m = dir.read_manifest().unwrap();
+        let tag = m.measurements.compare.clone().expect("tagged");
+        assert_eq!(
+            (tag.side, tag.pair, m.round),
+            (side, pair, pair),
+            "{}",
+            d.display()
+        );
+        let burn = m.overrides == ["stack.node.burn_us=1000"];
+        assert_eq!(burn, side == CompareSide::B, "{:?}", m.overrides);
+        assert_eq!(
+            m.experiment.stack.injected().is_empty(),
+            side == CompareSide::A
+        );
+        batches.push(tag.batch);
+        run_ids.push(m.measurements.stack.run_id.clone().unwrap());
+    }
+    batches.dedup();
+    assert_eq!(batches.len(), 1, "{batches:?}");
+    run_ids.dedup();
+    assert_eq!(run_ids.len(), 4, "a stack per round: {run_ids:?}");
+    // plain compare A B reads the same rounds to the same verdict
+    let list = |side: usize| {
+        [side, side + 2]
+            .map(|i| dirs[i].display().to_string())
+            .join(",")
+    };
+    let plain = perflab()
+        .args(["compare", &list(0), &list(1), "--json"])
+        .output()
+        .unwrap();
+    let c = json_of(&plain.stdout);
+    assert_eq!(c["verdict"], row["verdict"], "{}", c["why"]);
+    // and so does the same comparison without running: the recorded rounds count
+    let again = perflab()
+        .args(SIDES)
+        .args(["--no-run", "--json", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let m2 = json_of(&again.stdout);
+    assert_eq!(m2["rows"][0]["verdict"], row["verdict"]);
+    assert_eq!(m2["rows"][0]["runs_a"], row["runs_a"]);
+    assert_eq!(m2["rows"][0]["runs_b"], row["runs_b"]);
+}

@@ -1,0 +1,21 @@
+//! End-to-end runs through the real Docker engine and k6: runs, fits, compares, pauses, the host
+//! tools, interrupts at every phase. One at a time (`serial`): they measure.
+//! One test binary per need (see tests/README.md): each file below was a binary of its own.
+
+/// One test of this binary at a time: they share the engine, the host lock and the CPUs.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[path = "../run_support/mod.rs"]
+mod run_support;
+mod run_e2e;
+mod fit_e2e;
+mod compare_e2e;
+mod pause_e2e;
+mod verify_e2e;
+mod tools_cpr;
+mod tools_host;
+mod shared_host_phases;
+mod generators_e2e;

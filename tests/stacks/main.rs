@@ -1,0 +1,19 @@
+//! Tests on the real Docker engine that bring lab stacks up and down (no load generator):
+//! lifecycle, placement, owners on a shared host. One at a time (`serial`).
+//! One test binary per need (see tests/README.md): each file below was a binary of its own.
+
+/// One test of this binary at a time: they share the engine, the host lock and the CPUs.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[path = "../stack_support/mod.rs"]
+mod stack_support;
+mod stack_demo;
+mod stack_lifecycle;
+mod stack_node;
+mod stack_php;
+mod shared_host_fpm;
+mod shared_host_owners;
+mod generators_cli;
