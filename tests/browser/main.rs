@@ -10,9 +10,9 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 #[path = "../browser_support/mod.rs"]
 mod browser_support;
+mod report_browser;
+mod report_browser_run;
 #[path = "../report_support/mod.rs"]
 mod report_support;
 #[path = "../run_support/mod.rs"]
 mod run_support;
-mod report_browser;
-mod report_browser_run;

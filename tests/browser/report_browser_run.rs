@@ -8,8 +8,8 @@
 //! manifest and linked from the report.
 //! Its tests run one at a time with the other Docker tests of this binary (`crate::serial`).
 use crate::browser_support;
-use browser_support::{load, png_colours, screenshot};
 use crate::run_support;
+use browser_support::{load, png_colours, screenshot};
 use run_support::run_quick_into;
 use std::path::Path;
 

@@ -2,10 +2,6 @@
 //! CLI's errors and help, the fake engine's sessions, the docs.
 //! One test binary per need (see tests/README.md): each file below was a binary of its own.
 
-#[path = "../report_support/mod.rs"]
-mod report_support;
-#[path = "../verify_support/mod.rs"]
-mod verify_support;
 mod analyze_criteria;
 mod analyze_fixtures;
 mod catalog_files;
@@ -33,6 +29,8 @@ mod report_html;
 mod report_index;
 mod report_rundir;
 mod report_snapshots;
+#[path = "../report_support/mod.rs"]
+mod report_support;
 mod rundir_contract;
 mod rundir_naming;
 mod session_fit;
@@ -44,4 +42,6 @@ mod verify_claims;
 mod verify_cli;
 mod verify_render;
 mod verify_rounds;
+#[path = "../verify_support/mod.rs"]
+mod verify_support;
 mod verify_validate;

@@ -1,7 +1,7 @@
 //! report.html: snapshots on recorded fixtures (a k6 fixture, recorded run directories with a
 //! manifest), self-containment, escaping, and `perflab report RUN --html-only`.
-use assert_cmd::Command;
 use crate::report_support;
+use assert_cmd::Command;
 use perflab::html::report as html;
 use perflab::report;
 use report_support::{copy_run, report_of};

@@ -6,10 +6,10 @@
 //! manifest.json and status.json as recorded). Where no real run can show a case, a copy of a
 //! real run with ONE value changed lives in `tests/fixtures/verify-edited/`, named `*-edited`;
 //! the test says what was changed and why.
+use crate::verify_support;
 use perflab::experiment::{Catalog, CatalogEntry};
 use perflab::verify::load::{self, LoadedRun};
 use perflab::verify::{ClaimResult, ClaimVerdict, evaluate};
-use crate::verify_support;
 use verify_support::{real, root};
 
 fn catalog() -> Catalog {

@@ -1,11 +1,11 @@
 //! Snapshots of the verify renderers (claim table, findings markdown, compare, capacity) and
 //! the pure capacity arithmetic, on the recorded fixture runs.
+use crate::verify_support;
 use perflab::experiment::{Catalog, CatalogEntry, Claim, StepAt};
 use perflab::verify::capacity::{self, CapacityError};
 use perflab::verify::findings::{self, Findings, RunInfo};
 use perflab::verify::load::LoadedRun;
 use perflab::verify::{ClaimVerdict, compare, evaluate, render};
-use crate::verify_support;
 use verify_support::{real, root};
 
 fn findings_of(exps: &[&str]) -> Findings {

@@ -4,13 +4,11 @@
 //! 40 ms = 400 rps), so its fit is checked against that; the PHP and Node runs check that the
 //! fitted numbers follow the measured quantities by the experiment's own rules.
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use perflab::rundir::{self, Manifest, fit::FitRecord};
 
 use crate::run_support;
 use run_support::run_quick;
-
 
 fn run_fit(id: &str) -> (tempfile::TempDir, PathBuf, Manifest, FitRecord) {
     let (out, dir) = run_quick(id, &["--fit"]);

@@ -5,14 +5,12 @@ use std::net::{Shutdown, TcpListener};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use perflab::rundir::{self, measurements::GeneratorStart};
 use serde_json::Value;
 
 use crate::run_support;
 use run_support::{json, perflab, run_quick_into};
-
 
 /// Steps below the demo server's 400 rps capacity; quick = 5 s holds.
 const STEPS: &str = "load.steps=100,200,300";

@@ -8,14 +8,14 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+mod compare_e2e;
+mod fit_e2e;
+mod generators_e2e;
+mod pause_e2e;
+mod run_e2e;
 #[path = "../run_support/mod.rs"]
 mod run_support;
-mod run_e2e;
-mod fit_e2e;
-mod compare_e2e;
-mod pause_e2e;
-mod verify_e2e;
+mod shared_host_phases;
 mod tools_cpr;
 mod tools_host;
-mod shared_host_phases;
-mod generators_e2e;
+mod verify_e2e;

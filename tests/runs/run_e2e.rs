@@ -2,7 +2,6 @@
 //! runs `perflab run` as a user would and checks outcomes that cannot pass by accident.
 use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use perflab::rundir;

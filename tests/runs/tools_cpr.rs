@@ -3,7 +3,6 @@
 //! 100 ms wall time, and the run's containers are gone afterwards.
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use serde_json::Value;
 

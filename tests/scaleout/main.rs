@@ -8,8 +8,8 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+mod matrix_hosts;
+mod matrix_resume;
+mod matrix_slurm;
 #[path = "../matrix_support/mod.rs"]
 mod matrix_support;
-mod matrix_hosts;
-mod matrix_slurm;
-mod matrix_resume;

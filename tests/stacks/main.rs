@@ -8,12 +8,12 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-#[path = "../stack_support/mod.rs"]
-mod stack_support;
+mod generators_cli;
+mod shared_host_fpm;
+mod shared_host_owners;
 mod stack_demo;
 mod stack_lifecycle;
 mod stack_node;
 mod stack_php;
-mod shared_host_fpm;
-mod shared_host_owners;
-mod generators_cli;
+#[path = "../stack_support/mod.rs"]
+mod stack_support;
