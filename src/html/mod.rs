@@ -121,10 +121,9 @@ fn html_page(
 ) -> String {
     // `out/<exp>/latest` is a link: open the directory it names.
     let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let manifest = crate::rundir::RunDir::open(&real)
-        .ok()
-        // An unreadable manifest is a warning of the report (`report::load::manifest_warnings`).
-        .and_then(|d| d.read_manifest().ok());
+    // The run's own manifest, whatever the folders around it are called (a run directory
+    // travels); an unreadable one is a warning of the report (`report::load::manifest_warnings`).
+    let manifest = crate::rundir::read_manifest(&real).ok();
     let claims = manifest
         .as_ref()
         .map(|m| {

@@ -425,8 +425,9 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
         params_from_plan(&plan, &mut params);
     }
     // An unreadable manifest costs the ceilings, not the report (`manifest_warnings` says so).
-    if let Ok(m) = rundir::read_manifest(dir) {
-        params_from_manifest(&m, &mut params);
+    let manifest = rundir::read_manifest(dir).ok();
+    if let Some(m) = &manifest {
+        params_from_manifest(m, &mut params);
     }
     if params.slo_p95_ms <= 0.0 {
         return Err(invalid(format!(
@@ -447,10 +448,14 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
     });
     let samples = samples(dir, &mut caveats)?;
     let logs = logs(dir, &mut caveats)?;
-    let title = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    // The run's own name, so that a copied or renamed run directory reports the same.
+    let title = match &manifest {
+        Some(m) => m.run_id.clone(),
+        None => dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
     Ok(Inputs {
         k6: k6.data,
         summary,

@@ -4,7 +4,7 @@
 use crate::analyze::model::Report;
 use crate::error::InvalidInput;
 use crate::rundir::read::{self, FileKind, RunFile};
-use crate::rundir::{self, Manifest, RunDir, RunState, Status};
+use crate::rundir::{self, Manifest, RunState, Status};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -53,12 +53,18 @@ fn invalid(msg: String) -> anyhow::Error {
 
 /// Read one run directory (invalid input when it is not one or has no report).
 pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
-    RunDir::open(dir).map_err(|e| {
-        invalid(format!(
-            "{}: not a run directory ({e:#}); expected out/<experiment>/<timestamp>-r<N>",
+    // Whatever the folder is called (a run directory travels): its manifest says what it is.
+    if !dir.join(rundir::MANIFEST_FILE).is_file() {
+        let why = if dir.is_dir() {
+            "no manifest.json"
+        } else {
+            "no such folder"
+        };
+        return Err(invalid(format!(
+            "{}: not a run directory ({why}); expected out/<experiment>/<timestamp>-r<N> or a copy of one",
             dir.display()
-        ))
-    })?;
+        )));
+    }
     let read = |name: &str, kind: FileKind| -> anyhow::Result<String> {
         match read::doc(&RunFile::at(dir, name, kind)) {
             Ok(d) => Ok(d.text),

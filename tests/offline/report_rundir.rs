@@ -3,7 +3,7 @@
 use assert_cmd::Command;
 use perflab::experiment::{Catalog, CatalogEntry};
 use perflab::plan::{self, PlanOptions};
-use perflab::rundir::{Manifest, RunDir};
+use perflab::rundir::{Manifest, RunDir, RunState, Status};
 use predicates::prelude::*;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,13 @@ fn perflab() -> Command {
 /// fpm 4/4 busy with a listen queue, the database idle in ClientRead.
 fn run_dir(with_samples: bool) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    let k6 = d.path().join("k6");
+    fill_run_dir(d.path(), with_samples);
+    d
+}
+
+/// [`run_dir`]'s files written into `dir` (made if missing).
+fn fill_run_dir(dir: &Path, with_samples: bool) {
+    let k6 = dir.join("k6");
     std::fs::create_dir_all(&k6).unwrap();
     std::fs::copy(
         fixture("stepped-open", "csv.gz"),
@@ -35,10 +41,10 @@ fn run_dir(with_samples: bool) -> tempfile::TempDir {
     )
     .unwrap();
     std::fs::copy(fixture("stepped-open", "log"), k6.join("k6.log")).unwrap();
-    write_manifest(d.path());
+    write_manifest(dir);
     if with_samples {
-        write_samples(d.path());
-        let logs = d.path().join("logs");
+        write_samples(dir);
+        let logs = dir.join("logs");
         std::fs::create_dir_all(&logs).unwrap();
         let mut nginx = String::new();
         for i in 0..5 {
@@ -46,7 +52,6 @@ fn run_dir(with_samples: bool) -> tempfile::TempDir {
         }
         std::fs::write(logs.join("nginx.log"), nginx).unwrap();
     }
-    d
 }
 
 /// The experiment `stepped-open` was recorded with (demo server 4 workers x 40 ms, steps
@@ -377,4 +382,68 @@ fn host_speed_is_shown_and_a_slowed_host_is_a_caveat() {
     perflab().arg("report").arg(plain.path()).assert().success();
     let txt = std::fs::read_to_string(plain.path().join("report.txt")).unwrap();
     assert!(!txt.contains("host speed"), "{txt}");
+}
+
+/// Copy every file of `from` into `to` (a run directory travels as a tarball or an artifact).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A run directory copied elsewhere under another name (a CI artifact, a mailed tarball) and
+/// reported from a folder with no catalog gives the same pages: the experiment, its claims and
+/// the run's name come from the run's manifest, not from the folders around it.
+#[test]
+fn a_copied_and_renamed_run_directory_gives_the_same_report() {
+    let out = tempfile::tempdir().unwrap();
+    let home = out.path().join("demo-open/20261130T004600Z-r1");
+    fill_run_dir(&home, true);
+    let status = serde_json::to_string(&Status::new(RunState::Complete, None)).unwrap();
+    std::fs::write(home.join("status.json"), status).unwrap();
+    perflab().arg("report").arg(&home).assert().success();
+    let away = tempfile::tempdir().unwrap();
+    let copy = away.path().join("from-a-student").join("run");
+    copy_tree(&home, &copy);
+    for f in ["report.txt", "report.md", "report.html", "report.json"] {
+        std::fs::remove_file(copy.join(f)).unwrap();
+    }
+    perflab()
+        .current_dir(away.path())
+        .env_remove("PERFLAB_CATALOG")
+        .arg("report")
+        .arg(&copy)
+        .assert()
+        .success();
+    for f in ["report.txt", "report.md", "report.html", "report.json"] {
+        let (a, b) = (
+            std::fs::read_to_string(home.join(f)).unwrap(),
+            std::fs::read_to_string(copy.join(f)).unwrap(),
+        );
+        let b = b.replace(&copy.display().to_string(), &home.display().to_string());
+        assert_eq!(a, b, "{f} differs once the run directory travelled");
+    }
+    let page = std::fs::read_to_string(copy.join("report.html")).unwrap();
+    assert!(
+        page.contains("demo-open · 20261130T004600Z-r1"),
+        "the run's own name"
+    );
+    assert!(
+        page.contains("<section id=\"claims\">"),
+        "the claims section"
+    );
+    // verify reads the copy too, whatever its folder is called.
+    perflab()
+        .current_dir(away.path())
+        .args(["verify", "--json"])
+        .arg(&copy)
+        .assert()
+        .stdout(predicate::str::contains("\"demo-open\""));
 }
