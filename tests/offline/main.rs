@@ -35,7 +35,6 @@ mod rundir_contract;
 mod rundir_naming;
 mod session_fit;
 mod session_phases;
-mod shared_host_cli;
 mod shared_host_report;
 mod stack_cli;
 mod verify_claims;

@@ -17,3 +17,4 @@ mod stack_node;
 mod stack_php;
 #[path = "../stack_support/mod.rs"]
 mod stack_support;
+mod shared_host_cli;

@@ -4,6 +4,7 @@ use predicates::prelude::*;
 
 #[test]
 fn publish_on_any_address_for_a_local_stack_is_refused_before_anything_starts() {
+    let _serial = crate::serial();
     for any in ["0.0.0.0", "::"] {
         let out = tempfile::tempdir().unwrap();
         Command::cargo_bin("perflab")
@@ -60,6 +61,7 @@ fn containers_of(run_id: &str) -> usize {
 /// other's `down` removes it, and `--all` is what it takes to remove someone else's.
 #[test]
 fn one_users_down_leaves_another_users_stack() {
+    let _serial = crate::serial();
     if !std::path::Path::new("/var/run/docker.sock").exists() {
         panic!("this test needs the Docker engine");
     }
@@ -100,6 +102,7 @@ fn one_users_down_leaves_another_users_stack() {
 /// participant who ran sudo, not to root; without sudo's variables it stays root's.
 #[test]
 fn what_sudo_perflab_writes_belongs_to_the_invoking_user() {
+    let _serial = crate::serial();
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
