@@ -58,7 +58,8 @@ impl Role {
             Role::PhpFpm => "php-fpm",
             Role::Nginx => "nginx",
             Role::K6 => "k6",
-            _ => "node-app",
+            // Every role listed (no wildcard): a new role without an image name does not compile.
+            Role::NodeApp | Role::DemoApp => "node-app",
         }
     }
 
