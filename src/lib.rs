@@ -6,7 +6,7 @@
 //! containers, as their descriptors declare them) -> `load` (k6) -> `sample` (server-side
 //! samplers) -> `analyze` (pure) -> `rundir` (the run directory's typed files) -> `report`
 //! (renderers) -> `verify` -> `html` (report.html, out/index.html) -> `session` (the measurement session's phases behind an `Engine`
-//! trait) -> `run` / `tools`, with `lock`, `owner`, `host`, `atomic` and `output` beside them; `tools` holds the
+//! trait) -> `run` / `tools` -> `export` / `matrix`, with `lock`, `owner`, `host`, `atomic` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;

@@ -83,8 +83,8 @@ fn check_inputs(a: &AnalyzeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    check_inputs(&a)?;
+/// The numeric flags of `analyze`: fractions in [0, 1), positive bounded quantities.
+fn check_numbers(a: &AnalyzeArgs) -> anyhow::Result<()> {
     for (what, v) in [
         ("--error-budget", a.error_budget),
         ("--goodput-tolerance", a.goodput_tolerance),
@@ -108,6 +108,47 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     }
+    Ok(())
+}
+
+/// The report's source: the CSV files (merged when several) and the summaries they came with.
+fn source_of(a: &AnalyzeArgs) -> analyze::model::Source {
+    let names: Vec<String> = a
+        .csv
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .collect();
+    let title = match names.len() {
+        1 => names[0].clone(),
+        n => format!("{} ({n} runners, merged)", names.join(" + ")),
+    };
+    let csv_label = a
+        .csv
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    analyze::model::Source {
+        title,
+        csv: csv_label,
+        summary: (!a.summary.is_empty()).then(|| {
+            a.summary
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        }),
+        ..Default::default()
+    }
+}
+
+pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    check_inputs(&a)?;
+    check_numbers(&a)?;
     let mut caveats = Vec::new();
     let mut sums = Vec::new();
     for p in &a.summary {
@@ -158,43 +199,15 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         params.aborted = Some(params.aborted.unwrap_or(false) || aborted);
         params.insufficient_vus |= insufficient;
     }
-    let names: Vec<String> = a
-        .csv
-        .iter()
-        .map(|p| {
-            p.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect();
-    let title = match names.len() {
-        1 => names[0].clone(),
-        n => format!("{} ({n} runners, merged)", names.join(" + ")),
-    };
-    let csv_label = a
-        .csv
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(" + ");
+    let source = source_of(&a);
+    let csv_label = source.csv.clone();
     let inputs = analyze::Inputs {
         k6,
         summary,
         samples: Default::default(),
         params,
         logs: Default::default(),
-        source: analyze::model::Source {
-            title,
-            csv: csv_label.clone(),
-            summary: (!a.summary.is_empty()).then(|| {
-                a.summary
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(" + ")
-            }),
-            ..Default::default()
-        },
+        source,
         caveats,
     };
     let r = analyze::analyze_run(inputs).map_err(|e| invalid(format!("{csv_label}: {e}")))?;

@@ -115,26 +115,13 @@ impl Docker {
                 Err(e) => return Err(DockerError::api(format!("build {tag}"), e)),
             };
             if let Some(s) = info.stream.as_deref() {
-                for line in s.lines() {
-                    let line = line.trim_end();
-                    if line.is_empty() {
-                        continue;
-                    }
-                    if line.starts_with("Step ") {
-                        step = line.to_string();
-                        on_event(BuildEvent::Step(line.to_string()));
-                    } else {
-                        on_event(BuildEvent::Line(line.to_string()));
-                    }
-                    track_container(line, &mut running);
-                    if let Some(rest) = line.strip_prefix("Successfully built ") {
-                        id = Some(rest.trim().to_string());
-                    }
-                    tail.push_back(line.to_string());
-                    if tail.len() > 30 {
-                        tail.pop_front();
-                    }
-                }
+                let seen = StreamState {
+                    step: &mut step,
+                    tail: &mut tail,
+                    running: &mut running,
+                    id: &mut id,
+                };
+                read_stream_lines(s, seen, &mut on_event);
             }
             if let Some(s) = info.status.as_deref() {
                 on_event(BuildEvent::Line(s.to_string()));
@@ -242,6 +229,39 @@ fn build_error(
         step: step.to_string(),
         message,
         tail: tail[tail.len().saturating_sub(15)..].join("\n"),
+    }
+}
+
+/// What a build's output lines have told so far: the step running, its container, the built
+/// image's id and the last 30 lines (for the error).
+struct StreamState<'a> {
+    step: &'a mut String,
+    tail: &'a mut std::collections::VecDeque<String>,
+    running: &'a mut Option<String>,
+    id: &'a mut Option<String>,
+}
+
+/// One `stream` chunk of the build's output, line by line.
+fn read_stream_lines(s: &str, seen: StreamState<'_>, on_event: &mut impl FnMut(BuildEvent)) {
+    for line in s.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with("Step ") {
+            *seen.step = line.to_string();
+            on_event(BuildEvent::Step(line.to_string()));
+        } else {
+            on_event(BuildEvent::Line(line.to_string()));
+        }
+        track_container(line, seen.running);
+        if let Some(rest) = line.strip_prefix("Successfully built ") {
+            *seen.id = Some(rest.trim().to_string());
+        }
+        seen.tail.push_back(line.to_string());
+        if seen.tail.len() > 30 {
+            seen.tail.pop_front();
+        }
     }
 }
 

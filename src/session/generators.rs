@@ -94,6 +94,21 @@ pub fn target_base(stack: &LabStack, remote: bool) -> String {
     }
 }
 
+/// The files copied into each k6 container: the scripts, and on another host the output
+/// folder (no bind mount there: k6 writes inside the container, copied out at the end).
+fn script_files(lg: &LoadgenEngine, scripts_dir: &Path) -> Result<Vec<(String, Vec<u8>, u32)>> {
+    let mut files = Vec::new();
+    for name in ["stepped.js", "breakpoint.js"] {
+        let p = scripts_dir.join(name);
+        let body = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
+        files.push((format!("{}/{name}", load::SCRIPTS_DIR), body, 0o644));
+    }
+    if lg.off_host {
+        files.push((format!("{}/.keep", load::OUT_DIR), Vec::new(), 0o644));
+    }
+    Ok(files)
+}
+
 /// Create the N k6 containers (not started), scripts copied in.
 #[allow(clippy::too_many_arguments)]
 pub async fn create(
@@ -108,16 +123,7 @@ pub async fn create(
     scripts_dir: &Path,
     paused: bool,
 ) -> Result<Vec<Generator>> {
-    let mut files = Vec::new();
-    for name in ["stepped.js", "breakpoint.js"] {
-        let p = scripts_dir.join(name);
-        let body = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
-        files.push((format!("{}/{name}", load::SCRIPTS_DIR), body, 0o644));
-    }
-    if lg.off_host {
-        // No bind mount on another host: k6 writes inside the container, copied out at the end.
-        files.push((format!("{}/.keep", load::OUT_DIR), Vec::new(), 0o644));
-    }
+    let files = script_files(lg, scripts_dir)?;
     let base = target_base(stack, lg.remote);
     let mut out = Vec::new();
     for seg in load::segments::segments(n) {

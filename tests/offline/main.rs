@@ -4,6 +4,7 @@
 
 mod analyze_criteria;
 mod analyze_fixtures;
+mod architecture;
 mod catalog_files;
 mod catalog_layout;
 mod catalog_plan;
