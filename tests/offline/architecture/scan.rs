@@ -243,15 +243,15 @@ pub fn functions(masked: &str) -> Vec<Function> {
         if name.is_empty() {
             continue; // a `fn(..)` pointer type
         }
-        if let Some((open, '{')) = header_end(&c, name_at) {
-            if let Some(close) = matching_brace(&c, open) {
-                let line = line_of(&c, i);
-                found.push(Function {
-                    name,
-                    line,
-                    lines: line_of(&c, close) - line + 1,
-                });
-            }
+        if let Some((open, '{')) = header_end(&c, name_at)
+            && let Some(close) = matching_brace(&c, open)
+        {
+            let line = line_of(&c, i);
+            found.push(Function {
+                name,
+                line,
+                lines: line_of(&c, close) - line + 1,
+            });
         }
     }
     found
