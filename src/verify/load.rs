@@ -69,8 +69,9 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
         match read::doc(&RunFile::at(dir, name, kind)) {
             Ok(d) => Ok(d.text),
             Err(e) if e.is_missing() => Err(invalid(format!(
-                "{}: no such file (the run has no {name}: see its status.json)",
-                dir.join(name).display()
+                "{}: no such file (the run has no {name}: see its {})",
+                dir.join(name).display(),
+                rundir::STATUS_FILE
             ))),
             Err(e) => Err(e.into_anyhow()),
         }
