@@ -10,8 +10,6 @@ use crate::run_support;
 use run_support::{json, perflab, run_quick};
 use serde_json::Value;
 
-/// The runs share the host lock anyway; one at a time inside this binary keeps timings sane.
-
 /// The Docker label value of a run's objects, from its manifest.
 fn run_id_of(dir: &Path) -> String {
     rundir::read_manifest(dir)
