@@ -36,6 +36,8 @@ pub const STALLS_FILE: &str = "stalls.jsonl";
 pub use crate::load::{CSV_FILE, DASHBOARD_FILE, SUMMARY_FILE};
 /// k6's output, collected by the session into a generator's folder.
 pub const K6_LOG: &str = "k6.log";
+/// The single load generator's folder, and the parent of several generators' `g<i>/`.
+pub const K6_DIR: &str = "k6";
 /// A plain (not gzipped) per-request CSV, read when there is no [`CSV_FILE`].
 pub const PLAIN_CSV_FILE: &str = "requests.csv";
 
@@ -162,7 +164,7 @@ impl Layout {
     /// `k6/`: a single load generator's files.
     pub fn k6(&self) -> K6Dir {
         K6Dir {
-            path: self.dir.join("k6"),
+            path: self.dir.join(K6_DIR),
         }
     }
 
