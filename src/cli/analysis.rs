@@ -1,8 +1,9 @@
 //! CLI commands for the analysis area: `perflab analyze` (any k6 CSV) and `perflab report` (a run directory).
 use crate::analyze::{self, Params};
 use crate::error::InvalidInput;
-use crate::report::{self, load};
+use crate::report;
 use crate::rundir::read::{FileKind, RunFile};
+use crate::rundir::{inputs, layout};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -152,7 +153,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let mut caveats = Vec::new();
     let mut sums = Vec::new();
     for p in &a.summary {
-        let (s, c) = load::k6_summary(&RunFile::loose(p, FileKind::K6Summary))?;
+        let (s, c) = inputs::k6_summary(&RunFile::loose(p, FileKind::K6Summary))?;
         caveats.extend(c);
         sums.push(s);
     }
@@ -180,7 +181,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     }
     let mut parts = Vec::new();
     for p in &a.csv {
-        let (k6, c) = load::k6_csv(&RunFile::loose(p, FileKind::K6Csv))?;
+        let (k6, c) = inputs::k6_csv(&RunFile::loose(p, FileKind::K6Csv))?;
         caveats.extend(c);
         parts.push(k6);
     }
@@ -194,7 +195,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     params.think_time_s = a.think_time_s;
     for log in &a.k6_log {
         let ((aborted, insufficient), c) =
-            load::k6_log(&RunFile::loose(log, FileKind::K6Log)).map_err(|e| e.into_anyhow())?;
+            inputs::k6_log(&RunFile::loose(log, FileKind::K6Log)).map_err(|e| e.into_anyhow())?;
         caveats.extend(c);
         params.aborted = Some(params.aborted.unwrap_or(false) || aborted);
         params.insufficient_vus |= insufficient;
@@ -243,8 +244,9 @@ fn report_dir(a: &ReportArgs) -> anyhow::Result<&PathBuf> {
         let dir = dir.map_or("RUN_DIR".into(), |d| d.display().to_string());
         return Err(invalid(format!(
             "report --html: `--html FILE` means \"write the page to FILE\" (as in compare), and \
-             report.html always lives in the run directory; to re-render it alone, use \
-             `perflab report {dir} --html-only`"
+             {} always lives in the run directory; to re-render it alone, use \
+             `perflab report {dir} --html-only`",
+            layout::REPORT_HTML
         )));
     }
     a.run_dir.as_ref().ok_or_else(|| {
@@ -261,7 +263,11 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let r = crate::html::render_run_dir(run_dir)?;
     crate::say!(
-        "wrote report.txt, report.md, report.json, report.html, {}, {} in {}",
+        "wrote {}, {}, {}, {}, {}, {} in {}",
+        layout::REPORT_TXT,
+        layout::REPORT_MD,
+        layout::REPORT_FILE,
+        layout::REPORT_HTML,
         report::STEPS_SVG,
         report::TIMELINE_SVG,
         run_dir.display()

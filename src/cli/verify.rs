@@ -405,10 +405,14 @@ fn write_findings(
     f: &Findings,
 ) -> anyhow::Result<PathBuf> {
     let dir = rundir::create_new_dir(parent, &now.format("%Y%m%dT%H%M%SZ").to_string())?;
-    rundir::write_atomic(&dir.join("findings.md"), render::markdown(f).as_bytes())
-        .with_context(|| format!("writing {}", dir.join("findings.md").display()))?;
-    rundir::write_atomic(&dir.join("findings.json"), render::json(f).as_bytes())
-        .with_context(|| format!("writing {}", dir.join("findings.json").display()))?;
+    let l = rundir::Layout::new(&dir);
+    for (path, text) in [
+        (l.findings_md(), render::markdown(f)),
+        (l.findings_json(), render::json(f)),
+    ] {
+        rundir::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(dir)
 }
 

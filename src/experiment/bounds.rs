@@ -357,7 +357,7 @@ mod tests {
                 assert!(text.contains(&says), "{over}: {text}");
             }
             let at = format!("{}={}", l.key, list(l.max));
-            if let Err(d) = apply(&e, &[at.clone()]) {
+            if let Err(d) = apply(&e, std::slice::from_ref(&at)) {
                 assert!(
                     d.iter().all(|d| !d.message.contains("is above")),
                     "{at}: {d:?}"

@@ -202,13 +202,14 @@ pub fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
         by_exp.entry(r.experiment.as_str()).or_default().push(r);
     }
     let mut body = format!(
-        "<p class=\"note\">{} runs of {} experiments, built {}. A run's name links to its self-contained report.html; hover a caveat for its full text. \
+        "<p class=\"note\">{} runs of {} experiments, built {}. A run's name links to its self-contained {}; hover a caveat for its full text. \
          \"vs previous\" is the verdict of these rounds against the previous rounds of the experiment and suite \
          (B/A of the CPU per ok request, Student's t on the logs at 99 %: regressed, improved, same or inconclusive; hover for why, click for the page); \
          any two runs or sets of rounds: <code>perflab compare RUN-A[,RUN-A2...] RUN-B[,...] --html FILE</code>.</p>\n",
         rows.len(),
         by_exp.len(),
-        generated.format("%Y-%m-%d %H:%M:%SZ")
+        generated.format("%Y-%m-%d %H:%M:%SZ"),
+        super::REPORT_HTML,
     );
     body.push_str("<div class=\"filters\" id=\"filters\" hidden><label>filter <input id=\"q\" type=\"search\" placeholder=\"text: exp1, complete, php 8.4\"></label> <label>suite <select id=\"suite\"><option value=\"\">all</option>");
     for s in &suites {

@@ -70,7 +70,7 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     Ok(r)
 }
 
-pub const REPORT_HTML: &str = "report.html";
+pub use crate::rundir::layout::REPORT_HTML;
 
 /// The one way the pages build a link: relative path segments (a `..` climbs), each
 /// percent-encoded but for `A-Z a-z 0-9 - . _ ~`, joined by `/` and prefixed `./`. A segment
@@ -122,7 +122,7 @@ fn html_page(
     // `out/<exp>/latest` is a link: open the directory it names.
     let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     // The run's own manifest, whatever the folders around it are called (a run directory
-    // travels); an unreadable one is a warning of the report (`report::load::manifest_warnings`).
+    // travels); an unreadable one is a warning of the report (`rundir::inputs::manifest_warnings`).
     let manifest = crate::rundir::read_manifest(&real).ok();
     let claims = manifest
         .as_ref()
@@ -179,7 +179,10 @@ pub fn rerender_html(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
         )))
     })?;
     let timeline = if r.timeline.is_empty() {
-        Err("report.json has no per-second timeline".to_string())
+        Err(format!(
+            "{} has no per-second timeline",
+            crate::rundir::REPORT_FILE
+        ))
     } else {
         crate::report::plots::timeline_svg(&r)
     };
@@ -245,13 +248,14 @@ mod tests {
     fn a_page_never_lands_in_a_run_directory_or_through_a_link() {
         let d = tempfile::tempdir().unwrap();
         let run = d.path().join("exp1/20261130T035648Z-r1");
-        std::fs::create_dir_all(run.join("k6")).unwrap();
-        std::fs::write(run.join(crate::rundir::MANIFEST_FILE), "{}").unwrap();
+        let l = crate::rundir::Layout::new(&run);
+        std::fs::create_dir_all(l.k6().path).unwrap();
+        std::fs::write(l.manifest(), "{}").unwrap();
         for p in [
-            run.join("manifest.json"),
+            l.manifest(),
             run.join("new.html"),
-            run.join("k6/x.html"),
-            run.join("k6/missing/x.html"),
+            l.k6().path.join("x.html"),
+            l.k6().path.join("missing/x.html"),
         ] {
             let e = check_page_path(&p).unwrap_err();
             assert_eq!(crate::error::exit_code_for(&e), crate::error::EXIT_INVALID);

@@ -6,6 +6,7 @@ use super::report_page::esc;
 use crate::analyze::Report;
 use crate::report::table::Table;
 use crate::rundir::Manifest;
+use crate::rundir::layout::K6_DIR;
 
 /// "exp1 · round 1 · 2026-11-30 22:51 UTC · trixie · 2 CPUs (k6 0, db 0, app 1)": what ran,
 /// when and on what, before anything else.
@@ -60,8 +61,8 @@ pub fn dashboard_files(m: &Manifest) -> Vec<Vec<String>> {
     g.instances
         .iter()
         .map(|i| match i.out.as_deref() {
-            Some("k6") | None => vec!["k6".into(), file.clone()],
-            Some(sub) => vec!["k6".into(), sub.into(), file.clone()],
+            Some(K6_DIR) | None => vec![K6_DIR.into(), file.clone()],
+            Some(sub) => vec![K6_DIR.into(), sub.into(), file.clone()],
         })
         .collect()
 }

@@ -16,6 +16,12 @@ pub const OUT_DIR: &str = "/out";
 pub const API_PORT: u16 = 6565;
 /// File k6's web dashboard exports into each generator's output folder (`--k6-dashboard`).
 pub const DASHBOARD_FILE: &str = "dashboard.html";
+/// File k6's `--summary-export` writes into each generator's output folder.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// File k6's per-request CSV (`--out csv=`) goes to in each generator's output folder.
+pub const CSV_FILE: &str = "requests.csv.gz";
+// The run directory's layout (`rundir::layout::K6Dir`, above this module) names the generator
+// folders' files with these constants: k6 writes them here, the readers find them there.
 
 /// Everything needed to start k6 for one experiment: command line and environment.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -81,8 +87,8 @@ pub fn invocation_for(
         format!("--address={api_address}"),
         "--summary-mode=full".into(),
         "--summary-trend-stats=avg,med,p(90),p(95),p(99),max,count".into(),
-        format!("--summary-export={OUT_DIR}/summary.json"),
-        format!("--out=csv={OUT_DIR}/requests.csv.gz"),
+        format!("--summary-export={OUT_DIR}/{SUMMARY_FILE}"),
+        format!("--out=csv={OUT_DIR}/{CSV_FILE}"),
     ]);
     args.extend(seg.k6_args());
     args.push(format!("{SCRIPTS_DIR}/{script}"));

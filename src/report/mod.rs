@@ -2,7 +2,6 @@
 //! (report.html and out/index.html, which show the claims too, are `html`'s).
 //! Files are written atomically (temp file + rename).
 pub mod content;
-pub mod load;
 pub mod markdown;
 pub mod plots;
 pub mod table;
@@ -12,8 +11,9 @@ use crate::analyze::Report;
 use anyhow::Context;
 use std::path::Path;
 
-pub const STEPS_SVG: &str = "plot-steps.svg";
-pub const TIMELINE_SVG: &str = "plot-timeline.svg";
+use crate::rundir::inputs;
+use crate::rundir::layout::{REPORT_MD, REPORT_TXT};
+pub use crate::rundir::layout::{STEPS_SVG, TIMELINE_SVG};
 
 /// Write `path` atomically: a temp file in the same directory, then rename.
 pub fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
@@ -36,7 +36,7 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
 /// fit, the injected work, the host's speed) and the warnings of a missing or corrupt manifest.
 /// Nothing is written.
 pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
-    let inputs = load::run_dir(dir)?;
+    let inputs = inputs::run_dir(dir)?;
     let mut r = crate::analyze::analyze_run(inputs).map_err(|e| {
         anyhow::Error::new(crate::error::InvalidInput(format!(
             "{}: {e}",
@@ -59,7 +59,7 @@ pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
         }
     }
     // A missing or corrupt manifest costs the ceilings: said, never silent.
-    for w in load::manifest_warnings(dir) {
+    for w in inputs::manifest_warnings(dir) {
         crate::say!("warning: {w}");
         r.warnings.push(w);
     }
@@ -75,9 +75,9 @@ pub fn rendered(r: &Report) -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {
     Ok(vec![
         (STEPS_SVG, steps.into_bytes()),
         (TIMELINE_SVG, timeline.into_bytes()),
-        ("report.txt", text::render(r).into_bytes()),
+        (REPORT_TXT, text::render(r).into_bytes()),
         (
-            "report.md",
+            REPORT_MD,
             markdown::render(r, &[STEPS_SVG, TIMELINE_SVG]).into_bytes(),
         ),
         (

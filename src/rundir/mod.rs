@@ -2,29 +2,27 @@
 //! symlink), atomic writes, stale-run detection, and the types of every file a run directory
 //! holds: `manifest.json` (`manifest`, `measurements`, older schemas through `migrate`),
 //! `status.json` (`status`), `plan.json` (`plan::Plan`, written and read only here),
-//! `report.json` (`report`) and a tool run's manifest (`tool`). The samplers' JSONL records are
-//! `analyze::samples`' types. Every reader of these files goes through this module's bounded,
-//! typed reader (`read`).
-/// The fit record (`measurements.fit`), defined beside the report that shows it.
-pub mod fit {
-    pub use crate::analyze::fit::*;
-}
+//! `report.json` (`report`) and a tool run's manifest (`tool`); every file's path is `layout`'s,
+//! every file's type re-exported in `contract` (the samplers' records are `sample::records`').
+//! Every reader of these files goes through this module's bounded, typed reader (`read`); the
+//! analysis' inputs are read by `inputs`.
 pub mod batch;
 pub mod cell;
+pub mod contract;
+pub mod inputs;
+pub mod layout;
 pub mod manifest;
 pub mod measurements;
 pub mod migrate;
 pub mod phase;
 pub mod read;
-/// The samplers' JSON lines (`samples/*.jsonl`): defined beside their writer, `sample`, which
-/// sits below this floor; part of the run directory's contract all the same.
-pub mod samples {
-    pub use crate::sample::records::*;
-}
 pub mod report;
 pub mod status;
 pub mod tool;
 
+/// The fit record (`measurements.fit`) and the samplers' JSON lines (`samples/*.jsonl`), defined
+/// below this floor beside their writers: see `contract`.
+pub use contract::{fit, samples};
 pub use manifest::{MANIFEST_SCHEMA_VERSION, Manifest};
 pub use measurements::Measurements;
 pub use status::{RunState, Status, owner_alive, process_start_ticks};
@@ -35,10 +33,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 
-pub const MANIFEST_FILE: &str = "manifest.json";
-pub const STATUS_FILE: &str = "status.json";
-pub const PLAN_FILE: &str = "plan.json";
-pub const REPORT_FILE: &str = "report.json";
+pub use layout::{Layout, MANIFEST_FILE, PLAN_FILE, REPORT_FILE, STATUS_FILE};
 pub const LATEST: &str = "latest";
 
 /// Environment variable that moves the run directories' root.

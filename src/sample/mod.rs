@@ -12,7 +12,7 @@ pub mod records;
 pub mod stack;
 mod writer;
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -90,22 +90,37 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Where the samplers write: the run directory's `samples/` files, named by the layout that
+/// owns them (`rundir::layout::Layout::sample_files`, above this module, passes them down).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleFiles {
+    /// The folder, created if missing.
+    pub dir: PathBuf,
+    pub cgroup: PathBuf,
+    pub host: PathBuf,
+    pub hostprocs: PathBuf,
+    pub fpm: PathBuf,
+    pub pg: PathBuf,
+    pub errors: PathBuf,
+}
+
 impl Samplers {
-    /// Start every sampler the targets allow, writing under `dir` (created if missing).
+    /// Start every sampler the targets allow, writing to `files` (their folder created if
+    /// missing).
     pub fn start(
-        dir: &Path,
+        files: &SampleFiles,
         targets: SamplerTargets,
         opts: SamplerOptions,
     ) -> std::io::Result<Samplers> {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(&files.dir)?;
         let (stop, rx) = watch::channel(false);
-        let errors = JsonlWriter::create(&dir.join("sampler-errors.jsonl"))?;
+        let errors = JsonlWriter::create(&files.errors)?;
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(run_fast(
             FastOut {
-                cgroup: JsonlWriter::create(&dir.join("cgroup.jsonl"))?,
-                host: JsonlWriter::create(&dir.join("host.jsonl"))?,
-                procs: Some(JsonlWriter::create(&dir.join("hostprocs.jsonl"))?),
+                cgroup: JsonlWriter::create(&files.cgroup)?,
+                host: JsonlWriter::create(&files.host)?,
+                procs: Some(JsonlWriter::create(&files.hostprocs)?),
                 errors: errors.clone(),
             },
             targets.containers,
@@ -114,7 +129,7 @@ impl Samplers {
         )));
         if let Some(url) = targets.fpm_status_url {
             tasks.push(tokio::spawn(run_fpm(
-                JsonlWriter::create(&dir.join("fpm.jsonl"))?,
+                JsonlWriter::create(&files.fpm)?,
                 url,
                 opts.slow,
                 rx.clone(),
@@ -123,7 +138,7 @@ impl Samplers {
         }
         if let Some(client) = targets.pg {
             tasks.push(tokio::spawn(run_pg(
-                JsonlWriter::create(&dir.join("pg.jsonl"))?,
+                JsonlWriter::create(&files.pg)?,
                 client,
                 opts.slow,
                 rx.clone(),

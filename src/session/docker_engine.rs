@@ -17,6 +17,7 @@ use crate::experiment::Experiment;
 use crate::images::ImageSet;
 use crate::plan::{Alignment, CpuLayout};
 use crate::rundir::Manifest;
+use crate::rundir::layout::K6Dir;
 use crate::sample::{self, ContainerTarget};
 use crate::stack::{LabStack, Pinning, StartOptions, warmup};
 
@@ -315,7 +316,11 @@ impl Engine for DockerEngine<'_> {
             return Ok(());
         };
         stack
-            .collect_logs(self.env.docker, exp, &self.round.run_dir)
+            .collect_logs(
+                self.env.docker,
+                exp,
+                &crate::rundir::Layout::new(&self.round.run_dir).collect_paths(),
+            )
             .await
     }
 
@@ -359,9 +364,9 @@ pub(super) fn record_first_requests(
     let firsts: Vec<Option<i64>> = gens
         .iter()
         .map(|g| {
-            ["requests.csv.gz", "requests.csv"]
-                .iter()
-                .map(|f| g.out_dir.join(f))
+            K6Dir::new(&g.out_dir)
+                .csv_candidates()
+                .into_iter()
                 .find(|p| p.exists())
                 .and_then(|p| generators::first_request_ms(&p))
         })

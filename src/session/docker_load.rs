@@ -14,6 +14,7 @@ use super::progress::Progress;
 use crate::docker::{self, ExitStatus};
 use crate::load;
 use crate::plan::{Alignment, Slot};
+use crate::rundir::Layout;
 use crate::rundir::Manifest;
 use crate::sample::{self, SamplerTargets};
 
@@ -170,9 +171,12 @@ impl DockerEngine<'_> {
         self.record_generators(m).await;
         let targets = self.sampler_targets(m).await?;
         self.start_agents(m).await?;
-        let samplers =
-            sample::Samplers::start(&load.out_dir.join("samples"), targets, Default::default())
-                .context("starting samplers")?;
+        let samplers = sample::Samplers::start(
+            &Layout::new(&load.out_dir).sample_files(),
+            targets,
+            Default::default(),
+        )
+        .context("starting samplers")?;
         self.round.samplers = Some(samplers);
         self.round.progress = Some(Progress::start(
             &load.plan,
@@ -293,7 +297,7 @@ impl DockerEngine<'_> {
             p.finish().await;
         }
         for a in std::mem::take(&mut self.round.started_agents) {
-            match a.finish(&load.out_dir.join("samples")).await {
+            match a.finish(&Layout::new(&load.out_dir)).await {
                 Ok(lines) => {
                     m.measurements
                         .sampler_agent_cgroup_lines

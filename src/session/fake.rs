@@ -193,11 +193,11 @@ impl Engine for FakeEngine {
         _m: &mut Manifest,
     ) -> Result<Vec<GeneratorEnd>> {
         self.enter(Op::CollectLoad)?;
-        let k6 = load.out_dir.join("k6");
-        std::fs::create_dir_all(&k6)?;
-        std::fs::write(k6.join("k6.log"), "fake k6 log\nlast line\n")?;
+        let k6 = crate::rundir::Layout::new(&load.out_dir).k6();
+        std::fs::create_dir_all(&k6.path)?;
+        std::fs::write(k6.log(), "fake k6 log\nlast line\n")?;
         if let Some(csv) = &self.k6_csv {
-            std::fs::copy(csv, k6.join("requests.csv.gz"))?;
+            std::fs::copy(csv, k6.requests_csv_gz())?;
         }
         Ok(statuses
             .into_iter()

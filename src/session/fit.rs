@@ -434,7 +434,7 @@ impl<J: Judge + Clone> Measurement for Fitted<J> {
 
 /// The calibration's analysis (the real judge's default).
 pub fn analysed_calibration(dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
-    let inputs = crate::report::load::run_dir(dir)?;
+    let inputs = crate::rundir::inputs::run_dir(dir)?;
     let r = crate::analyze::analyze_run(inputs)
         .map_err(|e| anyhow!("analysing the calibration in {}: {e}", dir.display()))?;
     calibration_of(&r, rate, hold_s)

@@ -16,6 +16,7 @@ use crate::lab::Role;
 use crate::load::{self, K6Invocation, segments::Segment};
 use crate::plan::Plan;
 use crate::rundir;
+use crate::rundir::layout::{K6Dir, Layout, Sampler};
 use crate::sample::{ContainerTarget, agent};
 use crate::stack::LabStack;
 
@@ -68,11 +69,9 @@ pub struct Generator {
 /// Where instance `i` of `n` writes: `k6/` for a single generator (the layout every run had),
 /// `k6/g<i>/` otherwise.
 pub fn out_dir(run_dir: &Path, seg: &Segment) -> PathBuf {
-    if seg.count <= 1 {
-        run_dir.join("k6")
-    } else {
-        run_dir.join("k6").join(format!("g{}", seg.index))
-    }
+    Layout::new(run_dir)
+        .generator_of(seg.index as usize, seg.count as usize)
+        .path
 }
 
 /// Container name of instance `i` (a single generator keeps `…-k6`).
@@ -295,7 +294,7 @@ pub async fn collect(lg: &LoadgenEngine, gens: &[Generator]) -> Result<Vec<Strin
     let mut logs = Vec::new();
     for g in gens {
         let log = lg.docker.logs(&g.id, None).await.unwrap_or_default();
-        crate::rundir::write_atomic(&g.out_dir.join("k6.log"), log.as_bytes())
+        crate::rundir::write_atomic(&K6Dir::new(&g.out_dir).log(), log.as_bytes())
             .context("writing k6.log")?;
         if lg.off_host {
             let tar = lg
@@ -494,10 +493,10 @@ impl Agent {
         Ok(())
     }
 
-    /// Stop the agent and file its lines under `samples/`: cgroup lines into `cgroup.jsonl`
-    /// (beside the local samplers' lines), host lines into `host-<role>.jsonl`, the rest into
-    /// `sampler-errors.jsonl`. Returns the number of cgroup lines.
-    pub async fn finish(&self, samples_dir: &Path) -> Result<usize> {
+    /// Stop the agent and file its lines under `to`'s `samples/`: cgroup lines into
+    /// `cgroup.jsonl` (beside the local samplers' lines), host lines into `host-<role>.jsonl`,
+    /// the rest into `sampler-errors.jsonl`. Returns the number of cgroup lines.
+    pub async fn finish(&self, to: &Layout) -> Result<usize> {
         self.docker.kill_container(&self.id, "SIGTERM").await.ok();
         let _ = tokio::time::timeout(
             Duration::from_secs(10),
@@ -510,13 +509,10 @@ impl Agent {
             .await
             .context("reading the sampler agent's output")?;
         let (cg, host, other) = agent::split(&out);
-        std::fs::create_dir_all(samples_dir)?;
-        append(&samples_dir.join("cgroup.jsonl"), &cg)?;
-        append(
-            &samples_dir.join(format!("host-{}.jsonl", self.role)),
-            &host,
-        )?;
-        append(&samples_dir.join("sampler-errors.jsonl"), &other)?;
+        std::fs::create_dir_all(to.samples_dir())?;
+        append(&to.samples(Sampler::Cgroup), &cg)?;
+        append(&to.agent_host_samples(&self.role), &host)?;
+        append(&to.samples(Sampler::Errors), &other)?;
         Ok(cg.lines().count())
     }
 }

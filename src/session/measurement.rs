@@ -2,6 +2,7 @@
 //! ([`Stepped`]); a calibration before them, or probes that bisect the knee after them, are
 //! further loads on the same stack, each through its own phases (and a recovery pause between
 //! them), written as another [`Measurement`] without touching the session's order of phases.
+use crate::rundir::Layout;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -43,7 +44,7 @@ impl<E: Engine> Stage<'_, E> {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
-        self.dir.path.join("loads").join(name)
+        Layout::new(&self.dir.path).load(&name).dir().to_path_buf()
     }
 
     /// A load other than the measured steps (calibration, probe): its plan written where the
@@ -52,7 +53,7 @@ impl<E: Engine> Stage<'_, E> {
         let out_dir = self.load_dir(label);
         std::fs::create_dir_all(&out_dir)
             .with_context(|| format!("creating {}", out_dir.display()))?;
-        crate::rundir::write_json_atomic(&out_dir.join(crate::rundir::PLAN_FILE), &plan)?;
+        crate::rundir::write_json_atomic(&Layout::new(&out_dir).plan(), &plan)?;
         let load = LoadSpec {
             label: label.to_string(),
             plan,

@@ -48,7 +48,7 @@ pub fn side_by_side(
     freezes: Vec<omission::Freeze>,
 ) -> Result<Omission> {
     let analyse = |dir: &Path| -> Result<_> {
-        let inputs = crate::report::load::run_dir(dir)?;
+        let inputs = crate::rundir::inputs::run_dir(dir)?;
         let hist = inputs.k6.steps.first().map(|s| s.all.clone());
         let r = crate::analyze::analyze_run(inputs)
             .map_err(|e| anyhow!("analysing {}: {e}", dir.display()))?;

@@ -35,7 +35,7 @@ pub trait Judge {
 pub struct Analysis;
 
 fn analyze(dir: &Path) -> Result<Report> {
-    let inputs = crate::report::load::run_dir(dir)?;
+    let inputs = crate::rundir::inputs::run_dir(dir)?;
     crate::analyze::analyze_run(inputs)
         .map_err(|e| anyhow::anyhow!("analysing {}: {e}", dir.display()))
 }

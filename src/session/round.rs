@@ -193,7 +193,8 @@ fn finish(
 }
 
 fn has_k6_data(dir: &RunDir) -> bool {
-    dir.file("k6/requests.csv.gz").exists() || dir.file("k6/g0/requests.csv.gz").exists()
+    let l = crate::rundir::Layout::new(&dir.path);
+    l.k6().requests_csv_gz().exists() || l.generator(0).requests_csv_gz().exists()
 }
 
 /// Analyze the run directory and write report.txt/.md/.json and the plots. Returns a verdict line.

@@ -1,36 +1,51 @@
 //! What a run keeps of a stack besides the samplers' files: every container's output in
 //! `logs/<role>.log`, the app's metrics lines in `samples/node.jsonl`, and the files the lab's
-//! descriptor names (Laravel's log, the access logs of diag-acc).
+//! descriptor names (Laravel's log, the access logs of diag-acc). The paths come from the run
+//! directory's layout (`rundir::layout`, above this module), passed down as [`CollectPaths`].
 use super::LabStack;
 use crate::atomic;
 use crate::docker::Docker;
 use crate::experiment::Experiment;
+use crate::lab::Role;
 use anyhow::{Context, Result};
-use std::path::Path;
+use std::path::PathBuf;
+
+/// Where a stack's files go in the run directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectPaths {
+    /// `logs/`: the lab's other files (`lab::CollectFile::dest`) go under it.
+    pub logs_dir: PathBuf,
+    /// Each role's container log (`logs/<role>.log`).
+    pub role_logs: Vec<(Role, PathBuf)>,
+    /// The app's metrics lines (`samples/node.jsonl`).
+    pub node_samples: PathBuf,
+}
 
 impl LabStack {
-    /// Container logs into `<run_dir>/logs/<role>.log`; the app's metrics lines into
-    /// `<run_dir>/samples/node.jsonl`; the lab's other files (`lab::CollectFile`) under `logs/`.
+    /// Container logs into `to.role_logs`; the app's metrics lines into `to.node_samples`; the
+    /// lab's other files (`lab::CollectFile`) under `to.logs_dir`.
     pub async fn collect_logs(
         &self,
         docker: &Docker,
         exp: &Experiment,
-        run_dir: &Path,
+        to: &CollectPaths,
     ) -> Result<()> {
         let lab = crate::lab::descriptor(self.lab);
-        let logs_dir = run_dir.join("logs");
-        std::fs::create_dir_all(&logs_dir)?;
+        let logs_dir = &to.logs_dir;
+        std::fs::create_dir_all(logs_dir)?;
         for (role, c) in &self.containers {
             let text = docker.logs(&c.id, None).await.unwrap_or_default();
-            atomic::write_atomic(
-                &logs_dir.join(format!("{}.log", role.log_name())),
-                text.as_bytes(),
-            )?;
+            let Some((_, log)) = to.role_logs.iter().find(|(r, _)| r == role) else {
+                anyhow::bail!("no log path for the {} container", role.log_name());
+            };
+            atomic::write_atomic(log, text.as_bytes())?;
             if lab.info().metrics_role == Some(*role) {
                 let lines = crate::lab::metrics::metrics_lines(&text, &c.name);
                 if !lines.is_empty() {
-                    std::fs::create_dir_all(run_dir.join("samples"))?;
-                    atomic::write_atomic(&run_dir.join("samples/node.jsonl"), lines.as_bytes())?;
+                    if let Some(dir) = to.node_samples.parent() {
+                        std::fs::create_dir_all(dir)?;
+                    }
+                    atomic::write_atomic(&to.node_samples, lines.as_bytes())?;
                 }
             }
         }

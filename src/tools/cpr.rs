@@ -389,13 +389,13 @@ async fn get(client: &reqwest::Client, url: &str) -> u16 {
 }
 
 async fn write_logs(docker: &Docker, stack: &LabStack, run_dir: &crate::rundir::RunDir) {
-    let dir = run_dir.path.join("logs");
-    if std::fs::create_dir_all(&dir).is_err() {
+    let l = crate::rundir::Layout::new(&run_dir.path);
+    if std::fs::create_dir_all(l.logs_dir()).is_err() {
         return;
     }
     for (role, c) in &stack.containers {
         let text = docker.logs(&c.id, None).await.unwrap_or_default();
-        let _ = super::write_text(&dir.join(format!("{}.log", role.log_name())), &text);
+        let _ = super::write_text(&l.log(role.log_name()), &text);
     }
 }
 

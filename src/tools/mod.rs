@@ -127,12 +127,10 @@ impl ToolRun {
 
     /// Write `report.txt`, `report.md` and `report.json`.
     pub fn write_reports<T: Serialize>(&self, txt: &str, md: &str, json: &T) -> Result<()> {
-        write_text(&self.dir.file("report.txt"), &crate::output::plain(txt))?;
-        write_text(
-            &self.dir.file("report.md"),
-            &crate::report::table::md_text(md),
-        )?;
-        rundir::write_json_atomic(&self.dir.file("report.json"), json)
+        let l = rundir::Layout::new(&self.dir.path);
+        write_text(&l.report_txt(), &crate::output::plain(txt))?;
+        write_text(&l.report_md(), &crate::report::table::md_text(md))?;
+        rundir::write_json_atomic(&l.report_json(), json)
     }
 
     /// Record the final state (naming the phase it stopped in, unless complete); returns the

@@ -54,11 +54,11 @@ fn invalid(msg: String) -> anyhow::Error {
 /// Read one run directory (invalid input when it is not one or has no report).
 pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
     // Whatever the folder is called (a run directory travels): its manifest says what it is.
-    if !dir.join(rundir::MANIFEST_FILE).is_file() {
+    if !rundir::Layout::new(dir).manifest().is_file() {
         let why = if dir.is_dir() {
-            "no manifest.json"
+            format!("no {}", rundir::MANIFEST_FILE)
         } else {
-            "no such folder"
+            "no such folder".to_string()
         };
         return Err(invalid(format!(
             "{}: not a run directory ({why}); expected out/<experiment>/<timestamp>-r<N> or a copy of one",
@@ -69,8 +69,9 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
         match read::doc(&RunFile::at(dir, name, kind)) {
             Ok(d) => Ok(d.text),
             Err(e) if e.is_missing() => Err(invalid(format!(
-                "{}: no such file (the run has no {name}: see its status.json)",
-                dir.join(name).display()
+                "{}: no such file (the run has no {name}: see its {})",
+                dir.join(name).display(),
+                rundir::STATUS_FILE
             ))),
             Err(e) => Err(e.into_anyhow()),
         }

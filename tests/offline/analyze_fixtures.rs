@@ -2,7 +2,7 @@
 //! per-step counts and percentiles must match k6's own summary (1 % or 0.5 ms).
 use perflab::analyze::model::{LoadModel, Stability};
 use perflab::analyze::{self, Params, Report, Verdict};
-use perflab::report::load;
+use perflab::rundir::inputs as load;
 use perflab::rundir::read::{FileKind, RunFile};
 use serde_json::Value;
 use std::path::PathBuf;

@@ -33,6 +33,7 @@ mod report_snapshots;
 #[path = "../report_support/mod.rs"]
 mod report_support;
 mod rundir_contract;
+mod rundir_layout;
 mod rundir_naming;
 mod session_fit;
 mod session_phases;

@@ -5,7 +5,8 @@
 use perflab::analyze::Report;
 use perflab::analyze::model::{Checks, Consumer, StepHostShare};
 use perflab::analyze::samples::{ProcSource, host_share};
-use perflab::report::{content, load};
+use perflab::report::content;
+use perflab::rundir::inputs as load;
 use std::path::PathBuf;
 
 fn recorded() -> (Report, Checks) {

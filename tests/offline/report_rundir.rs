@@ -83,7 +83,7 @@ fn write_manifest(dir: &Path) {
 }
 
 fn write_samples(dir: &Path) {
-    let data = perflab::report::load::k6_csv(&perflab::rundir::read::RunFile::at(
+    let data = perflab::rundir::inputs::k6_csv(&perflab::rundir::read::RunFile::at(
         dir,
         "k6/requests.csv.gz",
         perflab::rundir::read::FileKind::K6Csv,
@@ -315,12 +315,12 @@ fn a_torn_last_sampler_line_is_left_out_with_a_warning() {
     std::fs::create_dir_all(&s).unwrap();
     let line = r#"{"t":1764500000000,"role":"fpm","container":"c","cpu_cores":0.5,"mem_bytes":1,"throttled_ms":0.0,"psi_some_avg10":null}"#;
     std::fs::write(s.join("cgroup.jsonl"), format!("{line}\n{}", &line[..50])).unwrap();
-    let samples = perflab::report::load::samples(dir.path(), &mut Vec::new()).unwrap();
+    let samples = perflab::rundir::inputs::samples(dir.path(), &mut Vec::new()).unwrap();
     assert_eq!(samples.cgroup.len(), 1);
     assert_eq!(samples.torn, vec!["samples/cgroup.jsonl".to_string()]);
     // A bad line in the middle is still an error naming the file and line.
     std::fs::write(s.join("cgroup.jsonl"), format!("{}\n{line}\n", &line[..50])).unwrap();
-    let e = perflab::report::load::samples(dir.path(), &mut Vec::new()).unwrap_err();
+    let e = perflab::rundir::inputs::samples(dir.path(), &mut Vec::new()).unwrap_err();
     assert!(format!("{e:#}").contains("cgroup.jsonl: line 1"), "{e:#}");
 }
 

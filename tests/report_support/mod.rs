@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 use perflab::analyze::model::Source;
 use perflab::analyze::{self, Params, Report};
-use perflab::report::load;
+use perflab::rundir::inputs as load;
 use perflab::rundir::read::{FileKind, RunFile};
 use std::path::{Path, PathBuf};
 

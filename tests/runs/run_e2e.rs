@@ -10,8 +10,6 @@ use crate::run_support;
 use run_support::{json, perflab, run_quick};
 use serde_json::Value;
 
-/// The runs share the host lock anyway; one at a time inside this binary keeps timings sane.
-
 /// The Docker label value of a run's objects, from its manifest.
 fn run_id_of(dir: &Path) -> String {
     rundir::read_manifest(dir)
@@ -126,7 +124,7 @@ fn demo_open_finds_the_knee_above_400_rps() {
         "no demo samples"
     );
     // The procs sampler set the lab's processes apart by cgroup: about what the cgroups count.
-    let s = perflab::report::load::samples(&dir, &mut Vec::new()).unwrap();
+    let s = perflab::rundir::inputs::samples(&dir, &mut Vec::new()).unwrap();
     let lab_procs: f64 = s.hostprocs.iter().map(|p| p.lab_cores).sum();
     let lab_cgroups: f64 = s.cgroup.iter().map(|c| c.cpu_cores).sum();
     assert!(

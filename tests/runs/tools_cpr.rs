@@ -9,8 +9,6 @@ use serde_json::Value;
 use crate::run_support;
 use run_support::json;
 
-/// Both labs share the host lock anyway; one at a time keeps the timings sane.
-
 /// Run `cpu-per-request <lab> --n 30` into a fresh out dir; return it and the run directory.
 fn measure(lab: &str) -> (tempfile::TempDir, PathBuf, Value) {
     let out = tempfile::tempdir().unwrap();

@@ -7,8 +7,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The measuring tests share the app CPU: one at a time.
-
 /// perflab with its own out dir; measuring runs take the real host lock (they must not run
 /// beside a lab measurement), lock tests pass their own.
 fn perflab(out: &Path, lock: Option<&Path>) -> Command {

@@ -9,6 +9,7 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 mod generators_cli;
+mod shared_host_cli;
 mod shared_host_fpm;
 mod shared_host_owners;
 mod stack_demo;
@@ -17,4 +18,3 @@ mod stack_node;
 mod stack_php;
 #[path = "../stack_support/mod.rs"]
 mod stack_support;
-mod shared_host_cli;

@@ -196,7 +196,8 @@ fn cleanup_and_down_wait_for_the_host_lock() {
         err.contains("up-shtest-none") && !err.contains("waiting for"),
         "{err}"
     );
-    for args in [&["cleanup", "--run", "run-shtest-none"][..]] {
+    {
+        let args = ["cleanup", "--run", "run-shtest-none"];
         let mut child = perflab()
             .args(args)
             .env("PERFLAB_LOCK", &lock)

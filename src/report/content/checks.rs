@@ -184,8 +184,11 @@ fn host_block(c: &Checks) -> Option<Block> {
         h.other_cores
     ));
     if h.outside.is_empty() {
-        b.lines
-            .push("other processes not broken down: the run has no samples/hostprocs.jsonl".into());
+        let l = crate::rundir::Layout::new("");
+        let procs = l.rel(&l.samples(crate::rundir::layout::Sampler::HostProcs));
+        b.lines.push(format!(
+            "other processes not broken down: the run has no {procs}"
+        ));
         return Some(b);
     }
     b.lines

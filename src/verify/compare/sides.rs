@@ -116,10 +116,11 @@ mod tests {
             "{}/tests/fixtures/compare/{dir}",
             env!("CARGO_MANIFEST_DIR")
         );
-        let read = |f: &str| std::fs::read_to_string(format!("{path}/{f}")).unwrap();
+        let l = crate::rundir::Layout::new(path);
+        let read = |f: std::path::PathBuf| std::fs::read_to_string(f).unwrap();
         (
-            crate::rundir::report::parse(&read("report.json")).unwrap(),
-            Manifest::parse(&read("manifest.json")).unwrap(),
+            crate::rundir::report::parse(&read(l.report_json())).unwrap(),
+            Manifest::parse(&read(l.manifest())).unwrap(),
         )
     }
 

@@ -1,7 +1,8 @@
 //! Reading a run directory (or loose files) into `analyze::Inputs`: the only file I/O of the
 //! analysis, all of it through `rundir::read` (bounded, typed; what a read cut, replaced or
-//! left out becomes a caveat of the report). Layout: plan.json, k6/{requests.csv.gz,
-//! summary.json,k6.log} (or k6/g<i>/ per load generator, merged), samples/*.jsonl, logs/.
+//! left out becomes a caveat of the report), every path from `rundir::layout`: plan.json,
+//! k6/{requests.csv.gz,summary.json,k6.log} (or k6/g<i>/ per load generator, merged),
+//! samples/*.jsonl, logs/.
 use crate::analyze::Inputs;
 use crate::analyze::k6csv::{self, K6Data};
 use crate::analyze::logs::LogDigest;
@@ -12,6 +13,7 @@ use crate::analyze::summary::{self, K6Summary};
 use crate::error::InvalidInput;
 use crate::experiment::Model;
 use crate::plan::Plan;
+use crate::rundir::layout::{K6Dir, Layout, Sampler};
 use crate::rundir::read::{self, FileKind, ReadError, RunFile};
 use crate::rundir::{self, Manifest};
 use std::path::Path;
@@ -89,28 +91,28 @@ pub fn k6_log(f: &RunFile) -> Result<((bool, bool), Vec<String>), ReadError> {
 /// dropped and its file named in `torn`, what else the read changed goes to `caveats`.
 pub fn samples(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<Samples> {
     fn read<T: serde::de::DeserializeOwned>(
-        dir: &Path,
-        name: &str,
+        l: &Layout,
+        s: Sampler,
         torn: &mut Vec<String>,
         caveats: &mut Vec<String>,
     ) -> anyhow::Result<Vec<T>> {
-        let rel = format!("samples/{name}");
-        let (v, notes, cut) = read::jsonl(&RunFile::at(dir, &rel, FileKind::Samples))?;
+        let f = l.file(l.samples(s), FileKind::Samples);
+        let (v, notes, cut) = read::jsonl(&f)?;
         if cut {
-            torn.push(rel);
+            torn.push(f.label);
         }
         caveats.extend(notes.caveats());
         Ok(v)
     }
-    let mut t = Vec::new();
+    let (l, mut t) = (Layout::new(dir), Vec::new());
     Ok(Samples {
-        cgroup: read(dir, "cgroup.jsonl", &mut t, caveats)?,
-        host: read(dir, "host.jsonl", &mut t, caveats)?,
-        fpm: read(dir, "fpm.jsonl", &mut t, caveats)?,
-        pg: read(dir, "pg.jsonl", &mut t, caveats)?,
-        node: read(dir, "node.jsonl", &mut t, caveats)?,
-        hostprocs: read(dir, "hostprocs.jsonl", &mut t, caveats)?,
-        access: access_logs(dir, caveats)?,
+        cgroup: read(&l, Sampler::Cgroup, &mut t, caveats)?,
+        host: read(&l, Sampler::Host, &mut t, caveats)?,
+        fpm: read(&l, Sampler::Fpm, &mut t, caveats)?,
+        pg: read(&l, Sampler::Pg, &mut t, caveats)?,
+        node: read(&l, Sampler::Node, &mut t, caveats)?,
+        hostprocs: read(&l, Sampler::HostProcs, &mut t, caveats)?,
+        access: access_logs(&l, caveats)?,
         torn: t,
     })
 }
@@ -136,7 +138,7 @@ fn optional_log(
 /// `logs/access/{fpm,nginx}.log` (written when the experiment turns access logs on), parsed a
 /// megabyte of lines at a time.
 fn access_logs(
-    dir: &Path,
+    l: &Layout,
     caveats: &mut Vec<String>,
 ) -> anyhow::Result<crate::analyze::access::AccessLogs> {
     use crate::analyze::access;
@@ -159,10 +161,10 @@ fn access_logs(
         out.sort_by_key(t);
         Ok(out)
     }
-    let at = |name: &str| RunFile::at(dir, &format!("logs/access/{name}"), FileKind::AccessLog);
+    let at = |server: &str| l.file(l.access_log(server), FileKind::AccessLog);
     Ok(access::AccessLogs {
-        fpm: parsed(&at("fpm.log"), caveats, access::parse_fpm, |r| r.t)?,
-        nginx: parsed(&at("nginx.log"), caveats, access::parse_nginx, |r| r.t)?,
+        fpm: parsed(&at("fpm"), caveats, access::parse_fpm, |r| r.t)?,
+        nginx: parsed(&at("nginx"), caveats, access::parse_nginx, |r| r.t)?,
     })
 }
 
@@ -198,7 +200,7 @@ pub fn params_from_manifest(m: &Manifest, p: &mut Params) {
 /// what is missing: the CPU ceiling needs `cpu_layout.app`, the pool ceiling the lab's section
 /// of `experiment.stack` (php `max_children`, node `pool_max` x `processes`).
 pub fn manifest_warnings(dir: &Path) -> Vec<String> {
-    let path = dir.join(rundir::MANIFEST_FILE);
+    let path = Layout::new(dir).manifest();
     let lost = "so the report has no CPU ceiling (needs cpu_layout.app) and no pool ceiling (needs experiment.stack)";
     let m = match rundir::read_manifest(dir) {
         Ok(m) => m,
@@ -241,8 +243,8 @@ pub fn logs(
     dir: &Path,
     caveats: &mut Vec<String>,
 ) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {
-    let mut out = std::collections::BTreeMap::new();
-    let Ok(rd) = std::fs::read_dir(dir.join("logs")) else {
+    let (l, mut out) = (Layout::new(dir), std::collections::BTreeMap::new());
+    let Ok(rd) = std::fs::read_dir(l.logs_dir()) else {
         return Ok(out);
     };
     let mut files: Vec<(String, RunFile)> = rd
@@ -251,12 +253,7 @@ pub fn logs(
         .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let stem = name.strip_suffix(".log").unwrap_or(&name).to_string();
-            let f = RunFile {
-                path: e.path(),
-                label: format!("logs/{name}"),
-                kind: FileKind::Log,
-            };
-            (stem, f)
+            (stem, l.file(l.logs_dir().join(&name), FileKind::Log))
         })
         .collect();
     files.sort_by(|a, b| a.0.cmp(&b.0));
@@ -270,27 +267,28 @@ pub fn logs(
 
 /// The per-instance folders `k6/g0`, `k6/g1`, ... of a run with several load generators, in
 /// instance order (empty for a single generator, whose files sit in `k6/`).
-pub fn generator_dirs(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir.join("k6")) else {
+pub fn generator_dirs(dir: &Path) -> Vec<K6Dir> {
+    let l = Layout::new(dir);
+    let Ok(rd) = std::fs::read_dir(&l.k6().path) else {
         return Vec::new();
     };
-    let mut v: Vec<(u32, std::path::PathBuf)> = rd
+    let mut v: Vec<(u32, K6Dir)> = rd
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let i: u32 = name.strip_prefix('g')?.parse().ok()?;
-            e.path().is_dir().then(|| (i, e.path()))
+            e.path().is_dir().then(|| (i, l.generator_named(&name)))
         })
         .collect();
-    v.sort();
-    v.into_iter().map(|(_, p)| p).collect()
+    v.sort_by_key(|(i, _)| *i);
+    v.into_iter().map(|(_, k)| k).collect()
 }
 
-/// `rel/requests.csv.gz` (or a plain `requests.csv`) inside the run directory, when there.
-fn csv_in(dir: &Path, rel: &str) -> Option<RunFile> {
-    ["requests.csv.gz", "requests.csv"]
-        .iter()
-        .map(|n| RunFile::at(dir, &format!("{rel}/{n}"), FileKind::K6Csv))
+/// `requests.csv.gz` (or a plain `requests.csv`) of the generator folder `k`, when there.
+fn csv_in(l: &Layout, k: &K6Dir) -> Option<RunFile> {
+    k.csv_candidates()
+        .into_iter()
+        .map(|p| l.file(p, FileKind::K6Csv))
         .find(|f| f.path.exists())
 }
 
@@ -311,17 +309,17 @@ struct K6Run {
 /// read).
 type K6Instance = (K6Data, Option<K6Summary>, Option<(bool, bool)>);
 
-/// The CSV, summary and log of one k6 instance in `rel` (`k6`, `k6/g0`); a log that cannot be
+/// The CSV, summary and log of one k6 instance in `k` (`k6`, `k6/g0`); a log that cannot be
 /// read is a caveat.
 fn k6_instance(
-    dir: &Path,
-    rel: &str,
+    l: &Layout,
+    k: &K6Dir,
     csv: &RunFile,
     caveats: &mut Vec<String>,
 ) -> anyhow::Result<K6Instance> {
     let (data, c) = k6_csv(csv)?;
     caveats.extend(c);
-    let sum = RunFile::at(dir, &format!("{rel}/summary.json"), FileKind::K6Summary);
+    let sum = l.file(k.summary(), FileKind::K6Summary);
     let summary = match sum.path.exists() {
         true => {
             let (s, c) = k6_summary(&sum)?;
@@ -330,7 +328,7 @@ fn k6_instance(
         }
         false => None,
     };
-    let log = RunFile::at(dir, &format!("{rel}/k6.log"), FileKind::K6Log);
+    let log = l.file(k.log(), FileKind::K6Log);
     let flags = match k6_log(&log) {
         Ok((flags, c)) => {
             caveats.extend(c);
@@ -348,20 +346,23 @@ fn k6_instance(
 /// The k6 data of a run: `k6/requests.csv.gz`, or every `k6/g<i>/` merged (one generator
 /// each); what reading the files changed goes to `caveats`.
 fn k6_of_run(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<K6Run> {
-    let gens = generator_dirs(dir);
-    if gens.is_empty() || csv_in(dir, "k6").is_some() {
-        let Some(csv) = csv_in(dir, "k6") else {
+    let (l, gens) = (Layout::new(dir), generator_dirs(dir));
+    let (k6, csv_label) = (l.k6(), |k: &K6Dir| l.rel(&k.requests_csv_gz()));
+    if gens.is_empty() || csv_in(&l, &k6).is_some() {
+        let Some(csv) = csv_in(&l, &k6) else {
             return Err(invalid(format!(
-                "{}: no k6/requests.csv.gz: the run did not get to measure (see its status and k6/k6.log)",
-                dir.display()
+                "{}: no {}: the run did not get to measure (see its status and {})",
+                dir.display(),
+                csv_label(&k6),
+                l.rel(&k6.log())
             )));
         };
-        let (data, summary, flags) = k6_instance(dir, "k6", &csv, caveats)?;
+        let (data, summary, flags) = k6_instance(&l, &k6, &csv, caveats)?;
         return Ok(K6Run {
             data,
             summary,
             flags,
-            label: "k6/requests.csv.gz".into(),
+            label: csv_label(&k6),
             sources: Vec::new(),
         });
     }
@@ -369,19 +370,19 @@ fn k6_of_run(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<K6Run> {
     let mut flags: Option<(bool, bool)> = None;
     for g in &gens {
         let name = g
+            .path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let rel = format!("k6/{name}");
-        let csv = csv_in(dir, &rel).ok_or_else(|| {
+        let csv = csv_in(&l, g).ok_or_else(|| {
             invalid(format!(
                 "{}: no requests.csv.gz: load generator {name} did not get to measure (see its k6.log)",
-                g.display()
+                g.path.display()
             ))
         })?;
-        let (d, sum, f) = k6_instance(dir, &rel, &csv, caveats)?;
+        let (d, sum, f) = k6_instance(&l, g, &csv, caveats)?;
         sources.push(GeneratorSource {
-            csv: format!("{rel}/requests.csv.gz"),
+            csv: csv_label(g),
             requests: d.requests,
             first_request_ms: d.first_request_ms,
             dropped: d.dropped_total,
@@ -397,17 +398,23 @@ fn k6_of_run(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<K6Run> {
         data: merge::merge_k6(parts),
         summary: (sums.len() == gens.len()).then(|| merge::merge_summaries(sums)),
         flags,
-        label: format!("k6/g*/requests.csv.gz ({} generators, merged)", gens.len()),
+        label: format!(
+            "{} ({} generators, merged)",
+            csv_label(&l.generator_named("g*")),
+            gens.len()
+        ),
         sources,
     })
 }
 
 /// Everything `analyze_run` needs from a run directory.
 pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
+    let l = Layout::new(dir);
     if !dir.is_dir() {
         return Err(invalid(format!(
-            "{} is not a run directory (expected k6/requests.csv.gz inside)",
-            dir.display()
+            "{} is not a run directory (expected {} inside)",
+            dir.display(),
+            l.rel(&l.k6().requests_csv_gz())
         )));
     }
     let mut caveats = Vec::new();
@@ -420,7 +427,7 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
             .unwrap_or(0.0),
     );
     params.slo_p99_ms = summary.as_ref().and_then(K6Summary::slo_p99_ms);
-    if dir.join(rundir::PLAN_FILE).exists() {
+    if l.plan().exists() {
         let plan = rundir::read_plan(dir).map_err(|e| invalid(format!("{e:#}")))?;
         params_from_plan(&plan, &mut params);
     }
@@ -431,8 +438,10 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
     }
     if params.slo_p95_ms <= 0.0 {
         return Err(invalid(format!(
-            "{}: no SLO: neither plan.json (slo_p95_ms) nor k6/summary.json (a per-step `p(95)<N` threshold) gives one",
-            dir.display()
+            "{}: no SLO: neither {} (slo_p95_ms) nor {} (a per-step `p(95)<N` threshold) gives one",
+            dir.display(),
+            l.rel(&l.plan()),
+            l.rel(&l.k6().summary())
         )));
     }
     if let Some((aborted, insufficient)) = k6.flags {
@@ -441,9 +450,12 @@ pub fn run_dir(dir: &Path) -> anyhow::Result<Inputs> {
     }
     let summary_label = summary.as_ref().map(|_| {
         if k6.sources.is_empty() {
-            "k6/summary.json".to_string()
+            l.rel(&l.k6().summary())
         } else {
-            "k6/g*/summary.json (counts summed)".to_string()
+            format!(
+                "{} (counts summed)",
+                l.rel(&l.generator_named("g*").summary())
+            )
         }
     });
     let samples = samples(dir, &mut caveats)?;
