@@ -58,7 +58,7 @@ pub const GLOSSARY: &[Entry] = &[
     e("1st/2nd half", &["1st half", "2nd half"], "mean requests in flight in each half of the step's window: growing means unstable"),
     e("nominal/achieved", &["nominal/s", "achieved/s", "missing"], "closed model: the rate the VUs would send at the first step's latency, the rate they did, and the requests never sent"),
     e("R=N/X-Z", &["R=N/X-Z ms"], "response time from the interactive law: VUs / throughput - think time"),
-    e("ρ/(1−ρ)", &[], "rho = utilisation of the busiest resource; queueing grows as ρ/(1-ρ), without bound as ρ nears 1"),
+    e("ρ/(1-ρ)", &[], "rho = utilisation of the busiest resource; queueing grows as ρ/(1-ρ), without bound as ρ nears 1"),
     e("ELU", &[], "Node's event-loop utilisation: share of the time the loop was busy (1.00 = always)"),
     e("ELD", &[], "Node's event-loop delay: how late timers fired"),
     e("ClientRead", &[], "a PostgreSQL backend idle waiting for its client (the database waits for the app)"),

@@ -79,7 +79,7 @@ fn knee_line(r: &Report, m: Option<&Manifest>) -> String {
             "{here}; the article: {}",
             article_quote(&m.experiment.finding)
         ),
-        None => format!("{here}; the article's numbers are in the run's manifest, and it has none"),
+        None => format!("{here}; the article's finding: unknown (no run manifest)"),
     }
 }
 
@@ -96,17 +96,20 @@ fn differ_line(r: &Report, m: Option<&Manifest>) -> String {
         });
     }
     if let Some(h) = &r.checks.host_share {
-        if let Some(s) = h.steal_cores {
-            v.push(format!("steal {s:.2} cores"));
-        }
-        v.push(format!("other processes {:.2} cores", h.other_cores));
+        let steal = h
+            .steal_cores
+            .map_or(String::new(), |s| format!("steal {s:.2} cores, "));
+        v.push(format!(
+            "{steal}other processes {:.2} cores during the steps",
+            h.other_cores
+        ));
     }
     v.push(if r.fit.is_some() {
         "fitted to this host (--fit)".to_string()
     } else {
         "the article's load as published (no --fit)".to_string()
     });
-    format!("why they may differ: {} during the steps", v.join(", "))
+    format!("why they may differ: {}", v.join("; "))
 }
 
 /// The host was not the lab's alone during the steps: the report's own host warnings, or a
@@ -188,7 +191,7 @@ fn next_commands(r: &Report, m: &Manifest) -> Vec<Next> {
     }
     v.push(n(
         format!("perflab compare {exp} --a suite=trixie --b suite=forky"),
-        "to check a change: each side's difference from the experiment (any --set key)",
+        "to check a change: give each side's difference, a suite or any --set key",
     ));
     v.dedup();
     v.truncate(5);
