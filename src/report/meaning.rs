@@ -44,10 +44,10 @@ impl Meaning {
     }
 }
 
-/// The article's finding, its first clause (up to the first ": " or ". "), at most
+/// The article's finding, its first clause (up to the first ": ", "; " or ". "), at most
 /// `QUOTE_MAX` characters.
 fn article_quote(finding: &str) -> String {
-    let cut = [": ", ". "]
+    let cut = [": ", "; ", ". "]
         .iter()
         .filter_map(|s| finding.find(s))
         .min()
@@ -104,10 +104,10 @@ fn differ_line(r: &Report, m: Option<&Manifest>) -> String {
             h.other_cores
         ));
     }
-    v.push(if r.fit.is_some() {
-        "fitted to this host (--fit)".to_string()
-    } else {
-        "the article's load as published (no --fit)".to_string()
+    v.push(match (m, &r.fit) {
+        (_, Some(_)) => "fitted to this host (--fit)".to_string(),
+        (Some(_), None) => "the article's load as published (no --fit)".to_string(),
+        (None, None) => "the host's CPUs and --fit unknown (no run manifest)".to_string(),
     });
     format!("why they may differ: {}", v.join("; "))
 }
