@@ -65,7 +65,12 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let m = run_manifest(dir);
     let mut files = crate::report::rendered(&r, m.as_ref())?;
     let timeline = crate::report::plots::timeline_svg(&r);
-    let page = html_page(&r, m.as_ref(), crate::report::plots::steps_svg(&r), timeline);
+    let page = html_page(
+        &r,
+        m.as_ref(),
+        crate::report::plots::steps_svg(&r),
+        timeline,
+    );
     files.push((REPORT_HTML, page.into_bytes()));
     crate::report::write_files(dir, &files)?;
     Ok(r)

@@ -402,7 +402,9 @@ pub fn render(r: &Report, x: &Extras) -> String {
     let (provenance, criteria) = split_header(r);
     let mut body = super::report_meta::context_html(x.manifest);
     body.push_str(&injected_html(&r.injected));
-    body.push_str(&meaning_html(&crate::report::meaning::meaning(r, x.manifest)));
+    body.push_str(&meaning_html(&crate::report::meaning::meaning(
+        r, x.manifest,
+    )));
     body.push_str(&verdict_html(r));
     body.push_str(&experiment_html(x.manifest));
     if let Some(b) = content::fit_block(r) {

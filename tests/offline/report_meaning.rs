@@ -17,10 +17,9 @@ fn root() -> PathBuf {
 fn exp1() -> (Report, Manifest) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = copy_run("exp1", tmp.path());
-    let r = perflab::rundir::report::parse(
-        &std::fs::read_to_string(dir.join("report.json")).unwrap(),
-    )
-    .unwrap();
+    let r =
+        perflab::rundir::report::parse(&std::fs::read_to_string(dir.join("report.json")).unwrap())
+            .unwrap();
     (r, perflab::rundir::read_manifest(&dir).unwrap())
 }
 
@@ -62,7 +61,10 @@ fn a_knee_on_a_first_round_suggests_rounds_verify_and_compare() {
         x.differ
     );
     let c = commands(&x);
-    assert!(c.contains(&"perflab run exp1 --rounds 3".to_string()), "{c:?}");
+    assert!(
+        c.contains(&"perflab run exp1 --rounds 3".to_string()),
+        "{c:?}"
+    );
     assert!(c.contains(&"perflab verify exp1".to_string()), "{c:?}");
     assert!(c.iter().any(|c| c.starts_with("perflab compare exp1 --a ")));
     assert!(!c.iter().any(|c| c.contains("load.steps")), "{c:?}");
@@ -80,7 +82,10 @@ fn no_knee_suggests_fit_and_higher_steps_and_a_later_round_no_rounds() {
     m.experiment.load.steps = r.steps.iter().map(|s| s.target).collect();
     // The recorded manifest predates exp1's fit rules: no --fit to suggest.
     let c = commands(&meaning::meaning(&r, Some(&m)));
-    assert!(c[0].starts_with("perflab run exp1 --set load.steps="), "{c:?}");
+    assert!(
+        c[0].starts_with("perflab run exp1 --set load.steps="),
+        "{c:?}"
+    );
     let cat = perflab::experiment::catalog::Catalog::load(&root().join("experiments")).unwrap();
     m.experiment.fit = cat.expand("exp1").unwrap()[0].fit.clone();
     assert!(m.experiment.fit.is_some());
@@ -105,8 +110,10 @@ fn no_knee_suggests_fit_and_higher_steps_and_a_later_round_no_rounds() {
 fn fit_of(m: &Manifest) -> Option<perflab::analyze::fit::FitRecord> {
     let calibration = serde_json::json!({"rate": 60, "hold_s": 10, "ok_per_s": 60.0,
         "w_ms": 20.0, "p95_ms": 40.0, "app_ms": 5.0, "db_ms": 1.0, "pass": true, "why": "ok"});
-    serde_json::from_value(serde_json::json!({"calibration": calibration, "quantities": {},
-        "rules": [], "article_plan": m.plan, "restacked": false}))
+    serde_json::from_value(
+        serde_json::json!({"calibration": calibration, "quantities": {},
+        "rules": [], "article_plan": m.plan, "restacked": false}),
+    )
     .unwrap()
 }
 
@@ -117,7 +124,11 @@ fn a_run_stopped_early_suggests_the_rerun_and_a_shared_host_noise_check() {
     r.steps.truncate(3);
     let x = meaning::meaning(&r, Some(&m));
     assert_eq!(x.next[0].command, "perflab run exp1");
-    assert!(x.next[0].why.contains("3 of its 8 steps"), "{}", x.next[0].why);
+    assert!(
+        x.next[0].why.contains("3 of its 8 steps"),
+        "{}",
+        x.next[0].why
+    );
     assert!(!commands(&x).iter().any(|c| c.contains("noise-check")));
     // The host shared during the steps (the 2a-shared fixture's host block): noise-check.
     let shared = shared_2a();
@@ -125,7 +136,11 @@ fn a_run_stopped_early_suggests_the_rerun_and_a_shared_host_noise_check() {
     let x = meaning::meaning(&r, Some(&m));
     assert!(meaning::noisy(&r));
     assert!(commands(&x).contains(&"perflab noise-check".to_string()));
-    assert!(x.differ.contains("other processes 1.71 cores"), "{}", x.differ);
+    assert!(
+        x.differ.contains("other processes 1.71 cores"),
+        "{}",
+        x.differ
+    );
     assert_real(&x, &m);
 }
 
@@ -234,7 +249,14 @@ fn the_glossary_closes_text_and_markdown_once_with_the_terms_used() {
     for doc in [&text, &md] {
         assert_eq!(doc.matches("## Glossary").count(), 1);
         let g = &doc[doc.find("## Glossary").unwrap()..];
-        for term in ["knee", "msCPU/ok", "psi%", "p50/p95/p99", "ok/s", "W=Lmax/λ"] {
+        for term in [
+            "knee",
+            "msCPU/ok",
+            "psi%",
+            "p50/p95/p99",
+            "ok/s",
+            "W=Lmax/λ",
+        ] {
             assert!(g.contains(term), "{term} not in the glossary:\n{g}");
         }
     }
@@ -257,7 +279,10 @@ fn report_html_explains_headers_shows_claim_sentences_and_the_block() {
         esc(p95.term),
         esc(p95.text)
     )));
-    assert!(page.contains("title=\"&lt;role&gt;%: "), "role columns explained");
+    assert!(
+        page.contains("title=\"&lt;role&gt;%: "),
+        "role columns explained"
+    );
     // Each claim's sentence beside its id.
     for c in &m.experiment.expect {
         assert!(
@@ -271,7 +296,10 @@ fn report_html_explains_headers_shows_claim_sentences_and_the_block() {
         );
     }
     // What this means: before the verdict, its commands as code.
-    let (a, b) = (page.find("id=\"meaning\"").unwrap(), page.find("id=\"verdict\"").unwrap());
+    let (a, b) = (
+        page.find("id=\"meaning\"").unwrap(),
+        page.find("id=\"verdict\"").unwrap(),
+    );
     assert!(a < b);
     assert!(page.contains("<li><code>perflab verify exp1</code> "));
     assert!(page.contains("id=\"glossary\""));
@@ -284,12 +312,20 @@ fn step_plots_mark_the_steps_without_lines_and_the_cpu_plot_draws_ceilings() {
     // The series' colours (blue, orange, purple, green, brown) draw no polyline: markers only.
     for c in ["#1F77B4", "#FF7F0E", "#9467BD", "#2CA02C", "#8C564B"] {
         assert!(
-            !svg.contains(&format!("<polyline fill=\"none\" opacity=\"1\" stroke=\"{c}\"")),
+            !svg.contains(&format!(
+                "<polyline fill=\"none\" opacity=\"1\" stroke=\"{c}\""
+            )),
             "a line in {c}"
         );
     }
-    assert!(svg.matches("<circle").count() >= 3 * r.steps.len(), "dots per step");
-    assert!(svg.matches("<polygon").count() >= 3 * r.steps.len(), "triangles per step");
+    assert!(
+        svg.matches("<circle").count() >= 3 * r.steps.len(),
+        "dots per step"
+    );
+    assert!(
+        svg.matches("<polygon").count() >= 3 * r.steps.len(),
+        "triangles per step"
+    );
     // The CPU panel: a red line at each role's cores (app 2 CPUs, pg 1).
     let mut shared = shared_2a();
     shared.params.app_cpus = vec![1, 2];
@@ -313,7 +349,9 @@ fn the_narrow_layout_scales_plots_and_scrolls_the_steps_table() {
     };
     let page = perflab::html::report::render(&r, &x);
     assert!(page.contains("figure.plot svg,figure.hist svg{display:block;width:100%;height:auto}"));
-    let narrow = &page[page.find("@media (max-width:420px)").expect("a 360 px rule")..];
+    let narrow = &page[page
+        .find("@media (max-width:420px)")
+        .expect("a 360 px rule")..];
     assert!(narrow.contains("#steps .scroll{max-width:calc(100vw - 16px);overflow-x:scroll"));
     assert!(page.contains("<section id=\"steps\">\n<h2>Steps</h2>\n<div class=\"scroll\"><table>"));
 }

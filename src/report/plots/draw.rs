@@ -346,7 +346,11 @@ fn draw_points<DB: DrawingBackend>(
     let label = s.label.clone();
     if triangle {
         chart
-            .draw_series(s.points.iter().map(|q| TriangleMarker::new(*q, 6, c.filled())))
+            .draw_series(
+                s.points
+                    .iter()
+                    .map(|q| TriangleMarker::new(*q, 6, c.filled())),
+            )
             .map_err(|e| e.to_string())?
             .label(label)
             .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 6, c.filled()));
