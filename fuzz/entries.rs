@@ -47,8 +47,8 @@ fn analyze_and_render(k6: k6csv::K6Data, samples: samples::Samples) {
     if let Ok(r) = analyze::analyze_run(inputs) {
         let _ = serde_json::to_string(&r.to_analyze_json()).expect("serializes");
         let _ = perflab::rundir::report::to_json(&r);
-        let _ = perflab::report::text::render(&r);
-        let _ = perflab::report::markdown::render(&r, &[]);
+        let _ = perflab::report::text::render(&r, None);
+        let _ = perflab::report::markdown::render(&r, None, &[]);
     }
 }
 

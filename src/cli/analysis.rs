@@ -215,7 +215,7 @@ pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let out = if a.json {
         serde_json::to_string_pretty(&r.to_analyze_json())? + "\n"
     } else {
-        report::text::render(&r)
+        report::text::render(&r, None)
     };
     crate::output::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -272,7 +272,8 @@ pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         report::TIMELINE_SVG,
         run_dir.display()
     );
-    crate::output::stdout().write_all(report::text::render(&r).as_bytes())?;
+    let m = crate::html::run_manifest(run_dir);
+    crate::output::stdout().write_all(report::text::render(&r, m.as_ref()).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

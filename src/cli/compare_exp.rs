@@ -9,10 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Args;
 
-use super::catalog::{CatalogArg, PlanArgs};
-use super::verify::CompareArgs;
+use super::compare::{CompareArgs, ExpArgs};
 use crate::error::InvalidInput;
 use crate::experiment::Experiment;
 use crate::plan::{self, CpuLayout, Resolved};
@@ -23,54 +21,6 @@ use crate::verify::compare::Settings;
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::matrix::{self, Matrix};
 use crate::verify::side::{self, SideSpec};
-
-/// The flags of `compare TARGET --a ... --b ...` (flattened into `compare`'s).
-#[derive(Debug, Clone, Default, Args)]
-pub struct ExpArgs {
-    /// With one TARGET: side A's difference from the experiment as published (repeatable):
-    /// suite=forky, or any --set key such as stack.node.burn_us=1000 [default: as published, trixie]
-    #[arg(long = "a", value_name = "KEY=VALUE")]
-    pub a: Vec<String>,
-    /// Side B's difference, as --a
-    #[arg(long = "b", value_name = "KEY=VALUE")]
-    pub b: Vec<String>,
-    /// Go on with the newest batch of this comparison (its id and round numbers), e.g. after
-    /// Ctrl-C; the complete rounds of both configurations under --out count either way
-    #[arg(long)]
-    pub resume: bool,
-    /// Run nothing: judge the complete rounds of both configurations already under --out
-    #[arg(long)]
-    pub no_run: bool,
-    /// Calibrate, then fit the published numbers to this host, on both sides (as `run --fit`)
-    #[arg(long)]
-    pub fit: bool,
-    /// Fail at once when another perflab run holds the host lock
-    #[arg(long)]
-    pub no_wait: bool,
-    #[command(flatten)]
-    pub plan: PlanArgs,
-    #[command(flatten)]
-    pub catalog: CatalogArg,
-}
-
-impl ExpArgs {
-    /// Whether any flag of this mode was given.
-    pub fn given(&self) -> bool {
-        let p = &self.plan;
-        !self.a.is_empty()
-            || !self.b.is_empty()
-            || self.resume
-            || self.no_run
-            || self.fit
-            || self.no_wait
-            || p.quick
-            || !p.set.is_empty()
-            || p.cpus.is_some()
-            || p.force_cpus
-            || p.no_align
-            || self.catalog.catalog.is_some()
-    }
-}
 
 /// `compare` in this mode: one TARGET, or any of its flags.
 pub fn wants(a: &CompareArgs) -> bool {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 pub mod analysis;
 pub mod capacity;
 pub mod catalog;
+pub mod compare;
 pub mod compare_exp;
 pub mod docs;
 pub mod export;
@@ -76,7 +77,7 @@ pub enum Command {
     /// Did B regress against A? Recorded runs or rounds (RUN,RUN,...), or an experiment or group
     /// run with the two configurations --a and --b declare (rounds interleaved until decided):
     /// verdict, steps, versions, config; one row per experiment.
-    Compare(verify::CompareArgs),
+    Compare(compare::CompareArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
     #[command(after_help = "Example:\n  perflab capacity 1a --peak 900")]
     Capacity(capacity::CapacityArgs),
@@ -164,7 +165,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Index(a) => analysis::index(a),
         Command::Verify(a) => verify::verify(a, cli.quiet),
         Command::Compare(a) if compare_exp::wants(&a) => compare_exp::compare(a, cli.quiet),
-        Command::Compare(a) => verify::compare(a),
+        Command::Compare(a) => compare::compare(a),
         Command::Capacity(a) => capacity::capacity(a),
         Command::NoiseCheck(a) => tools::noise_check(a),
         Command::Calib(a) => tools::calib(a),

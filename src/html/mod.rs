@@ -62,9 +62,15 @@ pub fn check_page_path(path: &Path) -> anyhow::Result<()> {
 /// rendered before the first is written, so a failure leaves the old set whole.
 pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let r = crate::report::analyse_run_dir(dir)?;
-    let mut files = crate::report::rendered(&r)?;
+    let m = run_manifest(dir);
+    let mut files = crate::report::rendered(&r, m.as_ref())?;
     let timeline = crate::report::plots::timeline_svg(&r);
-    let page = html_page(&r, dir, crate::report::plots::steps_svg(&r), timeline);
+    let page = html_page(
+        &r,
+        m.as_ref(),
+        crate::report::plots::steps_svg(&r),
+        timeline,
+    );
     files.push((REPORT_HTML, page.into_bytes()));
     crate::report::write_files(dir, &files)?;
     Ok(r)
@@ -106,26 +112,30 @@ pub fn write_html(
     steps: Result<String, String>,
     timeline: Result<String, String>,
 ) -> anyhow::Result<()> {
+    let m = run_manifest(dir);
     Ok(write_atomic(
         &dir.join(REPORT_HTML),
-        html_page(r, dir, steps, timeline).as_bytes(),
+        html_page(r, m.as_ref(), steps, timeline).as_bytes(),
     )?)
+}
+
+/// The manifest of the run directory `dir`, when it is one and the manifest reads.
+pub fn run_manifest(dir: &Path) -> Option<crate::rundir::Manifest> {
+    // `out/<exp>/latest` is a link: open the directory it names.
+    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    // The run's own manifest, whatever the folders around it are called (a run directory
+    // travels); an unreadable one is a warning of the report (`rundir::inputs::manifest_warnings`).
+    crate::rundir::read_manifest(&real).ok()
 }
 
 /// The text of `dir/report.html` (see [`write_html`]).
 fn html_page(
     r: &Report,
-    dir: &Path,
+    manifest: Option<&crate::rundir::Manifest>,
     steps: Result<String, String>,
     timeline: Result<String, String>,
 ) -> String {
-    // `out/<exp>/latest` is a link: open the directory it names.
-    let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    // The run's own manifest, whatever the folders around it are called (a run directory
-    // travels); an unreadable one is a warning of the report (`rundir::inputs::manifest_warnings`).
-    let manifest = crate::rundir::read_manifest(&real).ok();
     let claims = manifest
-        .as_ref()
         .map(|m| {
             let cat = crate::experiment::catalog::Catalog::load(
                 &crate::experiment::catalog::default_dir(),
@@ -140,7 +150,7 @@ fn html_page(
         })
         .unwrap_or_default();
     let extras = report::Extras {
-        manifest: manifest.as_ref(),
+        manifest,
         claims,
         plots: vec![
             (crate::report::STEPS_SVG, steps),

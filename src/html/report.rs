@@ -42,13 +42,27 @@ pub(crate) type Mark<'a> = &'a dyn Fn(usize, usize) -> Option<String>;
 
 /// A table as HTML: a scrolling box, right-aligned numeric columns, failed cells marked.
 pub(crate) fn table_html(t: &Table, mark: Mark) -> String {
+    table_html_with(t, mark, false)
+}
+
+/// [`table_html`], each header the glossary explains (`report::glossary`) with its
+/// explanation as a tooltip (`title`, escaped like the text).
+fn table_html_with(t: &Table, mark: Mark, glossed: bool) -> String {
     if t.rows.is_empty() {
         return "<p class=\"note\">(no rows in this report)</p>\n".into();
     }
     let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
     let align = |i: usize| if t.left.contains(&i) { "l" } else { "r" };
     for (i, h) in t.headers.iter().enumerate() {
-        out.push_str(&format!("<th class=\"{}\">{}</th>", align(i), esc(h)));
+        let title = crate::report::glossary::lookup(h)
+            .filter(|_| glossed)
+            .map(|x| format!(" title=\"{}: {}\"", esc(x.term), esc(x.text)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "<th class=\"{}\"{title}>{}</th>",
+            align(i),
+            esc(h)
+        ));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for (ri, row) in t.rows.iter().enumerate() {
@@ -81,7 +95,7 @@ pub(crate) fn block_html(b: &Block, id: &str, mark: Mark) -> String {
     let mut out = format!("<section id=\"{id}\">\n<h2>{}</h2>\n", esc(&b.title));
     out.push_str(&lines_html(&b.lines));
     if let Some(t) = &b.table {
-        out.push_str(&table_html(t, mark));
+        out.push_str(&table_html_with(t, mark, true));
     }
     for n in &b.notes {
         out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(n)));
@@ -161,7 +175,7 @@ fn steps_html(r: &Report, criteria: &[String]) -> String {
     };
     let mut out = format!("<section id=\"steps\">\n<h2>{}</h2>\n", esc(&b.title));
     if let Some(t) = &b.table {
-        out.push_str(&table_html(t, &mark));
+        out.push_str(&table_html_with(t, &mark, true));
     }
     out.push_str(&lines_html(criteria));
     let (legend, why) = b
@@ -220,6 +234,30 @@ fn verdict_html(r: &Report) -> String {
         out.push_str("<p class=\"note\">The load was fitted to this host (<code>--fit</code>): see \"Fitted to this host\" for the article's numbers beside the fitted ones.</p>\n");
     }
     out.push_str(&lines_html(rest));
+    out.push_str("</section>\n");
+    out
+}
+
+/// "What this means": the knee against the article's, why they may differ, the next
+/// commands (each in `<code>`, with why).
+fn meaning_html(m: &crate::report::meaning::Meaning) -> String {
+    let mut out = format!(
+        "<section id=\"meaning\" class=\"meaning\">\n<h2>{}</h2>\n<p>{}</p>\n<p>{}</p>\n",
+        crate::report::meaning::TITLE,
+        esc(&m.knee),
+        esc(&m.differ)
+    );
+    if !m.next.is_empty() {
+        out.push_str("<ul class=\"next\">\n");
+        for n in &m.next {
+            out.push_str(&format!(
+                "<li><code>{}</code> {}</li>\n",
+                esc(&n.command),
+                esc(&n.why)
+            ));
+        }
+        out.push_str("</ul>\n");
+    }
     out.push_str("</section>\n");
     out
 }
@@ -293,11 +331,12 @@ fn claims_html(claims: &[ClaimResult]) -> String {
         count(ClaimVerdict::Fail),
         count(ClaimVerdict::NotApplicable)
     ));
-    let mut t = Table::new(["claim", "verdict", "measured", "expected", "why"]);
-    t.left = vec![0, 1, 4];
+    let mut t = Table::new(["claim", "says", "verdict", "measured", "expected", "why"]);
+    t.left = vec![0, 1, 2, 5];
     for c in claims {
         t.push(vec![
             c.claim.clone(),
+            c.text.clone(),
             c.verdict.as_str().to_string(),
             c.measured.clone(),
             c.expected.clone(),
@@ -307,10 +346,10 @@ fn claims_html(claims: &[ClaimResult]) -> String {
     let fails = |ri: usize, ci: usize| -> Option<String> {
         claims
             .get(ri)
-            .filter(|c| ci == 1 && c.verdict == ClaimVerdict::Fail)
+            .filter(|c| ci == 2 && c.verdict == ClaimVerdict::Fail)
             .map(|_| String::new())
     };
-    out.push_str(&table_html(&t, &fails));
+    out.push_str(&table_html(&t, &fails).replacen("<table>", "<table class=\"wrap claims\">", 1));
     out.push_str("</section>\n");
     out
 }
@@ -363,6 +402,9 @@ pub fn render(r: &Report, x: &Extras) -> String {
     let (provenance, criteria) = split_header(r);
     let mut body = super::report_meta::context_html(x.manifest);
     body.push_str(&injected_html(&r.injected));
+    body.push_str(&meaning_html(&crate::report::meaning::meaning(
+        r, x.manifest,
+    )));
     body.push_str(&verdict_html(r));
     body.push_str(&experiment_html(x.manifest));
     if let Some(b) = content::fit_block(r) {
@@ -396,6 +438,9 @@ pub fn render(r: &Report, x: &Extras) -> String {
     }
     body.push_str(&caveats_html(r, x.manifest));
     body.push_str(&super::report_meta::versions_html(x.manifest, &provenance));
+    if let Some(g) = crate::report::glossary::glossary_block(&content::blocks(r, x.manifest)) {
+        body.push_str(&block_html(&g, "glossary", &no_marks));
+    }
     let title = match x.manifest {
         Some(m) => format!("{} · {}", m.experiment_id, m.run_id),
         None => r.source.title.clone(),

@@ -70,6 +70,12 @@ ul.why{color:var(--muted);font-size:.85rem;padding-left:1.2em}
 #steps td.fail:first-child{background:var(--failbg)}
 table.wrap td{white-space:normal;overflow-wrap:anywhere}
 figure.plot svg,figure.hist svg{display:block;width:100%;height:auto}
+.meaning{border-left:6px solid var(--blue);padding:4px 12px;background:var(--head);border-radius:4px}
+.meaning h2{border:none;margin-top:.2em}
+ul.next{padding-left:1.2em}ul.next code{overflow-wrap:anywhere}
+table.claims td{min-width:8em}
+@media (max-width:420px){figure.plot{overflow-x:hidden;padding:0}figure.plot svg{max-width:100%}
+#steps .scroll{max-width:calc(100vw - 16px);overflow-x:scroll;-webkit-overflow-scrolling:touch}}
 details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
 .filters{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:.6em 0}
 .filters input,.filters select{font:inherit;padding:4px 6px;color:var(--fg);background:var(--bg);border:1px solid var(--line);border-radius:4px}

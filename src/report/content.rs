@@ -189,7 +189,6 @@ pub fn verdict_block(r: &Report) -> Block {
     b
 }
 
-/// All blocks in report order.
 /// The refined max sustainable rate and its probes (`perflab run --refine`).
 pub fn refine_block(r: &Report) -> Option<Block> {
     let f = r.refine.as_ref()?;
@@ -331,8 +330,22 @@ pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
     b
 }
 
-pub fn blocks(r: &Report) -> Vec<Block> {
-    let mut v = vec![header(r), verdict_block(r)];
+/// All blocks in report order: the title (with the injected banner), what this means, the
+/// run's header lines, the verdict, the tables, the caveats, the glossary of all of them.
+pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
+    let mut head = header(r);
+    let (injected, lines): (Vec<String>, Vec<String>) = std::mem::take(&mut head.lines)
+        .into_iter()
+        .partition(|l| l.starts_with("INJECTED"));
+    head.lines = injected;
+    let mut run = block("Run");
+    run.lines = lines;
+    let mut v = vec![
+        head,
+        super::meaning::meaning(r, m).block(),
+        run,
+        verdict_block(r),
+    ];
     v.extend(fit_block(r));
     v.push(steps_block(r));
     v.extend(refine_block(r));
@@ -342,5 +355,6 @@ pub fn blocks(r: &Report) -> Vec<Block> {
     v.extend(logs_block(r));
     v.extend(access_block(r));
     v.extend(warnings_block(r));
+    v.extend(super::glossary::glossary_block(&v));
     v
 }

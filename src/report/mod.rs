@@ -2,7 +2,9 @@
 //! (report.html and out/index.html, which show the claims too, are `html`'s).
 //! Files are written atomically (temp file + rename).
 pub mod content;
+pub mod glossary;
 pub mod markdown;
+pub mod meaning;
 pub mod plots;
 pub mod table;
 pub mod text;
@@ -28,7 +30,8 @@ pub fn json(r: &Report) -> String {
 /// Analyze a run directory and write its reports: what `perflab run` calls after measuring.
 pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let r = analyse_run_dir(dir)?;
-    write_all(&r, dir)?;
+    let m = crate::rundir::read_manifest(dir).ok();
+    write_all(&r, m.as_ref(), dir)?;
     Ok(r)
 }
 
@@ -67,18 +70,21 @@ pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
 }
 
 /// report.txt, report.md, report.json and the SVG plots of `r`, rendered in memory (file name,
-/// bytes): a failure here writes nothing.
-pub fn rendered(r: &Report) -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {
+/// bytes): a failure here writes nothing. `m`: the run's manifest (see `text::render`).
+pub fn rendered(
+    r: &Report,
+    m: Option<&crate::rundir::Manifest>,
+) -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {
     let steps = plots::steps_svg(r).map_err(|e| anyhow::anyhow!("drawing {STEPS_SVG}: {e}"))?;
     let timeline =
         plots::timeline_svg(r).map_err(|e| anyhow::anyhow!("drawing {TIMELINE_SVG}: {e}"))?;
     Ok(vec![
         (STEPS_SVG, steps.into_bytes()),
         (TIMELINE_SVG, timeline.into_bytes()),
-        (REPORT_TXT, text::render(r).into_bytes()),
+        (REPORT_TXT, text::render(r, m).into_bytes()),
         (
             REPORT_MD,
-            markdown::render(r, &[STEPS_SVG, TIMELINE_SVG]).into_bytes(),
+            markdown::render(r, m, &[STEPS_SVG, TIMELINE_SVG]).into_bytes(),
         ),
         (
             crate::rundir::REPORT_FILE,
@@ -96,6 +102,10 @@ pub fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> 
 }
 
 /// Write report.txt, report.md, report.json and the SVG plots into `dir` (all rendered first).
-pub fn write_all(r: &Report, dir: &Path) -> anyhow::Result<()> {
-    write_files(dir, &rendered(r)?)
+pub fn write_all(
+    r: &Report,
+    m: Option<&crate::rundir::Manifest>,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    write_files(dir, &rendered(r, m)?)
 }

@@ -6,7 +6,8 @@ use crate::analyze::model::*;
 use draw::*;
 use plotters::prelude::SeriesLabelPosition;
 
-/// Latency (p50/p95/p99) and goodput against the offered step, SLO line and knee marked.
+/// Latency (p50/p95/p99) and goodput against the offered step, SLO line and knee marked: the
+/// measured steps as markers, no line between them (nothing was measured there).
 pub fn steps_svg(r: &Report) -> Result<String, String> {
     let probes = r
         .refine
@@ -73,9 +74,9 @@ fn step_latency_panel(r: &Report, x: (f64, f64), knee: Vec<(f64, String)>) -> Pa
         y_label: "ms",
         x,
         series: vec![
-            Series::solid("p50", BLUE, per_step(r, |s| s.p50_ms)),
-            Series::solid("p95", ORANGE, per_step(r, |s| s.p95_ms)),
-            Series::dashed("p99", PURPLE, per_step(r, |s| s.p99_ms)),
+            Series::dots("p50", BLUE, per_step(r, |s| s.p50_ms)),
+            Series::dots("p95", ORANGE, per_step(r, |s| s.p95_ms)),
+            Series::triangles("p99", PURPLE, per_step(r, |s| s.p99_ms)),
         ],
         hlines: vec![slo_line(r)],
         vlines: knee,
@@ -85,13 +86,13 @@ fn step_latency_panel(r: &Report, x: (f64, f64), knee: Vec<(f64, String)>) -> Pa
 
 fn step_throughput_panel(r: &Report, x: (f64, f64), knee: Vec<(f64, String)>) -> Panel {
     let mut tput = vec![
-        Series::dashed("sent/s", GREY, per_step(r, |s| s.sent_per_s)),
-        Series::solid("ok/s (goodput)", GREEN, per_step(r, |s| s.ok_per_s)),
+        Series::triangles("sent/s", GREY, per_step(r, |s| s.sent_per_s)),
+        Series::dots("ok/s (goodput)", GREEN, per_step(r, |s| s.ok_per_s)),
     ];
     if r.unit() == "rps" {
         tput.insert(
             0,
-            Series::dashed("offered", BROWN, per_step(r, |s| s.target as f64)),
+            Series::triangles("offered", BROWN, per_step(r, |s| s.target as f64)),
         );
     }
     Panel {
@@ -142,7 +143,9 @@ pub fn timeline_svg(r: &Report) -> Result<String, String> {
         if roles.is_empty() {
             inflight_panel(t, x, unlabelled)
         } else {
-            cpu_panel(t, x, &roles, unlabelled)
+            let mut p = cpu_panel(t, x, &roles, unlabelled);
+            p.hlines = core_ceilings(&r.params, &roles);
+            p
         },
     ];
     render(1000, &panels)
@@ -203,6 +206,37 @@ fn inflight_panel(t: &[SecondRow], x: (f64, f64), marks: Vec<(f64, String)>) -> 
         vlines: marks,
         legend: SeriesLabelPosition::UpperLeft,
     }
+}
+
+/// Each role's core ceiling from the run's pinning: 100 % per CPU of the role's set (the app
+/// box's for fpm, nginx, app and demo; the database's for pg; the generator's for k6), one
+/// line per distinct ceiling naming its roles. Roles whose CPUs are unknown have none.
+pub fn core_ceilings(p: &Params, roles: &[String]) -> Vec<(f64, String)> {
+    let mut lines: Vec<(usize, Vec<&str>)> = Vec::new();
+    for role in roles {
+        let cpus = match role.as_str() {
+            "pg" => p.db_cpus.len(),
+            "k6" => p.loadgen_cpus.len(),
+            _ => p.app_cpus.len(),
+        };
+        if cpus == 0 {
+            continue;
+        }
+        match lines.iter_mut().find(|l| l.0 == cpus) {
+            Some(l) => l.1.push(role),
+            None => lines.push((cpus, vec![role])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(n, who)| {
+            let cores = if n == 1 { "core" } else { "cores" };
+            (
+                n as f64 * 100.0,
+                format!("{} ceiling: {n} {cores}", who.join(", ")),
+            )
+        })
+        .collect()
 }
 
 /// With server samples: CPU per role, one colour each.

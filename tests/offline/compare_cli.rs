@@ -231,15 +231,15 @@ fn injected_runs_say_so_in_every_report_header() {
     let burn = read(&rounds("2a-burn")[0]);
     let clean = read(&rounds("2a-base")[0]);
     let line = "INJECTED (not a clean run): stack.node.burn_us=1000 (1000 µs of CPU burnt per request in the app)";
-    assert!(perflab::report::text::render(&burn).contains(line));
-    assert!(perflab::report::markdown::render(&burn, &[]).contains(line));
+    assert!(perflab::report::text::render(&burn, None).contains(line));
+    assert!(perflab::report::markdown::render(&burn, None, &[]).contains(line));
     let tmp = tempfile::tempdir().unwrap();
     for (r, injected) in [(&burn, true), (&clean, false)] {
         perflab::html::write_html(r, tmp.path(), Err("-".into()), Err("-".into())).unwrap();
         let html = std::fs::read_to_string(tmp.path().join("report.html")).unwrap();
         assert_eq!(html.contains("<p class=\"injected\">INJECTED"), injected);
         assert_eq!(
-            perflab::report::text::render(r).contains("INJECTED"),
+            perflab::report::text::render(r, None).contains("INJECTED"),
             injected
         );
     }

@@ -28,6 +28,7 @@ mod report_example;
 mod report_hostcpu;
 mod report_html;
 mod report_index;
+mod report_meaning;
 mod report_rundir;
 mod report_snapshots;
 #[path = "../report_support/mod.rs"]

@@ -127,7 +127,7 @@ fn recorded_2a_on_a_shared_host_names_who_took_the_app_core() {
             .unwrap_or_else(|| panic!("{} not host-limited", s.name));
         assert!(h.contains("of the app's CPU"), "{}: {h}", s.name);
     }
-    let text = perflab::report::text::render(&r);
+    let text = perflab::report::text::render(&r, None);
     assert!(text.contains("fail [1] (host)"), "{text}");
     assert!(
         text.contains("01_rps50 host-limited: processes outside the lab took"),
@@ -171,13 +171,13 @@ fn a_hostile_process_name_is_text_in_markdown_and_plain_text() {
     let evil = r#""<script>alert(1)</script><img src=x onerror=alert(2)>\u001b]0;PWNED\u0007""#;
     assert!(json.contains("\"run_json\""));
     let r = perflab::rundir::report::parse(&json.replace("\"run_json\"", evil)).unwrap();
-    let md = perflab::report::markdown::render(&r, &[]);
+    let md = perflab::report::markdown::render(&r, None, &[]);
     assert!(
         md.contains("&lt;script>alert(1)&lt;/script>&lt;img src=x"),
         "{md}"
     );
     assert!(!md.contains("<script") && !md.contains("<img") && !md.contains('\u{1b}'));
-    let text = perflab::report::text::render(&r);
+    let text = perflab::report::text::render(&r, None);
     assert!(text.contains("\\u001b]0;PWNED\\u0007"), "{text}");
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
 }

@@ -6,12 +6,12 @@ use report_support::report_of;
 
 #[test]
 fn text_stepped_open() {
-    insta::assert_snapshot!(text::render(&report_of("stepped-open", |_| {})));
+    insta::assert_snapshot!(text::render(&report_of("stepped-open", |_| {}), None));
 }
 
 #[test]
 fn text_stepped_abort() {
-    insta::assert_snapshot!(text::render(&report_of("stepped-abort", |_| {})));
+    insta::assert_snapshot!(text::render(&report_of("stepped-abort", |_| {}), None));
 }
 
 #[test]
@@ -19,6 +19,7 @@ fn markdown_breakpoint_closed() {
     let r = report_of("breakpoint-closed", |p| p.think_time_s = Some(0.05));
     insta::assert_snapshot!(markdown::render(
         &r,
+        None,
         &[report::STEPS_SVG, report::TIMELINE_SVG]
     ));
 }

@@ -23,6 +23,9 @@ pub(super) struct Series {
     pub dashed: bool,
     /// Hollow markers only, no line (the refinement's probes).
     pub markers: bool,
+    /// Filled markers only, no line (measured steps: nothing was measured between them);
+    /// `Some(true)`: triangles, `Some(false)`: dots.
+    pub points_only: Option<bool>,
 }
 
 impl Series {
@@ -33,6 +36,21 @@ impl Series {
             points,
             dashed: false,
             markers: false,
+            points_only: None,
+        }
+    }
+    /// Filled dots at the points, no line between them.
+    pub fn dots(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            points_only: Some(false),
+            ..Series::solid(label, color, points)
+        }
+    }
+    /// Filled triangles at the points, no line between them.
+    pub fn triangles(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            points_only: Some(true),
+            ..Series::solid(label, color, points)
         }
     }
     pub fn markers(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
@@ -199,7 +217,9 @@ fn marks_in_panel(p: &Panel, (x0, x1): (f64, f64), ymax: f64, w: f64) -> Vec<(f6
     let fx = |x: f64| (x - x0) / (x1 - x0);
     let mut under: Vec<(f64, f64, u32)> = Vec::new();
     for s in &p.series {
-        for win in s.points.windows(2) {
+        // Markers alone draw no line between their points.
+        let joined = if s.points_only.is_some() { 0 } else { 2 };
+        for win in s.points.windows(2).filter(|_| joined > 0) {
             let ((ax, ay), (bx, by)) = (win[0], win[1]);
             let n = ((fx(bx) - fx(ax)).abs() * 200.0).ceil().max(1.0) as usize;
             for i in 0..=n {
@@ -284,6 +304,10 @@ fn draw_series<DB: DrawingBackend>(chart: &mut Chart<DB>, series: &[Series]) -> 
     for s in series {
         let c = s.color;
         let style = c.stroke_width(2);
+        if let Some(triangle) = s.points_only {
+            draw_points(chart, s, triangle)?;
+            continue;
+        }
         if s.markers {
             chart
                 .draw_series(s.points.iter().map(|q| Circle::new(*q, 6, style)))
@@ -308,6 +332,34 @@ fn draw_series<DB: DrawingBackend>(chart: &mut Chart<DB>, series: &[Series]) -> 
                 .draw_series(s.points.iter().map(|q| Circle::new(*q, 3, c.filled())))
                 .map_err(|e| e.to_string())?;
         }
+    }
+    Ok(())
+}
+
+/// A series as filled markers only (dots or triangles), in the legend as its marker.
+fn draw_points<DB: DrawingBackend>(
+    chart: &mut Chart<DB>,
+    s: &Series,
+    triangle: bool,
+) -> Result<(), String> {
+    let c = s.color;
+    let label = s.label.clone();
+    if triangle {
+        chart
+            .draw_series(
+                s.points
+                    .iter()
+                    .map(|q| TriangleMarker::new(*q, 6, c.filled())),
+            )
+            .map_err(|e| e.to_string())?
+            .label(label)
+            .legend(move |(x, y)| TriangleMarker::new((x + 9, y), 6, c.filled()));
+    } else {
+        chart
+            .draw_series(s.points.iter().map(|q| Circle::new(*q, 4, c.filled())))
+            .map_err(|e| e.to_string())?
+            .label(label)
+            .legend(move |(x, y)| Circle::new((x + 9, y), 4, c.filled()));
     }
     Ok(())
 }
