@@ -1,5 +1,5 @@
 //! `perflab compare EXP --a ... --b ...`'s loop driven through the fake engine, without Docker:
-//! rounds alternate A1 B1 A2 B2 on a fresh stack each, each manifest records its batch, side
+//! rounds alternate in ABBA order (A1 B1, B2 A2, A3 B3 ...) on a fresh stack each, each manifest records its batch, side
 //! and pair, the loop stops when the referee decides or at the cap, Ctrl-C keeps the complete
 //! rounds and a resumed loop goes on from them (the side behind first); then the real referee
 //! and the search for recorded rounds of a configuration on the recorded fixture rounds.
@@ -212,7 +212,8 @@ fn rounds_alternate_on_fresh_stacks_until_the_cap_each_tagged_with_its_side() {
         said,
         looks,
     } = bench.run(None, none(), (3, "b1"));
-    assert_eq!(ran, [(A, 1), (B, 1), (A, 2), (B, 2), (A, 3), (B, 3)]);
+    // ABBA: each pair opens with the side that closed the one before
+    assert_eq!(ran, [(A, 1), (B, 1), (B, 2), (A, 2), (A, 3), (B, 3)]);
     assert_eq!(done.end, End::Cap);
     // judged after every pair, and said so
     assert_eq!(looks, [(1, 1), (2, 2), (3, 3)]);
@@ -251,7 +252,7 @@ fn the_loop_stops_once_decided() {
     let mut bench = Bench::new(None);
     let Looped { done, ran, .. } = bench.run(Some(2), none(), (10, "b"));
     assert_eq!(done.end, End::Decided);
-    assert_eq!(ran, [(A, 1), (B, 1), (A, 2), (B, 2)]);
+    assert_eq!(ran, [(A, 1), (B, 1), (B, 2), (A, 2)]);
     assert_eq!(done.judgement.unwrap().verdict, "same");
     // rounds already recorded that decide run nothing
     let from = (done.a.clone(), done.b.clone());
@@ -267,32 +268,32 @@ fn the_loop_stops_once_decided() {
 
 #[test]
 fn ctrl_c_keeps_the_complete_rounds_and_a_resumed_loop_goes_on_from_them() {
-    // SIGINT while the 4th round (B2) measures
+    // SIGINT while the 4th round (A2: the second pair opens with B) measures
     let mut bench = Bench::new(Some(Fault::Interrupt(Op::WaitLoad, 4)));
     let Looped { done, ran, .. } = bench.run(Some(3), none(), (10, "b7"));
     assert_eq!(done.end, End::Interrupted);
-    assert_eq!(ran, [(A, 1), (B, 1), (A, 2), (B, 2)]);
+    assert_eq!(ran, [(A, 1), (B, 1), (B, 2), (A, 2)]);
     assert_eq!(
         (done.a.len(), done.b.len()),
-        (2, 1),
-        "the aborted B2 does not count"
+        (1, 2),
+        "the aborted A2 does not count"
     );
-    let (b2, _) = &done.ran[3];
+    let (a2, _) = &done.ran[3];
     let aborted = &done.ran[3].1;
-    assert_eq!((b2.side, b2.pair, aborted.state), (B, 2, RunState::Aborted));
+    assert_eq!((a2.side, a2.pair, aborted.state), (A, 2, RunState::Aborted));
     assert_eq!(tag_of(&aborted.dir).1, RunState::Aborted);
     let left = &bench.engine.objects;
     assert!(left.is_empty(), "torn down: {left:?}");
     // A second loop (a new process: no signal yet) from the kept rounds, in the same batch:
-    // B runs first to even the pair, then A3 B3, decided.
+    // A runs first to even the pair, then A3 B3 (the third pair opens with A), decided.
     bench.restart();
     let from = (done.a.clone(), done.b.clone());
     let Looped {
         done: resumed, ran, ..
     } = bench.run(Some(3), from, (10, "b7"));
-    assert_eq!(ran, [(B, 2), (A, 3), (B, 3)]);
+    assert_eq!(ran, [(A, 2), (A, 3), (B, 3)]);
     assert_eq!(resumed.end, End::Decided);
-    assert_eq!(&resumed.a[..2], &done.a[..]);
+    assert_eq!(&resumed.b[..2], &done.b[..]);
     let tags: Vec<(CompareSide, u32, String)> = resumed
         .a
         .iter()
@@ -313,6 +314,13 @@ fn ctrl_c_keeps_the_complete_rounds_and_a_resumed_loop_goes_on_from_them() {
 fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
     let s = Schedule { max_rounds: 3 };
     assert_eq!(s.next(0, 0), Some(A));
+    // ABBA on a tie: pair 2 opens with B, pair 3 with A, pair 4 with B
+    assert_eq!(
+        [s.next(1, 1), s.next(2, 2)],
+        [Some(B), Some(A)],
+        "pairs alternate which side goes first"
+    );
+    assert_eq!(Schedule { max_rounds: 5 }.next(3, 3), Some(B));
     assert_eq!(s.next(2, 0), Some(B));
     assert_eq!(s.next(1, 2), Some(A));
     assert_eq!(s.next(3, 1), Some(B));

@@ -184,12 +184,17 @@ fn cleanup_and_down_wait_for_the_host_lock() {
     std::thread::sleep(Duration::from_millis(1500));
     if down.try_wait().unwrap().is_none() {
         unsafe { libc::kill(down.id() as i32, libc::SIGINT) };
-        panic!("`perflab down up-shtest-none` waited for the lock instead of naming the unknown stack");
+        panic!(
+            "`perflab down up-shtest-none` waited for the lock instead of naming the unknown stack"
+        );
     }
     let out = down.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("up-shtest-none") && !err.contains("waiting for"), "{err}");
+    assert!(
+        err.contains("up-shtest-none") && !err.contains("waiting for"),
+        "{err}"
+    );
     for args in [&["cleanup", "--run", "run-shtest-none"][..]] {
         let mut child = perflab()
             .args(args)

@@ -254,11 +254,17 @@ fn index_shows_each_batch_verdict_against_the_previous_batch() {
         .assert()
         .success();
     let index = std::fs::read_to_string(tmp.path().join("index.html")).unwrap();
-    let cells: Vec<&str> = index.match_indices("class=\"cv cv-").map(|(i, _)| &index[i..]).collect();
+    let cells: Vec<&str> = index
+        .match_indices("class=\"cv cv-")
+        .map(|(i, _)| &index[i..])
+        .collect();
     assert_eq!(cells.len(), 3, "the three clean rows link their verdict");
     for c in &cells {
         let text = &c[c.find('>').unwrap() + 1..c.find("</a>").unwrap()];
-        assert!(text.starts_with(&verdict), "index says {text:?}, compare says {verdict}");
+        assert!(
+            text.starts_with(&verdict),
+            "index says {text:?}, compare says {verdict}"
+        );
         assert!(text.ends_with('%'), "{text}");
     }
     let pages: Vec<_> = std::fs::read_dir(tmp.path().join("compare/2a"))

@@ -55,8 +55,15 @@ fn invalid(msg: String) -> anyhow::Error {
 /// The files `analyze` reads, in the order given, each an existing file: the first real
 /// problem of `analyze missing.csv` is the missing file, not a flag.
 fn check_inputs(a: &AnalyzeArgs) -> anyhow::Result<()> {
-    let given = [("", &a.csv), ("--summary ", &a.summary), ("--k6-log ", &a.k6_log)];
-    for (flag, p) in given.into_iter().flat_map(|(f, ps)| ps.iter().map(move |p| (f, p))) {
+    let given = [
+        ("", &a.csv),
+        ("--summary ", &a.summary),
+        ("--k6-log ", &a.k6_log),
+    ];
+    for (flag, p) in given
+        .into_iter()
+        .flat_map(|(f, ps)| ps.iter().map(move |p| (f, p)))
+    {
         match std::fs::metadata(p) {
             Ok(m) if m.is_file() => {}
             Ok(_) => return Err(invalid(format!("{flag}{}: not a file", p.display()))),

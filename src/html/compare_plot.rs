@@ -1,6 +1,6 @@
 //! The compare page's rounds plot: every round's value per side (A, B), in round order, with
 //! each side's geometric mean, for the CPU per ok request and the max sustainable rate.
-use crate::verify::compare::{RoundsComparison, Rounds};
+use crate::verify::compare::{Rounds, RoundsComparison};
 
 use super::report_page::esc;
 
@@ -12,17 +12,28 @@ const TOP: f64 = 18.0;
 
 /// The geometric mean of positive values (None when there are none).
 fn geo_mean(v: &[f64]) -> Option<f64> {
-    let p: Vec<f64> = v.iter().copied().filter(|x| *x > 0.0 && x.is_finite()).collect();
+    let p: Vec<f64> = v
+        .iter()
+        .copied()
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .collect();
     (!p.is_empty()).then(|| (p.iter().map(|x| x.ln()).sum::<f64>() / p.len() as f64).exp())
 }
 
 /// One panel: `a` and `b` are the rounds' values in round order.
 fn panel(title: &str, unit: &str, a: &[f64], b: &[f64]) -> Option<String> {
-    let all: Vec<f64> = a.iter().chain(b).copied().filter(|x| x.is_finite()).collect();
+    let all: Vec<f64> = a
+        .iter()
+        .chain(b)
+        .copied()
+        .filter(|x| x.is_finite())
+        .collect();
     if all.is_empty() {
         return None;
     }
-    let (lo, hi) = all.iter().fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+    let (lo, hi) = all
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
     let pad = ((hi - lo) * 0.15).max(hi.abs() * 0.02).max(1e-9);
     let (y0, y1) = ((lo - pad).max(0.0), hi + pad);
     let n = a.len().max(b.len()).max(1);
@@ -81,10 +92,9 @@ fn as_f64(v: &[u32]) -> Vec<f64> {
 /// The section: both panels, or nothing when no round has a value.
 pub fn rounds_plot(c: &RoundsComparison, unit: &str) -> String {
     let (a, b): (&Rounds, &Rounds) = (&c.rounds_a, &c.rounds_b);
-    let cpu_title = c
-        .cpu
-        .step
-        .map_or("CPU ms per ok".to_string(), |s| format!("CPU ms per ok at {s} {unit}"));
+    let cpu_title = c.cpu.step.map_or("CPU ms per ok".to_string(), |s| {
+        format!("CPU ms per ok at {s} {unit}")
+    });
     let panels: Vec<String> = [
         panel(&cpu_title, "ms", &a.cpu_ms_per_ok, &b.cpu_ms_per_ok),
         panel(

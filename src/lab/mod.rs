@@ -376,7 +376,11 @@ mod tests {
             assert_eq!(vols(&exp), paths, "{lab}: volumes by default");
             let (off, _) =
                 crate::experiment::overrides::apply(&exp, &[format!("{key}=false")]).unwrap();
-            assert_eq!(vols(&off), 0, "{lab}: {key}=false serves the image's own files");
+            assert_eq!(
+                vols(&off),
+                0,
+                "{lab}: {key}=false serves the image's own files"
+            );
             assert_ne!(off, exp, "a side of `compare` can declare it");
         }
     }
