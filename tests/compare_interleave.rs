@@ -385,6 +385,97 @@ fn the_real_referee_decides_an_injected_regression_and_not_one_round_a_side() {
     assert!(r.judge(&[PathBuf::from("tests")], &burn).is_err());
 }
 
+/// A copy of the recorded round `src` in `dir` (its manifest, report and status), its
+/// manifest tagged with `tag` when given.
+fn copy_round(src: &Path, dir: &Path, tag: Option<CompareTag>) -> PathBuf {
+    let to = dir.join(src.file_name().unwrap());
+    std::fs::create_dir_all(&to).unwrap();
+    for f in ["manifest.json", "report.json", "status.json"] {
+        std::fs::copy(src.join(f), to.join(f)).unwrap();
+    }
+    if tag.is_some() {
+        let mut m = perflab::rundir::read_manifest(&to).unwrap();
+        m.measurements.compare = tag;
+        std::fs::write(to.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    }
+    to
+}
+
+fn tag(batch: &str, side: CompareSide, pair: u32) -> CompareTag {
+    CompareTag {
+        batch: batch.into(),
+        side,
+        pair,
+        declared: match side {
+            A => Vec::new(),
+            B => vec!["burn_us=1000".into()],
+        },
+    }
+}
+
+/// The recorded base and burn rounds of 2a copied, tagged by `tags` (batch and pair of the
+/// base's rounds, then the burn's; `None`: untagged), judged by the real referee.
+fn judge_tagged(tags: [Option<(&str, u32)>; 6]) -> Judgement {
+    let out = tempfile::tempdir().unwrap();
+    let rounds: Vec<PathBuf> = fixture("2a-base")
+        .iter()
+        .chain(&fixture("2a-burn"))
+        .zip(tags)
+        .enumerate()
+        .map(|(i, (src, t))| {
+            let side = if i < 3 { A } else { B };
+            copy_round(src, out.path(), t.map(|(b, p)| tag(b, side, p)))
+        })
+        .collect();
+    let mut r = RecordedReferee::new(Default::default());
+    r.judge(&rounds[..3], &rounds[3..]).unwrap()
+}
+
+#[test]
+fn the_referee_pairs_the_rounds_of_one_batch_and_says_which_test_it_used() {
+    let untagged = judge_tagged([None; 6]);
+    assert!(
+        untagged
+            .line
+            .contains("(unpaired: 6 round(s) not made by an interleaved"),
+        "{}",
+        untagged.line
+    );
+    // the same rounds as the pairs of one batch: the paired test, the same B/A
+    let one = |p| Some(("p1", p));
+    let paired = judge_tagged([one(1), one(2), one(3), one(1), one(2), one(3)]);
+    assert!(
+        paired.line.contains("(paired over 3 pairs)"),
+        "{}",
+        paired.line
+    );
+    let ratio = |l: &str| l.split("B/A ").nth(1).unwrap()[..5].to_string();
+    assert_eq!(ratio(&paired.line), ratio(&untagged.line));
+    // B's rounds listed in ABBA order of their pairs pair all the same
+    let abba = judge_tagged([one(1), one(2), one(3), one(2), one(1), one(3)]);
+    assert!(abba.line.contains("(paired over 3 pairs)"), "{}", abba.line);
+    // the fallbacks: a round of another batch, a round without its pair, an untagged round
+    let two = judge_tagged([one(1), one(2), one(3), one(1), one(2), Some(("p2", 3))]);
+    assert!(
+        two.line
+            .contains("(unpaired: rounds from 2 comparison batches (p1, p2)"),
+        "{}",
+        two.line
+    );
+    let lone = judge_tagged([one(1), one(2), one(3), one(1), one(2), one(4)]);
+    assert!(
+        lone.line.contains("(unpaired: round(s) A3, B4 without"),
+        "{}",
+        lone.line
+    );
+    let old = judge_tagged([one(1), one(2), None, one(1), one(2), one(3)]);
+    assert!(
+        old.line.contains("(unpaired: 1 round(s) not made by"),
+        "{}",
+        old.line
+    );
+}
+
 #[test]
 fn recorded_rounds_of_a_configuration_are_found_newest_first_up_to_the_cap() {
     use perflab::run::compare::{newest_batch, recorded_rounds};
@@ -393,26 +484,10 @@ fn recorded_rounds_of_a_configuration_are_found_newest_first_up_to_the_cap() {
     let dir = out.path().join("2a");
     std::fs::create_dir_all(&dir).unwrap();
     for src in fixture("2a-base").iter().chain(&fixture("2a-burn")) {
-        let to = dir.join(src.file_name().unwrap());
-        std::fs::create_dir_all(&to).unwrap();
-        for f in ["manifest.json", "report.json", "status.json"] {
-            std::fs::copy(src.join(f), to.join(f)).unwrap();
-        }
+        copy_round(src, &dir, None);
     }
     // tag the burn's middle round as a round of batch "z9"
-    let tagged = dir.join(fixture("2a-burn")[1].file_name().unwrap());
-    let mut m = perflab::rundir::read_manifest(&tagged).unwrap();
-    m.measurements.compare = Some(CompareTag {
-        batch: "z9".into(),
-        side: B,
-        pair: 2,
-        declared: vec!["burn_us=1000".into()],
-    });
-    std::fs::write(
-        tagged.join("manifest.json"),
-        serde_json::to_vec(&m).unwrap(),
-    )
-    .unwrap();
+    copy_round(&fixture("2a-burn")[1], &dir, Some(tag("z9", B, 2)));
     let c = Catalog::load(Path::new("experiments")).unwrap();
     let CatalogEntry::Experiment(e) = &c.get("2a").unwrap().entry else {
         panic!()
