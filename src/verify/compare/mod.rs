@@ -19,6 +19,12 @@
 //!   A/B pair from 2 to `--max-rounds` rounds a side (default 10) gives any false `regressed`
 //!   or `improved` a chance of at most 1 - `--confidence` (default 0.99); plain `compare A B`
 //!   uses the same boundary for its round counts;
+//! * paired (`paired`): when every round of both sides is one of the complete pairs of one
+//!   `compare EXP --a ... --b ...` batch (`measurements.compare`: batch, side, pair), B/A and
+//!   its interval come from the per-pair differences of the logs (paired Student t, n - 1
+//!   degrees of freedom at n pairs, its own boundary calibrated the same way): drift shared
+//!   by a pair's two rounds cancels. Otherwise the unpaired test above, and the verdict says
+//!   which ("paired over N pairs" / "unpaired: why");
 //! * CPU worse: the interval entirely above 1 and B/A at least 1 + `--min-effect` (3 %);
 //!   better: the mirror; same: the whole interval within ±`--margin` (5 %), an equivalence
 //!   test; anything else unclear, with the rounds a side that would decide at this estimate;
