@@ -80,7 +80,7 @@ impl Schedule {
             (false, true) => Some(CompareSide::B),
             (true, true) if na < nb => Some(CompareSide::A),
             (true, true) if nb < na => Some(CompareSide::B),
-            (true, true) if na % 2 == 0 => Some(CompareSide::A),
+            (true, true) if na.is_multiple_of(2) => Some(CompareSide::A),
             (true, true) => Some(CompareSide::B),
         }
     }

@@ -84,7 +84,10 @@ impl Settings {
     }
 }
 
-static CALIBRATED: Mutex<Vec<((bool, u64, usize), f64)>> = Mutex::new(Vec::new());
+/// A calibration's key: paired or not, the confidence's bits, the planned rounds a side.
+type CalibrationKey = (bool, u64, usize);
+
+static CALIBRATED: Mutex<Vec<(CalibrationKey, f64)>> = Mutex::new(Vec::new());
 
 /// The per-look level α' of a plan: each look's two-sided t-test at α' such that the chance of
 /// any look crossing under no change is `CALIBRATION_SHARE` x (1 - confidence) (a Pocock-like
