@@ -437,7 +437,7 @@ fn the_referee_pairs_the_rounds_of_one_batch_and_says_which_test_it_used() {
     assert!(
         untagged
             .line
-            .contains("(unpaired: 6 round(s) not made by an interleaved"),
+            .contains("(unpaired: 6 round(s) without a pair number, not run by an interleaved"),
         "{}",
         untagged.line
     );
@@ -470,7 +470,8 @@ fn the_referee_pairs_the_rounds_of_one_batch_and_says_which_test_it_used() {
     );
     let old = judge_tagged([one(1), one(2), None, one(1), one(2), one(3)]);
     assert!(
-        old.line.contains("(unpaired: 1 round(s) not made by"),
+        old.line
+            .contains("(unpaired: 1 round(s) without a pair number"),
         "{}",
         old.line
     );

@@ -53,7 +53,7 @@ pub fn pairing(a: &[Option<&CompareTag>], b: &[Option<&CompareTag>]) -> Pairing 
     let untagged = a.iter().chain(b).filter(|t| t.is_none()).count();
     if untagged > 0 {
         return Pairing::Unpaired(format!(
-            "{untagged} round(s) not made by an interleaved `perflab compare EXP --a ... --b ...` (no pair number)"
+            "{untagged} round(s) without a pair number, not run by an interleaved `perflab compare EXP --a ... --b ...`"
         ));
     }
     let a: Vec<&CompareTag> = a.iter().flatten().copied().collect();

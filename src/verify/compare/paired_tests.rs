@@ -136,7 +136,8 @@ fn rounds_that_cannot_be_paired_fall_back_and_say_why() {
     let tb: Vec<Option<&CompareTag>> = b.iter().map(Some).collect();
     let p = pairing(&ta, &tb);
     assert!(
-        p.text().starts_with("unpaired: 1 round(s) not made by"),
+        p.text()
+            .starts_with("unpaired: 1 round(s) without a pair number, not run by"),
         "{}",
         p.text()
     );
