@@ -1,8 +1,9 @@
-//! `perflab compare EXP --a ... --b ...`: rounds of two configurations run alternately (A1 B1
-//! A2 B2 ...), each a whole round on a fresh stack through the machinery `perflab run` uses,
-//! judged after every pair, until the verdict is decided or both sides reach the cap. Slow
-//! drift of the host (steal, thermal, neighbours) then lands on both sides alike instead of on
-//! one block. Complete rounds already recorded of either configuration count; a side behind
+//! `perflab compare EXP --a ... --b ...`: rounds of two configurations run alternately in ABBA
+//! order (A1 B1, B2 A2, A3 B3, B4 A4 ...), each a whole round on a fresh stack through the
+//! machinery `perflab run` uses, judged after every pair, until the verdict is decided or both
+//! sides reach the cap. Slow drift of the host (steal, thermal, neighbours) then lands on both
+//! sides alike instead of on one block, and a linear drift within a pair cancels over two
+//! pairs. Complete rounds already recorded of either configuration count; a side behind
 //! the other runs first, judged after each of its rounds. An interrupt keeps every complete round (the next `compare` counts
 //! them). The rounds are run by a [`SideRunner`] (Docker for real, the fake engine in tests)
 //! and judged by a [`Referee`] (`compare`'s verdict on the recorded runs, or a scripted one).
@@ -68,15 +69,18 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The side behind runs first (A on a tie), a side at the cap no more; `None` when both
-    /// are at the cap.
+    /// The side behind runs first; on a tie the pair about to start (`na + 1`) opens with A
+    /// when odd and with B when even (ABBA: A1 B1, B2 A2, A3 B3 ...); a side at the cap runs
+    /// no more; `None` when both are at the cap.
     pub fn next(&self, na: usize, nb: usize) -> Option<CompareSide> {
         let (a_open, b_open) = (na < self.max_rounds, nb < self.max_rounds);
         match (a_open, b_open) {
             (false, false) => None,
             (true, false) => Some(CompareSide::A),
             (false, true) => Some(CompareSide::B),
-            (true, true) if na <= nb => Some(CompareSide::A),
+            (true, true) if na < nb => Some(CompareSide::A),
+            (true, true) if nb < na => Some(CompareSide::B),
+            (true, true) if na.is_multiple_of(2) => Some(CompareSide::A),
             (true, true) => Some(CompareSide::B),
         }
     }

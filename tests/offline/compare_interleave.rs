@@ -1,5 +1,5 @@
 //! `perflab compare EXP --a ... --b ...`'s loop driven through the fake engine, without Docker:
-//! rounds alternate A1 B1 A2 B2 on a fresh stack each, each manifest records its batch, side
+//! rounds alternate in ABBA order (A1 B1, B2 A2, A3 B3 ...) on a fresh stack each, each manifest records its batch, side
 //! and pair, the loop stops when the referee decides or at the cap, Ctrl-C keeps the complete
 //! rounds and a resumed loop goes on from them (the side behind first); then the real referee
 //! and the search for recorded rounds of a configuration on the recorded fixture rounds.
@@ -212,7 +212,8 @@ fn rounds_alternate_on_fresh_stacks_until_the_cap_each_tagged_with_its_side() {
         said,
         looks,
     } = bench.run(None, none(), (3, "b1"));
-    assert_eq!(ran, [(A, 1), (B, 1), (A, 2), (B, 2), (A, 3), (B, 3)]);
+    // ABBA: each pair opens with the side that closed the one before
+    assert_eq!(ran, [(A, 1), (B, 1), (B, 2), (A, 2), (A, 3), (B, 3)]);
     assert_eq!(done.end, End::Cap);
     // judged after every pair, and said so
     assert_eq!(looks, [(1, 1), (2, 2), (3, 3)]);
@@ -251,7 +252,7 @@ fn the_loop_stops_once_decided() {
     let mut bench = Bench::new(None);
     let Looped { done, ran, .. } = bench.run(Some(2), none(), (10, "b"));
     assert_eq!(done.end, End::Decided);
-    assert_eq!(ran, [(A, 1), (B, 1), (A, 2), (B, 2)]);
+    assert_eq!(ran, [(A, 1), (B, 1), (B, 2), (A, 2)]);
     assert_eq!(done.judgement.unwrap().verdict, "same");
     // rounds already recorded that decide run nothing
     let from = (done.a.clone(), done.b.clone());
@@ -267,32 +268,32 @@ fn the_loop_stops_once_decided() {
 
 #[test]
 fn ctrl_c_keeps_the_complete_rounds_and_a_resumed_loop_goes_on_from_them() {
-    // SIGINT while the 4th round (B2) measures
+    // SIGINT while the 4th round (A2: the second pair opens with B) measures
     let mut bench = Bench::new(Some(Fault::Interrupt(Op::WaitLoad, 4)));
     let Looped { done, ran, .. } = bench.run(Some(3), none(), (10, "b7"));
     assert_eq!(done.end, End::Interrupted);
-    assert_eq!(ran, [(A, 1), (B, 1), (A, 2), (B, 2)]);
+    assert_eq!(ran, [(A, 1), (B, 1), (B, 2), (A, 2)]);
     assert_eq!(
         (done.a.len(), done.b.len()),
-        (2, 1),
-        "the aborted B2 does not count"
+        (1, 2),
+        "the aborted A2 does not count"
     );
-    let (b2, _) = &done.ran[3];
+    let (a2, _) = &done.ran[3];
     let aborted = &done.ran[3].1;
-    assert_eq!((b2.side, b2.pair, aborted.state), (B, 2, RunState::Aborted));
+    assert_eq!((a2.side, a2.pair, aborted.state), (A, 2, RunState::Aborted));
     assert_eq!(tag_of(&aborted.dir).1, RunState::Aborted);
     let left = &bench.engine.objects;
     assert!(left.is_empty(), "torn down: {left:?}");
     // A second loop (a new process: no signal yet) from the kept rounds, in the same batch:
-    // B runs first to even the pair, then A3 B3, decided.
+    // A runs first to even the pair, then A3 B3 (the third pair opens with A), decided.
     bench.restart();
     let from = (done.a.clone(), done.b.clone());
     let Looped {
         done: resumed, ran, ..
     } = bench.run(Some(3), from, (10, "b7"));
-    assert_eq!(ran, [(B, 2), (A, 3), (B, 3)]);
+    assert_eq!(ran, [(A, 2), (A, 3), (B, 3)]);
     assert_eq!(resumed.end, End::Decided);
-    assert_eq!(&resumed.a[..2], &done.a[..]);
+    assert_eq!(&resumed.b[..2], &done.b[..]);
     let tags: Vec<(CompareSide, u32, String)> = resumed
         .a
         .iter()
@@ -313,6 +314,13 @@ fn ctrl_c_keeps_the_complete_rounds_and_a_resumed_loop_goes_on_from_them() {
 fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
     let s = Schedule { max_rounds: 3 };
     assert_eq!(s.next(0, 0), Some(A));
+    // ABBA on a tie: pair 2 opens with B, pair 3 with A, pair 4 with B
+    assert_eq!(
+        [s.next(1, 1), s.next(2, 2)],
+        [Some(B), Some(A)],
+        "pairs alternate which side goes first"
+    );
+    assert_eq!(Schedule { max_rounds: 5 }.next(3, 3), Some(B));
     assert_eq!(s.next(2, 0), Some(B));
     assert_eq!(s.next(1, 2), Some(A));
     assert_eq!(s.next(3, 1), Some(B));
@@ -377,6 +385,98 @@ fn the_real_referee_decides_an_injected_regression_and_not_one_round_a_side() {
     assert!(r.judge(&[PathBuf::from("tests")], &burn).is_err());
 }
 
+/// A copy of the recorded round `src` in `dir` (its manifest, report and status), its
+/// manifest tagged with `tag` when given.
+fn copy_round(src: &Path, dir: &Path, tag: Option<CompareTag>) -> PathBuf {
+    let to = dir.join(src.file_name().unwrap());
+    std::fs::create_dir_all(&to).unwrap();
+    for f in ["manifest.json", "report.json", "status.json"] {
+        std::fs::copy(src.join(f), to.join(f)).unwrap();
+    }
+    if tag.is_some() {
+        let mut m = perflab::rundir::read_manifest(&to).unwrap();
+        m.measurements.compare = tag;
+        std::fs::write(to.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
+    }
+    to
+}
+
+fn tag(batch: &str, side: CompareSide, pair: u32) -> CompareTag {
+    CompareTag {
+        batch: batch.into(),
+        side,
+        pair,
+        declared: match side {
+            A => Vec::new(),
+            B => vec!["burn_us=1000".into()],
+        },
+    }
+}
+
+/// The recorded base and burn rounds of 2a copied, tagged by `tags` (batch and pair of the
+/// base's rounds, then the burn's; `None`: untagged), judged by the real referee.
+fn judge_tagged(tags: [Option<(&str, u32)>; 6]) -> Judgement {
+    let out = tempfile::tempdir().unwrap();
+    let rounds: Vec<PathBuf> = fixture("2a-base")
+        .iter()
+        .chain(&fixture("2a-burn"))
+        .zip(tags)
+        .enumerate()
+        .map(|(i, (src, t))| {
+            let side = if i < 3 { A } else { B };
+            copy_round(src, out.path(), t.map(|(b, p)| tag(b, side, p)))
+        })
+        .collect();
+    let mut r = RecordedReferee::new(Default::default());
+    r.judge(&rounds[..3], &rounds[3..]).unwrap()
+}
+
+#[test]
+fn the_referee_pairs_the_rounds_of_one_batch_and_says_which_test_it_used() {
+    let untagged = judge_tagged([None; 6]);
+    assert!(
+        untagged
+            .line
+            .contains("(unpaired: 6 round(s) without a pair number, not run by an interleaved"),
+        "{}",
+        untagged.line
+    );
+    // the same rounds as the pairs of one batch: the paired test, the same B/A
+    let one = |p| Some(("p1", p));
+    let paired = judge_tagged([one(1), one(2), one(3), one(1), one(2), one(3)]);
+    assert!(
+        paired.line.contains("(paired over 3 pairs)"),
+        "{}",
+        paired.line
+    );
+    let ratio = |l: &str| l.split("B/A ").nth(1).unwrap()[..5].to_string();
+    assert_eq!(ratio(&paired.line), ratio(&untagged.line));
+    // B's rounds listed in ABBA order of their pairs pair all the same
+    let abba = judge_tagged([one(1), one(2), one(3), one(2), one(1), one(3)]);
+    assert!(abba.line.contains("(paired over 3 pairs)"), "{}", abba.line);
+    // the fallbacks: a round of another batch, a round without its pair, an untagged round
+    let two = judge_tagged([one(1), one(2), one(3), one(1), one(2), Some(("p2", 3))]);
+    assert!(
+        two.line
+            .contains("(unpaired: rounds from 2 comparison batches (p1, p2)"),
+        "{}",
+        two.line
+    );
+    let lone = judge_tagged([one(1), one(2), one(3), one(1), one(2), one(4)]);
+    assert!(
+        lone.line.contains("(unpaired: round(s) A3, B4 without"),
+        "{}",
+        lone.line
+    );
+    let old = judge_tagged([one(1), one(2), None, one(1), one(2), one(3)]);
+    assert!(
+        old.line
+            .contains("(unpaired: 1 round(s) without a pair number"),
+        "{}",
+        old.line
+    );
+}
+
 #[test]
 fn recorded_rounds_of_a_configuration_are_found_newest_first_up_to_the_cap() {
     use perflab::run::compare::{newest_batch, recorded_rounds};
@@ -385,26 +485,10 @@ fn recorded_rounds_of_a_configuration_are_found_newest_first_up_to_the_cap() {
     let dir = out.path().join("2a");
     std::fs::create_dir_all(&dir).unwrap();
     for src in fixture("2a-base").iter().chain(&fixture("2a-burn")) {
-        let to = dir.join(src.file_name().unwrap());
-        std::fs::create_dir_all(&to).unwrap();
-        for f in ["manifest.json", "report.json", "status.json"] {
-            std::fs::copy(src.join(f), to.join(f)).unwrap();
-        }
+        copy_round(src, &dir, None);
     }
     // tag the burn's middle round as a round of batch "z9"
-    let tagged = dir.join(fixture("2a-burn")[1].file_name().unwrap());
-    let mut m = perflab::rundir::read_manifest(&tagged).unwrap();
-    m.measurements.compare = Some(CompareTag {
-        batch: "z9".into(),
-        side: B,
-        pair: 2,
-        declared: vec!["burn_us=1000".into()],
-    });
-    std::fs::write(
-        tagged.join("manifest.json"),
-        serde_json::to_vec(&m).unwrap(),
-    )
-    .unwrap();
+    copy_round(&fixture("2a-burn")[1], &dir, Some(tag("z9", B, 2)));
     let c = Catalog::load(Path::new("experiments")).unwrap();
     let CatalogEntry::Experiment(e) = &c.get("2a").unwrap().entry else {
         panic!()

@@ -1,5 +1,5 @@
 //! End to end through the real Docker engine, k6 and the Node lab: `perflab compare 2a --b
-//! stack.node.burn_us=1000 --quick --no-align --max-rounds 2` runs A1 B1 A2 B2 on fresh stacks
+//! stack.node.burn_us=1000 --quick --no-align --max-rounds 2` runs A1 B1 B2 A2 (ABBA) on fresh stacks
 //! into normal run directories tagged with their batch, side and pair, prints the running
 //! verdict after each pair, and ends with the matrix row; plain `compare A B` on those
 //! directories and `--no-run` on the out root read the same rounds to the same verdict.
@@ -71,14 +71,14 @@ fn two_configurations_alternate_on_fresh_stacks_until_the_cap() {
     for pair in ["A 1 / B 1 rounds: ", "A 2 / B 2 rounds: "] {
         assert!(stderr.contains(pair), "{pair}\n{stderr}");
     }
-    // four complete rounds, oldest first A B A B, one batch, each on its own stack
+    // four complete rounds, oldest first A B B A (ABBA), one batch, each on its own stack
     let dirs = rounds(out.path());
     assert_eq!(dirs.len(), 4, "{dirs:?}");
     let want = [
         (CompareSide::A, 1),
         (CompareSide::B, 1),
-        (CompareSide::A, 2),
         (CompareSide::B, 2),
+        (CompareSide::A, 2),
     ];
     let mut batches = Vec::new();
     let mut run_ids = Vec::new();

@@ -19,6 +19,12 @@
 //!   A/B pair from 2 to `--max-rounds` rounds a side (default 10) gives any false `regressed`
 //!   or `improved` a chance of at most 1 - `--confidence` (default 0.99); plain `compare A B`
 //!   uses the same boundary for its round counts;
+//! * paired (`paired`): when every round of both sides is one of the complete pairs of one
+//!   `compare EXP --a ... --b ...` batch (`measurements.compare`: batch, side, pair), B/A and
+//!   its interval come from the per-pair differences of the logs (paired Student t, n - 1
+//!   degrees of freedom at n pairs, its own boundary calibrated the same way): drift shared
+//!   by a pair's two rounds cancels. Otherwise the unpaired test above, and the verdict says
+//!   which ("paired over N pairs" / "unpaired: why");
 //! * CPU worse: the interval entirely above 1 and B/A at least 1 + `--min-effect` (3 %);
 //!   better: the mirror; same: the whole interval within ±`--margin` (5 %), an equivalence
 //!   test; anything else unclear, with the rounds a side that would decide at this estimate;
@@ -39,6 +45,7 @@
 pub mod drift;
 pub mod hosts;
 pub mod pair;
+pub mod paired;
 pub mod render;
 pub mod rounds;
 pub mod sequential;
@@ -57,7 +64,7 @@ pub use speed::SpeedSignal;
 pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
 
 use crate::analyze::model::Report;
-use crate::rundir::Manifest;
+use crate::rundir::{self, Manifest};
 use serde::Serialize;
 
 /// One round given to `compare_rounds`: label, report, manifest.
@@ -105,6 +112,13 @@ fn injected(side: &[Run]) -> Vec<String> {
     v
 }
 
+/// Each round's comparison tag (`measurements.compare`), if it has one.
+fn tags<'r>(side: &[Run<'r>]) -> Vec<Option<&'r rundir::batch::CompareTag>> {
+    side.iter()
+        .map(|(_, _, m)| m.measurements.compare.as_ref())
+        .collect()
+}
+
 /// Compare two sides of one or more rounds each (neither may be empty) with the default
 /// settings (confidence 0.99, min effect 3 %, margin 5 %, a plan of 10 rounds a side).
 pub fn compare_rounds(a: &[Run], b: &[Run]) -> RoundsComparison {
@@ -124,8 +138,10 @@ pub fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsC
     let side_a = rounds::rounds(a, injected(a), step);
     let side_b = rounds::rounds(b, injected(b), step);
     let plan = Plan::new(settings, a.len().max(b.len()));
-    let cpu = verdict::cpu_signal(step, &side_a, &side_b, &plan);
-    let capacity = verdict::capacity_signal(&side_a, &side_b, rounds::lowest_step(&ra), &plan);
+    let pairing = paired::pairing(&tags(a), &tags(b));
+    let sides = (&side_a, &side_b);
+    let cpu = verdict::cpu_signal(step, sides, &plan, &pairing);
+    let capacity = verdict::capacity_signal(sides, rounds::lowest_step(&ra), &plan, &pairing);
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
     let host_speed = speed::speed_signal(a, b);
     let (v, why) = speed::temper(v, why, &host_speed);
@@ -145,7 +161,11 @@ pub fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsC
         rounds_needed,
         more_rounds: rounds_needed.map(|n| n.saturating_sub(a.len().max(b.len()))),
         settings: *settings,
-        boundary: (a.len() >= 2 && b.len() >= 2).then(|| plan.boundary(a.len(), b.len())),
+        boundary: cpu
+            .test
+            .as_ref()
+            .map(|t| t.boundary.clone())
+            .or_else(|| (a.len() >= 2 && b.len() >= 2).then(|| plan.boundary(a.len(), b.len()))),
         rounds_a: side_a,
         rounds_b: side_b,
         cpu,

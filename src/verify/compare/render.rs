@@ -72,7 +72,11 @@ pub fn round_rows(name: &str, r: &Rounds) -> Vec<Vec<String>> {
 
 fn test_text(t: &Option<LogTest>) -> String {
     t.as_ref().map_or(String::new(), |t| {
-        format!("; {}, SD of logs {:.1} %", ratio_text(t), t.sd_log_pct)
+        let sd = match t.pairs {
+            Some(n) => format!("SD of the {n} pairs' differences of logs"),
+            None => "SD of logs".into(),
+        };
+        format!("; {}, {sd} {:.1} %", ratio_text(t), t.sd_log_pct)
     })
 }
 

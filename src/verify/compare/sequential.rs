@@ -14,7 +14,7 @@ pub const MAX_PLANNED_ROUNDS: usize = 50;
 /// Simulated paths behind each calibration (the false-alarm rate is hit within about
 /// ±0.07 points at 1 %).
 pub const CALIBRATION_PATHS: usize = 20_000;
-const CALIBRATION_SEED: u64 = 0x00C0_FFEE_5EED_0022;
+pub(super) const CALIBRATION_SEED: u64 = 0x00C0_FFEE_5EED_0022;
 /// The boundary is calibrated on normal logs to this share of the allowed false alarms: the
 /// recorded rounds are not quite normal, and resampling them raised the false alarms of a
 /// boundary calibrated to the full share by up to 15 % (exp1's 9 rounds of 2026-11-30: 0.95 %
@@ -84,7 +84,10 @@ impl Settings {
     }
 }
 
-static CALIBRATED: Mutex<Vec<((u64, usize), f64)>> = Mutex::new(Vec::new());
+/// A calibration's key: paired or not, the confidence's bits, the planned rounds a side.
+type CalibrationKey = (bool, u64, usize);
+
+static CALIBRATED: Mutex<Vec<(CalibrationKey, f64)>> = Mutex::new(Vec::new());
 
 /// The per-look level α' of a plan: each look's two-sided t-test at α' such that the chance of
 /// any look crossing under no change is `CALIBRATION_SHARE` x (1 - confidence) (a Pocock-like
@@ -92,8 +95,13 @@ static CALIBRATED: Mutex<Vec<((u64, usize), f64)>> = Mutex::new(Vec::new());
 /// law under no change does not depend on the noise, so one calibration serves every signal
 /// and host).
 pub fn nominal_alpha(confidence: f64, planned: usize) -> f64 {
+    calibrated(false, confidence, planned)
+}
+
+/// α' of the unpaired (`paired` false) or the paired test (`super::paired`), cached per plan.
+pub(super) fn calibrated(paired: bool, confidence: f64, planned: usize) -> f64 {
     let planned = planned.clamp(FIRST_LOOK, MAX_PLANNED_ROUNDS);
-    let key = (confidence.to_bits(), planned);
+    let key = (paired, confidence.to_bits(), planned);
     if let Some(a) = CALIBRATED
         .lock()
         .ok()
@@ -101,7 +109,13 @@ pub fn nominal_alpha(confidence: f64, planned: usize) -> f64 {
     {
         return a;
     }
-    let a = calibrate((1.0 - confidence) * CALIBRATION_SHARE, planned);
+    let alpha = (1.0 - confidence) * CALIBRATION_SHARE;
+    let a = if paired {
+        let t_abs = super::paired::null_paths(planned, CALIBRATION_SEED);
+        calibrate(alpha, planned, &t_abs, |n| n - 1)
+    } else {
+        calibrate(alpha, planned, &null_paths(planned), |n| 2 * n - 2)
+    };
     if let Ok(mut c) = CALIBRATED.lock() {
         c.push((key, a));
     }
@@ -132,15 +146,17 @@ fn null_paths(planned: usize) -> Vec<f32> {
     t_abs
 }
 
-fn calibrate(alpha: f64, planned: usize) -> f64 {
+/// The largest per-look level at which at most `alpha` of the null paths `t_abs` (|t| of
+/// looks 2..=planned, path after path) cross at any look; `df(n)`: the degrees of freedom at
+/// n rounds a side.
+fn calibrate(alpha: f64, planned: usize, t_abs: &[f32], df: impl Fn(usize) -> usize) -> f64 {
     let looks = planned - FIRST_LOOK + 1;
     if looks == 1 {
         return alpha;
     }
-    let t_abs = null_paths(planned);
     let false_alarms = |a: f64| {
         let crit: Vec<f32> = (FIRST_LOOK..=planned)
-            .map(|n| t_crit((2 * n - 2) as f64, a) as f32)
+            .map(|n| t_crit(df(n) as f64, a) as f32)
             .collect();
         t_abs
             .chunks(looks)
@@ -227,13 +243,66 @@ pub struct LogTest {
     /// The interval of `ratio` at `boundary.level`.
     pub low: f64,
     pub high: f64,
-    /// The rounds' pooled SD of the logs, in % (never below the signal's floor).
+    /// The rounds' pooled SD of the logs, in % (never below the signal's floor); paired: the
+    /// SD of the per-pair differences of the logs (never below sqrt(2) x the floor).
     pub sd_log_pct: f64,
+    /// Paired over this many pairs (`super::paired`); absent: the unpaired test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
     pub boundary: Boundary,
     pub call: Call,
     /// Undecided: rounds a side that would decide at this estimate and SD (None: more than
     /// `ROUNDS_SEARCH_CAP`, or the estimate sits where no number of rounds decides).
     pub rounds_needed: Option<usize>,
+}
+
+/// Critical t at a per-look level, precomputed by degrees of freedom up to a plan's last look.
+#[derive(Debug, Clone)]
+pub(super) struct Crit {
+    alpha: f64,
+    /// Index = df (df 0: infinite).
+    table: Vec<f64>,
+}
+
+impl Crit {
+    pub(super) fn new(alpha: f64, max_df: usize) -> Crit {
+        let table = (0..=max_df)
+            .map(|df| {
+                if df == 0 {
+                    f64::INFINITY
+                } else {
+                    t_crit(df as f64, alpha)
+                }
+            })
+            .collect();
+        Crit { alpha, table }
+    }
+
+    pub(super) fn at(&self, df: usize) -> f64 {
+        match self.table.get(df) {
+            Some(c) => *c,
+            None => t_crit(df as f64, self.alpha),
+        }
+    }
+}
+
+/// The smallest n in (`n_now`, `ROUNDS_SEARCH_CAP`] at which `decides(n)`, where a larger n
+/// never undecides (a narrower interval): bisection.
+pub(super) fn first_deciding(n_now: usize, decides: impl Fn(usize) -> bool) -> Option<usize> {
+    let (mut lo, mut hi) = (n_now.max(FIRST_LOOK - 1), ROUNDS_SEARCH_CAP);
+    if lo >= hi || !decides(hi) {
+        return None;
+    }
+    // invariant: lo does not decide (or is the current count), hi does
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if decides(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// The boundary of a plan, with the critical t of every balanced look precomputed.
@@ -242,8 +311,7 @@ pub struct Plan {
     pub settings: Settings,
     pub planned_rounds: usize,
     pub nominal_alpha: f64,
-    /// Critical t by degrees of freedom (index = df), up to the plan's last look.
-    crit: Vec<f64>,
+    crit: Crit,
 }
 
 impl Plan {
@@ -251,28 +319,16 @@ impl Plan {
     pub fn new(settings: &Settings, n_max: usize) -> Plan {
         let planned = settings.max_rounds.max(n_max).min(MAX_PLANNED_ROUNDS);
         let a = nominal_alpha(settings.confidence, planned);
-        let crit = (0..=2 * planned - 2)
-            .map(|df| {
-                if df == 0 {
-                    f64::INFINITY
-                } else {
-                    t_crit(df as f64, a)
-                }
-            })
-            .collect();
         Plan {
             settings: *settings,
             planned_rounds: planned,
             nominal_alpha: a,
-            crit,
+            crit: Crit::new(a, 2 * planned - 2),
         }
     }
 
     fn crit_at(&self, df: usize) -> f64 {
-        match self.crit.get(df) {
-            Some(c) => *c,
-            None => t_crit(df as f64, self.nominal_alpha),
-        }
+        self.crit.at(df)
     }
 
     /// The boundary for `n_a` and `n_b` rounds (each at least `FIRST_LOOK`).
@@ -320,6 +376,7 @@ impl Plan {
             low: (d - half).exp(),
             high: (d + half).exp(),
             sd_log_pct: sd * 100.0,
+            pairs: None,
             boundary: self.boundary(a.len(), b.len()),
             call: c,
             rounds_needed: (c == Call::Undecided)
@@ -336,20 +393,7 @@ impl Plan {
             let half = self.crit_at(2 * n - 2) * sd * (2.0 / n as f64).sqrt();
             call(d, half, &self.settings) != Call::Undecided
         };
-        let (mut lo, mut hi) = (n_now.max(FIRST_LOOK - 1), ROUNDS_SEARCH_CAP);
-        if lo >= hi || !decides(hi) {
-            return None;
-        }
-        // invariant: lo does not decide (or is the current count), hi does
-        while hi - lo > 1 {
-            let mid = (lo + hi) / 2;
-            if decides(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Some(hi)
+        first_deciding(n_now, decides)
     }
 }
 

@@ -2,8 +2,11 @@
 //! known SD or resampled from recorded rounds (a smoothed bootstrap), a multiplicative change
 //! injected on B, and the sequential procedure run as `perflab compare` runs it (a look after
 //! every A/B pair from 2 rounds a side to the plan's maximum, stopping when decided). Pure and
-//! seeded: the same arguments give the same figures. The tests in `tests/offline/compare_power.rs` and
+//! seeded: the same arguments give the same figures. Paired rounds on a drifting host
+//! (`PairedNoise`: a drift component shared within a pair) measure the paired test against the
+//! unpaired one on the same draws. The tests in `tests/offline/compare_power.rs` and
 //! the tables in docs/regression.md come from here.
+use super::paired::PairedPlan;
 use super::sequential::{Call, FIRST_LOOK, MAX_PLANNED_ROUNDS, Plan, Settings};
 use super::stats::{Rng, mean, t_crit, t_two_sided_p, variance};
 use super::verdict::CPU_SD_FLOOR;
@@ -89,6 +92,17 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// Count one comparison's call and the rounds a side it used.
+    pub fn add(&mut self, c: Call, rounds: usize) {
+        self.rounds += rounds;
+        match c {
+            Call::Higher => self.higher += 1,
+            Call::Lower => self.lower += 1,
+            Call::Within => self.within += 1,
+            Call::Undecided => self.undecided += 1,
+        }
+    }
+
     pub fn share(&self, n: usize) -> f64 {
         n as f64 / self.trials.max(1) as f64
     }
@@ -141,13 +155,7 @@ pub fn sequential_tally(
     for _ in 0..trials {
         let [a, b] = draw_sides(noise, effect_pct, plan.planned_rounds, &mut rng);
         let (c, n) = sequential(&plan, &a, &b);
-        t.rounds += n;
-        match c {
-            Call::Higher => t.higher += 1,
-            Call::Lower => t.lower += 1,
-            Call::Within => t.within += 1,
-            Call::Undecided => t.undecided += 1,
-        }
+        t.add(c, n);
     }
     t
 }
@@ -261,4 +269,95 @@ pub fn fixed_n_detection(
         hits[1] += usize::from(toward && t_two_sided_p(d / se, df_welch) <= alpha);
     }
     hits.map(|h| h as f64 / trials as f64)
+}
+
+/// Rounds run in pairs on a drifting host: each pair shares a drift component (the host's slow
+/// change lands on both its rounds), each round adds its own noise, and a linear drift
+/// `trend` (log units a round, in running order) may add a bias the order within pairs
+/// decides: AB every pair puts it on B, ABBA cancels it over two pairs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairedNoise {
+    /// SD of the logs' component shared by a pair's two rounds.
+    pub pair_sd: f64,
+    /// SD of the logs' component of each round alone.
+    pub round_sd: f64,
+    /// Linear drift, log units a round in running order.
+    pub trend: f64,
+    /// ABBA order (A1 B1, B2 A2, ...); false: A first in every pair.
+    pub abba: bool,
+}
+
+impl PairedNoise {
+    /// The model whose SD of the difference of two rounds' logs is `paired_pct` within a
+    /// pair and `unpaired_pct` between rounds of different pairs (as measured by A/A runs):
+    /// round SD = paired / sqrt(2), pair SD = sqrt(unpaired² - paired²) / sqrt(2).
+    pub fn measured(paired_pct: f64, unpaired_pct: f64) -> PairedNoise {
+        let (p, u) = (paired_pct / 100.0, unpaired_pct / 100.0);
+        PairedNoise {
+            pair_sd: ((u * u - p * p).max(0.0) / 2.0).sqrt(),
+            round_sd: p / std::f64::consts::SQRT_2,
+            trend: 0.0,
+            abba: true,
+        }
+    }
+
+    /// `planned` pairs, B shifted by `effect_pct`: (A's logs, B's logs), pair i at index i.
+    pub fn draw(&self, effect_pct: f64, planned: usize, rng: &mut Rng) -> [Vec<f64>; 2] {
+        let shift = (1.0 + effect_pct / 100.0).ln();
+        let (mut a, mut b) = (Vec::with_capacity(planned), Vec::with_capacity(planned));
+        for i in 0..planned {
+            let shared = self.pair_sd * rng.normal();
+            // running positions of the pair's two rounds; ABBA: every second pair B first
+            let (first, second) = ((2 * i) as f64, (2 * i + 1) as f64);
+            let (ta, tb) = if self.abba && i % 2 == 1 {
+                (second, first)
+            } else {
+                (first, second)
+            };
+            a.push(shared + self.round_sd * rng.normal() + self.trend * ta);
+            b.push(shared + self.round_sd * rng.normal() + self.trend * tb + shift);
+        }
+        [a, b]
+    }
+}
+
+/// `trials` sequential comparisons of paired rounds (looks after every pair from 2 to the
+/// plan's maximum), judged by the paired test (`paired` true) or the unpaired one on the
+/// same draws.
+pub fn paired_tally(
+    noise: &PairedNoise,
+    effect_pct: f64,
+    settings: &Settings,
+    paired: bool,
+    (trials, seed): (usize, u64),
+) -> Tally {
+    let plan = Plan::new(settings, settings.max_rounds);
+    let pplan = PairedPlan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let mut t = Tally {
+        trials,
+        ..Tally::default()
+    };
+    for _ in 0..trials {
+        let [a, b] = noise.draw(effect_pct, plan.planned_rounds, &mut rng);
+        let (c, n) = if paired {
+            let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+            paired_sequential(&pplan, &d)
+        } else {
+            sequential(&plan, &a, &b)
+        };
+        t.add(c, n);
+    }
+    t
+}
+
+/// The sequential procedure on per-pair differences `d`: (call, pairs used).
+pub fn paired_sequential(plan: &PairedPlan, d: &[f64]) -> (Call, usize) {
+    for n in FIRST_LOOK..=d.len() {
+        let c = plan.call(&d[..n], CPU_SD_FLOOR).unwrap_or(Call::Undecided);
+        if c != Call::Undecided {
+            return (c, n);
+        }
+    }
+    (Call::Undecided, d.len())
 }

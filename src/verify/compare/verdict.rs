@@ -2,6 +2,7 @@
 //! the common step, the primary one) and the capacity signal (max sustainable rates), each the
 //! B/A ratio with its interval at the plan's boundary (`sequential`), and how the two combine
 //! (the rule is written out in the module doc of `compare`). Pure.
+use super::paired::Pairing;
 use super::rounds::{Rounds, median};
 use super::sequential::{Call, LogTest, Plan};
 use serde::Serialize;
@@ -77,6 +78,9 @@ pub struct CpuSignal {
     pub delta_pct: Option<f64>,
     /// B / A with its interval (None below 2 rounds a side or without a common step).
     pub test: Option<LogTest>,
+    /// With a test: "paired over N pairs", or "unpaired: why" (`paired::Pairing::text`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<String>,
     pub says: Signal,
 }
 
@@ -107,12 +111,18 @@ fn logs(v: &[f64]) -> Vec<f64> {
     v.iter().map(|x| x.ln()).collect()
 }
 
-/// The CPU signal from both sides' per-round CPU ms per ok request at `step`.
-pub fn cpu_signal(step: Option<u32>, a: &Rounds, b: &Rounds, plan: &Plan) -> CpuSignal {
+/// The CPU signal from both sides' per-round CPU ms per ok request at `step`, paired or not
+/// as `pairing` says.
+pub fn cpu_signal(
+    step: Option<u32>,
+    (a, b): (&Rounds, &Rounds),
+    plan: &Plan,
+    pairing: &Pairing,
+) -> CpuSignal {
     let (ca, cb) = (&a.cpu_ms_per_ok, &b.cpu_ms_per_ok);
     let complete = ca.len() == a.runs.len() && cb.len() == b.runs.len();
     let test = (step.is_some() && complete)
-        .then(|| plan.test(&logs(ca), &logs(cb), CPU_SD_FLOOR))
+        .then(|| pairing.test(plan, &logs(ca), &logs(cb), CPU_SD_FLOOR))
         .flatten();
     CpuSignal {
         step,
@@ -120,6 +130,7 @@ pub fn cpu_signal(step: Option<u32>, a: &Rounds, b: &Rounds, plan: &Plan) -> Cpu
         b_median: b.cpu_median,
         delta_pct: test.as_ref().map(|t| (t.ratio - 1.0) * 100.0),
         says: says(&test, true),
+        pairing: test.as_ref().map(|_| pairing.text()),
         test,
     }
 }
@@ -134,12 +145,18 @@ fn rate(v: u32, lowest: u32) -> f64 {
     }
 }
 
-/// The capacity signal from both sides' max sustainable rates (`lowest`: the lowest step).
-pub fn capacity_signal(a: &Rounds, b: &Rounds, lowest: u32, plan: &Plan) -> CapacitySignal {
+/// The capacity signal from both sides' max sustainable rates (`lowest`: the lowest step),
+/// paired or not as `pairing` says.
+pub fn capacity_signal(
+    (a, b): (&Rounds, &Rounds),
+    lowest: u32,
+    plan: &Plan,
+    pairing: &Pairing,
+) -> CapacitySignal {
     let f =
         |r: &Rounds| -> Vec<f64> { r.max_sustainable.iter().map(|v| rate(*v, lowest)).collect() };
     let (ra, rb) = (f(a), f(b));
-    let test = plan.test(&logs(&ra), &logs(&rb), CAPACITY_SD_FLOOR);
+    let test = pairing.test(plan, &logs(&ra), &logs(&rb), CAPACITY_SD_FLOOR);
     let med = |r: &Rounds| {
         median(
             &r.max_sustainable
@@ -203,9 +220,10 @@ pub fn decide(rounds: (usize, usize), cpu: &CpuSignal, cap: &CapacitySignal) -> 
             ),
         );
     }
-    let cpu_txt = match &cpu.test {
-        Some(t) => format!("CPU per ok request {}", ratio_text(t)),
-        None => "no CPU per ok request at a common step".to_string(),
+    let cpu_txt = match (&cpu.test, &cpu.pairing) {
+        (Some(t), Some(p)) => format!("CPU per ok request {} ({p})", ratio_text(t)),
+        (Some(t), None) => format!("CPU per ok request {}", ratio_text(t)),
+        (None, _) => "no CPU per ok request at a common step".to_string(),
     };
     let cap_txt = match (&cap.test, cap.says) {
         (Some(t), Worse | Better) => format!(
@@ -281,8 +299,9 @@ mod tests {
 
     fn verdict(a: &Rounds, b: &Rounds) -> (Verdict, CpuSignal, String) {
         let plan = Plan::new(&Settings::default(), a.runs.len().max(b.runs.len()));
-        let cpu = cpu_signal(Some(150), a, b, &plan);
-        let cap = capacity_signal(a, b, 50, &plan);
+        let unpaired = Pairing::Unpaired("untagged".into());
+        let cpu = cpu_signal(Some(150), (a, b), &plan, &unpaired);
+        let cap = capacity_signal((a, b), 50, &plan, &unpaired);
         let (v, why) = decide((a.runs.len(), b.runs.len()), &cpu, &cap);
         (v, cpu, why)
     }
