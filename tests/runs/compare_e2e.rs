@@ -112,13 +112,21 @@ fn two_configurations_alternate_on_fresh_stacks_until_the_cap() {
     run_ids.dedup();
     assert_eq!(run_ids.len(), 4, "a stack per round: {run_ids:?}");
     // plain compare A B reads the same rounds to the same verdict
-    let list = |side: usize| {
-        [side, side + 2]
-            .map(|i| dirs[i].display().to_string())
+    let list = |side: CompareSide| {
+        dirs.iter()
+            .zip(want)
+            .filter(|(_, (s, _))| *s == side)
+            .map(|(d, _)| d.display().to_string())
+            .collect::<Vec<_>>()
             .join(",")
     };
     let plain = perflab()
-        .args(["compare", &list(0), &list(1), "--json"])
+        .args([
+            "compare",
+            &list(CompareSide::A),
+            &list(CompareSide::B),
+            "--json",
+        ])
         .output()
         .unwrap();
     let c = json_of(&plain.stdout);
