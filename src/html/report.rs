@@ -303,7 +303,7 @@ fn split_header(r: &Report) -> (Vec<String>, Vec<String>) {
 
 fn plots_html(plots: &[(&str, Result<String, String>)]) -> String {
     let mut out = String::from("<section id=\"plots\">\n<h2>Plots</h2>\n");
-    out.push_str("<p class=\"note narrow\">The plots are drawn for a wide screen: zoom in to read their axes, or turn the phone.</p>\n");
+    out.push_str("<p class=\"note narrow\">On a narrow screen the plots keep a readable size: swipe sideways to see the later steps.</p>\n");
     for (name, svg) in plots {
         match svg {
             Ok(s) => out.push_str(&format!(

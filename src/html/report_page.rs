@@ -74,7 +74,7 @@ figure.plot svg,figure.hist svg{display:block;width:100%;height:auto}
 .meaning h2{border:none;margin-top:.2em}
 ul.next{padding-left:1.2em}ul.next code{overflow-wrap:anywhere}
 table.claims td{min-width:8em}
-@media (max-width:420px){figure.plot{overflow-x:hidden;padding:0}figure.plot svg{max-width:100%}
+@media (max-width:420px){figure.plot{overflow-x:auto;padding:0;-webkit-overflow-scrolling:touch}figure.plot svg{width:640px;max-width:none}
 #steps .scroll{max-width:calc(100vw - 16px);overflow-x:scroll;-webkit-overflow-scrolling:touch}}
 details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
 .filters{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:.6em 0}

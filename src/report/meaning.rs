@@ -64,11 +64,17 @@ fn article_quote(finding: &str) -> String {
 fn knee_line(r: &Report, m: Option<&Manifest>) -> String {
     let u = r.unit();
     let here = match r.knee {
-        Some(k) => format!(
-            "knee here: {k} {u} (last passing {})",
-            r.last_passing
-                .map_or("none".to_string(), |t| format!("{t} {u}"))
-        ),
+        // Below a knee that follows transient steps, the step right under it passed too: say
+        // both, as the verdict does, so the two lines do not seem to disagree.
+        Some(k) => match (r.last_passing, r.passing_below_knee) {
+            (Some(t), Some(b)) if b > t => format!(
+                "knee here: {k} {u} (every step passed up to {t} {u}; {b} {u} passed after a transient stall)"
+            ),
+            (lp, _) => format!(
+                "knee here: {k} {u} (last passing {})",
+                lp.map_or("none".to_string(), |t| format!("{t} {u}"))
+            ),
+        },
         None => format!(
             "no knee here: no step failed for good up to {} {u}",
             r.steps.last().map_or(0, |s| s.target)

@@ -353,5 +353,25 @@ fn the_narrow_layout_scales_plots_and_scrolls_the_steps_table() {
         .find("@media (max-width:420px)")
         .expect("a 360 px rule")..];
     assert!(narrow.contains("#steps .scroll{max-width:calc(100vw - 16px);overflow-x:scroll"));
+    // at 360 px a 960 px plot scaled to the width has 5 px labels: it keeps 640 px and scrolls
+    assert!(narrow.contains("figure.plot{overflow-x:auto;"));
+    assert!(narrow.contains("figure.plot svg{width:640px;max-width:none}"));
     assert!(page.contains("<section id=\"steps\">\n<h2>Steps</h2>\n<div class=\"scroll\"><table>"));
+}
+
+/// A knee after a transient stall: the step right under the knee passed although an earlier
+/// one failed; the block says both, as the verdict does, instead of only the earlier one.
+#[test]
+fn a_knee_after_a_transient_stall_names_both_passing_steps() {
+    let (mut r, m) = exp1();
+    let plain = meaning::meaning(&r, Some(&m)).knee;
+    assert!(plain.contains("(last passing "), "{plain}");
+    (r.knee, r.last_passing, r.passing_below_knee) = (Some(240), Some(150), Some(210));
+    let k = meaning::meaning(&r, Some(&m)).knee;
+    assert!(
+        k.starts_with(
+            "knee here: 240 rps (every step passed up to 150 rps; 210 rps passed after a transient stall)"
+        ),
+        "{k}"
+    );
 }
