@@ -1,13 +1,13 @@
 //! The report's reading aids: "What this means" (its commands chosen from the run's state, each
 //! a command the CLI parses), the glossary (every table header explained), the claims'
 //! sentences on report.html, the plots' markers and core ceilings, the narrow layout's CSS.
-use crate::report_support::{copy_run, report_of};
+use crate::report_support::{copy_dir, copy_run, report_of};
 use clap::Parser;
 use perflab::analyze::Report;
 use perflab::cli::Cli;
 use perflab::report::{content, glossary, meaning, plots};
 use perflab::rundir::Manifest;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -150,18 +150,6 @@ fn shared_2a() -> Report {
     let dst = tmp.path().join("2a/20261201T000000Z-r1");
     copy_dir(&root().join("tests/fixtures/hostcpu/2a-shared"), &dst);
     perflab::report::analyse_run_dir(&dst).unwrap()
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        let to = dst.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), to).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `perflab report RUN-DIR` and `perflab analyze` end to end (the binary), on a run directory
 //! built from a real k6 fixture plus constructed server samples in the samplers' formats.
+use crate::report_support::copy_dir;
 use assert_cmd::Command;
 use perflab::experiment::{Catalog, CatalogEntry};
 use perflab::plan::{self, PlanOptions};
@@ -384,20 +385,6 @@ fn host_speed_is_shown_and_a_slowed_host_is_a_caveat() {
     assert!(!txt.contains("host speed"), "{txt}");
 }
 
-/// Copy every file of `from` into `to` (a run directory travels as a tarball or an artifact).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 /// A run directory copied elsewhere under another name (a CI artifact, a mailed tarball) and
 /// reported from a folder with no catalog gives the same pages: the experiment, its claims and
 /// the run's name come from the run's manifest, not from the folders around it.
@@ -411,7 +398,7 @@ fn a_copied_and_renamed_run_directory_gives_the_same_report() {
     perflab().arg("report").arg(&home).assert().success();
     let away = tempfile::tempdir().unwrap();
     let copy = away.path().join("from-a-student").join("run");
-    copy_tree(&home, &copy);
+    copy_dir(&home, &copy);
     for f in ["report.txt", "report.md", "report.html", "report.json"] {
         std::fs::remove_file(copy.join(f)).unwrap();
     }

@@ -1,6 +1,7 @@
 //! `perflab verify` over rounds, on recorded runs: a claim on a knee is judged by the median of
 //! the experiment's rounds, with the spread and the count, so one round that broke a step early
 //! does not flip it; other claims read the newest round; `--rounds` needs `--run-missing`.
+use crate::report_support::copy_dir;
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -21,18 +22,6 @@ fn recorded(exp: &str) -> PathBuf {
         .map(|e| e.path())
         .find(|p| p.join("manifest.json").exists())
         .unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()));
-        } else {
-            std::fs::copy(&p, to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 /// exp2-mc80's rounds under `out`, oldest first: (folder name, knee, last passing step).

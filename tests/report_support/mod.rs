@@ -66,6 +66,20 @@ pub fn copy_run(exp: &str, out: &Path) -> PathBuf {
     dst
 }
 
+/// Copy every file and folder under `from` into `to` (made if missing): a run directory as it
+/// travels, a fixture into a temp out/ root.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
 /// Record another Debian suite in a copied run's manifest (`measurements.suite`).
 pub fn set_suite(dir: &Path, suite: &str) {
     let p = dir.join("manifest.json");
