@@ -23,7 +23,4 @@ start=$(date +%s)
 echo "perflab build: $(( $(date +%s) - start )) s" >&2
 
 cargo test --locked "$@"
-# The printed tables of docs/regression.md (about a minute): the simulation that the ignored
-# test prints runs in CI too, so it cannot rot unseen.
-cargo test --locked --test offline -- --ignored compare_power::print_the_tables
 echo "test build: $(du -sh target 2>/dev/null | cut -f1) in target/" >&2
