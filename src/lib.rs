@@ -6,7 +6,7 @@
 //! containers, as their descriptors declare them) -> `load` (k6) -> `sample` (server-side
 //! samplers) -> `analyze` (pure) -> `rundir` (the run directory's typed files) -> `report`
 //! (renderers) -> `verify` -> `html` (report.html, out/index.html) -> `session` (the measurement session's phases behind an `Engine`
-//! trait) -> `run` / `tools` -> `export` / `matrix`, with `lock`, `owner`, `host`, `atomic` and `output` beside them; `tools` holds the
+//! trait) -> `rig` (the Docker half: `DockerEngine`) -> `run` / `tools` -> `export` / `matrix`, with `lock`, `owner`, `host`, `atomic` and `output` beside them; `tools` holds the
 //! article's methodology tools (noise-check, calib, cpu-per-request).
 
 pub mod analyze;
@@ -28,6 +28,7 @@ pub mod output;
 pub mod owner;
 pub mod plan;
 pub mod report;
+pub mod rig;
 pub mod run;
 pub mod rundir;
 pub mod sample;

@@ -138,7 +138,7 @@ pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let suite: Suite = a.suite.parse()?;
     let generators =
         crate::load::segments::check_count(a.generators).map_err(crate::error::InvalidInput)?;
-    let placement = crate::session::placement::parse(
+    let placement = crate::docker::placement::parse(
         &a.hosts,
         a.publish_on.as_deref(),
         &crate::docker::endpoint::default_contexts_dir(),

@@ -6,6 +6,7 @@ mod container;
 pub mod endpoint;
 mod engine;
 mod objects;
+pub mod placement;
 
 pub use build::{BuildEvent, BuiltImage, ImageInfo};
 pub use container::{ContainerInfo, ContainerSpec, ExitStatus, Mount, OneOff};

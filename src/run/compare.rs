@@ -11,9 +11,9 @@ use super::{RunRequest, docker_env, prepare, round_line, run_one, sweep_leftover
 use crate::experiment::Experiment;
 use crate::images;
 use crate::lock::Wait;
+use crate::rig::DockerEnv;
 use crate::rundir::batch::CompareSide;
 use crate::session::Session;
-use crate::session::docker_engine::DockerEnv;
 use crate::session::interleave::{
     self, Batch, CompareTag, End, Interleaved, RecordedReferee, Schedule, SideRunner,
 };

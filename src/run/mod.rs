@@ -12,14 +12,16 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::docker::Docker;
+use crate::docker::placement;
 use crate::images::{self, Suite};
 use crate::lock::Wait;
 use crate::plan::CpuLayout;
 use crate::plan::Resolved;
+use crate::rig::generators;
+use crate::rig::{DockerEngine, DockerEnv};
 use crate::rundir::RunState;
 use crate::rundir::batch::CompareTag;
 use crate::session::Session;
-use crate::session::docker_engine::{DockerEngine, DockerEnv};
 use crate::session::fit::Fitted;
 use crate::session::interleave::Tagged;
 use crate::session::measurement::Stepped;
@@ -27,7 +29,7 @@ use crate::session::pause::PauseContrast;
 use crate::session::refine::{Analysis, Refine};
 use crate::session::round::{RoundOutcome, RoundSpec};
 use crate::session::signals::Interrupt;
-use crate::session::{generators, placement, sweep};
+use crate::session::sweep;
 
 /// A validated, planned request (nothing has been started yet).
 pub struct RunRequest {

@@ -3,20 +3,13 @@
 //! sample, collect, teardown, report), each raced against Ctrl-C/SIGTERM and recorded, with
 //! the engine-facing work behind the [`Engine`] trait (`DockerEngine` for real, `FakeEngine`
 //! for tests of the phases, interrupts and failures without Docker).
-pub mod db;
-pub mod docker_engine;
-mod docker_load;
 pub mod engine;
 pub mod fake;
 pub mod fit;
-mod freeze;
-pub mod generators;
 pub mod interleave;
 pub mod load_phase;
 pub mod measurement;
 pub mod pause;
-pub mod placement;
-pub mod progress;
 pub mod refine;
 pub mod round;
 pub mod signals;

@@ -9,9 +9,8 @@ use crate::rundir::measurements::{self, PublishedEntry, containers_of};
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
-use super::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
-use super::signals::Interrupt;
-use super::{generators, placement::Placement, progress::Progress};
+use super::{generators, progress::Progress};
+use crate::docker::placement::Placement;
 use crate::docker::{self, Docker, ExitStatus};
 use crate::experiment::Experiment;
 use crate::images::ImageSet;
@@ -19,6 +18,8 @@ use crate::plan::{Alignment, CpuLayout};
 use crate::rundir::Manifest;
 use crate::rundir::layout::K6Dir;
 use crate::sample::{self, ContainerTarget};
+use crate::session::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
+use crate::session::signals::Interrupt;
 use crate::stack::{LabStack, Pinning, StartOptions, warmup};
 
 /// What every round of a command shares: engines, images, layout, placement.

@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
 use super::docker_engine::DockerEngine;
-use super::engine::{GeneratorEnd, LoadSpec};
 use super::generators::{self, Agent};
 use super::progress::Progress;
 use crate::docker::{self, ExitStatus};
@@ -17,6 +16,7 @@ use crate::plan::{Alignment, Slot};
 use crate::rundir::Layout;
 use crate::rundir::Manifest;
 use crate::sample::{self, SamplerTargets};
+use crate::session::engine::{GeneratorEnd, LoadSpec};
 
 /// Seconds between k6 leaving its start gate and its test clock starting (init, VU
 /// pre-allocation); the gate opens this much before the aligned instant (generators whose
