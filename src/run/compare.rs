@@ -20,6 +20,7 @@ use crate::session::interleave::{
 use crate::session::round::RoundOutcome;
 use crate::session::signals::Interrupt;
 use crate::verify::compare::Settings;
+use crate::verify::config::Config;
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::side::SideSpec;
 
@@ -54,8 +55,9 @@ pub struct CompareSummary {
     pub harness_failed: bool,
 }
 
-/// The complete rounds of `spec`'s configuration of `e` under `out_root` (the same suite,
-/// `--set` overrides, profile and fit), the newest `max`, oldest first. Unreadable runs are
+/// The complete rounds of `spec`'s configuration of `e` under `out_root` (`SideSpec::config`:
+/// the same suite, `--set` overrides, profile, fit and resolved stack and load), the newest
+/// `max`, oldest first. Unreadable runs are
 /// noted in `skipped`.
 pub fn recorded_rounds(
     out_root: &Path,
@@ -65,10 +67,11 @@ pub fn recorded_rounds(
     max: usize,
     skipped: &mut Vec<String>,
 ) -> Vec<LoadedRun> {
+    let side = spec.config(e, (quick, fitted));
     let mut runs: Vec<LoadedRun> =
         load::complete_runs(out_root, &e.id, Some(spec.suite.as_str()), skipped)
             .into_iter()
-            .filter(|r| spec.matches(&r.manifest, quick, fitted))
+            .filter(|r| side.admits(&Config::of(&r.manifest)))
             .take(max)
             .collect();
     runs.reverse();

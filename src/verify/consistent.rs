@@ -1,6 +1,7 @@
 //! Whether recorded rounds may be aggregated (`capacity`): no run counted twice, one experiment,
-//! one configuration (the `--set` overrides, the profile, fitted or as published, the Debian
-//! suite, and the resolved stack and load of an unfitted run). Pure.
+//! one configuration (`config::Config`: the `--set` overrides, the profile, fitted or as
+//! published, the Debian suite, and the resolved stack and load of an unfitted run). Pure.
+use super::config::Config;
 use crate::analyze::model::Report;
 use crate::rundir::Manifest;
 use std::collections::BTreeMap;
@@ -14,42 +15,9 @@ pub type Round<'a> = (&'a str, &'a Report, &'a Manifest);
 pub struct Inconsistent(pub Vec<String>);
 
 /// What a round was run with, as (aspect, value): rounds that differ in any are not rounds of
-/// one configuration. A fitted run's steps and stack are its own fit's, so only an unfitted
-/// run's resolved stack and load are compared.
+/// one configuration (`config::Config`, the one notion of it).
 pub fn config_of(m: &Manifest) -> Vec<(&'static str, String)> {
-    let fitted = m.measurements.fit.is_some();
-    let mut overrides = m.overrides.clone();
-    overrides.sort();
-    let mut v = vec![
-        (
-            "--set overrides",
-            match overrides.is_empty() {
-                true => "none".to_string(),
-                false => overrides.join(" "),
-            },
-        ),
-        (
-            "profile",
-            match m.plan.quick.is_some() {
-                true => "--quick".to_string(),
-                false => "full".to_string(),
-            },
-        ),
-        (
-            "fit",
-            match fitted {
-                true => "fitted (--fit)".to_string(),
-                false => "as published".to_string(),
-            },
-        ),
-        ("suite", m.suite().unwrap_or_else(|| "unknown".into())),
-    ];
-    if !fitted {
-        let json = |v: serde_json::Result<String>| v.unwrap_or_default();
-        v.push(("stack", json(serde_json::to_string(&m.experiment.stack))));
-        v.push(("load", json(serde_json::to_string(&m.experiment.load))));
-    }
-    v
+    Config::of(m).aspects()
 }
 
 /// Runs that are one run counted twice: the same manifest identity (a copied directory), or

@@ -6,6 +6,7 @@
 //! is the only part that reads files.
 pub mod capacity;
 pub mod compare;
+pub mod config;
 pub mod consistent;
 pub mod eval;
 pub mod findings;

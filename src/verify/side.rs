@@ -2,14 +2,13 @@
 //! difference parsed (`suite=...` and any `--set` key) and checked (a pair that is not
 //! KEY=VALUE, a key given twice, an unknown suite: bad input), its configuration of an
 //! experiment resolved through the overrides `run --set` validates, the refusal of two sides
-//! that are one configuration, and which recorded rounds are rounds of a side's configuration.
+//! that are one configuration, and which recorded rounds are rounds of a side's configuration
+//! (`config::Config`, the notion `capacity` and `compare`'s sides use too).
 //! Pure.
-use std::collections::BTreeMap;
-
+use super::config::Config;
 use crate::error::InvalidInput;
-use crate::experiment::{self, Experiment, Lab, overrides};
+use crate::experiment::{self, Experiment, overrides};
 use crate::images::Suite;
-use crate::rundir::Manifest;
 use crate::rundir::batch::CompareSide;
 
 /// One side's declared difference.
@@ -102,33 +101,19 @@ impl SideSpec {
         Ok(exp)
     }
 
-    /// A recorded round's manifest is a round of this side's configuration: the same suite,
-    /// the same `--set` overrides (keys as `--set` resolves them, in any order), profile
-    /// (`--quick` or not) and fit.
-    pub fn matches(&self, m: &Manifest, quick: bool, fitted: bool) -> bool {
-        let lab = m.experiment.lab;
-        m.suite().as_deref() == Some(self.suite.as_str())
-            && m.plan.quick.is_some() == quick
-            && m.measurements.fit.is_some() == fitted
-            && normalized(&m.overrides, lab) == normalized(&self.sets, lab)
+    /// This side's configuration of `e` (the experiment as published) in `profile` (quick,
+    /// fitted): what its recorded rounds must have been run with, resolved stack and load
+    /// included (a side whose keys do not resolve compares none; `resolve` refuses it first).
+    pub fn config(&self, e: &Experiment, profile: (bool, bool)) -> Config {
+        let resolved = self.resolve(e).ok();
+        Config::declared(
+            self.suite.as_str(),
+            &self.sets,
+            e.lab,
+            profile,
+            resolved.as_ref(),
+        )
     }
-}
-
-/// Overrides as a map of resolved key to value (spaces and list brackets dropped; a later
-/// key wins, as when applied).
-fn normalized(sets: &[String], lab: Lab) -> BTreeMap<String, String> {
-    sets.iter()
-        .filter_map(|s| s.split_once('='))
-        .map(|(k, v)| {
-            let k = k.trim();
-            let key = overrides::resolve_key(lab, k).unwrap_or_else(|_| k.to_string());
-            let value: String = v
-                .chars()
-                .filter(|c| !c.is_whitespace() && *c != '[' && *c != ']')
-                .collect();
-            (key, value)
-        })
-        .collect()
 }
 
 /// Refuse two sides that are one configuration of an experiment (the same suite and the same
@@ -159,6 +144,7 @@ pub fn check_sides_differ(
 mod tests {
     use super::*;
     use crate::experiment::{Catalog, CatalogEntry};
+    use crate::rundir::Manifest;
     use std::path::Path;
 
     fn pairs(v: &[&str]) -> Vec<String> {
@@ -248,21 +234,38 @@ mod tests {
     }
 
     #[test]
-    fn recorded_rounds_match_by_suite_overrides_profile_and_fit() {
+    fn recorded_rounds_match_by_suite_overrides_profile_fit_and_stack() {
         let text = include_str!(
             "../../tests/fixtures/compare/2a-burn/2a/20261130T222517Z-r1/manifest.json"
         );
         let m = Manifest::parse(text).unwrap();
         assert_eq!(m.overrides, ["stack.node.burn_us=1000"]);
-        let side = |p: &[&str]| parse_side(CompareSide::B, &pairs(p), &[]).unwrap();
+        // the round's own experiment as published (the catalog's may have moved on since)
+        let mut published = m.experiment.clone();
+        published.stack.node.as_mut().unwrap().burn_us = 0;
+        let admits = |p: &[&str], profile, published: &Experiment| {
+            let s = parse_side(CompareSide::B, &pairs(p), &[]).unwrap();
+            s.config(published, profile).admits(&Config::of(&m))
+        };
         // the key spelt short, the suite named or not
-        assert!(side(&["burn_us=1000"]).matches(&m, true, false));
-        assert!(side(&["suite=trixie", "stack.node.burn_us= 1000"]).matches(&m, true, false));
+        assert!(admits(&["burn_us=1000"], (true, false), &published));
+        assert!(admits(
+            &["suite=trixie", "stack.node.burn_us= 1000"],
+            (true, false),
+            &published
+        ));
         // another value, another suite, no override, full length, fitted: not this round
-        assert!(!side(&["burn_us=500"]).matches(&m, true, false));
-        assert!(!side(&["burn_us=1000", "suite=forky"]).matches(&m, true, false));
-        assert!(!side(&[]).matches(&m, true, false));
-        assert!(!side(&["burn_us=1000"]).matches(&m, false, false));
-        assert!(!side(&["burn_us=1000"]).matches(&m, true, true));
+        assert!(!admits(&["burn_us=500"], (true, false), &published));
+        assert!(!admits(
+            &["burn_us=1000", "suite=forky"],
+            (true, false),
+            &published
+        ));
+        assert!(!admits(&[], (true, false), &published));
+        assert!(!admits(&["burn_us=1000"], (false, false), &published));
+        assert!(!admits(&["burn_us=1000"], (true, true), &published));
+        // the same keys on another stack (the YAML changed): not a round of this side
+        published.stack.node.as_mut().unwrap().processes += 1;
+        assert!(!admits(&["burn_us=1000"], (true, false), &published));
     }
 }

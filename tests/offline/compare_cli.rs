@@ -368,7 +368,7 @@ fn duplicated_runs_mixed_experiments_and_mixed_sides_are_refused() {
         (
             format!("{},{burn}", two_a[..2].join(",")),
             list("2a-base"),
-            "side A mixes configurations: 2a/20261130T222840Z-r1 has suite trixie, no --set, --quick but 2a/20261130T222517Z-r1 has suite trixie, --set stack.node.burn_us=1000, --quick",
+            "side A mixes configurations: 2a/20261130T222840Z-r1 and 2a/20261130T222517Z-r1 differ in --set overrides, stack (2a/20261130T222840Z-r1 has suite trixie, no --set, --quick, 2a/20261130T222517Z-r1 has suite trixie, --set stack.node.burn_us=1000, --quick)",
         ),
     ] {
         perflab()
@@ -470,4 +470,59 @@ fn a_regression_with_more_steal_on_b_is_inconclusive() {
     // the same steal on both sides keeps the verdict
     let both = with_steal("2a-base", &tmp.path().join("a"), 0.3);
     assert_eq!(verdict(&compare_json(&both, &stolen)), "regressed");
+}
+
+/// 2a-slowed: three interleaved pairs of 2a (B: `burn_us=630`) recorded on 2026-12-03 while the
+/// host slowed after the first pair (the compute probe fell from 190 to 128-165 Mops/s, the
+/// memory probe from 35 to 9-25 M loads/s, and the app's CPU per ok from 4.5 to 7.7-8.2 ms;
+/// the hypervisor's steal read 0-4 %). The rounds run on the slowed host are named, and the
+/// undecided verdict says its noise may be the host's.
+#[test]
+fn rounds_on_a_slowed_host_are_named_and_an_undecided_verdict_says_so() {
+    let all = rounds("2a-slowed");
+    let side = |burn: bool| -> String {
+        let v: Vec<String> = all
+            .iter()
+            .filter(|p| {
+                let m = std::fs::read_to_string(p.join("manifest.json")).unwrap();
+                m.contains("burn_us=630") == burn
+            })
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(v.len(), 3);
+        v.join(",")
+    };
+    let v = compare_json(&side(false), &side(true));
+    let slowed: Vec<&str> = v["host_speed"]["slowed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        slowed,
+        [
+            "2a/20261203T122602Z-r2",
+            "2a/20261203T122706Z-r3",
+            "2a/20261203T122432Z-r2",
+            "2a/20261203T122752Z-r3"
+        ]
+    );
+    let top = v["host_speed"]["fastest_mops"].as_f64().unwrap();
+    assert!((185.0..195.0).contains(&top), "{top}");
+    assert_eq!(v["verdict"], "inconclusive");
+    let why = v["why"].as_str().unwrap();
+    assert!(
+        why.contains("4 round(s) ran on a slowed host (compute probe over 15 % below the fastest round's 190 Mops/s): 2a/20261203T122602Z-r2 -"),
+        "{why}"
+    );
+    assert!(why.contains("the noise may be the host's"), "{why}");
+    // the text names them on the host speed line too
+    let out = perflab()
+        .args(["compare", &side(false), &side(true)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().find(|l| l.starts_with("host speed")).unwrap();
+    assert!(line.contains("; 4 round(s) ran on a slowed host"), "{line}");
 }

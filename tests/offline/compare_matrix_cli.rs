@@ -22,7 +22,7 @@ fn perflab() -> Command {
 }
 
 /// Copy a fixture batch's rounds into `out/<exp>/`; `suite` relabels them and drops their
-/// overrides (the difference becomes the suite).
+/// overrides and the burn in their stack (the difference becomes the suite).
 fn copy_batch(out: &Path, batch: &str, suite: Option<&str>) -> Vec<PathBuf> {
     let root = Path::new(FIX).join(batch);
     let exp_dir = std::fs::read_dir(&root).unwrap().flatten().next().unwrap();
@@ -44,6 +44,13 @@ fn copy_batch(out: &Path, batch: &str, suite: Option<&str>) -> Vec<PathBuf> {
             let mut m = perflab::rundir::read_manifest(&to).unwrap();
             m.measurements.stack.suite = Some(s.into());
             m.overrides.clear();
+            // the burn's stack as the experiment published: the difference is the suite only
+            if let Some(n) = m.experiment.stack.node.as_mut() {
+                n.burn_us = 0;
+            }
+            if let Some(php) = m.experiment.stack.php.as_mut() {
+                php.burn_us = 0;
+            }
             std::fs::write(to.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
         }
         made.push(to);

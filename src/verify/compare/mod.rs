@@ -149,6 +149,7 @@ pub fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsC
     let (v, why) = hosts::temper(v, why, &hosts);
     let steal = drift::steal_signal(&side_a, &side_b);
     let (v, why) = drift::temper(v, why, &steal);
+    let why = speed::explain_noise(v, why, &host_speed);
     let rounds_needed = cpu
         .test
         .as_ref()

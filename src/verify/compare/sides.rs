@@ -1,39 +1,16 @@
 //! What `compare` refuses before it compares: a side holding one run twice (or a run on both
 //! sides), a side mixing experiments, rounds of two experiments (one run a side may still show
 //! two experiments' steps side by side), and sides whose rounds differ in more than the
-//! declared difference. Within a side the rounds share one configuration (suite, `--set`
-//! overrides, `--quick`, `--fit`); between the sides only the suite and the `--set` overrides
-//! (an injected `burn_us` among them) may differ. Pure: the message names the runs.
+//! declared difference. Within a side the rounds share one configuration (`config::Config`:
+//! suite, `--set` overrides, `--quick`, `--fit`, an unfitted run's resolved stack and load);
+//! between the sides only the suite and the `--set` overrides (an injected `burn_us` among
+//! them, and the stack they resolve to) may differ. Pure: the message names the runs.
 use super::Run;
+use crate::verify::config::Config;
 use std::collections::BTreeMap;
 
-/// The configuration a side's rounds must share: suite, overrides, quick, fitted.
-fn config(r: &Run) -> (String, String, bool, bool) {
-    let m = r.2;
-    let mut o = m.overrides.clone();
-    o.sort();
-    (
-        m.suite().unwrap_or_else(|| "?".into()),
-        o.join(" "),
-        m.plan.quick.is_some(),
-        m.measurements.fit.is_some(),
-    )
-}
-
-fn describe(c: &(String, String, bool, bool)) -> String {
-    let mut parts = vec![format!("suite {}", c.0)];
-    parts.push(if c.1.is_empty() {
-        "no --set".into()
-    } else {
-        format!("--set {}", c.1)
-    });
-    if c.2 {
-        parts.push("--quick".into());
-    }
-    if c.3 {
-        parts.push("--fit".into());
-    }
-    parts.join(", ")
+fn config(r: &Run) -> Config {
+    Config::of(r.2)
 }
 
 /// Ok when the two sides (neither empty) can be compared, else why not (naming the runs).
@@ -82,24 +59,28 @@ pub fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
     for (name, side) in sides {
         let c0 = config(&side[0]);
         if let Some(r) = side.iter().find(|r| config(r) != c0) {
+            let c = config(r);
             return Err(format!(
-                "side {name} mixes configurations: {} has {} but {} has {}; a side's rounds must share one configuration",
+                "side {name} mixes configurations: {} and {} differ in {} ({} has {}, {} has {}); a side's rounds must share one configuration",
                 side[0].0,
-                describe(&c0),
                 r.0,
-                describe(&config(r))
+                c0.differences(&c).join(", "),
+                side[0].0,
+                c0.describe(),
+                r.0,
+                c.describe()
             ));
         }
     }
     // between the sides, only the suite and --set may differ
     let (ca, cb) = (config(&a[0]), config(&b[0]));
-    if (ca.2, ca.3) != (cb.2, cb.3) {
+    if (ca.quick, ca.fitted) != (cb.quick, cb.fitted) {
         return Err(format!(
             "A ({}: {}) and B ({}: {}) differ in --quick or --fit: the sides may differ only in the suite and --set overrides",
             a[0].0,
-            describe(&ca),
+            ca.describe(),
             b[0].0,
-            describe(&cb)
+            cb.describe()
         ));
     }
     Ok(())
@@ -158,6 +139,20 @@ mod tests {
             check(&config, &b[..1])
                 .unwrap_err()
                 .starts_with("side A mixes configurations")
+        );
+        // one configuration with the key spelt short is one configuration; a stack changed
+        // under the same keys (the YAML edited between rounds) is not
+        let mut short = n2.clone();
+        short.overrides = vec!["burn_us = 1000".into()];
+        let spelt: Vec<Run> = vec![("b1", &b1, &n1), ("b2", &b2, &short)];
+        assert_eq!(check(&a, &spelt), Ok(()));
+        let mut edited = n2.clone();
+        edited.experiment.stack.node.as_mut().unwrap().pool_max += 1;
+        let moved: Vec<Run> = vec![("b1", &b1, &n1), ("b2", &b2, &edited)];
+        let e = check(&a, &moved).unwrap_err();
+        assert!(
+            e.starts_with("side B mixes configurations: b1 and b2 differ in stack ("),
+            "{e}"
         );
         // two experiments: one run a side only
         assert_eq!(check(&a[..1], &[("e1", &e1, &f1)]), Ok(()));

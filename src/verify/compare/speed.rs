@@ -1,11 +1,13 @@
 //! The host's speed on each side of a comparison (`host::speed`, read before each round's first
 //! load): a host that ran slower on B's rounds spends more CPU per request for the same code,
 //! so a `regressed` (or, faster, an `improved`) that the host's own change explains is
-//! `inconclusive`. Pure.
+//! `inconclusive`. Each round whose slower reading (before or after its loads) fell more than
+//! `COMPUTE_DRIFT_PCT` below the fastest round's is named as run on a slowed host, and an
+//! undecided verdict says so: the rounds' noise is then the host's. Pure.
 use super::Run;
 use super::rounds::median;
 use super::verdict::Verdict;
-use crate::host::speed::{SpeedReading, change_pct, moved};
+use crate::host::speed::{COMPUTE_DRIFT_PCT, HostSpeed, SpeedReading, change_pct, moved};
 use serde::Serialize;
 
 /// Both sides' host speeds: the median over each side's rounds of the per-CPU median.
@@ -20,6 +22,40 @@ pub struct SpeedSignal {
     pub memory_change_pct: Option<f64>,
     /// Rounds without a reading (recorded before perflab measured the host's speed).
     pub unmeasured_rounds: usize,
+    /// Rounds of either side run on a slowed host: label and % below the fastest reading.
+    pub slowed: Vec<(String, f64)>,
+    /// The fastest round's compute reading (Mops/s), the reference of `slowed`.
+    pub fastest_mops: Option<f64>,
+}
+
+/// A round's compute readings, before and after its loads.
+fn readings(h: &HostSpeed) -> impl Iterator<Item = f64> + '_ {
+    std::iter::once(&h.before)
+        .chain(h.after.as_ref())
+        .filter_map(SpeedReading::compute)
+}
+
+/// The rounds whose slower compute reading is more than `COMPUTE_DRIFT_PCT` below the fastest
+/// reading of all rounds, with how far below, and that fastest reading.
+fn slowed_rounds(runs: &[&Run]) -> (Vec<(String, f64)>, Option<f64>) {
+    let fastest = runs
+        .iter()
+        .filter_map(|(_, _, m)| m.measurements.host_speed.as_ref())
+        .flat_map(readings)
+        .reduce(f64::max)
+        .filter(|f| *f > 0.0);
+    let Some(top) = fastest else {
+        return (Vec::new(), None);
+    };
+    let slowed = runs
+        .iter()
+        .filter_map(|(l, _, m)| {
+            let low = readings(m.measurements.host_speed.as_ref()?).reduce(f64::min)?;
+            let below = (1.0 - low / top) * 100.0;
+            (below > COMPUTE_DRIFT_PCT).then(|| (l.to_string(), below))
+        })
+        .collect();
+    (slowed, fastest)
 }
 
 /// The speed signal of two sides.
@@ -36,6 +72,8 @@ pub fn speed_signal(a: &[Run], b: &[Run]) -> SpeedSignal {
         side(b, SpeedReading::compute),
     );
     let (am, bm) = (side(a, SpeedReading::memory), side(b, SpeedReading::memory));
+    let all: Vec<&Run> = a.iter().chain(b).collect();
+    let (slowed, fastest_mops) = slowed_rounds(&all);
     SpeedSignal {
         a_compute_mops: ac,
         b_compute_mops: bc,
@@ -48,6 +86,8 @@ pub fn speed_signal(a: &[Run], b: &[Run]) -> SpeedSignal {
             .chain(b)
             .filter(|(_, _, m)| m.measurements.host_speed.is_none())
             .count(),
+        slowed,
+        fastest_mops,
     }
 }
 
@@ -71,7 +111,38 @@ impl SpeedSignal {
                 self.unmeasured_rounds
             ));
         }
+        if let Some(s) = self.slowed_line() {
+            l.push_str("; ");
+            l.push_str(&s);
+        }
         l
+    }
+
+    /// The rounds run on a slowed host, in a clause (None when there are none).
+    pub fn slowed_line(&self) -> Option<String> {
+        let top = self.fastest_mops.filter(|_| !self.slowed.is_empty())?;
+        let list: Vec<String> = self
+            .slowed
+            .iter()
+            .map(|(l, p)| format!("{l} -{p:.0} %"))
+            .collect();
+        Some(format!(
+            "{} round(s) ran on a slowed host (compute probe over {COMPUTE_DRIFT_PCT:.0} % below the fastest round's {top:.0} Mops/s): {}",
+            self.slowed.len(),
+            list.join(", ")
+        ))
+    }
+}
+
+/// An undecided verdict whose rounds ran partly on a slowed host says so: the rounds' spread
+/// is then the host's, and a quiet host decides sooner. A decided verdict is left as it is
+/// (the paired test cancels drift a pair shares; `temper` catches drift between the sides).
+pub fn explain_noise(verdict: Verdict, why: String, s: &SpeedSignal) -> String {
+    match (verdict.decided(), s.slowed_line()) {
+        (false, Some(line)) => format!(
+            "{why}; {line}: the noise may be the host's, so run the rounds again on a quiet host (`perflab noise-check` reads it)"
+        ),
+        _ => why,
     }
 }
 
@@ -112,6 +183,8 @@ mod tests {
             compute_change_pct: Some(compute),
             memory_change_pct: Some(memory),
             unmeasured_rounds: 0,
+            slowed: Vec::new(),
+            fastest_mops: None,
         }
     }
 
@@ -152,6 +225,8 @@ mod tests {
             compute_change_pct: None,
             memory_change_pct: None,
             unmeasured_rounds: 3,
+            slowed: Vec::new(),
+            fastest_mops: None,
         };
         assert_eq!(
             temper(Verdict::Regressed, "x".into(), &s).0,

@@ -1,0 +1,250 @@
+//! What a recorded round was run with: the one notion of "a configuration" in `verify`. The
+//! Debian suite, the `--set` overrides (keys resolved as `--set` resolves them, values without
+//! spaces or list brackets, in any order), the profile (`--quick` or full), fitted or as
+//! published, and an unfitted run's resolved stack and load. `capacity`'s rounds
+//! (`consistent`), `compare`'s sides (`compare::sides`) and the recorded rounds `compare
+//! TARGET` counts for a side (`side`) are all held to it. Pure.
+use std::collections::BTreeMap;
+
+use crate::experiment::{Experiment, Lab, overrides};
+use crate::rundir::Manifest;
+
+/// A configuration of one experiment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `trixie`, `forky`; `unknown` for a manifest that names none.
+    pub suite: String,
+    /// Resolved `--set` key to value.
+    pub overrides: BTreeMap<String, String>,
+    pub quick: bool,
+    pub fitted: bool,
+    /// An unfitted run's resolved stack and load, as JSON; `None` for a fitted run (its steps
+    /// and stack are its own fit's) or a side not yet resolved.
+    pub resolved: Option<(String, String)>,
+}
+
+/// `--set` pairs as a map of resolved key to value (spaces and list brackets dropped; a later
+/// key wins, as when applied). A key `--set` does not know stays as written.
+pub fn normalized(sets: &[String], lab: Lab) -> BTreeMap<String, String> {
+    sets.iter()
+        .filter_map(|s| s.split_once('='))
+        .map(|(k, v)| {
+            let k = k.trim();
+            let key = overrides::resolve_key(lab, k).unwrap_or_else(|_| k.to_string());
+            let value: String = v
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '[' && *c != ']')
+                .collect();
+            (key, value)
+        })
+        .collect()
+}
+
+/// Fields of the load that justify it in prose and change nothing that runs: an edited
+/// sentence does not make a new configuration.
+const PROSE: [&str; 1] = ["vu_cap_reason"];
+
+fn stack_and_load(e: &Experiment) -> (String, String) {
+    let mut load = serde_json::to_value(&e.load).unwrap_or_default();
+    if let Some(map) = load.as_object_mut() {
+        PROSE.iter().for_each(|k| drop(map.remove(*k)));
+    }
+    (
+        serde_json::to_string(&e.stack).unwrap_or_default(),
+        load.to_string(),
+    )
+}
+
+impl Config {
+    /// The configuration a manifest records.
+    pub fn of(m: &Manifest) -> Config {
+        let fitted = m.measurements.fit.is_some();
+        Config {
+            suite: m.suite().unwrap_or_else(|| "unknown".into()),
+            overrides: normalized(&m.overrides, m.experiment.lab),
+            quick: m.plan.quick.is_some(),
+            fitted,
+            resolved: (!fitted).then(|| stack_and_load(&m.experiment)),
+        }
+    }
+
+    /// A declared configuration: `suite` with the `--set` pairs `sets`, resolved to `e` (the
+    /// experiment with those pairs applied) when given and unfitted.
+    pub fn declared(
+        suite: &str,
+        sets: &[String],
+        lab: Lab,
+        (quick, fitted): (bool, bool),
+        e: Option<&Experiment>,
+    ) -> Config {
+        Config {
+            suite: suite.to_string(),
+            overrides: normalized(sets, lab),
+            quick,
+            fitted,
+            resolved: e.filter(|_| !fitted).map(stack_and_load),
+        }
+    }
+
+    /// Whether a recorded round of configuration `round` is a round of this one: every aspect
+    /// equal, the resolved stack and load only where both are known.
+    pub fn admits(&self, round: &Config) -> bool {
+        let resolved = match (&self.resolved, &round.resolved) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        };
+        self.suite == round.suite
+            && self.overrides == round.overrides
+            && self.quick == round.quick
+            && self.fitted == round.fitted
+            && resolved
+    }
+
+    /// The overrides as `key=value` joined by spaces, `none` when there are none.
+    pub fn overrides_text(&self) -> String {
+        match self.overrides.is_empty() {
+            true => "none".to_string(),
+            false => self
+                .overrides
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+
+    /// The aspects as (name, value), for naming what rounds differ in. The resolved stack and
+    /// load come last and only for an unfitted run.
+    pub fn aspects(&self) -> Vec<(&'static str, String)> {
+        let mut v = vec![
+            ("--set overrides", self.overrides_text()),
+            (
+                "profile",
+                match self.quick {
+                    true => "--quick".to_string(),
+                    false => "full".to_string(),
+                },
+            ),
+            (
+                "fit",
+                match self.fitted {
+                    true => "fitted (--fit)".to_string(),
+                    false => "as published".to_string(),
+                },
+            ),
+            ("suite", self.suite.clone()),
+        ];
+        if let Some((stack, load)) = &self.resolved {
+            v.push(("stack", stack.clone()));
+            v.push(("load", load.clone()));
+        }
+        v
+    }
+
+    /// The names of the aspects in which `other` differs from this configuration.
+    pub fn differences(&self, other: &Config) -> Vec<&'static str> {
+        let (a, b) = (self.aspects(), other.aspects());
+        let mut names: Vec<&'static str> = a
+            .iter()
+            .filter(|x| !b.contains(x))
+            .chain(b.iter().filter(|x| !a.contains(x)))
+            .map(|x| x.0)
+            .collect();
+        let mut seen = std::collections::BTreeSet::new();
+        names.retain(|n| seen.insert(*n));
+        names
+    }
+
+    /// `suite trixie, --set stack.node.burn_us=630, --quick`: the declared aspects in a line.
+    pub fn describe(&self) -> String {
+        let mut parts = vec![format!("suite {}", self.suite)];
+        parts.push(match self.overrides.is_empty() {
+            true => "no --set".into(),
+            false => format!("--set {}", self.overrides_text()),
+        });
+        if self.quick {
+            parts.push("--quick".into());
+        }
+        if self.fitted {
+            parts.push("--fit".into());
+        }
+        parts.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(set: &str, run: &str) -> Manifest {
+        let p = format!("tests/fixtures/compare/{set}/2a/{run}/manifest.json");
+        Manifest::parse(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    fn burn_round() -> Manifest {
+        manifest("2a-burn", "20261130T222517Z-r1")
+    }
+
+    #[test]
+    fn a_declared_side_admits_its_recorded_rounds_however_the_keys_are_spelt() {
+        let m = burn_round();
+        let round = Config::of(&m);
+        assert_eq!(round.overrides_text(), "stack.node.burn_us=1000");
+        let lab = m.experiment.lab;
+        let side = |suite: &str, sets: &[&str], qf| {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            Config::declared(suite, &sets, lab, qf, None)
+        };
+        assert!(side("trixie", &["burn_us=1000"], (true, false)).admits(&round));
+        assert!(side("trixie", &[" stack.node.burn_us = 1000"], (true, false)).admits(&round));
+        for other in [
+            side("trixie", &["burn_us=500"], (true, false)),
+            side("forky", &["burn_us=1000"], (true, false)),
+            side("trixie", &[], (true, false)),
+            side("trixie", &["burn_us=1000"], (false, false)),
+            side("trixie", &["burn_us=1000"], (true, true)),
+        ] {
+            assert!(!other.admits(&round), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn a_resolved_side_refuses_a_round_of_another_stack() {
+        let m = burn_round();
+        let round = Config::of(&m);
+        let lab = m.experiment.lab;
+        let sets = vec!["stack.node.burn_us=1000".to_string()];
+        let same = Config::declared("trixie", &sets, lab, (true, false), Some(&m.experiment));
+        assert!(same.admits(&round));
+        // the catalog's 2a changed since the round (another pool size): not a round of it
+        let mut changed = m.experiment.clone();
+        changed.stack.node.as_mut().unwrap().pool_max += 1;
+        let other = Config::declared("trixie", &sets, lab, (true, false), Some(&changed));
+        assert!(!other.admits(&round));
+        assert_eq!(round.differences(&other), ["stack"]);
+        assert_eq!(round.differences(&same), Vec::<&str>::new());
+        // a reworded justification is not another configuration; another cap is
+        let mut reworded = m.experiment.clone();
+        reworded.load.vu_cap_reason = Some("the cap binds late".into());
+        let side = Config::declared("trixie", &sets, lab, (true, false), Some(&reworded));
+        assert!(side.admits(&round));
+        reworded.load.max_vus += 1;
+        let side = Config::declared("trixie", &sets, lab, (true, false), Some(&reworded));
+        assert_eq!(round.differences(&side), ["load"]);
+        // a fitted side compares no stack
+        let fitted = Config::declared("trixie", &sets, lab, (true, true), Some(&changed));
+        assert_eq!(fitted.resolved, None);
+    }
+
+    #[test]
+    fn the_description_names_the_declared_aspects() {
+        let c = Config::of(&burn_round());
+        assert_eq!(
+            c.describe(),
+            "suite trixie, --set stack.node.burn_us=1000, --quick"
+        );
+        let clean = Config::of(&manifest("2a-clean", "20261130T222840Z-r1"));
+        assert_eq!(clean.describe(), "suite trixie, no --set, --quick");
+        assert_eq!(clean.aspects()[0], ("--set overrides", "none".to_string()));
+    }
+}
