@@ -177,12 +177,33 @@ pub fn capacity_signal(
 /// "B/A 1.12 (+12.0 %), 99.7 % interval 1.08-1.16" for a test.
 pub fn ratio_text(t: &LogTest) -> String {
     format!(
-        "B/A {:.3} ({:+.1} %), {:.2} % interval {:.3}-{:.3}",
+        "B/A {:.3} ({:+.1} %), {}",
         t.ratio,
         (t.ratio - 1.0) * 100.0,
-        t.boundary.level * 100.0,
-        t.low,
-        t.high
+        interval_text(t.boundary.level, t.low, t.high)
+    )
+}
+
+/// An interval wider than this factor (high / low) is shown as too wide to read: at 2 pairs the
+/// paired t has 1 degree of freedom, and at a 99.8 % level its interval runs from 0.000 to 5e5.
+pub const UNREADABLE_WIDTH: f64 = 100.0;
+
+/// "99.84 % interval 1.08-1.16"; past `UNREADABLE_WIDTH`, bounds under 0.001 or over 1000 are
+/// written as such and the text says the rounds are too few.
+pub fn interval_text(level: f64, low: f64, high: f64) -> String {
+    let level = level * 100.0;
+    if high / low.max(f64::MIN_POSITIVE) <= UNREADABLE_WIDTH {
+        return format!("{level:.2} % interval {low:.3}-{high:.3}");
+    }
+    let bound = |x: f64| match x {
+        x if x < 0.001 => "under 0.001".to_string(),
+        x if x > 1000.0 => "over 1000".to_string(),
+        x => format!("{x:.3}"),
+    };
+    format!(
+        "{level:.2} % interval {} to {} (too few rounds for a usable interval at this level)",
+        bound(low),
+        bound(high)
     )
 }
 
@@ -382,5 +403,20 @@ mod tests {
         assert_eq!(exit_code([Same, Inconclusive, Regressed]), 1);
         assert_eq!(exit_code([Inconclusive, Same]), 3);
         assert_eq!(exit_code([]), 0);
+    }
+
+    #[test]
+    fn an_interval_too_wide_to_read_says_so() {
+        assert_eq!(
+            interval_text(0.9984, 0.949, 1.423),
+            "99.84 % interval 0.949-1.423"
+        );
+        // 2 pairs: the recorded b15-1 batch of 2026-12-03 printed 0.000-383256.334
+        assert_eq!(
+            interval_text(0.9984, 0.000_003, 383_256.334),
+            "99.84 % interval under 0.001 to over 1000 (too few rounds for a usable interval at this level)"
+        );
+        assert!(interval_text(0.9984, 0.366, 3.773).ends_with("0.366-3.773"));
+        assert!(interval_text(0.99, 0.05, 20.0).contains("0.050 to 20.000 (too few"));
     }
 }
