@@ -5,7 +5,6 @@ use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic};
 pub use crate::plan::Resolved;
 use crate::plan::{self, CpuLayout, PlanOptions};
 use crate::report::table::Table;
-use anyhow::Context;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -59,37 +58,12 @@ impl PlanArgs {
 
     /// The experiments `id` (experiment or group) runs, with overrides applied and planned.
     pub fn resolve(&self, catalog: &Catalog, id: &str) -> anyhow::Result<Vec<Resolved>> {
-        let exps = catalog.expand(id)?;
-        let mut out = Vec::new();
-        for e in exps {
-            let file = catalog
-                .get(&e.id)
-                .map(|f| f.warnings.clone())
-                .unwrap_or_default();
-            let (exp, mut warnings) = experiment::overrides::apply(e, &self.set)
-                .map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
-                .with_context(|| format!("applying --set to {}", e.id))?;
-            if self.set.is_empty() {
-                warnings = file;
-            }
-            let plan = plan::build(&exp, self.options());
-            out.push(Resolved {
-                experiment: exp,
-                plan,
-                warnings,
-            });
-        }
-        Ok(out)
+        crate::run::resolve::experiments(catalog, id, &self.set, self.options())
     }
 
     /// The CPU layout on this host (online CPUs from sysfs, `--cpus` override).
     pub fn layout(&self) -> anyhow::Result<CpuLayout> {
-        let online = plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(plan::layout::resolve(
-            &online,
-            self.cpus.as_deref(),
-            self.force_cpus,
-        )?)
+        crate::run::resolve::layout(self.cpus.as_deref(), self.force_cpus)
     }
 }
 

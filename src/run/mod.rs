@@ -1,10 +1,13 @@
 //! `perflab run`: validate and plan, build missing images, take the host lock, sweep leftovers
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
 //! for each round on a fresh stack, and print each round's verdict. `compare`: the same rounds
-//! for two configurations, interleaved until the verdict is decided.
+//! for two configurations, interleaved until the verdict is decided. `resolve`: an id and the
+//! planning flags to planned experiments and a CPU layout; `missing`: `verify --run-missing`.
 
 pub mod compare;
+pub(crate) mod missing;
 pub mod outline;
+pub(crate) mod resolve;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -47,7 +47,7 @@ pub fn suite_of(m: &Manifest) -> Option<String> {
     m.suite()
 }
 
-fn invalid(msg: String) -> anyhow::Error {
+pub(super) fn invalid(msg: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(msg))
 }
 

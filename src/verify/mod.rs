@@ -1,20 +1,24 @@
 //! `perflab verify`, `compare`, `capacity`: the article's findings as claims checked on
 //! recorded runs. Pure (no I/O, no clock): `quantity` (the values of the names that
 //! `claim::quantities` lists), `eval` (one claim, compiled by `claim`, on one run), `findings`,
-//! `compare`, `capacity` (over rounds `consistent` accepts), `render` (text, md, json), `side`
-//! (the sides of `compare EXP --a --b`), `matrix` (one row per experiment of two sides); `load`
-//! is the only part that reads files.
+//! `compare`, `capacity` (over rounds `consistent` accepts), `render` (text, md, json, the
+//! `--quantities` list), `side` (the sides of `compare EXP --a --b`), `matrix` (one row per
+//! experiment of two sides). `load` reads run directories, `targets` picks what `verify`
+//! judges and the rounds `--run-missing` lacks (through `load`), and `gather` judges them into
+//! the findings and writes the findings report.
 pub mod capacity;
 pub mod compare;
 pub mod config;
 pub mod consistent;
 pub mod eval;
 pub mod findings;
+pub(crate) mod gather;
 pub mod load;
 pub mod matrix;
 pub mod quantity;
 pub mod render;
 pub mod rounds;
 pub mod side;
+pub(crate) mod targets;
 
 pub use eval::{ClaimResult, ClaimVerdict, RunView, evaluate};

@@ -1,7 +1,8 @@
-//! Renderers of `perflab verify`: the claim table (text), the findings report (markdown) and
-//! the JSON object. Pure.
+//! Renderers of `perflab verify`: the claim table (text), the findings report (markdown), the
+//! JSON object, and the list `--quantities` prints. Pure.
 use super::eval::{ClaimResult, ClaimVerdict};
 use super::findings::{Findings, key_versions};
+use crate::claim::quantities;
 use crate::report::table::{Block, Table, blocks_text, md_cell, md_text};
 use std::fmt::Write;
 
@@ -11,6 +12,27 @@ fn verdict_word(v: ClaimVerdict) -> &'static str {
         ClaimVerdict::Fail => "FAIL",
         ClaimVerdict::NotApplicable => "n/a",
     }
+}
+
+/// `perflab verify --quantities`: the quantities, functions and selectors claims can use.
+pub(crate) fn quantities_help() -> String {
+    let mut s =
+        String::from("quantities (scope: step needs `at:` or a selector such as `knee.`):\n");
+    for q in quantities::QUANTITIES {
+        let lab = q.lab.map(|l| format!(" [{l}]")).unwrap_or_default();
+        s.push_str(&format!(
+            "  {:<24} {:<6} {}{lab}\n",
+            q.name,
+            q.scope.as_str(),
+            q.help
+        ));
+    }
+    s.push_str("functions:\n");
+    for (_, scope, _, help) in quantities::FUNCTIONS {
+        s.push_str(&format!("  {:<6} {help}\n", scope.as_str()));
+    }
+    s.push_str("selectors: every (at: only), lowest, top, knee, last_passing, below_knee, step<N> (e.g. step550.p50_ms); against.<name> reads the `against:` experiment's run\n");
+    s
 }
 
 /// The table: experiment, claim, measured, expected, verdict; reasons under failing rows.

@@ -1,0 +1,139 @@
+//! `perflab verify --run-missing`: the rounds the verified experiments (and the ones their
+//! claims compare against) lack, run through `perflab run`'s pipeline with its per-round lines
+//! on stderr (stdout stays the table or the JSON), then the short targets read again.
+use crate::experiment::Catalog;
+use crate::plan::PlanOptions;
+use crate::verify::targets::{self, Recorded, Target};
+
+/// How `--run-missing` runs the rounds it lacks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TopUp {
+    /// Rounds every experiment should have (`--rounds`, else 1).
+    pub(crate) want: usize,
+    /// `--quick`: quarter-length holds.
+    pub(crate) quick: bool,
+    /// `--no-align`: start k6 at once.
+    pub(crate) no_align: bool,
+    pub(crate) quiet: bool,
+}
+
+/// Run the rounds the targets and their `against:` experiments lack, then read the targets
+/// that had too few again.
+pub(crate) fn top_up(
+    cat: &Catalog,
+    targets: &mut [Target<'_>],
+    rec: &Recorded<'_>,
+    opts: TopUp,
+    skipped: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let ids = targets::missing_rounds(cat, targets, opts.want, &mut |e| {
+        rec.rounds(e, skipped).len()
+    });
+    if !ids.is_empty() {
+        run_missing(cat, &ids, rec, opts)?;
+    }
+    for t in targets.iter_mut().filter(|t| t.1.len() < opts.want) {
+        t.1 = rec.rounds(t.0, skipped);
+    }
+    Ok(())
+}
+
+/// Run the missing experiments through the `perflab run` pipeline (one batch per count of
+/// rounds).
+fn run_missing(
+    cat: &Catalog,
+    ids: &[(String, u32)],
+    rec: &Recorded<'_>,
+    opts: TopUp,
+) -> anyhow::Result<()> {
+    let quiet = opts.quiet;
+    let mut counts: Vec<u32> = ids.iter().map(|x| x.1).collect();
+    counts.sort_unstable();
+    counts.dedup();
+    for rounds in counts {
+        let these: Vec<&str> = ids
+            .iter()
+            .filter(|x| x.1 == rounds)
+            .map(|x| x.0.as_str())
+            .collect();
+        let mut resolved = Vec::new();
+        for id in &these {
+            let plan = PlanOptions { quick: opts.quick };
+            resolved.extend(super::resolve::experiments(cat, id, &[], plan)?);
+        }
+        let req = super::RunRequest {
+            target: format!("verify --run-missing ({})", these.join(", ")),
+            resolved,
+            overrides: Vec::new(),
+            layout: super::resolve::layout(None, false)?,
+            rounds,
+            suite: rec.suite.unwrap_or("trixie").parse()?,
+            align: !opts.no_align,
+            wait: crate::lock::Wait::Block,
+            out_root: rec.out_root.to_path_buf(),
+            quiet,
+            no_samplers: false,
+            generators: 1,
+            placement: Default::default(),
+            refine: None,
+            fit: rec.fit,
+            k6_dashboard: false,
+            run_name: None,
+        };
+        if !quiet {
+            crate::say!(
+                "running {rounds} more round(s) of {} experiment(s): {}",
+                these.len(),
+                these.join(", ")
+            );
+        }
+        execute_quietly(req, quiet)?;
+    }
+    Ok(())
+}
+
+/// `perflab run`'s pipeline with its per-round lines on stderr (stdout is the table / JSON).
+fn execute_quietly(req: super::RunRequest, quiet: bool) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut progress = crate::images::build_progress(quiet);
+    let summary = {
+        let _to_stderr = StdoutToStderr::new();
+        rt.block_on(super::execute(req, &mut progress))?
+    };
+    if summary.interrupted {
+        anyhow::bail!("interrupted while running the missing experiments");
+    }
+    Ok(())
+}
+
+/// While alive, file descriptor 1 points at stderr (restored on drop).
+struct StdoutToStderr(Option<libc::c_int>);
+
+impl StdoutToStderr {
+    fn new() -> Self {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // SAFETY: plain descriptor calls on the process's own fds 1 and 2.
+        let saved = unsafe { libc::dup(1) };
+        if saved < 0 || unsafe { libc::dup2(2, 1) } < 0 {
+            return StdoutToStderr(None);
+        }
+        StdoutToStderr(Some(saved))
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        if let Some(fd) = self.0 {
+            // SAFETY: restores fd 1 from the copy made in `new`.
+            unsafe {
+                libc::dup2(fd, 1);
+                libc::close(fd);
+            }
+        }
+    }
+}
