@@ -235,7 +235,8 @@ fn against_runs(
     for id in e.expect.iter().filter_map(|c| c.against.as_deref()) {
         let suite = Some(s.suite.as_str());
         if !out.contains_key(id)
-            && let Some(r) = crate::verify::targets::against_run(&a.out, id, suite, a.exp.fit, skipped)
+            && let Some(r) =
+                crate::verify::targets::against_run(&a.out, id, suite, a.exp.fit, skipped)
         {
             out.insert(id.to_string(), r);
         }
