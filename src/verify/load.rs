@@ -1,6 +1,7 @@
 //! Reading recorded runs for verify / compare / capacity: a run directory's `report.json`,
 //! `manifest.json` and `status.json`, the newest complete runs of an experiment, a run's suite.
 //! The only file I/O of `verify`.
+use super::config::Config;
 use crate::analyze::model::Report;
 use crate::error::InvalidInput;
 use crate::rundir::read::{self, FileKind, RunFile};
@@ -198,8 +199,8 @@ pub fn newest_complete(
 }
 
 /// The rounds of an experiment's newest configuration, newest first: complete runs (of a suite)
-/// fitted or as published like `fitted` asks, with the newest one's `--set` overrides and
-/// profile (`--quick` or not).
+/// fitted or as published like `fitted` asks, in the newest one's configuration
+/// (`config::Config`: its `--set` overrides, profile and resolved stack and load).
 pub fn rounds(
     out_root: &Path,
     experiment_id: &str,
@@ -214,14 +215,10 @@ pub fn rounds(
     let Some(newest) = runs.first() else {
         return runs;
     };
-    let config = |r: &LoadedRun| {
-        (
-            r.manifest.overrides.clone(),
-            r.manifest.plan.quick.is_some(),
-        )
-    };
-    let want = config(newest);
-    runs.into_iter().filter(|r| config(r) == want).collect()
+    let want = Config::of(&newest.manifest);
+    runs.into_iter()
+        .filter(|r| want.admits(&Config::of(&r.manifest)))
+        .collect()
 }
 
 /// A RUN argument: a run directory, or `<experiment>` for its newest complete run.
