@@ -109,23 +109,6 @@ pub fn compare(
     }
 }
 
-/// The run quantities a claim can use on such a run.
-pub fn quantity(o: &Omission, name: &str) -> Option<f64> {
-    Some(match name {
-        "pause_open_p99_ms" => o.open.p99_ms,
-        "pause_closed_p99_ms" => o.closed.p99_ms,
-        "pause_corrected_p99_ms" => o.corrected_p99_ms,
-        "pause_expected_p99_ms" => o.expected_p99_ms,
-        "pause_open_dropped" => o.open.dropped as f64,
-        "pause_closed_requests" => o.closed.requests as f64,
-        "pause_corrected_requests" => o.corrected_requests as f64,
-        "pause_closed_missing" => o.corrected_requests.saturating_sub(o.closed.requests) as f64,
-        "pause_s" => o.pause_s,
-        "pause_rate" => f64::from(o.rate),
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

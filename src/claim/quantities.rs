@@ -1,8 +1,10 @@
-//! The names a claim can use: per-step figures of `report.json` (`failed_rate`, `cpu.pg`,
-//! `fpm.idle_min`, ...), per-run figures (`knee`, `max_ok_per_s`, ...), the run's recorded
-//! config and CPU layout (`max_children`, `app_cpus`, ...), and the functions; with the scope
-//! each is read in. Adding a claim on these needs no Rust change. What the values are on a run
-//! is `verify::quantity`'s job.
+//! The one registry of the names a claim can use: per-step figures of `report.json`
+//! (`failed_rate`, `cpu.pg`, `fpm.idle_min`, ...), per-run figures (`knee`, `max_ok_per_s`,
+//! ...), the run's recorded config and CPU layout (`max_children`, `app_cpus`, ...), and the
+//! functions; each row gives a quantity's name, scope and help. Every quantity is a variant of
+//! a scope's enum, and `verify::quantity` reads each with an exhaustive `match`: a name without
+//! a reader, or a reader without a name, does not compile. Adding a claim on these needs no Rust
+//! change; adding a quantity is one row here and its reader's arm.
 
 /// Where a quantity is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,9 +27,236 @@ impl Scope {
     }
 }
 
-/// One named quantity.
+/// Declares one scope's (or family's) quantities, one row each:
+/// `Variant "name" [@ "lab"] => "help"`; the family's prefix (`fpm.`) is prepended to names.
+macro_rules! quantities {
+    (@lab) => { None };
+    (@lab $lab:literal) => { Some($lab) };
+    ($(#[$doc:meta])* $ty:ident, $scope:expr, $prefix:literal {
+        $($var:ident $name:literal $(@ $lab:literal)? => $help:literal,)*
+    }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $ty {
+            $($var,)*
+        }
+
+        impl $ty {
+            /// Every quantity of this kind, in the order `verify --quantities` lists them.
+            pub const ALL: &'static [$ty] = &[$($ty::$var,)*];
+            /// Where it is read.
+            pub const SCOPE: Scope = $scope;
+
+            /// The name claims use.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($ty::$var => concat!($prefix, $name),)*
+                }
+            }
+
+            /// One line on what it is.
+            pub const fn help(self) -> &'static str {
+                match self {
+                    $($ty::$var => $help,)*
+                }
+            }
+
+            /// The lab whose stack section it reads, for a lab's own setting.
+            pub const fn lab(self) -> Option<&'static str> {
+                match self {
+                    $($ty::$var => quantities!(@lab $($lab)?),)*
+                }
+            }
+        }
+    };
+}
+
+quantities! {
+    /// A figure of one step of `report.json`.
+    StepQ, Scope::Step, "" {
+        Target "target" => "offered load of the step (rps, or VUs in the closed model)",
+        Index "index" => "position of the step, 0 = lowest",
+        Requests "requests" => "requests started in the step",
+        P50Ms "p50_ms" => "median latency",
+        P95Ms "p95_ms" => "p95 latency",
+        P99Ms "p99_ms" => "p99 latency",
+        MaxMs "max_ms" => "slowest request",
+        AvgMs "avg_ms" => "mean latency",
+        OkP50Ms "ok_p50_ms" => "median latency of successful requests",
+        OkP95Ms "ok_p95_ms" => "p95 latency of successful requests",
+        FailedRate "failed_rate" => "failed share of the step's requests (0.2 = 20 %)",
+        Failed "failed" => "failed requests (count)",
+        SentPerS "sent_per_s" => "requests started per second",
+        OkPerS "ok_per_s" => "successful responses per second (goodput)",
+        Dropped "dropped" => "iterations k6 dropped in the step",
+        LostShare "lost_share" => "(failed + dropped) / (requests + dropped): offered load lost",
+        MaxVus "max_vus" => "most VUs in use",
+        MeanVus "mean_vus" => "mean VUs in use (requests in flight at the generator)",
+        WindowS "window_s" => "length of the step's window (s)",
+        Truncated "truncated" => "1 when the step was cut short (abort)",
+        Passed "passed" => "1 when the step passes every criterion",
+        Stable "stable" => "1 when in-flight did not grow within the step (seed 003)",
+        Non200 "non200" => "non-200 responses (count); non200.500 = HTTP 500s, non200.0 = no response",
+        MsCpuPerOk "ms_cpu_per_ok" => "app-box CPU ms per successful response",
+        Cpu "cpu" => "cpu.<role>: mean CPU of a role, % of one core (fpm, nginx, pg, app, k6, demo)",
+        AppCpu "app_cpu" => "app-box CPU in cores (fpm + nginx, or the Node app)",
+        PsiPct "psi_pct" => "CPU pressure (PSI some avg10), %",
+        HostCpuMaxPct "host_cpu_max_pct" => "busiest host CPU, %",
+        DbCoreBusyPct "db_core_busy_pct" => "busy % of PostgreSQL's CPUs, whoever used them (the generator shares them on 2 CPUs)",
+        K6CpuMaxPct "k6_cpu_max_pct" => "highest k6 CPU, % of one core",
+        DockerdPct "dockerd_pct" => "dockerd CPU, % of one core",
+    }
+}
+
+quantities! {
+    /// `fpm.*`: php-fpm's status samples in a step's window.
+    FpmQ, Scope::Step, "fpm." {
+        Samples "samples" => "php-fpm status samples in the step",
+        IdleMin "idle_min" => "fewest idle php-fpm workers",
+        Total "total" => "php-fpm workers",
+        ListenQueueMax "listen_queue_max" => "longest php-fpm `listen queue`",
+        ListenQueueLen "listen_queue_len" => "php-fpm `listen queue len` (the backlog the kernel reports)",
+        SaturatedShare "saturated_share" => "share of samples with idle = 0 and listen queue > 0",
+        AcceptedPerS "accepted_per_s" => "php-fpm `accepted conn` per second",
+    }
+}
+
+quantities! {
+    /// `pg.*`: PostgreSQL's samples in a step's window.
+    PgQ, Scope::Step, "pg." {
+        CommitsPerS "commits_per_s" => "PostgreSQL commits per second",
+        WaitsForClient "waits_for_client" => "1 when pg connections sit idle in ClientRead (the DB waits for the app)",
+    }
+}
+
+quantities! {
+    /// `node.*`: the Node app's metrics in a step's window.
+    NodeQ, Scope::Step, "node." {
+        EluMax "elu_max" => "highest event-loop utilisation",
+        EldP99MaxMs "eld_p99_max_ms" => "highest event-loop delay p99 (ms)",
+        PoolWaitingMax "pool_waiting_max" => "most requests waiting for a pg pool connection",
+        PoolWaitingShare "pool_waiting_share" => "share of samples with pool waiting > 0",
+        InflightMax "inflight_max" => "most requests in flight in the app",
+        InflightMean "inflight_mean" => "mean requests in flight in the app",
+        Err5xx "err5xx" => "HTTP 5xx the app counted",
+    }
+}
+
+quantities! {
+    /// `little.*`: the step's Little's-law row.
+    LittleQ, Scope::Step, "little." {
+        LambdaPerS "lambda_per_s" => "Little's law: arrival rate",
+        WS "w_s" => "Little's law: mean latency (s)",
+        LInflight "l_inflight" => "Little's law: in-flight counted from requests",
+        LVus "l_vus" => "Little's law: mean VUs",
+        WFromVusS "w_from_vus_s" => "Little's law: W = max VUs / arrival rate (s)",
+        Diff "diff" => "Little's law: |L - λW| / λW",
+    }
+}
+
+quantities! {
+    /// `closed.*`: the step's closed-model row.
+    ClosedQ, Scope::Step, "closed." {
+        NominalPerS "nominal_per_s" => "closed model: VUs / (R0 + Z)",
+        AchievedPerS "achieved_per_s" => "closed model: requests sent per second",
+        Missing "missing" => "closed model: requests real users would have sent",
+        ImpliedRMs "implied_r_ms" => "closed model: R = N / X - Z (ms)",
+    }
+}
+
+quantities! {
+    /// A figure of the whole run's report.
+    RunQ, Scope::Run, "" {
+        Knee "knee" => "target of the first failing step that is not transient",
+        MaxSustainable "max_sustainable" => "the refined max sustainable rate (`run --refine`), else the last passing step",
+        LastPassing "last_passing" => "target of the last step passing with every earlier step passing",
+        BelowKnee "below_knee" => "target of the passing step right below the knee",
+        KneeIndex "knee_index" => "position of the knee in the steps, 0 = lowest",
+        LastPassingIndex "last_passing_index" => "position of the last passing step",
+        Steps "steps" => "steps recorded",
+        LowestStep "lowest_step" => "target of the lowest step",
+        TopStep "top_step" => "target of the highest step recorded",
+        MaxOkPerS "max_ok_per_s" => "highest goodput of any step (the plateau)",
+        DroppedIterations "dropped_iterations" => "iterations dropped outside the warm-up",
+        PauseOpenP99Ms "pause_open_p99_ms" => "`load.pause`: p99 of the open load with the app frozen (ms)",
+        PauseClosedP99Ms "pause_closed_p99_ms" => "`load.pause`: p99 of the closed twin, uncorrected (ms)",
+        PauseCorrectedP99Ms "pause_corrected_p99_ms" => "`load.pause`: p99 of the closed twin corrected from its intended schedule (ms)",
+        PauseExpectedP99Ms "pause_expected_p99_ms" => "`load.pause`: P - 0.01 D, the open load's expected p99 (ms)",
+        PauseOpenDropped "pause_open_dropped" => "`load.pause`: iterations the open load dropped",
+        PauseClosedRequests "pause_closed_requests" => "`load.pause`: requests the closed twin sent in the step",
+        PauseCorrectedRequests "pause_corrected_requests" => "`load.pause`: the closed twin's requests with the corrected ones",
+        PauseClosedMissing "pause_closed_missing" => "`load.pause`: requests the closed twin did not send while it waited (corrected less sent)",
+        PauseS "pause_s" => "`load.pause`: P, how long the app was frozen (s)",
+        PauseRate "pause_rate" => "`load.pause`: the open load's rate (rps)",
+        PoolCeiling "pool_ceiling" => "N / W with W the mean latency of the lowest step (rps)",
+        PoolWMs "pool_w_ms" => "W of the pool ceiling: mean latency of the lowest step (ms)",
+        CpuCeiling "cpu_ceiling" => "cores x 1000 / CPU ms per ok at the last passing step (rps)",
+        DrainS "drain_s" => "seconds from the end of the last window to the last response",
+        Aborted "aborted" => "1 when k6 stopped the test itself (abort threshold)",
+        InsufficientVus "insufficient_vus" => "1 when k6 logged `Insufficient VUs`",
+    }
+}
+
+quantities! {
+    /// A setting of one lab's stack section (config scope; the lab's descriptor reads it).
+    LabQ, Scope::Config, "" {
+        MaxChildren "max_children" @ "php" => "php-fpm pm.max_children",
+        Backlog "backlog" @ "php" => "php-fpm listen.backlog",
+        Persistent "persistent" @ "php" => "1 with persistent PDO connections",
+        UnixSocket "unix_socket" @ "php" => "1 when nginx reaches php-fpm over a unix socket",
+        PoolMax "pool_max" @ "node" => "pg Pool max per process",
+        Processes "processes" @ "node" => "Node processes (cluster workers)",
+        PgConnTimeoutMs "pg_conn_timeout_ms" @ "node" => "PG_CONN_TIMEOUT_MS",
+        Workers "workers" @ "demo" => "demo server workers",
+        ServiceMs "service_ms" @ "demo" => "demo server service time (ms)",
+    }
+}
+
+quantities! {
+    /// The run's recorded config or CPU layout (manifest.json).
+    ConfigQ, Scope::Config, "" {
+        MaxConnections "max_connections" => "PostgreSQL max_connections",
+        PgUsable "pg_usable" => "connections the app can open: max_connections - reserved slots - the harness's own (measured)",
+        Slots "slots" => "concurrency slots of the app: max_children, pool_max x processes, or demo workers",
+        SloP95Ms "slo_p95_ms" => "the SLO on p95 (ms)",
+        ErrorBudget "error_budget" => "the error budget (0.01 = 1 %)",
+        HoldS "hold_s" => "seconds each step is held",
+        VuCap "vu_cap" => "k6 maxVUs",
+        TimeoutS "timeout_s" => "client timeout (s)",
+        ThinkTimeS "think_time_s" => "closed-model think time (s)",
+        AppCpus "app_cpus" => "CPUs of the app box in the run's layout",
+        DbCpus "db_cpus" => "CPUs of PostgreSQL in the run's layout",
+        LoadgenCpus "loadgen_cpus" => "CPUs of the load generator in the run's layout",
+        OnlineCpus "online_cpus" => "online CPUs of the host",
+        DbSharesLoadgen "db_shares_loadgen" => "1 when PostgreSQL and k6 share a CPU",
+    }
+}
+
+/// A step quantity: a figure of the step, or one of a family of the step's window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepId {
+    Plain(StepQ),
+    Fpm(FpmQ),
+    Pg(PgQ),
+    Node(NodeQ),
+    Little(LittleQ),
+    Closed(ClosedQ),
+}
+
+/// Which quantity a name is; its scope is the variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Id {
+    Step(StepId),
+    Run(RunQ),
+    Config(ConfigQ),
+    /// A lab's own setting (config scope).
+    Lab(LabQ),
+}
+
+/// One named quantity, as the claims' checks and `verify --quantities` see it.
 #[derive(Debug, Clone, Copy)]
 pub struct Quantity {
+    pub id: Id,
     pub name: &'static str,
     pub scope: Scope,
     /// Only meaningful on this lab (config values of one lab's stack section).
@@ -35,323 +264,34 @@ pub struct Quantity {
     pub help: &'static str,
 }
 
-const fn q(name: &'static str, scope: Scope, help: &'static str) -> Quantity {
-    Quantity {
-        name,
-        scope,
-        lab: None,
-        help,
-    }
-}
-const fn ql(name: &'static str, lab: &'static str, help: &'static str) -> Quantity {
-    Quantity {
-        name,
-        scope: Scope::Config,
-        lab: Some(lab),
-        help,
-    }
+/// One kind's rows as [`Quantity`]s, each wrapped into its [`Id`] by `$id`.
+macro_rules! rows {
+    ($ty:ident, $id:expr) => {
+        $ty::ALL.iter().map(|&q| Quantity {
+            id: $id(q),
+            name: q.name(),
+            scope: $ty::SCOPE,
+            lab: q.lab(),
+            help: q.help(),
+        })
+    };
 }
 
-use Scope::{Config as C, Run as R, Step as S};
+/// Every quantity (the families `cpu.<role>` and `non200.<status>` once each), in order:
+/// step, its families, run, the labs' settings, config.
+pub fn all() -> impl Iterator<Item = Quantity> {
+    rows!(StepQ, |q| Id::Step(StepId::Plain(q)))
+        .chain(rows!(FpmQ, |q| Id::Step(StepId::Fpm(q))))
+        .chain(rows!(PgQ, |q| Id::Step(StepId::Pg(q))))
+        .chain(rows!(NodeQ, |q| Id::Step(StepId::Node(q))))
+        .chain(rows!(LittleQ, |q| Id::Step(StepId::Little(q))))
+        .chain(rows!(ClosedQ, |q| Id::Step(StepId::Closed(q))))
+        .chain(rows!(RunQ, Id::Run))
+        .chain(rows!(LabQ, Id::Lab))
+        .chain(rows!(ConfigQ, Id::Config))
+}
 
-/// Every fixed name (plus the families `cpu.<role>` and `non200.<status>`).
-pub const QUANTITIES: &[Quantity] = &[
-    q(
-        "target",
-        S,
-        "offered load of the step (rps, or VUs in the closed model)",
-    ),
-    q("index", S, "position of the step, 0 = lowest"),
-    q("requests", S, "requests started in the step"),
-    q("p50_ms", S, "median latency"),
-    q("p95_ms", S, "p95 latency"),
-    q("p99_ms", S, "p99 latency"),
-    q("max_ms", S, "slowest request"),
-    q("avg_ms", S, "mean latency"),
-    q("ok_p50_ms", S, "median latency of successful requests"),
-    q("ok_p95_ms", S, "p95 latency of successful requests"),
-    q(
-        "failed_rate",
-        S,
-        "failed share of the step's requests (0.2 = 20 %)",
-    ),
-    q("failed", S, "failed requests (count)"),
-    q("sent_per_s", S, "requests started per second"),
-    q("ok_per_s", S, "successful responses per second (goodput)"),
-    q("dropped", S, "iterations k6 dropped in the step"),
-    q(
-        "lost_share",
-        S,
-        "(failed + dropped) / (requests + dropped): offered load lost",
-    ),
-    q("max_vus", S, "most VUs in use"),
-    q(
-        "mean_vus",
-        S,
-        "mean VUs in use (requests in flight at the generator)",
-    ),
-    q("window_s", S, "length of the step's window (s)"),
-    q("truncated", S, "1 when the step was cut short (abort)"),
-    q("passed", S, "1 when the step passes every criterion"),
-    q(
-        "stable",
-        S,
-        "1 when in-flight did not grow within the step (seed 003)",
-    ),
-    q(
-        "non200",
-        S,
-        "non-200 responses (count); non200.500 = HTTP 500s, non200.0 = no response",
-    ),
-    q("ms_cpu_per_ok", S, "app-box CPU ms per successful response"),
-    q(
-        "cpu",
-        S,
-        "cpu.<role>: mean CPU of a role, % of one core (fpm, nginx, pg, app, k6, demo)",
-    ),
-    q(
-        "app_cpu",
-        S,
-        "app-box CPU in cores (fpm + nginx, or the Node app)",
-    ),
-    q("psi_pct", S, "CPU pressure (PSI some avg10), %"),
-    q("host_cpu_max_pct", S, "busiest host CPU, %"),
-    q(
-        "db_core_busy_pct",
-        S,
-        "busy % of PostgreSQL's CPUs, whoever used them (the generator shares them on 2 CPUs)",
-    ),
-    q("k6_cpu_max_pct", S, "highest k6 CPU, % of one core"),
-    q("dockerd_pct", S, "dockerd CPU, % of one core"),
-    q("fpm.samples", S, "php-fpm status samples in the step"),
-    q("fpm.idle_min", S, "fewest idle php-fpm workers"),
-    q("fpm.total", S, "php-fpm workers"),
-    q("fpm.listen_queue_max", S, "longest php-fpm `listen queue`"),
-    q(
-        "fpm.listen_queue_len",
-        S,
-        "php-fpm `listen queue len` (the backlog the kernel reports)",
-    ),
-    q(
-        "fpm.saturated_share",
-        S,
-        "share of samples with idle = 0 and listen queue > 0",
-    ),
-    q(
-        "fpm.accepted_per_s",
-        S,
-        "php-fpm `accepted conn` per second",
-    ),
-    q("pg.commits_per_s", S, "PostgreSQL commits per second"),
-    q(
-        "pg.waits_for_client",
-        S,
-        "1 when pg connections sit idle in ClientRead (the DB waits for the app)",
-    ),
-    q("node.elu_max", S, "highest event-loop utilisation"),
-    q(
-        "node.eld_p99_max_ms",
-        S,
-        "highest event-loop delay p99 (ms)",
-    ),
-    q(
-        "node.pool_waiting_max",
-        S,
-        "most requests waiting for a pg pool connection",
-    ),
-    q(
-        "node.pool_waiting_share",
-        S,
-        "share of samples with pool waiting > 0",
-    ),
-    q("node.inflight_max", S, "most requests in flight in the app"),
-    q(
-        "node.inflight_mean",
-        S,
-        "mean requests in flight in the app",
-    ),
-    q("node.err5xx", S, "HTTP 5xx the app counted"),
-    q("little.lambda_per_s", S, "Little's law: arrival rate"),
-    q("little.w_s", S, "Little's law: mean latency (s)"),
-    q(
-        "little.l_inflight",
-        S,
-        "Little's law: in-flight counted from requests",
-    ),
-    q("little.l_vus", S, "Little's law: mean VUs"),
-    q(
-        "little.w_from_vus_s",
-        S,
-        "Little's law: W = max VUs / arrival rate (s)",
-    ),
-    q("little.diff", S, "Little's law: |L - λW| / λW"),
-    q("closed.nominal_per_s", S, "closed model: VUs / (R0 + Z)"),
-    q(
-        "closed.achieved_per_s",
-        S,
-        "closed model: requests sent per second",
-    ),
-    q(
-        "closed.missing",
-        S,
-        "closed model: requests real users would have sent",
-    ),
-    q("closed.implied_r_ms", S, "closed model: R = N / X - Z (ms)"),
-    q(
-        "knee",
-        R,
-        "target of the first failing step that is not transient",
-    ),
-    q(
-        "max_sustainable",
-        R,
-        "the refined max sustainable rate (`run --refine`), else the last passing step",
-    ),
-    q(
-        "last_passing",
-        R,
-        "target of the last step passing with every earlier step passing",
-    ),
-    q(
-        "below_knee",
-        R,
-        "target of the passing step right below the knee",
-    ),
-    q(
-        "knee_index",
-        R,
-        "position of the knee in the steps, 0 = lowest",
-    ),
-    q("last_passing_index", R, "position of the last passing step"),
-    q("steps", R, "steps recorded"),
-    q("lowest_step", R, "target of the lowest step"),
-    q("top_step", R, "target of the highest step recorded"),
-    q(
-        "max_ok_per_s",
-        R,
-        "highest goodput of any step (the plateau)",
-    ),
-    q(
-        "dropped_iterations",
-        R,
-        "iterations dropped outside the warm-up",
-    ),
-    q(
-        "pause_open_p99_ms",
-        R,
-        "`load.pause`: p99 of the open load with the app frozen (ms)",
-    ),
-    q(
-        "pause_closed_p99_ms",
-        R,
-        "`load.pause`: p99 of the closed twin, uncorrected (ms)",
-    ),
-    q(
-        "pause_corrected_p99_ms",
-        R,
-        "`load.pause`: p99 of the closed twin corrected from its intended schedule (ms)",
-    ),
-    q(
-        "pause_expected_p99_ms",
-        R,
-        "`load.pause`: P - 0.01 D, the open load's expected p99 (ms)",
-    ),
-    q(
-        "pause_open_dropped",
-        R,
-        "`load.pause`: iterations the open load dropped",
-    ),
-    q(
-        "pause_closed_requests",
-        R,
-        "`load.pause`: requests the closed twin sent in the step",
-    ),
-    q(
-        "pause_corrected_requests",
-        R,
-        "`load.pause`: the closed twin's requests with the corrected ones",
-    ),
-    q(
-        "pause_closed_missing",
-        R,
-        "`load.pause`: requests the closed twin did not send while it waited (corrected less sent)",
-    ),
-    q(
-        "pause_s",
-        R,
-        "`load.pause`: P, how long the app was frozen (s)",
-    ),
-    q("pause_rate", R, "`load.pause`: the open load's rate (rps)"),
-    q(
-        "pool_ceiling",
-        R,
-        "N / W with W the mean latency of the lowest step (rps)",
-    ),
-    q(
-        "pool_w_ms",
-        R,
-        "W of the pool ceiling: mean latency of the lowest step (ms)",
-    ),
-    q(
-        "cpu_ceiling",
-        R,
-        "cores x 1000 / CPU ms per ok at the last passing step (rps)",
-    ),
-    q(
-        "drain_s",
-        R,
-        "seconds from the end of the last window to the last response",
-    ),
-    q(
-        "aborted",
-        R,
-        "1 when k6 stopped the test itself (abort threshold)",
-    ),
-    q("insufficient_vus", R, "1 when k6 logged `Insufficient VUs`"),
-    ql("max_children", "php", "php-fpm pm.max_children"),
-    ql("backlog", "php", "php-fpm listen.backlog"),
-    ql("persistent", "php", "1 with persistent PDO connections"),
-    ql(
-        "unix_socket",
-        "php",
-        "1 when nginx reaches php-fpm over a unix socket",
-    ),
-    ql("pool_max", "node", "pg Pool max per process"),
-    ql("processes", "node", "Node processes (cluster workers)"),
-    ql("pg_conn_timeout_ms", "node", "PG_CONN_TIMEOUT_MS"),
-    ql("workers", "demo", "demo server workers"),
-    ql("service_ms", "demo", "demo server service time (ms)"),
-    q("max_connections", C, "PostgreSQL max_connections"),
-    q(
-        "pg_usable",
-        C,
-        "connections the app can open: max_connections - reserved slots - the harness's own (measured)",
-    ),
-    q(
-        "slots",
-        C,
-        "concurrency slots of the app: max_children, pool_max x processes, or demo workers",
-    ),
-    q("slo_p95_ms", C, "the SLO on p95 (ms)"),
-    q("error_budget", C, "the error budget (0.01 = 1 %)"),
-    q("hold_s", C, "seconds each step is held"),
-    q("vu_cap", C, "k6 maxVUs"),
-    q("timeout_s", C, "client timeout (s)"),
-    q("think_time_s", C, "closed-model think time (s)"),
-    q("app_cpus", C, "CPUs of the app box in the run's layout"),
-    q("db_cpus", C, "CPUs of PostgreSQL in the run's layout"),
-    q(
-        "loadgen_cpus",
-        C,
-        "CPUs of the load generator in the run's layout",
-    ),
-    q("online_cpus", C, "online CPUs of the host"),
-    q(
-        "db_shares_loadgen",
-        C,
-        "1 when PostgreSQL and k6 share a CPU",
-    ),
-];
+use Scope::{Run as R, Step as S};
 
 /// Functions: (name, scope, argument kinds `s` string / `n` number / `n+` numbers, help).
 pub const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
@@ -387,10 +327,10 @@ pub const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
 /// Roles of `cpu.<role>`.
 pub const ROLES: [&str; 6] = ["fpm", "nginx", "pg", "app", "k6", "demo"];
 
-/// Look up a quantity path (`cpu.pg` and `non200.500` included).
+/// Look up a quantity path (`cpu.pg` and `non200.500` included: their family's row).
 pub fn lookup(path: &str) -> Option<Quantity> {
-    if let Some(q) = QUANTITIES.iter().find(|q| q.name == path) {
-        return Some(*q);
+    if let Some(q) = all().find(|q| q.name == path) {
+        return Some(q);
     }
     let (family, member) = path.split_once('.')?;
     let ok = match family {
@@ -398,17 +338,16 @@ pub fn lookup(path: &str) -> Option<Quantity> {
         "non200" => member.parse::<u16>().is_ok(),
         _ => false,
     };
-    ok.then(|| {
-        *QUANTITIES
-            .iter()
-            .find(|q| q.name == family)
-            .expect("family")
-    })
+    if ok {
+        all().find(|q| q.name == family)
+    } else {
+        None
+    }
 }
 
 /// Every name, for did-you-mean.
 pub fn all_names() -> Vec<String> {
-    let mut v: Vec<String> = QUANTITIES.iter().map(|q| q.name.to_string()).collect();
+    let mut v: Vec<String> = all().map(|q| q.name.to_string()).collect();
     v.extend(ROLES.iter().map(|r| format!("cpu.{r}")));
     v.push("non200.500".into());
     v
@@ -421,20 +360,43 @@ mod tests {
     #[test]
     fn families_and_unknown_names() {
         assert_eq!(lookup("cpu.pg").unwrap().scope, Scope::Step);
+        assert_eq!(
+            lookup("cpu.pg").unwrap().id,
+            Id::Step(StepId::Plain(StepQ::Cpu))
+        );
         assert_eq!(lookup("non200.500").unwrap().scope, Scope::Step);
         assert!(lookup("cpu.gpu").is_none());
         assert!(lookup("non200.abc").is_none());
         assert_eq!(lookup("knee").unwrap().scope, Scope::Run);
         assert_eq!(lookup("max_children").unwrap().lab, Some("php"));
+        assert_eq!(
+            lookup("fpm.idle_min").unwrap().id,
+            Id::Step(StepId::Fpm(FpmQ::IdleMin))
+        );
         assert!(lookup("fpm.nope").is_none());
     }
 
     #[test]
-    fn names_are_unique() {
-        let mut n: Vec<&str> = QUANTITIES.iter().map(|q| q.name).collect();
+    fn names_are_unique_and_scopes_follow_the_kind() {
+        let mut n: Vec<&str> = all().map(|q| q.name).collect();
+        assert_eq!(
+            n.len(),
+            107,
+            "a row was lost or added: update this count with it"
+        );
         n.sort();
         let len = n.len();
         n.dedup();
         assert_eq!(n.len(), len);
+        for q in all() {
+            let scope = match q.id {
+                Id::Step(_) => Scope::Step,
+                Id::Run(_) => Scope::Run,
+                Id::Config(_) | Id::Lab(_) => Scope::Config,
+            };
+            assert_eq!(q.scope, scope, "{}", q.name);
+            assert_eq!(q.lab.is_some(), matches!(q.id, Id::Lab(_)), "{}", q.name);
+            assert_eq!(lookup(q.name).map(|l| l.id), Some(q.id), "{}", q.name);
+        }
     }
 }

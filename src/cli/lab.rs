@@ -1,16 +1,13 @@
-//! CLI commands for the lab area: `build`, `up`, `down`, `cleanup`, `smoke`. Each but `build`
-//! holds the host lock while it starts or removes objects, and removes only what no live
-//! perflab owns (`session::sweep`); Ctrl-C stops a build or a stack start and removes what it
-//! made.
-use crate::docker::{self, Docker};
-use crate::error::InvalidInput;
-use crate::experiment::{Experiment, Lab};
+//! CLI commands for the lab area: `build`, `up`, `down`, `cleanup`, `smoke`: their flags,
+//! and what they print. The stack's life (the host lock, Ctrl-C, what is removed) is
+//! `run::lifecycle`'s.
+use crate::docker::Docker;
+use crate::experiment::Experiment;
 use crate::images::{self, ImageSet, Suite, build_progress};
-use crate::lock::{HostLock, Wait};
+use crate::run::lifecycle::{self, StackRequest, interrupted_or};
 use crate::run::outline::duration;
 use crate::session::signals::Interrupt;
-use crate::session::sweep::{self, Asker};
-use crate::stack::{self, LabStack, Pinning, StartOptions, defaults};
+use crate::stack::{self, LabStack, Pinning};
 use anyhow::{Context, Result};
 use clap::Args;
 use std::process::ExitCode;
@@ -21,13 +18,6 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .context("starting the async runtime")
-}
-
-fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
-    Lab::ALL
-        .into_iter()
-        .find(|l| l.as_str() == s)
-        .ok_or_else(|| InvalidInput(format!("unknown lab `{s}`: use php, node or demo")))
 }
 
 #[derive(Debug, Args)]
@@ -148,54 +138,16 @@ pub struct StackArgs {
 }
 
 impl StackArgs {
-    /// The experiment whose stack to start: a lab's defaults, a catalog entry, or a file.
-    fn base_experiment(&self) -> Result<Experiment> {
-        let lab = parse_lab(&self.lab);
-        if let Some(path) = &self.experiment {
-            let lab = lab?;
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| InvalidInput(format!("cannot read {}: {e}", path.display())))?;
-            let exp: Experiment = serde_yaml::from_str(&text)
-                .map_err(|e| InvalidInput(format!("{}: {e}", path.display())))?;
-            if exp.lab != lab {
-                return Err(InvalidInput(format!(
-                    "{} is an experiment of the {} lab, not {}",
-                    path.display(),
-                    exp.lab.as_str(),
-                    lab.as_str()
-                ))
-                .into());
-            }
-            return Ok(exp);
-        }
-        if let Ok(lab) = lab {
-            return Ok(defaults::lab_experiment(lab));
-        }
-        let catalog = self.catalog.load()?;
-        let entry = catalog.lookup(&self.lab).map_err(|e| {
-            InvalidInput(format!(
-                "`{}` is neither a lab (php, node, demo) nor an experiment: {}",
-                self.lab, e.0
-            ))
-        })?;
-        match &entry.entry {
-            crate::experiment::CatalogEntry::Experiment(e) => Ok(e.clone()),
-            crate::experiment::CatalogEntry::Group(g) => Err(InvalidInput(format!(
-                "`{}` is a group ({}); give one experiment or a lab",
-                g.id,
-                g.members.join(", ")
-            ))
-            .into()),
-        }
-    }
-
     fn resolve(&self) -> Result<(Experiment, Pinning, Suite)> {
-        let base = self.base_experiment()?;
-        let (exp, _) = crate::experiment::overrides::apply(&base, &self.set)
-            .map_err(|d| anyhow::Error::new(crate::experiment::invalid(&d)))?;
-        let online = crate::plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let layout = crate::plan::layout::resolve(&online, self.cpus.as_deref(), self.force_cpus)?;
-        Ok((exp, Pinning::from(&layout), self.suite.parse()?))
+        let req = StackRequest {
+            lab: &self.lab,
+            suite: &self.suite,
+            file: self.experiment.as_deref(),
+            set: &self.set,
+            cpus: self.cpus.as_deref(),
+            force_cpus: self.force_cpus,
+        };
+        req.resolve(|| self.catalog.load())
     }
 }
 
@@ -213,102 +165,12 @@ pub struct UpArgs {
 pub fn up(args: UpArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     runtime()?.block_on(async {
-        let run_id = format!("up-{}-{}", exp.lab.as_str(), stack::random_token(6));
-        let opts = StartOptions {
-            publish_entry: args.publish,
-            ..Default::default()
-        };
-        let started = Started::new(suite, &exp, &pinning, &run_id, &opts, args.quiet).await?;
-        let (lab, s) = match started {
-            Ok(x) => x,
+        match lifecycle::up(&exp, &pinning, suite, args.publish, args.quiet).await? {
+            Ok(s) => print_stack(&s),
             Err(code) => return Ok(code),
-        };
-        // Handed to the user: the sweep leaves it to `perflab down`.
-        s.hand_over(&lab.docker).await?;
-        drop(lab);
-        print_stack(&s);
+        }
         Ok(ExitCode::SUCCESS)
     })
-}
-
-/// What `up` and `smoke` share: Ctrl-C watched, the engine connected, the suite's images
-/// built, the host lock held, and the stack started (an interrupted build or start exits 130
-/// and leaves nothing).
-struct Started {
-    interrupt: Interrupt,
-    docker: Docker,
-    _lock: HostLock,
-}
-
-impl Started {
-    async fn new(
-        suite: Suite,
-        exp: &Experiment,
-        pinning: &Pinning,
-        run_id: &str,
-        opts: &StartOptions,
-        quiet: bool,
-    ) -> Result<std::result::Result<(Started, LabStack), ExitCode>> {
-        let interrupt = Interrupt::install_with("stopping, removing what was started")?;
-        let docker = Docker::connect().await?;
-        let mut progress = build_progress(quiet);
-        let set = match images::ensure_built_until(&docker, suite, &mut progress, &interrupt).await
-        {
-            Ok(set) => set,
-            Err(e) => return interrupted_or(e, &interrupt).map(Err),
-        };
-        let lock = lab_lock(run_id, quiet, &interrupt).await?;
-        let s = match start_stack(&docker, exp, pinning, run_id, &set, opts, &interrupt).await {
-            Ok(s) => s,
-            Err(e) => return interrupted_or(e, &interrupt).map(Err),
-        };
-        let lab = Started {
-            interrupt,
-            docker,
-            _lock: lock,
-        };
-        Ok(Ok((lab, s)))
-    }
-}
-
-/// The host lock for a lab command, given up on Ctrl-C (nothing is started before it).
-async fn lab_lock(what: &str, quiet: bool, interrupt: &Interrupt) -> Result<HostLock> {
-    crate::session::acquire_lock(what, Wait::Block, quiet, interrupt).await
-}
-
-/// Start a stack, raced against Ctrl-C: an interrupted start removes what it made.
-async fn start_stack(
-    docker: &Docker,
-    exp: &Experiment,
-    pinning: &Pinning,
-    run_id: &str,
-    set: &ImageSet,
-    opts: &StartOptions,
-    interrupt: &Interrupt,
-) -> Result<LabStack> {
-    let started = crate::session::or_interrupt(
-        interrupt,
-        LabStack::start(docker, exp, pinning, run_id, set, opts),
-    )
-    .await;
-    match started {
-        Ok(s) => Ok(s),
-        Err(stop) => {
-            sweep::remove_run(docker, run_id).await?;
-            Err(stop.into_error())
-        }
-    }
-}
-
-/// A command stopped by Ctrl-C exits 130 after saying so; any other error stays an error.
-fn interrupted_or(e: anyhow::Error, interrupt: &Interrupt) -> Result<ExitCode> {
-    match interrupt.reason() {
-        Some(sig) => {
-            crate::say!("interrupted by {sig}: {e:#}; nothing is left running");
-            Ok(ExitCode::from(130))
-        }
-        None => Err(e),
-    }
 }
 
 fn print_stack(s: &LabStack) {
@@ -360,83 +222,8 @@ pub struct DownArgs {
 }
 
 pub fn down(args: DownArgs) -> Result<ExitCode> {
-    runtime()?.block_on(async {
-        let interrupt = Interrupt::install_with("stopping")?;
-        let docker = Docker::connect().await?;
-        // an unknown run id is said at once, not after a wait for the host lock
-        if let Some(id) = &args.run_id
-            && docker
-                .list_labelled(&[format!("{}={id}", docker::LABEL_RUN)])
-                .await?
-                .is_empty()
-        {
-            return Err(no_such_stack(id));
-        }
-        let _lock = lab_lock("down", false, &interrupt).await?;
-        let runs: Vec<_> = user_plan(&docker, args.run_id.as_deref(), args.all)
-            .await?
-            .into_iter()
-            .filter(|r| args.run_id.is_some() || r.run_id.starts_with("up-"))
-            // without a run id, other users' stacks are not yours to list
-            .filter(|r| args.run_id.is_some() || args.all || r.foreign_user.is_none())
-            .collect();
-        if runs.is_empty() {
-            match &args.run_id {
-                Some(id) => return Err(no_such_stack(id)),
-                None => crate::say!("no stack started by `perflab up` is running"),
-            }
-        }
-        for r in &runs {
-            if r.remove {
-                let n = sweep::remove_run(&docker, &r.run_id).await?;
-                crate::say!("removed {} ({n} objects)", r.run_id);
-            } else {
-                crate::say!("left {}", left_reason(r, docker.endpoint()));
-            }
-        }
-        Ok(ExitCode::SUCCESS)
-    })
-}
-
-fn no_such_stack(id: &str) -> anyhow::Error {
-    InvalidInput(format!(
-        "no stack with run id `{id}` (`perflab status` lists the stacks); `perflab cleanup` removes every perflab object no live perflab owns"
-    ))
-    .into()
-}
-
-/// The runs on the local engine (all, or one) and whether the user's `down`/`cleanup` removes
-/// each: never when its owner is alive or on another host, another user's only with `all`.
-async fn user_plan(
-    docker: &Docker,
-    run: Option<&str>,
-    all: bool,
-) -> Result<Vec<sweep::RunLeftover>> {
-    let filter: Vec<String> = run
-        .iter()
-        .map(|r| format!("{}={r}", docker::LABEL_RUN))
-        .collect();
-    let objects = docker.list_labelled(&filter).await?;
-    Ok(sweep::plan(
-        objects,
-        Asker::User { all },
-        &crate::owner::Owner::me().user,
-        &Default::default(),
-        crate::owner::Owner::liveness,
-    ))
-}
-
-/// Why a run is left in place, and how to remove it.
-fn left_reason(r: &sweep::RunLeftover, endpoint: &docker::Endpoint) -> String {
-    match &r.fate {
-        sweep::Fate::Live(o) => format!(
-            "{}: its owner ({o}) is still running; stop it (Ctrl-C) and it removes its objects",
-            r.run_id
-        ),
-        _ => r
-            .left_note(endpoint)
-            .unwrap_or_else(|| format!("{}: kept", r.run_id)),
-    }
+    runtime()?.block_on(lifecycle::down(args.run_id.as_deref(), args.all))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Args)]
@@ -455,41 +242,12 @@ pub struct CleanupArgs {
 }
 
 pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
-    runtime()?.block_on(async {
-        let interrupt = Interrupt::install_with("stopping")?;
-        let _lock = lab_lock("cleanup", false, &interrupt).await?;
-        let docker = Docker::connect().await?;
-        let runs = user_plan(&docker, args.run.as_deref(), args.all).await?;
-        let mut n = 0;
-        for r in &runs {
-            if !r.remove {
-                crate::say!("left {}", left_reason(r, docker.endpoint()));
-                continue;
-            }
-            if !args.dry_run {
-                sweep::remove_run(&docker, &r.run_id).await?;
-            }
-            for o in &r.objects {
-                crate::out!(
-                    "{} {:?} {} ({})",
-                    if args.dry_run {
-                        "would remove"
-                    } else {
-                        "removed"
-                    },
-                    o.kind,
-                    o.name,
-                    r.run_id
-                );
-            }
-            n += r.objects.len();
-        }
-        crate::say!(
-            "{n} perflab objects {}",
-            if args.dry_run { "found" } else { "removed" }
-        );
-        Ok(ExitCode::SUCCESS)
-    })
+    runtime()?.block_on(lifecycle::cleanup(
+        args.dry_run,
+        args.run.as_deref(),
+        args.all,
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Args)]
@@ -508,54 +266,32 @@ pub struct SmokeArgs {
 
 pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
-    runtime()?.block_on(async {
-        let prefix = if args.keep { "up" } else { "smoke" };
-        let run_id = format!("{prefix}-{}-{}", exp.lab.as_str(), stack::random_token(6));
-        let opts = StartOptions::default();
-        let started = Started::new(suite, &exp, &pinning, &run_id, &opts, args.quiet).await?;
-        let (lab, s) = match started {
-            Ok(x) => x,
-            Err(code) => return Ok(code),
-        };
-        let (docker, interrupt) = (&lab.docker, &lab.interrupt);
-        if !args.quiet {
-            crate::say!(
-                "{} stack ready in {:.1} s; smoking",
-                exp.lab.as_str(),
-                s.start_seconds
-            );
-        }
-        let report =
-            crate::session::or_interrupt(interrupt, stack::smoke::run(docker, &s, &exp)).await;
-        if !args.keep || report.is_err() {
-            s.teardown(docker).await?;
-        } else {
-            s.hand_over(docker).await?;
-        }
-        let report = match report {
-            Ok(r) => r,
-            Err(stop) => return interrupted_or(stop.into_error(), interrupt),
-        };
-        print_smoke(&report, args.json)?;
-        if args.keep {
-            print_stack(&s);
-        }
-        if report.passed() {
-            crate::say!(
-                "{} smoke passed ({suite}, {:.1} s)",
-                exp.lab.as_str(),
-                report.seconds
-            );
-            Ok(ExitCode::SUCCESS)
-        } else {
-            crate::say!(
-                "{} smoke FAILED: {} check(s)",
-                exp.lab.as_str(),
-                report.failures().len()
-            );
-            Ok(ExitCode::from(crate::error::EXIT_FAILURE))
-        }
-    })
+    let smoked = runtime()?.block_on(lifecycle::smoke(
+        &exp, &pinning, suite, args.keep, args.quiet,
+    ))?;
+    let (report, s) = match smoked {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
+    };
+    print_smoke(&report, args.json)?;
+    if args.keep {
+        print_stack(&s);
+    }
+    if report.passed() {
+        crate::say!(
+            "{} smoke passed ({suite}, {:.1} s)",
+            exp.lab.as_str(),
+            report.seconds
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        crate::say!(
+            "{} smoke FAILED: {} check(s)",
+            exp.lab.as_str(),
+            report.failures().len()
+        );
+        Ok(ExitCode::from(crate::error::EXIT_FAILURE))
+    }
 }
 
 /// The smoke report: JSON, or one line per check.

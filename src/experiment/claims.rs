@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn lab_quantities_name_a_lab() {
-        for q in quantities::QUANTITIES {
+        for q in quantities::all() {
             if let Some(l) = q.lab {
                 assert!(
                     Lab::ALL.iter().any(|x| x.as_str() == l),

@@ -401,8 +401,7 @@ mod tests {
             assert_eq!(info.uses_pg(), lab.uses_postgres(), "{lab}");
             // The claims' language lists the same config quantities for the lab.
             let mut declared: Vec<&str> = info.quantities.iter().map(|(n, _)| *n).collect();
-            let mut listed: Vec<&str> = crate::claim::quantities::QUANTITIES
-                .iter()
+            let mut listed: Vec<&str> = crate::claim::quantities::all()
                 .filter(|q| q.lab == Some(lab.as_str()))
                 .map(|q| q.name)
                 .collect();

@@ -2,9 +2,11 @@
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
 //! for each round on a fresh stack, and print each round's verdict. `compare`: the same rounds
 //! for two configurations, interleaved until the verdict is decided. `resolve`: an id and the
-//! planning flags to planned experiments and a CPU layout; `missing`: `verify --run-missing`.
+//! planning flags to planned experiments and a CPU layout; `missing`: `verify --run-missing`; `lifecycle`: `up`, `smoke`, `down`
+//! and `cleanup`.
 
 pub mod compare;
+pub(crate) mod lifecycle;
 pub(crate) mod missing;
 pub mod outline;
 pub(crate) mod resolve;

@@ -5,7 +5,7 @@ use super::quantity::{self, Missing};
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::compile::{At, Comparison, Compiled, compile};
 use crate::claim::expr::{self, ArgValue, Expr, Name, Resolve, Selector};
-use crate::claim::quantities::{self, Scope};
+use crate::claim::quantities::{self, Id};
 use crate::claim::{Claim, Tol, fmt_num};
 use crate::rundir::Manifest;
 use serde::{Deserialize, Serialize};
@@ -138,13 +138,14 @@ impl Resolve for Ctx<'_> {
         };
         let q =
             quantities::lookup(&n.path).ok_or_else(|| format!("unknown quantity `{}`", n.path))?;
-        match q.scope {
-            Scope::Config => quantity::config_value(run.manifest, &n.path),
-            Scope::Run if n.selector.is_none() => quantity::run_value(run.report, &n.path),
-            Scope::Run => Err(format!("`{}` is not a step quantity", n.path)),
-            Scope::Step => {
+        match q.id {
+            Id::Config(c) => quantity::config_value(run.manifest, c),
+            Id::Lab(l) => quantity::lab_value(run.manifest, l),
+            Id::Run(r) if n.selector.is_none() => quantity::run_value(run.report, r),
+            Id::Run(_) => Err(format!("`{}` is not a step quantity", n.path)),
+            Id::Step(id) => {
                 let s = self.step_for(n, run)?;
-                quantity::step_value(run.report, s, &n.path)
+                quantity::step_value(run.report, s, id, &n.path)
             }
         }
     }

@@ -169,6 +169,10 @@ fn claims_see_the_hold_the_run_used_under_quick() {
         run.report.hold_s, 5.0,
         "the report's hold (scaled by --quick)"
     );
-    let hold = perflab::verify::quantity::config_value(&run.manifest, "hold_s").unwrap();
+    let hold = perflab::verify::quantity::config_value(
+        &run.manifest,
+        perflab::claim::quantities::ConfigQ::HoldS,
+    )
+    .unwrap();
     assert_eq!(hold, run.report.hold_s);
 }
