@@ -57,7 +57,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 static CREATED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 /// Remember a file or folder this process created (a run directory: all of it).
-pub fn note_created(path: &Path) {
+pub(crate) fn note_created(path: &Path) {
     if let Ok(mut v) = CREATED.lock() {
         v.push(path.to_path_buf());
     }
@@ -76,7 +76,7 @@ fn sudo_ids() -> Option<(u32, u32)> {
 /// Give everything this process wrote (run directories whole, pages, the index) to the user
 /// who ran `sudo perflab ...`, so a workshop participant's `--out ~/runs` stays theirs, not
 /// root's. Never follows a link (lchown); does nothing outside sudo. Returns how many paths.
-pub fn hand_to_invoker() -> usize {
+pub(crate) fn hand_to_invoker() -> usize {
     let Some((uid, gid)) = sudo_ids() else {
         return 0;
     };
@@ -115,7 +115,7 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) -> usize {
 /// points) or not a directory is refused as invalid input naming it and the fix: writing
 /// through it could put files outside `root`. `root` itself may be a link, and is created
 /// when missing.
-pub fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> {
+pub(crate) fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(root).with_context(|| format!("creating {}", root.display()))?;
     let mut at = root.to_path_buf();
     for d in dirs {
@@ -136,7 +136,7 @@ pub fn create_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<PathBuf> 
 /// [`create_dirs_under`]'s check alone, creating nothing: each level of `root/dirs...` that
 /// exists must be a real directory (a run checks `out/<experiment>/` before anything starts,
 /// and an interrupted or refused run leaves no folder behind).
-pub fn check_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<()> {
+pub(crate) fn check_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<()> {
     let mut at = root.to_path_buf();
     for d in dirs {
         at.push(d);

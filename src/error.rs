@@ -14,12 +14,12 @@ impl fmt::Display for InvalidInput {
 impl std::error::Error for InvalidInput {}
 
 /// Exit code for invalid input.
-pub const EXIT_INVALID: u8 = 2;
+pub(crate) const EXIT_INVALID: u8 = 2;
 /// Exit code for a harness failure.
-pub const EXIT_FAILURE: u8 = 1;
+pub(crate) const EXIT_FAILURE: u8 = 1;
 
 /// Map an error chain to the process exit code: 2 if any cause is `InvalidInput`, else 1.
-pub fn exit_code_for(err: &anyhow::Error) -> u8 {
+pub(crate) fn exit_code_for(err: &anyhow::Error) -> u8 {
     if err
         .chain()
         .any(|c| c.downcast_ref::<InvalidInput>().is_some())

@@ -69,7 +69,7 @@ pub fn width() -> usize {
 }
 
 /// [`width`] with `$COLUMNS` and the terminal's width given (pure, for tests).
-pub fn width_from(columns: Option<&str>, tty: impl Fn() -> Option<usize>) -> usize {
+pub(crate) fn width_from(columns: Option<&str>, tty: impl Fn() -> Option<usize>) -> usize {
     columns
         .and_then(|c| c.trim().parse::<usize>().ok())
         .filter(|c| (20..=1000).contains(c))
@@ -78,7 +78,7 @@ pub fn width_from(columns: Option<&str>, tty: impl Fn() -> Option<usize>) -> usi
 }
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word is cut).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();

@@ -7,15 +7,15 @@
 use std::collections::BTreeMap;
 
 /// Label: the owner's host name.
-pub const LABEL_HOST: &str = "perflab.owner.host";
+pub(crate) const LABEL_HOST: &str = "perflab.owner.host";
 /// Label: the owner's pid.
-pub const LABEL_PID: &str = "perflab.owner.pid";
+pub(crate) const LABEL_PID: &str = "perflab.owner.pid";
 /// Label: the owner's start time (field 22 of `/proc/<pid>/stat`, clock ticks since boot).
-pub const LABEL_START: &str = "perflab.owner.start";
+pub(crate) const LABEL_START: &str = "perflab.owner.start";
 /// Label: the owner host's boot id (`/proc/sys/kernel/random/boot_id`).
-pub const LABEL_BOOT: &str = "perflab.owner.boot";
+pub(crate) const LABEL_BOOT: &str = "perflab.owner.boot";
 /// Label: the user who invoked the owner (on a shared host, whose stack it is).
-pub const LABEL_USER: &str = "perflab.owner.user";
+pub(crate) const LABEL_USER: &str = "perflab.owner.user";
 
 /// The process that created an object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +76,7 @@ impl Owner {
     }
 
     /// The owner an object's labels name; `None` for objects of a perflab that wrote none.
-    pub fn from_labels(labels: &BTreeMap<String, String>) -> Option<Owner> {
+    pub(crate) fn from_labels(labels: &BTreeMap<String, String>) -> Option<Owner> {
         Some(Owner {
             host: labels.get(LABEL_HOST)?.clone(),
             pid: labels.get(LABEL_PID)?.parse().ok()?,
@@ -92,7 +92,7 @@ impl Owner {
     }
 
     /// [`Owner::liveness`] with this host's name, boot id and `/proc` given (pure, for tests).
-    pub fn liveness_with(
+    pub(crate) fn liveness_with(
         &self,
         host: &str,
         boot: &str,
@@ -136,7 +136,7 @@ pub fn invoking_user() -> String {
 }
 
 /// [`invoking_user`] with the uid, `SUDO_USER` and the passwd look-up given (pure, for tests).
-pub fn user_of(
+pub(crate) fn user_of(
     uid: u32,
     sudo_user: Option<String>,
     name: &dyn Fn(u32) -> Option<String>,
@@ -179,7 +179,7 @@ pub fn proc_state(pid: u32) -> Option<ProcState> {
 
 /// Fields 3 and 22 of a `/proc/<pid>/stat` line (the command may hold spaces and parentheses:
 /// the fields start after the last `)`).
-pub fn parse_stat(stat: &str) -> Option<ProcState> {
+pub(crate) fn parse_stat(stat: &str) -> Option<ProcState> {
     let rest = &stat[stat.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     Some(ProcState {

@@ -34,7 +34,7 @@ fn parse_time(s: &str) -> Option<i64> {
 }
 
 /// Parse a php-fpm access log; lines that do not match are skipped (counted in the second value).
-pub fn parse_fpm(text: &str) -> (Vec<FpmAccess>, usize) {
+pub(crate) fn parse_fpm(text: &str) -> (Vec<FpmAccess>, usize) {
     let mut out = Vec::new();
     let mut bad = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -57,7 +57,7 @@ pub fn parse_fpm(text: &str) -> (Vec<FpmAccess>, usize) {
 }
 
 /// Parse an nginx access log in the `timed` format.
-pub fn parse_nginx(text: &str) -> (Vec<NginxAccess>, usize) {
+pub(crate) fn parse_nginx(text: &str) -> (Vec<NginxAccess>, usize) {
     let mut out = Vec::new();
     let mut bad = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {

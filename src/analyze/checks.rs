@@ -2,7 +2,7 @@
 use super::model::Stability;
 
 /// Little's law solved for W: W = L / λ (s).
-pub fn little_w(l: f64, lambda_per_s: f64) -> f64 {
+pub(crate) fn little_w(l: f64, lambda_per_s: f64) -> f64 {
     l / lambda_per_s
 }
 
@@ -12,27 +12,27 @@ pub fn cpu_ceiling(cores: f64, cpu_ms_per_req: f64) -> f64 {
 }
 
 /// A pool of N slots each held W seconds serves at most N / W requests/s.
-pub fn pool_ceiling(slots: f64, w_s: f64) -> f64 {
+pub(crate) fn pool_ceiling(slots: f64, w_s: f64) -> f64 {
     slots / w_s
 }
 
 /// The cumulative p95 crosses a threshold only when bad samples B exceed G / 19.
-pub fn abort_bad_needed(good: f64) -> f64 {
+pub(crate) fn abort_bad_needed(good: f64) -> f64 {
     good / 19.0
 }
 
 /// Closed model throughput: VUs / (R + Z).
-pub fn closed_rate(vus: f64, r_s: f64, z_s: f64) -> f64 {
+pub(crate) fn closed_rate(vus: f64, r_s: f64, z_s: f64) -> f64 {
     vus / (r_s + z_s)
 }
 
 /// Closed model response time implied by the achieved rate: R = N / X - Z.
-pub fn closed_implied_r(vus: f64, x_per_s: f64, z_s: f64) -> f64 {
+pub(crate) fn closed_implied_r(vus: f64, x_per_s: f64, z_s: f64) -> f64 {
     vus / x_per_s - z_s
 }
 
 /// Samples at or beyond percentile `pct` among `n`: n x (1 - pct / 100).
-pub fn tail_samples(n: f64, pct: f64) -> f64 {
+pub(crate) fn tail_samples(n: f64, pct: f64) -> f64 {
     n * (1.0 - pct / 100.0)
 }
 

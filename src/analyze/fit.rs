@@ -81,7 +81,7 @@ impl Calibration {
 
     /// Passing readings at one rate as one calibration: the first with the medians of the
     /// ok/s, W, p95 and the CPU per request, every reading kept. None without a reading.
-    pub fn median_of(runs: Vec<Calibration>) -> Option<Calibration> {
+    pub(crate) fn median_of(runs: Vec<Calibration>) -> Option<Calibration> {
         let readings: Vec<Reading> = runs.iter().map(Calibration::reading).collect();
         let col =
             |f: &dyn Fn(&Calibration) -> Option<f64>| median(runs.iter().filter_map(f).collect());

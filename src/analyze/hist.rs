@@ -49,7 +49,7 @@ impl LatencyHist {
         }
     }
 
-    pub fn record_ms(&mut self, ms: f64) {
+    pub(crate) fn record_ms(&mut self, ms: f64) {
         let us = (ms * 1000.0).round().clamp(1.0, MAX_US as f64) as u64;
         self.h.saturating_record(us);
         if ms > self.max_ms {
@@ -96,7 +96,7 @@ impl LatencyHist {
     }
 
     /// Number of samples strictly above `ms` (to the histogram's precision).
-    pub fn count_above_ms(&self, ms: f64) -> u64 {
+    pub(crate) fn count_above_ms(&self, ms: f64) -> u64 {
         let us = (ms * 1000.0).round().max(0.0) as u64;
         let at_or_below = if us == 0 {
             0
@@ -107,7 +107,7 @@ impl LatencyHist {
     }
 
     /// k6's percentile: sort, i = p x (n - 1), interpolate linearly between ranks floor(i) and ceil(i).
-    pub fn quantiles_ms(&self, ps: &[f64]) -> Vec<f64> {
+    pub(crate) fn quantiles_ms(&self, ps: &[f64]) -> Vec<f64> {
         let n = self.count();
         if n == 0 {
             return vec![0.0; ps.len()];
@@ -184,14 +184,14 @@ pub struct SecondHist {
 }
 
 /// Values a second keeps as a list before it switches to an HDR histogram.
-pub const SECOND_LIST_MAX: usize = 512;
+pub(crate) const SECOND_LIST_MAX: usize = 512;
 
 fn second_hdr() -> Histogram<u32> {
     Histogram::new_with_bounds(1, 6_000_000, 2).expect("valid HDR bounds")
 }
 
 impl SecondHist {
-    pub fn record_ms(&mut self, ms: f64) {
+    pub(crate) fn record_ms(&mut self, ms: f64) {
         self.record(((ms * 10.0).ceil().clamp(1.0, 6_000_000.0)) as u32);
     }
     /// Record a value in the histogram's unit (0.1 ms).
@@ -218,7 +218,7 @@ impl SecondHist {
             None => other.list.iter().for_each(|v| self.record(*v)),
         }
     }
-    pub fn quantile_ms(&self, q: f64) -> f64 {
+    pub(crate) fn quantile_ms(&self, q: f64) -> f64 {
         let tmp;
         let h = match &self.h {
             Some(h) => h,

@@ -52,7 +52,7 @@ pub struct StepTag {
 }
 
 /// Parse a tag (key, value) into a step; `None` for ramp, warm-up and anything else.
-pub fn parse_step_tag(key: &str, value: &str) -> Option<StepTag> {
+pub(crate) fn parse_step_tag(key: &str, value: &str) -> Option<StepTag> {
     match key {
         "stage" => {
             let n = value.strip_prefix('r')?;
@@ -138,18 +138,18 @@ pub struct K6Data {
 }
 
 /// A line longer than this (bytes) is an error: k6 writes lines of a few hundred bytes.
-pub const MAX_LINE: usize = 64 * 1024;
+pub(crate) const MAX_LINE: usize = 64 * 1024;
 /// The largest `http_req_duration` (ms) accepted: 10 minutes, where the latency histograms
 /// saturate; k6's request timeout is far below.
-pub const MAX_DURATION_MS: f64 = 600_000.0;
+pub(crate) const MAX_DURATION_MS: f64 = 600_000.0;
 /// Largest `vus`, `vus_max` or `dropped_iterations` value accepted.
-pub const MAX_COUNT: f64 = 1e9;
+pub(crate) const MAX_COUNT: f64 = 1e9;
 /// Rows are kept within this distance (ms) of the run's anchor (the median time of its first
 /// rows); rows farther away (a stray line from another run, a clock jump) are skipped and
 /// counted in a warning.
-pub const MAX_SPAN_MS: i64 = 24 * 3600 * 1000;
+pub(crate) const MAX_SPAN_MS: i64 = 24 * 3600 * 1000;
 /// Timestamps before 2000-01-01 or from 2100-01-01 on are skipped the same way.
-pub const PLAUSIBLE_MS: std::ops::Range<i64> = 946_684_800_000..4_102_444_800_000;
+pub(crate) const PLAUSIBLE_MS: std::ops::Range<i64> = 946_684_800_000..4_102_444_800_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CsvError {
@@ -188,7 +188,10 @@ pub fn read_k6_csv<R: Read + Send + 'static>(reader: R) -> Result<K6Data, CsvErr
 
 /// Read a k6 CSV's text (already decoded: `rundir::read::k6_csv`), on a thread of its own when
 /// `piped` (decoding gzip is work worth a second core).
-pub fn read_k6_text<R: Read + Send + 'static>(reader: R, piped: bool) -> Result<K6Data, CsvError> {
+pub(crate) fn read_k6_text<R: Read + Send + 'static>(
+    reader: R,
+    piped: bool,
+) -> Result<K6Data, CsvError> {
     if piped {
         ingest::parse(pipe::ChunkPipe::spawn(reader))
     } else {

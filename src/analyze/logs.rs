@@ -15,7 +15,7 @@ const MAX_DISTINCT: usize = 2000;
 
 /// Normalise a log line into its message: drop the leading timestamp, nginx's `pid#tid: *conn`
 /// prefix and per-request details (`, client: ...`), and replace digit runs with `N`.
-pub fn normalise(line: &str) -> String {
+pub(crate) fn normalise(line: &str) -> String {
     let mut s = line.trim();
     // nginx: "2026/10/30 11:20:05 [error] 29#29: *1234 upstream timed out ..."
     // Laravel: "[2026-10-30 11:20:05] production.ERROR: SQLSTATE[08006] ..."
@@ -47,7 +47,7 @@ pub fn normalise(line: &str) -> String {
 }
 
 impl LogDigest {
-    pub fn add_line(&mut self, line: &str) {
+    pub(crate) fn add_line(&mut self, line: &str) {
         if line.trim().is_empty() {
             return;
         }

@@ -8,7 +8,7 @@ use super::summary::{K6Summary, SummaryStep};
 use std::collections::BTreeMap;
 
 /// Merge the data of several generators (in instance order) into one.
-pub fn merge_k6(parts: Vec<K6Data>) -> K6Data {
+pub(crate) fn merge_k6(parts: Vec<K6Data>) -> K6Data {
     let mut it = parts.into_iter();
     let Some(mut out) = it.next() else {
         return K6Data::default();
@@ -111,7 +111,7 @@ fn add_step(o: &mut StepAgg, s: &StepAgg) {
 /// sample in that second, or its last earlier sample while it runs (k6 samples about once a
 /// second, not in step across processes). Samples are `(unix ms, VUs)`; the result is keyed by
 /// the start of each second.
-pub fn sum_vus_per_second<'a>(
+pub(crate) fn sum_vus_per_second<'a>(
     instances: impl Iterator<Item = &'a Vec<(i64, f64)>>,
 ) -> Vec<(i64, f64)> {
     let mut total: BTreeMap<i64, f64> = BTreeMap::new();
@@ -139,7 +139,7 @@ pub fn sum_vus_per_second<'a>(
 /// Merge the instances' k6 summaries for the cross-check: counts, drops and VUs add up, failure
 /// rates are weighted by count, the maximum is the largest; percentiles are left out (the
 /// merged histograms are the figures, k6 cannot say what the merged percentile is).
-pub fn merge_summaries(parts: Vec<K6Summary>) -> K6Summary {
+pub(crate) fn merge_summaries(parts: Vec<K6Summary>) -> K6Summary {
     if parts.len() == 1 {
         return parts.into_iter().next().expect("one part");
     }
@@ -185,7 +185,7 @@ pub fn merge_summaries(parts: Vec<K6Summary>) -> K6Summary {
 }
 
 /// Largest gap between the instances' first requests (ms), when there are at least two.
-pub fn start_spread_ms(first_requests: &[Option<i64>]) -> Option<i64> {
+pub(crate) fn start_spread_ms(first_requests: &[Option<i64>]) -> Option<i64> {
     let v: Vec<i64> = first_requests.iter().flatten().copied().collect();
     if v.len() < 2 {
         return None;

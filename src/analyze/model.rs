@@ -300,7 +300,7 @@ impl Consumer {
     }
 
     /// Another user's work sharing the host (not the lab's plumbing, not the kernel's).
-    pub fn is_other_users(self) -> bool {
+    pub(crate) fn is_other_users(self) -> bool {
         matches!(
             self,
             Consumer::Process(

@@ -23,7 +23,7 @@ pub struct Freeze {
 
 impl Freeze {
     /// Seconds the app stayed frozen.
-    pub fn frozen_s(&self) -> Option<f64> {
+    pub(crate) fn frozen_s(&self) -> Option<f64> {
         let (a, b) = (self.frozen_at?, self.thawed_at?);
         Some((b - a).num_microseconds()? as f64 / 1e6)
     }

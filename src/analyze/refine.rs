@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// How the refinement is bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RefineLimits {
+pub(crate) struct RefineLimits {
     /// Stop when the bracket is at most this share of its upper end (0.05 = 5 %).
     pub resolution: f64,
     /// Without a failing step, each extension multiplies the rate by this (1.25).
@@ -26,7 +26,7 @@ fn no_generator_limit() -> f64 {
 
 impl RefineLimits {
     /// The defaults for a plan whose top step is `top`: 5 %, x1.25, 4 x the top step, 10 probes.
-    pub fn for_top(top: u32) -> RefineLimits {
+    pub(crate) fn for_top(top: u32) -> RefineLimits {
         RefineLimits {
             resolution: 0.05,
             growth: 1.25,
@@ -37,7 +37,7 @@ impl RefineLimits {
     }
 
     /// Bound the extension by the generator's CPU: 80 % of its `cores`.
-    pub fn with_generator_cores(mut self, cores: usize) -> RefineLimits {
+    pub(crate) fn with_generator_cores(mut self, cores: usize) -> RefineLimits {
         self.generator_cpu_max_pct = 80.0 * cores.max(1) as f64;
         self
     }
@@ -79,7 +79,7 @@ pub struct Refined {
 
 /// The bracket so far and the probes that narrowed it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Bisection {
+pub(crate) struct Bisection {
     /// Highest passing rate so far.
     pub lo: Option<u32>,
     /// Lowest failing rate so far.
@@ -179,7 +179,7 @@ impl Refined {
     /// Fill [`Refined::max_sustainable_ok_per_s`] from the step whose target is the max
     /// sustainable rate when no probe at it passed (the bracket's low end was a step).
     /// `steps`: each published step's (target, ok/s).
-    pub fn fill_goodput(&mut self, mut steps: impl Iterator<Item = (u32, f64)>) {
+    pub(crate) fn fill_goodput(&mut self, mut steps: impl Iterator<Item = (u32, f64)>) {
         if self.max_sustainable_ok_per_s.is_none()
             && let Some(m) = self.max_sustainable
         {

@@ -40,7 +40,7 @@ pub fn summarize(reports: &[&Report], margin: f64, peak: Option<f64>) -> RunsSum
     )
 }
 
-pub fn summarize_lines(runs: Vec<RunLine>, margin: f64, peak: Option<f64>) -> RunsSummary {
+pub(crate) fn summarize_lines(runs: Vec<RunLine>, margin: f64, peak: Option<f64>) -> RunsSummary {
     let passing: Vec<u32> = runs.iter().filter_map(|r| r.last_passing).collect();
     let max_sustainable = if runs.is_empty() || passing.len() < runs.len() {
         None

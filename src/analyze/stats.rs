@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Nearest-rank percentile of an ascending slice (`p` in 0..=100); None when empty.
-pub fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
+pub(crate) fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
@@ -34,7 +34,7 @@ pub fn median(values: &[f64]) -> Option<f64> {
 }
 
 /// Sample standard deviation (n - 1); None below 2 values.
-pub fn stdev(values: &[f64]) -> Option<f64> {
+pub(crate) fn stdev(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
         return None;
     }

@@ -28,7 +28,7 @@ pub struct K6Summary {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum SummaryError {
+pub(crate) enum SummaryError {
     #[error("not JSON: {0}")]
     Json(#[from] serde_json::Error),
     #[error("no `metrics` object: is this k6's `--summary-export` output?")]
@@ -46,7 +46,7 @@ impl K6Summary {
 }
 
 /// Parse the JSON text of `--summary-export`.
-pub fn parse_summary(text: &str) -> Result<K6Summary, SummaryError> {
+pub(crate) fn parse_summary(text: &str) -> Result<K6Summary, SummaryError> {
     let v: Value = serde_json::from_str(text)?;
     let metrics = v
         .get("metrics")

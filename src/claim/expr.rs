@@ -12,11 +12,11 @@ use std::fmt;
 use thiserror::Error;
 
 /// Longest expression source (bytes); the catalog's are under 100.
-pub const MAX_LEN: usize = 4096;
+pub(crate) const MAX_LEN: usize = 4096;
 /// Most tokens in one expression (also bounds its nodes, hence its depth).
-pub const MAX_TOKENS: usize = 512;
+pub(crate) const MAX_TOKENS: usize = 512;
 /// Deepest nesting of parentheses, function calls, `-` and `not`.
-pub const MAX_NESTING: usize = 64;
+pub(crate) const MAX_NESTING: usize = 64;
 
 /// A parse error with the byte offset where it was found.
 #[derive(Debug, Clone, PartialEq, Error)]

@@ -45,7 +45,7 @@ macro_rules! quantities {
             /// Every quantity of this kind, in the order `verify --quantities` lists them.
             pub const ALL: &'static [$ty] = &[$($ty::$var,)*];
             /// Where it is read.
-            pub const SCOPE: Scope = $scope;
+            pub(crate) const SCOPE: Scope = $scope;
 
             /// The name claims use.
             pub const fn name(self) -> &'static str {
@@ -294,7 +294,7 @@ pub fn all() -> impl Iterator<Item = Quantity> {
 use Scope::{Run as R, Step as S};
 
 /// Functions: (name, scope, argument kinds `s` string / `n` number / `n+` numbers, help).
-pub const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
+pub(crate) const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
     (
         "log",
         R,
@@ -325,7 +325,7 @@ pub const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
 ];
 
 /// Roles of `cpu.<role>`.
-pub const ROLES: [&str; 6] = ["fpm", "nginx", "pg", "app", "k6", "demo"];
+pub(crate) const ROLES: [&str; 6] = ["fpm", "nginx", "pg", "app", "k6", "demo"];
 
 /// Look up a quantity path (`cpu.pg` and `non200.500` included: their family's row).
 pub fn lookup(path: &str) -> Option<Quantity> {
@@ -346,7 +346,7 @@ pub fn lookup(path: &str) -> Option<Quantity> {
 }
 
 /// Every name, for did-you-mean.
-pub fn all_names() -> Vec<String> {
+pub(crate) fn all_names() -> Vec<String> {
     let mut v: Vec<String> = all().map(|q| q.name.to_string()).collect();
     v.extend(ROLES.iter().map(|r| format!("cpu.{r}")));
     v.push("non200.500".into());

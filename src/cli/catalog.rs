@@ -1,7 +1,7 @@
 //! CLI commands for the catalog area: `list`, `show`, `validate`, the shared planning flags
 //! (`--quick --set --cpus --force-cpus --no-align`) that `run` reuses, and hidden `lock-hold`.
 use crate::error::InvalidInput;
-use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic};
+use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic, Lab};
 pub use crate::plan::Resolved;
 use crate::plan::{self, CpuLayout, PlanOptions};
 use crate::report::table::Table;
@@ -76,7 +76,7 @@ pub struct ListArgs {
     #[arg(long, conflicts_with = "json")]
     pub markdown: bool,
     /// Only this lab's entries
-    #[arg(long, value_parser = ["php", "node", "demo"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Lab::ALL.map(Lab::as_str)))]
     pub lab: Option<String>,
     #[command(flatten)]
     pub catalog: CatalogArg,
@@ -239,13 +239,12 @@ fn list_text(out: &mut impl Write, items: &[ListItem<'_>], width: usize) -> std:
     out.write_all(t.to_text().as_bytes())
 }
 
-fn lab_rank(lab: &str) -> u8 {
-    match lab {
-        "php" => 0,
-        "node" => 1,
-        "demo" => 2,
-        _ => 3,
-    }
+/// `Lab::ALL`'s order; anything else after.
+fn lab_rank(lab: &str) -> usize {
+    Lab::ALL
+        .iter()
+        .position(|l| l.as_str() == lab)
+        .unwrap_or(Lab::ALL.len())
 }
 
 #[derive(Debug, Args)]
@@ -459,7 +458,7 @@ pub struct LockHoldArgs {
     pub expected_s: Option<u64>,
 }
 
-pub fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
     let path = crate::lock::lock_path();
     let wait = if args.no_wait {
         crate::lock::Wait::NoWait

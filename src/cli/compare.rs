@@ -13,7 +13,7 @@ use crate::verify::compare;
 use crate::verify::load::{self, LoadedRun};
 
 /// `perflab compare --help`'s closing text: the exit codes and where the rule is written.
-pub const COMPARE_AFTER_HELP: &str = "\
+pub(crate) const COMPARE_AFTER_HELP: &str = "\
 Verdict: B/A of the rounds' app CPU per ok request at the lowest common step, with an interval \
 from Student's t on the logs at a boundary that accounts for looking after every pair of rounds \
 (up to --max-rounds a side). regressed: the interval is above 1 and B/A >= 1 + --min-effect; \

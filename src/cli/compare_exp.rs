@@ -23,7 +23,7 @@ use crate::verify::matrix::{self, Matrix};
 use crate::verify::side::{self, SideSpec};
 
 /// `compare` in this mode: one TARGET, or any of its flags.
-pub fn wants(a: &CompareArgs) -> bool {
+pub(crate) fn wants(a: &CompareArgs) -> bool {
     a.run_b.is_none() || a.exp.given()
 }
 

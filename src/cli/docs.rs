@@ -93,7 +93,7 @@ pub fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
 
 /// Every man page as (file name, roff): perflab.1 first, then one per visible subcommand
 /// (`perflab-run.1`, named as `clap_mangen::generate_to` names them).
-pub fn man_pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+pub(crate) fn man_pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let mut cmd = super::Cli::command().disable_help_subcommand(true);
     cmd.build();
     let mut pages = vec![render(cmd.clone())?];

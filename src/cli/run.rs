@@ -83,7 +83,7 @@ fn check_run_name(
 
 /// `--out` must be a directory perflab can create and write in: checked before any image,
 /// lock or engine is touched (bad input, exit 2).
-pub fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
+pub(crate) fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
     let bad = |why: String| {
         anyhow::Error::new(crate::error::InvalidInput(format!(
             "--out {}: {why}; give a directory you can write in (or set PERFLAB_OUT)",
@@ -102,7 +102,7 @@ pub fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
 
 /// `--fit` needs a `fit:` section: an experiment without one is bad input; a group's members
 /// without one run as published (said once).
-pub fn check_fittable(
+pub(crate) fn check_fittable(
     target: &str,
     resolved: &[crate::plan::Resolved],
     quiet: bool,
@@ -213,7 +213,7 @@ pub struct SampleAgentArgs {
     pub period_ms: u64,
 }
 
-pub fn sample_agent(a: SampleAgentArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn sample_agent(a: SampleAgentArgs) -> anyhow::Result<ExitCode> {
     crate::sample::agent::run(&a.targets, std::time::Duration::from_millis(a.period_ms))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// `m:ss` for a number of seconds.
-pub fn mmss(s: u32) -> String {
+pub(crate) fn mmss(s: u32) -> String {
     format!("{}:{:02}", s / 60, s % 60)
 }
 
@@ -37,7 +37,7 @@ fn stack_line(lab: Lab, s: &StackSettings) -> String {
 }
 
 /// Write the human view of one planned experiment.
-pub fn render_experiment(
+pub(crate) fn render_experiment(
     out: &mut impl Write,
     file: &Path,
     r: &Resolved,

@@ -12,7 +12,7 @@ use crate::plan::fit::{self, Quantities};
 use crate::rundir::{self, fit::FitRecord};
 
 /// The latest run of `id` under `out_root` that recorded a fit: its folder name and record.
-pub fn last_fit(out_root: &Path, id: &str) -> Option<(String, FitRecord)> {
+pub(crate) fn last_fit(out_root: &Path, id: &str) -> Option<(String, FitRecord)> {
     let mut runs = rundir::list_runs(out_root, Some(id));
     runs.reverse();
     runs.into_iter().find_map(|d| {

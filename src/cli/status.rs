@@ -23,7 +23,7 @@ pub struct StatusArgs {
 
 /// One lab stack on the engine and whose it is.
 #[derive(Debug, Clone, Serialize)]
-pub struct StackRow {
+pub(crate) struct StackRow {
     pub run_id: String,
     pub lab: String,
     /// `kept` (handed to its user by `up`), `measuring` (its perflab runs), `leftover` (its

@@ -124,7 +124,7 @@ fn positive(flag: &str, v: f64, hint: &str) -> Result<()> {
     }
 }
 
-pub fn noise_check(a: NoiseCheckArgs) -> Result<ExitCode> {
+pub(crate) fn noise_check(a: NoiseCheckArgs) -> Result<ExitCode> {
     positive("--seconds", a.seconds, "e.g. --seconds 130")?;
     positive("--threshold-ms", a.threshold_ms, "e.g. --threshold-ms 30")?;
     positive("--sleep-ms", a.sleep_ms, "e.g. --sleep-ms 1")?;
@@ -154,7 +154,7 @@ pub fn calib(a: CalibArgs) -> Result<ExitCode> {
     super::lab::runtime()?.block_on(tools::calib::run(settings, common))
 }
 
-pub fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
+pub(crate) fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
     let Some(lab) = Lab::ALL.into_iter().find(|l| {
         l.as_str() == a.lab
             && !crate::lab::descriptor(*l)

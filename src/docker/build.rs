@@ -59,7 +59,7 @@ impl Docker {
     /// step and output line; on failure the error names the failing step and the last lines.
     /// When `cancel` fires the build stops: the request is dropped (the engine cancels the
     /// build) and the step's intermediate container is removed before this returns.
-    pub async fn build_image(
+    pub(crate) async fn build_image(
         &self,
         context_tar: Vec<u8>,
         tag: &str,
@@ -165,7 +165,7 @@ impl Docker {
     }
 
     /// Inspect a local image; `None` when it does not exist.
-    pub async fn image_info(&self, name: &str) -> Result<Option<ImageInfo>> {
+    pub(crate) async fn image_info(&self, name: &str) -> Result<Option<ImageInfo>> {
         match self.raw().inspect_image(name).await {
             Ok(i) => Ok(Some(ImageInfo {
                 id: i.id.unwrap_or_default(),

@@ -192,13 +192,17 @@ impl Docker {
     }
 
     /// Copy files into a container (created or running) as a tar archive extracted at `/`.
-    pub async fn upload_files(&self, id: &str, files: &[(String, Vec<u8>, u32)]) -> Result<()> {
+    pub(crate) async fn upload_files(
+        &self,
+        id: &str,
+        files: &[(String, Vec<u8>, u32)],
+    ) -> Result<()> {
         let tar = super::tar_of(files).map_err(|e| DockerError::Other(e.to_string()))?;
         self.upload_tar(id, "/", tar).await
     }
 
     /// Upload a tar archive and extract it at `dir` inside the container.
-    pub async fn upload_tar(&self, id: &str, dir: &str, tar: Vec<u8>) -> Result<()> {
+    pub(crate) async fn upload_tar(&self, id: &str, dir: &str, tar: Vec<u8>) -> Result<()> {
         let opts = UploadToContainerOptionsBuilder::default().path(dir).build();
         self.raw()
             .upload_to_container(id, Some(opts), bollard::body_full(tar.into()))
@@ -207,7 +211,7 @@ impl Docker {
     }
 
     /// Download `path` (file or directory) from a container as a tar archive.
-    pub async fn download_tar(&self, id: &str, path: &str) -> Result<Vec<u8>> {
+    pub(crate) async fn download_tar(&self, id: &str, path: &str) -> Result<Vec<u8>> {
         let opts = DownloadFromContainerOptionsBuilder::default()
             .path(path)
             .build();
@@ -305,7 +309,7 @@ impl Docker {
     }
 
     /// Wait until the container stops, or until `cancel` completes (then kill it).
-    pub async fn wait_container(
+    pub(crate) async fn wait_container(
         &self,
         id: &str,
         cancel: impl Future<Output = ()>,
@@ -350,7 +354,7 @@ impl Docker {
     /// Freeze every process of a running container (the cgroup freezer: none of them runs,
     /// whichever is PID 1 and whatever it does with signals; the kernel still queues its
     /// connections), or thaw it again (`freeze = false`).
-    pub async fn freeze_container(&self, id: &str, freeze: bool) -> Result<()> {
+    pub(crate) async fn freeze_container(&self, id: &str, freeze: bool) -> Result<()> {
         let r = if freeze {
             self.raw().pause_container(id).await
         } else {

@@ -104,7 +104,7 @@ pub fn parse(s: &str, contexts_dir: &Path) -> Result<Endpoint, EndpointError> {
 }
 
 /// `$DOCKER_CONFIG/contexts` or `~/.docker/contexts`.
-pub fn default_contexts_dir() -> PathBuf {
+pub(crate) fn default_contexts_dir() -> PathBuf {
     let base = std::env::var_os("DOCKER_CONFIG")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))
@@ -175,7 +175,7 @@ impl Endpoint {
 
     /// Does the engine run on this machine as far as the address tells (local socket,
     /// loopback TCP)? An ssh-forwarded unix socket looks local too; the caller cannot know.
-    pub fn is_on_this_machine(&self) -> bool {
+    pub(crate) fn is_on_this_machine(&self) -> bool {
         match self {
             Endpoint::Local | Endpoint::Unix(_) => true,
             Endpoint::Tcp(_) => self.host().is_some_and(|h| {

@@ -34,7 +34,7 @@ pub struct ClockOffset {
 
 /// Offset from one sample: the engine's time against the midpoint of the local send/receive
 /// instants. Pure.
-pub fn offset_of(
+pub(crate) fn offset_of(
     sent: DateTime<Utc>,
     engine: DateTime<Utc>,
     received: DateTime<Utc>,
@@ -51,7 +51,7 @@ pub fn offset_of(
 
 impl Docker {
     /// Version, CPUs, cgroup version, OS and daemon id.
-    pub async fn facts(&self) -> Result<EngineFacts> {
+    pub(crate) async fn facts(&self) -> Result<EngineFacts> {
         let i = self
             .raw()
             .info()
@@ -72,7 +72,7 @@ impl Docker {
 
     /// Measure the engine's clock against ours: `samples` `/info` calls, the one with the
     /// shortest round trip wins.
-    pub async fn clock_offset(&self, samples: u32) -> Result<ClockOffset> {
+    pub(crate) async fn clock_offset(&self, samples: u32) -> Result<ClockOffset> {
         let mut best: Option<ClockOffset> = None;
         for _ in 0..samples.max(1) {
             let sent = Utc::now();
@@ -105,7 +105,7 @@ impl Docker {
 
 /// `ssh -nNT -L <socket>:/var/run/docker.sock <target>`, ended (SIGTERM to the process this
 /// struct started) when dropped.
-pub struct SshTunnel {
+pub(crate) struct SshTunnel {
     child: std::process::Child,
     socket: PathBuf,
 }
@@ -163,7 +163,7 @@ impl SshTunnel {
         Ok(SshTunnel { child, socket })
     }
 
-    pub fn socket_path(&self) -> String {
+    pub(crate) fn socket_path(&self) -> String {
         self.socket.display().to_string()
     }
 }

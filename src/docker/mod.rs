@@ -21,12 +21,12 @@ pub const LABEL_PERFLAB: &str = "perflab";
 /// Label with the run id (a stack started by `up`, `smoke` or `run`).
 pub const LABEL_RUN: &str = "perflab.run";
 /// Label with the container's role (`pg`, `php-fpm`, `nginx`, `app`, `k6`, ...).
-pub const LABEL_ROLE: &str = "perflab.role";
+pub(crate) const LABEL_ROLE: &str = "perflab.role";
 /// Label with the lab (`php`, `node`, `demo`).
-pub const LABEL_LAB: &str = "perflab.lab";
+pub(crate) const LABEL_LAB: &str = "perflab.lab";
 /// Label on the marker volume of a stack handed to the user (`perflab up`, `smoke --keep`):
 /// its owner exited on purpose, only `perflab down` removes it.
-pub const LABEL_KEPT: &str = "perflab.kept";
+pub(crate) const LABEL_KEPT: &str = "perflab.kept";
 
 /// Errors of the Docker layer; messages say what to do next.
 #[derive(Debug, thiserror::Error)]
@@ -67,7 +67,7 @@ impl DockerError {
     }
 
     /// True when the engine answered 404 (no such container / image / network).
-    pub fn is_not_found(&self) -> bool {
+    pub(crate) fn is_not_found(&self) -> bool {
         matches!(
             self,
             DockerError::Api {
@@ -85,14 +85,14 @@ pub type Result<T> = std::result::Result<T, DockerError>;
 
 /// Something that can ask a long engine call (an image build) to stop: Ctrl-C for the
 /// commands (`session::signals::Interrupt` implements it), [`Never`] otherwise.
-pub trait Cancel: Send + Sync {
+pub(crate) trait Cancel: Send + Sync {
     /// Resolves when the call must stop.
     fn cancelled(&self) -> impl std::future::Future<Output = ()> + Send;
 }
 
 /// A [`Cancel`] that never fires.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Never;
+pub(crate) struct Never;
 
 impl Cancel for Never {
     async fn cancelled(&self) {
@@ -118,7 +118,7 @@ impl Docker {
     }
 
     /// Connect to an endpoint (see `endpoint`) and negotiate the version.
-    pub async fn connect_to(endpoint: &Endpoint) -> Result<Docker> {
+    pub(crate) async fn connect_to(endpoint: &Endpoint) -> Result<Docker> {
         let api = bollard::API_DEFAULT_VERSION;
         let mut tunnel = None;
         let conn = |e: bollard::errors::Error| DockerError::Connect(format!("{endpoint}: {e}"));
@@ -163,12 +163,12 @@ impl Docker {
     }
 
     /// The negotiated API version, e.g. `1.41`.
-    pub fn api_version(&self) -> &str {
+    pub(crate) fn api_version(&self) -> &str {
         &self.api_version
     }
 
     /// The engine's version string (`20.10.24+dfsg1`).
-    pub async fn engine_version(&self) -> Result<String> {
+    pub(crate) async fn engine_version(&self) -> Result<String> {
         let v = self
             .inner
             .version()
@@ -193,7 +193,7 @@ pub fn labels(run_id: &str, lab: &str, role: &str) -> BTreeMap<String, String> {
 }
 
 /// Build an in-memory tar archive from `(path, contents, mode)` entries.
-pub fn tar_of(files: &[(String, Vec<u8>, u32)]) -> std::io::Result<Vec<u8>> {
+pub(crate) fn tar_of(files: &[(String, Vec<u8>, u32)]) -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
     for (path, data, mode) in files {
         let mut h = tar::Header::new_gnu();

@@ -58,7 +58,7 @@ impl Docker {
     /// when the engine runs here and the network's bridge is an interface of this host's
     /// network namespace; not with Docker Desktop (a VM), rootless Docker (its own namespace)
     /// or an engine on another machine, where ports must be published.
-    pub async fn host_access(&self, name: &str) -> Result<HostAccess> {
+    pub(crate) async fn host_access(&self, name: &str) -> Result<HostAccess> {
         let n = self
             .raw()
             .inspect_network(
@@ -143,7 +143,7 @@ impl Docker {
         Ok(())
     }
 
-    pub async fn remove_volume(&self, name: &str) -> Result<()> {
+    pub(crate) async fn remove_volume(&self, name: &str) -> Result<()> {
         match self
             .raw()
             .remove_volume(name, None::<bollard::query_parameters::RemoveVolumeOptions>)
@@ -227,7 +227,7 @@ impl Docker {
     /// the objects (then the network is busy, or a container appears). Passes 300 ms apart
     /// until one finds nothing, for up to 10 s; returns how many objects were removed, or the
     /// last error.
-    pub async fn remove_labelled_settled(&self, filters: &[String]) -> Result<usize> {
+    pub(crate) async fn remove_labelled_settled(&self, filters: &[String]) -> Result<usize> {
         let t0 = std::time::Instant::now();
         let mut removed = 0;
         let mut passes = 0;
@@ -246,7 +246,7 @@ impl Docker {
 
     /// Remove every labelled object matching `filters`: containers first, then networks and
     /// volumes. Returns what was removed.
-    pub async fn remove_labelled(&self, filters: &[String]) -> Result<Vec<LabelledObject>> {
+    pub(crate) async fn remove_labelled(&self, filters: &[String]) -> Result<Vec<LabelledObject>> {
         let mut objs = self.list_labelled(filters).await?;
         objs.sort_by_key(|o| o.kind);
         for o in &objs {

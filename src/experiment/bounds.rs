@@ -8,25 +8,25 @@ use std::io::Read;
 use std::path::Path;
 
 /// Largest catalog file read (bytes); the catalog's files are a few KiB.
-pub const MAX_SOURCE: usize = 1 << 20;
+pub(crate) const MAX_SOURCE: usize = 1 << 20;
 /// Deepest nesting accepted (flow brackets, or block indentation and `- ` indicators).
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 /// Longest step list (also the most distinct steps `perflab analyze` reads from a k6 CSV: each
 /// costs two HDR histograms there, 320 KiB).
-pub const MAX_STEPS: usize = 256;
+pub(crate) const MAX_STEPS: usize = 256;
 /// Largest step target (rps or VUs), warm-up rate and VU count.
-pub const MAX_RATE: u32 = 1_000_000;
+pub(crate) const MAX_RATE: u32 = 1_000_000;
 /// Longest hold, ramp and warm-up (s): one day.
-pub const MAX_PHASE_S: u32 = 86_400;
+pub(crate) const MAX_PHASE_S: u32 = 86_400;
 /// Longest client timeout (s).
-pub const MAX_TIMEOUT_S: u32 = 3_600;
+pub(crate) const MAX_TIMEOUT_S: u32 = 3_600;
 /// Longest whole run (s): one week.
-pub const MAX_TOTAL_S: u64 = 7 * 86_400;
+pub(crate) const MAX_TOTAL_S: u64 = 7 * 86_400;
 /// Largest latency threshold (ms) and think time (s, as ms / 1000).
-pub const MAX_MS: f64 = 3_600_000.0;
+pub(crate) const MAX_MS: f64 = 3_600_000.0;
 
 /// Read a catalog file, refusing one over [`MAX_SOURCE`] bytes without reading it all.
-pub fn read_source(path: &Path) -> Result<String, Vec<Diagnostic>> {
+pub(crate) fn read_source(path: &Path) -> Result<String, Vec<Diagnostic>> {
     let f = std::fs::File::open(path)
         .map_err(|e| vec![Diagnostic::error(path, "", format!("cannot read: {e}"))])?;
     let mut buf = Vec::new();
@@ -49,7 +49,7 @@ fn too_big(path: &Path) -> Vec<Diagnostic> {
 
 /// Size and nesting of a source text, checked before the YAML parser sees it (deep nesting made
 /// it quadratic). The error carries the line where the limit is passed.
-pub fn check_source(path: &Path, src: &str) -> Result<(), Vec<Diagnostic>> {
+pub(crate) fn check_source(path: &Path, src: &str) -> Result<(), Vec<Diagnostic>> {
     if src.len() > MAX_SOURCE {
         return Err(too_big(path));
     }
@@ -91,7 +91,7 @@ pub fn check_source(path: &Path, src: &str) -> Result<(), Vec<Diagnostic>> {
 }
 
 /// Every number of `e` within what a run can do: [`LIMITS`], the step count, the run's length.
-pub fn check_bounds(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+pub(crate) fn check_bounds(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let l = &e.load;
     let mut err = |field: &str, msg: String| {
         d.push(
@@ -116,7 +116,7 @@ pub fn check_bounds(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
 
 /// The largest value of one numeric field (file key and `--set` key), with its unit and what
 /// it is, for the error's fix and the bounds table of docs/reference/experiment-yaml.md.
-pub struct Limit {
+pub(crate) struct Limit {
     pub key: &'static str,
     pub max: f64,
     pub unit: &'static str,
@@ -143,12 +143,12 @@ const fn limit(
 
 /// Largest `stack.<lab>.burn_us`: a second of CPU per request, past any regression worth
 /// injecting (4294967295 was 71 minutes).
-pub const MAX_BURN_US: u32 = 1_000_000;
+pub(crate) const MAX_BURN_US: u32 = 1_000_000;
 
 /// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its largest value;
 /// a test keeps it complete, and docs/reference/experiment-yaml.md's table is [`markdown`] of it.
 #[rustfmt::skip]
-pub static LIMITS: &[Limit] = &[
+pub(crate) static LIMITS: &[Limit] = &[
     limit("load.steps", MAX_RATE as f64, "rps or VUs", "each step's offered load",
         |e| e.load.steps.iter().map(|s| f64::from(*s)).collect()),
     limit("load.hold_s", MAX_PHASE_S as f64, "s", "a step's measured hold (one day)",

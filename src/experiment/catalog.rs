@@ -27,7 +27,7 @@ pub struct Catalog {
 }
 
 /// Where the catalog lives: `$PERFLAB_CATALOG`, else `./experiments`, else the source tree's.
-pub fn default_dir() -> PathBuf {
+pub(crate) fn default_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("PERFLAB_CATALOG") {
         return PathBuf::from(d);
     }
@@ -99,7 +99,12 @@ fn classify(path: &Path, src: &str, e: &serde_yaml::Error) -> Diagnostic {
 }
 
 /// Turn a serde_yaml error into a diagnostic with field, position, allowed values and did-you-mean.
-pub fn from_serde(path: &Path, src: &str, e: &serde_yaml::Error, prefix: &str) -> Diagnostic {
+pub(crate) fn from_serde(
+    path: &Path,
+    src: &str,
+    e: &serde_yaml::Error,
+    prefix: &str,
+) -> Diagnostic {
     let full = e.to_string();
     let text = strip_position(&full);
     let text = text.as_str();
@@ -198,7 +203,7 @@ impl Catalog {
     }
 
     /// Parse the given files as one catalog (used by `validate FILE...` too).
-    pub fn from_files(dir: &Path, paths: &[PathBuf]) -> Result<Catalog, Vec<Diagnostic>> {
+    pub(crate) fn from_files(dir: &Path, paths: &[PathBuf]) -> Result<Catalog, Vec<Diagnostic>> {
         let sources = paths
             .iter()
             .map(|p| (p.clone(), super::bounds::read_source(p)));

@@ -59,7 +59,7 @@ impl Diagnostic {
     }
 
     /// Place the diagnostic on the line of its field in `src` (block-style YAML).
-    pub fn located_in(self, src: &str) -> Self {
+    pub(crate) fn located_in(self, src: &str) -> Self {
         let pos = locate(src, &self.field);
         self.at(pos)
     }
@@ -104,7 +104,7 @@ pub fn render(diags: &[Diagnostic]) -> String {
 }
 
 /// The closest candidate to `word` if it is plausibly a typo of it.
-pub fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(
+pub(crate) fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(
     word: &str,
     candidates: I,
 ) -> Option<&'a str> {
@@ -121,7 +121,7 @@ pub fn did_you_mean<'a, I: IntoIterator<Item = &'a str>>(
 
 /// Line and column (1-based) of a dotted field path (`load.steps`, `load.steps[2]`) in
 /// block-style YAML. Falls back to the deepest key found.
-pub fn locate(src: &str, field: &str) -> Option<(usize, usize)> {
+pub(crate) fn locate(src: &str, field: &str) -> Option<(usize, usize)> {
     if field.is_empty() {
         return None;
     }

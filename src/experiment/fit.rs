@@ -127,12 +127,12 @@ pub const QUANTITIES: &[(&str, &str)] = &[
 ];
 
 /// The quantities only the peak probe measures (a rule reading one needs `calibrate.peak`).
-pub fn is_peak_quantity(name: &str) -> bool {
+pub(crate) fn is_peak_quantity(name: &str) -> bool {
     name.starts_with("peak_")
 }
 
 /// Functions a rule may call, with their arity.
-pub const FUNCTIONS: &[(&str, usize)] = &[
+pub(crate) const FUNCTIONS: &[(&str, usize)] = &[
     ("min", 2),
     ("max", 2),
     ("round", 1),
@@ -145,7 +145,7 @@ const MAX_RATE: u32 = 100_000;
 const HOLD_RANGE: (u32, u32) = (3, 600);
 
 /// Check the `fit:` section of `e` (when present).
-pub fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+pub(crate) fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let Some(fit) = &e.fit else { return };
     let err = |field: String, msg: String| Diagnostic::error(file, field, msg);
     if fit.calibrate.rate == 0 || fit.calibrate.rate > MAX_RATE {
@@ -259,7 +259,7 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
 
 /// A rule's names and calls resolved over calibrated quantities `q`, with `x` the published
 /// value (NaN where there is none).
-pub struct FitEnv<'a> {
+pub(crate) struct FitEnv<'a> {
     pub q: &'a BTreeMap<String, f64>,
     pub x: f64,
 }
@@ -294,7 +294,7 @@ impl Resolve for FitEnv<'_> {
 }
 
 /// Parse a rule's expression and check its names and calls.
-pub fn check_expr(src: &str) -> Result<Expr, String> {
+pub(crate) fn check_expr(src: &str) -> Result<Expr, String> {
     let e = crate::claim::expr::parse(src).map_err(|e| e.to_string())?;
     for n in e.names() {
         if n.against || n.selector.is_some() || !QUANTITIES.iter().any(|q| q.0 == n.path) {

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Most experiments one group may run (repeats counted); the catalog's `all` runs 26.
 pub const MAX_MEMBERS: u64 = 10_000;
 /// Deepest nesting of groups in groups; the catalog's is 2.
-pub const MAX_GROUP_DEPTH: usize = 32;
+pub(crate) const MAX_GROUP_DEPTH: usize = 32;
 
 /// What one entry expands to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,7 +35,7 @@ struct Via {
 
 /// The extents of every entry of `files`, by id. An unknown member counts as nothing (the
 /// catalog reports it).
-pub fn extents(files: &BTreeMap<String, &CatalogEntry>) -> BTreeMap<String, Extent> {
+pub(crate) fn extents(files: &BTreeMap<String, &CatalogEntry>) -> BTreeMap<String, Extent> {
     let ids: Vec<&str> = files.keys().map(String::as_str).collect();
     let members: Vec<Vec<usize>> = files
         .values()

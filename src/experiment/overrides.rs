@@ -6,7 +6,7 @@ use serde_yaml::Value;
 use std::path::Path;
 
 /// Keys of `load:` (kept in sync with `LoadSettings` by a test).
-pub const LOAD_KEYS: &[&str] = &[
+pub(crate) const LOAD_KEYS: &[&str] = &[
     "script",
     "model",
     "endpoint",
@@ -27,10 +27,10 @@ pub const LOAD_KEYS: &[&str] = &[
     "vu_cap_reason",
 ];
 /// Keys of `stack.postgres:`.
-pub const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta"];
+pub(crate) const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta"];
 
 /// Every dotted key `--set` accepts for an experiment of `lab`.
-pub fn settable_keys(lab: Lab) -> Vec<String> {
+pub(crate) fn settable_keys(lab: Lab) -> Vec<String> {
     // the keys of `stack.<lab>:` are the schema's (kept in sync with the settings structs by a test)
     let mut v: Vec<String> = LOAD_KEYS.iter().map(|k| format!("load.{k}")).collect();
     v.extend(
@@ -45,7 +45,7 @@ pub fn settable_keys(lab: Lab) -> Vec<String> {
 }
 
 /// Resolve a key given as `load.hold_s`, `stack.php.max_children` or just `hold_s`.
-pub fn resolve_key(lab: Lab, key: &str) -> Result<String, String> {
+pub(crate) fn resolve_key(lab: Lab, key: &str) -> Result<String, String> {
     let keys = settable_keys(lab);
     if keys.iter().any(|k| k == key) {
         return Ok(key.to_string());
@@ -63,7 +63,8 @@ pub fn resolve_key(lab: Lab, key: &str) -> Result<String, String> {
         return Ok((*one).clone());
     }
     let section = key.strip_prefix("stack.").unwrap_or(key).split('.').next();
-    if let Some(sec) = section.filter(|s| ["php", "node", "demo", "postgres"].contains(s))
+    if let Some(sec) =
+        section.filter(|s| *s == "postgres" || Lab::ALL.iter().any(|l| l.as_str() == *s))
         && !keys.iter().any(|k| k.starts_with(&format!("stack.{sec}.")))
     {
         return Err(format!(

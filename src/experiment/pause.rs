@@ -24,7 +24,7 @@ pub struct Pause {
 
 /// `load.pause`'s checks: 0 < for_s < hold_s, 0 <= at_s <= hold_s - for_s, an open measured
 /// load (the closed one is the twin), some VUs and a think time for the twin.
-pub fn check_pause(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+pub(crate) fn check_pause(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let Some(p) = &e.load.pause else { return };
     let err =
         |field: &str, msg: String| Diagnostic::error(file, format!("load.pause.{field}"), msg);

@@ -14,7 +14,7 @@ use crate::claim::compile::{At, Comparison, Compiled, compile};
 use crate::claim::expr::{Expr, Selector};
 
 /// How far past the ceiling the fitted top step must reach.
-pub const REACH: f64 = 1.25;
+pub(crate) const REACH: f64 = 1.25;
 
 /// The claims (by name) that need a knee in the run: judged at the knee or right below it, or
 /// reading the run's own knee.
@@ -110,7 +110,7 @@ fn synthetic(e: &Experiment, (app_ms, db_ms, w_ms): (f64, f64, f64)) -> BTreeMap
 
 /// Check that a fitted experiment whose claims need a knee names its ceiling and that its
 /// fitted top step reaches [`REACH`] times it on every synthetic host.
-pub fn check_reach(file: &Path, e: &Experiment, fit: &Fit, d: &mut Vec<Diagnostic>) {
+pub(crate) fn check_reach(file: &Path, e: &Experiment, fit: &Fit, d: &mut Vec<Diagnostic>) {
     let claims = knee_claims(e);
     if claims.is_empty() {
         return;

@@ -40,7 +40,7 @@ impl Lab {
 
     /// The keys of this lab's `stack.<lab>:` section (the fields of its settings struct; a
     /// test keeps them in sync).
-    pub fn settings_keys(self) -> &'static [&'static str] {
+    pub(crate) fn settings_keys(self) -> &'static [&'static str] {
         match self {
             Lab::Php => &[
                 "max_children",
@@ -66,7 +66,7 @@ impl Lab {
 
     /// The lab's stack has a PostgreSQL (`stack.postgres:` applies; the descriptor's roles
     /// agree, by a test in `lab`).
-    pub fn uses_postgres(self) -> bool {
+    pub(crate) fn uses_postgres(self) -> bool {
         self != Lab::Demo
     }
 

@@ -4,19 +4,19 @@ use super::schema::*;
 use std::path::Path;
 
 /// Little's-law VU need at the SLO for the largest open-model step: `max step x SLO`.
-pub fn vus_needed_at_slo(load: &LoadSettings) -> u32 {
+pub(crate) fn vus_needed_at_slo(load: &LoadSettings) -> u32 {
     let max = load.steps.iter().copied().max().unwrap_or(0) as f64;
     (max * load.slo_p95_ms / 1000.0).ceil() as u32
 }
 
 /// VUs needed so that no iteration is dropped before the client timeout: `max step x timeout`.
-pub fn vus_needed_at_timeout(load: &LoadSettings) -> u32 {
+pub(crate) fn vus_needed_at_timeout(load: &LoadSettings) -> u32 {
     let max = load.steps.iter().copied().max().unwrap_or(0);
     max.saturating_mul(load.timeout_s)
 }
 
 /// Is `id` a valid catalog id (lowercase letters, digits, `-`)?
-pub fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id
             .chars()
@@ -26,7 +26,7 @@ pub fn valid_id(id: &str) -> bool {
 /// The checks of a catalog file's experiment: [`check_experiment`]'s, and that a fitted plan
 /// whose claims need a knee reaches past its ceiling (a property of the published steps and
 /// rules, so not re-checked on `--set` or fitted values).
-pub fn check_file(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
+pub(crate) fn check_file(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
     let mut d = check_experiment(file, e);
     if let Some(fit) = &e.fit {
         super::reach::check_reach(file, e, fit, &mut d);
@@ -393,7 +393,7 @@ fn check_vu_cap(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
 }
 
 /// Checks of one group that need no catalog (the catalog checks members and cycles).
-pub fn check_group(file: &Path, g: &Group) -> Vec<Diagnostic> {
+pub(crate) fn check_group(file: &Path, g: &Group) -> Vec<Diagnostic> {
     let mut d = Vec::new();
     if !valid_id(&g.id) {
         d.push(

@@ -1,7 +1,7 @@
 //! Host facts for the manifest, read from `/proc` and `/sys` only (no subprocess but `git`):
 //! CPU model, online CPUs, memory, kernel, OS, cgroup version, PSI, perflab version and commit.
 pub mod speed;
-pub mod timings;
+pub(crate) mod timings;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -55,7 +55,7 @@ fn read_trim(p: impl AsRef<Path>) -> Option<String> {
 }
 
 /// First `model name` (x86) or `Model`/`Hardware` (arm) line of a cpuinfo text.
-pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+pub(crate) fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
     cpuinfo.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
         matches!(k.trim(), "model name" | "Model" | "Hardware").then(|| v.trim().to_string())
@@ -63,21 +63,21 @@ pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 }
 
 /// `MemTotal` of a meminfo text, in bytes.
-pub fn parse_mem_total(meminfo: &str) -> Option<u64> {
+pub(crate) fn parse_mem_total(meminfo: &str) -> Option<u64> {
     let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
 
 /// `PRETTY_NAME` of an os-release text.
-pub fn parse_os_release(text: &str) -> Option<String> {
+pub(crate) fn parse_os_release(text: &str) -> Option<String> {
     text.lines()
         .find_map(|l| l.strip_prefix("PRETTY_NAME="))
         .map(|v| v.trim_matches('"').to_string())
 }
 
 /// cgroup version under a cgroup mount root (normally `/sys/fs/cgroup`).
-pub fn cgroup_version_at(root: &Path) -> CgroupVersion {
+pub(crate) fn cgroup_version_at(root: &Path) -> CgroupVersion {
     if root.join("cgroup.controllers").exists() {
         CgroupVersion::V2
     } else if root.join("cpu").exists()
@@ -91,7 +91,7 @@ pub fn cgroup_version_at(root: &Path) -> CgroupVersion {
 }
 
 /// Where Linux lists the online CPUs.
-pub const ONLINE_PATH: &str = "/sys/devices/system/cpu/online";
+pub(crate) const ONLINE_PATH: &str = "/sys/devices/system/cpu/online";
 
 /// Online CPUs of this host, sorted, from `/sys/devices/system/cpu/online`.
 pub fn online_cpus() -> Result<Vec<u32>, String> {
@@ -99,7 +99,7 @@ pub fn online_cpus() -> Result<Vec<u32>, String> {
 }
 
 /// The CPUs of a kernel CPU-list file, sorted and without duplicates.
-pub fn read_online(path: &Path) -> Result<Vec<u32>, String> {
+pub(crate) fn read_online(path: &Path) -> Result<Vec<u32>, String> {
     let s = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut v = parse_cpu_list(&s)?;
@@ -109,7 +109,7 @@ pub fn read_online(path: &Path) -> Result<Vec<u32>, String> {
 }
 
 /// The highest CPU number Linux can have (`NR_CPUS` is at most 8192).
-pub const MAX_CPU: u32 = 8191;
+pub(crate) const MAX_CPU: u32 = 8191;
 
 /// Parse a kernel/Docker CPU list such as `0-3,6` (in the order written, each CPU once). A CPU
 /// number above [`MAX_CPU`] is refused before any range is expanded (`1-4294967295` once tried
@@ -148,7 +148,7 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
 }
 
 /// The kernel/Docker list form of sorted CPUs: `2-3`, `0,2`, `0-3,6`.
-pub fn cpu_list(cpus: &[u32]) -> String {
+pub(crate) fn cpu_list(cpus: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < cpus.len() {

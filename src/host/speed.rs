@@ -20,13 +20,13 @@ use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 
 /// Iterations of the compute kernel per repetition (about 30-60 ms on a 2020s x86 core).
-pub const COMPUTE_OPS: u64 = 12_000_000;
+pub(crate) const COMPUTE_OPS: u64 = 12_000_000;
 /// Entries of the memory kernel's cycle (u32: 8 MiB, past most per-core caches).
-pub const MEMORY_ENTRIES: usize = 2 << 20;
+pub(crate) const MEMORY_ENTRIES: usize = 2 << 20;
 /// Steps of the memory kernel per repetition.
-pub const MEMORY_STEPS: u64 = 400_000;
+pub(crate) const MEMORY_STEPS: u64 = 400_000;
 /// Repetitions per kernel and CPU; the median is the reading.
-pub const REPS: usize = 5;
+pub(crate) const REPS: usize = 5;
 /// A host whose compute speed moved more than this between two readings (%), or a reading
 /// whose repetitions on a CPU spread more than this, is called out. On this project's 2-CPU VM
 /// (about 40 readings over an hour) the repetitions spread under 2 % (at most 9.6 %), and
@@ -34,7 +34,7 @@ pub const REPS: usize = 5;
 /// and once both CPUs at 385-404 (docs/methodology.md, "Host speed"). The memory kernel is recorded and
 /// shown but judges nothing: on the same VM its repetitions spread up to 72 % and its readings
 /// ranged 7-16 M loads/s.
-pub const COMPUTE_DRIFT_PCT: f64 = 15.0;
+pub(crate) const COMPUTE_DRIFT_PCT: f64 = 15.0;
 
 /// One CPU's speed: the medians of the repetitions, and their spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,13 +56,13 @@ pub struct CpuSpeed {
 
 impl CpuSpeed {
     /// The share of the wall time the CPU ran the probe (1.0 = all of it), when read.
-    pub fn ran_share(&self) -> Option<f64> {
+    pub(crate) fn ran_share(&self) -> Option<f64> {
         let w = self.compute_wall_mops?;
         (self.compute_mops > 0.0).then(|| (w / self.compute_mops).min(1.0))
     }
 
     /// The CPU lost more than `COMPUTE_DRIFT_PCT` of the wall time to steal or another process.
-    pub fn lost_pct(&self) -> Option<f64> {
+    pub(crate) fn lost_pct(&self) -> Option<f64> {
         let lost = (1.0 - self.ran_share()?) * 100.0;
         (lost > COMPUTE_DRIFT_PCT).then_some(lost)
     }
@@ -169,7 +169,7 @@ impl SpeedReading {
 }
 
 /// `b / a - 1` in %, when both are known and positive.
-pub fn change_pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+pub(crate) fn change_pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(a), Some(b)) if a > 0.0 && b.is_finite() => Some((b / a - 1.0) * 100.0),
         _ => None,
@@ -179,7 +179,7 @@ pub fn change_pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 impl HostSpeed {
     /// How much the host's speed moved from before to after, per kernel, in % (negative:
     /// slower after).
-    pub fn drift_pct(&self) -> (Option<f64>, Option<f64>) {
+    pub(crate) fn drift_pct(&self) -> (Option<f64>, Option<f64>) {
         let Some(after) = &self.after else {
             return (None, None);
         };
@@ -261,7 +261,7 @@ pub fn moved(compute: Option<f64>, sign: Option<f64>) -> Option<String> {
 }
 
 /// The compute kernel: `n` iterations of a dependent multiply-xor-shift chain.
-pub fn compute_kernel(n: u64) -> u64 {
+pub(crate) fn compute_kernel(n: u64) -> u64 {
     let mut x = black_box(0x9E37_79B9_7F4A_7C15u64);
     for i in 0..n {
         x = (x ^ (x >> 31))
@@ -273,7 +273,7 @@ pub fn compute_kernel(n: u64) -> u64 {
 
 /// A single random cycle through `n` entries (Sattolo's algorithm, fixed seed: every reading
 /// walks the same cycle).
-pub fn memory_cycle(n: usize) -> Vec<u32> {
+pub(crate) fn memory_cycle(n: usize) -> Vec<u32> {
     let mut next: Vec<u32> = (0..n as u32).collect();
     let mut s = 0x2545_F491_4F6C_DD1Du64;
     for i in (1..n).rev() {
@@ -287,7 +287,7 @@ pub fn memory_cycle(n: usize) -> Vec<u32> {
 }
 
 /// The memory kernel: `steps` dependent loads along `cycle`.
-pub fn memory_kernel(cycle: &[u32], steps: u64) -> u32 {
+pub(crate) fn memory_kernel(cycle: &[u32], steps: u64) -> u32 {
     let mut at = black_box(0u32);
     for _ in 0..steps {
         at = cycle[at as usize];
@@ -296,7 +296,7 @@ pub fn memory_kernel(cycle: &[u32], steps: u64) -> u32 {
 }
 
 /// The calling thread's CPU time, in seconds.
-pub fn thread_cpu_s() -> f64 {
+pub(crate) fn thread_cpu_s() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -387,7 +387,7 @@ pub fn measure(cpus: &[u32]) -> SpeedReading {
 }
 
 /// One reading of every online CPU, off the async runtime's threads (about 1 s per CPU).
-pub async fn measure_online() -> anyhow::Result<SpeedReading> {
+pub(crate) async fn measure_online() -> anyhow::Result<SpeedReading> {
     let cpus = super::online_cpus().map_err(anyhow::Error::msg)?;
     tokio::task::spawn_blocking(move || measure(&cpus))
         .await

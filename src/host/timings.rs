@@ -15,7 +15,7 @@ const MAX_BYTES: u64 = 64 * 1024;
 
 /// One recorded duration.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Timing {
+pub(crate) struct Timing {
     pub at: DateTime<Utc>,
     pub seconds: f64,
     /// What was measured, in words (`6 of 6 images`).

@@ -90,7 +90,7 @@ fn as_f64(v: &[u32]) -> Vec<f64> {
 }
 
 /// The section: both panels, or nothing when no round has a value.
-pub fn rounds_plot(c: &RoundsComparison, unit: &str) -> String {
+pub(crate) fn rounds_plot(c: &RoundsComparison, unit: &str) -> String {
     let (a, b): (&Rounds, &Rounds) = (&c.rounds_a, &c.rounds_b);
     let cpu_title = c.cpu.step.map_or("CPU ms per ok".to_string(), |s| {
         format!("CPU ms per ok at {s} {unit}")

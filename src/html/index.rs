@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-pub const INDEX_HTML: &str = "index.html";
+pub(crate) const INDEX_HTML: &str = "index.html";
 
 /// One run as the index shows it.
 #[derive(Debug, Clone)]
@@ -79,7 +79,10 @@ pub fn read_row(run: &RunDir, catalog: Option<&Catalog>) -> IndexRow {
 }
 
 /// A row, with the run's report and manifest when both could be read (for the compare pages).
-pub fn load_row(run: &RunDir, catalog: Option<&Catalog>) -> (IndexRow, Option<(Report, Manifest)>) {
+pub(crate) fn load_row(
+    run: &RunDir,
+    catalog: Option<&Catalog>,
+) -> (IndexRow, Option<(Report, Manifest)>) {
     let status = run.status().ok();
     let manifest = run.read_manifest().ok();
     let report = crate::rundir::read_report(&run.path).ok();
@@ -210,7 +213,7 @@ pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
 }
 
 /// After a `perflab run` round: rebuild the index; a failure is a note, never the run's.
-pub fn rebuild_after_round(out_root: &Path) {
+pub(crate) fn rebuild_after_round(out_root: &Path) {
     if let Err(e) = write(out_root) {
         crate::say!(
             "note: {} not rebuilt: {e:#}",
@@ -220,7 +223,7 @@ pub fn rebuild_after_round(out_root: &Path) {
 }
 
 /// A cell's text for the knee column.
-pub fn knee_text(r: &IndexRow) -> String {
+pub(crate) fn knee_text(r: &IndexRow) -> String {
     match (&r.knee, r.has_report) {
         (Some((k, u)), _) => format!("{k} {u}"),
         (None, true) => "no knee".into(),
@@ -229,7 +232,7 @@ pub fn knee_text(r: &IndexRow) -> String {
 }
 
 /// The row's searchable text (the filter matches it, lower-case).
-pub fn search_text(r: &IndexRow) -> String {
+pub(crate) fn search_text(r: &IndexRow) -> String {
     let mut s = format!(
         "{} {} {} {} {} {} {}",
         r.host.as_deref().unwrap_or(""),

@@ -10,11 +10,11 @@ use crate::rundir::Manifest;
 use crate::verify::compare::{self, Run};
 
 /// Where the compare pages go, under the out/ root.
-pub const COMPARE_DIR: &str = "compare";
+pub(crate) const COMPARE_DIR: &str = "compare";
 
 /// A complete run's report and manifest, as the index read them.
 #[derive(Debug, Clone)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub dir: PathBuf,
     pub report: Report,
     pub manifest: Manifest,
@@ -66,7 +66,7 @@ fn side<'a>(batch: &[usize], loaded: &'a [Option<Loaded>], labels: &'a [String])
 
 /// A batch's verdict against the previous batch in a few words: the verdict and, when the CPU
 /// signal has an estimate, B/A - 1 of the CPU per ok request ("regressed +12 %").
-pub fn batch_verdict(c: &compare::RoundsComparison) -> String {
+pub(crate) fn batch_verdict(c: &compare::RoundsComparison) -> String {
     match c.cpu.test.as_ref() {
         Some(t) => format!("{} {:+.0} %", c.verdict.as_str(), (t.ratio - 1.0) * 100.0),
         None => c.verdict.as_str().to_string(),
@@ -75,7 +75,7 @@ pub fn batch_verdict(c: &compare::RoundsComparison) -> String {
 
 /// Write every batch's page against the previous batch of its experiment and suite, and set
 /// the rows' `compare_href`. Returns the pages written.
-pub fn write_pages(
+pub(crate) fn write_pages(
     out_root: &Path,
     rows: &mut [IndexRow],
     loaded: &[Option<Loaded>],

@@ -2,14 +2,14 @@
 //! script, with the run's claims from `verify`), `out/index.html` over every run, the compare
 //! page of two runs or two sets of rounds, and the matrix page of two sides over experiments. Above
 //! `verify` in the pipeline, so the report floor stays below the claims.
-pub mod compare_page;
+pub(crate) mod compare_page;
 mod compare_plot;
 pub mod index;
-pub mod index_compare;
-pub mod index_page;
-pub mod matrix_page;
+pub(crate) mod index_compare;
+pub(crate) mod index_page;
+pub(crate) mod matrix_page;
 pub mod report;
-pub mod report_meta;
+pub(crate) mod report_meta;
 pub mod report_page;
 
 use std::path::Path;
@@ -21,7 +21,7 @@ use crate::atomic::write_atomic;
 /// input naming the file and the fix, when `path` is a symbolic link (the page is a new file,
 /// never written through a link) or lies in a run directory (a folder holding manifest.json or
 /// status.json, or below one), whose own files no page may replace.
-pub fn check_page_path(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
     let refuse = |why: String| {
         anyhow::Error::new(crate::error::InvalidInput(format!(
             "--html {}: {why}",
@@ -100,7 +100,7 @@ pub fn href<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> String {
 /// A run directory's folders as the pages link them: `(experiment, run)` when the parent is an
 /// experiment id and the folder a run name (`rundir::valid_run_name`); other folders (copied
 /// in by hand, named by anyone who can write to out/) are listed as text, not linked.
-pub fn linkable_run(experiment: &str, run: &str) -> bool {
+pub(crate) fn linkable_run(experiment: &str, run: &str) -> bool {
     crate::experiment::validate::valid_id(experiment) && crate::rundir::valid_run_name(run)
 }
 
@@ -120,7 +120,7 @@ pub fn write_html(
 }
 
 /// The manifest of the run directory `dir`, when it is one and the manifest reads.
-pub fn run_manifest(dir: &Path) -> Option<crate::rundir::Manifest> {
+pub(crate) fn run_manifest(dir: &Path) -> Option<crate::rundir::Manifest> {
     // `out/<exp>/latest` is a link: open the directory it names.
     let real = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     // The run's own manifest, whatever the folders around it are called (a run directory

@@ -19,7 +19,7 @@ pub struct Extras<'a> {
 /// The claims of the run's experiment evaluated on this run (`perflab verify`'s evaluation):
 /// the catalog's claims for that experiment when the catalog has it (as `verify` does), else
 /// the ones recorded in the manifest. Claims against another experiment's run are n/a here.
-pub fn claims_of(
+pub(crate) fn claims_of(
     r: &Report,
     m: &Manifest,
     label: &str,
@@ -355,7 +355,7 @@ fn claims_html(claims: &[ClaimResult]) -> String {
 }
 
 /// Caveats with host sharing and steal first (the ones that change how to read everything else).
-pub fn caveats_in_order(r: &Report, m: Option<&Manifest>) -> Vec<String> {
+pub(crate) fn caveats_in_order(r: &Report, m: Option<&Manifest>) -> Vec<String> {
     let mut v: Vec<String> = r.warnings.clone();
     for c in m.map(|m| m.caveats.as_slice()).unwrap_or_default() {
         if !v.contains(c) {
@@ -384,7 +384,7 @@ fn caveats_html(r: &Report, m: Option<&Manifest>) -> String {
 }
 
 /// A banner naming the work injected on purpose (`stack.<lab>.burn_us`); empty for a clean run.
-pub fn injected_html(injected: &[String]) -> String {
+pub(crate) fn injected_html(injected: &[String]) -> String {
     injected
         .iter()
         .map(|i| {

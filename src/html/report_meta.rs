@@ -10,7 +10,7 @@ use crate::rundir::layout::K6_DIR;
 
 /// "exp1 · round 1 · 2026-11-30 22:51 UTC · trixie · 2 CPUs (k6 0, db 0, app 1)": what ran,
 /// when and on what, before anything else.
-pub fn context_html(m: Option<&Manifest>) -> String {
+pub(crate) fn context_html(m: Option<&Manifest>) -> String {
     let Some(m) = m else {
         return String::new();
     };
@@ -38,7 +38,7 @@ pub fn context_html(m: Option<&Manifest>) -> String {
 
 /// The host was not the lab's alone (other processes, hypervisor steal): said in the verdict,
 /// since it changes how every number below reads.
-pub fn host_warning_html(r: &Report) -> String {
+pub(crate) fn host_warning_html(r: &Report) -> String {
     r.checks
         .host_share
         .as_ref()
@@ -51,7 +51,7 @@ pub fn host_warning_html(r: &Report) -> String {
 
 /// The pages k6's web dashboard exported (`--k6-dashboard`), as path segments below the run
 /// directory (`k6`, the generator's folder, the file).
-pub fn dashboard_files(m: &Manifest) -> Vec<Vec<String>> {
+pub(crate) fn dashboard_files(m: &Manifest) -> Vec<Vec<String>> {
     let Some(g) = &m.measurements.generators else {
         return Vec::new();
     };
@@ -69,7 +69,7 @@ pub fn dashboard_files(m: &Manifest) -> Vec<Vec<String>> {
 
 /// The closing section: who made the run with what, where the data came from (`provenance`:
 /// the report's source lines), k6's dashboard, the resolved experiment and the host.
-pub fn versions_html(m: Option<&Manifest>, provenance: &[String]) -> String {
+pub(crate) fn versions_html(m: Option<&Manifest>, provenance: &[String]) -> String {
     let mut out = String::from("<section id=\"versions\">\n<h2>Versions and config</h2>\n");
     for l in provenance {
         out.push_str(&format!("<p class=\"note\">{}</p>\n", esc(l)));

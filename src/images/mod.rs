@@ -4,7 +4,7 @@
 mod base;
 pub mod k6;
 mod progress;
-pub mod recipe;
+pub(crate) mod recipe;
 
 pub use progress::build_progress;
 
@@ -106,7 +106,7 @@ impl ImageSet {
     }
 
     /// Image name -> `tag (id)`, as manifests record the images a run used.
-    pub fn tags_and_ids(&self) -> BTreeMap<String, String> {
+    pub(crate) fn tags_and_ids(&self) -> BTreeMap<String, String> {
         self.images
             .iter()
             .map(|(role, i)| {
@@ -119,7 +119,7 @@ impl ImageSet {
     }
 
     /// All recorded versions, keyed `role.key` (for manifests and reports).
-    pub fn versions_flat(&self) -> BTreeMap<String, String> {
+    pub(crate) fn versions_flat(&self) -> BTreeMap<String, String> {
         let mut m = BTreeMap::new();
         for (r, img) in &self.images {
             for (k, v) in &img.versions {
@@ -165,7 +165,7 @@ pub fn build_log_dir() -> PathBuf {
 }
 
 /// The tags the recipes of `suite` resolve to now, parents first (no engine access).
-pub fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
+pub(crate) fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
     let root = recipe::repo_root();
     let mut out: Vec<(Role, String)> = Vec::new();
     for role in Role::IMAGES {
@@ -204,7 +204,7 @@ pub async fn ensure_built(
 
 /// [`ensure_built`], stopped when `cancel` fires: the running builds end within a second or
 /// two, their intermediate containers removed, debootstrap and pip killed.
-pub async fn ensure_built_until(
+pub(crate) async fn ensure_built_until(
     docker: &Docker,
     suite: Suite,
     progress: &mut (dyn FnMut(BuildProgress) + Send),
@@ -482,7 +482,7 @@ async fn cached_versions(
 }
 
 /// Read /etc/perflab/versions.json from an image without starting it (create, copy out, remove).
-pub async fn read_versions(docker: &Docker, tag: &str) -> Result<BTreeMap<String, String>> {
+pub(crate) async fn read_versions(docker: &Docker, tag: &str) -> Result<BTreeMap<String, String>> {
     let name = format!("perflab-versions-{}", crate::docker::random_token(8));
     let spec = ContainerSpec {
         name: name.clone(),

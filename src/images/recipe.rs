@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// One file of a build context: its path inside the context and its bytes.
 #[derive(Debug, Clone)]
-pub struct ContextFile {
+pub(crate) struct ContextFile {
     pub path: String,
     pub data: Vec<u8>,
     pub mode: u32,
@@ -14,7 +14,7 @@ pub struct ContextFile {
 
 /// The repository root: `PERFLAB_ROOT`, else the first ancestor of the current directory
 /// holding `images/base/Dockerfile`, else the crate directory this binary was built from.
-pub fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     if let Some(r) = std::env::var_os("PERFLAB_ROOT") {
         return PathBuf::from(r);
     }
@@ -40,7 +40,7 @@ fn sources(role: Role) -> Vec<(String, String)> {
 }
 
 /// Read every recipe file of `role`, sorted by context path.
-pub fn context_files(root: &Path, role: Role) -> std::io::Result<Vec<ContextFile>> {
+pub(crate) fn context_files(root: &Path, role: Role) -> std::io::Result<Vec<ContextFile>> {
     let mut out = Vec::new();
     for (dir, prefix) in sources(role) {
         let base = root.join(&dir);
@@ -90,7 +90,7 @@ fn walk(base: &Path, dir: &Path, prefix: &str, out: &mut Vec<ContextFile>) -> st
 }
 
 /// Content hash of a recipe: format version, role, suite, parent tag, then every file.
-pub fn recipe_hash(
+pub(crate) fn recipe_hash(
     role: Role,
     suite: Suite,
     parent: Option<&str>,
@@ -115,7 +115,7 @@ pub fn recipe_hash(
 }
 
 /// The tag of a role image: `perflab/<role>:<suite>-<first 12 hex of the recipe hash>`.
-pub fn tag_for(role: Role, suite: Suite, hash: &str) -> String {
+pub(crate) fn tag_for(role: Role, suite: Suite, hash: &str) -> String {
     format!(
         "perflab/{}:{}-{}",
         role.image_name(),
@@ -125,7 +125,7 @@ pub fn tag_for(role: Role, suite: Suite, hash: &str) -> String {
 }
 
 /// Tar a build context.
-pub fn tar_context(
+pub(crate) fn tar_context(
     files: &[ContextFile],
     extra: Option<(&str, &Path)>,
 ) -> std::io::Result<Vec<u8>> {

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 /// The fields of the Node app's metrics line (lab-spec §4).
-pub const NODE_METRICS_FIELDS: [&str; 18] = [
+pub(crate) const NODE_METRICS_FIELDS: [&str; 18] = [
     "t",
     "pid",
     "rps",
@@ -24,7 +24,7 @@ pub const NODE_METRICS_FIELDS: [&str; 18] = [
     "errors",
 ];
 /// The fields of the demo server's metrics line.
-pub const DEMO_METRICS_FIELDS: [&str; 8] = [
+pub(crate) const DEMO_METRICS_FIELDS: [&str; 8] = [
     "t",
     "pid",
     "rps",
@@ -37,7 +37,7 @@ pub const DEMO_METRICS_FIELDS: [&str; 8] = [
 
 /// The app's 2-second JSON metrics lines (those with `t` and `elu` or `inflight`), each with the
 /// container name added, as JSON lines.
-pub fn metrics_lines(log: &str, container: &str) -> String {
+pub(crate) fn metrics_lines(log: &str, container: &str) -> String {
     let mut out = String::new();
     for line in log.lines() {
         let l = line.trim();

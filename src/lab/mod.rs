@@ -9,14 +9,14 @@ pub mod metrics;
 mod node;
 mod php;
 pub mod role;
-pub mod templates;
+pub(crate) mod templates;
 
 pub use role::Role;
 
 use crate::experiment::{Experiment, Lab, Script, StackSettings};
 
 /// The descriptor of `lab`.
-pub fn descriptor(lab: Lab) -> &'static dyn LabDescriptor {
+pub(crate) fn descriptor(lab: Lab) -> &'static dyn LabDescriptor {
     match lab {
         Lab::Php => &php::Php,
         Lab::Node => &node::Node,
@@ -194,7 +194,7 @@ pub struct LabDefaults {
 }
 
 /// A config quantity a lab offers to claims: (name, help).
-pub type QuantityDecl = (&'static str, &'static str);
+pub(crate) type QuantityDecl = (&'static str, &'static str);
 
 /// The fixed facts of a lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,7 +221,7 @@ pub struct LabInfo {
 
 impl LabInfo {
     /// The lab has a PostgreSQL.
-    pub fn uses_pg(&self) -> bool {
+    pub(crate) fn uses_pg(&self) -> bool {
         self.roles.contains(&Role::Pg)
     }
 }
@@ -305,10 +305,10 @@ fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
 }
 
 /// In-network port of the node/demo app.
-pub const APP_PORT: u16 = 3000;
+pub(crate) const APP_PORT: u16 = 3000;
 
 /// The 2-second metrics line of the node and demo apps starts so.
-pub const METRICS_PREFIX: &str = "{\"t\":";
+pub(crate) const METRICS_PREFIX: &str = "{\"t\":";
 
 #[cfg(test)]
 mod tests {

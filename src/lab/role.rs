@@ -33,7 +33,7 @@ impl Role {
         Role::K6,
     ];
     /// The roles that own an image, in build order (parents first).
-    pub const IMAGES: [Role; 6] = [
+    pub(crate) const IMAGES: [Role; 6] = [
         Role::Base,
         Role::Pg,
         Role::PhpFpm,
@@ -51,7 +51,7 @@ impl Role {
     }
 
     /// The image's directory under `images/` and its tag's repository name.
-    pub fn image_name(self) -> &'static str {
+    pub(crate) fn image_name(self) -> &'static str {
         match self.image() {
             Role::Base => "base",
             Role::Pg => "pg",
@@ -84,7 +84,7 @@ impl Role {
 
     /// The container's name in a stack: `logs/<name>.log`, the container name suffix, its
     /// network alias and its role label.
-    pub fn log_name(self) -> &'static str {
+    pub(crate) fn log_name(self) -> &'static str {
         match self {
             Role::PhpFpm => "php-fpm",
             Role::NodeApp | Role::DemoApp => "app",
@@ -102,7 +102,7 @@ impl Role {
     }
 
     /// Roles whose CPU serves the requests on the app box (ms CPU per ok, app-cores criterion).
-    pub fn is_app_box(self) -> bool {
+    pub(crate) fn is_app_box(self) -> bool {
         self.slot() == Slot::App
     }
 
@@ -126,14 +126,14 @@ impl<'de> Deserialize<'de> for Role {
 }
 
 /// Serde for a role written by its image name (`node-app`), alone or as a map key.
-pub mod as_image {
+pub(crate) mod as_image {
     use super::*;
 
-    pub fn serialize<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(r.image_name())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Role, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Role, D::Error> {
         let s = String::deserialize(d)?;
         Role::IMAGES
             .into_iter()
@@ -145,14 +145,14 @@ pub mod as_image {
     pub mod map {
         use super::*;
 
-        pub fn serialize<S: Serializer, T: Serialize>(
+        pub(crate) fn serialize<S: Serializer, T: Serialize>(
             m: &BTreeMap<Role, T>,
             s: S,
         ) -> Result<S::Ok, S::Error> {
             s.collect_map(m.iter().map(|(k, v)| (k.image_name(), v)))
         }
 
-        pub fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
             d: D,
         ) -> Result<BTreeMap<Role, T>, D::Error> {
             let m = BTreeMap::<String, T>::deserialize(d)?;
@@ -169,10 +169,10 @@ pub mod as_image {
 
 /// Serialization of a stack's role by its container name (`php-fpm`, `app`), alone or as a
 /// map key.
-pub mod as_log {
+pub(crate) mod as_log {
     use super::*;
 
-    pub fn serialize<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(r: &Role, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(r.log_name())
     }
 

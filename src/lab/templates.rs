@@ -6,11 +6,11 @@ const FPM_TPL: &str = include_str!("../../labs/php/php-fpm.conf.tpl");
 const NGINX_TPL: &str = include_str!("../../labs/php/nginx.conf.tpl");
 
 /// Unix socket of the main pool (on the volume shared by nginx and php-fpm).
-pub const FPM_SOCKET: &str = "/run/php/php-fpm.sock";
+pub(crate) const FPM_SOCKET: &str = "/run/php/php-fpm.sock";
 /// Where the php-fpm access log goes when `access_log` is on (diag-acc).
-pub const FPM_ACCESS_LOG: &str = "/var/log/php-fpm-access.log";
+pub(crate) const FPM_ACCESS_LOG: &str = "/var/log/php-fpm-access.log";
 /// Where the nginx access log goes when `access_log` is on (diag-acc).
-pub const NGINX_ACCESS_LOG: &str = "/var/log/nginx/access.log";
+pub(crate) const NGINX_ACCESS_LOG: &str = "/var/log/nginx/access.log";
 
 fn replace_all(tpl: &str, pairs: &[(&str, String)]) -> String {
     let mut s = tpl.to_string();
@@ -22,7 +22,7 @@ fn replace_all(tpl: &str, pairs: &[(&str, String)]) -> String {
 }
 
 /// The php-fpm configuration (global section + `[www]` pool).
-pub fn render_fpm(php: &PhpSettings) -> String {
+pub(crate) fn render_fpm(php: &PhpSettings) -> String {
     let listen = match php.listen {
         Listen::Tcp => "9000".to_string(),
         Listen::Unix => FPM_SOCKET.to_string(),
@@ -47,7 +47,7 @@ pub fn render_fpm(php: &PhpSettings) -> String {
 
 /// The nginx configuration; `fpm_host` is php-fpm's name on the lab network; `sampler` is the
 /// one address allowed to read `/fpm-status` (perflab's samplers: the lab network's gateway).
-pub fn render_nginx(
+pub(crate) fn render_nginx(
     php: &PhpSettings,
     fpm_host: &str,
     workers: usize,

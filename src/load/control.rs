@@ -34,7 +34,7 @@ pub enum ControlError {
 }
 
 /// Parse the body of `GET`/`PATCH /v1/status`.
-pub fn parse_status(body: &str) -> Result<K6Status, serde_json::Error> {
+pub(crate) fn parse_status(body: &str) -> Result<K6Status, serde_json::Error> {
     #[derive(Deserialize)]
     struct Data {
         attributes: K6Status,
@@ -47,7 +47,7 @@ pub fn parse_status(body: &str) -> Result<K6Status, serde_json::Error> {
 }
 
 /// The JSON:API body that resumes a paused test.
-pub fn resume_body() -> &'static str {
+pub(crate) fn resume_body() -> &'static str {
     r#"{"data":{"type":"status","id":"default","attributes":{"paused":false}}}"#
 }
 
@@ -81,7 +81,7 @@ async fn get_status(client: &reqwest::Client, addr: &str) -> Result<K6Status, Co
 
 /// Poll until k6 reports `paused` (its init is done). `alive` is asked between polls so a k6
 /// that exited (bad script) fails fast instead of waiting for the timeout.
-pub async fn wait_paused<F, Fut>(
+pub(crate) async fn wait_paused<F, Fut>(
     client: &reqwest::Client,
     addr: &str,
     timeout: Duration,

@@ -36,7 +36,7 @@ pub fn add(a: &LiveTotals, b: &LiveTotals) -> LiveTotals {
 }
 
 /// Parse the body of `GET /v1/metrics`.
-pub fn parse_metrics(body: &str) -> Result<LiveTotals, serde_json::Error> {
+pub(crate) fn parse_metrics(body: &str) -> Result<LiveTotals, serde_json::Error> {
     let m: Metrics = serde_json::from_str(body)?;
     let mut t = LiveTotals::default();
     let mut failed_rate = None;
@@ -69,7 +69,7 @@ pub struct StepPosition {
 
 /// Render the progress line from two polls `dt_s` apart; `now` is `None` when the last poll
 /// got no answer (k6's API busy under heavy load): the rate shows `?`, not a false 0.
-pub fn progress_line(
+pub(crate) fn progress_line(
     pos: &StepPosition,
     prev: &LiveTotals,
     now: Option<&LiveTotals>,

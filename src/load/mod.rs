@@ -10,10 +10,10 @@ use crate::experiment::Script;
 use crate::plan::Plan;
 
 /// Where the k6 container sees the scripts and writes its outputs.
-pub const SCRIPTS_DIR: &str = "/scripts";
-pub const OUT_DIR: &str = "/out";
+pub(crate) const SCRIPTS_DIR: &str = "/scripts";
+pub(crate) const OUT_DIR: &str = "/out";
 /// Port of k6's REST API inside its container (polled for the live progress line).
-pub const API_PORT: u16 = 6565;
+pub(crate) const API_PORT: u16 = 6565;
 /// File k6's web dashboard exports into each generator's output folder (`--k6-dashboard`).
 pub const DASHBOARD_FILE: &str = "dashboard.html";
 /// File k6's `--summary-export` writes into each generator's output folder.
@@ -34,7 +34,7 @@ pub struct K6Invocation {
 
 impl K6Invocation {
     /// A shell line that reproduces the run with a local k6 (for the manifest).
-    pub fn shell_line(&self) -> String {
+    pub(crate) fn shell_line(&self) -> String {
         let env: Vec<String> = self.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         format!("{} k6 {}", env.join(" "), self.args.join(" "))
     }
@@ -43,7 +43,7 @@ impl K6Invocation {
 /// Build the k6 invocation from a plan (its `k6_env` already carries the quick-scaled values).
 /// `base_url` is how the k6 container reaches the lab's entry point (e.g. `http://nginx:80`),
 /// without the endpoint path.
-pub fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
+pub(crate) fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
     invocation_for(
         plan,
         base_url,
@@ -58,7 +58,7 @@ pub fn invocation(plan: &Plan, base_url: &str) -> K6Invocation {
 /// `127.0.0.1:<port>` with host networking). `paused`: k6 initialises (script, pre-allocated
 /// VUs) and waits for the orchestrator to resume it through that API on the second; without
 /// it (an API this machine cannot reach) the container's start gate times the start.
-pub fn invocation_for(
+pub(crate) fn invocation_for(
     plan: &Plan,
     base_url: &str,
     seg: &segments::Segment,
@@ -98,7 +98,7 @@ pub fn invocation_for(
 /// Turn on k6's own web dashboard for this invocation, exported at the end of the run as one
 /// self-contained HTML file beside the CSV. Its HTTP server is off (port -1): nothing listens,
 /// in the container or on the host, and k6 does not wait for a browser before it exits.
-pub fn with_dashboard(inv: &mut K6Invocation) {
+pub(crate) fn with_dashboard(inv: &mut K6Invocation) {
     for (k, v) in [
         ("K6_WEB_DASHBOARD", "true".to_string()),
         ("K6_WEB_DASHBOARD_PORT", "-1".to_string()),
@@ -114,7 +114,7 @@ pub fn with_dashboard(inv: &mut K6Invocation) {
 
 /// k6 exits 99 when a threshold crossed (and with abortOnFail when it aborted the test):
 /// for a breaking-point run that is an outcome, not a harness failure.
-pub fn exit_is_outcome(code: i64) -> bool {
+pub(crate) fn exit_is_outcome(code: i64) -> bool {
     code == 0 || code == 99
 }
 

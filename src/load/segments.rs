@@ -4,7 +4,7 @@
 
 /// A fraction `num/den` in lowest terms, printed as k6 reads it (`0`, `1/2`, `1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Frac {
+pub(crate) struct Frac {
     pub num: u32,
     pub den: u32,
 }
@@ -49,7 +49,7 @@ pub struct Segment {
 
 impl Segment {
     /// The k6 flags of this segment (none for a single generator: the whole schedule).
-    pub fn k6_args(&self) -> Vec<String> {
+    pub(crate) fn k6_args(&self) -> Vec<String> {
         if self.count <= 1 {
             return Vec::new();
         }
@@ -76,10 +76,10 @@ pub fn segments(n: u32) -> Vec<Segment> {
 }
 
 /// Most generators `--generators` accepts (each is a k6 process with its own VU pool).
-pub const MAX_GENERATORS: u32 = 16;
+pub(crate) const MAX_GENERATORS: u32 = 16;
 
 /// Check a `--generators` value: 1..=16, with a message naming the flag and the fix.
-pub fn check_count(n: u32) -> Result<u32, String> {
+pub(crate) fn check_count(n: u32) -> Result<u32, String> {
     if (1..=MAX_GENERATORS).contains(&n) {
         Ok(n)
     } else {

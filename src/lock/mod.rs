@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Default lock file.
-pub const DEFAULT_LOCK: &str = "/run/lock/perflab.lock";
+pub(crate) const DEFAULT_LOCK: &str = "/run/lock/perflab.lock";
 /// Environment variable that overrides the lock path.
-pub const LOCK_ENV: &str = "PERFLAB_LOCK";
+pub(crate) const LOCK_ENV: &str = "PERFLAB_LOCK";
 
 /// What a process takes the lock for, as the others see it while it holds the lock or waits.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -265,7 +265,7 @@ pub fn acquire(
 /// [`acquire`], giving up (`LockError::GaveUp`) within 200 ms once `give_up` is set: a waiter
 /// interrupted by Ctrl-C must not keep a thread polling the lock (its runtime would wait for
 /// it at exit).
-pub fn acquire_until(
+pub(crate) fn acquire_until(
     path: &Path,
     purpose: impl Into<Purpose>,
     wait: Wait,
@@ -368,7 +368,7 @@ impl Drop for HostLock {
 }
 
 /// The message a waiting process prints.
-pub fn waiting_message(holder: Option<&HolderInfo>) -> String {
+pub(crate) fn waiting_message(holder: Option<&HolderInfo>) -> String {
     match holder {
         Some(h) => format!("waiting for {h}"),
         None => "waiting for another perflab process (holder unknown)".to_string(),

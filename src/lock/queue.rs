@@ -67,7 +67,7 @@ pub fn queue_dir(lock: &Path) -> PathBuf {
 
 /// This process in the queue; its file is removed when dropped.
 #[derive(Debug)]
-pub struct Registration {
+pub(crate) struct Registration {
     path: PathBuf,
     since: DateTime<Utc>,
     pid: u32,
@@ -75,7 +75,7 @@ pub struct Registration {
 
 impl Registration {
     /// How many live, running waiters of `lock` came before this one.
-    pub fn ahead(&self, lock: &Path) -> usize {
+    pub(crate) fn ahead(&self, lock: &Path) -> usize {
         waiters(lock)
             .iter()
             .filter(|w| (w.since, w.pid) < (self.since, self.pid) && !stopped(w))
@@ -103,7 +103,7 @@ impl Drop for Registration {
 
 /// Register this process as waiting for `lock` for `purpose`. `None` when the queue directory
 /// cannot be used (not a directory, a link, not writable): the wait goes on, unlisted.
-pub fn register(lock: &Path, purpose: &Purpose) -> Option<Registration> {
+pub(crate) fn register(lock: &Path, purpose: &Purpose) -> Option<Registration> {
     let dir = usable_dir(lock, true)?;
     let me = Owner::me();
     let entry = Waiter {

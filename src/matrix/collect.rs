@@ -15,7 +15,7 @@ pub fn incoming(out: &Path, plan: &Plan) -> PathBuf {
 
 /// Where cell `id` (`<experiment>/<name>`) sits on a host, relative to the login's home
 /// directory, and so under [`incoming`] once returned: `<remote dir>/cells/<id>`.
-pub fn remote_cell_dir(remote_dir: &str, id: &str) -> String {
+pub(crate) fn remote_cell_dir(remote_dir: &str, id: &str) -> String {
     format!("{remote_dir}/cells/{id}")
 }
 

@@ -16,9 +16,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Most hosts a hosts file lists.
-pub const MAX_HOSTS: usize = 1000;
+pub(crate) const MAX_HOSTS: usize = 1000;
 /// Longest login line.
-pub const MAX_LOGIN: usize = 512;
+pub(crate) const MAX_LOGIN: usize = 512;
 
 fn invalid(m: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(m))
@@ -27,7 +27,7 @@ fn invalid(m: String) -> anyhow::Error {
 /// The ssh logins of a hosts file (bad input: file and line named). Blank lines and `#`
 /// comments are skipped; a leading `N/` (parallel's jobs per host) is dropped: one cell per
 /// host is the rule.
-pub fn read_hosts(path: &Path) -> anyhow::Result<Vec<String>> {
+pub(crate) fn read_hosts(path: &Path) -> anyhow::Result<Vec<String>> {
     let bad = |m: String| invalid(format!("{}: {m}", path.display()));
     let f = std::fs::File::open(path).map_err(|e| {
         bad(format!(
@@ -81,7 +81,7 @@ pub fn read_hosts(path: &Path) -> anyhow::Result<Vec<String>> {
 
 /// `--remote-dir`: a plain relative path under the login's home (the returned copies land at
 /// the same relative path under the incoming folder).
-pub fn check_remote_dir(d: &str) -> anyhow::Result<()> {
+pub(crate) fn check_remote_dir(d: &str) -> anyhow::Result<()> {
     let ok = !d.is_empty()
         && d.len() <= 200
         && !d.starts_with('/')
@@ -123,7 +123,7 @@ fn job_line(h: &HostsRun, c: &super::Cell) -> String {
 /// Write the job list and the cell of each job (`jobs`, `jobs.cells`) unless this plan's
 /// work folder has them already: their order is the job log's seq, which `--resume-failed`
 /// relies on. Cells complete under out/ are left out of a new list.
-pub fn write_jobs(h: &HostsRun) -> anyhow::Result<PathBuf> {
+pub(crate) fn write_jobs(h: &HostsRun) -> anyhow::Result<PathBuf> {
     let jobs = h.work.join("jobs");
     if jobs.is_file() {
         return Ok(jobs);
@@ -144,7 +144,7 @@ pub fn write_jobs(h: &HostsRun) -> anyhow::Result<PathBuf> {
 }
 
 /// parallel's arguments (after `parallel`).
-pub fn parallel_args(h: &HostsRun) -> Vec<String> {
+pub(crate) fn parallel_args(h: &HostsRun) -> Vec<String> {
     let w = |n: &str| h.work.join(n).display().to_string();
     let retries = h.hosts.len().clamp(1, 2);
     vec![

@@ -12,7 +12,7 @@ const MAX_READ: u64 = 8 << 20;
 
 /// One finished job.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
+pub(crate) struct Finished {
     pub seq: usize,
     /// The sshlogin parallel ran it on.
     pub host: String,
@@ -30,7 +30,7 @@ fn read_bounded(path: &Path) -> Option<String> {
 }
 
 /// The joblog's finished jobs by seq (a retried job: its last line).
-pub fn finished(joblog: &Path) -> BTreeMap<usize, Finished> {
+pub(crate) fn finished(joblog: &Path) -> BTreeMap<usize, Finished> {
     let mut out = BTreeMap::new();
     for line in read_bounded(joblog).unwrap_or_default().lines().skip(1) {
         let f: Vec<&str> = line.splitn(9, '\t').collect();
@@ -65,7 +65,7 @@ pub fn cells(path: &Path) -> Vec<String> {
 }
 
 /// The host a started job printed (`perflab-matrix: <cell> on <host>`), if it got that far.
-pub fn started_on(results: &Path, seq: usize) -> Option<String> {
+pub(crate) fn started_on(results: &Path, seq: usize) -> Option<String> {
     let out = read_bounded(&results.join(seq.to_string()).join("stdout"))?;
     out.lines().find_map(|l| {
         let rest = l.strip_prefix("perflab-matrix: ")?;

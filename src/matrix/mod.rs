@@ -9,7 +9,7 @@ pub mod hosts;
 pub mod joblog;
 pub mod local;
 pub mod plan;
-pub mod planfile;
+pub(crate) mod planfile;
 pub mod slurm;
 pub mod status;
 
@@ -82,7 +82,7 @@ impl Cell {
     }
 
     /// The cell's command for a shell: `program` then the arguments, each quoted.
-    pub fn shell_command(&self, program: &str) -> String {
+    pub(crate) fn shell_command(&self, program: &str) -> String {
         std::iter::once(program.to_string())
             .chain(self.args())
             .map(|a| shell_quote(&a))
@@ -92,7 +92,7 @@ impl Cell {
 }
 
 /// A word for a POSIX shell: single-quoted unless it is plainly safe.
-pub fn shell_quote(s: &str) -> String {
+pub(crate) fn shell_quote(s: &str) -> String {
     let safe = !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b));
@@ -116,14 +116,14 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn id_str(&self) -> String {
+    pub(crate) fn id_str(&self) -> String {
         self.id.format("%Y%m%dT%H%M%SZ").to_string()
     }
 }
 
 /// Where a plan's runners keep their files: `<plan file>.work/<plan id>/` (a new plan of the
 /// same file gets a fresh folder: its job log never mixes with another plan's).
-pub fn work_dir(plan_file: &Path, plan: &Plan) -> PathBuf {
+pub(crate) fn work_dir(plan_file: &Path, plan: &Plan) -> PathBuf {
     let mut name = plan_file
         .file_name()
         .map(|n| n.to_os_string())

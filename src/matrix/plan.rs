@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use std::path::PathBuf;
 
 /// Most rounds a cell of the matrix asks for (as `compare --max-rounds`).
-pub const MAX_ROUNDS: u32 = 50;
+pub(crate) const MAX_ROUNDS: u32 = 50;
 
 /// What `matrix plan` was asked.
 #[derive(Debug, Clone)]
@@ -32,7 +32,7 @@ fn invalid(m: String) -> anyhow::Error {
 }
 
 /// `--suites trixie,forky`: each suite once, at least one.
-pub fn parse_suites(s: &str) -> anyhow::Result<Vec<Suite>> {
+pub(crate) fn parse_suites(s: &str) -> anyhow::Result<Vec<Suite>> {
     let mut v: Vec<Suite> = Vec::new();
     for w in s.split(',').map(str::trim) {
         let suite: Suite = w

@@ -10,15 +10,15 @@ use std::io::Read;
 use std::path::Path;
 
 /// The first line of every plan file.
-pub const MAGIC: &str = "# perflab matrix plan 1";
+pub(crate) const MAGIC: &str = "# perflab matrix plan 1";
 /// Largest plan file read (a cell line is about 120 bytes: 30,000 cells).
-pub const MAX_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_BYTES: u64 = 4 << 20;
 /// Most cells a plan holds (3 suites x 26 experiments x 50 rounds is 3,900).
-pub const MAX_CELLS: usize = 20_000;
+pub(crate) const MAX_CELLS: usize = 20_000;
 /// Longest line.
-pub const MAX_LINE: usize = 2048;
+pub(crate) const MAX_LINE: usize = 2048;
 /// Most words on a cell line.
-pub const MAX_WORDS: usize = 64;
+pub(crate) const MAX_WORDS: usize = 64;
 
 /// The plan as text.
 pub fn render(plan: &Plan) -> String {
@@ -45,7 +45,7 @@ fn one_line(s: &str) -> String {
 
 impl Cell {
     /// The cell's line in the plan: `perflab run ...`, words separated by one space.
-    pub fn args_line(&self) -> String {
+    pub(crate) fn args_line(&self) -> String {
         std::iter::once("perflab".to_string())
             .chain(self.args())
             .collect::<Vec<_>>()
@@ -186,7 +186,7 @@ fn header(
 }
 
 /// A word a plan line may hold: printable ASCII without spaces, quotes or shell characters.
-pub fn plain_word(w: &str) -> Result<(), String> {
+pub(crate) fn plain_word(w: &str) -> Result<(), String> {
     match w
         .chars()
         .find(|c| !c.is_ascii_graphic() || "'\"\\`$;|&<>".contains(*c))
@@ -200,7 +200,7 @@ pub fn plain_word(w: &str) -> Result<(), String> {
 }
 
 /// One cell line: `perflab run EXP --suite S --run-name NAME [flags]`.
-pub fn parse_cell(line: &str) -> Result<Cell, String> {
+pub(crate) fn parse_cell(line: &str) -> Result<Cell, String> {
     let words: Vec<&str> = line.split(' ').filter(|w| !w.is_empty()).collect();
     if words.len() > MAX_WORDS {
         return Err(format!(

@@ -35,7 +35,7 @@ pub struct Where<'a> {
 }
 
 /// Is the controller that wrote `work/controller.pid` (pid and start ticks) still alive?
-pub fn controller_alive(work: &Path) -> bool {
+pub(crate) fn controller_alive(work: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(work.join("controller.pid")) else {
         return false;
     };
@@ -48,7 +48,7 @@ pub fn controller_alive(work: &Path) -> bool {
 }
 
 /// Record this process as the plan's controller.
-pub fn mark_controller(work: &Path) -> anyhow::Result<()> {
+pub(crate) fn mark_controller(work: &Path) -> anyhow::Result<()> {
     let me = crate::owner::Owner::me();
     crate::atomic::write_atomic(
         &work.join("controller.pid"),

@@ -38,7 +38,12 @@ pub fn align(now: DateTime<Utc>, plan: &Plan, enabled: bool) -> Alignment {
 }
 
 /// [`align`] on bare numbers (offset of the first step and total duration, seconds).
-pub fn align_offset(now: DateTime<Utc>, offset_s: u32, total_s: u32, enabled: bool) -> Alignment {
+pub(crate) fn align_offset(
+    now: DateTime<Utc>,
+    offset_s: u32,
+    total_s: u32,
+    enabled: bool,
+) -> Alignment {
     let offset = Duration::seconds(offset_s as i64);
     let k6_start = if enabled {
         let earliest_first = now + offset;

@@ -144,7 +144,7 @@ fn yaml_text(v: &Value) -> String {
 
 /// A claim read at a published step (`at: 550`, or `step550.p50_ms` in its expressions)
 /// reads the fitted step of the same rank.
-pub fn remap_claim_steps(e: &mut Experiment, new: &[u32]) {
+pub(crate) fn remap_claim_steps(e: &mut Experiment, new: &[u32]) {
     let old = e.load.steps.clone();
     let fitted = |t: u32| old.iter().position(|s| *s == t).and_then(|i| new.get(i));
     for c in &mut e.expect {

@@ -25,7 +25,7 @@ impl CpuSet {
     }
 
     /// The CPU numbers as `sample::pin_process_to` takes them.
-    pub fn indices(&self) -> Vec<usize> {
+    pub(crate) fn indices(&self) -> Vec<usize> {
         self.0.iter().map(|c| *c as usize).collect()
     }
 

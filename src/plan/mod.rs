@@ -15,7 +15,7 @@ pub use align::{Alignment, align};
 pub use layout::{CpuLayout, CpuSet, Slot};
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
-pub const PLAN_SCHEMA_VERSION: u32 = 1;
+pub(crate) const PLAN_SCHEMA_VERSION: u32 = 1;
 
 /// One experiment ready to run: resolved (overrides applied), planned.
 #[derive(Debug, Clone)]
@@ -46,7 +46,7 @@ pub struct QuickProfile {
 }
 
 impl QuickProfile {
-    pub const FACTOR: f64 = 0.25;
+    pub(crate) const FACTOR: f64 = 0.25;
 
     fn scale(v: u32, min: u32) -> u32 {
         if v == 0 {
@@ -182,12 +182,12 @@ pub struct Plan {
 }
 
 /// Tag of a stepped.js step: `r0150`.
-pub fn stage_tag(rate: u32) -> String {
+pub(crate) fn stage_tag(rate: u32) -> String {
     format!("r{rate:04}")
 }
 
 /// Tag of a breakpoint.js step: `04_rps150` (open) or `04_vus40` (closed).
-pub fn step_tag(index: usize, model: Model, target: u32) -> String {
+pub(crate) fn step_tag(index: usize, model: Model, target: u32) -> String {
     let unit = if model == Model::Open { "rps" } else { "vus" };
     format!("{:02}_{unit}{target}", index + 1)
 }

@@ -30,7 +30,7 @@ impl PausePlan {
 /// The pause of a load whose first step is `first`, held `hold` s (after `--quick`) where the
 /// experiment says `l.hold_s`: the pause's middle keeps its place in the step, `for_s` is kept,
 /// and the pause stays within the step.
-pub fn pause_plan(l: &LoadSettings, first: Option<&Step>, hold: u32) -> Option<PausePlan> {
+pub(crate) fn pause_plan(l: &LoadSettings, first: Option<&Step>, hold: u32) -> Option<PausePlan> {
     let p = l.pause.as_ref()?;
     let first = first?;
     let scale = if l.hold_s == 0 {
@@ -51,7 +51,7 @@ pub fn pause_plan(l: &LoadSettings, first: Option<&Step>, hold: u32) -> Option<P
 
 /// The closed twin of an experiment with `load.pause`: the same step and freeze with
 /// `closed_vus` VUs and `closed_think_time_s` (breakpoint.js, no ramp, no warm-up), or None.
-pub fn closed_twin(e: &Experiment) -> Option<Experiment> {
+pub(crate) fn closed_twin(e: &Experiment) -> Option<Experiment> {
     let p = e.load.pause.as_ref()?;
     let mut t = e.clone();
     let l = &mut t.load;

@@ -47,9 +47,17 @@ fn utc_full(t_ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// Put role names in display order: the app box first, then the database and the generator.
-pub fn order_roles<'a>(present: impl IntoIterator<Item = &'a String>) -> Vec<String> {
-    let order = ["fpm", "nginx", "app", "demo", "pg", "k6"];
+/// Put role names in display order: the app box first, then the database and the generator
+/// (`Role::ALL`'s order within each; the base image runs no container).
+pub(crate) fn order_roles<'a>(present: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+    use crate::lab::Role;
+    use crate::plan::layout::Slot;
+    let order: Vec<&str> = [Slot::App, Slot::Db, Slot::Loadgen]
+        .into_iter()
+        .flat_map(|slot| Role::ALL.into_iter().filter(move |r| r.slot() == slot))
+        .filter(|r| *r != Role::Base)
+        .map(Role::column)
+        .collect();
     let mut v: Vec<String> = present.into_iter().cloned().collect();
     v.sort();
     v.dedup();
@@ -144,7 +152,7 @@ pub fn header(r: &Report) -> Block {
     b
 }
 
-pub fn verdict_block(r: &Report) -> Block {
+pub(crate) fn verdict_block(r: &Report) -> Block {
     let mut b = block("Verdict");
     let u = r.unit();
     b.lines.push(match r.knee {
@@ -221,7 +229,7 @@ pub fn refine_block(r: &Report) -> Option<Block> {
 
 /// ", 383.5 ok/s sustained (goodput; capacity plans with it)": the goodput criterion lets a
 /// passing load serve up to 5 % under the offered rate, so both are shown.
-pub fn goodput_text(ok_per_s: Option<f64>) -> String {
+pub(crate) fn goodput_text(ok_per_s: Option<f64>) -> String {
     ok_per_s.map_or(String::new(), |g| {
         format!(", {g:.1} ok/s sustained there (the goodput; capacity plans with it)")
     })
@@ -265,7 +273,7 @@ fn spread_line(c: &Calibration) -> Option<String> {
 }
 
 /// How the run was fitted to the host (`perflab run --fit`): the calibration and each rule.
-pub fn fit_block(r: &Report) -> Option<Block> {
+pub(crate) fn fit_block(r: &Report) -> Option<Block> {
     r.fit.as_ref().map(fit_record_block)
 }
 
@@ -357,4 +365,18 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.extend(warnings_block(r));
     v.extend(super::glossary::glossary_block(&v));
     v
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn roles_are_shown_app_box_first_then_the_database_and_the_generator() {
+        let present: Vec<String> = ["k6", "pg", "demo", "app", "nginx", "fpm", "zz", "pg"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            super::order_roles(&present),
+            ["fpm", "nginx", "app", "demo", "pg", "k6", "zz"]
+        );
+    }
 }

@@ -20,10 +20,10 @@ const fn e(term: &'static str, headers: &'static [&'static str], text: &'static 
 }
 
 /// The CPU columns `<role>%` (`fpm%`, `pg%`, `k6%`, ...): matched by [`lookup`], not by spelling.
-pub const ROLE_PCT: &str = "<role>%";
+pub(crate) const ROLE_PCT: &str = "<role>%";
 
 /// The registry, in reading order.
-pub const GLOSSARY: &[Entry] = &[
+pub(crate) const GLOSSARY: &[Entry] = &[
     e(
         "knee",
         &[],
@@ -259,7 +259,7 @@ fn mentions(text: &str, term: &str) -> bool {
 
 /// The glossary of `blocks`: the entries of their table headers and of the terms their text
 /// uses, in registry order; `None` when nothing needs explaining.
-pub fn glossary_block(blocks: &[Block]) -> Option<Block> {
+pub(crate) fn glossary_block(blocks: &[Block]) -> Option<Block> {
     let mut used: Vec<&'static str> = Vec::new();
     let mut text = String::new();
     for b in blocks {

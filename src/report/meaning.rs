@@ -7,7 +7,7 @@ use crate::analyze::model::Report;
 use crate::rundir::Manifest;
 
 /// The CPUs of the article's host (one 4-vCPU VM: k6, PostgreSQL and a 2-CPU app box pinned apart).
-pub const ARTICLE_CPUS: usize = 4;
+pub(crate) const ARTICLE_CPUS: usize = 4;
 /// The longest article finding quoted, in characters.
 const QUOTE_MAX: usize = 140;
 
@@ -29,7 +29,7 @@ pub struct Meaning {
     pub next: Vec<Next>,
 }
 
-pub const TITLE: &str = "What this means";
+pub(crate) const TITLE: &str = "What this means";
 
 impl Meaning {
     /// The block: two lines, then one `next:` line per command (at most 7 lines).

@@ -94,7 +94,7 @@ pub fn rendered(
 }
 
 /// Write rendered files into `dir`, each atomically.
-pub fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> {
+pub(crate) fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> {
     for (name, bytes) in files {
         write_atomic(&dir.join(name), bytes)?;
     }
@@ -102,7 +102,7 @@ pub fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> 
 }
 
 /// Write report.txt, report.md, report.json and the SVG plots into `dir` (all rendered first).
-pub fn write_all(
+pub(crate) fn write_all(
     r: &Report,
     m: Option<&crate::rundir::Manifest>,
     dir: &Path,

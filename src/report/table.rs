@@ -87,7 +87,7 @@ impl Table {
         s.trim_end().to_string()
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let w = self.widths();
         let mut out = String::new();
         if !self.headers.is_empty() {
@@ -105,7 +105,7 @@ impl Table {
         out
     }
 
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         let row = |cells: &[String]| {
             let cells: Vec<String> = cells.iter().map(|c| md_cell(c)).collect();
             format!("| {} |\n", cells.join(" | "))
@@ -165,7 +165,7 @@ impl Block {
 
     /// The block as Markdown without its title: lines with hard breaks, the table, notes as
     /// paragraphs.
-    pub fn body_markdown(&self) -> String {
+    pub(crate) fn body_markdown(&self) -> String {
         let mut out = String::new();
         for l in &self.lines {
             out.push_str(&format!("{}  \n", l.trim_start()));
@@ -199,7 +199,7 @@ pub fn blocks_text(blocks: &[Block]) -> String {
 }
 
 /// A Markdown table cell: `|` escaped, on one line.
-pub fn md_cell(s: &str) -> String {
+pub(crate) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -212,7 +212,7 @@ pub fn md_cell(s: &str) -> String {
 /// plots) are added after.
 ///
 /// [`plain`]: crate::output::plain
-pub fn md_text(s: &str) -> String {
+pub(crate) fn md_text(s: &str) -> String {
     let s = crate::output::plain(s);
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();

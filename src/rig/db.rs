@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use crate::rundir::measurements::PgSlots;
 
 /// How many of `max_connections` the lab's app can really use, read before the warm-up.
-pub async fn pg_slots(c: &tokio_postgres::Client) -> Result<PgSlots> {
+pub(crate) async fn pg_slots(c: &tokio_postgres::Client) -> Result<PgSlots> {
     let row = c
         .query_one(
             "select current_setting('max_connections')::bigint, \
@@ -41,7 +41,7 @@ pub async fn xact_commit(c: &tokio_postgres::Client) -> Result<i64> {
 
 /// The experiment's endpoint must answer 200 before any load is sent: up to 10 sequential
 /// tries (experiments such as exp2-pgconn fail a share of requests by design), none 200 = stop.
-pub async fn smoke_check(entry_url: &str, endpoint: &str) -> Result<()> {
+pub(crate) async fn smoke_check(entry_url: &str, endpoint: &str) -> Result<()> {
     let url = format!("{}{}", entry_url.trim_end_matches('/'), endpoint);
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(15))

@@ -12,7 +12,7 @@ use crate::docker::Docker;
 use crate::plan::{Alignment, pause::PausePlan};
 
 /// A scheduled freeze: its task and what it needs to thaw the app if it is cut short.
-pub struct Scheduled {
+pub(crate) struct Scheduled {
     task: JoinHandle<Freeze>,
     docker: Docker,
     ids: Vec<String>,
@@ -21,7 +21,7 @@ pub struct Scheduled {
 }
 
 /// The instant of the freeze of `p` in a load aligned as `al`.
-pub fn planned_at(al: &Alignment, p: &PausePlan) -> DateTime<Utc> {
+pub(crate) fn planned_at(al: &Alignment, p: &PausePlan) -> DateTime<Utc> {
     al.k6_start + chrono::Duration::microseconds((p.start_s * 1e6).round() as i64)
 }
 

@@ -26,7 +26,7 @@ const GATE_FILE: &str = "/perflab-gate";
 /// Sleep until the gate instant, then become k6 (`"$@"`). dash arithmetic is 64-bit.
 const GATE_SCRIPT: &str = r#"g=$(cat /perflab-gate 2>/dev/null || echo 0); n=$(date +%s%N); d=$((g - n)); if [ "$d" -gt 0 ]; then sleep "$((d / 1000000000)).$(printf %09d $((d % 1000000000)))"; fi; exec "$@""#;
 /// First REST API port of generators with host networking (instance i uses base + i).
-pub const HOST_API_PORT_BASE: u16 = 6565;
+pub(crate) const HOST_API_PORT_BASE: u16 = 6565;
 
 /// The engine the load generators run on.
 pub struct LoadgenEngine {
@@ -75,7 +75,7 @@ pub fn out_dir(run_dir: &Path, seg: &Segment) -> PathBuf {
 }
 
 /// Container name of instance `i` (a single generator keeps `…-k6`).
-pub fn container_name(run_id: &str, seg: &Segment) -> String {
+pub(crate) fn container_name(run_id: &str, seg: &Segment) -> String {
     if seg.count <= 1 {
         format!("perflab-{run_id}-k6")
     } else {
@@ -85,7 +85,7 @@ pub fn container_name(run_id: &str, seg: &Segment) -> String {
 
 /// The base URL the generators use: the lab network alias on the stack's engine, the
 /// published entry point from another engine.
-pub fn target_base(stack: &LabStack, remote: bool) -> String {
+pub(crate) fn target_base(stack: &LabStack, remote: bool) -> String {
     if remote {
         crate::stack::entry_url(&stack.entry_ip, stack.entry_port)
     } else {
@@ -205,7 +205,7 @@ pub async fn create(
 }
 
 /// Set every generator's gate to `launch` (our clock; written in the engine's clock).
-pub async fn set_gate(
+pub(crate) async fn set_gate(
     lg: &LoadgenEngine,
     gens: &[Generator],
     launch: DateTime<Utc>,
@@ -273,7 +273,7 @@ pub fn targets(gens: &[Generator]) -> Vec<ContainerTarget> {
 }
 
 /// Wait for every generator; `cancel` (cloned per instance) kills them all when it fires.
-pub async fn wait_all<F, Fut>(
+pub(crate) async fn wait_all<F, Fut>(
     lg: &LoadgenEngine,
     gens: &[Generator],
     cancel: F,
@@ -331,7 +331,7 @@ fn unpack_out(tar: &[u8], dir: &Path) -> Result<()> {
 
 /// Start (unix ms) of the first request in a k6 CSV, from its first rows (k6 writes rows as
 /// requests end, so the earliest start is among the first few hundred).
-pub fn first_request_ms(csv: &Path) -> Option<i64> {
+pub(crate) fn first_request_ms(csv: &Path) -> Option<i64> {
     use crate::rundir::read::{self, FileKind, LineReader, RunFile};
     let (stream, _) = read::k6_csv(&RunFile::loose(csv, FileKind::K6Csv)).ok()?;
     let max = FileKind::K6Csv.max_line();
@@ -376,7 +376,7 @@ pub fn first_request_ms(csv: &Path) -> Option<i64> {
 }
 
 /// The placement record for the manifest.
-pub fn placement_json(
+pub(crate) fn placement_json(
     lg: &LoadgenEngine,
     gens: &[Generator],
     cpuset: &str,

@@ -48,7 +48,7 @@ pub fn position(plan: &Plan, offset_s: f64) -> StepPosition {
     }
 }
 
-pub struct Progress {
+pub(crate) struct Progress {
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<()>>,
 }

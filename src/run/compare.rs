@@ -26,7 +26,7 @@ use crate::verify::side::SideSpec;
 
 /// One experiment of the target: the batch its new rounds join, and the complete rounds each
 /// side already has (oldest first).
-pub struct ExperimentPlan {
+pub(crate) struct ExperimentPlan {
     pub id: String,
     pub batch: Batch,
     pub recorded_a: Vec<PathBuf>,
@@ -35,7 +35,7 @@ pub struct ExperimentPlan {
 
 /// A validated comparison (nothing started yet). `a.resolved[i]` and `b.resolved[i]` are the
 /// two sides' configurations of `experiments[i]`.
-pub struct CompareRequest {
+pub(crate) struct CompareRequest {
     pub target: String,
     pub a: RunRequest,
     pub b: RunRequest,
@@ -49,7 +49,7 @@ pub struct CompareRequest {
 }
 
 /// How the command ended: each experiment's rounds as far as they went.
-pub struct CompareSummary {
+pub(crate) struct CompareSummary {
     pub experiments: Vec<(String, Interleaved)>,
     pub interrupted: bool,
     pub harness_failed: bool,
@@ -88,7 +88,7 @@ pub fn newest_batch<'r>(rounds: impl IntoIterator<Item = &'r LoadedRun>) -> Opti
 }
 
 /// Run every experiment's rounds, interleaved, under one host lock.
-pub async fn execute(
+pub(crate) async fn execute(
     req: CompareRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
 ) -> Result<CompareSummary> {
@@ -141,7 +141,7 @@ pub async fn execute(
 }
 
 /// One experiment's interleaved rounds, told as they go (stderr).
-pub async fn one_experiment(
+pub(crate) async fn one_experiment(
     req: &CompareRequest,
     plan: &ExperimentPlan,
     runner: &mut impl SideRunner,

@@ -8,7 +8,7 @@
 pub mod compare;
 pub(crate) mod lifecycle;
 pub(crate) mod missing;
-pub mod outline;
+pub(crate) mod outline;
 pub(crate) mod resolve;
 
 use std::collections::BTreeSet;
@@ -37,7 +37,7 @@ use crate::session::signals::Interrupt;
 use crate::session::sweep;
 
 /// A validated, planned request (nothing has been started yet).
-pub struct RunRequest {
+pub(crate) struct RunRequest {
     pub target: String,
     pub resolved: Vec<Resolved>,
     pub overrides: Vec<String>,
@@ -67,14 +67,14 @@ pub struct RunRequest {
 
 /// How `--refine` plans its probes.
 #[derive(Debug, Clone, Copy)]
-pub struct Refining {
+pub(crate) struct Refining {
     /// The probes use the `--quick` profile, as the steps.
     pub quick: bool,
 }
 
 /// How the whole command ended.
 #[derive(Debug)]
-pub struct RunSummary {
+pub(crate) struct RunSummary {
     pub rounds: Vec<RoundOutcome>,
     pub interrupted: bool,
     pub harness_failed: bool,
@@ -82,7 +82,7 @@ pub struct RunSummary {
 
 /// What every round of a request shares once built: the stack's engine and images, and the
 /// load generators' engine.
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub docker: Docker,
     pub images: images::ImageSet,
     pub loadgen: generators::LoadgenEngine,
@@ -91,7 +91,7 @@ pub struct Prepared {
 /// The images and engines of `req` (built before the lock: builds disturb another lab's
 /// measurements less than waiting would). `None` when Ctrl-C stopped an image build (said;
 /// its intermediate container removed, nothing else was started).
-pub async fn prepare(
+pub(crate) async fn prepare(
     req: &RunRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
     interrupt: &Interrupt,
@@ -118,7 +118,7 @@ pub async fn prepare(
 
 /// The sweep of leftovers of killed runs under the lock: run directories, the stack's engine,
 /// and the load generators' when it is another one.
-pub async fn sweep_leftovers(req: &RunRequest, p: &Prepared) -> Result<()> {
+pub(crate) async fn sweep_leftovers(req: &RunRequest, p: &Prepared) -> Result<()> {
     sweep::sweep(&p.docker, &req.out_root, &BTreeSet::new())
         .await?
         .tell(req.quiet, p.docker.endpoint());
@@ -132,7 +132,7 @@ pub async fn sweep_leftovers(req: &RunRequest, p: &Prepared) -> Result<()> {
 }
 
 /// What the rounds of `req` share on the engines `p`.
-pub async fn docker_env<'a>(req: &'a RunRequest, p: &'a Prepared) -> DockerEnv<'a> {
+pub(crate) async fn docker_env<'a>(req: &'a RunRequest, p: &'a Prepared) -> DockerEnv<'a> {
     let (docker, loadgen) = (&p.docker, &p.loadgen);
     DockerEnv {
         docker,
@@ -155,7 +155,7 @@ pub async fn docker_env<'a>(req: &'a RunRequest, p: &'a Prepared) -> DockerEnv<'
 
 /// Execute a request. Image builds happen before the lock (they do not disturb measurements
 /// of another lab much less than waiting would); everything that measures holds the lock.
-pub async fn execute(
+pub(crate) async fn execute(
     req: RunRequest,
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
 ) -> Result<RunSummary> {
@@ -182,7 +182,7 @@ pub async fn execute(
 
 /// What the run will do and about how long each part takes here, said up front (unless
 /// quiet); its rounds' total is what the lock's queue is told.
-pub async fn tell_outline(req: &RunRequest) -> outline::Outline {
+pub(crate) async fn tell_outline(req: &RunRequest) -> outline::Outline {
     let missing = match Docker::connect().await {
         Ok(d) => images::missing(&d, req.suite).await.ok(),
         Err(_) => None,
@@ -217,7 +217,7 @@ pub async fn tell_outline(req: &RunRequest) -> outline::Outline {
 /// paused contrast of an experiment with `load.pause`), with `--refine`'s probes or `--fit`'s
 /// calibration when asked; `tag` records the comparison batch the round belongs to in its
 /// manifest.
-pub async fn run_one(
+pub(crate) async fn run_one(
     req: &RunRequest,
     env: &DockerEnv<'_>,
     r: &Resolved,
@@ -280,7 +280,7 @@ pub async fn run_one(
 }
 
 /// `2a             r1 complete  last passing 125; ...  out/2a/...`: how a round ended.
-pub fn round_line(experiment_id: &str, round: u32, o: &RoundOutcome) -> String {
+pub(crate) fn round_line(experiment_id: &str, round: u32, o: &RoundOutcome) -> String {
     format!(
         "{:<14} r{round} {:<9} {}  {}",
         experiment_id,
@@ -343,7 +343,7 @@ async fn run_rounds(
 }
 
 /// The directory of the complete attempt of cell `name` of `experiment_id`, if any.
-pub fn complete_cell(
+pub(crate) fn complete_cell(
     out_root: &std::path::Path,
     experiment_id: &str,
     name: &crate::rundir::cell::CellName,

@@ -16,16 +16,16 @@ use crate::plan::Resolved;
 
 /// A cold build of one suite's six images on the 2-CPU dev host (558 s trixie, 559 forky,
 /// 436 bookworm, measured while other builds ran).
-pub const DEFAULT_SUITE_BUILD_S: f64 = 558.0;
+pub(crate) const DEFAULT_SUITE_BUILD_S: f64 = 558.0;
 /// Time around one round's load when no run of it is recorded: stack start (3-4 s), warm-up
 /// requests, the generators' start and collection, teardown (quick --no-align rounds of 2a
 /// took 6-15 s here; the PHP lab's warm-up is longer).
-pub const DEFAULT_AROUND_S: f64 = 30.0;
+pub(crate) const DEFAULT_AROUND_S: f64 = 30.0;
 /// The wait for the next minute boundary of an aligned run: 30 s on average (0 to 60).
-pub const ALIGN_WAIT_S: f64 = 30.0;
+pub(crate) const ALIGN_WAIT_S: f64 = 30.0;
 /// Extra time of `--fit` (three working-point readings and a peak probe on the same stack)
 /// or `--refine` (its probes) when no such run is recorded.
-pub const DEFAULT_EXTRA_S: f64 = 180.0;
+pub(crate) const DEFAULT_EXTRA_S: f64 = 180.0;
 
 /// Where a part's duration comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +53,7 @@ impl std::fmt::Display for Source {
 
 /// One part of the run and about how long it takes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Part {
+pub(crate) struct Part {
     pub what: String,
     pub detail: String,
     pub seconds: f64,
@@ -62,7 +62,7 @@ pub struct Part {
 
 /// The parts of a run, in the order they happen.
 #[derive(Debug, Clone, Default)]
-pub struct Outline {
+pub(crate) struct Outline {
     pub parts: Vec<Part>,
     /// The seconds the rounds hold the host lock (what the queue is told).
     pub rounds_s: f64,
@@ -72,7 +72,7 @@ pub struct Outline {
 
 /// How the rounds run (the flags that change their length).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Profile {
+pub(crate) struct Profile {
     pub rounds: u32,
     pub quick: bool,
     pub fit: bool,
@@ -123,7 +123,7 @@ pub fn duration(s: f64) -> String {
 }
 
 /// The image build part: `missing` of `total` images of `suite` to build (none: no part).
-pub fn images_part(
+pub(crate) fn images_part(
     suite: &str,
     missing: usize,
     total: usize,
@@ -164,7 +164,7 @@ pub fn images_part(
 }
 
 /// [`images_part`] for `missing` of the suite's images, with this checkout's recorded timings.
-pub fn images_estimate(suite: &str, missing: usize) -> Option<Part> {
+pub(crate) fn images_estimate(suite: &str, missing: usize) -> Option<Part> {
     let recorded = timings::read(&timings::path(&crate::images::recipe::repo_root()));
     images_part(suite, missing, crate::lab::Role::IMAGES.len(), &recorded)
 }
@@ -178,7 +178,7 @@ fn recorded_share(note: &str) -> Option<f64> {
 }
 
 /// The wait for the host lock: its live holder's expected end and the queue before us.
-pub fn lock_part(q: &QueueStatus, now: DateTime<Utc>) -> Part {
+pub(crate) fn lock_part(q: &QueueStatus, now: DateTime<Utc>) -> Part {
     let last_end = q
         .waiters
         .last()
@@ -220,7 +220,7 @@ pub fn lock_part(q: &QueueStatus, now: DateTime<Utc>) -> Part {
 
 /// One experiment's rounds: the plan's load time and the time around it (the alignment's
 /// wait counted apart: its average, whatever a recorded run waited).
-pub fn rounds_part(out_root: &Path, r: &Resolved, p: Profile) -> Part {
+pub(crate) fn rounds_part(out_root: &Path, r: &Resolved, p: Profile) -> Part {
     let load_s = f64::from(r.plan.total_s);
     let align = if p.align { ALIGN_WAIT_S } else { 0.0 };
     let aligned = if p.align {
@@ -268,7 +268,7 @@ pub fn rounds_part(out_root: &Path, r: &Resolved, p: Profile) -> Part {
 /// The seconds around the load in the newest complete run of `id` with this profile under
 /// `out_root` (its phases but the lock, the measured load and the wait for the minute
 /// boundary; a fit's or refine's loads count as around), and that run's name.
-pub fn recorded_around(out_root: &Path, id: &str, p: Profile) -> Option<(f64, String)> {
+pub(crate) fn recorded_around(out_root: &Path, id: &str, p: Profile) -> Option<(f64, String)> {
     use crate::rundir::phase::Phase;
     let runs = crate::rundir::list_runs(out_root, Some(id));
     runs.iter().rev().take(50).find_map(|run| {
@@ -301,7 +301,7 @@ pub fn recorded_around(out_root: &Path, id: &str, p: Profile) -> Option<(f64, St
 /// What the published numbers mean on this host: the CPU layout's differences from the
 /// article's, and what `--fit` would do about them (when the run is not fitted and an
 /// experiment can be).
-pub fn host_notes(caveats: &[String], resolved: &[Resolved], fit: bool) -> Vec<String> {
+pub(crate) fn host_notes(caveats: &[String], resolved: &[Resolved], fit: bool) -> Vec<String> {
     let mut notes = caveats.to_vec();
     let fittable = resolved.iter().any(|r| r.experiment.fit.is_some());
     if !notes.is_empty() && !fit && fittable {
@@ -318,7 +318,7 @@ pub fn host_notes(caveats: &[String], resolved: &[Resolved], fit: bool) -> Vec<S
 /// The outline of a run of `resolved` with `profile`, the number of the suite's images
 /// missing (`None`: the engine could not say), the lock's queue now, and the notes on this
 /// host ([`host_notes`]).
-pub fn outline(
+pub(crate) fn outline(
     resolved: &[Resolved],
     profile: Profile,
     out_root: &Path,

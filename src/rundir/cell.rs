@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Longest cell label (`trixie`, `forky`, `bookworm`: the suite of the cell).
-pub const MAX_LABEL: usize = 24;
+pub(crate) const MAX_LABEL: usize = 24;
 
 /// A cell label: 2 to 24 characters `[a-z0-9]`, starting with a letter (a clash suffix is
 /// digits, so the two never mix).
-pub fn valid_label(s: &str) -> bool {
+pub(crate) fn valid_label(s: &str) -> bool {
     (2..=MAX_LABEL).contains(&s.len())
         && s.as_bytes()[0].is_ascii_lowercase()
         && s.bytes()
@@ -76,7 +76,7 @@ impl std::fmt::Display for CellName {
 impl RunDir {
     /// A new attempt of cell `name` of `experiment_id`: `out/<experiment>/<name>/`, or
     /// `<name>-2`, ... when an earlier attempt left its folder (never overwritten).
-    pub fn create_cell(
+    pub(crate) fn create_cell(
         out_root: &Path,
         experiment_id: &str,
         name: &CellName,
@@ -93,7 +93,7 @@ impl RunDir {
 
 /// The attempts of cell `name` under `out_root/<experiment_id>/`: `<name>`, `<name>-2`, ...,
 /// in attempt order (at most the first 1000 suffixes are looked at).
-pub fn attempts(out_root: &Path, experiment_id: &str, name: &str) -> Vec<PathBuf> {
+pub(crate) fn attempts(out_root: &Path, experiment_id: &str, name: &str) -> Vec<PathBuf> {
     let parent = out_root.join(experiment_id);
     let mut v = Vec::new();
     for n in 1..=1000u32 {
@@ -133,7 +133,7 @@ pub enum CellState {
 }
 
 impl CellState {
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         matches!(self, CellState::Complete { .. })
     }
 
@@ -148,7 +148,7 @@ impl CellState {
 }
 
 /// The state of cell `name` of `experiment_id` under `out_root`.
-pub fn cell_state(out_root: &Path, experiment_id: &str, name: &str) -> CellState {
+pub(crate) fn cell_state(out_root: &Path, experiment_id: &str, name: &str) -> CellState {
     let tries = attempts(out_root, experiment_id, name);
     let mut last = CellState::Missing;
     for dir in &tries {
@@ -212,7 +212,7 @@ impl CellRecord {
 
     /// [`CellRecord::here`] with the environment given (pure, for tests). Values are cut to
     /// 64 printable characters: they end up in pages.
-    pub fn from_env(name: &str, env: impl Fn(&str) -> Option<String>) -> CellRecord {
+    pub(crate) fn from_env(name: &str, env: impl Fn(&str) -> Option<String>) -> CellRecord {
         let v = |k: &str| {
             env(k).map(|s| {
                 s.chars()

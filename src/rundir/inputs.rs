@@ -78,7 +78,7 @@ pub fn k6_log_flags(text: &str) -> (bool, bool) {
 
 /// [`k6_log_flags`] of k6's log `f`, read line by line (tail-capped, invalid UTF-8 replaced),
 /// with the caveats of the read.
-pub fn k6_log(f: &RunFile) -> Result<((bool, bool), Vec<String>), ReadError> {
+pub(crate) fn k6_log(f: &RunFile) -> Result<((bool, bool), Vec<String>), ReadError> {
     let mut flags = (false, false);
     let notes = read::lines(f, |l| {
         let (a, i) = k6_log_flags(l);
@@ -170,7 +170,7 @@ fn access_logs(
 
 /// Fill params from the run's plan (`plan.json`): the criteria, the hold, the VU cap, the
 /// model and the abort guard the script applied.
-pub fn params_from_plan(plan: &Plan, p: &mut Params) {
+pub(crate) fn params_from_plan(plan: &Plan, p: &mut Params) {
     p.slo_p95_ms = plan.slo_p95_ms;
     p.slo_p99_ms = plan.slo_p99_ms.or(p.slo_p99_ms);
     p.error_budget = plan.error_budget;
@@ -186,7 +186,7 @@ pub fn params_from_plan(plan: &Plan, p: &mut Params) {
 
 /// Fill what only the run's manifest knows: the app box's cores (`cpu_layout.app`) and the
 /// worker or pool size (`experiment.stack`).
-pub fn params_from_manifest(m: &Manifest, p: &mut Params) {
+pub(crate) fn params_from_manifest(m: &Manifest, p: &mut Params) {
     p.app_cores = Some(m.cpu_layout.app.len() as f64);
     p.db_cpus = m.cpu_layout.db.cpus().to_vec();
     p.app_cpus = m.cpu_layout.app.cpus().to_vec();
@@ -199,7 +199,7 @@ pub fn params_from_manifest(m: &Manifest, p: &mut Params) {
 /// What the run's manifest should give the report and does not, as warnings naming the file and
 /// what is missing: the CPU ceiling needs `cpu_layout.app`, the pool ceiling the lab's section
 /// of `experiment.stack` (php `max_children`, node `pool_max` x `processes`).
-pub fn manifest_warnings(dir: &Path) -> Vec<String> {
+pub(crate) fn manifest_warnings(dir: &Path) -> Vec<String> {
     let path = Layout::new(dir).manifest();
     let lost = "so the report has no CPU ceiling (needs cpu_layout.app) and no pool ceiling (needs experiment.stack)";
     let m = match rundir::read_manifest(dir) {
@@ -267,7 +267,7 @@ pub fn logs(
 
 /// The per-instance folders `k6/g0`, `k6/g1`, ... of a run with several load generators, in
 /// instance order (empty for a single generator, whose files sit in `k6/`).
-pub fn generator_dirs(dir: &Path) -> Vec<K6Dir> {
+pub(crate) fn generator_dirs(dir: &Path) -> Vec<K6Dir> {
     let l = Layout::new(dir);
     let Ok(rd) = std::fs::read_dir(&l.k6().path) else {
         return Vec::new();

@@ -15,9 +15,9 @@ pub const PLAN_FILE: &str = "plan.json";
 /// `report.json`: the analysis with its schema version (`rundir::report::ReportFile`).
 pub const REPORT_FILE: &str = "report.json";
 /// `report.txt`: the plain-text report.
-pub const REPORT_TXT: &str = "report.txt";
+pub(crate) const REPORT_TXT: &str = "report.txt";
 /// `report.md`: the Markdown report.
-pub const REPORT_MD: &str = "report.md";
+pub(crate) const REPORT_MD: &str = "report.md";
 /// `report.html`: the self-contained HTML report.
 pub const REPORT_HTML: &str = "report.html";
 /// `plot-steps.svg`: the per-step plot.
@@ -25,9 +25,9 @@ pub const STEPS_SVG: &str = "plot-steps.svg";
 /// `plot-timeline.svg`: the per-second plot.
 pub const TIMELINE_SVG: &str = "plot-timeline.svg";
 /// `findings.md`: `perflab verify`'s findings, in its own dated directory.
-pub const FINDINGS_MD: &str = "findings.md";
+pub(crate) const FINDINGS_MD: &str = "findings.md";
 /// `findings.json`: the same findings as JSON.
-pub const FINDINGS_JSON: &str = "findings.json";
+pub(crate) const FINDINGS_JSON: &str = "findings.json";
 /// `stalls.jsonl`: the noise tool's stalls, one JSON line each.
 pub const STALLS_FILE: &str = "stalls.jsonl";
 /// The files k6 writes into a generator's folder, named where k6 is invoked (`load`, below
@@ -35,11 +35,11 @@ pub const STALLS_FILE: &str = "stalls.jsonl";
 /// per-request CSV.
 pub use crate::load::{CSV_FILE, DASHBOARD_FILE, SUMMARY_FILE};
 /// k6's output, collected by the session into a generator's folder.
-pub const K6_LOG: &str = "k6.log";
+pub(crate) const K6_LOG: &str = "k6.log";
 /// The single load generator's folder, and the parent of several generators' `g<i>/`.
-pub const K6_DIR: &str = "k6";
+pub(crate) const K6_DIR: &str = "k6";
 /// A plain (not gzipped) per-request CSV, read when there is no [`CSV_FILE`].
-pub const PLAIN_CSV_FILE: &str = "requests.csv";
+pub(crate) const PLAIN_CSV_FILE: &str = "requests.csv";
 
 /// The samplers' files under `samples/`, one JSON line per reading (`sample::records`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,17 +117,17 @@ impl Layout {
     }
 
     /// [`REPORT_FILE`].
-    pub fn report_json(&self) -> PathBuf {
+    pub(crate) fn report_json(&self) -> PathBuf {
         self.dir.join(REPORT_FILE)
     }
 
     /// [`REPORT_TXT`].
-    pub fn report_txt(&self) -> PathBuf {
+    pub(crate) fn report_txt(&self) -> PathBuf {
         self.dir.join(REPORT_TXT)
     }
 
     /// [`REPORT_MD`].
-    pub fn report_md(&self) -> PathBuf {
+    pub(crate) fn report_md(&self) -> PathBuf {
         self.dir.join(REPORT_MD)
     }
 
@@ -137,22 +137,22 @@ impl Layout {
     }
 
     /// [`STEPS_SVG`].
-    pub fn plot_steps(&self) -> PathBuf {
+    pub(crate) fn plot_steps(&self) -> PathBuf {
         self.dir.join(STEPS_SVG)
     }
 
     /// [`TIMELINE_SVG`].
-    pub fn plot_timeline(&self) -> PathBuf {
+    pub(crate) fn plot_timeline(&self) -> PathBuf {
         self.dir.join(TIMELINE_SVG)
     }
 
     /// [`FINDINGS_MD`] (the directory is `perflab verify`'s, not a run's).
-    pub fn findings_md(&self) -> PathBuf {
+    pub(crate) fn findings_md(&self) -> PathBuf {
         self.dir.join(FINDINGS_MD)
     }
 
     /// [`FINDINGS_JSON`] (the directory is `perflab verify`'s, not a run's).
-    pub fn findings_json(&self) -> PathBuf {
+    pub(crate) fn findings_json(&self) -> PathBuf {
         self.dir.join(FINDINGS_JSON)
     }
 
@@ -169,7 +169,7 @@ impl Layout {
     }
 
     /// `k6/g<i>/`: load generator `name` (`g0`, `g1`, ...) of several.
-    pub fn generator_named(&self, name: &str) -> K6Dir {
+    pub(crate) fn generator_named(&self, name: &str) -> K6Dir {
         K6Dir {
             path: self.k6().path.join(name),
         }
@@ -181,7 +181,7 @@ impl Layout {
     }
 
     /// Where generator `index` of `count` writes: `k6/` for a single one, `k6/g<i>/` otherwise.
-    pub fn generator_of(&self, index: usize, count: usize) -> K6Dir {
+    pub(crate) fn generator_of(&self, index: usize, count: usize) -> K6Dir {
         match count <= 1 {
             true => self.k6(),
             false => self.generator(index),
@@ -189,7 +189,7 @@ impl Layout {
     }
 
     /// `samples/`: the samplers' JSON lines.
-    pub fn samples_dir(&self) -> PathBuf {
+    pub(crate) fn samples_dir(&self) -> PathBuf {
         self.dir.join("samples")
     }
 
@@ -199,12 +199,12 @@ impl Layout {
     }
 
     /// `samples/host-<role>.jsonl`: the host lines of a sample agent on another engine.
-    pub fn agent_host_samples(&self, role: &str) -> PathBuf {
+    pub(crate) fn agent_host_samples(&self, role: &str) -> PathBuf {
         self.samples_dir().join(format!("host-{role}.jsonl"))
     }
 
     /// The samplers' files, for `sample::Samplers::start` (which sits below this module).
-    pub fn sample_files(&self) -> crate::sample::SampleFiles {
+    pub(crate) fn sample_files(&self) -> crate::sample::SampleFiles {
         crate::sample::SampleFiles {
             dir: self.samples_dir(),
             cgroup: self.samples(Sampler::Cgroup),
@@ -217,7 +217,7 @@ impl Layout {
     }
 
     /// Where a stack's collected files go, for `stack` (which sits below this module).
-    pub fn collect_paths(&self) -> crate::stack::CollectPaths {
+    pub(crate) fn collect_paths(&self) -> crate::stack::CollectPaths {
         crate::stack::CollectPaths {
             logs_dir: self.logs_dir(),
             role_logs: crate::lab::Role::ALL
@@ -287,12 +287,12 @@ impl K6Dir {
     }
 
     /// `requests.csv`: the same, plain (read when there is no gzipped one).
-    pub fn requests_csv(&self) -> PathBuf {
+    pub(crate) fn requests_csv(&self) -> PathBuf {
         self.path.join(PLAIN_CSV_FILE)
     }
 
     /// The CSVs the readers try, in order: gzipped, then plain.
-    pub fn csv_candidates(&self) -> [PathBuf; 2] {
+    pub(crate) fn csv_candidates(&self) -> [PathBuf; 2] {
         [self.requests_csv_gz(), self.requests_csv()]
     }
 

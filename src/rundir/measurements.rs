@@ -283,6 +283,6 @@ pub struct GeneratorInstance {
 pub use crate::sample::SamplerSummary;
 
 /// A share of a core as the manifest records it: percent, one decimal.
-pub fn pct_of_core(cores: f64) -> f64 {
+pub(crate) fn pct_of_core(cores: f64) -> f64 {
     (cores * 1000.0).round() / 10.0
 }

@@ -12,7 +12,7 @@ struct Versioned {
 }
 
 /// A manifest of schema 1 or 2 as a schema-2 JSON value.
-pub fn manifest_to_current(mut v: Value) -> anyhow::Result<Value> {
+pub(crate) fn manifest_to_current(mut v: Value) -> anyhow::Result<Value> {
     let Versioned { schema_version } = serde_json::from_value(v.clone())?;
     ensure!(
         schema_version <= MANIFEST_SCHEMA_VERSION,

@@ -13,7 +13,7 @@ pub mod inputs;
 pub mod layout;
 pub mod manifest;
 pub mod measurements;
-pub mod migrate;
+pub(crate) mod migrate;
 pub mod phase;
 pub mod read;
 pub mod report;
@@ -34,13 +34,13 @@ use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 
 pub use layout::{Layout, MANIFEST_FILE, PLAN_FILE, REPORT_FILE, STATUS_FILE};
-pub const LATEST: &str = "latest";
+pub(crate) const LATEST: &str = "latest";
 
 /// Environment variable that moves the run directories' root.
-pub const OUT_ENV: &str = "PERFLAB_OUT";
+pub(crate) const OUT_ENV: &str = "PERFLAB_OUT";
 
 /// Root of the run directories: `$PERFLAB_OUT`, else `./out`.
-pub fn default_out_root() -> PathBuf {
+pub(crate) fn default_out_root() -> PathBuf {
     std::env::var_os(OUT_ENV)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("out"))
@@ -58,7 +58,7 @@ pub struct RunDir {
 }
 
 /// Directory name for a run: `20261130T004356Z-r1`.
-pub fn run_name(created: DateTime<Utc>, round: u32) -> String {
+pub(crate) fn run_name(created: DateTime<Utc>, round: u32) -> String {
     format!("{}-r{round}", created.format("%Y%m%dT%H%M%SZ"))
 }
 
@@ -87,7 +87,7 @@ pub fn valid_run_name(name: &str) -> bool {
 
 /// Create `parent/base` (and `parent`), or `base-2`, `base-3`, ... when taken: never reuses a
 /// directory.
-pub fn create_new_dir(parent: &Path, base: &str) -> anyhow::Result<PathBuf> {
+pub(crate) fn create_new_dir(parent: &Path, base: &str) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     let mut n = 1;
     loop {
@@ -232,7 +232,7 @@ impl RunDir {
     }
 
     /// [`RunDir::mark`] naming the phase the run stopped in.
-    pub fn mark_in(
+    pub(crate) fn mark_in(
         &self,
         state: RunState,
         reason: Option<&str>,
@@ -314,7 +314,7 @@ pub fn read_tool_manifest(dir: &Path) -> anyhow::Result<ToolManifest> {
 }
 
 /// Write a tool run's `dir/manifest.json`.
-pub fn write_tool_manifest(dir: &Path, m: &ToolManifest) -> anyhow::Result<()> {
+pub(crate) fn write_tool_manifest(dir: &Path, m: &ToolManifest) -> anyhow::Result<()> {
     write_json_atomic(&dir.join(MANIFEST_FILE), m)
 }
 

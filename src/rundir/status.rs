@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// Version of `status.json` (files written before it carried one are version 1).
-pub const STATUS_SCHEMA_VERSION: u32 = 1;
+pub(crate) const STATUS_SCHEMA_VERSION: u32 = 1;
 
 fn status_v1() -> u32 {
     1

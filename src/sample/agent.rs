@@ -9,9 +9,9 @@ use super::records::{CgroupSample, HostSample};
 use super::{ContainerTarget, Samplers};
 
 /// Where the orchestrator puts the targets file inside the agent's container.
-pub const TARGETS_PATH: &str = "/agent/targets.json";
+pub(crate) const TARGETS_PATH: &str = "/agent/targets.json";
 /// Where the perflab binary goes inside the agent's container.
-pub const BINARY_PATH: &str = "/usr/local/bin/perflab";
+pub(crate) const BINARY_PATH: &str = "/usr/local/bin/perflab";
 
 /// Run the agent until SIGTERM or SIGINT: sample the targets every `period`.
 pub fn run(targets: &Path, period: Duration) -> anyhow::Result<()> {

@@ -64,7 +64,7 @@ fn read(path: &Path) -> Result<String, CgroupError> {
 }
 
 /// Parse `/proc/<pid>/cgroup`: map of controller -> path (v2's unified line has key "").
-pub fn parse_proc_cgroup(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn parse_proc_cgroup(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for line in text.lines() {
         let mut parts = line.splitn(3, ':');
@@ -85,7 +85,7 @@ pub fn parse_proc_cgroup(text: &str) -> BTreeMap<String, String> {
 
 /// Parse `/proc/self/mountinfo` for cgroup mounts: controller -> (mount point, root).
 /// The v2 mount is keyed "".
-pub fn parse_cgroup_mounts(mountinfo: &str) -> BTreeMap<String, (PathBuf, String)> {
+pub(crate) fn parse_cgroup_mounts(mountinfo: &str) -> BTreeMap<String, (PathBuf, String)> {
     let mut out = BTreeMap::new();
     for line in mountinfo.lines() {
         // id parent maj:min root mountpoint opts... - fstype source superopts
@@ -125,7 +125,7 @@ fn join_cgroup(mount: &Path, root: &str, cg_path: &str) -> PathBuf {
 }
 
 /// Resolve a process's cgroup directories from the two proc files' contents.
-pub fn resolve_paths(
+pub(crate) fn resolve_paths(
     version: CgroupVersion,
     proc_cgroup: &str,
     mountinfo: &str,
@@ -160,14 +160,14 @@ pub fn resolve_paths(
 }
 
 /// Find the cgroup directories of a running process (a container's init pid from `docker inspect`).
-pub fn paths_for_pid(pid: u32) -> Result<CgroupPaths, CgroupError> {
+pub(crate) fn paths_for_pid(pid: u32) -> Result<CgroupPaths, CgroupError> {
     let proc_cgroup = read(Path::new(&format!("/proc/{pid}/cgroup")))?;
     let mountinfo = read(Path::new("/proc/self/mountinfo"))?;
     resolve_paths(detect(), &proc_cgroup, &mountinfo, pid)
 }
 
 /// Value of `key` in a flat-keyed file such as `cpu.stat` ("key value" per line).
-pub fn keyed_value(text: &str, key: &str) -> Option<u64> {
+pub(crate) fn keyed_value(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|l| {
         let (k, v) = l.split_once(' ')?;
         (k == key).then(|| v.trim().parse().ok()).flatten()
@@ -242,7 +242,7 @@ impl CgroupPaths {
 }
 
 /// CPU in cores between two readings `dt_ns` apart (0 when the counter went backwards).
-pub fn cores_between(prev: &CgroupReading, now: &CgroupReading, dt_ns: u64) -> f64 {
+pub(crate) fn cores_between(prev: &CgroupReading, now: &CgroupReading, dt_ns: u64) -> f64 {
     if dt_ns == 0 {
         return 0.0;
     }

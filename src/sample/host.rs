@@ -5,7 +5,7 @@ use std::fs;
 
 /// Cumulative busy, steal and total jiffies of one CPU line of `/proc/stat`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuTimes {
+pub(crate) struct CpuTimes {
     /// Everything but idle and iowait (steal included).
     pub busy: u64,
     /// Time the hypervisor ran something else while this vCPU wanted to run.
@@ -18,7 +18,7 @@ pub struct CpuTimes {
 
 /// Parse the `cpuN` lines of `/proc/stat` in order (the aggregate `cpu` line is skipped).
 /// Busy = everything but idle and iowait.
-pub fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
+pub(crate) fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let Some(rest) = line
@@ -53,12 +53,12 @@ pub fn parse_proc_stat(text: &str) -> Vec<(u32, CpuTimes)> {
 }
 
 /// Busy % and steal % per CPU between two `/proc/stat` snapshots (matched by CPU number).
-pub fn busy_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64, f64)> {
+pub(crate) fn busy_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64, f64)> {
     pct_between(prev, now, |c| (c.busy, c.steal))
 }
 
 /// Hard irq % and softirq % per CPU between two `/proc/stat` snapshots.
-pub fn irq_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64, f64)> {
+pub(crate) fn irq_pct(prev: &[(u32, CpuTimes)], now: &[(u32, CpuTimes)]) -> Vec<(u32, f64, f64)> {
     pct_between(prev, now, |c| (c.irq, c.softirq))
 }
 
@@ -86,7 +86,7 @@ fn pct_between(
 }
 
 /// utime + stime (clock ticks) from the contents of `/proc/<pid>/stat`.
-pub fn parse_pid_stat_ticks(text: &str) -> Option<u64> {
+pub(crate) fn parse_pid_stat_ticks(text: &str) -> Option<u64> {
     // The command name is in parentheses and may contain spaces: split after the last ')'.
     let after = &text[text.rfind(')')? + 1..];
     let f: Vec<&str> = after.split_whitespace().collect();
@@ -97,20 +97,20 @@ pub fn parse_pid_stat_ticks(text: &str) -> Option<u64> {
 }
 
 /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`).
-pub fn clock_ticks_per_sec() -> u64 {
+pub(crate) fn clock_ticks_per_sec() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 { t as u64 } else { 100 }
 }
 
 /// CPU time of a process in nanoseconds, or None when it is gone.
-pub fn process_cpu_ns(pid: u32) -> Option<u64> {
+pub(crate) fn process_cpu_ns(pid: u32) -> Option<u64> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     Some(parse_pid_stat_ticks(&text)? * 1_000_000_000 / clock_ticks_per_sec())
 }
 
 /// The pid of the first process whose `comm` is `name` (e.g. "dockerd").
-pub fn find_process(name: &str) -> Option<u32> {
+pub(crate) fn find_process(name: &str) -> Option<u32> {
     let mut pids: Vec<u32> = fs::read_dir("/proc")
         .ok()?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
@@ -124,14 +124,14 @@ pub fn find_process(name: &str) -> Option<u32> {
 }
 
 /// Read `/proc/stat` now.
-pub fn read_proc_stat() -> Vec<(u32, CpuTimes)> {
+pub(crate) fn read_proc_stat() -> Vec<(u32, CpuTimes)> {
     fs::read_to_string("/proc/stat")
         .map(|t| parse_proc_stat(&t))
         .unwrap_or_default()
 }
 
 /// Host CPU pressure `some avg10` (None where the kernel has no PSI).
-pub fn host_psi() -> Option<f64> {
+pub(crate) fn host_psi() -> Option<f64> {
     fs::read_to_string("/proc/pressure/cpu")
         .ok()
         .and_then(|t| super::cgroup::psi_some_avg10(&t))

@@ -34,7 +34,7 @@ pub struct ContainerTarget {
 
 /// What to sample. Absent parts are skipped.
 #[derive(Default)]
-pub struct SamplerTargets {
+pub(crate) struct SamplerTargets {
     pub containers: Vec<ContainerTarget>,
     /// e.g. `http://127.0.0.1:PORT/fpm-status?json` (through nginx to the hidden status pool).
     pub fpm_status_url: Option<String>,
@@ -45,7 +45,7 @@ pub struct SamplerTargets {
 
 /// Sampling periods.
 #[derive(Debug, Clone, Copy)]
-pub struct SamplerOptions {
+pub(crate) struct SamplerOptions {
     pub fast: Duration,
     pub slow: Duration,
 }
@@ -77,13 +77,13 @@ pub struct SamplerSummary {
 }
 
 /// Running samplers; `stop` ends them and returns the summary.
-pub struct Samplers {
+pub(crate) struct Samplers {
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<SamplerSummary>>,
 }
 
 /// Unix milliseconds now.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
@@ -93,7 +93,7 @@ pub fn now_ms() -> i64 {
 /// Where the samplers write: the run directory's `samples/` files, named by the layout that
 /// owns them (`rundir::layout::Layout::sample_files`, above this module, passes them down).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SampleFiles {
+pub(crate) struct SampleFiles {
     /// The folder, created if missing.
     pub dir: PathBuf,
     pub cgroup: PathBuf,
@@ -150,7 +150,7 @@ impl Samplers {
 
     /// The sample agent's samplers (`perflab sample-agent`, in a container on another engine):
     /// cgroup and host lines, and errors, all to stdout in the files' JSON-lines format.
-    pub fn start_stdout(containers: Vec<ContainerTarget>, period: Duration) -> Samplers {
+    pub(crate) fn start_stdout(containers: Vec<ContainerTarget>, period: Duration) -> Samplers {
         let (stop, rx) = watch::channel(false);
         let out = JsonlWriter::stdout();
         let task = tokio::spawn(run_fast(
@@ -450,7 +450,7 @@ async fn run_pg(
 
 /// Pin every thread of this process to `cpus` (the load generator's CPUs during measurement),
 /// so the samplers do not steal the app's CPU. Returns the number of threads pinned.
-pub fn pin_process_to(cpus: &[usize]) -> std::io::Result<usize> {
+pub(crate) fn pin_process_to(cpus: &[usize]) -> std::io::Result<usize> {
     // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; sched_setaffinity reads it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {

@@ -19,14 +19,14 @@ pub use table::{Delta, PidStat, Placement, ProcTable, classify, parse_pid_stat, 
 /// `/proc/<pid>/cgroup` (the cpuacct controller's on cgroup v1, where the cgroup samples read
 /// CPU; the unified one on v2), and the devices (`maj:min`) of their root file systems.
 #[derive(Debug, Clone, Default)]
-pub struct LabContainers {
+pub(crate) struct LabContainers {
     paths: Vec<(String, String)>,
     root_devices: Vec<(Role, String)>,
 }
 
 /// The device (`maj:min`) mounted at `mount_point` in a `mountinfo` text (the last mount
 /// there wins, as the kernel shows it).
-pub fn mount_device(mountinfo: &str, mount_point: &str) -> Option<String> {
+pub(crate) fn mount_device(mountinfo: &str, mount_point: &str) -> Option<String> {
     mountinfo.lines().rev().find_map(|l| {
         let f: Vec<&str> = l.split(' ').collect();
         (f.len() > 4 && f[4] == mount_point).then(|| f[2].to_owned())
@@ -34,7 +34,7 @@ pub fn mount_device(mountinfo: &str, mount_point: &str) -> Option<String> {
 }
 
 /// A FUSE storage process's mount point: the last argument of its command line.
-pub fn fuse_mount_point(cmdline: &[u8]) -> Option<String> {
+pub(crate) fn fuse_mount_point(cmdline: &[u8]) -> Option<String> {
     cmdline
         .split(|b| *b == 0)
         .rfind(|a| !a.is_empty())
@@ -43,7 +43,7 @@ pub fn fuse_mount_point(cmdline: &[u8]) -> Option<String> {
 
 impl LabContainers {
     /// From the contents of the containers' init processes' `/proc/<pid>/cgroup`.
-    pub fn from_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> LabContainers {
+    pub(crate) fn from_texts<'a>(texts: impl IntoIterator<Item = &'a str>) -> LabContainers {
         let mut paths = Vec::new();
         for text in texts {
             let cg = parse_proc_cgroup(text);
@@ -62,7 +62,10 @@ impl LabContainers {
     }
 
     /// Add the root file systems' devices from the containers' `/proc/<pid>/mountinfo`.
-    pub fn with_roots<'a>(mut self, mountinfos: impl IntoIterator<Item = (Role, &'a str)>) -> Self {
+    pub(crate) fn with_roots<'a>(
+        mut self,
+        mountinfos: impl IntoIterator<Item = (Role, &'a str)>,
+    ) -> Self {
         self.root_devices = mountinfos
             .into_iter()
             .filter_map(|(role, m)| Some((role, mount_device(m, "/")?)))
@@ -72,7 +75,7 @@ impl LabContainers {
 
     /// Where a FUSE storage process works: for the run when its mount (looked up in the host's
     /// `mountinfo`) is a lab container's root.
-    pub fn place_fuse(&self, host_mountinfo: &str, cmdline: &[u8]) -> Placement {
+    pub(crate) fn place_fuse(&self, host_mountinfo: &str, cmdline: &[u8]) -> Placement {
         let dev = fuse_mount_point(cmdline).and_then(|m| mount_device(host_mountinfo, &m));
         let role = dev.and_then(|d| self.root_devices.iter().find(|(_, r)| *r == d));
         role.map_or(Placement::Container, |(role, _)| {
@@ -103,7 +106,7 @@ impl LabContainers {
 }
 
 /// The live sampler: the process table, the run's cgroups and the clock rate.
-pub struct ProcScanner {
+pub(crate) struct ProcScanner {
     table: ProcTable,
     lab: LabContainers,
     ticks_per_s: u64,

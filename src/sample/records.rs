@@ -71,7 +71,7 @@ pub enum ProcSource {
 
 impl ProcSource {
     /// Part of the lab's own plumbing (Docker and perflab), not another user's work.
-    pub fn is_plumbing(self) -> bool {
+    pub(crate) fn is_plumbing(self) -> bool {
         matches!(
             self,
             ProcSource::DockerProxy
@@ -136,7 +136,7 @@ pub struct HostProcsSample {
 
 impl HostProcsSample {
     /// How many names `top` keeps per interval.
-    pub const TOP: usize = 6;
+    pub(crate) const TOP: usize = 6;
 }
 
 /// The php-fpm status page (JSON), the fields the analysis reads; others are ignored.
@@ -243,7 +243,7 @@ pub fn parse_jsonl_torn_tail<T: for<'de> Deserialize<'de>>(
     }
 }
 
-pub fn parse_jsonl<T: for<'de> Deserialize<'de>>(text: &str) -> Result<Vec<T>, String> {
+pub(crate) fn parse_jsonl<T: for<'de> Deserialize<'de>>(text: &str) -> Result<Vec<T>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone)]
-pub struct JsonlWriter(Arc<Mutex<BufWriter<Box<dyn Write + Send>>>>);
+pub(crate) struct JsonlWriter(Arc<Mutex<BufWriter<Box<dyn Write + Send>>>>);
 
 impl JsonlWriter {
     pub fn create(path: &Path) -> std::io::Result<JsonlWriter> {

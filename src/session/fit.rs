@@ -59,7 +59,7 @@ pub fn calibration_of(r: &Report, rate: u32, hold_s: u32) -> Result<Calibration>
 }
 
 /// Share of the lowest screened ceiling the working-point calibration offers.
-pub const WORKING_SHARE: f64 = 0.5;
+pub(crate) const WORKING_SHARE: f64 = 0.5;
 
 /// The working point after a low-rate calibration at `rate`: half the lowest ceiling it
 /// measured (the app's or the database's CPU, the pool's N/W), when that is at least 1.5x
@@ -77,16 +77,16 @@ pub fn working_rate(q: &Quantities, rate: u32) -> Option<u32> {
 
 /// How many times the working point is read: its medians feed the rules (one reading of 1a's
 /// database ceiling moved 217 -> 349 rps between two runs on a noisy 2-CPU host).
-pub const READINGS: usize = 3;
+pub(crate) const READINGS: usize = 3;
 
 /// The highest working-point rate (the calibration's VUs stay bounded).
 const MAX_WORKING_RATE: u32 = 5000;
 
 /// The lowest calibration rate: below it a second of samples holds too few requests.
-pub const MIN_RATE: u32 = 5;
+pub(crate) const MIN_RATE: u32 = 5;
 
 /// The experiment's calibration load: one open-model step at `rate` held `hold_s`.
-pub fn calibration_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experiment {
+pub(crate) fn calibration_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experiment {
     let mut c = e.clone();
     c.load.model = Model::Open;
     c.load.think_time_s = None;
@@ -108,7 +108,7 @@ pub fn calibration_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experim
 
 /// The peak probe's load (`fit.calibrate.peak`): one open-model step at `rate` held `hold_s`
 /// with the published VUs, so a VU cap the experiment relies on (1c's 400) caps it too.
-pub fn peak_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experiment {
+pub(crate) fn peak_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experiment {
     let mut c = calibration_experiment(e, rate, hold_s);
     c.load.max_vus = e.load.max_vus.max(1);
     c.load.pre_vus = c.load.max_vus.min(100);
@@ -152,7 +152,7 @@ pub fn quantities(
 
 /// The peak probe's rate: `expr` over the calibration's quantities, rounded, at least
 /// [`MIN_RATE`] and at most [`MAX_WORKING_RATE`] (its VUs stay bounded).
-pub fn peak_rate(expr: &str, q: &Quantities) -> Result<u32> {
+pub(crate) fn peak_rate(expr: &str, q: &Quantities) -> Result<u32> {
     let v = fitting::evaluate(expr, q).map_err(|m| anyhow!("fit.calibrate.peak ({expr}): {m}"))?;
     Ok((v.round() as u32).clamp(MIN_RATE, MAX_WORKING_RATE))
 }
@@ -433,7 +433,7 @@ impl<J: Judge + Clone> Measurement for Fitted<J> {
 }
 
 /// The calibration's analysis (the real judge's default).
-pub fn analysed_calibration(dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
+pub(crate) fn analysed_calibration(dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
     let inputs = crate::rundir::inputs::run_dir(dir)?;
     let r = crate::analyze::analyze_run(inputs)
         .map_err(|e| anyhow!("analysing the calibration in {}: {e}", dir.display()))?;

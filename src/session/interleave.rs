@@ -233,7 +233,7 @@ impl RecordedReferee {
 
 /// The running line: the verdict and why (B/A with its interval, and when undecided about how
 /// many more rounds a side would decide).
-pub fn running_line(c: &RoundsComparison) -> String {
+pub(crate) fn running_line(c: &RoundsComparison) -> String {
     format!("{}: {}", c.verdict.as_str(), c.why)
 }
 
@@ -250,7 +250,7 @@ impl Referee for RecordedReferee {
 }
 
 /// Shown after an interrupt: what was kept and how to go on.
-pub fn kept_note(a: &[PathBuf], b: &[PathBuf]) -> String {
+pub(crate) fn kept_note(a: &[PathBuf], b: &[PathBuf]) -> String {
     let list = |v: &[PathBuf]| {
         v.iter()
             .map(|p| p.display().to_string())

@@ -49,7 +49,11 @@ impl<E: Engine> Stage<'_, E> {
 
     /// A load other than the measured steps (calibration, probe): its plan written where the
     /// analysis finds it (`loads/<label>/plan.json`), started at once. Returns its directory.
-    pub async fn run_extra_load(&mut self, label: &str, plan: Plan) -> Result<PathBuf, Stop> {
+    pub(crate) async fn run_extra_load(
+        &mut self,
+        label: &str,
+        plan: Plan,
+    ) -> Result<PathBuf, Stop> {
         let out_dir = self.load_dir(label);
         std::fs::create_dir_all(&out_dir)
             .with_context(|| format!("creating {}", out_dir.display()))?;

@@ -37,7 +37,7 @@ pub enum Stop {
 
 impl Stop {
     /// As an error, for callers that report a stop rather than record it.
-    pub fn into_error(self) -> anyhow::Error {
+    pub(crate) fn into_error(self) -> anyhow::Error {
         match self {
             Stop::Failed(e) => e,
             Stop::Interrupted(sig) => anyhow::anyhow!("interrupted by {sig}"),
@@ -52,7 +52,7 @@ impl From<anyhow::Error> for Stop {
 }
 
 /// Wait for `fut` unless interrupted first (the future is dropped then).
-pub async fn or_interrupt<T>(
+pub(crate) async fn or_interrupt<T>(
     interrupt: &Interrupt,
     fut: impl Future<Output = Result<T>>,
 ) -> Result<T, Stop> {
@@ -115,7 +115,7 @@ impl Trail {
 
     /// Name `phase` as the one the session stopped in, though later phases ran (a load stopped
     /// by a signal while measuring is still collected).
-    pub fn blame(&mut self, phase: Phase, load: Option<&str>) {
+    pub(crate) fn blame(&mut self, phase: Phase, load: Option<&str>) {
         self.enter(phase, load);
     }
 
@@ -196,7 +196,7 @@ impl Session {
     }
 
     /// Run `fut` as `phase` to its end (not raced), and record it.
-    pub async fn finish_phase<T>(
+    pub(crate) async fn finish_phase<T>(
         &mut self,
         phase: Phase,
         fut: impl Future<Output = Result<T>>,
@@ -253,7 +253,7 @@ pub fn verdict(result: &Result<(), Stop>, stopped_in: Option<Phase>) -> Verdict 
 
 /// The Lock phase: take the host lock for `target` (an id, or a `lock::Purpose` with the seconds it expects to hold it; printing "waiting for ..." unless quiet),
 /// giving up when a signal arrives first (nothing has been started then).
-pub async fn acquire_lock(
+pub(crate) async fn acquire_lock(
     target: impl Into<lock::Purpose>,
     wait: Wait,
     quiet: bool,

@@ -14,7 +14,7 @@ use crate::experiment::Experiment;
 use crate::plan::{self, PlanOptions};
 
 /// The open steps, then the closed twin.
-pub struct PauseContrast {
+pub(crate) struct PauseContrast {
     pub steps: Stepped,
     pub experiment: Experiment,
     pub quick: bool,
@@ -40,7 +40,7 @@ impl Measurement for PauseContrast {
 
 /// The open load's first step (in `open_dir`), the closed twin's (in `closed_dir`, with its
 /// latencies for the correction), P and the step's planned D (`hold_s`).
-pub fn side_by_side(
+pub(crate) fn side_by_side(
     open_dir: &Path,
     closed_dir: &Path,
     twin: &Experiment,

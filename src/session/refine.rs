@@ -32,7 +32,7 @@ pub trait Judge {
 
 /// The real judge: `perflab analyze` on the load's directory (its k6 CSV, samples, plan.json).
 #[derive(Debug, Clone, Copy)]
-pub struct Analysis;
+pub(crate) struct Analysis;
 
 fn analyze(dir: &Path) -> Result<Report> {
     let inputs = crate::rundir::inputs::run_dir(dir)?;
@@ -67,7 +67,7 @@ impl Judge for Analysis {
 
 /// How long in-flight work may take to drain after a failing load: the client timeout, 2 to
 /// 30 s (after a failing probe, or a calibration that did not pass).
-pub fn drain_pause(e: &Experiment) -> Duration {
+pub(crate) fn drain_pause(e: &Experiment) -> Duration {
     Duration::from_secs(u64::from(e.load.timeout_s.clamp(2, 30)))
 }
 

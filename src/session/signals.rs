@@ -30,7 +30,7 @@ impl Interrupt {
     }
 
     /// [`Interrupt::install`] announcing `what` happens on the first signal.
-    pub fn install_with(what: &'static str) -> std::io::Result<Interrupt> {
+    pub(crate) fn install_with(what: &'static str) -> std::io::Result<Interrupt> {
         let (tx, rx) = watch::channel(None);
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;

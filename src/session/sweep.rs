@@ -13,7 +13,7 @@ use crate::rundir;
 
 /// Prefix of the run ids `perflab run` gives its stacks (exploration stacks use `up-` and
 /// `smoke-`).
-pub const RUN_ID_PREFIX: &str = "run-";
+pub(crate) const RUN_ID_PREFIX: &str = "run-";
 
 /// What becomes of one run's objects, from their labels and their owner's liveness.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,7 +54,7 @@ pub struct RunLeftover {
 
 impl RunLeftover {
     /// Why the run is left in place and how to remove it (`None` when it is removed, or live).
-    pub fn left_note(&self, endpoint: &crate::docker::Endpoint) -> Option<String> {
+    pub(crate) fn left_note(&self, endpoint: &crate::docker::Endpoint) -> Option<String> {
         let id = &self.run_id;
         match &self.fate {
             _ if self.remove => None,
@@ -79,7 +79,10 @@ impl RunLeftover {
 }
 
 /// The Docker commands that remove `objects` on `endpoint`, containers first.
-pub fn removal_commands(objects: &[LabelledObject], endpoint: &crate::docker::Endpoint) -> String {
+pub(crate) fn removal_commands(
+    objects: &[LabelledObject],
+    endpoint: &crate::docker::Endpoint,
+) -> String {
     let docker = match endpoint {
         crate::docker::Endpoint::Local => "docker".to_string(),
         e => format!("docker -H {e}"),
@@ -106,7 +109,7 @@ pub fn removal_commands(objects: &[LabelledObject], endpoint: &crate::docker::En
 }
 
 /// The fate of one run's objects; `judge` tells an owner's liveness (pure, for tests).
-pub fn fate_of(objects: &[LabelledObject], judge: impl Fn(&Owner) -> Liveness) -> Fate {
+pub(crate) fn fate_of(objects: &[LabelledObject], judge: impl Fn(&Owner) -> Liveness) -> Fate {
     if objects.iter().any(|o| o.labels.contains_key(LABEL_KEPT)) {
         return Fate::Kept;
     }
@@ -187,7 +190,7 @@ pub struct Swept {
 
 impl Swept {
     /// Say what was swept and what was left (nothing when `quiet`, but what was left).
-    pub fn tell(&self, quiet: bool, engine: &crate::docker::Endpoint) {
+    pub(crate) fn tell(&self, quiet: bool, engine: &crate::docker::Endpoint) {
         if !quiet && (self.removed_objects > 0 || !self.aborted_dirs.is_empty()) {
             crate::say!(
                 "swept leftovers of killed runs on {engine}: {} Docker objects of {} run(s) removed, {} run folder(s) marked aborted",

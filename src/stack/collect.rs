@@ -24,7 +24,7 @@ pub struct CollectPaths {
 impl LabStack {
     /// Container logs into `to.role_logs`; the app's metrics lines into `to.node_samples`; the
     /// lab's other files (`lab::CollectFile`) under `to.logs_dir`.
-    pub async fn collect_logs(
+    pub(crate) async fn collect_logs(
         &self,
         docker: &Docker,
         exp: &Experiment,

@@ -193,7 +193,7 @@ pub fn stack_labels(run_id: &str, lab: Lab, role: &str) -> BTreeMap<String, Stri
 const MIB: i64 = 1024 * 1024;
 /// `RLIMIT_NOFILE` for lab containers: 65536, or less when the host's hard limit is lower
 /// (the engine cannot raise a container above its own limit).
-pub fn nofile_limit() -> i64 {
+pub(crate) fn nofile_limit() -> i64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -476,7 +476,7 @@ impl LabStack {
 
     /// Hand the stack to the user (`perflab up`, `smoke --keep`): a marker volume tells the
     /// sweep before each run that the owner's exit is no accident; `perflab down` removes it.
-    pub async fn hand_over(&self, docker: &Docker) -> Result<()> {
+    pub(crate) async fn hand_over(&self, docker: &Docker) -> Result<()> {
         let mut labels = stack_labels(&self.run_id, self.lab, "kept");
         labels.insert(docker::LABEL_KEPT.to_string(), "1".to_string());
         docker

@@ -146,7 +146,7 @@ async fn wait_for(
 }
 
 /// Every check of `role`, in order.
-pub async fn wait_role(
+pub(crate) async fn wait_role(
     docker: &Docker,
     stack: &LabStack,
     role: Role,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// What the warm-up did.
 #[derive(Debug, Clone, Serialize)]
-pub struct WarmupReport {
+pub(crate) struct WarmupReport {
     pub requests: u32,
     /// Responses by status code (0 = transport error).
     pub status_counts: std::collections::BTreeMap<u16, u32>,
@@ -19,7 +19,7 @@ pub struct WarmupReport {
 }
 
 /// Warm the stack up for `exp`. Fails when the endpoint does not answer 200 at all.
-pub async fn warm_up(stack: &LabStack, exp: &Experiment) -> Result<WarmupReport> {
+pub(crate) async fn warm_up(stack: &LabStack, exp: &Experiment) -> Result<WarmupReport> {
     let mut report = WarmupReport {
         requests: 0,
         status_counts: Default::default(),

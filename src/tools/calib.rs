@@ -18,7 +18,7 @@ use crate::session::signals::Interrupt;
 use crate::session::{Phase, Stop};
 
 /// Raw per-repeat figures.
-pub const REPEATS_FILE: &str = "repeats.tsv";
+pub(crate) const REPEATS_FILE: &str = "repeats.tsv";
 
 /// The fixed work: `iters` rounds of xorshift64 folded into an accumulator.
 pub fn work(iters: u64, seed: u64) -> u64 {

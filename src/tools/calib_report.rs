@@ -12,13 +12,13 @@ use super::stats::{self, Summary};
 pub use crate::rundir::tool::CalibSettings;
 
 /// The article's figure: "vCPU stable within ±7 %".
-pub const ARTICLE_PLUS_MINUS_PCT: f64 = 7.0;
+pub(crate) const ARTICLE_PLUS_MINUS_PCT: f64 = 7.0;
 /// A repeat whose wall time exceeds its thread CPU time by more than this share was preempted.
-pub const PREEMPTED_SHARE: f64 = 0.02;
+pub(crate) const PREEMPTED_SHARE: f64 = 0.02;
 
 /// One timed repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Repeat {
+pub(crate) struct Repeat {
     pub index: u32,
     pub started: DateTime<Utc>,
     pub wall_ms: f64,
@@ -33,11 +33,11 @@ pub struct Repeat {
 }
 
 impl Repeat {
-    pub fn steal_moved(&self) -> bool {
+    pub(crate) fn steal_moved(&self) -> bool {
         self.steal_ms_cpu > 0.0
     }
 
-    pub fn preempted(&self) -> bool {
+    pub(crate) fn preempted(&self) -> bool {
         self.thread_cpu_ms > 0.0 && self.wall_ms > self.thread_cpu_ms * (1.0 + PREEMPTED_SHARE)
     }
 }
@@ -53,7 +53,7 @@ pub struct Calibration {
 
 /// The report (`report.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CalibReport {
+pub(crate) struct CalibReport {
     pub settings: CalibSettings,
     pub calibration: Calibration,
     pub repeats: Vec<Repeat>,
@@ -77,7 +77,7 @@ pub struct CalibReport {
 }
 
 /// Steal ticks per CPU line of `/proc/stat` (`cpu` = all CPUs, `cpu0`, ...): the 8th value.
-pub fn parse_steal(proc_stat: &str) -> BTreeMap<String, u64> {
+pub(crate) fn parse_steal(proc_stat: &str) -> BTreeMap<String, u64> {
     proc_stat
         .lines()
         .filter(|l| l.starts_with("cpu"))
@@ -91,7 +91,7 @@ pub fn parse_steal(proc_stat: &str) -> BTreeMap<String, u64> {
 }
 
 /// Iterations for one repeat of `work_ms`, from a probe of `probe_iters` taking `probe_ms`.
-pub fn iterations_for(work_ms: f64, probe_iters: u64, probe_ms: f64) -> u64 {
+pub(crate) fn iterations_for(work_ms: f64, probe_iters: u64, probe_ms: f64) -> u64 {
     if probe_ms <= 0.0 {
         return probe_iters.max(1);
     }
@@ -261,7 +261,7 @@ pub fn render_text(r: &CalibReport) -> String {
 }
 
 /// Markdown report.
-pub fn render_markdown(r: &CalibReport) -> String {
+pub(crate) fn render_markdown(r: &CalibReport) -> String {
     let lines = summary_lines(r);
     let mut s = format!("# calib\n\n{}\n\n", lines[0]);
     s.push_str(&repeat_table(r).to_markdown());

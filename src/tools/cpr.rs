@@ -24,12 +24,12 @@ use crate::session::{Phase, Stop};
 use crate::stack::{LabStack, StartOptions, defaults, warmup};
 
 /// Raw per-request outcomes.
-pub const REQUESTS_FILE: &str = "requests.tsv";
+pub(crate) const REQUESTS_FILE: &str = "requests.tsv";
 /// Raw counters per endpoint and container.
-pub const CGROUP_FILE: &str = "cgroup.tsv";
+pub(crate) const CGROUP_FILE: &str = "cgroup.tsv";
 
 /// The endpoints measured by default (the article's three PHP routes; the Node lab's three).
-pub fn default_endpoints(lab: Lab) -> Vec<String> {
+pub(crate) fn default_endpoints(lab: Lab) -> Vec<String> {
     let v = crate::lab::descriptor(lab).info().cpu_per_request_endpoints;
     v.iter().map(|s| s.to_string()).collect()
 }

@@ -13,7 +13,7 @@ pub use crate::rundir::tool::CprSettings;
 
 /// A container's counters around one measurement window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ContainerCounters {
+pub(crate) struct ContainerCounters {
     pub role: String,
     pub name: String,
     pub cpu_ns_before: u64,
@@ -27,7 +27,7 @@ impl ContainerCounters {
         self.cpu_ns_after.saturating_sub(self.cpu_ns_before)
     }
 
-    pub fn throttled_ns(&self) -> u64 {
+    pub(crate) fn throttled_ns(&self) -> u64 {
         self.throttled_ns_after
             .saturating_sub(self.throttled_ns_before)
     }
@@ -35,7 +35,7 @@ impl ContainerCounters {
 
 /// The raw result of one endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EndpointRaw {
+pub(crate) struct EndpointRaw {
     pub endpoint: String,
     /// Status per request in order (0 = transport error).
     pub statuses: Vec<u16>,
@@ -48,7 +48,7 @@ pub struct EndpointRaw {
 
 /// One endpoint's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EndpointRow {
+pub(crate) struct EndpointRow {
     pub endpoint: String,
     pub requests: usize,
     pub ok: usize,
@@ -65,7 +65,7 @@ pub struct EndpointRow {
 }
 
 impl EndpointRow {
-    pub fn cpu_ms(&self, role: &str) -> Option<f64> {
+    pub(crate) fn cpu_ms(&self, role: &str) -> Option<f64> {
         self.cpu_ms_per_request
             .iter()
             .find(|(r, _)| r == role)
@@ -75,14 +75,14 @@ impl EndpointRow {
 
 /// CPU the containers burn doing nothing, ms per second.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IdleBaseline {
+pub(crate) struct IdleBaseline {
     pub seconds: f64,
     pub cpu_ms_per_s: Vec<(String, f64)>,
 }
 
 /// An article figure (a point when low == high).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArticleFigure {
+pub(crate) struct ArticleFigure {
     pub endpoint: String,
     /// Container role, or `wall` for the wall time per request.
     pub what: String,
@@ -112,7 +112,7 @@ pub struct Comparison {
 
 /// The report (`report.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CprReport {
+pub(crate) struct CprReport {
     pub settings: CprSettings,
     pub rows: Vec<EndpointRow>,
     pub idle: Option<IdleBaseline>,
@@ -134,7 +134,7 @@ fn fig(endpoint: &str, what: &str, low: f64, high: f64, note: &str) -> ArticleFi
 }
 
 /// The article's figures for a lab.
-pub fn article_figures(lab: &str) -> Vec<ArticleFigure> {
+pub(crate) fn article_figures(lab: &str) -> Vec<ArticleFigure> {
     const SEQ: &str = "300 sequential requests, cgroup delta";
     const NGX: &str =
         "300 sequential requests; includes the wget loop run inside the nginx container";
@@ -186,7 +186,7 @@ fn per_request(ns: u64, n: usize) -> f64 {
 }
 
 /// Idle baseline from counters read `seconds` apart.
-pub fn idle_baseline(counters: &[ContainerCounters], seconds: f64) -> IdleBaseline {
+pub(crate) fn idle_baseline(counters: &[ContainerCounters], seconds: f64) -> IdleBaseline {
     IdleBaseline {
         seconds,
         cpu_ms_per_s: counters
@@ -401,7 +401,7 @@ pub fn render_text(r: &CprReport) -> String {
 }
 
 /// Markdown report.
-pub fn render_markdown(r: &CprReport) -> String {
+pub(crate) fn render_markdown(r: &CprReport) -> String {
     let mut s = format!("# cpu-per-request {}\n\n{}.\n\n", r.settings.lab, header(r));
     s.push_str(&endpoint_table(r).to_markdown());
     for n in notes(r) {

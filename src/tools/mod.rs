@@ -4,11 +4,11 @@
 //! (tool manifest, raw data, report.txt/md/json, status.json) under the host lock, and honours
 //! Ctrl-C/SIGTERM like `perflab run`. Pure parts (`*_report.rs`, and `analyze::stats`) do no I/O.
 pub mod calib;
-pub mod calib_report;
-pub mod cpr;
-pub mod cpr_report;
+pub(crate) mod calib_report;
+pub(crate) mod cpr;
+pub(crate) mod cpr_report;
 pub mod noise;
-pub mod noise_report;
+pub(crate) mod noise_report;
 pub mod render;
 pub use crate::analyze::stats;
 
@@ -40,7 +40,7 @@ pub struct Common {
 }
 
 /// A tool run in progress: its directory, manifest and the host lock it holds.
-pub struct ToolRun {
+pub(crate) struct ToolRun {
     pub dir: RunDir,
     pub manifest: ToolManifest,
     /// The session: the host lock, the interrupt and the phases so far.
@@ -105,7 +105,7 @@ impl ToolRun {
 
     /// Take the host speed reading after the measurement: the report's `host speed` lines, and
     /// a caveat when the host's speed moved or its CPUs were stolen. Returns the lines.
-    pub async fn speed_after(&mut self) -> Vec<String> {
+    pub(crate) async fn speed_after(&mut self) -> Vec<String> {
         let after = crate::host::speed::measure_online().await;
         let m = &mut self.manifest;
         let Some(s) = m.measurements.host_speed.as_mut() else {
@@ -126,7 +126,7 @@ impl ToolRun {
     }
 
     /// Write `report.txt`, `report.md` and `report.json`.
-    pub fn write_reports<T: Serialize>(&self, txt: &str, md: &str, json: &T) -> Result<()> {
+    pub(crate) fn write_reports<T: Serialize>(&self, txt: &str, md: &str, json: &T) -> Result<()> {
         let l = rundir::Layout::new(&self.dir.path);
         write_text(&l.report_txt(), &crate::output::plain(txt))?;
         write_text(&l.report_md(), &crate::report::table::md_text(md))?;
@@ -151,14 +151,14 @@ impl ToolRun {
 }
 
 /// Write a text file atomically with a context message.
-pub fn write_text(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_text(path: &Path, text: &str) -> Result<()> {
     rundir::write_atomic(path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))
 }
 
 /// The CPU a single-threaded tool measures on: `--cpu N` (must be online), else the first CPU
 /// of the layout's app set. Returns the CPU and the host's layout.
-pub fn measured_cpu(cpu: Option<u32>) -> Result<(u32, CpuLayout)> {
+pub(crate) fn measured_cpu(cpu: Option<u32>) -> Result<(u32, CpuLayout)> {
     let online = layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
     let l = layout::resolve(&online, None, false)?;
     let cpu = match cpu {
@@ -175,7 +175,7 @@ pub fn measured_cpu(cpu: Option<u32>) -> Result<(u32, CpuLayout)> {
 }
 
 /// Every online CPU but `cpu` (where the tool's other threads go); all of them if none is left.
-pub fn other_cpus(l: &CpuLayout, cpu: u32) -> Vec<usize> {
+pub(crate) fn other_cpus(l: &CpuLayout, cpu: u32) -> Vec<usize> {
     let others: Vec<usize> = l
         .online
         .cpus()
@@ -193,7 +193,7 @@ pub fn other_cpus(l: &CpuLayout, cpu: u32) -> Vec<usize> {
 pub use crate::host::speed::pin_current_thread;
 
 /// The perflab containers running now (name and run id), for "is the lab idle?" checks.
-pub async fn running_lab_containers(d: &Docker) -> Result<Vec<String>> {
+pub(crate) async fn running_lab_containers(d: &Docker) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for o in d.list_labelled(&[]).await? {
         if o.kind != docker::ObjectKind::Container {
@@ -211,7 +211,7 @@ pub async fn running_lab_containers(d: &Docker) -> Result<Vec<String>> {
 
 /// Check that no lab container runs (say so on stderr and in the caveats otherwise) and record
 /// the Docker engine's version.
-pub async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
+pub(crate) async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
     let found = match Docker::connect().await {
         Ok(d) => {
             if let Ok(v) = d.engine_version().await {
@@ -244,7 +244,7 @@ pub async fn note_idle_lab(run: &mut ToolRun, quiet: bool) {
 }
 
 /// Move perflab's threads off `cpu` (the measuring thread pins itself there) and record it.
-pub fn pin_others_away(run: &mut ToolRun, cpu: u32, thread: &str) {
+pub(crate) fn pin_others_away(run: &mut ToolRun, cpu: u32, thread: &str) {
     let others = other_cpus(&run.manifest.cpu_layout, cpu);
     if let Err(e) = crate::sample::pin_process_to(&others) {
         run.manifest.caveats.push(format!(
@@ -260,7 +260,7 @@ pub fn pin_others_away(run: &mut ToolRun, cpu: u32, thread: &str) {
 
 /// Run `f` in a thread of its own; when a signal comes first, set `stop` (which `f` polls) and
 /// wait for `f` to return. Returns `f`'s result and the signal, if any.
-pub async fn run_in_thread<T: Send + 'static>(
+pub(crate) async fn run_in_thread<T: Send + 'static>(
     name: &str,
     interrupt: &Interrupt,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -285,7 +285,7 @@ pub async fn run_in_thread<T: Send + 'static>(
 }
 
 /// Busy % per CPU since a `/proc/stat` snapshot, rounded to 0.1.
-pub fn busy_since(before: &[(u32, crate::sample::host::CpuTimes)]) -> BTreeMap<u32, f64> {
+pub(crate) fn busy_since(before: &[(u32, crate::sample::host::CpuTimes)]) -> BTreeMap<u32, f64> {
     let now = crate::sample::host::read_proc_stat();
     crate::sample::host::busy_pct(before, &now)
         .into_iter()
@@ -294,7 +294,7 @@ pub fn busy_since(before: &[(u32, crate::sample::host::CpuTimes)]) -> BTreeMap<u
 }
 
 /// Print the report (JSON with `--json`, else the text table) and record the final state.
-pub fn print_and_finish<T: Serialize>(
+pub(crate) fn print_and_finish<T: Serialize>(
     run: &ToolRun,
     common: &Common,
     text: &str,

@@ -19,7 +19,7 @@ use crate::session::{Phase, Stop};
 /// Raw late wake-ups, one JSON object a line.
 pub use crate::rundir::layout::STALLS_FILE;
 /// Every wake-up's lateness in 1 ms buckets.
-pub const HIST_FILE: &str = "lateness-hist.tsv";
+pub(crate) const HIST_FILE: &str = "lateness-hist.tsv";
 
 /// What the loop hands back.
 struct LoopResult {

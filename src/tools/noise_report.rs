@@ -13,11 +13,11 @@ use super::stats::{self, Summary, round};
 pub use crate::rundir::tool::NoiseSettings;
 
 /// Seconds of the minute that form the "head" window (:00–:07, 8 seconds).
-pub const HEAD_SECONDS: u32 = 8;
+pub(crate) const HEAD_SECONDS: u32 = 8;
 
 /// One wake-up later than the threshold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WakeUp {
+pub(crate) struct WakeUp {
     /// When the loop woke up (UTC).
     pub at: DateTime<Utc>,
     /// Actual sleep minus the requested sleep, ms.
@@ -26,7 +26,7 @@ pub struct WakeUp {
 
 /// The article's figures, printed beside ours.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArticleNoise {
+pub(crate) struct ArticleNoise {
     pub seconds: f64,
     pub threshold_ms: f64,
     pub stalls: u32,
@@ -59,7 +59,7 @@ pub struct Window {
 
 /// The whole report (`report.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NoiseReport {
+pub(crate) struct NoiseReport {
     pub settings: NoiseSettings,
     pub started: DateTime<Utc>,
     pub ended: DateTime<Utc>,
@@ -93,7 +93,7 @@ pub struct NoiseReport {
 }
 
 /// Seconds of `[start, end)` that fall in each second of the minute.
-pub fn observed_by_second(start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<f64> {
+pub(crate) fn observed_by_second(start: DateTime<Utc>, end: DateTime<Utc>) -> Vec<f64> {
     let mut out = vec![0.0; 60];
     let (s, e) = (start.timestamp_millis(), end.timestamp_millis());
     if e <= s {
@@ -183,8 +183,10 @@ pub fn analyze(
     }
 }
 
-/// Parse a `stalls.jsonl` text (one [`WakeUp`] a line); errors name the line.
-pub fn parse_stalls(text: &str) -> Result<Vec<WakeUp>, String> {
+/// Parse a `stalls.jsonl` text (one [`WakeUp`] a line); errors name the line (the tests' reader
+/// of recorded stalls).
+#[cfg(test)]
+pub(crate) fn parse_stalls(text: &str) -> Result<Vec<WakeUp>, String> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -193,7 +195,7 @@ pub fn parse_stalls(text: &str) -> Result<Vec<WakeUp>, String> {
 }
 
 /// Histogram of lateness in 1 ms buckets (`floor(ms)` -> count), for the raw TSV file.
-pub fn lateness_histogram(lateness_all_us: &[u32]) -> BTreeMap<u32, u64> {
+pub(crate) fn lateness_histogram(lateness_all_us: &[u32]) -> BTreeMap<u32, u64> {
     let mut h = BTreeMap::new();
     for u in lateness_all_us {
         *h.entry(u / 1000).or_default() += 1;
@@ -342,7 +344,7 @@ pub fn render_text(r: &NoiseReport) -> String {
 }
 
 /// The Markdown report.
-pub fn render_markdown(r: &NoiseReport) -> String {
+pub(crate) fn render_markdown(r: &NoiseReport) -> String {
     let mut s = format!("# noise-check\n\n{}\n\n", header(r));
     s.push_str(&lateness_table(r).to_markdown());
     s.push('\n');

@@ -6,7 +6,7 @@ use std::fmt::Write;
 pub use crate::report::table::{Block, Table, blocks_text};
 
 /// `x` with `digits` decimals and a suffix, or `-`.
-pub fn opt(x: Option<f64>, digits: usize, suffix: &str) -> String {
+pub(crate) fn opt(x: Option<f64>, digits: usize, suffix: &str) -> String {
     x.map(|v| format!("{v:.digits$}{suffix}"))
         .unwrap_or_else(|| "-".into())
 }
@@ -23,13 +23,13 @@ pub fn busy(cpu_busy_pct: &BTreeMap<u32, f64>) -> Option<String> {
 }
 
 /// One `caveat: ...` line each (a text block's notes).
-pub fn caveat_lines(host_speed: &[String], caveats: &[String]) -> Vec<String> {
+pub(crate) fn caveat_lines(host_speed: &[String], caveats: &[String]) -> Vec<String> {
     let caveats = caveats.iter().map(|c| format!("caveat: {c}"));
     host_speed.iter().cloned().chain(caveats).collect()
 }
 
 /// A `## Caveats` section (empty when there is none).
-pub fn caveats_markdown(host_speed: &[String], caveats: &[String]) -> String {
+pub(crate) fn caveats_markdown(host_speed: &[String], caveats: &[String]) -> String {
     let mut s = String::new();
     if !host_speed.is_empty() {
         let _ = writeln!(s, "\n## Host speed\n");

@@ -25,7 +25,7 @@ pub struct Config {
 
 /// `--set` pairs as a map of resolved key to value (spaces and list brackets dropped; a later
 /// key wins, as when applied). A key `--set` does not know stays as written.
-pub fn normalized(sets: &[String], lab: Lab) -> BTreeMap<String, String> {
+pub(crate) fn normalized(sets: &[String], lab: Lab) -> BTreeMap<String, String> {
     sets.iter()
         .filter_map(|s| s.split_once('='))
         .map(|(k, v)| {
@@ -88,7 +88,7 @@ impl Config {
 
     /// Whether a recorded round of configuration `round` is a round of this one: every aspect
     /// equal, the resolved stack and load only where both are known.
-    pub fn admits(&self, round: &Config) -> bool {
+    pub(crate) fn admits(&self, round: &Config) -> bool {
         let resolved = match (&self.resolved, &round.resolved) {
             (Some(a), Some(b)) => a == b,
             _ => true,
@@ -101,7 +101,7 @@ impl Config {
     }
 
     /// The overrides as `key=value` joined by spaces, `none` when there are none.
-    pub fn overrides_text(&self) -> String {
+    pub(crate) fn overrides_text(&self) -> String {
         match self.overrides.is_empty() {
             true => "none".to_string(),
             false => self
@@ -115,7 +115,7 @@ impl Config {
 
     /// The aspects as (name, value), for naming what rounds differ in. The resolved stack and
     /// load come last and only for an unfitted run.
-    pub fn aspects(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn aspects(&self) -> Vec<(&'static str, String)> {
         let mut v = vec![
             ("--set overrides", self.overrides_text()),
             (
@@ -142,7 +142,7 @@ impl Config {
     }
 
     /// The names of the aspects in which `other` differs from this configuration.
-    pub fn differences(&self, other: &Config) -> Vec<&'static str> {
+    pub(crate) fn differences(&self, other: &Config) -> Vec<&'static str> {
         let (a, b) = (self.aspects(), other.aspects());
         let mut names: Vec<&'static str> = a
             .iter()
@@ -156,7 +156,7 @@ impl Config {
     }
 
     /// `suite trixie, --set stack.node.burn_us=630, --quick`: the declared aspects in a line.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = vec![format!("suite {}", self.suite)];
         parts.push(match self.overrides.is_empty() {
             true => "no --set".into(),

@@ -12,11 +12,11 @@ pub type Round<'a> = (&'a str, &'a Report, &'a Manifest);
 /// Why the rounds cannot be aggregated: every problem found, one per line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("they are not distinct rounds of one configuration:\n  - {}", .0.join("\n  - "))]
-pub struct Inconsistent(pub Vec<String>);
+pub(crate) struct Inconsistent(pub Vec<String>);
 
 /// What a round was run with, as (aspect, value): rounds that differ in any are not rounds of
 /// one configuration (`config::Config`, the one notion of it).
-pub fn config_of(m: &Manifest) -> Vec<(&'static str, String)> {
+pub(crate) fn config_of(m: &Manifest) -> Vec<(&'static str, String)> {
     Config::of(m).aspects()
 }
 

@@ -64,7 +64,7 @@ pub fn verify_run<'a>(
 
 /// The experiment's claims as they read a run: on a fitted run, a claim at a published step
 /// (`at: 550`) reads the fitted step of the same rank.
-pub fn claims_for(e: &Experiment, run: RunView<'_>) -> Experiment {
+pub(crate) fn claims_for(e: &Experiment, run: RunView<'_>) -> Experiment {
     let mut e = e.clone();
     if run.manifest.measurements.fit.is_some() {
         crate::plan::fit::remap_claim_steps(&mut e, &run.manifest.experiment.load.steps);
@@ -74,7 +74,10 @@ pub fn claims_for(e: &Experiment, run: RunView<'_>) -> Experiment {
 
 /// Each claim's result: over the rounds (median) when it reads a knee or a max sustainable
 /// rate, else the newest round's (`per_round` newest first).
-pub fn over_rounds(e: &Experiment, mut per_round: Vec<Vec<ClaimResult>>) -> Vec<ClaimResult> {
+pub(crate) fn over_rounds(
+    e: &Experiment,
+    mut per_round: Vec<Vec<ClaimResult>>,
+) -> Vec<ClaimResult> {
     let newest = per_round.first().cloned().unwrap_or_default();
     let mut out = Vec::with_capacity(newest.len());
     for (i, (c, first)) in e.expect.iter().zip(newest).enumerate() {
@@ -106,7 +109,10 @@ pub fn verify_rounds<'a>(
 }
 
 /// The component versions worth a column for a lab: its runtimes, not the Debian package strings.
-pub fn key_versions(lab: &str, components: &BTreeMap<String, String>) -> Vec<(String, String)> {
+pub(crate) fn key_versions(
+    lab: &str,
+    components: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
     const KEYS: [(&str, &str); 8] = [
         ("php-fpm.php", "php"),
         ("php-fpm.laravel", "laravel"),

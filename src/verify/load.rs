@@ -44,7 +44,7 @@ impl LoadedRun {
 }
 
 /// The Debian suite of a run's images (see [`Manifest::suite`]).
-pub fn suite_of(m: &Manifest) -> Option<String> {
+pub(crate) fn suite_of(m: &Manifest) -> Option<String> {
     m.suite()
 }
 
@@ -105,7 +105,7 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
 
 /// A run directory left out of a set of rounds, and why.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     pub dir: PathBuf,
     pub why: String,
     /// It could not be read (as opposed to: not complete, another suite).
@@ -120,7 +120,7 @@ impl std::fmt::Display for Skipped {
 
 /// Complete runs of an experiment with a report, newest first, optionally of one suite, and
 /// every run directory left out with the reason (not complete, unreadable, another suite).
-pub fn scan_runs(
+pub(crate) fn scan_runs(
     out_root: &Path,
     experiment_id: &str,
     suite: Option<&str>,
@@ -170,7 +170,7 @@ pub fn scan_runs(
 
 /// Complete runs of an experiment with a report, newest first, optionally of one suite.
 /// Unreadable runs are skipped with a note in `skipped`.
-pub fn complete_runs(
+pub(crate) fn complete_runs(
     out_root: &Path,
     experiment_id: &str,
     suite: Option<&str>,
@@ -222,7 +222,11 @@ pub fn rounds(
 }
 
 /// A RUN argument: a run directory, or `<experiment>` for its newest complete run.
-pub fn resolve_run(arg: &str, out_root: &Path, suite: Option<&str>) -> anyhow::Result<LoadedRun> {
+pub(crate) fn resolve_run(
+    arg: &str,
+    out_root: &Path,
+    suite: Option<&str>,
+) -> anyhow::Result<LoadedRun> {
     let p = Path::new(arg);
     if p.is_dir() && p.join(rundir::MANIFEST_FILE).exists() {
         return load_run(p);

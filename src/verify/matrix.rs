@@ -16,7 +16,11 @@ use crate::experiment::{Experiment, Lab};
 use crate::report::table::Table;
 
 /// `compare`'s comparison of two sides of loaded rounds (neither empty).
-pub fn compare_loaded(a: &[LoadedRun], b: &[LoadedRun], settings: &Settings) -> RoundsComparison {
+pub(crate) fn compare_loaded(
+    a: &[LoadedRun],
+    b: &[LoadedRun],
+    settings: &Settings,
+) -> RoundsComparison {
     let (la, lb) = (labels(a), labels(b));
     compare::compare_rounds_with(&as_runs(a, &la), &as_runs(b, &lb), settings)
 }
@@ -336,7 +340,7 @@ pub fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
 }
 
 /// `1.123 [1.050, 1.201]`, or `-`.
-pub fn ratio_text(r: &Row) -> String {
+pub(crate) fn ratio_text(r: &Row) -> String {
     match (r.cpu_ratio, r.cpu_interval) {
         (Some(x), Some([lo, hi])) => format!("{x:.3} [{lo:.3}, {hi:.3}]"),
         (Some(x), None) => format!("{x:.3}"),
@@ -345,7 +349,7 @@ pub fn ratio_text(r: &Row) -> String {
 }
 
 /// `125 -> 100 (-20.0 %)`, or `-`.
-pub fn capacity_text(r: &Row) -> String {
+pub(crate) fn capacity_text(r: &Row) -> String {
     match (r.max_sustainable_a, r.max_sustainable_b) {
         (Some(x), Some(y)) => match r.max_sustainable_change_pct {
             Some(p) => format!("{x:.0} -> {y:.0} ({p:+.1} %)"),
@@ -356,7 +360,7 @@ pub fn capacity_text(r: &Row) -> String {
 }
 
 /// `fpm-bound: pass -> fail; ...`, or `-`.
-pub fn claims_text(r: &Row) -> String {
+pub(crate) fn claims_text(r: &Row) -> String {
     if r.claims_changed.is_empty() {
         return "-".into();
     }

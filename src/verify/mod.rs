@@ -9,7 +9,7 @@
 pub mod capacity;
 pub mod compare;
 pub mod config;
-pub mod consistent;
+pub(crate) mod consistent;
 pub mod eval;
 pub mod findings;
 pub(crate) mod gather;

@@ -12,7 +12,7 @@ use crate::experiment::Lab;
 use crate::rundir::Manifest;
 
 /// Why a value could not be read.
-pub type Missing = String;
+pub(crate) type Missing = String;
 
 fn b(x: bool) -> f64 {
     if x { 1.0 } else { 0.0 }
@@ -23,7 +23,12 @@ fn need<T>(v: Option<T>, what: impl FnOnce() -> String) -> Result<T, Missing> {
 }
 
 /// A step quantity of `s` (a step of `r`); `path` names a family's member (`cpu.pg`).
-pub fn step_value(r: &Report, s: &StepReport, q: StepId, path: &str) -> Result<f64, Missing> {
+pub(crate) fn step_value(
+    r: &Report,
+    s: &StepReport,
+    q: StepId,
+    path: &str,
+) -> Result<f64, Missing> {
     let step = format!("step {}", s.target);
     let server = || need(s.server.as_ref(), || format!("no server samples in {step}"));
     match q {
@@ -186,7 +191,7 @@ fn closed_value(r: &Report, s: &StepReport, q: ClosedQ, step: &str) -> Result<f6
 }
 
 /// A run quantity.
-pub fn run_value(r: &Report, q: RunQ) -> Result<f64, Missing> {
+pub(crate) fn run_value(r: &Report, q: RunQ) -> Result<f64, Missing> {
     let no_knee = || "no knee: no step failed for good in the steps run".to_string();
     let no_pass = || "no step passed".to_string();
     let index_of = |t: Option<u32>| {
@@ -253,7 +258,7 @@ pub fn run_value(r: &Report, q: RunQ) -> Result<f64, Missing> {
 }
 
 /// A lab's own setting, read by the lab's descriptor from the run's stack section.
-pub fn lab_value(m: &Manifest, q: LabQ) -> Result<f64, Missing> {
+pub(crate) fn lab_value(m: &Manifest, q: LabQ) -> Result<f64, Missing> {
     let lab = Lab::ALL.into_iter().find(|l| q.lab() == Some(l.as_str()));
     let lab = need(lab, || format!("`{}` names no lab", q.name()))?;
     crate::lab::descriptor(lab).quantity(&m.experiment.stack, q.name())
@@ -289,7 +294,7 @@ pub fn config_value(m: &Manifest, q: ConfigQ) -> Result<f64, Missing> {
 }
 
 /// `log(name, text)`: lines of log `name` whose digested message contains `text`.
-pub fn log_count(r: &Report, log: &str, text: &str) -> Result<f64, Missing> {
+pub(crate) fn log_count(r: &Report, log: &str, text: &str) -> Result<f64, Missing> {
     let d = need(r.logs.get(log), || {
         let have: Vec<&str> = r.logs.keys().map(String::as_str).collect();
         format!("no log `{log}` in the run (logs: {})", have.join(", "))
@@ -303,7 +308,7 @@ pub fn log_count(r: &Report, log: &str, text: &str) -> Result<f64, Missing> {
 }
 
 /// `log_lines(name)`.
-pub fn log_lines(r: &Report, log: &str) -> Result<f64, Missing> {
+pub(crate) fn log_lines(r: &Report, log: &str) -> Result<f64, Missing> {
     Ok(need(r.logs.get(log), || format!("no log `{log}` in the run"))?.lines as f64)
 }
 
@@ -317,7 +322,7 @@ pub fn saturated(s: &StepReport, text: &str) -> Result<f64, Missing> {
 }
 
 /// `node_error(text)` on a step.
-pub fn node_error(s: &StepReport, text: &str) -> Result<f64, Missing> {
+pub(crate) fn node_error(s: &StepReport, text: &str) -> Result<f64, Missing> {
     let n = s
         .server
         .as_ref()

@@ -35,7 +35,7 @@ const ROUND_JUDGED: [&str; 6] = [
 ];
 
 /// A claim whose value reads a knee or a max sustainable rate (its own or `against.`'s).
-pub fn judged_over_rounds(c: &Claim) -> bool {
+pub(crate) fn judged_over_rounds(c: &Claim) -> bool {
     expr::parse(&c.value).is_ok_and(|e| {
         e.names()
             .iter()
@@ -45,7 +45,7 @@ pub fn judged_over_rounds(c: &Claim) -> bool {
 
 /// One claim's results over rounds (newest first) as one result: the median round's, with the
 /// spread. With fewer than two rounds that have a value, the newest round's result as is.
-pub fn combine(mut results: Vec<ClaimResult>) -> Option<ClaimResult> {
+pub(crate) fn combine(mut results: Vec<ClaimResult>) -> Option<ClaimResult> {
     let count = |v: ClaimVerdict| results.iter().filter(|r| r.verdict == v).count();
     let (pass, fail, na) = (
         count(ClaimVerdict::Pass),

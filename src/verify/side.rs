@@ -25,7 +25,7 @@ pub struct SideSpec {
 }
 
 /// Pairs a side may hold (a guard on hostile input; real sides hold a few).
-pub const MAX_PAIRS: usize = 64;
+pub(crate) const MAX_PAIRS: usize = 64;
 
 fn bad(side: CompareSide, msg: String) -> InvalidInput {
     InvalidInput(format!("--{}: {msg}", side.as_str().to_lowercase()))
@@ -79,7 +79,7 @@ pub fn parse_side(
 
 impl SideSpec {
     /// `A (published, trixie)`, `B (suite=forky)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.declared.is_empty() {
             return format!("{} (published, {})", self.side, self.suite);
         }
@@ -119,7 +119,7 @@ impl SideSpec {
 /// Refuse two sides that are one configuration of an experiment (the same suite and the same
 /// resolved experiment): there is nothing to compare. `resolved` holds, per experiment, A's
 /// and B's configuration.
-pub fn check_sides_differ(
+pub(crate) fn check_sides_differ(
     a: &SideSpec,
     b: &SideSpec,
     resolved: &[(Experiment, Experiment)],

@@ -78,7 +78,7 @@ impl Timeline {
         &mut self.secs[i]
     }
     /// The 100 ms bucket holding unix ms `t`.
-    pub fn fine_mut(&mut self, t_ms: i64) -> &mut (u32, u32) {
+    pub(crate) fn fine_mut(&mut self, t_ms: i64) -> &mut (u32, u32) {
         let i = slot(
             &mut self.fine,
             &mut self.fine_base,
@@ -98,7 +98,7 @@ impl Timeline {
         self.pad_fine = 0;
     }
     /// (successful completions, drops) in [from_ms, to_ms), to 100 ms.
-    pub fn ok_and_drops(&self, from_ms: i64, to_ms: i64) -> (u64, u64) {
+    pub(crate) fn ok_and_drops(&self, from_ms: i64, to_ms: i64) -> (u64, u64) {
         let (a, b) = (
             (from_ms as f64 / 100.0).round() as i64,
             (to_ms as f64 / 100.0).round() as i64,
@@ -113,7 +113,7 @@ impl Timeline {
     }
     /// Count a request that started at `start_ms` and completed at `end_ms` (all tags): its
     /// completion, its latency, its start, and its time in flight spread over the seconds.
-    pub fn record_request(
+    pub(crate) fn record_request(
         &mut self,
         start_ms: i64,
         end_ms: i64,
@@ -147,7 +147,7 @@ impl Timeline {
         }
     }
     /// Count `n` iterations k6 dropped at `t_ms`.
-    pub fn record_drop(&mut self, t_ms: i64, n: u32) {
+    pub(crate) fn record_drop(&mut self, t_ms: i64, n: u32) {
         let s = self.get_mut(t_ms.div_euclid(1000));
         s.dropped = s.dropped.saturating_add(n);
         let f = self.fine_mut(t_ms);
@@ -159,7 +159,7 @@ impl Timeline {
         }
         self.secs.get((sec - self.base_s) as usize)
     }
-    pub fn end_s(&self) -> i64 {
+    pub(crate) fn end_s(&self) -> i64 {
         self.base_s + self.secs.len() as i64
     }
 }

@@ -34,7 +34,7 @@ pub(super) enum Admit {
 
 impl Window {
     /// Keep, skip or hold back the row on `line_no` at `ts_ms`.
-    pub fn admit(&mut self, ts_ms: i64, line_no: u64, line: &[u8]) -> Admit {
+    pub(crate) fn admit(&mut self, ts_ms: i64, line_no: u64, line: &[u8]) -> Admit {
         if !PLAUSIBLE_MS.contains(&ts_ms) {
             self.skip(line_no);
             return Admit::Skip;
@@ -63,7 +63,7 @@ impl Window {
 
     /// Choose the anchor (the held-back rows' median time) if not done yet, and return the
     /// held-back rows within reach of it, in line order; the others are counted as skipped.
-    pub fn settle(&mut self) -> Vec<Pending> {
+    pub(crate) fn settle(&mut self) -> Vec<Pending> {
         let pending = std::mem::take(&mut self.pending);
         if self.anchor_ms.is_some() || pending.is_empty() {
             return pending;

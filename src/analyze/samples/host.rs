@@ -137,7 +137,7 @@ impl HostShare {
     /// The consumers `keep` picks, largest first, at most `max`, with the busiest names of a
     /// source when it has several or another name: "cargo/rustc 0.91 (rustc 0.85, cc1 0.05),
     /// docker-proxy 0.12, softirq/irq 0.08".
-    pub fn outside_text(&self, keep: impl Fn(Consumer) -> bool, max: usize) -> String {
+    pub(crate) fn outside_text(&self, keep: impl Fn(Consumer) -> bool, max: usize) -> String {
         let listed: Vec<String> = self
             .outside
             .iter()

@@ -182,7 +182,7 @@ fn host_figures(w: &mut WindowServer, cg: &[CgroupSample], host: &[HostSample]) 
 }
 
 /// Mean busy % of `cpus` over host samples (each sample: the mean over those CPUs it has).
-pub fn cpus_busy_pct(host: &[HostSample], cpus: &[u32]) -> Option<f64> {
+pub(crate) fn cpus_busy_pct(host: &[HostSample], cpus: &[u32]) -> Option<f64> {
     let per_sample = host.iter().filter_map(|h| {
         let busy = |cpu: u32| -> Option<f64> {
             let i = if h.cpus.is_empty() {

@@ -29,7 +29,7 @@ pub(super) struct Series {
 }
 
 impl Series {
-    pub fn solid(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+    pub(crate) fn solid(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
         Series {
             label: label.into(),
             color,
@@ -59,7 +59,7 @@ impl Series {
             ..Series::solid(label, color, points)
         }
     }
-    pub fn dashed(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+    pub(crate) fn dashed(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
         Series {
             dashed: true,
             ..Series::solid(label, color, points)

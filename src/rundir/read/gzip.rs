@@ -191,7 +191,7 @@ enum Stream {
 
 impl CsvStream {
     /// Whether the file is gzip (decoding is work worth a thread of its own).
-    pub fn is_gzip(&self) -> bool {
+    pub(crate) fn is_gzip(&self) -> bool {
         matches!(self.0, Stream::Gzip(_))
     }
 }

@@ -15,7 +15,7 @@ pub struct LineReader<R> {
 
 /// One line: its number (from 1), its bytes (no newline, no CR), whether it was cut at the cap,
 /// whether a newline ended it (the last line of a file may lack one).
-pub struct Line<'a> {
+pub(crate) struct Line<'a> {
     pub no: u64,
     pub bytes: &'a [u8],
     pub cut: bool,
@@ -33,7 +33,7 @@ impl<R: BufRead> LineReader<R> {
     }
 
     /// The next line, `None` at the end.
-    pub fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
+    pub(crate) fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
         self.buf.clear();
         let (mut cut, mut any, mut ended) = (false, false, false);
         while !ended {

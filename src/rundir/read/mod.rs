@@ -59,7 +59,7 @@ pub enum FileKind {
 
 impl FileKind {
     /// The most bytes read of a file of this kind (see [`FileKind::over`]).
-    pub const fn max_bytes(self) -> u64 {
+    pub(crate) const fn max_bytes(self) -> u64 {
         match self {
             FileKind::Status => MIB,
             FileKind::Plan => 4 * MIB,
@@ -88,7 +88,7 @@ impl FileKind {
     }
 
     /// The longest line kept whole (bytes): a JSON line past it is left out, a log line cut.
-    pub const fn max_line(self) -> usize {
+    pub(crate) const fn max_line(self) -> usize {
         match self {
             FileKind::Samples => MIB as usize,
             FileKind::K6Csv => crate::analyze::k6csv::MAX_LINE,
@@ -184,7 +184,7 @@ impl std::error::Error for ReadError {
 }
 
 impl ReadError {
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         matches!(self, ReadError::Missing(_))
     }
 
@@ -205,7 +205,7 @@ impl ReadError {
     }
 
     /// As an error of the process: bad input (exit 2), except an I/O failure (exit 1).
-    pub fn into_anyhow(self) -> anyhow::Error {
+    pub(crate) fn into_anyhow(self) -> anyhow::Error {
         match self {
             ReadError::Io { .. } => anyhow::Error::new(self),
             other => anyhow::Error::new(InvalidInput(other.to_string())),
@@ -292,7 +292,7 @@ impl ReadNotes {
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// `bytes` as text, invalid UTF-8 replaced by U+FFFD; with the number of invalid bytes.
-pub fn lossy(bytes: &[u8]) -> (Cow<'_, str>, u64) {
+pub(crate) fn lossy(bytes: &[u8]) -> (Cow<'_, str>, u64) {
     if let Ok(s) = std::str::from_utf8(bytes) {
         return (Cow::Borrowed(s), 0);
     }
@@ -328,7 +328,7 @@ fn describe(t: std::fs::FileType) -> &'static str {
 /// Open `f` if it is a regular file (a symlink to one is followed), with its size. A FIFO, a
 /// device, a socket or a directory is refused: checked before opening, and again on the open
 /// descriptor (O_NONBLOCK, so a FIFO swapped in between never blocks; O_NOCTTY).
-pub fn open_regular(f: &RunFile) -> Result<(std::fs::File, u64), ReadError> {
+pub(crate) fn open_regular(f: &RunFile) -> Result<(std::fs::File, u64), ReadError> {
     let not_regular = |t: std::fs::FileType| ReadError::NotRegular {
         path: f.path.display().to_string(),
         what: describe(t),

@@ -175,7 +175,7 @@ impl ProcTable {
     /// after the last scan). A process that disappeared was reaped: its parent's children time
     /// grew by its whole total, of which the part seen before is taken off again, so nothing
     /// counts twice and the CPU of a child too short-lived to be seen lands on its parent.
-    pub fn advance(
+    pub(crate) fn advance(
         &mut self,
         now: Vec<(u32, PidStat)>,
         mut place: impl FnMut(u32, &PidStat) -> Placement,

@@ -8,9 +8,9 @@ use super::verdict::Verdict;
 use serde::Serialize;
 
 /// Sides differ in steal when their means are this many points of a CPU's time apart ...
-pub const STEAL_DIFF_PTS: f64 = 2.0;
+pub(crate) const STEAL_DIFF_PTS: f64 = 2.0;
 /// ... and more than this many standard errors of the difference (the rounds' own noise).
-pub const STEAL_DIFF_SE: f64 = 2.0;
+pub(crate) const STEAL_DIFF_SE: f64 = 2.0;
 
 /// Both sides' steal on the app's and the database's CPUs, in % of their time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -30,7 +30,7 @@ pub struct StealSignal {
 }
 
 /// The steal signal of two sides.
-pub fn steal_signal(a: &Rounds, b: &Rounds) -> StealSignal {
+pub(crate) fn steal_signal(a: &Rounds, b: &Rounds) -> StealSignal {
     let known = |r: &Rounds| -> Vec<f64> { r.steal_pct.iter().flatten().copied().collect() };
     let (ka, kb) = (known(a), known(b));
     let unmeasured = a.steal_pct.len() + b.steal_pct.len() - ka.len() - kb.len();
@@ -96,7 +96,7 @@ impl StealSignal {
 }
 
 /// A decided verdict whose sides differ in steal beyond the noise is `inconclusive`.
-pub fn temper(verdict: Verdict, why: String, s: &StealSignal) -> (Verdict, String) {
+pub(crate) fn temper(verdict: Verdict, why: String, s: &StealSignal) -> (Verdict, String) {
     if !verdict.decided() || !s.differs {
         return (verdict, why);
     }

@@ -37,7 +37,7 @@ fn hosts(side: &[Run]) -> Vec<String> {
 }
 
 /// The hosts of two sides, judged with their speed signal.
-pub fn hosts_signal(a: &[Run], b: &[Run], speed: &SpeedSignal) -> HostsSignal {
+pub(crate) fn hosts_signal(a: &[Run], b: &[Run], speed: &SpeedSignal) -> HostsSignal {
     let (ha, hb) = (hosts(a), hosts(b));
     let different = !(ha.len() == 1 && ha == hb);
     HostsSignal {
@@ -74,7 +74,7 @@ impl HostsSignal {
 
 /// A decided verdict on rounds from different hosts whose speed readings do not agree (or
 /// cannot be compared) is `inconclusive`.
-pub fn temper(verdict: Verdict, why: String, s: &HostsSignal) -> (Verdict, String) {
+pub(crate) fn temper(verdict: Verdict, why: String, s: &HostsSignal) -> (Verdict, String) {
     if !verdict.decided() || !s.different || s.speeds_agree == Some(true) {
         return (verdict, why);
     }

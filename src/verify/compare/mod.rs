@@ -127,7 +127,7 @@ pub fn compare_rounds(a: &[Run], b: &[Run]) -> RoundsComparison {
 
 /// Compare two sides with these settings (checked by the caller: `Settings::check`). Call it
 /// again after every new pair of rounds: the boundary accounts for the looks.
-pub fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsComparison {
+pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> RoundsComparison {
     assert!(
         !a.is_empty() && !b.is_empty(),
         "compare: a side without runs"

@@ -181,7 +181,7 @@ fn opt(v: Option<u32>) -> String {
 }
 
 /// Both runs' steps side by side: p95, goodput, failures, verdicts.
-pub fn steps_table(c: &Comparison) -> Table {
+pub(crate) fn steps_table(c: &Comparison) -> Table {
     let mut t = Table::new([
         c.unit.as_str(),
         "p95 A",
@@ -238,7 +238,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// The versions and config that differ, as text lines (each list after an empty line).
-pub fn diff_notes(c: &Comparison) -> Vec<String> {
+pub(crate) fn diff_notes(c: &Comparison) -> Vec<String> {
     let mut notes = Vec::new();
     for (title, list) in [("versions", &c.versions), ("config", &c.config)] {
         notes.push(String::new());

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// How a comparison's rounds are tested.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Pairing {
+pub(crate) enum Pairing {
     /// Every round of A and of B in one pair of one batch: (index in A, index in B) of each
     /// pair, by pair number.
     Paired(Vec<(usize, usize)>),
@@ -49,7 +49,7 @@ impl Pairing {
 /// Pair the rounds of A and B by their comparison tags (`None`: a round without one). Paired
 /// only when every round of both sides carries a tag of one batch, A's rounds all of one side
 /// and B's of the other, and each pair number appears once on each side.
-pub fn pairing(a: &[Option<&CompareTag>], b: &[Option<&CompareTag>]) -> Pairing {
+pub(crate) fn pairing(a: &[Option<&CompareTag>], b: &[Option<&CompareTag>]) -> Pairing {
     let untagged = a.iter().chain(b).filter(|t| t.is_none()).count();
     if untagged > 0 {
         return Pairing::Unpaired(format!(
@@ -107,7 +107,7 @@ pub fn pairing(a: &[Option<&CompareTag>], b: &[Option<&CompareTag>]) -> Pairing 
 }
 
 /// Mean and sample SD of the differences `d` (b - a of the logs, one per pair).
-pub fn mean_sd(d: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_sd(d: &[f64]) -> (f64, f64) {
     (mean(d), variance(d).sqrt())
 }
 

@@ -9,7 +9,7 @@ use super::verdict::{CapacitySignal, CpuSignal, Signal, ratio_text};
 use crate::report::table::{Block, Table, blocks_text};
 
 /// The rounds table's header (`cpu_head`: the CPU column's, with the common step).
-pub fn round_header(cpu_head: &str) -> [&str; 6] {
+pub(crate) fn round_header(cpu_head: &str) -> [&str; 6] {
     [
         "side",
         "run",
@@ -20,7 +20,7 @@ pub fn round_header(cpu_head: &str) -> [&str; 6] {
     ]
 }
 
-pub fn signal_str(s: Signal) -> &'static str {
+pub(crate) fn signal_str(s: Signal) -> &'static str {
     match s {
         Signal::Worse => "B worse",
         Signal::Better => "B better",
@@ -39,7 +39,7 @@ fn basis(b: RateBasis) -> &'static str {
 
 /// The rounds table's rows of one side: side, run, max sustainable, knee, CPU ms/ok, steal
 /// (marked `!` over `STEAL_FLAG_PCT`).
-pub fn round_rows(name: &str, r: &Rounds) -> Vec<Vec<String>> {
+pub(crate) fn round_rows(name: &str, r: &Rounds) -> Vec<Vec<String>> {
     let cpu = |i: usize| {
         r.cpu_ms_per_ok
             .get(i)
@@ -81,7 +81,7 @@ fn test_text(t: &Option<LogTest>) -> String {
 }
 
 /// The CPU signal in one line.
-pub fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
+pub(crate) fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
     let Some(step) = c.step else {
         return "CPU per ok request: no step measured with CPU samples (and <= 5 % failed) in every round of both sides"
             .into();
@@ -100,7 +100,7 @@ pub fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
 }
 
 /// The capacity signal in one line.
-pub fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
+pub(crate) fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
     let list = |r: &Rounds| {
         r.max_sustainable
             .iter()
@@ -118,7 +118,7 @@ pub fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Rounds) -> 
 }
 
 /// The rule and the boundary at these round counts, in one line.
-pub fn rule_line(c: &RoundsComparison) -> String {
+pub(crate) fn rule_line(c: &RoundsComparison) -> String {
     let s: &Settings = &c.settings;
     let mut l = format!(
         "rule: {} % confidence over a plan of {} rounds a side; regressed (improved) when the interval is entirely above (below) 1 and the change at least {} %; same when it lies within ±{} %",
@@ -143,7 +143,7 @@ pub fn rule_line(c: &RoundsComparison) -> String {
 }
 
 /// Decided or not, and the rounds a side that would decide.
-pub fn decided_line(c: &RoundsComparison) -> String {
+pub(crate) fn decided_line(c: &RoundsComparison) -> String {
     match (c.decided, c.rounds_needed, c.more_rounds) {
         (true, _, _) => "decided: yes".into(),
         (false, Some(n), Some(m)) => {

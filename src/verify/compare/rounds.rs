@@ -7,7 +7,7 @@ use crate::rundir::Manifest;
 use serde::Serialize;
 
 /// A round as the comparison reads it: its label and its report.
-pub type RoundIn<'a> = (&'a str, &'a Report);
+pub(crate) type RoundIn<'a> = (&'a str, &'a Report);
 
 /// Where a round's max sustainable rate comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -56,12 +56,12 @@ pub fn max_sustainable(r: &Report) -> (u32, RateBasis) {
 
 /// A step counts for the CPU signal when at most this share of its requests failed (failed
 /// requests spend CPU without an ok response, inflating CPU per ok request).
-pub const MAX_FAILED_RATE: f64 = 0.05;
+pub(crate) const MAX_FAILED_RATE: f64 = 0.05;
 
 /// The common step: the lowest step measured with CPU samples, and at most
 /// `MAX_FAILED_RATE` failed, in every round of both sides (see the module doc of `compare`
 /// for why the lowest, and why not only passing steps).
-pub fn common_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
+pub(crate) fn common_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
     let (_, first) = a.first().or(b.first())?;
     let measured = |r: &Report, t: u32| {
         r.steps.iter().any(|s| {
@@ -79,7 +79,7 @@ pub fn common_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
 }
 
 /// CPU ms per ok response of a round at step `t` (None when not measured there).
-pub fn cpu_at(r: &Report, t: u32) -> Option<f64> {
+pub(crate) fn cpu_at(r: &Report, t: u32) -> Option<f64> {
     r.steps
         .iter()
         .find(|s| s.target == t)
@@ -98,7 +98,7 @@ pub fn median(v: &[f64]) -> Option<f64> {
 }
 
 /// `(max - min) / median` in %.
-pub fn spread_pct(v: &[f64]) -> Option<f64> {
+pub(crate) fn spread_pct(v: &[f64]) -> Option<f64> {
     let m = median(v).filter(|m| *m > 0.0)?;
     let max = v.iter().copied().fold(f64::MIN, f64::max);
     let min = v.iter().copied().fold(f64::MAX, f64::min);
@@ -107,7 +107,7 @@ pub fn spread_pct(v: &[f64]) -> Option<f64> {
 
 /// A round is flagged when the hypervisor stole more than this share of the app's or the
 /// database's CPUs, in %: the share that makes a step host-limited in its report.
-pub const STEAL_FLAG_PCT: f64 = crate::analyze::samples::HOST_LIMITED_PCT;
+pub(crate) const STEAL_FLAG_PCT: f64 = crate::analyze::samples::HOST_LIMITED_PCT;
 
 /// The hypervisor's steal during a round, in % of the stolen CPUs' time: per step the higher of
 /// the app's and the database's pinned CPUs' steal (`server.app_cpus`, `server.db_cpus`),
@@ -159,7 +159,7 @@ pub fn rounds(side: &[Run], injected: Vec<String>, step: Option<u32>) -> Rounds 
 }
 
 /// The lowest step target of the first round (what a round with no passing step is below).
-pub fn lowest_step(side: &[RoundIn]) -> u32 {
+pub(crate) fn lowest_step(side: &[RoundIn]) -> u32 {
     side.first()
         .and_then(|(_, r)| r.steps.iter().map(|s| s.target).min())
         .unwrap_or(1)

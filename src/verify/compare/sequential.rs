@@ -8,20 +8,20 @@ use serde::Serialize;
 use std::sync::Mutex;
 
 /// The first look: the SD of the logs needs 2 rounds a side.
-pub const FIRST_LOOK: usize = 2;
+pub(crate) const FIRST_LOOK: usize = 2;
 /// The longest plan the boundary is calibrated for (rounds a side).
-pub const MAX_PLANNED_ROUNDS: usize = 50;
+pub(crate) const MAX_PLANNED_ROUNDS: usize = 50;
 /// Simulated paths behind each calibration (the false-alarm rate is hit within about
 /// ±0.07 points at 1 %).
-pub const CALIBRATION_PATHS: usize = 20_000;
+pub(crate) const CALIBRATION_PATHS: usize = 20_000;
 pub(super) const CALIBRATION_SEED: u64 = 0x00C0_FFEE_5EED_0022;
 /// The boundary is calibrated on normal logs to this share of the allowed false alarms: the
 /// recorded rounds are not quite normal, and resampling them raised the false alarms of a
 /// boundary calibrated to the full share by up to 15 % (exp1's 9 rounds of 2026-11-30: 0.95 %
 /// against 0.83 % on normal logs, 40,000 trials; docs/regression.md).
-pub const CALIBRATION_SHARE: f64 = 0.85;
+pub(crate) const CALIBRATION_SHARE: f64 = 0.85;
 /// "Rounds still needed" is searched up to this many rounds a side.
-pub const ROUNDS_SEARCH_CAP: usize = 100;
+pub(crate) const ROUNDS_SEARCH_CAP: usize = 100;
 
 /// What the verdict is asked: how sure, how small a change counts, how close is "the same",
 /// and how many rounds a side the sequential comparison may take.

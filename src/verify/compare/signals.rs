@@ -9,14 +9,14 @@ use crate::analyze::model::{Report, Verdict};
 use serde::Serialize;
 
 /// The candidates, in the order of `values`.
-pub const CANDIDATES: [&str; 3] = [
+pub(crate) const CANDIDATES: [&str; 3] = [
     "(a) CPU ms/ok at the lowest common step",
     "(b) CPU ms/ok over the passing steps below the knee (mean of logs)",
     "(c) max sustainable rate",
 ];
 
 /// Steps that passed below the knee, with CPU measured, in every round.
-pub fn passing_steps(rounds: &[RoundIn]) -> Vec<u32> {
+pub(crate) fn passing_steps(rounds: &[RoundIn]) -> Vec<u32> {
     let Some((_, first)) = rounds.first() else {
         return Vec::new();
     };

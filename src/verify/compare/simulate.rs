@@ -352,7 +352,7 @@ pub fn paired_tally(
 }
 
 /// The sequential procedure on per-pair differences `d`: (call, pairs used).
-pub fn paired_sequential(plan: &PairedPlan, d: &[f64]) -> (Call, usize) {
+pub(crate) fn paired_sequential(plan: &PairedPlan, d: &[f64]) -> (Call, usize) {
     for n in FIRST_LOOK..=d.len() {
         let c = plan.call(&d[..n], CPU_SD_FLOOR).unwrap_or(Call::Undecided);
         if c != Call::Undecided {

@@ -59,7 +59,7 @@ fn slowed_rounds(runs: &[&Run]) -> (Vec<(String, f64)>, Option<f64>) {
 }
 
 /// The speed signal of two sides.
-pub fn speed_signal(a: &[Run], b: &[Run]) -> SpeedSignal {
+pub(crate) fn speed_signal(a: &[Run], b: &[Run]) -> SpeedSignal {
     let side = |runs: &[Run], kernel: fn(&SpeedReading) -> Option<f64>| {
         let v: Vec<f64> = runs
             .iter()
@@ -119,7 +119,7 @@ impl SpeedSignal {
     }
 
     /// The rounds run on a slowed host, in a clause (None when there are none).
-    pub fn slowed_line(&self) -> Option<String> {
+    pub(crate) fn slowed_line(&self) -> Option<String> {
         let top = self.fastest_mops.filter(|_| !self.slowed.is_empty())?;
         let list: Vec<String> = self
             .slowed
@@ -137,7 +137,7 @@ impl SpeedSignal {
 /// An undecided verdict whose rounds ran partly on a slowed host says so: the rounds' spread
 /// is then the host's, and a quiet host decides sooner. A decided verdict is left as it is
 /// (the paired test cancels drift a pair shares; `temper` catches drift between the sides).
-pub fn explain_noise(verdict: Verdict, why: String, s: &SpeedSignal) -> String {
+pub(crate) fn explain_noise(verdict: Verdict, why: String, s: &SpeedSignal) -> String {
     match (verdict.decided(), s.slowed_line()) {
         (false, Some(line)) => format!(
             "{why}; {line}: the noise may be the host's, so run the rounds again on a quiet host (`perflab noise-check` reads it)"
@@ -150,7 +150,7 @@ pub fn explain_noise(verdict: Verdict, why: String, s: &SpeedSignal) -> String {
 /// B's rounds (its compute kernel more than `host::speed::COMPUTE_DRIFT_PCT`, 15 %;
 /// an improvement on one that ran that much faster) is `inconclusive`, since the host alone
 /// moves CPU per request that way.
-pub fn temper(verdict: Verdict, why: String, s: &SpeedSignal) -> (Verdict, String) {
+pub(crate) fn temper(verdict: Verdict, why: String, s: &SpeedSignal) -> (Verdict, String) {
     let sign = match verdict {
         Verdict::Regressed => -1.0,
         Verdict::Improved => 1.0,

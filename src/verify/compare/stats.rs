@@ -21,13 +21,13 @@ pub fn variance(v: &[f64]) -> f64 {
 }
 
 /// Sample standard deviation of the natural logs of `v` (every value > 0).
-pub fn sd_of_logs(v: &[f64]) -> f64 {
+pub(crate) fn sd_of_logs(v: &[f64]) -> f64 {
     let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
     variance(&l).sqrt()
 }
 
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: about 15 significant digits).
-pub fn ln_gamma(x: f64) -> f64 {
+pub(crate) fn ln_gamma(x: f64) -> f64 {
     const G: [f64; 9] = [
         0.999_999_999_999_809_9,
         676.520_368_121_885_1,
@@ -90,7 +90,7 @@ fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
 }
 
 /// The regularized incomplete beta function I_x(a, b), a, b > 0, x in [0, 1].
-pub fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
+pub(crate) fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
     if x <= 0.0 {
         return 0.0;
     }
@@ -107,7 +107,7 @@ pub fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
 }
 
 /// P(|T| >= |t|) for Student's t with `df` degrees of freedom.
-pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+pub(crate) fn t_two_sided_p(t: f64, df: f64) -> f64 {
     if !t.is_finite() {
         return 0.0;
     }
@@ -145,7 +145,7 @@ impl Rng {
         }
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -154,7 +154,7 @@ impl Rng {
     }
 
     /// Uniform in (0, 1).
-    pub fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 /// The CPU per ok request of a round is not known better than this (SD of the logs): a side
 /// whose rounds agree to the digit does not make the interval vanish.
-pub const CPU_SD_FLOOR: f64 = 0.005;
+pub(crate) const CPU_SD_FLOOR: f64 = 0.005;
 /// Max sustainable rates move by whole steps: their SD of the logs counts as at least this.
-pub const CAPACITY_SD_FLOOR: f64 = 0.05;
+pub(crate) const CAPACITY_SD_FLOOR: f64 = 0.05;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -113,7 +113,7 @@ fn logs(v: &[f64]) -> Vec<f64> {
 
 /// The CPU signal from both sides' per-round CPU ms per ok request at `step`, paired or not
 /// as `pairing` says.
-pub fn cpu_signal(
+pub(crate) fn cpu_signal(
     step: Option<u32>,
     (a, b): (&Rounds, &Rounds),
     plan: &Plan,
@@ -147,7 +147,7 @@ fn rate(v: u32, lowest: u32) -> f64 {
 
 /// The capacity signal from both sides' max sustainable rates (`lowest`: the lowest step),
 /// paired or not as `pairing` says.
-pub fn capacity_signal(
+pub(crate) fn capacity_signal(
     (a, b): (&Rounds, &Rounds),
     lowest: u32,
     plan: &Plan,
@@ -175,7 +175,7 @@ pub fn capacity_signal(
 }
 
 /// "B/A 1.12 (+12.0 %), 99.7 % interval 1.08-1.16" for a test.
-pub fn ratio_text(t: &LogTest) -> String {
+pub(crate) fn ratio_text(t: &LogTest) -> String {
     format!(
         "B/A {:.3} ({:+.1} %), {}",
         t.ratio,
@@ -186,11 +186,11 @@ pub fn ratio_text(t: &LogTest) -> String {
 
 /// An interval wider than this factor (high / low) is shown as too wide to read: at 2 pairs the
 /// paired t has 1 degree of freedom, and at a 99.8 % level its interval runs from 0.000 to 5e5.
-pub const UNREADABLE_WIDTH: f64 = 100.0;
+pub(crate) const UNREADABLE_WIDTH: f64 = 100.0;
 
 /// "99.84 % interval 1.08-1.16"; past `UNREADABLE_WIDTH`, bounds under 0.001 or over 1000 are
 /// written as such and the text says the rounds are too few.
-pub fn interval_text(level: f64, low: f64, high: f64) -> String {
+pub(crate) fn interval_text(level: f64, low: f64, high: f64) -> String {
     let level = level * 100.0;
     if high / low.max(f64::MIN_POSITIVE) <= UNREADABLE_WIDTH {
         return format!("{level:.2} % interval {low:.3}-{high:.3}");
@@ -208,7 +208,7 @@ pub fn interval_text(level: f64, low: f64, high: f64) -> String {
 }
 
 /// How many more rounds would decide the CPU signal, as words.
-pub fn more_rounds_text(t: &LogTest) -> String {
+pub(crate) fn more_rounds_text(t: &LogTest) -> String {
     let now = t.n_a.max(t.n_b);
     match t.rounds_needed {
         Some(n) if n > t.boundary.planned_rounds => format!(
