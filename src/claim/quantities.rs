@@ -32,7 +32,7 @@ impl Scope {
 macro_rules! quantities {
     (@lab) => { None };
     (@lab $lab:literal) => { Some($lab) };
-    ($(#[$doc:meta])* $ty:ident, $scope:expr, $prefix:literal {
+    ($(#[$doc:meta])* $ty:ident, $prefix:literal {
         $($var:ident $name:literal $(@ $lab:literal)? => $help:literal,)*
     }) => {
         $(#[$doc])*
@@ -44,8 +44,6 @@ macro_rules! quantities {
         impl $ty {
             /// Every quantity of this kind, in the order `verify --quantities` lists them.
             pub const ALL: &'static [$ty] = &[$($ty::$var,)*];
-            /// Where it is read.
-            pub(crate) const SCOPE: Scope = $scope;
 
             /// The name claims use.
             pub const fn name(self) -> &'static str {
@@ -73,7 +71,7 @@ macro_rules! quantities {
 
 quantities! {
     /// A figure of one step of `report.json`.
-    StepQ, Scope::Step, "" {
+    StepQ, "" {
         Target "target" => "offered load of the step (rps, or VUs in the closed model)",
         Index "index" => "position of the step, 0 = lowest",
         Requests "requests" => "requests started in the step",
@@ -110,7 +108,7 @@ quantities! {
 
 quantities! {
     /// `fpm.*`: php-fpm's status samples in a step's window.
-    FpmQ, Scope::Step, "fpm." {
+    FpmQ, "fpm." {
         Samples "samples" => "php-fpm status samples in the step",
         IdleMin "idle_min" => "fewest idle php-fpm workers",
         Total "total" => "php-fpm workers",
@@ -123,7 +121,7 @@ quantities! {
 
 quantities! {
     /// `pg.*`: PostgreSQL's samples in a step's window.
-    PgQ, Scope::Step, "pg." {
+    PgQ, "pg." {
         CommitsPerS "commits_per_s" => "PostgreSQL commits per second",
         WaitsForClient "waits_for_client" => "1 when pg connections sit idle in ClientRead (the DB waits for the app)",
     }
@@ -131,7 +129,7 @@ quantities! {
 
 quantities! {
     /// `node.*`: the Node app's metrics in a step's window.
-    NodeQ, Scope::Step, "node." {
+    NodeQ, "node." {
         EluMax "elu_max" => "highest event-loop utilisation",
         EldP99MaxMs "eld_p99_max_ms" => "highest event-loop delay p99 (ms)",
         PoolWaitingMax "pool_waiting_max" => "most requests waiting for a pg pool connection",
@@ -144,7 +142,7 @@ quantities! {
 
 quantities! {
     /// `little.*`: the step's Little's-law row.
-    LittleQ, Scope::Step, "little." {
+    LittleQ, "little." {
         LambdaPerS "lambda_per_s" => "Little's law: arrival rate",
         WS "w_s" => "Little's law: mean latency (s)",
         LInflight "l_inflight" => "Little's law: in-flight counted from requests",
@@ -156,7 +154,7 @@ quantities! {
 
 quantities! {
     /// `closed.*`: the step's closed-model row.
-    ClosedQ, Scope::Step, "closed." {
+    ClosedQ, "closed." {
         NominalPerS "nominal_per_s" => "closed model: VUs / (R0 + Z)",
         AchievedPerS "achieved_per_s" => "closed model: requests sent per second",
         Missing "missing" => "closed model: requests real users would have sent",
@@ -166,7 +164,7 @@ quantities! {
 
 quantities! {
     /// A figure of the whole run's report.
-    RunQ, Scope::Run, "" {
+    RunQ, "" {
         Knee "knee" => "target of the first failing step that is not transient",
         MaxSustainable "max_sustainable" => "the refined max sustainable rate (`run --refine`), else the last passing step",
         LastPassing "last_passing" => "target of the last step passing with every earlier step passing",
@@ -199,7 +197,7 @@ quantities! {
 
 quantities! {
     /// A setting of one lab's stack section (config scope; the lab's descriptor reads it).
-    LabQ, Scope::Config, "" {
+    LabQ, "" {
         MaxChildren "max_children" @ "php" => "php-fpm pm.max_children",
         Backlog "backlog" @ "php" => "php-fpm listen.backlog",
         Persistent "persistent" @ "php" => "1 with persistent PDO connections",
@@ -214,7 +212,7 @@ quantities! {
 
 quantities! {
     /// The run's recorded config or CPU layout (manifest.json).
-    ConfigQ, Scope::Config, "" {
+    ConfigQ, "" {
         MaxConnections "max_connections" => "PostgreSQL max_connections",
         PgUsable "pg_usable" => "connections the app can open: max_connections - reserved slots - the harness's own (measured)",
         Slots "slots" => "concurrency slots of the app: max_children, pool_max x processes, or demo workers",
@@ -258,10 +256,26 @@ pub enum Id {
 pub struct Quantity {
     pub id: Id,
     pub name: &'static str,
-    pub scope: Scope,
-    /// Only meaningful on this lab (config values of one lab's stack section).
-    pub lab: Option<&'static str>,
     pub help: &'static str,
+}
+
+impl Quantity {
+    /// Where it is read: its `Id`'s kind.
+    pub fn scope(&self) -> Scope {
+        match self.id {
+            Id::Step(_) => Scope::Step,
+            Id::Run(_) => Scope::Run,
+            Id::Config(_) | Id::Lab(_) => Scope::Config,
+        }
+    }
+
+    /// Only meaningful on this lab (a setting of one lab's stack section).
+    pub fn lab(&self) -> Option<&'static str> {
+        match self.id {
+            Id::Lab(q) => q.lab(),
+            Id::Step(_) | Id::Run(_) | Id::Config(_) => None,
+        }
+    }
 }
 
 /// One kind's rows as [`Quantity`]s, each wrapped into its [`Id`] by `$id`.
@@ -270,8 +284,6 @@ macro_rules! rows {
         $ty::ALL.iter().map(|&q| Quantity {
             id: $id(q),
             name: q.name(),
-            scope: $ty::SCOPE,
-            lab: q.lab(),
             help: q.help(),
         })
     };
@@ -359,16 +371,16 @@ mod tests {
 
     #[test]
     fn families_and_unknown_names() {
-        assert_eq!(lookup("cpu.pg").unwrap().scope, Scope::Step);
+        assert_eq!(lookup("cpu.pg").unwrap().scope(), Scope::Step);
         assert_eq!(
             lookup("cpu.pg").unwrap().id,
             Id::Step(StepId::Plain(StepQ::Cpu))
         );
-        assert_eq!(lookup("non200.500").unwrap().scope, Scope::Step);
+        assert_eq!(lookup("non200.500").unwrap().scope(), Scope::Step);
         assert!(lookup("cpu.gpu").is_none());
         assert!(lookup("non200.abc").is_none());
-        assert_eq!(lookup("knee").unwrap().scope, Scope::Run);
-        assert_eq!(lookup("max_children").unwrap().lab, Some("php"));
+        assert_eq!(lookup("knee").unwrap().scope(), Scope::Run);
+        assert_eq!(lookup("max_children").unwrap().lab(), Some("php"));
         assert_eq!(
             lookup("fpm.idle_min").unwrap().id,
             Id::Step(StepId::Fpm(FpmQ::IdleMin))
@@ -389,13 +401,7 @@ mod tests {
         n.dedup();
         assert_eq!(n.len(), len);
         for q in all() {
-            let scope = match q.id {
-                Id::Step(_) => Scope::Step,
-                Id::Run(_) => Scope::Run,
-                Id::Config(_) | Id::Lab(_) => Scope::Config,
-            };
-            assert_eq!(q.scope, scope, "{}", q.name);
-            assert_eq!(q.lab.is_some(), matches!(q.id, Id::Lab(_)), "{}", q.name);
+            assert_eq!(q.lab().is_some(), matches!(q.id, Id::Lab(_)), "{}", q.name);
             assert_eq!(lookup(q.name).map(|l| l.id), Some(q.id), "{}", q.name);
         }
     }

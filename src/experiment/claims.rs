@@ -206,14 +206,14 @@ fn check_name(
             Some("add `against: <experiment id>`".into()),
         ));
     }
-    if config_only && q.scope != Scope::Config {
+    if config_only && q.scope() != Scope::Config {
         out.push((
-            format!("`{}` is a measured {} quantity; `needs` reads only the run's config and CPU layout", n.text, q.scope.as_str()),
+            format!("`{}` is a measured {} quantity; `needs` reads only the run's config and CPU layout", n.text, q.scope().as_str()),
             Some("e.g. `app_cpus >= 2`, `max_children > max_connections`".into()),
         ));
         return;
     }
-    if let Some(lab) = q.lab
+    if let Some(lab) = q.lab()
         && !n.against
         && lab != e.lab.as_str()
     {
@@ -225,7 +225,7 @@ fn check_name(
             None,
         ));
     }
-    match (q.scope, n.selector) {
+    match (q.scope(), n.selector) {
         (Scope::Step, None) if !has_at => out.push((
             format!("`{}` is a step quantity and the claim has no `at:`", n.text),
             Some(format!(
@@ -234,7 +234,7 @@ fn check_name(
             )),
         )),
         (Scope::Run | Scope::Config, Some(sel)) => out.push((
-            format!("`{}`: `{}` is a {} quantity, not a step's", n.text, n.path, q.scope.as_str()),
+            format!("`{}`: `{}` is a {} quantity, not a step's", n.text, n.path, q.scope().as_str()),
             Some(format!("drop `{sel}.`")),
         )),
         (Scope::Step, Some(Selector::Target(t))) if !n.against && !e.load.steps.contains(&t) => {
@@ -292,7 +292,7 @@ mod tests {
     #[test]
     fn lab_quantities_name_a_lab() {
         for q in quantities::all() {
-            if let Some(l) = q.lab {
+            if let Some(l) = q.lab() {
                 assert!(
                     Lab::ALL.iter().any(|x| x.as_str() == l),
                     "{}: `{l}` is no lab",

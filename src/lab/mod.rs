@@ -402,7 +402,7 @@ mod tests {
             // The claims' language lists the same config quantities for the lab.
             let mut declared: Vec<&str> = info.quantities.iter().map(|(n, _)| *n).collect();
             let mut listed: Vec<&str> = crate::claim::quantities::all()
-                .filter(|q| q.lab == Some(lab.as_str()))
+                .filter(|q| q.lab() == Some(lab.as_str()))
                 .map(|q| q.name)
                 .collect();
             declared.sort();

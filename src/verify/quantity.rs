@@ -32,7 +32,7 @@ pub(crate) fn step_value(
     let step = format!("step {}", s.target);
     let server = || need(s.server.as_ref(), || format!("no server samples in {step}"));
     match q {
-        StepId::Plain(q) => plain_value(r, s, q, path),
+        StepId::Plain(q) => plain_value(r, s, q, path, &step, server),
         StepId::Fpm(q) => fpm_value(server()?, q, &step),
         StepId::Pg(q) => pg_value(server()?, q, &step),
         StepId::Node(q) => node_value(server()?, q, &step),
@@ -41,13 +41,14 @@ pub(crate) fn step_value(
     }
 }
 
-fn plain_value(r: &Report, s: &StepReport, q: StepQ, path: &str) -> Result<f64, Missing> {
-    let step = || format!("step {}", s.target);
-    let server = || {
-        need(s.server.as_ref(), || {
-            format!("no server samples in {}", step())
-        })
-    };
+fn plain_value<'s>(
+    r: &Report,
+    s: &'s StepReport,
+    q: StepQ,
+    path: &str,
+    step: &str,
+    server: impl Fn() -> Result<&'s WindowServer, Missing>,
+) -> Result<f64, Missing> {
     let member = || path.split_once('.').map(|(_, m)| m).unwrap_or("");
     let failed = (s.failed_rate * s.requests as f64).round();
     Ok(match q {
@@ -74,43 +75,43 @@ fn plain_value(r: &Report, s: &StepReport, q: StepQ, path: &str) -> Result<f64, 
                 0.0
             }
         }
-        StepQ::MaxVus => need(s.max_vus, || format!("no VU samples in {}", step()))?,
-        StepQ::MeanVus => need(s.mean_vus, || format!("no VU samples in {}", step()))?,
+        StepQ::MaxVus => need(s.max_vus, || format!("no VU samples in {}", step))?,
+        StepQ::MeanVus => need(s.mean_vus, || format!("no VU samples in {}", step))?,
         StepQ::WindowS => s.window_s,
         StepQ::Truncated => b(s.truncated),
         StepQ::Passed => b(s.verdict == Verdict::Pass),
         StepQ::Stable => {
             let row = r.checks.stability.iter().find(|x| x.step == s.name);
-            let row = need(row, || format!("no stability row for {}", step()))?;
+            let row = need(row, || format!("no stability row for {}", step))?;
             b(row.verdict == crate::analyze::model::Stability::Stable)
         }
         // `non200` sums every status; `non200.500` is one status's count.
         StepQ::Non200 if path.contains('.') => s.non200.get(member()).copied().unwrap_or(0) as f64,
         StepQ::Non200 => s.non200.values().sum::<u64>() as f64,
         StepQ::MsCpuPerOk => need(s.ms_cpu_per_ok, || {
-            format!("no app CPU samples in {}", step())
+            format!("no app CPU samples in {}", step)
         })?,
         StepQ::Cpu if !path.contains('.') => {
             return Err(format!("`{path}` is not a step quantity"));
         }
         StepQ::Cpu => *need(server()?.cpu_pct.get(member()), || {
-            format!("no CPU samples of `{}` in {}", member(), step())
+            format!("no CPU samples of `{}` in {}", member(), step)
         })?,
         StepQ::AppCpu => need(server()?.app_cores(), || {
-            format!("no app-box CPU samples in {}", step())
+            format!("no app-box CPU samples in {}", step)
         })?,
-        StepQ::PsiPct => need(server()?.psi_pct, || format!("no PSI in {}", step()))?,
+        StepQ::PsiPct => need(server()?.psi_pct, || format!("no PSI in {}", step))?,
         StepQ::HostCpuMaxPct => need(server()?.host_cpu_max_pct, || {
-            format!("no host CPU samples in {}", step())
+            format!("no host CPU samples in {}", step)
         })?,
         StepQ::DbCoreBusyPct => need(server()?.db_core_busy_pct, || {
-            format!("no host CPU samples or CPU layout in {}", step())
+            format!("no host CPU samples or CPU layout in {}", step)
         })?,
         StepQ::K6CpuMaxPct => need(server()?.k6_cpu_max_pct, || {
-            format!("no k6 CPU samples in {}", step())
+            format!("no k6 CPU samples in {}", step)
         })?,
         StepQ::DockerdPct => need(server()?.dockerd_pct, || {
-            format!("no dockerd samples in {}", step())
+            format!("no dockerd samples in {}", step)
         })?,
     })
 }

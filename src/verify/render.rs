@@ -19,11 +19,11 @@ pub(crate) fn quantities_help() -> String {
     let mut s =
         String::from("quantities (scope: step needs `at:` or a selector such as `knee.`):\n");
     for q in quantities::all() {
-        let lab = q.lab.map(|l| format!(" [{l}]")).unwrap_or_default();
+        let lab = q.lab().map(|l| format!(" [{l}]")).unwrap_or_default();
         s.push_str(&format!(
             "  {:<24} {:<6} {}{lab}\n",
             q.name,
-            q.scope.as_str(),
+            q.scope().as_str(),
             q.help
         ));
     }
