@@ -155,12 +155,11 @@ pub fn calib(a: CalibArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
-    let Some(lab) = Lab::ALL.into_iter().find(|l| {
-        l.as_str() == a.lab
-            && !crate::lab::descriptor(*l)
-                .info()
-                .cpu_per_request_endpoints
-                .is_empty()
+    let Some(lab) = Lab::from_name(&a.lab).filter(|l| {
+        !crate::lab::descriptor(*l)
+            .info()
+            .cpu_per_request_endpoints
+            .is_empty()
     }) else {
         return Err(InvalidInput(format!(
             "unknown lab `{}`: cpu-per-request measures php or node",

@@ -20,6 +20,11 @@ pub enum Lab {
 impl Lab {
     pub const ALL: [Lab; 3] = [Lab::Php, Lab::Node, Lab::Demo];
 
+    /// The lab named `name` (`php`, `node`, `demo`), if any.
+    pub fn from_name(name: &str) -> Option<Lab> {
+        Lab::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Lab::Php => "php",

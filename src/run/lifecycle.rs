@@ -30,9 +30,7 @@ pub(crate) struct StackRequest<'a> {
 }
 
 pub(crate) fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
-    Lab::ALL
-        .into_iter()
-        .find(|l| l.as_str() == s)
+    Lab::from_name(s)
         .ok_or_else(|| InvalidInput(format!("unknown lab `{s}`: use php, node or demo")))
 }
 

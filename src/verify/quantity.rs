@@ -260,7 +260,7 @@ pub(crate) fn run_value(r: &Report, q: RunQ) -> Result<f64, Missing> {
 
 /// A lab's own setting, read by the lab's descriptor from the run's stack section.
 pub(crate) fn lab_value(m: &Manifest, q: LabQ) -> Result<f64, Missing> {
-    let lab = Lab::ALL.into_iter().find(|l| q.lab() == Some(l.as_str()));
+    let lab = q.lab().and_then(Lab::from_name);
     let lab = need(lab, || format!("`{}` names no lab", q.name()))?;
     crate::lab::descriptor(lab).quantity(&m.experiment.stack, q.name())
 }
