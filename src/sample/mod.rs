@@ -3,25 +3,32 @@
 //! the host's other processes by source with irq/softirq (every 1 s, same `t`), php-fpm status
 //! through the hidden pool and `pg_stat_activity` (every 2 s).
 //! Each writes JSON lines (`t` = unix ms, UTC) under the run's `samples/` folder, flushed per
-//! line so an aborted run keeps what was sampled.
+//! line so an aborted run keeps what was sampled. The periodic one-source samplers (fpm, pg)
+//! are `sampler::Sampler`s run by one loop; the fast sampler reads cgroups, `/proc/stat` and
+//! the host's processes in one tick so their lines share `t`.
 pub mod agent;
 pub mod cgroup;
+mod fpm;
 pub mod host;
+mod pg;
 pub mod procs;
 pub mod records;
+mod sampler;
 pub mod stack;
 mod writer;
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tokio::time::{Instant, MissedTickBehavior};
+use tokio::time::Instant;
 
 use crate::lab::Role;
-use records::{CgroupSample, HostSample, PgActivity, PgSample};
+use records::{CgroupSample, HostSample};
+pub use sampler::SamplerSummary;
+use sampler::{next_tick, now_ms, record_error, ticker};
 use writer::JsonlWriter;
 
 /// A container to sample: its role in the lab, its name and the pid of its init process.
@@ -59,35 +66,10 @@ impl Default for SamplerOptions {
     }
 }
 
-/// What the samplers did (`sample::Samplers::stop` returns it).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SamplerSummary {
-    pub cgroup_samples: u64,
-    pub host_samples: u64,
-    /// Lines of `hostprocs.jsonl` (the host's processes by source).
-    #[serde(default)]
-    pub procs_samples: u64,
-    pub fpm_samples: u64,
-    pub pg_samples: u64,
-    pub errors: u64,
-    /// Mean CPU of perflab itself over the sampling (cores).
-    pub perflab_cores_mean: Option<f64>,
-    /// Mean CPU of dockerd over the sampling (cores).
-    pub dockerd_cores_mean: Option<f64>,
-}
-
 /// Running samplers; `stop` ends them and returns the summary.
 pub(crate) struct Samplers {
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<SamplerSummary>>,
-}
-
-/// Unix milliseconds now.
-pub(crate) fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 /// Where the samplers write: the run directory's `samples/` files, named by the layout that
@@ -128,22 +110,26 @@ impl Samplers {
             rx.clone(),
         )));
         if let Some(url) = targets.fpm_status_url {
-            tasks.push(tokio::spawn(run_fpm(
-                JsonlWriter::create(&files.fpm)?,
-                url,
+            let out = JsonlWriter::create(&files.fpm)?;
+            let s = fpm::FpmSampler::new(url);
+            tasks.push(sampler::spawn(
+                s,
+                out,
                 opts.slow,
                 rx.clone(),
                 errors.clone(),
-            )));
+            ));
         }
         if let Some(client) = targets.pg {
-            tasks.push(tokio::spawn(run_pg(
-                JsonlWriter::create(&files.pg)?,
-                client,
+            let out = JsonlWriter::create(&files.pg)?;
+            let s = Ok(pg::PgSampler(client));
+            tasks.push(sampler::spawn(
+                s,
+                out,
                 opts.slow,
                 rx.clone(),
                 errors.clone(),
-            )));
+            ));
         }
         Ok(Samplers { stop, tasks })
     }
@@ -176,50 +162,11 @@ impl Samplers {
         let mut total = SamplerSummary::default();
         for t in self.tasks {
             if let Ok(s) = t.await {
-                total.cgroup_samples += s.cgroup_samples;
-                total.host_samples += s.host_samples;
-                total.procs_samples += s.procs_samples;
-                total.fpm_samples += s.fpm_samples;
-                total.pg_samples += s.pg_samples;
-                total.errors += s.errors;
-                total.perflab_cores_mean = total.perflab_cores_mean.or(s.perflab_cores_mean);
-                total.dockerd_cores_mean = total.dockerd_cores_mean.or(s.dockerd_cores_mean);
+                total.add(&s);
             }
         }
         total
     }
-}
-
-fn ticker(period: Duration) -> tokio::time::Interval {
-    let mut t = tokio::time::interval(period);
-    t.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    t
-}
-
-/// Wait for the next tick; false when asked to stop.
-async fn next_tick(t: &mut tokio::time::Interval, rx: &mut watch::Receiver<bool>) -> bool {
-    if *rx.borrow() {
-        return false;
-    }
-    tokio::select! {
-        _ = t.tick() => !*rx.borrow(),
-        _ = rx.changed() => false,
-    }
-}
-
-#[derive(Serialize)]
-struct ErrorLine<'a> {
-    t: i64,
-    sampler: &'a str,
-    error: String,
-}
-
-fn record_error(errors: &JsonlWriter, sampler: &str, error: String) {
-    let _ = errors.write(&ErrorLine {
-        t: now_ms(),
-        sampler,
-        error,
-    });
 }
 
 struct ProcCounter {
@@ -340,111 +287,6 @@ async fn run_fast(
     }
     summary.dockerd_cores_mean = dockerd.mean();
     summary.perflab_cores_mean = me.mean();
-    summary
-}
-
-#[derive(Serialize)]
-struct FpmLine {
-    t: i64,
-    status: serde_json::Value,
-}
-
-async fn run_fpm(
-    out: JsonlWriter,
-    url: String,
-    period: Duration,
-    mut rx: watch::Receiver<bool>,
-    errors: JsonlWriter,
-) -> SamplerSummary {
-    let mut summary = SamplerSummary::default();
-    let client = match reqwest::Client::builder()
-        .timeout(Duration::from_millis(1500))
-        .build()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            record_error(&errors, "fpm", e.to_string());
-            summary.errors += 1;
-            return summary;
-        }
-    };
-    let mut t = ticker(period);
-    while next_tick(&mut t, &mut rx).await {
-        let ts = now_ms();
-        let res = async {
-            client
-                .get(&url)
-                .send()
-                .await?
-                .error_for_status()?
-                .json::<serde_json::Value>()
-                .await
-        }
-        .await;
-        match res {
-            Ok(status) => {
-                if out.write(&FpmLine { t: ts, status }).is_ok() {
-                    summary.fpm_samples += 1;
-                }
-            }
-            Err(e) => {
-                summary.errors += 1;
-                record_error(&errors, "fpm", e.to_string());
-            }
-        }
-    }
-    summary
-}
-
-const PG_ACTIVITY_SQL: &str = "select state, wait_event_type, wait_event, count(*) from pg_stat_activity \
-     where backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2, 3 order by 4 desc";
-const PG_COMMITS_SQL: &str = "select coalesce(sum(xact_commit), 0)::bigint from pg_stat_database";
-
-async fn run_pg(
-    out: JsonlWriter,
-    client: std::sync::Arc<tokio_postgres::Client>,
-    period: Duration,
-    mut rx: watch::Receiver<bool>,
-    errors: JsonlWriter,
-) -> SamplerSummary {
-    let mut summary = SamplerSummary::default();
-    let mut t = ticker(period);
-    while next_tick(&mut t, &mut rx).await {
-        let ts = now_ms();
-        let res = async {
-            let rows = client.query(PG_ACTIVITY_SQL, &[]).await?;
-            let commits: i64 = client.query_one(PG_COMMITS_SQL, &[]).await?.get(0);
-            Ok::<_, tokio_postgres::Error>((rows, commits))
-        }
-        .await;
-        match res {
-            Ok((rows, xact_commit)) => {
-                let activity = rows
-                    .iter()
-                    .map(|r| PgActivity {
-                        state: r.get::<_, Option<String>>(0).unwrap_or_default(),
-                        wait_event_type: r.get(1),
-                        wait_event: r.get(2),
-                        count: r.get::<_, i64>(3).max(0) as u64,
-                    })
-                    .collect();
-                if out
-                    .write(&PgSample {
-                        t: ts,
-                        activity,
-                        xact_commit: xact_commit.max(0) as u64,
-                    })
-                    .is_ok()
-                {
-                    summary.pg_samples += 1;
-                }
-            }
-            Err(e) => {
-                summary.errors += 1;
-                record_error(&errors, "pg", e.to_string());
-            }
-        }
-    }
     summary
 }
 
