@@ -14,7 +14,8 @@ use crate::verify::load::{self, LoadedRun};
 
 /// `perflab compare --help`'s closing text: the exit codes and where the rule is written.
 pub(crate) const COMPARE_AFTER_HELP: &str = "\
-Verdict: B/A of the rounds' app CPU per ok request at the lowest common step, with an interval \
+Verdict: B/A of the rounds' app CPU per ok request over the steps every round passed (their \
+geometric mean; else at the lowest common step), with an interval \
 from Student's t on the logs at a boundary that accounts for looking after every pair of rounds \
 (up to --max-rounds a side). regressed: the interval is above 1 and B/A >= 1 + --min-effect; \
 improved: the mirror; same: the interval lies within +-(--margin); else inconclusive, with the \

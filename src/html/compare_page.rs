@@ -10,7 +10,7 @@ use crate::report::table::{Block, Table};
 use crate::verify::compare::render::{
     capacity_line, cpu_line, decided_line, round_header, round_rows, rule_line,
 };
-use crate::verify::compare::{Diff, Rounds, RoundsComparison, Verdict, pair};
+use crate::verify::compare::{Diff, Rounds, RoundsComparison, Verdict, pair, rounds};
 
 /// `to` relative to the directory `from` (both made absolute first), as path segments: `..`
 /// to climb, then the names down to `to` (for `html::href`).
@@ -57,12 +57,10 @@ fn verdict_class(v: Verdict) -> &'static str {
 
 /// Both sides' rounds, each run's name a link to its report.html (when it has one).
 fn rounds_html(c: &RoundsComparison, links: [&[Option<String>]; 2]) -> String {
-    let cpu_head = c
-        .cpu
-        .step
-        .map_or("CPU ms/ok".to_string(), |s| format!("CPU ms/ok @{s}"));
+    let cpu_head = format!("CPU ms/ok {}", rounds::steps_head(&c.cpu.steps));
+    let cpu_head = cpu_head.trim_end();
     let mut out = String::from("<section id=\"rounds\">\n<h2>Rounds</h2>\n");
-    let mut t = Table::new(round_header(&cpu_head));
+    let mut t = Table::new(round_header(cpu_head));
     t.left = vec![0, 1];
     let sides: [(&str, &Rounds); 2] = [("A", &c.rounds_a), ("B", &c.rounds_b)];
     let mut hrefs = Vec::new();
@@ -140,8 +138,9 @@ pub fn render(c: &RoundsComparison, dirs_a: &[PathBuf], dirs_b: &[PathBuf], file
     signals.lines.push(c.steal.line());
     signals.lines.push(decided_line(c));
     signals.notes.push(format!(
-        "Rule: B/A of the rounds' CPU per ok request at the common step (the lowest step \
-         measured in every round), with an interval from Student's t on the logs; {}; a regression \
+        "Rule: B/A of the rounds' CPU per ok request over the steps every round passed (their \
+         geometric mean; the lowest step measured in every round when they share fewer than \
+         two), with an interval from Student's t on the logs; {}; a regression \
          whose max sustainable rate rose, or on a host more than 15 % slower (host speed probe) \
          or with more steal beyond the rounds' noise, is inconclusive (docs/regression.md).",
         rule_line(c).trim_start_matches("rule: ")

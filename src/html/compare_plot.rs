@@ -92,9 +92,11 @@ fn as_f64(v: &[u32]) -> Vec<f64> {
 /// The section: both panels, or nothing when no round has a value.
 pub(crate) fn rounds_plot(c: &RoundsComparison, unit: &str) -> String {
     let (a, b): (&Rounds, &Rounds) = (&c.rounds_a, &c.rounds_b);
-    let cpu_title = c.cpu.step.map_or("CPU ms per ok".to_string(), |s| {
-        format!("CPU ms per ok at {s} {unit}")
-    });
+    let cpu_title = match c.cpu.steps.as_slice() {
+        [] => "CPU ms per ok".to_string(),
+        [s] => format!("CPU ms per ok at {s} {unit}"),
+        [lo, .., hi] => format!("CPU ms per ok over {lo}-{hi} {unit} (geometric mean)"),
+    };
     let panels: Vec<String> = [
         panel(&cpu_title, "ms", &a.cpu_ms_per_ok, &b.cpu_ms_per_ok),
         panel(

@@ -79,7 +79,8 @@ pub struct Row {
     pub decided: bool,
     /// Undecided: the rounds a side that would decide at this estimate and noise.
     pub rounds_needed: Option<usize>,
-    /// The common step the CPU figures are read at.
+    /// The lowest step of the CPU signal (the common step when it is one): where the
+    /// processes' CPU figures are read.
     pub cpu_step: Option<u32>,
     /// B/A of the app CPU per ok request (the geometric means; the medians' ratio when the
     /// test has too few rounds).

@@ -8,11 +8,14 @@
 //! The verdict comes from a test on the rounds, never from one number (docs/regression.md
 //! has the rule, its measured power and the noise that chose the signal):
 //!
-//! * the CPU signal, the primary one: app-box CPU ms per ok response at the common step, the
-//!   lowest step measured with CPU samples, and at most 5 % of its requests failed, in every
-//!   round of both sides (the candidate with the least round-to-round noise on this host: SD of
-//!   the logs 2-4 % between the rounds of a batch, 13 % for exp1 while compilers used most of
-//!   the host, against 35-45 % for the max sustainable rate);
+//! * the CPU signal, the primary one: app-box CPU ms per ok response over the steps that every
+//!   round of both sides passed below its knee, their geometric mean, when they are two or
+//!   more; else at the common step, the lowest step measured with CPU samples, and at most 5 %
+//!   of its requests failed, in every round of both sides (`rounds::cpu_steps`; the candidates
+//!   with the least round-to-round noise: SD of the logs 2-4 % between the rounds of a batch
+//!   at the common step on the hosts of 2026-11-30 and 12-01, where the rounds shared one
+//!   passing step; 12 % there and 4-6 % over the passing steps on the host of 2026-12-04,
+//!   where they shared five; 35-45 % for the max sustainable rate);
 //! * per round the log of the signal; B/A = the ratio of the geometric means, with an interval
 //!   from Student's t on the logs with the pooled SD (floored at 0.5 %), at the level
 //!   1 - α' of the plan's boundary: α' is calibrated by simulation so that looking after every
@@ -134,13 +137,13 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     );
     let ra: Vec<rounds::RoundIn> = a.iter().map(|(l, r, _)| (*l, *r)).collect();
     let rb: Vec<rounds::RoundIn> = b.iter().map(|(l, r, _)| (*l, *r)).collect();
-    let step = rounds::common_step(&ra, &rb);
-    let side_a = rounds::rounds(a, injected(a), step);
-    let side_b = rounds::rounds(b, injected(b), step);
+    let steps = rounds::cpu_steps(&ra, &rb);
+    let side_a = rounds::rounds(a, injected(a), &steps);
+    let side_b = rounds::rounds(b, injected(b), &steps);
     let plan = Plan::new(settings, a.len().max(b.len()));
     let pairing = paired::pairing(&tags(a), &tags(b));
     let sides = (&side_a, &side_b);
-    let cpu = verdict::cpu_signal(step, sides, &plan, &pairing);
+    let cpu = verdict::cpu_signal(&steps, sides, &plan, &pairing);
     let capacity = verdict::capacity_signal(sides, rounds::lowest_step(&ra), &plan, &pairing);
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
     let host_speed = speed::speed_signal(a, b);

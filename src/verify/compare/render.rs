@@ -82,16 +82,17 @@ fn test_text(t: &Option<LogTest>) -> String {
 
 /// The CPU signal in one line.
 pub(crate) fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
-    let Some(step) = c.step else {
+    if c.step.is_none() {
         return "CPU per ok request: no step measured with CPU samples (and <= 5 % failed) in every round of both sides"
             .into();
-    };
+    }
     let side = |m: Option<f64>, s: Option<f64>| match (m, s) {
         (Some(m), Some(s)) => format!("{m:.2} ms (spread {s:.1} %)"),
         _ => "-".into(),
     };
     format!(
-        "CPU per ok request at {step} {unit}: median A {}, B {}{}: {}",
+        "CPU per ok request {}: median A {}, B {}{}: {}",
+        super::rounds::steps_text(&c.steps, unit),
         side(a.cpu_median, a.cpu_spread_pct),
         side(b.cpu_median, b.cpu_spread_pct),
         test_text(&c.test),
@@ -179,11 +180,8 @@ pub fn text(c: &RoundsComparison) -> String {
         let text = format!("{}\n{}", render_text(&c.first), blocks_text(&[v]));
         return format!("{}\n", text.trim_end());
     }
-    let cpu_head = c
-        .cpu
-        .step
-        .map_or("CPU ms/ok".to_string(), |s| format!("CPU ms/ok @{s}"));
-    let mut t = Table::new(round_header(&cpu_head));
+    let cpu_head = format!("CPU ms/ok {}", super::rounds::steps_head(&c.cpu.steps));
+    let mut t = Table::new(round_header(cpu_head.trim_end()));
     t.left = vec![0, 1];
     for row in round_rows("A", a).into_iter().chain(round_rows("B", b)) {
         t.push(row);

@@ -1,8 +1,9 @@
 //! One side of a comparison (one or more rounds): each round's max sustainable rate and knee,
-//! the common step of both sides, the app CPU per ok request there, and the hypervisor's steal
-//! during the round. Pure.
+//! the steps of the CPU signal (those every round of both sides passed below its knee, else
+//! the common step), the app CPU per ok request there, and the hypervisor's steal during the
+//! round. Pure.
 use super::Run;
-use crate::analyze::model::Report;
+use crate::analyze::model::{Report, Verdict};
 use crate::rundir::Manifest;
 use serde::Serialize;
 
@@ -28,8 +29,8 @@ pub struct Rounds {
     pub max_sustainable: Vec<u32>,
     pub max_sustainable_from: Vec<RateBasis>,
     pub knee: Vec<Option<u32>>,
-    /// Per round: app-box CPU ms per ok response at the common step (when there is
-    /// one and every round has samples there).
+    /// Per round: app-box CPU ms per ok response over the CPU signal's steps (`cpu_steps`:
+    /// the geometric mean when they are several), when every round has samples there.
     pub cpu_ms_per_ok: Vec<f64>,
     pub cpu_median: Option<f64>,
     /// `(max - min) / median` of `cpu_ms_per_ok`, in %.
@@ -86,6 +87,78 @@ pub(crate) fn cpu_at(r: &Report, t: u32) -> Option<f64> {
         .and_then(|s| s.ms_cpu_per_ok)
 }
 
+/// Steps that passed below the knee (not merely recovered), with CPU measured, in every round
+/// given.
+pub(crate) fn passing_steps(rounds: &[RoundIn]) -> Vec<u32> {
+    let Some((_, first)) = rounds.first() else {
+        return Vec::new();
+    };
+    let passed = |r: &Report, t: u32| {
+        r.knee.is_none_or(|k| t < k)
+            && r.steps.iter().any(|s| {
+                s.target == t
+                    && s.verdict == Verdict::Pass
+                    && s.ms_cpu_per_ok.is_some_and(|v| v > 0.0)
+            })
+    };
+    first
+        .steps
+        .iter()
+        .map(|s| s.target)
+        .filter(|t| rounds.iter().all(|(_, r)| passed(r, *t)))
+        .collect()
+}
+
+/// The steps of the CPU signal: every step that each round of both sides passed below its knee,
+/// when there are two or more (the signal is then their geometric mean: the busier steps are
+/// the steadier ones, docs/regression.md); else the common step alone, or none.
+pub(crate) fn cpu_steps(a: &[RoundIn], b: &[RoundIn]) -> Vec<u32> {
+    let all: Vec<RoundIn> = a.iter().chain(b).copied().collect();
+    let passing = passing_steps(&all);
+    if passing.len() >= 2 {
+        return passing;
+    }
+    common_step(a, b).into_iter().collect()
+}
+
+/// A round's CPU signal over `steps`: its CPU ms per ok response at the one step, or the
+/// geometric mean over several (None when a step has no measurement).
+pub(crate) fn cpu_over(r: &Report, steps: &[u32]) -> Option<f64> {
+    match steps {
+        [] => None,
+        [t] => cpu_at(r, *t),
+        _ => {
+            let logs = steps
+                .iter()
+                .map(|t| cpu_at(r, *t).filter(|v| *v > 0.0).map(f64::ln))
+                .collect::<Option<Vec<f64>>>()?;
+            Some((logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        }
+    }
+}
+
+/// "at 50 rps" for one step, "over 50-175 rps (the 5 steps every round passed; geometric
+/// mean)" for several: where the CPU signal was read.
+pub fn steps_text(steps: &[u32], unit: &str) -> String {
+    match steps {
+        [] => "at no common step".into(),
+        [t] => format!("at {t} {unit}"),
+        [lo, .., hi] => format!(
+            "over {lo}-{hi} {unit} (the {} steps every round passed; geometric mean)",
+            steps.len()
+        ),
+    }
+}
+
+/// "@50" or "@50-175": the CPU signal's steps in a column head.
+pub fn steps_head(steps: &[u32]) -> String {
+    match steps {
+        [] => String::new(),
+        [t] => format!("@{t}"),
+        [lo, .., hi] => format!("@{lo}-{hi}"),
+    }
+}
+
 pub fn median(v: &[f64]) -> Option<f64> {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
@@ -132,12 +205,13 @@ pub fn steal_pct(r: &Report, m: &Manifest) -> Option<f64> {
     Some(cores / m.host.online_cpu_count.max(1) as f64 * 100.0)
 }
 
-/// One side's figures; `step` is the common step of both sides.
-pub fn rounds(side: &[Run], injected: Vec<String>, step: Option<u32>) -> Rounds {
+/// One side's figures; `steps` are the CPU signal's steps of both sides (`cpu_steps`).
+pub fn rounds(side: &[Run], injected: Vec<String>, steps: &[u32]) -> Rounds {
     let rates: Vec<(u32, RateBasis)> = side.iter().map(|(_, r, _)| max_sustainable(r)).collect();
-    let cpu: Vec<f64> = step
-        .map(|t| side.iter().filter_map(|(_, r, _)| cpu_at(r, t)).collect())
-        .unwrap_or_default();
+    let cpu: Vec<f64> = side
+        .iter()
+        .filter_map(|(_, r, _)| cpu_over(r, steps))
+        .collect();
     let steal: Vec<Option<f64>> = side.iter().map(|(_, r, m)| steal_pct(r, m)).collect();
     Rounds {
         runs: side.iter().map(|(l, _, _)| l.to_string()).collect(),
@@ -199,11 +273,67 @@ mod tests {
         }
         assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), None);
         let m = manifest();
-        let r = rounds(&[("a", &a, &m)], Vec::new(), Some(50));
+        let r = rounds(&[("a", &a, &m)], Vec::new(), &[50]);
         assert_eq!(r.cpu_ms_per_ok.len(), 1);
         assert_eq!(r.max_sustainable, [125]);
         assert_eq!(r.max_sustainable_from, [RateBasis::PassingStep]);
         assert_eq!(lowest_step(&[("a", &a)]), 50);
+    }
+
+    /// A round whose steps 50-150 rps passed below a knee at 175, with CPU ms per ok `cpu`.
+    fn passed_to_150(cpu: [f64; 4]) -> Report {
+        let mut r = recorded();
+        r.steps.truncate(4);
+        r.knee = Some(175);
+        for (s, (t, c)) in r
+            .steps
+            .iter_mut()
+            .zip([50, 100, 125, 150].into_iter().zip(cpu))
+        {
+            s.target = t;
+            s.verdict = Verdict::Pass;
+            s.failed_rate = 0.0;
+            s.ms_cpu_per_ok = Some(c);
+        }
+        r
+    }
+
+    #[test]
+    fn the_cpu_signal_is_the_geometric_mean_over_the_steps_every_round_passed() {
+        let a = passed_to_150([8.0, 4.0, 4.0, 2.0]);
+        let mut b = passed_to_150([6.0, 5.0, 5.0, 5.0]);
+        assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50, 100, 125, 150]);
+        assert!((cpu_over(&a, &[50, 100, 125, 150]).unwrap() - 4.0).abs() < 1e-12);
+        assert_eq!(
+            cpu_over(&a, &[50]),
+            Some(8.0),
+            "one step: its value as read"
+        );
+        assert_eq!(cpu_over(&a, &[]), None);
+        // a step one round failed (or recovered from) leaves the others
+        b.steps[2].verdict = Verdict::Transient;
+        assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50, 100, 150]);
+        assert!((cpu_over(&a, &[50, 100, 150]).unwrap() - 64f64.cbrt()).abs() < 1e-12);
+        // steps at or above a round's knee do not count
+        b.knee = Some(100);
+        assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50]);
+        // fewer than two shared passing steps: the common step, as before
+        b.steps[0].verdict = Verdict::Fail;
+        assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50]);
+        b.steps[0].failed_rate = 0.2;
+        assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [100]);
+        let m = manifest();
+        let r = rounds(&[("a", &a, &m)], Vec::new(), &[50, 100, 125, 150]);
+        assert!((r.cpu_ms_per_ok[0] - 4.0).abs() < 1e-12);
+        assert_eq!(steps_text(&[50], "rps"), "at 50 rps");
+        assert_eq!(
+            steps_text(&[50, 100, 150], "rps"),
+            "over 50-150 rps (the 3 steps every round passed; geometric mean)"
+        );
+        assert_eq!(
+            (steps_head(&[50]), steps_head(&[50, 100, 150])),
+            ("@50".into(), "@50-150".into())
+        );
     }
 
     #[test]
@@ -213,10 +343,10 @@ mod tests {
         // 0.0199 cores stolen over the host's 2 CPUs: 1.0 % of each
         let s = steal_pct(&a, &m).unwrap();
         assert!((s - 0.995).abs() < 0.01, "{s}");
-        let r = rounds(&[("a", &a, &m)], Vec::new(), None);
+        let r = rounds(&[("a", &a, &m)], Vec::new(), &[]);
         assert!(r.steal_flagged.is_empty());
         a.checks.host_share.as_mut().unwrap().steal_cores = Some(0.3);
-        let r = rounds(&[("a", &a, &m), ("b", &recorded(), &m)], Vec::new(), None);
+        let r = rounds(&[("a", &a, &m), ("b", &recorded(), &m)], Vec::new(), &[]);
         assert_eq!(r.steal_flagged, ["a"]);
         assert_eq!(r.steal_pct[0], Some(15.0));
         // runs recorded before steal was sampled: unknown

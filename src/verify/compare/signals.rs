@@ -1,11 +1,13 @@
 //! The candidate signals for the verdict and their round-to-round noise on recorded rounds of
 //! one configuration, by which the primary signal was chosen (docs/regression.md): (a) app CPU
-//! ms per ok request at the lowest step measured in every round (what the verdict uses), (b)
-//! the same combined (mean of logs) over every step that passed below the knee in every
-//! round, (c) the max sustainable rate (refined, else the last passing step: coarse). Pure.
-use super::rounds::{RoundIn, common_step, cpu_at, max_sustainable, spread_pct};
+//! ms per ok request at the lowest step measured in every round, (b) the same combined (mean
+//! of logs) over every step that passed below the knee in every round, (c) the max sustainable
+//! rate (refined, else the last passing step: coarse). The verdict uses (b) where the rounds
+//! share two or more passing steps, else (a) (`primary`). Pure.
+use super::rounds::{
+    RoundIn, common_step, cpu_at, cpu_over, cpu_steps, max_sustainable, passing_steps, spread_pct,
+};
 use super::stats::sd_of_logs;
-use crate::analyze::model::{Report, Verdict};
 use serde::Serialize;
 
 /// The candidates, in the order of `values`.
@@ -14,27 +16,6 @@ pub(crate) const CANDIDATES: [&str; 3] = [
     "(b) CPU ms/ok over the passing steps below the knee (mean of logs)",
     "(c) max sustainable rate",
 ];
-
-/// Steps that passed below the knee, with CPU measured, in every round.
-pub(crate) fn passing_steps(rounds: &[RoundIn]) -> Vec<u32> {
-    let Some((_, first)) = rounds.first() else {
-        return Vec::new();
-    };
-    let passed = |r: &Report, t: u32| {
-        r.knee.is_none_or(|k| t < k)
-            && r.steps.iter().any(|s| {
-                s.target == t
-                    && s.verdict == Verdict::Pass
-                    && s.ms_cpu_per_ok.is_some_and(|v| v > 0.0)
-            })
-    };
-    first
-        .steps
-        .iter()
-        .map(|s| s.target)
-        .filter(|t| rounds.iter().all(|(_, r)| passed(r, *t)))
-        .collect()
-}
 
 /// Each candidate's value per round (None where a round has none; (c) counts a round with no
 /// passing step as half the lowest step, as the capacity test does).
@@ -66,6 +47,13 @@ pub fn values(rounds: &[RoundIn]) -> [Vec<Option<f64>>; 3] {
         })
         .collect();
     [a, b, c]
+}
+
+/// The verdict's CPU signal per round of one batch taken as one side (`rounds::cpu_steps`):
+/// (b) where the rounds share two or more passing steps, else (a).
+pub fn primary(rounds: &[RoundIn]) -> Vec<Option<f64>> {
+    let steps = cpu_steps(rounds, &[]);
+    rounds.iter().map(|(_, r)| cpu_over(r, &steps)).collect()
 }
 
 /// One candidate's noise over batches of rounds of one configuration.

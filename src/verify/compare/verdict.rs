@@ -1,7 +1,8 @@
-//! The verdict of `compare` from tests on the rounds: the CPU signal (app CPU per ok request at
-//! the common step, the primary one) and the capacity signal (max sustainable rates), each the
-//! B/A ratio with its interval at the plan's boundary (`sequential`), and how the two combine
-//! (the rule is written out in the module doc of `compare`). Pure.
+//! The verdict of `compare` from tests on the rounds: the CPU signal (app CPU per ok request
+//! over the steps every round passed, else at the common step: the primary one) and the
+//! capacity signal (max sustainable rates), each the B/A ratio with its interval at the plan's
+//! boundary (`sequential`), and how the two combine (the rule is written out in the module doc
+//! of `compare`). Pure.
 use super::paired::Pairing;
 use super::rounds::{Rounds, median};
 use super::sequential::{Call, LogTest, Plan};
@@ -67,11 +68,15 @@ pub enum Signal {
     Missing,
 }
 
-/// App CPU per ok request at the common step, both sides.
+/// App CPU per ok request over the signal's steps, both sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuSignal {
-    /// The common step (its target, in `unit`).
+    /// The lowest of the signal's steps (its target, in `unit`): the common step when it is one.
     pub step: Option<u32>,
+    /// The signal's steps when they are several (`rounds::cpu_steps`): each round's value is
+    /// its geometric mean over them.
+    #[serde(skip_serializing_if = "one_or_none")]
+    pub steps: Vec<u32>,
     pub a_median: Option<f64>,
     pub b_median: Option<f64>,
     /// B / A of the geometric means - 1, in %.
@@ -96,6 +101,10 @@ pub struct CapacitySignal {
     pub says: Signal,
 }
 
+fn one_or_none(v: &[u32]) -> bool {
+    v.len() <= 1
+}
+
 fn says(test: &Option<LogTest>, higher_is_worse: bool) -> Signal {
     match test.as_ref().map(|t| t.call) {
         None => Signal::Missing,
@@ -111,21 +120,22 @@ fn logs(v: &[f64]) -> Vec<f64> {
     v.iter().map(|x| x.ln()).collect()
 }
 
-/// The CPU signal from both sides' per-round CPU ms per ok request at `step`, paired or not
-/// as `pairing` says.
+/// The CPU signal from both sides' per-round CPU ms per ok request over `steps`, paired or
+/// not as `pairing` says.
 pub(crate) fn cpu_signal(
-    step: Option<u32>,
+    steps: &[u32],
     (a, b): (&Rounds, &Rounds),
     plan: &Plan,
     pairing: &Pairing,
 ) -> CpuSignal {
     let (ca, cb) = (&a.cpu_ms_per_ok, &b.cpu_ms_per_ok);
     let complete = ca.len() == a.runs.len() && cb.len() == b.runs.len();
-    let test = (step.is_some() && complete)
+    let test = (!steps.is_empty() && complete)
         .then(|| pairing.test(plan, &logs(ca), &logs(cb), CPU_SD_FLOOR))
         .flatten();
     CpuSignal {
-        step,
+        step: steps.first().copied(),
+        steps: steps.to_vec(),
         a_median: a.cpu_median,
         b_median: b.cpu_median,
         delta_pct: test.as_ref().map(|t| (t.ratio - 1.0) * 100.0),
@@ -321,7 +331,7 @@ mod tests {
     fn verdict(a: &Rounds, b: &Rounds) -> (Verdict, CpuSignal, String) {
         let plan = Plan::new(&Settings::default(), a.runs.len().max(b.runs.len()));
         let unpaired = Pairing::Unpaired("untagged".into());
-        let cpu = cpu_signal(Some(150), (a, b), &plan, &unpaired);
+        let cpu = cpu_signal(&[150], (a, b), &plan, &unpaired);
         let cap = capacity_signal((a, b), 50, &plan, &unpaired);
         let (v, why) = decide((a.runs.len(), b.runs.len()), &cpu, &cap);
         (v, cpu, why)
