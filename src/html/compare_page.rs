@@ -57,10 +57,9 @@ fn verdict_class(v: Verdict) -> &'static str {
 
 /// Both sides' rounds, each run's name a link to its report.html (when it has one).
 fn rounds_html(c: &RoundsComparison, links: [&[Option<String>]; 2]) -> String {
-    let cpu_head = format!("CPU ms/ok {}", rounds::steps_head(&c.cpu.steps));
-    let cpu_head = cpu_head.trim_end();
+    let cpu_head = rounds::cpu_head(&c.cpu.steps);
     let mut out = String::from("<section id=\"rounds\">\n<h2>Rounds</h2>\n");
-    let mut t = Table::new(round_header(cpu_head));
+    let mut t = Table::new(round_header(&cpu_head));
     t.left = vec![0, 1];
     let sides: [(&str, &Rounds); 2] = [("A", &c.rounds_a), ("B", &c.rounds_b)];
     let mut hrefs = Vec::new();

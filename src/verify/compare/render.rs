@@ -8,7 +8,7 @@ use super::sequential::{LogTest, Settings};
 use super::verdict::{CapacitySignal, CpuSignal, Signal, ratio_text};
 use crate::report::table::{Block, Table, blocks_text};
 
-/// The rounds table's header (`cpu_head`: the CPU column's, with the common step).
+/// The rounds table's header (`cpu_head`: the CPU column's, `rounds::cpu_head`).
 pub(crate) fn round_header(cpu_head: &str) -> [&str; 6] {
     [
         "side",
@@ -180,8 +180,8 @@ pub fn text(c: &RoundsComparison) -> String {
         let text = format!("{}\n{}", render_text(&c.first), blocks_text(&[v]));
         return format!("{}\n", text.trim_end());
     }
-    let cpu_head = format!("CPU ms/ok {}", super::rounds::steps_head(&c.cpu.steps));
-    let mut t = Table::new(round_header(cpu_head.trim_end()));
+    let cpu_head = super::rounds::cpu_head(&c.cpu.steps);
+    let mut t = Table::new(round_header(&cpu_head));
     t.left = vec![0, 1];
     for row in round_rows("A", a).into_iter().chain(round_rows("B", b)) {
         t.push(row);

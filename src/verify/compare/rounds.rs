@@ -150,12 +150,12 @@ pub fn steps_text(steps: &[u32], unit: &str) -> String {
     }
 }
 
-/// "@50" or "@50-175": the CPU signal's steps in a column head.
-pub fn steps_head(steps: &[u32]) -> String {
+/// The rounds table's CPU column head: "CPU ms/ok", "CPU ms/ok @50" or "CPU ms/ok @50-175".
+pub fn cpu_head(steps: &[u32]) -> String {
     match steps {
-        [] => String::new(),
-        [t] => format!("@{t}"),
-        [lo, .., hi] => format!("@{lo}-{hi}"),
+        [] => "CPU ms/ok".into(),
+        [t] => format!("CPU ms/ok @{t}"),
+        [lo, .., hi] => format!("CPU ms/ok @{lo}-{hi}"),
     }
 }
 
@@ -331,8 +331,8 @@ mod tests {
             "over 50-150 rps (the 3 steps every round passed; geometric mean)"
         );
         assert_eq!(
-            (steps_head(&[50]), steps_head(&[50, 100, 150])),
-            ("@50".into(), "@50-150".into())
+            [cpu_head(&[]), cpu_head(&[50]), cpu_head(&[50, 100, 150])],
+            ["CPU ms/ok", "CPU ms/ok @50", "CPU ms/ok @50-150"]
         );
     }
 
