@@ -278,9 +278,10 @@ pub struct PhpSettings {
     /// a regression made on purpose, shown in every report header).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub burn_us: u32,
-    /// Serve the app's code and Laravel's files from volumes filled at stack start (true, the
-    /// default), or through the image's storage driver as before (false: fuse-overlayfs costs
-    /// CPU outside the app's cgroup on every file access; kept to measure that cost).
+    /// Serve the app's code, Laravel's files and PostgreSQL's cluster from volumes filled at
+    /// stack start (true, the default), or through the image's storage driver as before (false:
+    /// fuse-overlayfs costs CPU outside the app's and the database's cgroups on every file
+    /// access; kept to measure that cost).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub code_volumes: bool,
     /// Why more persistent workers than PostgreSQL's `max_connections` are intended (the
@@ -311,8 +312,8 @@ pub struct NodeSettings {
     /// Injected CPU work: µs of CPU burnt per request in the Express handler (0 = none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub burn_us: u32,
-    /// Serve the app's code from a volume filled at stack start (true, the default), or
-    /// through the image's storage driver (false), as `stack.php.code_volumes`.
+    /// Serve the app's code and PostgreSQL's cluster from volumes filled at stack start (true,
+    /// the default), or through the image's storage driver (false), as `stack.php.code_volumes`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub code_volumes: bool,
 }

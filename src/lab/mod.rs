@@ -262,9 +262,19 @@ pub trait LabDescriptor: Sync {
     }
 }
 
+/// Where the image keeps PostgreSQL's cluster (`images/pg/init.sh`).
+const PGDATA: &str = "/var/lib/postgresql/lab";
+
 /// The PostgreSQL container of the php and node labs.
 fn postgres(exp: &Experiment, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::Pg, 512);
+    // The cluster from a volume filled from the image, like the app's code: through the
+    // storage driver every file PostgreSQL opens or writes (each new backend's relation files,
+    // the WAL) is a round trip to a FUSE daemon outside the database's cgroup. The lab's own
+    // `code_volumes` switch turns both off, to measure the old layout.
+    if lab_code_volumes(&exp.stack) {
+        c.code_volumes = vec![PGDATA];
+    }
     c.env = vec![
         ("PG_PASSWORD".into(), ctx.password.clone()),
         ("PG_MONITOR_PASSWORD".into(), ctx.monitor_password.clone()),
@@ -276,6 +286,13 @@ fn postgres(exp: &Experiment, ctx: &StartContext) -> ContainerDecl {
     c.publish = Some(Publish::Database(5432));
     c.ready = vec![WaitFor::Sql];
     c
+}
+
+/// The lab's `code_volumes` setting (php's or node's section; true when neither is given).
+fn lab_code_volumes(stack: &StackSettings) -> bool {
+    (stack.php.as_ref().map(|p| p.code_volumes))
+        .or(stack.node.as_ref().map(|n| n.code_volumes))
+        .unwrap_or(true)
 }
 
 /// The section of the lab's stack settings, or the error naming it.
@@ -365,8 +382,8 @@ mod tests {
     #[test]
     fn code_volumes_can_be_turned_off_to_measure_the_storage_drivers_cost() {
         for (lab, key, paths) in [
-            (Lab::Php, "stack.php.code_volumes", 3),
-            (Lab::Node, "stack.node.code_volumes", 1),
+            (Lab::Php, "stack.php.code_volumes", 4),
+            (Lab::Node, "stack.node.code_volumes", 2),
         ] {
             let exp = crate::stack::defaults::lab_experiment(lab);
             let vols = |e: &Experiment| -> usize {

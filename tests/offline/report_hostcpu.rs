@@ -181,3 +181,48 @@ fn a_hostile_process_name_is_text_in_markdown_and_plain_text() {
     assert!(text.contains("\\u001b]0;PWNED\\u0007"), "{text}");
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
 }
+
+/// A quiet host: the processes file was read and nothing outside the lab reached 0.005 cores
+/// (1b's fitted run of 2026-12-04: kernel threads 0.0046, containerd 0.0014 cores). The block
+/// says so, and says "has no samples/hostprocs.jsonl" only when the attribution had none.
+#[test]
+fn a_quiet_host_is_not_a_missing_processes_file() {
+    let (mut r, _) = recorded();
+    let quiet = perflab::analyze::model::HostShare {
+        busy_cores: 0.80,
+        lab_cores: 0.79,
+        harness_cores: 0.01,
+        steal_cores: Some(0.0),
+        other_cores: 0.0,
+        samples: 184,
+        outside: Vec::new(),
+        top_processes: Vec::new(),
+        irq_cores: Some(0.004),
+    };
+    let text = |r: &Report| {
+        let blocks = content::checks_blocks(r);
+        blocks
+            .iter()
+            .find(|b| b.title == "Host CPU")
+            .unwrap()
+            .body_text()
+    };
+    r.checks.host_share = Some(quiet.clone());
+    r.checks.host_steps = Vec::new();
+    let t = text(&r);
+    assert!(
+        t.contains("outside the lab: no process and no interrupt time above 0.005 cores"),
+        "{t}"
+    );
+    assert!(!t.contains("has no samples/hostprocs.jsonl"), "{t}");
+    // No attribution (no processes file, or too few of its lines): the old sentence.
+    r.checks.host_share = Some(perflab::analyze::model::HostShare {
+        irq_cores: None,
+        ..quiet
+    });
+    let t = text(&r);
+    assert!(
+        t.contains("other processes not broken down: the run has no samples/hostprocs.jsonl"),
+        "{t}"
+    );
+}

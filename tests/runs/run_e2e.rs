@@ -213,6 +213,9 @@ fn exp2_pgconn_refused_connections_are_http_500() {
         fpm.code_volumes,
         ["/srv/app", "/usr/share/php", "/usr/share/zoneinfo"]
     );
+    // and PostgreSQL its cluster (a new backend per refused-or-not connection opens its files)
+    let pg = &m.measurements.stack.containers.as_ref().unwrap()["pg"];
+    assert_eq!(pg.code_volumes, ["/var/lib/postgresql/lab"]);
     assert!(
         labelled(&run_id_of(&dir)).is_empty(),
         "{:?}",

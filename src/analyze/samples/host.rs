@@ -7,7 +7,7 @@ use crate::analyze::model::{Consumer, HostConsumer, HostShare, NamedCores};
 /// How many process names the share keeps.
 const TOP_NAMES: usize = 5;
 /// Consumers below this (mean cores) are left out of the lists.
-const NEGLIGIBLE: f64 = 0.005;
+pub(crate) const NEGLIGIBLE: f64 = 0.005;
 
 /// One second of the window.
 struct Second<'a> {

@@ -184,11 +184,19 @@ fn host_block(c: &Checks) -> Option<Block> {
         h.other_cores
     ));
     if h.outside.is_empty() {
-        let l = crate::rundir::Layout::new("");
-        let procs = l.rel(&l.samples(crate::rundir::layout::Sampler::HostProcs));
-        b.lines.push(format!(
-            "other processes not broken down: the run has no {procs}"
-        ));
+        // The attribution ran (it sets the irq time) and found nothing worth naming, or it had
+        // no processes file to read: two different things to say.
+        b.lines.push(match h.irq_cores {
+            Some(_) => format!(
+                "outside the lab: no process and no interrupt time above {} cores",
+                crate::analyze::samples::NEGLIGIBLE_CORES
+            ),
+            None => {
+                let l = crate::rundir::Layout::new("");
+                let procs = l.rel(&l.samples(crate::rundir::layout::Sampler::HostProcs));
+                format!("other processes not broken down: the run has no {procs}")
+            }
+        });
         return Some(b);
     }
     b.lines
