@@ -265,14 +265,14 @@ pub trait LabDescriptor: Sync {
 /// Where the image keeps PostgreSQL's cluster (`images/pg/init.sh`).
 const PGDATA: &str = "/var/lib/postgresql/lab";
 
-/// The PostgreSQL container of the php and node labs.
-fn postgres(exp: &Experiment, ctx: &StartContext) -> ContainerDecl {
+/// The PostgreSQL container of the php and node labs; `code_volumes` is the lab's own setting.
+fn postgres(exp: &Experiment, ctx: &StartContext, code_volumes: bool) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::Pg, 512);
     // The cluster from a volume filled from the image, like the app's code: through the
     // storage driver every file PostgreSQL opens or writes (each new backend's relation files,
     // the WAL) is a round trip to a FUSE daemon outside the database's cgroup. The lab's own
     // `code_volumes` switch turns both off, to measure the old layout.
-    if lab_code_volumes(&exp.stack) {
+    if code_volumes {
         c.code_volumes = vec![PGDATA];
     }
     c.env = vec![
@@ -286,13 +286,6 @@ fn postgres(exp: &Experiment, ctx: &StartContext) -> ContainerDecl {
     c.publish = Some(Publish::Database(5432));
     c.ready = vec![WaitFor::Sql];
     c
-}
-
-/// The lab's `code_volumes` setting (php's or node's section; true when neither is given).
-fn lab_code_volumes(stack: &StackSettings) -> bool {
-    (stack.php.as_ref().map(|p| p.code_volumes))
-        .or(stack.node.as_ref().map(|n| n.code_volumes))
-        .unwrap_or(true)
 }
 
 /// The section of the lab's stack settings, or the error naming it.

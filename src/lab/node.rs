@@ -79,7 +79,7 @@ impl LabDescriptor for Node {
         ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
         let n = settings(exp)?;
-        Ok(vec![postgres(exp, ctx), app(n, ctx)])
+        Ok(vec![postgres(exp, ctx, n.code_volumes), app(n, ctx)])
     }
 
     fn smoke(&self, exp: &Experiment) -> Result<Vec<SmokeCheck>, String> {

@@ -117,7 +117,11 @@ impl LabDescriptor for Php {
         ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
         let php = settings(exp)?;
-        Ok(vec![postgres(exp, ctx), fpm(php, ctx), nginx(php, ctx)])
+        Ok(vec![
+            postgres(exp, ctx, php.code_volumes),
+            fpm(php, ctx),
+            nginx(php, ctx),
+        ])
     }
 
     fn collect(&self, exp: &Experiment) -> Vec<CollectFile> {
