@@ -4,7 +4,10 @@
 //! functions; each row gives a quantity's name, scope and help. Every quantity is a variant of
 //! a scope's enum, and `verify::quantity` reads each with an exhaustive `match`: a name without
 //! a reader, or a reader without a name, does not compile. Adding a claim on these needs no Rust
-//! change; adding a quantity is one row here and its reader's arm.
+//! change; adding a quantity is one row here and its reader's arm. A lab's own settings
+//! (`max_children`, `pool_max`, ...) are not rows here: its descriptor declares and reads them
+//! (`lab::LabInfo::quantities`), and `all` lists them.
+use crate::lab::{Lab, Role};
 
 /// Where a quantity is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,21 +199,6 @@ quantities! {
 }
 
 quantities! {
-    /// A setting of one lab's stack section (config scope; the lab's descriptor reads it).
-    LabQ, "" {
-        MaxChildren "max_children" @ "php" => "php-fpm pm.max_children",
-        Backlog "backlog" @ "php" => "php-fpm listen.backlog",
-        Persistent "persistent" @ "php" => "1 with persistent PDO connections",
-        UnixSocket "unix_socket" @ "php" => "1 when nginx reaches php-fpm over a unix socket",
-        PoolMax "pool_max" @ "node" => "pg Pool max per process",
-        Processes "processes" @ "node" => "Node processes (cluster workers)",
-        PgConnTimeoutMs "pg_conn_timeout_ms" @ "node" => "PG_CONN_TIMEOUT_MS",
-        Workers "workers" @ "demo" => "demo server workers",
-        ServiceMs "service_ms" @ "demo" => "demo server service time (ms)",
-    }
-}
-
-quantities! {
     /// The run's recorded config or CPU layout (manifest.json).
     ConfigQ, "" {
         MaxConnections "max_connections" => "PostgreSQL max_connections",
@@ -247,8 +235,9 @@ pub enum Id {
     Step(StepId),
     Run(RunQ),
     Config(ConfigQ),
-    /// A lab's own setting (config scope).
-    Lab(LabQ),
+    /// A lab's own setting (config scope): one of its descriptor's `info().quantities`, which
+    /// the descriptor reads.
+    Lab(Lab, &'static str),
 }
 
 /// One named quantity, as the claims' checks and `verify --quantities` see it.
@@ -265,14 +254,14 @@ impl Quantity {
         match self.id {
             Id::Step(_) => Scope::Step,
             Id::Run(_) => Scope::Run,
-            Id::Config(_) | Id::Lab(_) => Scope::Config,
+            Id::Config(_) | Id::Lab(..) => Scope::Config,
         }
     }
 
     /// Only meaningful on this lab (a setting of one lab's stack section).
     pub fn lab(&self) -> Option<&'static str> {
         match self.id {
-            Id::Lab(q) => q.lab(),
+            Id::Lab(lab, _) => Some(lab.as_str()),
             Id::Step(_) | Id::Run(_) | Id::Config(_) => None,
         }
     }
@@ -289,6 +278,18 @@ macro_rules! rows {
     };
 }
 
+/// The labs' own settings, as their descriptors declare them, in `Lab::ALL`'s order.
+fn lab_rows() -> impl Iterator<Item = Quantity> {
+    Lab::ALL.into_iter().flat_map(|lab| {
+        let declared = crate::lab::descriptor(lab).info().quantities;
+        declared.iter().map(move |&(name, help)| Quantity {
+            id: Id::Lab(lab, name),
+            name,
+            help,
+        })
+    })
+}
+
 /// Every quantity (the families `cpu.<role>` and `non200.<status>` once each), in order:
 /// step, its families, run, the labs' settings, config.
 pub fn all() -> impl Iterator<Item = Quantity> {
@@ -299,7 +300,7 @@ pub fn all() -> impl Iterator<Item = Quantity> {
         .chain(rows!(LittleQ, |q| Id::Step(StepId::Little(q))))
         .chain(rows!(ClosedQ, |q| Id::Step(StepId::Closed(q))))
         .chain(rows!(RunQ, Id::Run))
-        .chain(rows!(LabQ, Id::Lab))
+        .chain(lab_rows())
         .chain(rows!(ConfigQ, Id::Config))
 }
 
@@ -336,8 +337,13 @@ pub(crate) const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
     ("abs", R, "n", "abs(x)"),
 ];
 
-/// Roles of `cpu.<role>`.
-pub(crate) const ROLES: [&str; 6] = ["fpm", "nginx", "pg", "app", "k6", "demo"];
+/// Roles of `cpu.<role>`: the sampler columns of the roles that run a container.
+pub(crate) fn roles() -> impl Iterator<Item = &'static str> {
+    Role::ALL
+        .into_iter()
+        .filter(|r| *r != Role::Base)
+        .map(Role::column)
+}
 
 /// Look up a quantity path (`cpu.pg` and `non200.500` included: their family's row).
 pub fn lookup(path: &str) -> Option<Quantity> {
@@ -346,7 +352,7 @@ pub fn lookup(path: &str) -> Option<Quantity> {
     }
     let (family, member) = path.split_once('.')?;
     let ok = match family {
-        "cpu" => ROLES.contains(&member),
+        "cpu" => roles().any(|r| r == member),
         "non200" => member.parse::<u16>().is_ok(),
         _ => false,
     };
@@ -360,7 +366,7 @@ pub fn lookup(path: &str) -> Option<Quantity> {
 /// Every name, for did-you-mean.
 pub(crate) fn all_names() -> Vec<String> {
     let mut v: Vec<String> = all().map(|q| q.name.to_string()).collect();
-    v.extend(ROLES.iter().map(|r| format!("cpu.{r}")));
+    v.extend(roles().map(|r| format!("cpu.{r}")));
     v.push("non200.500".into());
     v
 }
@@ -401,7 +407,7 @@ mod tests {
         n.dedup();
         assert_eq!(n.len(), len);
         for q in all() {
-            assert_eq!(q.lab().is_some(), matches!(q.id, Id::Lab(_)), "{}", q.name);
+            assert_eq!(q.lab().is_some(), matches!(q.id, Id::Lab(..)), "{}", q.name);
             assert_eq!(lookup(q.name).map(|l| l.id), Some(q.id), "{}", q.name);
         }
     }

@@ -283,22 +283,3 @@ fn check_call(f: &str, args: &[Arg], has_at: bool, config_only: bool, out: &mut 
         ));
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiment::Lab;
-
-    #[test]
-    fn lab_quantities_name_a_lab() {
-        for q in quantities::all() {
-            if let Some(l) = q.lab() {
-                assert!(
-                    Lab::ALL.iter().any(|x| x.as_str() == l),
-                    "{}: `{l}` is no lab",
-                    q.name
-                );
-            }
-        }
-    }
-}

@@ -95,7 +95,7 @@ fn k6_arguments(e: &Export, entry: &str) -> String {
 /// The manifests of `e`: ConfigMaps, Services, Jobs, the TestRun (file name, YAML).
 pub fn manifests(e: &Export) -> Result<Vec<File>, String> {
     let d = crate::lab::descriptor(e.experiment.lab);
-    let containers = d.containers(e.experiment, &e.ctx)?;
+    let containers = d.containers(&e.experiment.stack, &e.ctx)?;
     let mut files = Vec::new();
     let mut entry = None;
     for slot in [Slot::Db, Slot::App] {

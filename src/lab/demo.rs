@@ -2,11 +2,30 @@
 //! for seconds-long runs; it runs from the node-app image and writes a metrics line every 2 s.
 use super::metrics::DEMO_METRICS_FIELDS;
 use super::*;
-use crate::experiment::DemoSettings;
+use serde::{Deserialize, Serialize};
+
+/// The seed-002 capacity server: `workers` concurrent slots, each request holds one for `service_ms`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DemoSettings {
+    #[serde(default = "default_demo_workers")]
+    pub workers: u32,
+    #[serde(default = "default_demo_service_ms")]
+    pub service_ms: u32,
+}
+
+fn default_demo_workers() -> u32 {
+    16
+}
+fn default_demo_service_ms() -> u32 {
+    40
+}
 
 pub struct Demo;
 
 const INFO: LabInfo = LabInfo {
+    endpoints: &["/work"],
+    settings_keys: &["workers", "service_ms"],
     roles: &[Role::DemoApp],
     volume: None,
     fpm_status_path: None,
@@ -23,6 +42,7 @@ const INFO: LabInfo = LabInfo {
     ],
     cpu_per_request_endpoints: &[],
     cpu_per_request_caveat: None,
+    process_names: &[],
 };
 
 impl LabDescriptor for Demo {
@@ -34,12 +54,16 @@ impl LabDescriptor for Demo {
         Lab::Demo
     }
 
+    fn has_section(&self, stack: &StackSettings) -> bool {
+        stack.demo.is_some()
+    }
+
     fn containers(
         &self,
-        exp: &Experiment,
+        stack: &StackSettings,
         _ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
-        let d = own_section(exp.stack.demo.as_ref(), Lab::Demo)?;
+        let d = own_section(stack.demo.as_ref(), Lab::Demo)?;
         let mut c = ContainerDecl::new(Role::DemoApp, 256);
         c.publish = Some(Publish::Entry(APP_PORT));
         c.cmd = Some(vec!["node".into(), "/srv/demo/server.js".into()]);
@@ -61,7 +85,7 @@ impl LabDescriptor for Demo {
         Ok(vec![c])
     }
 
-    fn smoke(&self, _exp: &Experiment) -> Result<Vec<SmokeCheck>, String> {
+    fn smoke(&self, _stack: &StackSettings) -> Result<Vec<SmokeCheck>, String> {
         Ok(vec![
             SmokeCheck::Endpoint {
                 path: "/work",

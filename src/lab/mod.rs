@@ -1,27 +1,110 @@
-//! One descriptor per lab (`php.rs`, `node.rs`, `demo.rs`), after testcontainers' `Image`: its
+//! What a lab is: the registry of labs (`labs!` below: `Lab`, `StackSettings`' sections), and
+//! one file per lab (`php.rs`, `node.rs`, `demo.rs`) with its `stack.<lab>:` settings and its
+//! descriptor, after testcontainers' `Image`: its endpoints and settings keys, its
 //! containers (role, image, env, files, volume, published port, memory; the CPU slot comes
 //! from the role), readiness as data, smoke checks, warm-up, sampler sources, the logs to
 //! collect, the defaults of `perflab up`, and the quantities it offers to claims. `stack`,
 //! `images`, `sample`, `verify`, `cli` and `tools` read these instead of matching on the lab.
 //! Pure data: no I/O here (the stack interprets it).
 mod demo;
+mod id;
 pub mod metrics;
 mod node;
 mod php;
+mod postgres;
 pub mod role;
+mod settings;
 pub(crate) mod templates;
+#[cfg(test)]
+mod toy;
 
-pub use role::Role;
+pub use php::Listen;
+pub use postgres::PostgresSettings;
+pub use role::{Role, Slot};
 
-use crate::experiment::{Experiment, Lab, Script, StackSettings};
+use serde::{Deserialize, Serialize};
 
-/// The descriptor of `lab`.
-pub(crate) fn descriptor(lab: Lab) -> &'static dyn LabDescriptor {
-    match lab {
-        Lab::Php => &php::Php,
-        Lab::Node => &node::Node,
-        Lab::Demo => &demo::Demo,
-    }
+/// The registry of labs, one row each after its doc: `Variant: module, SettingsType,
+/// Descriptor;`, the module declared above. The module's name is the lab's name (`lab: php` in YAML, `stack.php:`, `--lab php`) and its file
+/// (`src/lab/php.rs`) holds the descriptor and the settings type. Everything that lists the labs
+/// derives from this table: `Lab` and `Lab::ALL`, `descriptor`, the sections of
+/// `StackSettings`. Adding a lab is its file, its `mod` line and one row here
+/// (a row may carry a `#[cfg(..)]`: the toy lab of the unit tests, `#[cfg(test)]`, is one).
+macro_rules! labs {
+    ($(
+        $(#[doc = $doc:literal])*
+        $(#[cfg($cfg:meta)])?
+        $v:ident: $m:ident, $settings:ident, $desc:ident;
+    )+) => {
+        $( $(#[cfg($cfg)])? pub use $m::$settings; )+
+
+        /// Which lab an experiment runs on (serialized as its module's name, which a test
+        /// checks).
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+        )]
+        #[serde(rename_all = "lowercase")]
+        pub enum Lab {
+            $( $(#[doc = $doc])* $(#[cfg($cfg)])? $v, )+
+        }
+
+        impl Lab {
+            /// Every lab, in the registry's order (the order of reports and listings).
+            pub const ALL: [Lab; {
+                let all: &[Lab] = &[$( $(#[cfg($cfg)])? Lab::$v, )+];
+                all.len()
+            }] = [$( $(#[cfg($cfg)])? Lab::$v, )+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( $(#[cfg($cfg)])? Lab::$v => stringify!($m), )+
+                }
+            }
+        }
+
+        /// The descriptor of `lab`.
+        pub(crate) fn descriptor(lab: Lab) -> &'static dyn LabDescriptor {
+            match lab {
+                $( $(#[cfg($cfg)])? Lab::$v => &$m::$desc, )+
+            }
+        }
+
+        /// Container-side settings: PostgreSQL's and one optional section per lab, of which
+        /// only the experiment's own lab's is used.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct StackSettings {
+            #[serde(default)]
+            pub postgres: PostgresSettings,
+            $(
+                $(#[cfg($cfg)])?
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $m: Option<$settings>,
+            )+
+        }
+    };
+}
+
+labs! {
+    /// nginx + php-fpm + Laravel + PostgreSQL (lab-spec §3).
+    Php: php, PhpSettings, Php;
+    /// Express + PostgreSQL (lab-spec §4).
+    Node: node, NodeSettings, Node;
+    /// The tiny capacity server of seed 002 (16 workers x 40 ms), for seconds-long runs.
+    Demo: demo, DemoSettings, Demo;
+    /// A one-container toy app (unit tests only: `src/lab/toy.rs`).
+    #[cfg(test)]
+    Toy: toy, ToySettings, Toy;
+}
+
+/// Which k6 script drives the load (lab-spec §3 `stepped.js`, §4 `breakpoint.js`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Script {
+    /// Jump to each rate, hold; requests tagged `stage:rNNNN`.
+    Stepped,
+    /// Warm-up scenario, then ramp + hold per step; hold requests tagged `step:NN_rpsX|NN_vusX`.
+    Breakpoint,
 }
 
 /// Secrets and host facts the containers' declarations are rendered with.
@@ -199,6 +282,11 @@ pub(crate) type QuantityDecl = (&'static str, &'static str);
 /// The fixed facts of a lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LabInfo {
+    /// The HTTP endpoints its app serves (an experiment's `load.endpoint` must be one).
+    pub endpoints: &'static [&'static str],
+    /// The keys of its `stack.<lab>:` section (the fields of its settings struct; a test keeps
+    /// them in sync).
+    pub settings_keys: &'static [&'static str],
     /// The roles of its stack, in start order.
     pub roles: &'static [Role],
     /// A volume its containers share.
@@ -217,12 +305,22 @@ pub struct LabInfo {
     pub cpu_per_request_endpoints: &'static [&'static str],
     /// A caveat `cpu-per-request` records for this lab.
     pub cpu_per_request_caveat: Option<&'static str>,
+    /// The version matrix's name of a sampler column of this lab, where it is not the column
+    /// (`(column, name)`: the node lab's `app` is `node`).
+    pub process_names: &'static [(&'static str, &'static str)],
 }
 
 impl LabInfo {
     /// The lab has a PostgreSQL.
     pub(crate) fn uses_pg(&self) -> bool {
         self.roles.contains(&Role::Pg)
+    }
+    /// The version matrix's name of the process behind sampler column `column`.
+    pub(crate) fn process_name<'a>(&self, column: &'a str) -> &'a str {
+        self.process_names
+            .iter()
+            .find(|(c, _)| *c == column)
+            .map_or(column, |(_, n)| n)
     }
 }
 
@@ -231,23 +329,29 @@ impl LabInfo {
 pub trait LabDescriptor: Sync {
     fn lab(&self) -> Lab;
     fn info(&self) -> &'static LabInfo;
-    /// The lab's containers for `exp`, in start order. Errors name a missing stack section.
+    /// Its section of `stack` is there (`stack.<lab>:`).
+    fn has_section(&self, stack: &StackSettings) -> bool;
+    /// The lab's containers for `stack`, in start order. Errors name a missing stack section.
     fn containers(
         &self,
-        exp: &Experiment,
+        stack: &StackSettings,
         ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String>;
     /// The files to copy out after a run (besides every container's output).
-    fn collect(&self, _exp: &Experiment) -> Vec<CollectFile> {
+    fn collect(&self, _stack: &StackSettings) -> Vec<CollectFile> {
         Vec::new()
     }
     /// The smoke checks of `perflab smoke`, in order.
-    fn smoke(&self, exp: &Experiment) -> Result<Vec<SmokeCheck>, String>;
-    fn warmup(&self, _exp: &Experiment) -> WarmupLoad {
+    fn smoke(&self, stack: &StackSettings) -> Result<Vec<SmokeCheck>, String>;
+    fn warmup(&self, _stack: &StackSettings) -> WarmupLoad {
         WarmupLoad {
             requests: 0,
             concurrency: 1,
         }
+    }
+    /// The CPU work injected per request (`stack.<lab>.burn_us`), for a lab that has the knob.
+    fn burn_us(&self, _stack: &StackSettings) -> Option<u32> {
+        None
     }
     fn defaults(&self) -> LabDefaults;
     /// Its stack section in one line (`perflab show`), when `stack` has one.
@@ -266,7 +370,7 @@ pub trait LabDescriptor: Sync {
 const PGDATA: &str = "/var/lib/postgresql/lab";
 
 /// The PostgreSQL container of the php and node labs; `code_volumes` is the lab's own setting.
-fn postgres(exp: &Experiment, ctx: &StartContext, code_volumes: bool) -> ContainerDecl {
+fn postgres(stack: &StackSettings, ctx: &StartContext, code_volumes: bool) -> ContainerDecl {
     let mut c = ContainerDecl::new(Role::Pg, 512);
     // The cluster from a volume filled from the image, like the app's code: through the
     // storage driver every file PostgreSQL opens or writes (each new backend's relation files,
@@ -280,7 +384,7 @@ fn postgres(exp: &Experiment, ctx: &StartContext, code_volumes: bool) -> Contain
         ("PG_MONITOR_PASSWORD".into(), ctx.monitor_password.clone()),
         (
             "PG_MAX_CONNECTIONS".into(),
-            exp.stack.postgres.max_connections.to_string(),
+            stack.postgres.max_connections.to_string(),
         ),
     ];
     c.publish = Some(Publish::Database(5432));
@@ -340,7 +444,7 @@ mod tests {
             let d = descriptor(lab);
             assert_eq!(d.lab(), lab);
             let exp = crate::stack::defaults::lab_experiment(lab);
-            let c = d.containers(&exp, &ctx()).unwrap();
+            let c = d.containers(&exp.stack, &ctx()).unwrap();
             let roles: Vec<Role> = c.iter().map(|c| c.role).collect();
             assert_eq!(roles, d.info().roles, "{lab}");
             let entries = c
@@ -350,20 +454,22 @@ mod tests {
             assert_eq!(entries, 1, "{lab}: one entry point");
             assert!(c.iter().all(|c| !c.ready.is_empty()), "{lab}");
             assert!(c.iter().all(|c| c.role.image() != Role::Base));
-            assert!(!d.smoke(&exp).unwrap().is_empty());
+            assert!(!d.smoke(&exp.stack).unwrap().is_empty());
             let mut other = exp.clone();
             other.stack = Default::default();
-            let err = d.containers(&other, &ctx()).unwrap_err();
+            let err = d.containers(&other.stack, &ctx()).unwrap_err();
             assert_eq!(
                 err,
                 format!("experiment has lab: {lab} but no stack.{lab} section")
             );
         }
         let node = crate::stack::defaults::lab_experiment(Lab::Node);
-        let c = descriptor(Lab::Node).containers(&node, &ctx()).unwrap();
+        let c = descriptor(Lab::Node)
+            .containers(&node.stack, &ctx())
+            .unwrap();
         assert_eq!(c[1].after_ready, Some(Role::Pg), "the pool opens at boot");
         let php = crate::stack::defaults::lab_experiment(Lab::Php);
-        let c = descriptor(Lab::Php).containers(&php, &ctx()).unwrap();
+        let c = descriptor(Lab::Php).containers(&php.stack, &ctx()).unwrap();
         assert!(c[1].env.contains(&("DB_PASSWORD".into(), "pw".into())));
         assert!(
             c[0].env
@@ -379,8 +485,8 @@ mod tests {
             (Lab::Node, "stack.node.code_volumes", 2),
         ] {
             let exp = crate::stack::defaults::lab_experiment(lab);
-            let vols = |e: &Experiment| -> usize {
-                let c = descriptor(lab).containers(e, &ctx()).unwrap();
+            let vols = |e: &crate::experiment::Experiment| -> usize {
+                let c = descriptor(lab).containers(&e.stack, &ctx()).unwrap();
                 c.iter().map(|c| c.code_volumes.len()).sum()
             };
             assert_eq!(vols(&exp), paths, "{lab}: volumes by default");
@@ -409,15 +515,6 @@ mod tests {
             let info = d.info();
             assert!(lab.endpoints().contains(&d.defaults().endpoint), "{lab}");
             assert_eq!(info.uses_pg(), lab.uses_postgres(), "{lab}");
-            // The claims' language lists the same config quantities for the lab.
-            let mut declared: Vec<&str> = info.quantities.iter().map(|(n, _)| *n).collect();
-            let mut listed: Vec<&str> = crate::claim::quantities::all()
-                .filter(|q| q.lab() == Some(lab.as_str()))
-                .map(|q| q.name)
-                .collect();
-            declared.sort();
-            listed.sort();
-            assert_eq!(declared, listed, "{lab}");
             for e in info.cpu_per_request_endpoints {
                 assert!(lab.endpoints().contains(e), "{lab} {e}");
             }

@@ -1,12 +1,52 @@
 //! The Node lab (lab-spec §4): PostgreSQL and the Express app (one process or `node:cluster`
 //! workers, each with its own pg pool), which writes a metrics line every 2 seconds.
 use super::metrics::NODE_METRICS_FIELDS;
+use super::settings::{is_true, is_zero, yes};
 use super::*;
-use crate::experiment::NodeSettings;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSettings {
+    /// 1 = a single process; N > 1 = `node:cluster` with N workers, each with its own pool.
+    #[serde(default = "one")]
+    pub processes: u32,
+    /// pg `Pool({max})` per process.
+    #[serde(default = "default_pool_max")]
+    pub pool_max: u32,
+    /// `PG_CONN_TIMEOUT_MS` (pg `connectionTimeoutMillis`).
+    #[serde(default = "default_pg_conn_timeout_ms")]
+    pub pg_conn_timeout_ms: u32,
+    /// Injected CPU work: µs of CPU burnt per request in the Express handler (0 = none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub burn_us: u32,
+    /// Serve the app's code and PostgreSQL's cluster from volumes filled at stack start (true,
+    /// the default), or through the image's storage driver (false), as `stack.php.code_volumes`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub code_volumes: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_pool_max() -> u32 {
+    10
+}
+fn default_pg_conn_timeout_ms() -> u32 {
+    3000
+}
 
 pub struct Node;
 
 const INFO: LabInfo = LabInfo {
+    endpoints: &["/cpu", "/db", "/dbsleep"],
+    settings_keys: &[
+        "processes",
+        "pool_max",
+        "pg_conn_timeout_ms",
+        "burn_us",
+        "code_volumes",
+    ],
     roles: &[Role::Pg, Role::NodeApp],
     volume: None,
     fpm_status_path: None,
@@ -24,10 +64,11 @@ const INFO: LabInfo = LabInfo {
     ],
     cpu_per_request_endpoints: &["/cpu", "/db", "/dbsleep"],
     cpu_per_request_caveat: None,
+    process_names: &[("app", "node")],
 };
 
-fn settings(exp: &Experiment) -> Result<&NodeSettings, String> {
-    own_section(exp.stack.node.as_ref(), Lab::Node)
+fn settings(stack: &StackSettings) -> Result<&NodeSettings, String> {
+    own_section(stack.node.as_ref(), Lab::Node)
 }
 
 fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
@@ -73,17 +114,25 @@ impl LabDescriptor for Node {
         Lab::Node
     }
 
-    fn containers(
-        &self,
-        exp: &Experiment,
-        ctx: &StartContext,
-    ) -> Result<Vec<ContainerDecl>, String> {
-        let n = settings(exp)?;
-        Ok(vec![postgres(exp, ctx, n.code_volumes), app(n, ctx)])
+    fn has_section(&self, stack: &StackSettings) -> bool {
+        stack.node.is_some()
     }
 
-    fn smoke(&self, exp: &Experiment) -> Result<Vec<SmokeCheck>, String> {
-        let n = settings(exp).map_err(|_| "node experiment without stack.node".to_string())?;
+    fn burn_us(&self, stack: &StackSettings) -> Option<u32> {
+        stack.node.as_ref().map(|s| s.burn_us)
+    }
+
+    fn containers(
+        &self,
+        stack: &StackSettings,
+        ctx: &StartContext,
+    ) -> Result<Vec<ContainerDecl>, String> {
+        let n = settings(stack)?;
+        Ok(vec![postgres(stack, ctx, n.code_volumes), app(n, ctx)])
+    }
+
+    fn smoke(&self, stack: &StackSettings) -> Result<Vec<SmokeCheck>, String> {
+        let n = settings(stack).map_err(|_| "node experiment without stack.node".to_string())?;
         Ok(vec![
             SmokeCheck::Endpoint {
                 path: "/cpu",

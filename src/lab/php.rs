@@ -1,12 +1,75 @@
 //! The PHP lab (lab-spec §3): PostgreSQL, php-fpm running Laravel and nginx in front of it,
 //! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
+use super::settings::{is_true, is_zero, yes};
 use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_nginx};
 use super::*;
-use crate::experiment::{Listen, PhpSettings};
+use serde::{Deserialize, Serialize};
+
+/// How nginx reaches php-fpm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Listen {
+    /// TCP :9000 on the lab network.
+    Tcp,
+    /// Unix socket `/run/php/php-fpm.sock` on a volume shared by nginx and php-fpm.
+    Unix,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhpSettings {
+    /// `pm.max_children` (pm = static).
+    pub max_children: u32,
+    pub listen: Listen,
+    /// `listen.backlog`.
+    #[serde(default = "default_backlog")]
+    pub backlog: u32,
+    /// `DB_PERSISTENT` (PDO::ATTR_PERSISTENT).
+    pub persistent: bool,
+    /// php-fpm access log `%d %C` and nginx `$request_time $upstream_connect_time` (diag-acc).
+    #[serde(default)]
+    pub access_log: bool,
+    /// Sequential warm-up requests before measuring (opcache, persistent connections).
+    #[serde(default = "default_php_warmup_requests")]
+    pub warmup_requests: u32,
+    /// Injected CPU work: µs of CPU burnt per request in the Laravel controller (0 = none;
+    /// a regression made on purpose, shown in every report header).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub burn_us: u32,
+    /// Serve the app's code, Laravel's files and PostgreSQL's cluster from volumes filled at
+    /// stack start (true, the default), or through the image's storage driver as before (false:
+    /// fuse-overlayfs costs CPU outside the app's and the database's cgroups on every file
+    /// access; kept to measure that cost).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub code_volumes: bool,
+    /// Why more persistent workers than PostgreSQL's `max_connections` are intended (the
+    /// failure is the point, exp2-pgconn). Without it that is a validation warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oversubscribe_reason: Option<String>,
+}
+
+fn default_backlog() -> u32 {
+    511
+}
+fn default_php_warmup_requests() -> u32 {
+    200
+}
 
 pub struct Php;
 
 const INFO: LabInfo = LabInfo {
+    endpoints: &["/api/db", "/api/slow", "/api/ping"],
+    settings_keys: &[
+        "max_children",
+        "listen",
+        "backlog",
+        "persistent",
+        "access_log",
+        "warmup_requests",
+        "burn_us",
+        "code_volumes",
+        "oversubscribe_reason",
+    ],
     roles: &[Role::Pg, Role::PhpFpm, Role::Nginx],
     volume: Some(VolumeDecl {
         suffix: "run-php",
@@ -35,6 +98,7 @@ const INFO: LabInfo = LabInfo {
         "the requests come from perflab on the load generator's CPUs, not from a loop inside the \
          nginx container as in the article, so our nginx figure holds nginx alone",
     ),
+    process_names: &[],
 };
 
 /// `GET /api/ping` through nginx and php-fpm.
@@ -44,8 +108,8 @@ const PING: WaitFor = WaitFor::Http {
     body: "\"pong\":true",
 };
 
-fn settings(exp: &Experiment) -> Result<&PhpSettings, String> {
-    own_section(exp.stack.php.as_ref(), Lab::Php)
+fn settings(stack: &StackSettings) -> Result<&PhpSettings, String> {
+    own_section(stack.php.as_ref(), Lab::Php)
 }
 
 fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
@@ -111,20 +175,28 @@ impl LabDescriptor for Php {
         Lab::Php
     }
 
+    fn has_section(&self, stack: &StackSettings) -> bool {
+        stack.php.is_some()
+    }
+
+    fn burn_us(&self, stack: &StackSettings) -> Option<u32> {
+        stack.php.as_ref().map(|s| s.burn_us)
+    }
+
     fn containers(
         &self,
-        exp: &Experiment,
+        stack: &StackSettings,
         ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
-        let php = settings(exp)?;
+        let php = settings(stack)?;
         Ok(vec![
-            postgres(exp, ctx, php.code_volumes),
+            postgres(stack, ctx, php.code_volumes),
             fpm(php, ctx),
             nginx(php, ctx),
         ])
     }
 
-    fn collect(&self, exp: &Experiment) -> Vec<CollectFile> {
+    fn collect(&self, stack: &StackSettings) -> Vec<CollectFile> {
         let mut v = vec![CollectFile {
             role: Role::PhpFpm,
             path: "/srv/app/storage/logs/laravel.log",
@@ -132,7 +204,7 @@ impl LabDescriptor for Php {
             required: false,
         }];
         // diag-acc: the access logs, beside (not in) the digested logs
-        if exp.stack.php.as_ref().is_some_and(|p| p.access_log) {
+        if stack.php.as_ref().is_some_and(|p| p.access_log) {
             v.extend([
                 CollectFile {
                     role: Role::PhpFpm,
@@ -151,8 +223,8 @@ impl LabDescriptor for Php {
         v
     }
 
-    fn smoke(&self, exp: &Experiment) -> Result<Vec<SmokeCheck>, String> {
-        let php = settings(exp).map_err(|_| "php experiment without stack.php".to_string())?;
+    fn smoke(&self, stack: &StackSettings) -> Result<Vec<SmokeCheck>, String> {
+        let php = settings(stack).map_err(|_| "php experiment without stack.php".to_string())?;
         let n = php.max_children as usize;
         let backends = if php.persistent {
             SmokeCheck::Backends {
@@ -196,8 +268,8 @@ impl LabDescriptor for Php {
         ])
     }
 
-    fn warmup(&self, exp: &Experiment) -> WarmupLoad {
-        match &exp.stack.php {
+    fn warmup(&self, stack: &StackSettings) -> WarmupLoad {
+        match &stack.php {
             Some(php) => WarmupLoad {
                 requests: php.warmup_requests,
                 concurrency: php.max_children.max(1),

@@ -1,7 +1,6 @@
 //! The one role type of the labs: a container of a stack (or the base and k6 images), with its
 //! image, its sampler column (`samples/*.jsonl`, report columns), its log file and container
 //! name (`logs/<role>.log`, network alias, label) and the CPU slot of the plan it runs on.
-use crate::plan::Slot;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 
@@ -46,7 +45,12 @@ impl Role {
     pub fn image(self) -> Role {
         match self {
             Role::DemoApp => Role::NodeApp,
-            r => r,
+            Role::Base => Role::Base,
+            Role::Pg => Role::Pg,
+            Role::PhpFpm => Role::PhpFpm,
+            Role::Nginx => Role::Nginx,
+            Role::NodeApp => Role::NodeApp,
+            Role::K6 => Role::K6,
         }
     }
 
@@ -88,7 +92,7 @@ impl Role {
         match self {
             Role::PhpFpm => "php-fpm",
             Role::NodeApp | Role::DemoApp => "app",
-            r => r.column(),
+            Role::Base | Role::Pg | Role::Nginx | Role::K6 => self.column(),
         }
     }
 
@@ -108,6 +112,29 @@ impl Role {
 
     fn by_name(name: &str, f: impl Fn(Role) -> &'static str) -> Option<Role> {
         Role::ALL.into_iter().find(|r| f(*r) == name)
+    }
+}
+
+/// The CPU slots of a plan's layout (`Role::slot` maps containers to them; `plan::CpuLayout`
+/// gives each its CPUs). PHP: nginx and
+/// php-fpm share `app`; samplers run on `loadgen`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Slot {
+    Loadgen,
+    Db,
+    App,
+}
+
+impl Slot {
+    pub const ALL: [Slot; 3] = [Slot::Loadgen, Slot::Db, Slot::App];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Slot::Loadgen => "loadgen",
+            Slot::Db => "db",
+            Slot::App => "app",
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! The PHP lab's config templates: the php-fpm pool and nginx server of lab-spec §3, rendered from
 //! `labs/php/*.tpl` (compiled into the binary) with an experiment's `PhpSettings`.
-use crate::experiment::{Listen, PhpSettings};
+use super::{Listen, PhpSettings};
 
 const FPM_TPL: &str = include_str!("../../labs/php/php-fpm.conf.tpl");
 const NGINX_TPL: &str = include_str!("../../labs/php/nginx.conf.tpl");

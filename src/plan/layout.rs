@@ -70,27 +70,7 @@ impl<'de> Deserialize<'de> for CpuSet {
     }
 }
 
-/// The CPU slots of a layout (`lab::Role::slot` maps containers to them). PHP: nginx and
-/// php-fpm share `app`; samplers run on `loadgen`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Slot {
-    Loadgen,
-    Db,
-    App,
-}
-
-impl Slot {
-    pub const ALL: [Slot; 3] = [Slot::Loadgen, Slot::Db, Slot::App];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Slot::Loadgen => "loadgen",
-            Slot::Db => "db",
-            Slot::App => "app",
-        }
-    }
-}
+pub use crate::lab::Slot;
 
 /// The CPUs of each role on this host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

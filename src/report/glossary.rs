@@ -235,16 +235,14 @@ pub(crate) const GLOSSARY: &[Entry] = &[
     ),
 ];
 
-/// Roles whose CPU columns read `<role>%`.
-const ROLES: &[&str] = &["fpm", "nginx", "app", "demo", "pg", "k6"];
-
 /// The entry explaining a table header, if any.
 pub fn lookup(header: &str) -> Option<&'static Entry> {
     let h = header.trim();
     if let Some(x) = GLOSSARY.iter().find(|x| x.headers.contains(&h)) {
         return Some(x);
     }
-    h.strip_suffix('%').filter(|r| ROLES.contains(r))?;
+    h.strip_suffix('%')
+        .filter(|r| crate::claim::quantities::roles().any(|c| c == *r))?;
     GLOSSARY.iter().find(|x| x.term == ROLE_PCT)
 }
 

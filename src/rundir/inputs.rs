@@ -223,12 +223,10 @@ pub(crate) fn manifest_warnings(dir: &Path) -> Vec<String> {
         ));
     }
     let st = &m.experiment.stack;
-    let pool_missing = match m.experiment.lab {
-        crate::experiment::Lab::Php => st.php.is_none().then_some("stack.php"),
-        crate::experiment::Lab::Node => st.node.is_none().then_some("stack.node"),
-        crate::experiment::Lab::Demo => None,
-    };
-    if let Some(section) = pool_missing {
+    let lab = m.experiment.lab;
+    let pool_missing = !crate::lab::descriptor(lab).has_section(st);
+    if pool_missing {
+        let section = format!("stack.{lab}");
         out.push(format!(
             "{}: experiment.{section} is missing, so the report has no pool ceiling",
             path.display()

@@ -379,7 +379,7 @@ mod tests {
             panic!("diag-acc is an experiment")
         };
         let dests: Vec<PathBuf> = crate::lab::descriptor(e.lab)
-            .collect(e)
+            .collect(&e.stack)
             .iter()
             .map(|f| l.logs_dir().join(f.dest))
             .collect();

@@ -49,7 +49,7 @@ impl LabStack {
                 }
             }
         }
-        for f in lab.collect(exp) {
+        for f in lab.collect(&exp.stack) {
             let bytes = match self.read_file(docker, f.role, f.path).await {
                 Ok(b) => b,
                 Err(e) if f.required => {

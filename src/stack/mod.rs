@@ -256,7 +256,9 @@ impl LabStack {
             nofile: nofile_limit(),
             sampler_addr: stack.access.sampler_addr.clone(),
         };
-        let decls = lab.containers(exp, &ctx).map_err(anyhow::Error::msg)?;
+        let decls = lab
+            .containers(&exp.stack, &ctx)
+            .map_err(anyhow::Error::msg)?;
         if let Some(v) = lab.info().volume {
             let volume = format!("{}-{}", stack.prefix(), v.suffix);
             docker

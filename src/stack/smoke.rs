@@ -185,7 +185,7 @@ pub async fn run(docker: &Docker, stack: &LabStack, exp: &Experiment) -> Result<
         seconds: 0.0,
     };
     let lab = crate::lab::descriptor(stack.lab);
-    let checks = lab.smoke(exp).map_err(anyhow::Error::msg)?;
+    let checks = lab.smoke(&exp.stack).map_err(anyhow::Error::msg)?;
     let client = http();
     let base = stack.entry_url.clone();
     // `xact_commit` before any request; the database checks need it.

@@ -41,7 +41,7 @@ pub(crate) async fn warm_up(stack: &LabStack, exp: &Experiment) -> Result<Warmup
             .context("pg_prewarm")?;
         report.prewarmed_blocks = Some(row.get(0));
     }
-    let load = lab.warmup(exp);
+    let load = lab.warmup(&exp.stack);
     let (n, concurrency) = (load.requests, load.concurrency);
     if n == 0 {
         return Ok(report);

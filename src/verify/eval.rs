@@ -140,7 +140,7 @@ impl Resolve for Ctx<'_> {
             quantities::lookup(&n.path).ok_or_else(|| format!("unknown quantity `{}`", n.path))?;
         match q.id {
             Id::Config(c) => quantity::config_value(run.manifest, c),
-            Id::Lab(l) => quantity::lab_value(run.manifest, l),
+            Id::Lab(lab, name) => quantity::lab_value(run.manifest, lab, name),
             Id::Run(r) if n.selector.is_none() => quantity::run_value(run.report, r),
             Id::Run(_) => Err(format!("`{}` is not a step quantity", n.path)),
             Id::Step(id) => {

@@ -220,12 +220,13 @@ fn side_claims(e: &Experiment, s: Side<'_>) -> Vec<ClaimResult> {
     findings::verify_rounds(e, &views, &against)
 }
 
-/// The name a cgroup role goes by in the matrix: the node lab's app is `node`.
+/// The name a cgroup role goes by in the matrix (the lab's `process_names`: the node lab's app
+/// is `node`).
 fn process_name(lab: Lab, role: &str) -> String {
-    match (lab, role) {
-        (Lab::Node, "app") => "node".into(),
-        _ => role.to_string(),
-    }
+    crate::lab::descriptor(lab)
+        .info()
+        .process_name(role)
+        .to_string()
 }
 
 /// CPU ms per ok response of each lab process at step `t` of one round (the load generator

@@ -5,9 +5,7 @@
 use crate::analyze::model::{Report, StepReport, Verdict};
 use crate::analyze::omission::Omission;
 use crate::analyze::samples::WindowServer;
-use crate::claim::quantities::{
-    ClosedQ, ConfigQ, FpmQ, LabQ, LittleQ, NodeQ, PgQ, RunQ, StepId, StepQ,
-};
+use crate::claim::quantities::{ClosedQ, ConfigQ, FpmQ, LittleQ, NodeQ, PgQ, RunQ, StepId, StepQ};
 use crate::experiment::Lab;
 use crate::rundir::Manifest;
 
@@ -259,10 +257,8 @@ pub(crate) fn run_value(r: &Report, q: RunQ) -> Result<f64, Missing> {
 }
 
 /// A lab's own setting, read by the lab's descriptor from the run's stack section.
-pub(crate) fn lab_value(m: &Manifest, q: LabQ) -> Result<f64, Missing> {
-    let lab = q.lab().and_then(Lab::from_name);
-    let lab = need(lab, || format!("`{}` names no lab", q.name()))?;
-    crate::lab::descriptor(lab).quantity(&m.experiment.stack, q.name())
+pub(crate) fn lab_value(m: &Manifest, lab: Lab, name: &str) -> Result<f64, Missing> {
+    crate::lab::descriptor(lab).quantity(&m.experiment.stack, name)
 }
 
 /// A config quantity from the run's manifest (the experiment as resolved, the CPU layout).

@@ -1,0 +1,37 @@
+//! What a lab's name (`Lab`, declared by the registry in `lab/mod.rs`) answers: its lookup by
+//! name, and what its descriptor says about its YAML (endpoints, settings keys, PostgreSQL).
+use super::Lab;
+
+impl Lab {
+    /// The lab named `name` (`php`, `node`, `demo`), if any.
+    pub fn from_name(name: &str) -> Option<Lab> {
+        Lab::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+
+    /// The HTTP endpoints the lab's app serves (an experiment's `load.endpoint` must be one).
+    pub fn endpoints(self) -> &'static [&'static str] {
+        super::descriptor(self).info().endpoints
+    }
+
+    /// The keys of this lab's `stack.<lab>:` section (the fields of its settings struct; a
+    /// test keeps them in sync).
+    pub(crate) fn settings_keys(self) -> &'static [&'static str] {
+        super::descriptor(self).info().settings_keys
+    }
+
+    /// The lab's stack has a PostgreSQL (`stack.postgres:` applies).
+    pub(crate) fn uses_postgres(self) -> bool {
+        super::descriptor(self).info().uses_pg()
+    }
+
+    /// The key of this lab's section under `stack:`.
+    pub fn stack_key(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for Lab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,47 @@
+//! What is read across the labs' sections of `stack:` (`StackSettings`, whose fields the lab
+//! registry in `lab/mod.rs` declares), and the serde helpers of the sections.
+use super::{Lab, StackSettings, descriptor};
+
+impl StackSettings {
+    /// The injected CPU work of the lab's section (`stack.<lab>.burn_us`), when not 0: a run
+    /// made with it is not a clean run, and its reports say so.
+    pub fn injected(&self) -> Vec<String> {
+        Lab::ALL
+            .into_iter()
+            .filter_map(|lab| descriptor(lab).burn_us(self).map(|us| (lab, us)))
+            .filter(|(_, us)| *us > 0)
+            .map(|(lab, us)| {
+                format!("stack.{lab}.burn_us={us} ({us} µs of CPU burnt per request in the app)")
+            })
+            .collect()
+    }
+
+    /// The app's concurrent request slots, its pool N (`LabDescriptor::slots`: php
+    /// `max_children`, node `pool_max` x `processes`, demo `workers`) of the first lab with a
+    /// section. One definition for the fit's `pool` and the report's pool ceiling.
+    pub fn slots(&self) -> Option<u32> {
+        Lab::ALL
+            .into_iter()
+            .find_map(|lab| descriptor(lab).slots(self).ok())
+            .map(|n| n as u32)
+    }
+
+    /// Which labs' sections are present, in `Lab::ALL` order.
+    pub fn sections(&self) -> impl Iterator<Item = (Lab, bool)> + '_ {
+        Lab::ALL
+            .into_iter()
+            .map(|lab| (lab, descriptor(lab).has_section(self)))
+    }
+}
+
+pub(super) fn yes() -> bool {
+    true
+}
+
+pub(super) fn is_true(v: &bool) -> bool {
+    *v
+}
+
+pub(super) fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
