@@ -26,7 +26,7 @@ fn random_suffix() -> String {
 
 /// Write `bytes` to `path` atomically: a new temp file in the same directory (O_EXCL |
 /// O_NOFOLLOW, so a planted file or link is never written through), fsync, rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -171,7 +171,7 @@ fn refuse_link(root: &Path, at: &Path) -> anyhow::Result<()> {
 }
 
 /// JSON (pretty, newline-terminated) written atomically.
-pub fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+pub(crate) fn write_json_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(value)?;
     bytes.push(b'\n');
     write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))

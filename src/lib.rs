@@ -28,7 +28,7 @@ pub mod output;
 pub mod owner;
 pub mod plan;
 pub mod report;
-pub mod rig;
+pub(crate) mod rig;
 pub mod run;
 pub mod rundir;
 pub mod sample;

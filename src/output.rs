@@ -111,7 +111,7 @@ pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 /// Write a line to stderr as [`plain`] text; a closed stderr drops it (`say!`).
-pub fn say_line(line: &str) {
+pub(crate) fn say_line(line: &str) {
     let _ = writeln!(io::stderr(), "{}", plain(line));
 }
 
@@ -133,7 +133,7 @@ macro_rules! out {
 }
 
 /// `print!` of a rendered text (it carries its own newlines) through [`stdout`], as [`plain`] text.
-pub fn emit(text: &str) {
+pub(crate) fn emit(text: &str) {
     let _ = stdout().write_all(text.as_bytes());
 }
 

@@ -40,8 +40,6 @@ pub enum Selector {
 }
 
 impl Selector {
-    pub const NAMES: [&'static str; 5] = ["lowest", "top", "knee", "last_passing", "below_knee"];
-
     pub fn parse(word: &str) -> Option<Selector> {
         Some(match word {
             "lowest" => Selector::Lowest,

@@ -11,7 +11,7 @@ use crate::lab::{Lab, Role};
 
 /// Where a quantity is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// One step of `report.json` (needs `at:` or a selector like `knee.`).
     Step,
     /// The whole run's report.
@@ -250,7 +250,7 @@ pub struct Quantity {
 
 impl Quantity {
     /// Where it is read: its `Id`'s kind.
-    pub fn scope(&self) -> Scope {
+    pub(crate) fn scope(&self) -> Scope {
         match self.id {
             Id::Step(_) => Scope::Step,
             Id::Run(_) => Scope::Run,

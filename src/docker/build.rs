@@ -7,26 +7,18 @@ use std::collections::{BTreeMap, HashMap};
 
 /// What a build reports as it goes.
 #[derive(Debug, Clone)]
-pub enum BuildEvent {
+pub(crate) enum BuildEvent {
     /// A new Dockerfile step started (`Step 3/7 : RUN apt-get ...`).
     Step(String),
     /// Any output line (apt, compiler, ...).
     Line(String),
 }
 
-/// A finished build.
-#[derive(Debug, Clone)]
-pub struct BuiltImage {
-    pub tag: String,
-    pub id: String,
-}
-
 /// What the engine knows about a local image.
 #[derive(Debug, Clone)]
-pub struct ImageInfo {
+pub(crate) struct ImageInfo {
     pub id: String,
     pub size_bytes: i64,
-    pub labels: BTreeMap<String, String>,
 }
 
 /// After a cancel, read the build's stream for up to 700 ms until it names the running step's
@@ -67,7 +59,7 @@ impl Docker {
         labels: &BTreeMap<String, String>,
         cancel: &impl super::Cancel,
         mut on_event: impl FnMut(BuildEvent),
-    ) -> Result<BuiltImage> {
+    ) -> Result<()> {
         let args: HashMap<String, String> = build_args.clone().into_iter().collect();
         let labels: HashMap<String, String> = labels.clone().into_iter().collect();
         let opts = BuildImageOptionsBuilder::default()
@@ -143,11 +135,8 @@ impl Docker {
                 &tail,
             )
         })?;
-        let _ = id;
-        Ok(BuiltImage {
-            tag: tag.to_string(),
-            id: info.id,
-        })
+        let _ = (id, info);
+        Ok(())
     }
 
     /// Remove the intermediate container of a stopped build (the engine may still be running
@@ -170,36 +159,11 @@ impl Docker {
             Ok(i) => Ok(Some(ImageInfo {
                 id: i.id.unwrap_or_default(),
                 size_bytes: i.size.unwrap_or(0),
-                labels: i
-                    .config
-                    .and_then(|c| c.labels)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .collect(),
             })),
             Err(bollard::errors::Error::DockerResponseServerError {
                 status_code: 404, ..
             }) => Ok(None),
             Err(e) => Err(DockerError::api(format!("inspect image {name}"), e)),
-        }
-    }
-
-    /// Remove an image perflab built (used when replacing a stale tag).
-    pub async fn remove_image(&self, name: &str) -> Result<()> {
-        match self
-            .raw()
-            .remove_image(
-                name,
-                None::<bollard::query_parameters::RemoveImageOptions>,
-                None,
-            )
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404, ..
-            }) => Ok(()),
-            Err(e) => Err(DockerError::api(format!("remove image {name}"), e)),
         }
     }
 }

@@ -11,7 +11,7 @@ use bollard::query_parameters::{
     KillContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
     UploadToContainerOptionsBuilder, WaitContainerOptionsBuilder,
 };
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 
@@ -398,27 +398,6 @@ impl Docker {
             out.push_str(&String::from_utf8_lossy(&item.into_bytes()));
         }
         Ok(out)
-    }
-
-    /// Follow a container's stdout (and stderr when `stderr`) as raw chunks, from `since` (unix s).
-    pub fn follow_logs(
-        &self,
-        id: &str,
-        stderr: bool,
-        since: i32,
-    ) -> impl Stream<Item = Result<(bool, Vec<u8>)>> + use<> {
-        let opts = LogsOptionsBuilder::default()
-            .stdout(true)
-            .stderr(stderr)
-            .follow(true)
-            .since(since)
-            .build();
-        let id2 = id.to_string();
-        self.raw().logs(id, Some(opts)).map(move |r| match r {
-            Ok(bollard::container::LogOutput::StdErr { message }) => Ok((true, message.to_vec())),
-            Ok(o) => Ok((false, o.into_bytes().to_vec())),
-            Err(e) => Err(DockerError::api(format!("follow logs of {id2}"), e)),
-        })
     }
 
     /// Create, fill (`files`), start and wait for a one-off container; kill it when `cancel`

@@ -8,7 +8,7 @@ mod engine;
 mod objects;
 pub mod placement;
 
-pub use build::{BuildEvent, BuiltImage, ImageInfo};
+pub(crate) use build::BuildEvent;
 pub use container::{ContainerInfo, ContainerSpec, ExitStatus, Mount, OneOff};
 pub use endpoint::Endpoint;
 pub use engine::{ClockOffset, EngineFacts};

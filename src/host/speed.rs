@@ -118,16 +118,6 @@ impl SpeedReading {
         median(&self.cpus.iter().map(|c| c.compute_mops).collect::<Vec<_>>())
     }
 
-    /// The median over the CPUs of the compute kernel in wall time (None in older readings).
-    pub fn compute_wall(&self) -> Option<f64> {
-        let v: Vec<f64> = self
-            .cpus
-            .iter()
-            .filter_map(|c| c.compute_wall_mops)
-            .collect();
-        (v.len() == self.cpus.len()).then(|| median(&v)).flatten()
-    }
-
     /// The median over the CPUs of the memory kernel.
     pub fn memory(&self) -> Option<f64> {
         median(
@@ -307,7 +297,7 @@ pub(crate) fn thread_cpu_s() -> f64 {
 }
 
 /// Pin the calling thread only (not the process) to one CPU.
-pub fn pin_current_thread(cpu: u32) -> std::io::Result<()> {
+pub(crate) fn pin_current_thread(cpu: u32) -> std::io::Result<()> {
     if cpu as usize >= libc::CPU_SETSIZE as usize {
         return Err(std::io::Error::other(format!(
             "CPU {cpu} is past CPU_SETSIZE"

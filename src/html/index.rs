@@ -13,7 +13,7 @@ pub(crate) const INDEX_HTML: &str = "index.html";
 
 /// One run as the index shows it.
 #[derive(Debug, Clone)]
-pub struct IndexRow {
+pub(crate) struct IndexRow {
     pub experiment: String,
     /// The directory name, `20261130T035648Z-r1`.
     pub run: String,
@@ -71,11 +71,6 @@ fn is_host_caveat(c: &str) -> bool {
     ["steal", "shar", "host", "cpus", "noisy"]
         .iter()
         .any(|k| l.contains(k))
-}
-
-/// Read one run directory into a row; missing files leave their fields empty.
-pub fn read_row(run: &RunDir, catalog: Option<&Catalog>) -> IndexRow {
-    load_row(run, catalog).0
 }
 
 /// A row, with the run's report and manifest when both could be read (for the compare pages).
@@ -164,11 +159,6 @@ fn host_title(m: &Manifest) -> String {
         t.push_str(&format!(", {job}"));
     }
     t
-}
-
-/// Every run under `out_root`, oldest first.
-pub fn read_rows(out_root: &Path) -> Vec<IndexRow> {
-    load_rows(out_root).into_iter().map(|(r, _)| r).collect()
 }
 
 /// Every run under `out_root`, oldest first, with the complete runs' reports and manifests

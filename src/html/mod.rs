@@ -76,7 +76,7 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     Ok(r)
 }
 
-pub use crate::rundir::layout::REPORT_HTML;
+pub(crate) use crate::rundir::layout::REPORT_HTML;
 
 /// The one way the pages build a link: relative path segments (a `..` climbs), each
 /// percent-encoded but for `A-Z a-z 0-9 - . _ ~`, joined by `/` and prefixed `./`. A segment

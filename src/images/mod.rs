@@ -6,7 +6,7 @@ pub mod k6;
 mod progress;
 pub(crate) mod recipe;
 
-pub use progress::build_progress;
+pub(crate) use progress::build_progress;
 
 use crate::docker::{BuildEvent, Cancel, ContainerSpec, Docker};
 use crate::lab::Role;
@@ -158,11 +158,6 @@ type PendingBuild = (
     Vec<recipe::ContextFile>,
     PathBuf,
 );
-
-/// Where build logs go: `<repo>/out/build-logs/`.
-pub fn build_log_dir() -> PathBuf {
-    recipe::repo_root().join("out/build-logs")
-}
 
 /// The tags the recipes of `suite` resolve to now, parents first (no engine access).
 pub(crate) fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {

@@ -3,7 +3,7 @@ use super::BuildProgress;
 use std::io::IsTerminal;
 
 /// Progress printer for image builds: one line per step on a terminal, plain lines otherwise.
-pub fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
+pub(crate) fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
     let tty = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     move |p| {
         if quiet {

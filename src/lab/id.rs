@@ -4,7 +4,7 @@ use super::Lab;
 
 impl Lab {
     /// The lab named `name` (`php`, `node`, `demo`), if any.
-    pub fn from_name(name: &str) -> Option<Lab> {
+    pub(crate) fn from_name(name: &str) -> Option<Lab> {
         Lab::ALL.into_iter().find(|l| l.as_str() == name)
     }
 
@@ -22,11 +22,6 @@ impl Lab {
     /// The lab's stack has a PostgreSQL (`stack.postgres:` applies).
     pub(crate) fn uses_postgres(self) -> bool {
         super::descriptor(self).info().uses_pg()
-    }
-
-    /// The key of this lab's section under `stack:`.
-    pub fn stack_key(self) -> &'static str {
-        self.as_str()
     }
 }
 

@@ -126,14 +126,14 @@ pub struct StartContext {
 /// A published port: the entry point (nginx or the app, `--publish-on`) or the database (for
 /// the harness).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Publish {
+pub(crate) enum Publish {
     Entry(u16),
     Database(u16),
 }
 
 /// A file copied into a container before it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDecl {
+pub(crate) struct FileDecl {
     pub path: String,
     pub contents: Vec<u8>,
     pub mode: u32,
@@ -141,7 +141,7 @@ pub struct FileDecl {
 
 /// How to tell that a container is ready; every check also requires it to keep running.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WaitFor {
+pub(crate) enum WaitFor {
     /// PostgreSQL answers `SELECT 1` on its published port.
     Sql,
     /// `GET <entry point><path>` answers `status` with a body containing `body`.
@@ -156,7 +156,7 @@ pub enum WaitFor {
 
 /// One container of a lab's stack, in start order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ContainerDecl {
+pub(crate) struct ContainerDecl {
     pub role: Role,
     pub memory_mib: i64,
     pub env: Vec<(String, String)>,
@@ -196,7 +196,7 @@ impl ContainerDecl {
 
 /// A volume shared by a lab's containers (the PHP lab's unix socket directory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VolumeDecl {
+pub(crate) struct VolumeDecl {
     /// Appended to the stack's prefix: `perflab-<run id>-<suffix>`.
     pub suffix: &'static str,
     /// The role label of the volume.
@@ -242,14 +242,14 @@ pub enum SmokeCheck {
 
 /// The warm-up's requests: `requests` on the experiment's endpoint, `concurrency` in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WarmupLoad {
+pub(crate) struct WarmupLoad {
     pub requests: u32,
     pub concurrency: u32,
 }
 
 /// A file copied out of a container after a run, under the run's `logs/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CollectFile {
+pub(crate) struct CollectFile {
     pub role: Role,
     pub path: &'static str,
     /// Relative to `logs/`, e.g. `laravel.log`, `access/fpm.log`.
@@ -260,7 +260,7 @@ pub struct CollectFile {
 
 /// Where a lab's sources go into an image's build context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Asset {
+pub(crate) struct Asset {
     pub image: Role,
     /// Relative to the repository root, e.g. `labs/php/app`.
     pub dir: &'static str,
@@ -270,7 +270,7 @@ pub struct Asset {
 
 /// The stand-alone experiment of `perflab up <lab>` / `perflab smoke <lab>`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LabDefaults {
+pub(crate) struct LabDefaults {
     pub stack: StackSettings,
     pub endpoint: &'static str,
     pub script: Script,
@@ -281,7 +281,7 @@ pub(crate) type QuantityDecl = (&'static str, &'static str);
 
 /// The fixed facts of a lab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LabInfo {
+pub(crate) struct LabInfo {
     /// The HTTP endpoints its app serves (an experiment's `load.endpoint` must be one).
     pub endpoints: &'static [&'static str],
     /// The keys of its `stack.<lab>:` section (the fields of its settings struct; a test keeps
@@ -326,8 +326,7 @@ impl LabInfo {
 
 /// Everything perflab knows about one lab: its fixed facts (`info`) and what depends on an
 /// experiment's settings.
-pub trait LabDescriptor: Sync {
-    fn lab(&self) -> Lab;
+pub(crate) trait LabDescriptor: Sync {
     fn info(&self) -> &'static LabInfo;
     /// Its section of `stack` is there (`stack.<lab>:`).
     fn has_section(&self, stack: &StackSettings) -> bool;
@@ -442,7 +441,6 @@ mod tests {
     fn every_lab_declares_its_roles_in_start_order() {
         for lab in Lab::ALL {
             let d = descriptor(lab);
-            assert_eq!(d.lab(), lab);
             let exp = crate::stack::defaults::lab_experiment(lab);
             let c = d.containers(&exp.stack, &ctx()).unwrap();
             let roles: Vec<Role> = c.iter().map(|c| c.role).collect();

@@ -110,10 +110,6 @@ impl LabDescriptor for Node {
         &INFO
     }
 
-    fn lab(&self) -> Lab {
-        Lab::Node
-    }
-
     fn has_section(&self, stack: &StackSettings) -> bool {
         stack.node.is_some()
     }

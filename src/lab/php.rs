@@ -171,10 +171,6 @@ impl LabDescriptor for Php {
         &INFO
     }
 
-    fn lab(&self) -> Lab {
-        Lab::Php
-    }
-
     fn has_section(&self, stack: &StackSettings) -> bool {
         stack.php.is_some()
     }

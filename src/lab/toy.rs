@@ -15,7 +15,7 @@ pub struct ToySettings {
     pub delay_ms: u32,
 }
 
-pub struct Toy;
+pub(crate) struct Toy;
 
 const INFO: LabInfo = LabInfo {
     endpoints: &["/hello"],
@@ -35,10 +35,6 @@ const INFO: LabInfo = LabInfo {
 const SERVER: &str = include_str!("../../tests/fixtures/toy-lab/server.js");
 
 impl LabDescriptor for Toy {
-    fn lab(&self) -> Lab {
-        Lab::Toy
-    }
-
     fn info(&self) -> &'static LabInfo {
         &INFO
     }

@@ -57,7 +57,7 @@ pub(crate) fn parse_metrics(body: &str) -> Result<LiveTotals, serde_json::Error>
 
 /// Where in the plan's timeline a moment falls, as shown to the user.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StepPosition {
+pub(crate) struct StepPosition {
     /// 1-based step index; 0 during warm-up.
     pub step: usize,
     pub steps: usize,

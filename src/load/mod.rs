@@ -15,17 +15,17 @@ pub(crate) const OUT_DIR: &str = "/out";
 /// Port of k6's REST API inside its container (polled for the live progress line).
 pub(crate) const API_PORT: u16 = 6565;
 /// File k6's web dashboard exports into each generator's output folder (`--k6-dashboard`).
-pub const DASHBOARD_FILE: &str = "dashboard.html";
+pub(crate) const DASHBOARD_FILE: &str = "dashboard.html";
 /// File k6's `--summary-export` writes into each generator's output folder.
-pub const SUMMARY_FILE: &str = "summary.json";
+pub(crate) const SUMMARY_FILE: &str = "summary.json";
 /// File k6's per-request CSV (`--out csv=`) goes to in each generator's output folder.
-pub const CSV_FILE: &str = "requests.csv.gz";
+pub(crate) const CSV_FILE: &str = "requests.csv.gz";
 // The run directory's layout (`rundir::layout::K6Dir`, above this module) names the generator
 // folders' files with these constants: k6 writes them here, the readers find them there.
 
 /// Everything needed to start k6 for one experiment: command line and environment.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct K6Invocation {
+pub(crate) struct K6Invocation {
     /// Script file name under `labs/k6/`.
     pub script: &'static str,
     pub args: Vec<String>,

@@ -22,11 +22,6 @@ impl Alignment {
     pub fn wait(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.wait_ms.max(0) as u64)
     }
-
-    /// Wall-clock instant of an offset of the plan's timeline.
-    pub fn at_offset(&self, offset_s: u32) -> DateTime<Utc> {
-        self.k6_start + Duration::seconds(offset_s as i64)
-    }
 }
 
 /// Compute the k6 start for `plan` given the current time. With `enabled = false` k6 starts now.

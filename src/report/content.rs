@@ -6,9 +6,9 @@ mod omission;
 mod steps;
 
 pub use checks::checks_blocks;
-pub use logs::{access_block, logs_block, warnings_block};
-pub use omission::omission_block;
-pub use steps::{persec_block, steps_block};
+pub(crate) use logs::{access_block, logs_block, warnings_block};
+pub(crate) use omission::omission_block;
+pub(crate) use steps::{persec_block, steps_block};
 
 use super::table::Table;
 use crate::analyze::fit::Calibration;

@@ -18,7 +18,7 @@ use crate::rundir::layout::{REPORT_MD, REPORT_TXT};
 pub use crate::rundir::layout::{STEPS_SVG, TIMELINE_SVG};
 
 /// Write `path` atomically: a temp file in the same directory, then rename.
-pub fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
     crate::rundir::write_atomic(path, data).with_context(|| format!("writing {}", path.display()))
 }
 

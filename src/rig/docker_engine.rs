@@ -23,7 +23,7 @@ use crate::session::signals::Interrupt;
 use crate::stack::{LabStack, Pinning, StartOptions, warmup};
 
 /// What every round of a command shares: engines, images, layout, placement.
-pub struct DockerEnv<'a> {
+pub(crate) struct DockerEnv<'a> {
     pub docker: &'a Docker,
     pub images: &'a ImageSet,
     pub layout: &'a CpuLayout,
@@ -65,7 +65,7 @@ pub(super) struct RoundState {
 }
 
 /// The real engine of a session.
-pub struct DockerEngine<'a> {
+pub(crate) struct DockerEngine<'a> {
     pub(super) env: &'a DockerEnv<'a>,
     pub(super) round: RoundState,
 }

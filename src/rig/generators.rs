@@ -29,7 +29,7 @@ const GATE_SCRIPT: &str = r#"g=$(cat /perflab-gate 2>/dev/null || echo 0); n=$(d
 pub(crate) const HOST_API_PORT_BASE: u16 = 6565;
 
 /// The engine the load generators run on.
-pub struct LoadgenEngine {
+pub(crate) struct LoadgenEngine {
     pub docker: Docker,
     /// Not the stack's engine: host networking to the published entry point.
     pub remote: bool,
@@ -52,7 +52,7 @@ impl LoadgenEngine {
 }
 
 /// One created k6 container.
-pub struct Generator {
+pub(crate) struct Generator {
     pub seg: Segment,
     pub id: String,
     pub name: String,
@@ -420,9 +420,8 @@ pub(crate) fn placement_json(
 /// The sampler agent on an engine that is not this machine's (the generators' or the stack's):
 /// created with the perflab binary copied in, started with its containers' pids, stopped and
 /// read back at the end.
-pub struct Agent {
+pub(crate) struct Agent {
     pub id: String,
-    pub name: String,
     pub docker: Docker,
     pub role: String,
 }
@@ -442,7 +441,7 @@ impl Agent {
         let bin = std::fs::read(&exe).with_context(|| format!("reading {}", exe.display()))?;
         let name = format!("perflab-{run_id}-sampler-{role}");
         let spec = ContainerSpec {
-            name: name.clone(),
+            name,
             image: images.get(Role::Base).tag.clone(),
             entrypoint: Some(vec![
                 agent::BINARY_PATH.into(),
@@ -474,7 +473,6 @@ impl Agent {
         .await?;
         Ok(Agent {
             id,
-            name,
             docker: engine.clone(),
             role: role.to_string(),
         })

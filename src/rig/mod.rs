@@ -2,10 +2,10 @@
 //! lab's stack up and warm, the k6 generators, the samplers beside the load, the freeze, the
 //! progress line, the collection), above the session's core, which knows none of it.
 pub mod db;
-pub mod docker_engine;
+pub(crate) mod docker_engine;
 mod docker_load;
 mod freeze;
 pub mod generators;
 pub mod progress;
 
-pub use docker_engine::{DockerEngine, DockerEnv};
+pub(crate) use docker_engine::{DockerEngine, DockerEnv};

@@ -114,7 +114,7 @@ pub(crate) fn attempts(out_root: &Path, experiment_id: &str, name: &str) -> Vec<
 
 /// Where a cell stands, judged from its attempts' `status.json`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum CellState {
+pub(crate) enum CellState {
     /// No attempt yet.
     Missing,
     /// An attempt completed (the first one that did).
@@ -135,15 +135,6 @@ pub enum CellState {
 impl CellState {
     pub(crate) fn is_complete(&self) -> bool {
         matches!(self, CellState::Complete { .. })
-    }
-
-    pub fn word(&self) -> &'static str {
-        match self {
-            CellState::Missing => "remaining",
-            CellState::Complete { .. } => "done",
-            CellState::Running { .. } => "running",
-            CellState::Failed { .. } => "failed",
-        }
     }
 }
 

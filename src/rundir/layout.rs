@@ -19,7 +19,7 @@ pub(crate) const REPORT_TXT: &str = "report.txt";
 /// `report.md`: the Markdown report.
 pub(crate) const REPORT_MD: &str = "report.md";
 /// `report.html`: the self-contained HTML report.
-pub const REPORT_HTML: &str = "report.html";
+pub(crate) const REPORT_HTML: &str = "report.html";
 /// `plot-steps.svg`: the per-step plot.
 pub const STEPS_SVG: &str = "plot-steps.svg";
 /// `plot-timeline.svg`: the per-second plot.
@@ -29,11 +29,11 @@ pub(crate) const FINDINGS_MD: &str = "findings.md";
 /// `findings.json`: the same findings as JSON.
 pub(crate) const FINDINGS_JSON: &str = "findings.json";
 /// `stalls.jsonl`: the noise tool's stalls, one JSON line each.
-pub const STALLS_FILE: &str = "stalls.jsonl";
+pub(crate) const STALLS_FILE: &str = "stalls.jsonl";
 /// The files k6 writes into a generator's folder, named where k6 is invoked (`load`, below
 /// this module): its web dashboard (one self-contained HTML file), `--summary-export` and
 /// per-request CSV.
-pub use crate::load::{CSV_FILE, DASHBOARD_FILE, SUMMARY_FILE};
+pub(crate) use crate::load::{CSV_FILE, DASHBOARD_FILE, SUMMARY_FILE};
 /// k6's output, collected by the session into a generator's folder.
 pub(crate) const K6_LOG: &str = "k6.log";
 /// The single load generator's folder, and the parent of several generators' `g<i>/`.

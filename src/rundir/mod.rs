@@ -46,7 +46,7 @@ pub(crate) fn default_out_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("out"))
 }
 
-pub use crate::atomic::{write_atomic, write_json_atomic};
+pub(crate) use crate::atomic::{write_atomic, write_json_atomic};
 
 /// One run directory.
 #[derive(Debug, Clone, PartialEq)]
@@ -297,13 +297,6 @@ pub fn read_plan(dir: &Path) -> anyhow::Result<Plan> {
 /// `dir/report.json`.
 pub fn read_report(dir: &Path) -> anyhow::Result<crate::analyze::Report> {
     read_file(dir, REPORT_FILE, read::FileKind::Report, report::parse)
-}
-
-/// Write `dir/report.json`.
-pub fn write_report(dir: &Path, r: &crate::analyze::Report) -> anyhow::Result<()> {
-    let p = dir.join(REPORT_FILE);
-    write_atomic(&p, report::to_json(r).as_bytes())
-        .with_context(|| format!("writing {}", p.display()))
 }
 
 /// A tool run's `dir/manifest.json`.

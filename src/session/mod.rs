@@ -151,10 +151,9 @@ impl Trail {
 
 /// A session: the host lock it holds, the interrupt it races every phase against, and the
 /// trail of its phases. `perflab run` holds one across its rounds; each tool run is one.
-pub struct Session {
+pub(crate) struct Session {
     pub interrupt: Interrupt,
     pub trail: Trail,
-    pub quiet: bool,
     _lock: Option<lock::HostLock>,
 }
 
@@ -178,7 +177,6 @@ impl Session {
             Ok(l) => Ok(Session {
                 interrupt,
                 trail,
-                quiet,
                 _lock: Some(l),
             }),
             Err(Stop::Failed(e)) => Err(e),

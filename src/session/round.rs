@@ -198,7 +198,7 @@ fn has_k6_data(dir: &RunDir) -> bool {
 }
 
 /// Analyze the run directory and write report.txt/.md/.json and the plots. Returns a verdict line.
-pub fn write_report(dir: &Path) -> Result<String> {
+pub(crate) fn write_report(dir: &Path) -> Result<String> {
     let report = crate::html::render_run_dir(dir)?;
     let fmt = |v: Option<u32>| v.map(|x| format!("{x}")).unwrap_or_else(|| "none".into());
     let mut line = match &report.knee_why {

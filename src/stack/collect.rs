@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Where a stack's files go in the run directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CollectPaths {
+pub(crate) struct CollectPaths {
     /// `logs/`: the lab's other files (`lab::CollectFile::dest`) go under it.
     pub logs_dir: PathBuf,
     /// Each role's container log (`logs/<role>.log`).

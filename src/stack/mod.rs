@@ -25,8 +25,7 @@ use std::time::{Duration, Instant};
 
 pub use crate::docker::random_token;
 pub use access::{Access, entry_url};
-pub use collect::CollectPaths;
-pub use ready::StartError;
+pub(crate) use collect::CollectPaths;
 
 /// CPU pinning of one stack, as Docker cpuset strings (`0`, `1`, `2-3`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

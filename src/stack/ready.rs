@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 /// Why a stack did not become ready.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+pub(crate) enum StartError {
     #[error(
         "the {role} container ({name}) exited during start-up with code {code}{oom}; its last log lines:\n{tail}"
     )]

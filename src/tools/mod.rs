@@ -190,7 +190,7 @@ pub(crate) fn other_cpus(l: &CpuLayout, cpu: u32) -> Vec<usize> {
     }
 }
 
-pub use crate::host::speed::pin_current_thread;
+pub(crate) use crate::host::speed::pin_current_thread;
 
 /// The perflab containers running now (name and run id), for "is the lab idle?" checks.
 pub(crate) async fn running_lab_containers(d: &Docker) -> Result<Vec<String>> {

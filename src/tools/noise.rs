@@ -17,7 +17,7 @@ use crate::session::signals::Interrupt;
 use crate::session::{Phase, Stop};
 
 /// Raw late wake-ups, one JSON object a line.
-pub use crate::rundir::layout::STALLS_FILE;
+pub(crate) use crate::rundir::layout::STALLS_FILE;
 /// Every wake-up's lateness in 1 ms buckets.
 pub(crate) const HIST_FILE: &str = "lateness-hist.tsv";
 

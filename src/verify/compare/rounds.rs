@@ -139,7 +139,7 @@ pub(crate) fn cpu_over(r: &Report, steps: &[u32]) -> Option<f64> {
 
 /// "at 50 rps" for one step, "over 50-175 rps (the 5 steps every round passed; geometric
 /// mean)" for several: where the CPU signal was read.
-pub fn steps_text(steps: &[u32], unit: &str) -> String {
+pub(crate) fn steps_text(steps: &[u32], unit: &str) -> String {
     match steps {
         [] => "at no common step".into(),
         [t] => format!("at {t} {unit}"),
@@ -151,7 +151,7 @@ pub fn steps_text(steps: &[u32], unit: &str) -> String {
 }
 
 /// The rounds table's CPU column head: "CPU ms/ok", "CPU ms/ok @50" or "CPU ms/ok @50-175".
-pub fn cpu_head(steps: &[u32]) -> String {
+pub(crate) fn cpu_head(steps: &[u32]) -> String {
     match steps {
         [] => "CPU ms/ok".into(),
         [t] => format!("CPU ms/ok @{t}"),

@@ -228,15 +228,6 @@ pub fn rounds_needed(
     })
 }
 
-/// The two-sample t-tests a verdict could use, compared at one look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// Student's t with the pooled SD (what `compare` uses).
-    Pooled,
-    /// Welch's t (each side's own SD, Satterthwaite's degrees of freedom).
-    Welch,
-}
-
 /// Detection of one plain comparison of `n` rounds a side at the per-look level `alpha` (the
 /// boundary's α'), for each method: a rejection with the estimate in the change's direction
 /// and at least `settings.min_effect_pct`.

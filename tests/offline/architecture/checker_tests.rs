@@ -241,3 +241,15 @@ fn items_are_counted_by_visibility() {
         }
     );
 }
+
+#[test]
+fn a_crate_private_module_is_still_a_module() {
+    let lib = "pub mod low;\npub(crate) mod mid;\nmod high;\n";
+    let c = krate(&[
+        ("src/lib.rs", lib),
+        ("src/low.rs", "pub fn a() {}\n"),
+        ("src/mid.rs", "pub fn b() {}\n"),
+        ("src/high.rs", "pub fn c() {}\n"),
+    ]);
+    assert_eq!(c.modules, ["low", "mid", "high"]);
+}

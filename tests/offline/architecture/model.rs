@@ -187,6 +187,7 @@ fn declared_modules(lib: &str) -> Vec<String> {
         .filter_map(|l| {
             l.trim()
                 .strip_prefix("pub mod ")
+                .or_else(|| l.trim().strip_prefix("pub(crate) mod "))
                 .or_else(|| l.trim().strip_prefix("mod "))
         })
         .map(|m| m.trim_end_matches(';').to_string())
