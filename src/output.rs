@@ -20,7 +20,7 @@ fn acts_on_terminal(c: char) -> bool {
 /// clear the screen, set the window title or rewrite a line already printed. Printable
 /// Unicode, newlines and tabs are kept. The one escaping of perflab's text output: `say!`,
 /// `out!`, [`emit`] and [`stdout`] apply it, and so do report.txt and report.md.
-pub fn plain(s: &str) -> Cow<'_, str> {
+pub(crate) fn plain(s: &str) -> Cow<'_, str> {
     if !s.chars().any(acts_on_terminal) {
         return Cow::Borrowed(s);
     }
@@ -57,7 +57,7 @@ fn plain_bytes(buf: &[u8]) -> Cow<'_, [u8]> {
 
 /// The width text on stdout should fit: `$COLUMNS` when it is a number (20-1000), else the
 /// terminal's when stdout is one, else 100 (a pipe, a file).
-pub fn width() -> usize {
+pub(crate) fn width() -> usize {
     let tty = || {
         // SAFETY: TIOCGWINSZ fills the winsize we pass; stdout's descriptor is valid or the
         // call fails.
@@ -139,11 +139,11 @@ pub(crate) fn emit(text: &str) {
 
 /// Standard output for tables and `--json`, for writers that take `impl Write`: a broken pipe
 /// counts as written, and what is written is [`plain`] text.
-pub fn stdout() -> QuietStdout {
+pub(crate) fn stdout() -> QuietStdout {
     QuietStdout(io::stdout().lock())
 }
 
-pub struct QuietStdout(io::StdoutLock<'static>);
+pub(crate) struct QuietStdout(io::StdoutLock<'static>);
 
 impl Write for QuietStdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

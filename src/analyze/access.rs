@@ -89,7 +89,7 @@ pub struct AccessLogs {
 }
 
 impl AccessLogs {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.fpm.is_empty() && self.nginx.is_empty()
     }
 }
@@ -118,7 +118,7 @@ fn percentile(v: &mut [f64], p: f64) -> Option<f64> {
 }
 
 /// Summarise the lines that ended in `[from_s, to_s)` (unix seconds).
-pub fn window(logs: &AccessLogs, step: &str, from_s: i64, to_s: i64) -> AccessRow {
+pub(crate) fn window(logs: &AccessLogs, step: &str, from_s: i64, to_s: i64) -> AccessRow {
     let fpm: Vec<&FpmAccess> = logs
         .fpm
         .iter()

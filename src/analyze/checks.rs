@@ -7,7 +7,7 @@ pub(crate) fn little_w(l: f64, lambda_per_s: f64) -> f64 {
 }
 
 /// CPU ceiling: cores x 1000 / CPU ms per request (requests/s).
-pub fn cpu_ceiling(cores: f64, cpu_ms_per_req: f64) -> f64 {
+pub(crate) fn cpu_ceiling(cores: f64, cpu_ms_per_req: f64) -> f64 {
     cores * 1000.0 / cpu_ms_per_req
 }
 
@@ -39,7 +39,7 @@ pub(crate) fn tail_samples(n: f64, pct: f64) -> f64 {
 /// Seed 003: in-flight in the second half vs the first half of a window. Growth of 15-20 %
 /// happens in stable systems (start-up bias, Poisson noise); half again or more with at least
 /// one more request in flight means the queue grows.
-pub fn stability(first_half: f64, second_half: f64) -> Stability {
+pub(crate) fn stability(first_half: f64, second_half: f64) -> Stability {
     let grow = second_half - first_half;
     if first_half <= 0.0 {
         return if second_half > 2.0 {

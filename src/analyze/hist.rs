@@ -40,7 +40,7 @@ pub struct Percentiles {
 }
 
 impl LatencyHist {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         LatencyHist {
             h: Histogram::new_with_bounds(1, MAX_US, 3).expect("valid HDR bounds"),
             max_ms: 0.0,
@@ -61,11 +61,11 @@ impl LatencyHist {
         self.sum_ms += ms;
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.h.len()
     }
 
-    pub fn add(&mut self, other: &LatencyHist) {
+    pub(crate) fn add(&mut self, other: &LatencyHist) {
         self.h.add(&other.h).expect("same bounds");
         self.max_ms = self.max_ms.max(other.max_ms);
         self.min_ms = self.min_ms.min(other.min_ms);
@@ -76,7 +76,7 @@ impl LatencyHist {
     /// through HdrHistogram's `record_correct(v, interval)`, which adds the requests a sender
     /// meaning to send one every `expected_interval_ms` would have sent while it waited
     /// (`v - interval`, `v - 2 interval`, ... down to the interval). Sum and extremes follow.
-    pub fn corrected(&self, expected_interval_ms: f64) -> LatencyHist {
+    pub(crate) fn corrected(&self, expected_interval_ms: f64) -> LatencyHist {
         // At least 1 ms and 1/10,000 of the largest value: at most 10,000 added values per
         // recorded one, whatever interval a hostile input asks for.
         let floor = (self.h.max() / 10_000).max(1000);
@@ -212,7 +212,7 @@ impl SecondHist {
         })
     }
     /// Merge another second's histogram (several generators' requests in the same second).
-    pub fn add(&mut self, other: &SecondHist) {
+    pub(crate) fn add(&mut self, other: &SecondHist) {
         match &other.h {
             Some(oh) => self.hdr().add(oh).expect("same bounds"),
             None => other.list.iter().for_each(|v| self.record(*v)),

@@ -13,7 +13,7 @@ use super::hist::LatencyHist;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 
-pub use timeline::{SecondAgg, Timeline};
+pub(crate) use timeline::Timeline;
 
 /// Which tag convention names the steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -34,7 +34,7 @@ pub enum StepUnit {
 }
 
 impl StepUnit {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StepUnit::Rps => "rps",
             StepUnit::Vus => "VUs",

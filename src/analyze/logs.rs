@@ -61,7 +61,7 @@ impl LogDigest {
     }
 
     /// The most frequent messages first.
-    pub fn top(&self, n: usize) -> Vec<(String, u64)> {
+    pub(crate) fn top(&self, n: usize) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> =
             self.messages.iter().map(|(k, c)| (k.clone(), *c)).collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));

@@ -14,7 +14,6 @@ pub mod model;
 pub mod omission;
 pub mod refine;
 pub mod run;
-pub mod runs;
 pub mod samples;
 pub mod stats;
 pub mod summary;

@@ -53,7 +53,7 @@ pub struct Params {
 
 impl Params {
     /// Where the run pinned each slot (empty sets when unknown).
-    pub fn pinning(&self) -> super::samples::Pinning<'_> {
+    pub(crate) fn pinning(&self) -> super::samples::Pinning<'_> {
         super::samples::Pinning {
             app: &self.app_cpus,
             db: &self.db_cpus,
@@ -94,7 +94,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Pass => "pass",
             Verdict::Fail => "fail",
@@ -291,7 +291,7 @@ pub enum Consumer {
 }
 
 impl Consumer {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Consumer::Process(s) => s.label(),
             Consumer::Irq => "softirq/irq",
@@ -507,7 +507,7 @@ impl Report {
             dropped_iterations: self.dropped_iterations,
         }
     }
-    pub fn unit(&self) -> &'static str {
+    pub(crate) fn unit(&self) -> &'static str {
         self.steps.first().map(|s| s.unit.as_str()).unwrap_or("rps")
     }
 }

@@ -40,7 +40,7 @@ pub struct Side {
 }
 
 impl Side {
-    pub fn of(s: &StepReport) -> Side {
+    pub(crate) fn of(s: &StepReport) -> Side {
         Side {
             p50_ms: s.p50_ms,
             p99_ms: s.p99_ms,
@@ -76,15 +76,22 @@ pub struct Omission {
 }
 
 /// What the closed twin's inputs give: its step's report and the latencies of that step.
-pub struct ClosedTwin<'a> {
+pub(crate) struct ClosedTwin<'a> {
     pub step: &'a StepReport,
     pub hist: &'a LatencyHist,
     pub vus: u32,
     pub think_time_s: f64,
 }
 
+/// The p99 an open load should show with the pause of `pause_s` (P) the only slow time in a
+/// step held `hold_s` (D): the slowest 1 % of D seconds of arrivals are the first ones of the
+/// pause, so p99 ~ P - 0.01 D (in ms).
+pub(crate) fn expected_p99_ms(pause_s: f64, hold_s: u32) -> f64 {
+    ((pause_s - 0.01 * f64::from(hold_s)) * 1000.0).max(0.0)
+}
+
 /// The comparison from the open step, the closed twin, the plan's P and D.
-pub fn compare(
+pub(crate) fn compare(
     open: &StepReport,
     closed: ClosedTwin<'_>,
     pause_s: f64,
@@ -99,7 +106,7 @@ pub fn compare(
         rate: open.target,
         closed_vus: closed.vus,
         think_time_s: closed.think_time_s,
-        expected_p99_ms: ((pause_s - 0.01 * f64::from(hold_s)) * 1000.0).max(0.0),
+        expected_p99_ms: expected_p99_ms(pause_s, hold_s),
         open: Side::of(open),
         closed: Side::of(closed.step),
         corrected_p99_ms: corrected.quantiles_ms(&[0.99])[0],
@@ -148,6 +155,14 @@ mod tests {
         // each stalled VU adds (1440 - 80) / 80 = 17 requests it would have sent
         assert_eq!(c.count() - h.count(), 16 * 17);
         assert!(c.sum_ms > h.sum_ms);
+    }
+
+    #[test]
+    fn the_expected_p99_is_the_pause_less_a_hundredth_of_the_step() {
+        // wrk2's README: P 1.4 s in D 30 s
+        assert!((expected_p99_ms(1.4, 30) - 1100.0).abs() < 1e-6);
+        // a pause shorter than 1 % of the step hides in the p99
+        assert_eq!(expected_p99_ms(0.2, 30), 0.0);
     }
 
     #[test]

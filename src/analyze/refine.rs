@@ -90,14 +90,18 @@ pub(crate) struct Bisection {
 
 /// What to do next.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Next {
+pub(crate) enum Next {
     Probe(u32),
     Done(String),
 }
 
 impl Bisection {
     /// From the published steps: the last passing step and the knee (first failing step).
-    pub fn new(last_passing: Option<u32>, knee: Option<u32>, limits: RefineLimits) -> Bisection {
+    pub(crate) fn new(
+        last_passing: Option<u32>,
+        knee: Option<u32>,
+        limits: RefineLimits,
+    ) -> Bisection {
         Bisection {
             lo: last_passing,
             hi: knee,
@@ -107,7 +111,7 @@ impl Bisection {
     }
 
     /// The next probe, or why to stop.
-    pub fn next(&self) -> Next {
+    pub(crate) fn next(&self) -> Next {
         let l = &self.limits;
         if self.probes.len() >= l.max_probes {
             return Next::Done(format!("{} probes made (the limit)", l.max_probes));
@@ -148,7 +152,7 @@ impl Bisection {
     }
 
     /// Record a probe's verdict: it narrows the bracket.
-    pub fn record(&mut self, probe: Probe) {
+    pub(crate) fn record(&mut self, probe: Probe) {
         if probe.pass {
             self.lo = Some(self.lo.map_or(probe.target, |l| l.max(probe.target)));
         } else {
@@ -158,7 +162,7 @@ impl Bisection {
     }
 
     /// The result once done (`stopped` says why).
-    pub fn result(&self, unit: &str, stopped: String) -> Refined {
+    pub(crate) fn result(&self, unit: &str, stopped: String) -> Refined {
         let goodput = self
             .probes
             .iter()

@@ -12,18 +12,18 @@ pub(crate) fn percentile_sorted(sorted: &[f64], p: f64) -> Option<f64> {
 }
 
 /// A sorted copy (NaN-free input assumed; NaNs sort last).
-pub fn sorted(values: &[f64]) -> Vec<f64> {
+pub(crate) fn sorted(values: &[f64]) -> Vec<f64> {
     let mut v = values.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
     v
 }
 
-pub fn mean(values: &[f64]) -> Option<f64> {
+pub(crate) fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
 /// Median (mean of the two middle values for an even count).
-pub fn median(values: &[f64]) -> Option<f64> {
+pub(crate) fn median(values: &[f64]) -> Option<f64> {
     let s = sorted(values);
     let n = s.len();
     match n {
@@ -62,7 +62,7 @@ pub struct Summary {
 }
 
 /// Summarize `values`; None when empty.
-pub fn summarize(values: &[f64]) -> Option<Summary> {
+pub(crate) fn summarize(values: &[f64]) -> Option<Summary> {
     let s = sorted(values);
     let (min, max) = (*s.first()?, *s.last()?);
     let mean = mean(&s)?;
@@ -84,7 +84,7 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
 }
 
 /// Round to `digits` decimals (for reports).
-pub fn round(x: f64, digits: i32) -> f64 {
+pub(crate) fn round(x: f64, digits: i32) -> f64 {
     let f = 10f64.powi(digits);
     (x * f).round() / f
 }

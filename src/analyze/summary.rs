@@ -40,7 +40,7 @@ impl K6Summary {
     pub fn slo_p95_ms(&self) -> Option<f64> {
         self.steps.values().find_map(|s| s.slo_p95_ms)
     }
-    pub fn slo_p99_ms(&self) -> Option<f64> {
+    pub(crate) fn slo_p99_ms(&self) -> Option<f64> {
         self.steps.values().find_map(|s| s.slo_p99_ms)
     }
 }

@@ -21,7 +21,7 @@ pub(crate) enum Scope {
 }
 
 impl Scope {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Scope::Step => "step",
             Scope::Run => "run",
@@ -31,12 +31,10 @@ impl Scope {
 }
 
 /// Declares one scope's (or family's) quantities, one row each:
-/// `Variant "name" [@ "lab"] => "help"`; the family's prefix (`fpm.`) is prepended to names.
+/// `Variant "name" => "help"`; the family's prefix (`fpm.`) is prepended to names.
 macro_rules! quantities {
-    (@lab) => { None };
-    (@lab $lab:literal) => { Some($lab) };
     ($(#[$doc:meta])* $ty:ident, $prefix:literal {
-        $($var:ident $name:literal $(@ $lab:literal)? => $help:literal,)*
+        $($var:ident $name:literal => $help:literal,)*
     }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,26 +44,19 @@ macro_rules! quantities {
 
         impl $ty {
             /// Every quantity of this kind, in the order `verify --quantities` lists them.
-            pub const ALL: &'static [$ty] = &[$($ty::$var,)*];
+            pub(crate) const ALL: &'static [$ty] = &[$($ty::$var,)*];
 
             /// The name claims use.
-            pub const fn name(self) -> &'static str {
+            pub(crate) const fn name(self) -> &'static str {
                 match self {
                     $($ty::$var => concat!($prefix, $name),)*
                 }
             }
 
             /// One line on what it is.
-            pub const fn help(self) -> &'static str {
+            pub(crate) const fn help(self) -> &'static str {
                 match self {
                     $($ty::$var => $help,)*
-                }
-            }
-
-            /// The lab whose stack section it reads, for a lab's own setting.
-            pub const fn lab(self) -> Option<&'static str> {
-                match self {
-                    $($ty::$var => quantities!(@lab $($lab)?),)*
                 }
             }
         }
@@ -220,7 +211,7 @@ quantities! {
 
 /// A step quantity: a figure of the step, or one of a family of the step's window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepId {
+pub(crate) enum StepId {
     Plain(StepQ),
     Fpm(FpmQ),
     Pg(PgQ),
@@ -231,7 +222,7 @@ pub enum StepId {
 
 /// Which quantity a name is; its scope is the variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Id {
+pub(crate) enum Id {
     Step(StepId),
     Run(RunQ),
     Config(ConfigQ),
@@ -242,7 +233,7 @@ pub enum Id {
 
 /// One named quantity, as the claims' checks and `verify --quantities` see it.
 #[derive(Debug, Clone, Copy)]
-pub struct Quantity {
+pub(crate) struct Quantity {
     pub id: Id,
     pub name: &'static str,
     pub help: &'static str,
@@ -259,7 +250,7 @@ impl Quantity {
     }
 
     /// Only meaningful on this lab (a setting of one lab's stack section).
-    pub fn lab(&self) -> Option<&'static str> {
+    pub(crate) fn lab(&self) -> Option<&'static str> {
         match self.id {
             Id::Lab(lab, _) => Some(lab.as_str()),
             Id::Step(_) | Id::Run(_) | Id::Config(_) => None,
@@ -292,7 +283,7 @@ fn lab_rows() -> impl Iterator<Item = Quantity> {
 
 /// Every quantity (the families `cpu.<role>` and `non200.<status>` once each), in order:
 /// step, its families, run, the labs' settings, config.
-pub fn all() -> impl Iterator<Item = Quantity> {
+pub(crate) fn all() -> impl Iterator<Item = Quantity> {
     rows!(StepQ, |q| Id::Step(StepId::Plain(q)))
         .chain(rows!(FpmQ, |q| Id::Step(StepId::Fpm(q))))
         .chain(rows!(PgQ, |q| Id::Step(StepId::Pg(q))))
@@ -346,7 +337,7 @@ pub(crate) fn roles() -> impl Iterator<Item = &'static str> {
 }
 
 /// Look up a quantity path (`cpu.pg` and `non200.500` included: their family's row).
-pub fn lookup(path: &str) -> Option<Quantity> {
+pub(crate) fn lookup(path: &str) -> Option<Quantity> {
     if let Some(q) = all().find(|q| q.name == path) {
         return Some(q);
     }

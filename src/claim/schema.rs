@@ -53,16 +53,6 @@ pub enum Bound {
     Expr(String),
 }
 
-impl Bound {
-    /// The expression text (a number prints as itself).
-    pub fn text(&self) -> String {
-        match self {
-            Bound::Num(n) => n.to_string(),
-            Bound::Expr(e) => e.clone(),
-        }
-    }
-}
-
 /// `within:` an absolute tolerance or a relative one written `"15%"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

@@ -147,7 +147,7 @@ fn source_of(a: &AnalyzeArgs) -> analyze::model::Source {
     }
 }
 
-pub fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     check_inputs(&a)?;
     check_numbers(&a)?;
     let mut caveats = Vec::new();
@@ -254,7 +254,7 @@ fn report_dir(a: &ReportArgs) -> anyhow::Result<&PathBuf> {
     })
 }
 
-pub fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     let run_dir = report_dir(&a)?;
     if a.html_only {
         let path = crate::html::rerender_html(run_dir)?;
@@ -285,7 +285,7 @@ pub struct IndexArgs {
 }
 
 /// `perflab index`: rebuild out/index.html and print its path.
-pub fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     let root = a.out.unwrap_or_else(crate::rundir::default_out_root);
     if !root.is_dir() {
         return Err(invalid(format!(

@@ -37,7 +37,7 @@ fn invalid(msg: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(msg))
 }
 
-pub fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
     // the experiment first (the first real problem), then the flags
     let runs_dir = a.out.join(&a.experiment);
     if !crate::experiment::validate::valid_id(&a.experiment) || !runs_dir.is_dir() {

@@ -2,7 +2,7 @@
 //! (`--quick --set --cpus --force-cpus --no-align`) that `run` reuses, and hidden `lock-hold`.
 use crate::error::InvalidInput;
 use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic, Lab};
-pub use crate::plan::Resolved;
+pub(crate) use crate::plan::Resolved;
 use crate::plan::{self, CpuLayout, PlanOptions};
 use crate::report::table::Table;
 use clap::Args;
@@ -19,14 +19,14 @@ pub struct CatalogArg {
 }
 
 impl CatalogArg {
-    pub fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         self.catalog
             .clone()
             .unwrap_or_else(experiment::catalog::default_dir)
     }
 
     /// Load the catalog; invalid files give exit code 2.
-    pub fn load(&self) -> anyhow::Result<Catalog> {
+    pub(crate) fn load(&self) -> anyhow::Result<Catalog> {
         Catalog::load(&self.dir()).map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
     }
 }
@@ -52,7 +52,7 @@ pub struct PlanArgs {
 }
 
 impl PlanArgs {
-    pub fn options(&self) -> PlanOptions {
+    pub(crate) fn options(&self) -> PlanOptions {
         PlanOptions { quick: self.quick }
     }
 
@@ -62,7 +62,7 @@ impl PlanArgs {
     }
 
     /// The CPU layout on this host (online CPUs from sysfs, `--cpus` override).
-    pub fn layout(&self) -> anyhow::Result<CpuLayout> {
+    pub(crate) fn layout(&self) -> anyhow::Result<CpuLayout> {
         crate::run::resolve::layout(self.cpus.as_deref(), self.force_cpus)
     }
 }
@@ -94,7 +94,7 @@ struct ListItem<'a> {
     file: String,
 }
 
-pub fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cat = args.catalog.load()?;
     let items = list_items(&cat, args.lab.as_deref());
     let mut out = crate::output::stdout();
@@ -266,7 +266,7 @@ pub struct ShowArgs {
     pub catalog: CatalogArg,
 }
 
-pub fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let cat = args.catalog.load()?;
     let file = cat.lookup(&args.id)?;
     let resolved = args.plan.resolve(&cat, &args.id)?;
@@ -369,7 +369,7 @@ pub struct ValidateArgs {
     pub catalog: CatalogArg,
 }
 
-pub fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let dir = args.catalog.dir();
     let (cat, given) = if args.files.is_empty() {
         (Catalog::load(&dir), None)

@@ -102,7 +102,7 @@ pub struct ExpArgs {
 
 impl ExpArgs {
     /// Whether any flag of this mode was given.
-    pub fn given(&self) -> bool {
+    pub(crate) fn given(&self) -> bool {
         let p = &self.plan;
         !self.a.is_empty()
             || !self.b.is_empty()
@@ -137,7 +137,7 @@ fn compare_side(arg: &str, out: &Path) -> anyhow::Result<Vec<LoadedRun>> {
         .collect()
 }
 
-pub fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     // the runs first (the first real problem), then the settings, then where the page goes
     let ra = compare_side(&a.run_a, &a.out)?;
     let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;

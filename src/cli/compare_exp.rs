@@ -308,7 +308,7 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-pub fn compare(a: CompareArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn compare(a: CompareArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let c = check(&a, quiet)?;
     let mut skipped = Vec::new();
     let (plans, recorded): (Vec<_>, Vec<_>) = plans(&a, &c, &mut skipped)?.into_iter().unzip();

@@ -40,7 +40,7 @@ pub struct ManArgs {
 }
 
 /// `perflab completions SHELL`: the completion script on stdout.
-pub fn completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
     use clap_complete::Shell as S;
     let shell = match args.shell {
         Shell::Bash => S::Bash,
@@ -75,7 +75,7 @@ fn visible_command() -> clap::Command {
 }
 
 /// `perflab man [--dir DIR]`: perflab(1) on stdout, or every page written into DIR.
-pub fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
     let pages = man_pages()?;
     let Some(dir) = args.dir else {
         return write_stdout(&pages[0].1);

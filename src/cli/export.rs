@@ -95,7 +95,7 @@ fn parse_cpus(s: &str) -> anyhow::Result<[(Slot, u32); 3]> {
     ])
 }
 
-pub fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
     let ExportCommand::K8s(a) = a.command;
     let suite: crate::images::Suite = a.suite.parse()?;
     let generators = crate::load::segments::check_count(a.generators).map_err(InvalidInput)?;

@@ -33,7 +33,7 @@ pub struct BuildArgs {
     pub quiet: bool,
 }
 
-pub fn build(args: BuildArgs) -> Result<ExitCode> {
+pub(crate) fn build(args: BuildArgs) -> Result<ExitCode> {
     let suites: Vec<Suite> = match args.suite.as_str() {
         "all" => Suite::ALL.to_vec(),
         s => vec![s.parse()?],
@@ -162,7 +162,7 @@ pub struct UpArgs {
     pub quiet: bool,
 }
 
-pub fn up(args: UpArgs) -> Result<ExitCode> {
+pub(crate) fn up(args: UpArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     runtime()?.block_on(async {
         match lifecycle::up(&exp, &pinning, suite, args.publish, args.quiet).await? {
@@ -221,7 +221,7 @@ pub struct DownArgs {
     pub all: bool,
 }
 
-pub fn down(args: DownArgs) -> Result<ExitCode> {
+pub(crate) fn down(args: DownArgs) -> Result<ExitCode> {
     runtime()?.block_on(lifecycle::down(args.run_id.as_deref(), args.all))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -241,7 +241,7 @@ pub struct CleanupArgs {
     pub all: bool,
 }
 
-pub fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
+pub(crate) fn cleanup(args: CleanupArgs) -> Result<ExitCode> {
     runtime()?.block_on(lifecycle::cleanup(
         args.dry_run,
         args.run.as_deref(),
@@ -264,7 +264,7 @@ pub struct SmokeArgs {
     pub quiet: bool,
 }
 
-pub fn smoke(args: SmokeArgs) -> Result<ExitCode> {
+pub(crate) fn smoke(args: SmokeArgs) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     let smoked = runtime()?.block_on(lifecycle::smoke(
         &exp, &pinning, suite, args.keep, args.quiet,

@@ -102,7 +102,7 @@ fn invalid(m: String) -> anyhow::Error {
     anyhow::Error::new(InvalidInput(m))
 }
 
-pub fn matrix(a: MatrixArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn matrix(a: MatrixArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     match a.command {
         MatrixCommand::Plan(p) => plan(p, quiet),
         MatrixCommand::Run(r) => run(r, quiet),

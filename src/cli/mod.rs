@@ -148,7 +148,7 @@ fn init_tracing(quiet: bool) {
 }
 
 /// Dispatch one parsed command. Returns the exit code on success.
-pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::List(a) => catalog::list(a),
         Command::Show(a) => catalog::show(a),

@@ -127,7 +127,7 @@ pub(crate) fn check_fittable(
     Ok(())
 }
 
-pub fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     // Everything that can be wrong with the input is found before anything starts, the
     // target first (the first real problem), then the flags.
     let catalog = a.catalog.load()?;

@@ -31,7 +31,7 @@ fn quantity_lines(out: &mut impl Write, q: &Quantities) -> std::io::Result<()> {
 }
 
 /// Write the fitting of `e` (which has a `fit:` section), with a preview from `last`.
-pub fn render(
+pub(crate) fn render(
     out: &mut impl Write,
     e: &Experiment,
     last: Option<&(String, FitRecord)>,

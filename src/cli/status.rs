@@ -41,7 +41,7 @@ struct StatusJson<'a> {
     stacks_error: Option<&'a str>,
 }
 
-pub fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
+pub(crate) fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let now = Utc::now();
     let q = queue::status(&crate::lock::lock_path(), now);
     let stacks = super::lab::runtime()?.block_on(stacks());

@@ -6,7 +6,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use crate::images::Suite;
 
 /// `--suite`'s values: every suite, and with `all` (`perflab build`) every one in turn.
-pub fn values(all: bool) -> PossibleValuesParser {
+pub(crate) fn values(all: bool) -> PossibleValuesParser {
     let mut v: Vec<PossibleValue> = Suite::ALL
         .iter()
         .map(|s| PossibleValue::new(s.as_str()).help(s.about()))

@@ -139,7 +139,7 @@ pub(crate) fn noise_check(a: NoiseCheckArgs) -> Result<ExitCode> {
     super::lab::runtime()?.block_on(tools::noise::run(settings, common))
 }
 
-pub fn calib(a: CalibArgs) -> Result<ExitCode> {
+pub(crate) fn calib(a: CalibArgs) -> Result<ExitCode> {
     if a.repeats == 0 {
         return Err(InvalidInput("--repeats 0: give at least 1 repeat".into()).into());
     }
@@ -222,7 +222,7 @@ pub struct HostSpeedArgs {
 }
 
 /// `perflab host-speed`: the probe's readings, one a line.
-pub fn host_speed(a: HostSpeedArgs) -> Result<ExitCode> {
+pub(crate) fn host_speed(a: HostSpeedArgs) -> Result<ExitCode> {
     let cpus = match &a.cpus {
         Some(s) => {
             crate::host::parse_cpu_list(s).map_err(|e| InvalidInput(format!("--cpus {s}: {e}")))?

@@ -60,7 +60,7 @@ pub(super) fn check_suite(s: &Option<String>) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     if a.quantities {
         crate::output::emit(&render::quantities_help());
         return Ok(ExitCode::SUCCESS);

@@ -31,7 +31,7 @@ impl std::fmt::Display for Endpoint {
 
 /// Why an endpoint string is not usable (the caller names the flag).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum EndpointError {
+pub(crate) enum EndpointError {
     #[error("`{0}` is empty after the scheme")]
     Empty(String),
     #[error(
@@ -60,7 +60,7 @@ pub enum EndpointError {
 
 /// Parse an endpoint: `tcp://h:p`, `http://h:p`, `unix:///path`, `ssh://[user@]host[:port]`,
 /// `local`/`default`, or a context name (looked up in `contexts_dir`).
-pub fn parse(s: &str, contexts_dir: &Path) -> Result<Endpoint, EndpointError> {
+pub(crate) fn parse(s: &str, contexts_dir: &Path) -> Result<Endpoint, EndpointError> {
     let s = s.trim();
     if s == "local" || s == "default" {
         return Ok(Endpoint::Local);
@@ -160,7 +160,7 @@ fn context(name: &str, dir: &Path) -> Result<Endpoint, EndpointError> {
 
 impl Endpoint {
     /// The host part of a TCP or ssh endpoint (no user, no port).
-    pub fn host(&self) -> Option<String> {
+    pub(crate) fn host(&self) -> Option<String> {
         match self {
             Endpoint::Tcp(a) => a
                 .rsplit_once(':')

@@ -111,7 +111,7 @@ pub(crate) struct SshTunnel {
 }
 
 impl SshTunnel {
-    pub async fn open(target: &str) -> std::result::Result<SshTunnel, String> {
+    pub(crate) async fn open(target: &str) -> std::result::Result<SshTunnel, String> {
         let socket = std::env::temp_dir().join(format!(
             "perflab-ssh-{}-{}.sock",
             std::process::id(),

@@ -81,7 +81,7 @@ impl DockerError {
     }
 }
 
-pub type Result<T> = std::result::Result<T, DockerError>;
+pub(crate) type Result<T> = std::result::Result<T, DockerError>;
 
 /// Something that can ask a long engine call (an image build) to stop: Ctrl-C for the
 /// commands (`session::signals::Interrupt` implements it), [`Never`] otherwise.
@@ -158,7 +158,7 @@ impl Docker {
     }
 
     /// The endpoint this connection talks to.
-    pub fn endpoint(&self) -> &Endpoint {
+    pub(crate) fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }
 

@@ -11,7 +11,7 @@ use crate::error::InvalidInput;
 
 /// The engines of a run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Placement {
+pub(crate) struct Placement {
     pub loadgen: Endpoint,
     pub db: Endpoint,
     pub app: Endpoint,
@@ -35,7 +35,7 @@ impl Default for Placement {
 
 impl Placement {
     /// The load generators run on another engine than the stack.
-    pub fn loadgen_remote(&self) -> bool {
+    pub(crate) fn loadgen_remote(&self) -> bool {
         self.loadgen != self.app
     }
 }
@@ -45,7 +45,7 @@ fn bad(msg: String) -> InvalidInput {
 }
 
 /// Parse the `--host ROLE=ENDPOINT` values and `--publish-on`.
-pub fn parse(
+pub(crate) fn parse(
     hosts: &[String],
     publish_on: Option<&str>,
     contexts_dir: &Path,

@@ -367,7 +367,7 @@ impl Catalog {
     }
 
     /// The file for `id`, or an invalid-input error with a did-you-mean.
-    pub fn lookup(&self, id: &str) -> Result<&CatalogFile, crate::error::InvalidInput> {
+    pub(crate) fn lookup(&self, id: &str) -> Result<&CatalogFile, crate::error::InvalidInput> {
         self.files.get(id).ok_or_else(|| {
             let mut msg = format!("no experiment or group `{id}` in {}", self.dir.display());
             if let Some(s) = did_you_mean(id, self.files.keys().map(String::as_str)) {

@@ -26,7 +26,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn error(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Error,
             file: file.to_path_buf(),
@@ -38,19 +38,23 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(file: &Path, field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn warning(
+        file: &Path,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             severity: Severity::Warning,
             ..Diagnostic::error(file, field, message)
         }
     }
 
-    pub fn help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
-    pub fn at(mut self, pos: Option<(usize, usize)>) -> Self {
+    pub(crate) fn at(mut self, pos: Option<(usize, usize)>) -> Self {
         if let Some((l, c)) = pos {
             self.line = Some(l);
             self.column = Some(c);

@@ -19,7 +19,7 @@ pub use diag::{Diagnostic, Severity};
 pub use schema::*;
 
 /// Turn error diagnostics into the invalid-input error (exit code 2).
-pub fn invalid(diags: &[Diagnostic]) -> crate::error::InvalidInput {
+pub(crate) fn invalid(diags: &[Diagnostic]) -> crate::error::InvalidInput {
     let errs: Vec<Diagnostic> = diags.iter().filter(|d| d.is_error()).cloned().collect();
     let n = errs.len();
     let head = if n == 1 {

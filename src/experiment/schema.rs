@@ -34,7 +34,7 @@ pub enum CatalogEntry {
 }
 
 impl CatalogEntry {
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         match self {
             CatalogEntry::Experiment(e) => &e.id,
             CatalogEntry::Group(g) => &g.id,
@@ -42,7 +42,7 @@ impl CatalogEntry {
     }
 
     /// `"experiment"` or `"group"`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             CatalogEntry::Experiment(_) => "experiment",
             CatalogEntry::Group(_) => "group",

@@ -15,7 +15,7 @@ use crate::plan::{Plan, Slot};
 use serde_json::{Value, json};
 
 /// What the export is asked.
-pub struct Export<'a> {
+pub(crate) struct Export<'a> {
     pub experiment: &'a Experiment,
     pub plan: &'a Plan,
     /// k6 runners (`--generators`).
@@ -32,7 +32,7 @@ pub struct Export<'a> {
 }
 
 /// One file of the export: its name in `--dir` and its YAML.
-pub type File = (String, String);
+pub(crate) type File = (String, String);
 
 fn cpus_of(e: &Export, s: Slot) -> u32 {
     e.cpus
@@ -93,7 +93,7 @@ fn k6_arguments(e: &Export, entry: &str) -> String {
 }
 
 /// The manifests of `e`: ConfigMaps, Services, Jobs, the TestRun (file name, YAML).
-pub fn manifests(e: &Export) -> Result<Vec<File>, String> {
+pub(crate) fn manifests(e: &Export) -> Result<Vec<File>, String> {
     let d = crate::lab::descriptor(e.experiment.lab);
     let containers = d.containers(&e.experiment.stack, &e.ctx)?;
     let mut files = Vec::new();

@@ -170,7 +170,7 @@ pub(crate) fn cpu_list(cpus: &[u32]) -> String {
 
 impl HostFacts {
     /// Read the facts of this host. Missing files give `None`, never an error.
-    pub fn collect() -> HostFacts {
+    pub(crate) fn collect() -> HostFacts {
         let online = online_cpus().ok();
         HostFacts {
             hostname: read_trim("/proc/sys/kernel/hostname"),
@@ -198,7 +198,7 @@ impl HostFacts {
     }
 
     /// Caveats implied by the host (cgroup v1: no per-container PSI).
-    pub fn caveats(&self) -> Vec<String> {
+    pub(crate) fn caveats(&self) -> Vec<String> {
         let mut c = Vec::new();
         if self.cgroup == CgroupVersion::V1 {
             c.push(

@@ -114,12 +114,12 @@ fn spread_pct(v: &[f64]) -> f64 {
 
 impl SpeedReading {
     /// The median over the CPUs of the compute kernel (None without a measured CPU).
-    pub fn compute(&self) -> Option<f64> {
+    pub(crate) fn compute(&self) -> Option<f64> {
         median(&self.cpus.iter().map(|c| c.compute_mops).collect::<Vec<_>>())
     }
 
     /// The median over the CPUs of the memory kernel.
-    pub fn memory(&self) -> Option<f64> {
+    pub(crate) fn memory(&self) -> Option<f64> {
         median(
             &self
                 .cpus
@@ -130,7 +130,7 @@ impl SpeedReading {
     }
 
     /// One line: `compute 412 Mops/s, memory 9.8 M loads/s (CPU 0: 410/9.7, CPU 1: 414/9.9)`.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let per: Vec<String> = self
             .cpus
             .iter()
@@ -180,7 +180,7 @@ impl HostSpeed {
     }
 
     /// The report header's lines: the reading before the loads, and the one after.
-    pub fn lines(&self) -> Vec<String> {
+    pub(crate) fn lines(&self) -> Vec<String> {
         let mut lines = vec![format!(
             "host speed before the loads: {}",
             self.before.text()
@@ -194,7 +194,7 @@ impl HostSpeed {
     /// The report's caveats: the compute kernel moved past `COMPUTE_DRIFT_PCT` during the run,
     /// or a CPU's compute repetitions spread past it (the host changed under the measurement,
     /// so its CPU per request and its knee rest on a host that was not constant).
-    pub fn caveats(&self) -> Vec<String> {
+    pub(crate) fn caveats(&self) -> Vec<String> {
         let mut caveats = Vec::new();
         if let Some(moved) = moved(self.drift_pct().0, None) {
             caveats.push(format!(
@@ -245,7 +245,7 @@ impl HostSpeed {
 
 /// The compute kernel's change in %, as `compute -37 %`, when beyond `COMPUTE_DRIFT_PCT`:
 /// either way (`sign` None), or only slower (`Some(-1.0)`) or only faster (`Some(1.0)`).
-pub fn moved(compute: Option<f64>, sign: Option<f64>) -> Option<String> {
+pub(crate) fn moved(compute: Option<f64>, sign: Option<f64>) -> Option<String> {
     let d = compute?;
     (sign.map_or(d.abs(), |s| d * s) > COMPUTE_DRIFT_PCT).then(|| format!("compute {d:+.0} %"))
 }
@@ -351,7 +351,7 @@ fn measure_here(cpu: u32, cycle: &[u32]) -> CpuSpeed {
 
 /// Read the speed of each of `cpus`, one after the other, each on a thread of its own pinned
 /// there (blocking: about 0.5 s per CPU; call it from `spawn_blocking`).
-pub fn measure(cpus: &[u32]) -> SpeedReading {
+pub(crate) fn measure(cpus: &[u32]) -> SpeedReading {
     let at = Utc::now();
     let cycle = std::sync::Arc::new(memory_cycle(MEMORY_ENTRIES));
     let mut reading = SpeedReading {

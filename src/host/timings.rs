@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The file, under the repository root.
-pub const FILE: &str = "out/build-logs/timings.tsv";
+pub(crate) const FILE: &str = "out/build-logs/timings.tsv";
 /// Only the last 64 KiB of the file are read (a record is a line; scripts append).
 const MAX_BYTES: u64 = 64 * 1024;
 
@@ -23,12 +23,12 @@ pub(crate) struct Timing {
 }
 
 /// The timings file of the repository at `root`.
-pub fn path(root: &Path) -> PathBuf {
+pub(crate) fn path(root: &Path) -> PathBuf {
     root.join(FILE)
 }
 
 /// The newest record of each key in `text` (malformed lines are skipped).
-pub fn parse(text: &str) -> BTreeMap<String, Timing> {
+pub(crate) fn parse(text: &str) -> BTreeMap<String, Timing> {
     let mut out = BTreeMap::new();
     for line in text.lines() {
         let f: Vec<&str> = line.split('\t').collect();
@@ -54,7 +54,7 @@ pub fn parse(text: &str) -> BTreeMap<String, Timing> {
 }
 
 /// The records of the file at `file` (none when it is missing or unreadable).
-pub fn read(file: &Path) -> BTreeMap<String, Timing> {
+pub(crate) fn read(file: &Path) -> BTreeMap<String, Timing> {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut f) = std::fs::File::open(file) else {
         return BTreeMap::new();
@@ -71,7 +71,7 @@ pub fn read(file: &Path) -> BTreeMap<String, Timing> {
 /// Record `seconds` for `key` now: the file is rewritten atomically with the newest record of
 /// each key (so it stays one line per key). Best effort: a timing that cannot be written only
 /// makes the next estimate a default.
-pub fn record(file: &Path, key: &str, seconds: f64, note: &str) {
+pub(crate) fn record(file: &Path, key: &str, seconds: f64, note: &str) {
     let mut all = read(file);
     all.insert(
         key.to_string(),

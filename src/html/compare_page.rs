@@ -14,7 +14,7 @@ use crate::verify::compare::{Diff, Rounds, RoundsComparison, Verdict, pair, roun
 
 /// `to` relative to the directory `from` (both made absolute first), as path segments: `..`
 /// to climb, then the names down to `to` (for `html::href`).
-pub fn relative(from: &Path, to: &Path) -> Vec<String> {
+pub(crate) fn relative(from: &Path, to: &Path) -> Vec<String> {
     let abs = |p: &Path| -> PathBuf {
         let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         if p.is_absolute() {
@@ -104,7 +104,12 @@ fn diffs_html(title: &str, id: &str, list: &[Diff]) -> String {
 
 /// The page. `dirs_a` / `dirs_b` are the rounds' run directories (for the links), `file` is
 /// where the page will be written (links are relative to its directory).
-pub fn render(c: &RoundsComparison, dirs_a: &[PathBuf], dirs_b: &[PathBuf], file: &Path) -> String {
+pub(crate) fn render(
+    c: &RoundsComparison,
+    dirs_a: &[PathBuf],
+    dirs_b: &[PathBuf],
+    file: &Path,
+) -> String {
     let here = file
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -23,7 +23,7 @@ pub(crate) struct Loaded {
 /// The batches of complete runs with a report: indexes into `rows` (oldest first), grouped by
 /// experiment and suite, each batch's rounds in order. A batch starts at round 1, or wherever
 /// the round number does not follow the previous run's.
-pub fn batches(rows: &[IndexRow], loaded: &[Option<Loaded>]) -> Vec<Vec<usize>> {
+pub(crate) fn batches(rows: &[IndexRow], loaded: &[Option<Loaded>]) -> Vec<Vec<usize>> {
     // Only runs whose folders are linkable: the page's path and links are made of them.
     let mut order: Vec<usize> = (0..rows.len())
         .filter(|i| {

@@ -193,7 +193,7 @@ fn compare_cell(r: &IndexRow) -> String {
 }
 
 /// The whole index page over `rows` (any order; shown newest first within each experiment).
-pub fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
+pub(crate) fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
     let mut suites: Vec<String> = rows.iter().filter_map(|r| r.suite.clone()).collect();
     suites.sort();
     suites.dedup();

@@ -8,7 +8,7 @@ use crate::verify::compare::Verdict;
 use crate::verify::matrix::{self, Matrix};
 
 /// The page; `links[i]` is the href of row `i`'s compare page, when one was written.
-pub fn render(m: &Matrix, links: &[Option<String>]) -> String {
+pub(crate) fn render(m: &Matrix, links: &[Option<String>]) -> String {
     let mut body = format!(
         "<section id=\"verdict\" class=\"verdict\">\n<p class=\"lead\">{}</p>\n<p>A = {}<br>B = {}</p>\n</section>\n",
         esc(&m.summary.line),

@@ -60,7 +60,7 @@ pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
 
 /// `report::render_run_dir` and the run's report.html beside the other reports: every file is
 /// rendered before the first is written, so a failure leaves the old set whole.
-pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
+pub(crate) fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let r = crate::report::analyse_run_dir(dir)?;
     let m = run_manifest(dir);
     let mut files = crate::report::rendered(&r, m.as_ref())?;

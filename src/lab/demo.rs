@@ -21,7 +21,7 @@ fn default_demo_service_ms() -> u32 {
     40
 }
 
-pub struct Demo;
+pub(crate) struct Demo;
 
 const INFO: LabInfo = LabInfo {
     endpoints: &["/work"],

@@ -9,7 +9,7 @@ impl Lab {
     }
 
     /// The HTTP endpoints the lab's app serves (an experiment's `load.endpoint` must be one).
-    pub fn endpoints(self) -> &'static [&'static str] {
+    pub(crate) fn endpoints(self) -> &'static [&'static str] {
         super::descriptor(self).info().endpoints
     }
 

@@ -50,12 +50,12 @@ macro_rules! labs {
 
         impl Lab {
             /// Every lab, in the registry's order (the order of reports and listings).
-            pub const ALL: [Lab; {
+            pub(crate) const ALL: [Lab; {
                 let all: &[Lab] = &[$( $(#[cfg($cfg)])? Lab::$v, )+];
                 all.len()
             }] = [$( $(#[cfg($cfg)])? Lab::$v, )+];
 
-            pub fn as_str(self) -> &'static str {
+            pub(crate) fn as_str(self) -> &'static str {
                 match self {
                     $( $(#[cfg($cfg)])? Lab::$v => stringify!($m), )+
                 }
@@ -109,7 +109,7 @@ pub enum Script {
 
 /// Secrets and host facts the containers' declarations are rendered with.
 #[derive(Debug, Clone)]
-pub struct StartContext {
+pub(crate) struct StartContext {
     /// The app role's PostgreSQL password.
     pub password: String,
     /// The harness role's (`perflab`, pg_monitor) password.
@@ -207,7 +207,7 @@ pub(crate) struct VolumeDecl {
 
 /// One smoke check, run in order against a started stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SmokeCheck {
+pub(crate) enum SmokeCheck {
     /// `GET path` `n` times: every answer 200 with a JSON object holding `keys`.
     Endpoint {
         path: &'static str,

@@ -36,7 +36,7 @@ fn default_pg_conn_timeout_ms() -> u32 {
     3000
 }
 
-pub struct Node;
+pub(crate) struct Node;
 
 const INFO: LabInfo = LabInfo {
     endpoints: &["/cpu", "/db", "/dbsleep"],

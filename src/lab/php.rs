@@ -55,7 +55,7 @@ fn default_php_warmup_requests() -> u32 {
     200
 }
 
-pub struct Php;
+pub(crate) struct Php;
 
 const INFO: LabInfo = LabInfo {
     endpoints: &["/api/db", "/api/slow", "/api/ping"],

@@ -22,7 +22,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub const ALL: [Role; 7] = [
+    pub(crate) const ALL: [Role; 7] = [
         Role::Base,
         Role::Pg,
         Role::PhpFpm,
@@ -42,7 +42,7 @@ impl Role {
     ];
 
     /// The role whose image this role runs.
-    pub fn image(self) -> Role {
+    pub(crate) fn image(self) -> Role {
         match self {
             Role::DemoApp => Role::NodeApp,
             Role::Base => Role::Base,
@@ -68,7 +68,7 @@ impl Role {
     }
 
     /// The image this role's image is built on.
-    pub fn parent(self) -> Option<Role> {
+    pub(crate) fn parent(self) -> Option<Role> {
         (self.image() != Role::Base).then_some(Role::Base)
     }
 
@@ -97,7 +97,7 @@ impl Role {
     }
 
     /// The CPU slot of the plan's layout the role is pinned to.
-    pub fn slot(self) -> Slot {
+    pub(crate) fn slot(self) -> Slot {
         match self {
             Role::Pg => Slot::Db,
             Role::PhpFpm | Role::Nginx | Role::NodeApp | Role::DemoApp => Slot::App,
@@ -127,9 +127,9 @@ pub enum Slot {
 }
 
 impl Slot {
-    pub const ALL: [Slot; 3] = [Slot::Loadgen, Slot::Db, Slot::App];
+    pub(crate) const ALL: [Slot; 3] = [Slot::Loadgen, Slot::Db, Slot::App];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Slot::Loadgen => "loadgen",
             Slot::Db => "db",
@@ -203,7 +203,7 @@ pub(crate) mod as_log {
         s.serialize_str(r.log_name())
     }
 
-    pub fn map<S: Serializer, T: Serialize>(
+    pub(crate) fn map<S: Serializer, T: Serialize>(
         m: &BTreeMap<Role, T>,
         s: S,
     ) -> Result<S::Ok, S::Error> {

@@ -19,7 +19,7 @@ impl StackSettings {
     /// The app's concurrent request slots, its pool N (`LabDescriptor::slots`: php
     /// `max_children`, node `pool_max` x `processes`, demo `workers`) of the first lab with a
     /// section. One definition for the fit's `pool` and the report's pool ceiling.
-    pub fn slots(&self) -> Option<u32> {
+    pub(crate) fn slots(&self) -> Option<u32> {
         Lab::ALL
             .into_iter()
             .find_map(|lab| descriptor(lab).slots(self).ok())
@@ -27,7 +27,7 @@ impl StackSettings {
     }
 
     /// Which labs' sections are present, in `Lab::ALL` order.
-    pub fn sections(&self) -> impl Iterator<Item = (Lab, bool)> + '_ {
+    pub(crate) fn sections(&self) -> impl Iterator<Item = (Lab, bool)> + '_ {
         Lab::ALL
             .into_iter()
             .map(|lab| (lab, descriptor(lab).has_section(self)))

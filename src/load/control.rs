@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 /// The part of `GET /v1/status` the harness reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub struct K6Status {
+pub(crate) struct K6Status {
     pub paused: bool,
     #[serde(default)]
     pub running: bool,
@@ -16,7 +16,7 @@ pub struct K6Status {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ControlError {
+pub(crate) enum ControlError {
     #[error("k6's API answered something else than a status: {0}")]
     Parse(#[from] serde_json::Error),
     #[error("k6's API at {url}: {source}")]
@@ -107,7 +107,7 @@ where
 }
 
 /// Resume a paused k6; returns the status k6 answered.
-pub async fn resume(client: &reqwest::Client, addr: &str) -> Result<K6Status, ControlError> {
+pub(crate) async fn resume(client: &reqwest::Client, addr: &str) -> Result<K6Status, ControlError> {
     let url = status_url(addr);
     let req = client
         .patch(&url)

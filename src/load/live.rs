@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 /// Cumulative counters at one poll.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LiveTotals {
+pub(crate) struct LiveTotals {
     pub requests: u64,
     pub failed: u64,
     pub dropped: u64,
@@ -26,7 +26,7 @@ struct Attributes {
 }
 
 /// Totals of several generators (their counters and VUs add up).
-pub fn add(a: &LiveTotals, b: &LiveTotals) -> LiveTotals {
+pub(crate) fn add(a: &LiveTotals, b: &LiveTotals) -> LiveTotals {
     LiveTotals {
         requests: a.requests + b.requests,
         failed: a.failed + b.failed,

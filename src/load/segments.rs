@@ -14,7 +14,7 @@ fn gcd(a: u32, b: u32) -> u32 {
 }
 
 impl Frac {
-    pub fn new(num: u32, den: u32) -> Frac {
+    pub(crate) fn new(num: u32, den: u32) -> Frac {
         let g = gcd(num, den).max(1);
         Frac {
             num: num / g,
@@ -37,7 +37,7 @@ impl std::fmt::Display for Frac {
 
 /// One generator's share of the schedule.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Segment {
+pub(crate) struct Segment {
     /// 0-based instance index (`g<index>` in the run directory).
     pub index: u32,
     pub count: u32,
@@ -61,7 +61,7 @@ impl Segment {
 }
 
 /// The N equal segments of the schedule, in order. `n` must be at least 1.
-pub fn segments(n: u32) -> Vec<Segment> {
+pub(crate) fn segments(n: u32) -> Vec<Segment> {
     let n = n.max(1);
     let sequence: Vec<String> = (0..=n).map(|i| Frac::new(i, n).to_string()).collect();
     let sequence = sequence.join(",");

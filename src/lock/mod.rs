@@ -29,7 +29,7 @@ pub struct Purpose {
 
 impl Purpose {
     /// `what`, expected to hold the lock for `expected_s` seconds.
-    pub fn new(what: impl Into<String>, expected_s: Option<u64>) -> Purpose {
+    pub(crate) fn new(what: impl Into<String>, expected_s: Option<u64>) -> Purpose {
         Purpose {
             what: what.into(),
             expected_s,
@@ -71,7 +71,7 @@ pub struct HolderInfo {
 
 impl HolderInfo {
     /// The holder as an owner, to tell whether it still runs.
-    pub fn owner(&self) -> crate::owner::Owner {
+    pub(crate) fn owner(&self) -> crate::owner::Owner {
         crate::owner::Owner {
             host: self.hostname.clone().unwrap_or_default(),
             pid: self.pid,
@@ -142,8 +142,6 @@ pub enum Wait {
 #[derive(Debug)]
 pub struct HostLock {
     file: File,
-    path: PathBuf,
-    info: HolderInfo,
 }
 
 /// The lock path: `$PERFLAB_LOCK` or `/run/lock/perflab.lock`.
@@ -339,24 +337,7 @@ pub(crate) fn acquire_until(
     };
     // best effort: a holder that cannot be written only makes waiters print "unknown holder"
     let _ = write_holder(&file, &info);
-    Ok(HostLock {
-        file,
-        path: path.to_path_buf(),
-        info,
-    })
-}
-
-impl HostLock {
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn info(&self) -> &HolderInfo {
-        &self.info
-    }
-
-    /// Release now (same as dropping).
-    pub fn release(self) {}
+    Ok(HostLock { file })
 }
 
 impl Drop for HostLock {

@@ -51,7 +51,7 @@ impl Waiter {
 }
 
 /// `t` plus `s` seconds (at most a week).
-pub fn after(t: DateTime<Utc>, s: u64) -> DateTime<Utc> {
+pub(crate) fn after(t: DateTime<Utc>, s: u64) -> DateTime<Utc> {
     t + chrono::Duration::seconds(s.min(MAX_EXPECTED_S) as i64)
 }
 
@@ -91,7 +91,7 @@ fn stopped(w: &Waiter) -> bool {
 }
 
 /// How many live, running waiters a process that has not queued yet would be behind.
-pub fn waiting(lock: &Path) -> usize {
+pub(crate) fn waiting(lock: &Path) -> usize {
     waiters(lock).iter().filter(|w| !stopped(w)).count()
 }
 
@@ -147,7 +147,7 @@ fn usable_dir(lock: &Path, create: bool) -> Option<PathBuf> {
 
 /// The live waiters of `lock`, oldest first. The files of waiters whose process is gone are
 /// removed (best effort: another user's may be left, and are ignored all the same).
-pub fn waiters(lock: &Path) -> Vec<Waiter> {
+pub(crate) fn waiters(lock: &Path) -> Vec<Waiter> {
     let Some(dir) = usable_dir(lock, false) else {
         return Vec::new();
     };
@@ -195,7 +195,7 @@ fn read_entry(path: &Path) -> Option<Waiter> {
 /// Whether `o` still runs, as far as this host can tell: another host's process counts as
 /// alive (it cannot be judged from here); one without a start time (an older perflab's holder)
 /// by its pid alone.
-pub fn alive(o: &Owner) -> bool {
+pub(crate) fn alive(o: &Owner) -> bool {
     if o.start == 0 && o.host == crate::owner::this_host() {
         return crate::owner::proc_state(o.pid).is_some();
     }
@@ -204,7 +204,7 @@ pub fn alive(o: &Owner) -> bool {
 
 /// The lock's holder and queue at a moment.
 #[derive(Debug, Clone, Serialize)]
-pub struct QueueStatus {
+pub(crate) struct QueueStatus {
     pub lock: PathBuf,
     /// The live holder (`None`: the lock is free, or its holder was killed).
     pub holder: Option<HolderInfo>,
@@ -214,7 +214,7 @@ pub struct QueueStatus {
 
 /// A waiter and when it may start and end.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Queued {
+pub(crate) struct Queued {
     #[serde(flatten)]
     pub waiter: Waiter,
     pub expected_start: Option<DateTime<Utc>>,
@@ -222,7 +222,7 @@ pub struct Queued {
 }
 
 /// The holder and waiters of `lock` now.
-pub fn status(lock: &Path, now: DateTime<Utc>) -> QueueStatus {
+pub(crate) fn status(lock: &Path, now: DateTime<Utc>) -> QueueStatus {
     let holder = super::read_holder(lock).filter(|h| alive(&h.owner()));
     let mut waiting = waiters(lock);
     // the holder that has just taken the lock and not yet left the queue
@@ -239,7 +239,7 @@ pub fn status(lock: &Path, now: DateTime<Utc>) -> QueueStatus {
 /// When each waiter may start and end, in arrival order: the first when the holder expects to
 /// end (now when that is past or the lock is free), each next one when the one before ends;
 /// unknown from the first holder or waiter whose duration is unknown.
-pub fn schedule(
+pub(crate) fn schedule(
     holder: Option<&HolderInfo>,
     waiters: Vec<Waiter>,
     now: DateTime<Utc>,

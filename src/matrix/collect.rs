@@ -9,7 +9,7 @@ use crate::rundir::{RunState, read_status};
 use std::path::{Path, PathBuf};
 
 /// The folder a plan's returned cells land in.
-pub fn incoming(out: &Path, plan: &Plan) -> PathBuf {
+pub(crate) fn incoming(out: &Path, plan: &Plan) -> PathBuf {
     out.join(".incoming").join(plan.id_str())
 }
 
@@ -20,7 +20,7 @@ pub(crate) fn remote_cell_dir(remote_dir: &str, id: &str) -> String {
 }
 
 /// Move every returned, complete cell of `plan` into `out`; returns the directories it moved.
-pub fn collect(
+pub(crate) fn collect(
     plan: &Plan,
     work: &Path,
     out: &Path,

@@ -99,7 +99,7 @@ pub(crate) fn check_remote_dir(d: &str) -> anyhow::Result<()> {
 }
 
 /// What a run through parallel needs.
-pub struct HostsRun<'a> {
+pub(crate) struct HostsRun<'a> {
     pub plan: &'a Plan,
     pub work: &'a Path,
     pub out: &'a Path,
@@ -170,7 +170,7 @@ pub(crate) fn parallel_args(h: &HostsRun) -> Vec<String> {
 
 /// Run the plan's cells through parallel and collect what came back. Returns parallel's
 /// exit code (0: every job succeeded; 1-100: that many failed; 255 and up: other errors).
-pub fn run(h: &HostsRun) -> anyhow::Result<i32> {
+pub(crate) fn run(h: &HostsRun) -> anyhow::Result<i32> {
     let logins: String = h.hosts.iter().map(|l| format!("1/{l}\n")).collect();
     crate::atomic::write_atomic(&h.work.join("sshlogins"), logins.as_bytes())?;
     let jobs = write_jobs(h)?;

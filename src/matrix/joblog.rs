@@ -56,7 +56,7 @@ pub(crate) fn finished(joblog: &Path) -> BTreeMap<usize, Finished> {
 }
 
 /// The cell id of each seq (1-based: line N of `jobs.cells` is job N).
-pub fn cells(path: &Path) -> Vec<String> {
+pub(crate) fn cells(path: &Path) -> Vec<String> {
     read_bounded(path)
         .unwrap_or_default()
         .lines()
@@ -81,14 +81,14 @@ pub(crate) fn started_on(results: &Path, seq: usize) -> Option<String> {
 }
 
 /// Whether parallel started job `seq` (its results folder exists).
-pub fn started(results: &Path, seq: usize) -> bool {
+pub(crate) fn started(results: &Path, seq: usize) -> bool {
     results.join(seq.to_string()).is_dir()
 }
 
 /// Why a job failed, from its stderr: the last line where ssh or perflab says so (`ssh:
 /// connect to host ...`, `error: ...`; the copy back that failed after it says less), else
 /// the last non-empty line.
-pub fn reason(results: &Path, seq: usize) -> Option<String> {
+pub(crate) fn reason(results: &Path, seq: usize) -> Option<String> {
     let err = read_bounded(&results.join(seq.to_string()).join("stderr"))?;
     let lines: Vec<&str> = err
         .lines()

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 /// How one cell went.
 #[derive(Debug, Clone)]
-pub struct CellRun {
+pub(crate) struct CellRun {
     pub cell: String,
     pub seconds: f64,
     pub exit: Option<i32>,
@@ -19,14 +19,19 @@ pub struct CellRun {
 
 /// How the cells went; `skipped` were complete before.
 #[derive(Debug, Clone, Default)]
-pub struct LocalSummary {
+pub(crate) struct LocalSummary {
     pub ran: Vec<CellRun>,
     pub skipped: usize,
     pub interrupted: bool,
 }
 
 /// Run the cells of `plan` with `program` (this perflab), into `out`.
-pub fn run(plan: &Plan, program: &Path, out: &Path, quiet: bool) -> anyhow::Result<LocalSummary> {
+pub(crate) fn run(
+    plan: &Plan,
+    program: &Path,
+    out: &Path,
+    quiet: bool,
+) -> anyhow::Result<LocalSummary> {
     let mut s = LocalSummary::default();
     let total = plan.cells.len();
     for (i, c) in plan.cells.iter().enumerate() {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// The `perflab run` flags a matrix passes to every cell.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Flags {
+pub(crate) struct Flags {
     pub quick: bool,
     pub fit: bool,
     pub no_align: bool,
@@ -30,7 +30,7 @@ pub struct Flags {
 
 impl Flags {
     /// The flags as `perflab run` arguments, in a fixed order.
-    pub fn args(&self) -> Vec<String> {
+    pub(crate) fn args(&self) -> Vec<String> {
         let mut v = Vec::new();
         for (on, flag) in [
             (self.quick, "--quick"),
@@ -54,7 +54,7 @@ impl Flags {
 
 /// One cell: one round of one experiment on one suite, in its named run directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cell {
+pub(crate) struct Cell {
     pub experiment: String,
     pub suite: Suite,
     pub name: CellName,
@@ -63,7 +63,7 @@ pub struct Cell {
 
 impl Cell {
     /// `perflab run`'s arguments for this cell (after the program name).
-    pub fn args(&self) -> Vec<String> {
+    pub(crate) fn args(&self) -> Vec<String> {
         let mut v = vec![
             "run".to_string(),
             self.experiment.clone(),
@@ -77,7 +77,7 @@ impl Cell {
     }
 
     /// `<experiment>/<name>`: the cell's id in messages and in status.
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         format!("{}/{}", self.experiment, self.name)
     }
 
@@ -106,7 +106,7 @@ pub(crate) fn shell_quote(s: &str) -> String {
 /// A plan: its id (the UTC time it was made: every cell's name starts with it), the command
 /// that made it, and the cells still to run when it was made.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub id: chrono::DateTime<chrono::Utc>,
     /// `perflab matrix plan ...` as given (a comment in the file).
     pub made_by: String,

@@ -16,7 +16,7 @@ pub(crate) const MAX_ROUNDS: u32 = 50;
 
 /// What `matrix plan` was asked.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     /// Experiment or group ids.
     pub targets: Vec<String>,
     pub suites: Vec<Suite>,
@@ -50,7 +50,7 @@ pub(crate) fn parse_suites(s: &str) -> anyhow::Result<Vec<Suite>> {
 
 /// The plan: for each round, experiment and suite (rounds outermost, so the suites of an
 /// experiment alternate in time), the cells not held under `req.out`.
-pub fn build(req: &Request, catalog: &Catalog, now: DateTime<Utc>) -> anyhow::Result<Plan> {
+pub(crate) fn build(req: &Request, catalog: &Catalog, now: DateTime<Utc>) -> anyhow::Result<Plan> {
     if !(1..=MAX_ROUNDS).contains(&req.rounds) {
         return Err(invalid(format!(
             "--rounds {}: give 1 to {MAX_ROUNDS} rounds per experiment and suite",

@@ -21,7 +21,7 @@ pub(crate) const MAX_LINE: usize = 2048;
 pub(crate) const MAX_WORDS: usize = 64;
 
 /// The plan as text.
-pub fn render(plan: &Plan) -> String {
+pub(crate) fn render(plan: &Plan) -> String {
     let mut s = format!("{MAGIC}\n# id {}\n", plan.id_str());
     s.push_str(&format!("# made by: {}\n", one_line(&plan.made_by)));
     s.push_str(&format!(
@@ -54,7 +54,7 @@ impl Cell {
 }
 
 /// Read and parse a plan file (bad input: exit 2, naming the file and the line).
-pub fn read(path: &Path) -> anyhow::Result<Plan> {
+pub(crate) fn read(path: &Path) -> anyhow::Result<Plan> {
     let bad = |m: String| anyhow::Error::new(InvalidInput(format!("{}: {m}", path.display())));
     let f = std::fs::File::open(path).map_err(|e| {
         bad(format!(
@@ -84,7 +84,7 @@ pub fn read(path: &Path) -> anyhow::Result<Plan> {
 }
 
 /// Parse a plan's text; an error is `(line number, what and the fix)`.
-pub fn parse(text: &str) -> Result<Plan, (usize, String)> {
+pub(crate) fn parse(text: &str) -> Result<Plan, (usize, String)> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     match lines.next() {
         Some((_, l)) if l.trim_end() == MAGIC => {}

@@ -8,7 +8,7 @@ use crate::rundir::cell::cell_state;
 use std::path::Path;
 
 /// The script, and how many tasks it has (0: nothing left to run).
-pub fn script(plan: &Plan, out: &Path, work: &Path, program: &str) -> (String, usize) {
+pub(crate) fn script(plan: &Plan, out: &Path, work: &Path, program: &str) -> (String, usize) {
     let mut cases = String::new();
     let mut n = 0;
     for c in &plan.cells {
@@ -42,7 +42,7 @@ pub fn script(plan: &Plan, out: &Path, work: &Path, program: &str) -> (String, u
 }
 
 /// `sbatch FILE`: the job id it printed.
-pub fn submit(script: &Path) -> anyhow::Result<String> {
+pub(crate) fn submit(script: &Path) -> anyhow::Result<String> {
     let o = std::process::Command::new("sbatch")
         .arg("--parsable")
         .arg(script)

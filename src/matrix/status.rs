@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// One cell's line.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CellStatus {
+pub(crate) struct CellStatus {
     pub cell: String,
     /// `done`, `running`, `failed` or `remaining`.
     pub state: &'static str,
@@ -19,7 +19,7 @@ pub struct CellStatus {
 
 /// The whole matrix.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MatrixStatus {
+pub(crate) struct MatrixStatus {
     pub plan: String,
     pub cells: Vec<CellStatus>,
     pub done: usize,
@@ -29,7 +29,7 @@ pub struct MatrixStatus {
 }
 
 /// The runner's files of a plan: its work folder and the out/ root it collects into.
-pub struct Where<'a> {
+pub(crate) struct Where<'a> {
     pub work: &'a Path,
     pub out: &'a Path,
 }
@@ -58,7 +58,7 @@ pub(crate) fn mark_controller(work: &Path) -> anyhow::Result<()> {
 }
 
 /// The status of every cell of `plan`.
-pub fn status(plan: &Plan, w: &Where) -> MatrixStatus {
+pub(crate) fn status(plan: &Plan, w: &Where) -> MatrixStatus {
     let seqs = joblog::cells(&w.work.join("jobs.cells"));
     let finished = joblog::finished(&w.work.join("joblog"));
     let results = w.work.join("results");
@@ -143,7 +143,7 @@ fn one(
 }
 
 /// The status as text: one line per cell, then the counts.
-pub fn render(s: &MatrixStatus) -> String {
+pub(crate) fn render(s: &MatrixStatus) -> String {
     let mut t = String::new();
     for c in &s.cells {
         t.push_str(&format!(

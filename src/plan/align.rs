@@ -18,12 +18,6 @@ pub struct Alignment {
     pub aligned: bool,
 }
 
-impl Alignment {
-    pub fn wait(&self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.wait_ms.max(0) as u64)
-    }
-}
-
 /// Compute the k6 start for `plan` given the current time. With `enabled = false` k6 starts now.
 ///
 /// The first step starts `plan.align_offset_s` after k6 starts (the warm-up for breakpoint.js,

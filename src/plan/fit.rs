@@ -49,7 +49,7 @@ pub fn published(e: &Experiment, app_cpus: usize, db_cpus: usize) -> Quantities 
 }
 
 /// Quantities derived from the measured ones: the ceilings.
-pub fn derive(q: &mut Quantities) {
+pub(crate) fn derive(q: &mut Quantities) {
     let pairs = [
         ("app_ceiling", "app_cpus", "app_ms"),
         ("peak_app_ceiling", "app_cpus", "peak_app_ms"),
@@ -66,7 +66,7 @@ pub fn derive(q: &mut Quantities) {
 }
 
 /// The field at a dotted key of the experiment's YAML form.
-pub fn field<'a>(tree: &'a Value, key: &str) -> Option<&'a Value> {
+pub(crate) fn field<'a>(tree: &'a Value, key: &str) -> Option<&'a Value> {
     key.split('.').try_fold(tree, |v, k| v.get(k))
 }
 

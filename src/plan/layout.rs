@@ -20,7 +20,7 @@ impl CpuSet {
         crate::host::parse_cpu_list(s).map(CpuSet::new)
     }
 
-    pub fn cpus(&self) -> &[u32] {
+    pub(crate) fn cpus(&self) -> &[u32] {
         &self.0
     }
 
@@ -41,7 +41,7 @@ impl CpuSet {
         self.0.binary_search(&cpu).is_ok()
     }
 
-    pub fn overlaps(&self, other: &CpuSet) -> bool {
+    pub(crate) fn overlaps(&self, other: &CpuSet) -> bool {
         self.0.iter().any(|c| other.contains(*c))
     }
 
@@ -89,7 +89,7 @@ pub struct CpuLayout {
 }
 
 impl CpuLayout {
-    pub fn get(&self, role: Slot) -> &CpuSet {
+    pub(crate) fn get(&self, role: Slot) -> &CpuSet {
         match role {
             Slot::Loadgen => &self.loadgen,
             Slot::Db => &self.db,

@@ -113,7 +113,7 @@ pub struct K6Stage {
 
 impl K6Stage {
     /// k6 duration string, e.g. `"22s"`.
-    pub fn duration(&self) -> String {
+    pub(crate) fn duration(&self) -> String {
         format!("{}s", self.duration_s)
     }
 }

@@ -18,14 +18,7 @@ pub struct PausePlan {
     pub step_target: u32,
 }
 
-impl PausePlan {
-    /// The expected p99 of an open load with this pause, from each request's intended send
-    /// time, when nothing else is slow: the slowest 1 % of `D` seconds of arrivals are the
-    /// first ones of the pause, so p99 ~ P - 0.01 D (in ms).
-    pub fn expected_p99_ms(&self, hold_s: u32) -> f64 {
-        ((self.for_s - 0.01 * f64::from(hold_s)) * 1000.0).max(0.0)
-    }
-}
+impl PausePlan {}
 
 /// The pause of a load whose first step is `first`, held `hold` s (after `--quick`) where the
 /// experiment says `l.hold_s`: the pause's middle keeps its place in the step, `for_s` is kept,
@@ -90,7 +83,6 @@ mod tests {
         let first = &full.steps[0];
         assert_eq!(p.start_s, f64::from(first.hold_start_s) + 14.3);
         assert_eq!(p.for_s, 1.4);
-        assert!((p.expected_p99_ms(full.hold_s) - 1100.0).abs() < 1e-6);
         let quick = build(&e, PlanOptions { quick: true });
         let q = quick.pause.unwrap();
         assert!(quick.hold_s < 30, "quick scales D: {}", quick.hold_s);

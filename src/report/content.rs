@@ -6,16 +6,16 @@ mod omission;
 mod steps;
 
 pub use checks::checks_blocks;
-pub(crate) use logs::{access_block, logs_block, warnings_block};
-pub(crate) use omission::omission_block;
-pub(crate) use steps::{persec_block, steps_block};
+pub use logs::{access_block, logs_block, warnings_block};
+pub use omission::omission_block;
+pub use steps::{persec_block, steps_block};
 
 use super::table::Table;
 use crate::analyze::fit::Calibration;
 use crate::analyze::fmt_ms;
 use crate::analyze::model::*;
 
-pub use super::table::Block;
+pub(crate) use super::table::Block;
 
 fn block(title: &str) -> Block {
     Block::new(title)
@@ -26,7 +26,7 @@ fn f1(v: f64) -> String {
 }
 
 /// Latency cell: integers from 100 ms up, one decimal below.
-pub fn ms(v: f64) -> String {
+pub(crate) fn ms(v: f64) -> String {
     let s = fmt_ms(v);
     s.trim_end_matches(" ms").to_string()
 }
@@ -75,7 +75,7 @@ fn roles(r: &Report) -> Vec<String> {
     )
 }
 
-pub fn header(r: &Report) -> Block {
+pub(crate) fn header(r: &Report) -> Block {
     let p = &r.params;
     let mut b = block(&format!("perflab report: {}", r.source.title));
     for i in &r.injected {

@@ -71,7 +71,7 @@ pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
 
 /// report.txt, report.md, report.json and the SVG plots of `r`, rendered in memory (file name,
 /// bytes): a failure here writes nothing. `m`: the run's manifest (see `text::render`).
-pub fn rendered(
+pub(crate) fn rendered(
     r: &Report,
     m: Option<&crate::rundir::Manifest>,
 ) -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {

@@ -23,7 +23,7 @@ pub struct Table {
 }
 
 impl Table {
-    pub fn new<S: Into<String>>(headers: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn new<S: Into<String>>(headers: impl IntoIterator<Item = S>) -> Self {
         Table {
             headers: headers.into_iter().map(Into::into).collect(),
             left: vec![0],
@@ -32,14 +32,14 @@ impl Table {
     }
 
     /// A table without a header line, `columns` wide, every column aligned left.
-    pub fn headless(columns: usize) -> Self {
+    pub(crate) fn headless(columns: usize) -> Self {
         Table {
             left: (0..columns).collect(),
             ..Default::default()
         }
     }
 
-    pub fn push(&mut self, row: Vec<String>) {
+    pub(crate) fn push(&mut self, row: Vec<String>) {
         self.rows.push(row);
     }
 
@@ -139,7 +139,7 @@ pub struct Block {
 }
 
 impl Block {
-    pub fn new(title: &str) -> Block {
+    pub(crate) fn new(title: &str) -> Block {
         Block {
             title: title.into(),
             ..Default::default()
@@ -186,7 +186,7 @@ impl Block {
 
 /// Blocks as plain text, one after the other: each title (when not empty) on its own line,
 /// then the body.
-pub fn blocks_text(blocks: &[Block]) -> String {
+pub(crate) fn blocks_text(blocks: &[Block]) -> String {
     let mut out = String::new();
     for b in blocks {
         if !b.title.is_empty() {

@@ -29,7 +29,7 @@ pub(crate) async fn pg_slots(c: &tokio_postgres::Client) -> Result<PgSlots> {
     })
 }
 
-pub async fn xact_commit(c: &tokio_postgres::Client) -> Result<i64> {
+pub(crate) async fn xact_commit(c: &tokio_postgres::Client) -> Result<i64> {
     let row = c
         .query_one(
             "select coalesce(sum(xact_commit), 0)::bigint from pg_stat_database",

@@ -71,7 +71,7 @@ pub(crate) struct DockerEngine<'a> {
 }
 
 impl<'a> DockerEngine<'a> {
-    pub fn new(env: &'a DockerEnv<'a>) -> DockerEngine<'a> {
+    pub(crate) fn new(env: &'a DockerEnv<'a>) -> DockerEngine<'a> {
         DockerEngine {
             env,
             round: RoundState::default(),

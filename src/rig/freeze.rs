@@ -26,7 +26,7 @@ pub(crate) fn planned_at(al: &Alignment, p: &PausePlan) -> DateTime<Utc> {
 }
 
 /// Schedule the freeze of the containers `ids` (the app box) for load `load`.
-pub fn schedule(
+pub(crate) fn schedule(
     docker: &Docker,
     ids: Vec<String>,
     load: &str,
@@ -78,7 +78,7 @@ async fn set_all(d: &Docker, ids: &[String], freeze: bool) -> anyhow::Result<()>
 impl Scheduled {
     /// The freeze as it happened. A load that ended before the thaw (interrupted, failed)
     /// cuts it short: the app is thawed here, and the record says the freeze did not finish.
-    pub async fn finish(self) -> Freeze {
+    pub(crate) async fn finish(self) -> Freeze {
         if !self.task.is_finished() {
             self.task.abort();
         }

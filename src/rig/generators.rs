@@ -68,7 +68,7 @@ pub(crate) struct Generator {
 
 /// Where instance `i` of `n` writes: `k6/` for a single generator (the layout every run had),
 /// `k6/g<i>/` otherwise.
-pub fn out_dir(run_dir: &Path, seg: &Segment) -> PathBuf {
+pub(crate) fn out_dir(run_dir: &Path, seg: &Segment) -> PathBuf {
     Layout::new(run_dir)
         .generator_of(seg.index as usize, seg.count as usize)
         .path
@@ -110,7 +110,7 @@ fn script_files(lg: &LoadgenEngine, scripts_dir: &Path) -> Result<Vec<(String, V
 
 /// Create the N k6 containers (not started), scripts copied in.
 #[allow(clippy::too_many_arguments)]
-pub async fn create(
+pub(crate) async fn create(
     lg: &LoadgenEngine,
     stack: &LabStack,
     lab: &str,
@@ -225,7 +225,11 @@ pub(crate) async fn set_gate(
 }
 
 /// Start every generator (each waits in its gate), then record pids and API addresses.
-pub async fn start(lg: &LoadgenEngine, stack: &LabStack, gens: &mut [Generator]) -> Result<()> {
+pub(crate) async fn start(
+    lg: &LoadgenEngine,
+    stack: &LabStack,
+    gens: &mut [Generator],
+) -> Result<()> {
     for g in gens.iter() {
         lg.docker
             .start_container(&g.id)
@@ -260,7 +264,7 @@ pub async fn start(lg: &LoadgenEngine, stack: &LabStack, gens: &mut [Generator])
 }
 
 /// Sampler targets for the generators (their init pids on their engine's host).
-pub fn targets(gens: &[Generator]) -> Vec<ContainerTarget> {
+pub(crate) fn targets(gens: &[Generator]) -> Vec<ContainerTarget> {
     gens.iter()
         .filter_map(|g| {
             Some(ContainerTarget {
@@ -290,7 +294,7 @@ where
 
 /// Logs (and, from another engine, the output files) of every generator into its folder.
 /// Returns the log texts in instance order.
-pub async fn collect(lg: &LoadgenEngine, gens: &[Generator]) -> Result<Vec<String>> {
+pub(crate) async fn collect(lg: &LoadgenEngine, gens: &[Generator]) -> Result<Vec<String>> {
     let mut logs = Vec::new();
     for g in gens {
         let log = lg.docker.logs(&g.id, None).await.unwrap_or_default();
@@ -429,7 +433,7 @@ pub(crate) struct Agent {
 impl Agent {
     /// `role` names the engine's role in the run (`loadgen`, `stack`): container
     /// `perflab-<run>-sampler-<role>`, host samples into `samples/host-<role>.jsonl`.
-    pub async fn create(
+    pub(crate) async fn create(
         engine: &Docker,
         images: &ImageSet,
         run_id: &str,
@@ -478,7 +482,7 @@ impl Agent {
         })
     }
 
-    pub async fn start(&self, targets: &[ContainerTarget]) -> Result<()> {
+    pub(crate) async fn start(&self, targets: &[ContainerTarget]) -> Result<()> {
         let body = serde_json::to_vec(targets)?;
         self.docker
             .upload_files(&self.id, &[(agent::TARGETS_PATH.into(), body, 0o644)])
@@ -494,7 +498,7 @@ impl Agent {
     /// Stop the agent and file its lines under `to`'s `samples/`: cgroup lines into
     /// `cgroup.jsonl` (beside the local samplers' lines), host lines into `host-<role>.jsonl`,
     /// the rest into `sampler-errors.jsonl`. Returns the number of cgroup lines.
-    pub async fn finish(&self, to: &Layout) -> Result<usize> {
+    pub(crate) async fn finish(&self, to: &Layout) -> Result<usize> {
         self.docker.kill_container(&self.id, "SIGTERM").await.ok();
         let _ = tokio::time::timeout(
             Duration::from_secs(10),

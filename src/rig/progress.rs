@@ -13,7 +13,7 @@ use crate::load::live::{self, LiveTotals, StepPosition};
 use crate::plan::{Plan, WindowKind};
 
 /// Where `offset_s` (seconds since k6's start) falls in the plan.
-pub fn position(plan: &Plan, offset_s: f64) -> StepPosition {
+pub(crate) fn position(plan: &Plan, offset_s: f64) -> StepPosition {
     let steps = plan.steps.len();
     let w = plan
         .windows
@@ -54,7 +54,12 @@ pub(crate) struct Progress {
 }
 
 impl Progress {
-    pub fn start(plan: &Plan, k6_start: DateTime<Utc>, apis: Vec<String>, quiet: bool) -> Progress {
+    pub(crate) fn start(
+        plan: &Plan,
+        k6_start: DateTime<Utc>,
+        apis: Vec<String>,
+        quiet: bool,
+    ) -> Progress {
         let (stop, mut rx) = watch::channel(false);
         if quiet {
             return Progress { stop, task: None };
@@ -133,7 +138,7 @@ impl Progress {
         }
     }
 
-    pub async fn finish(mut self) {
+    pub(crate) async fn finish(mut self) {
         let _ = self.stop.send(true);
         if let Some(t) = self.task.take() {
             let _ = t.await;

@@ -29,7 +29,7 @@ pub(crate) const DEFAULT_EXTRA_S: f64 = 180.0;
 
 /// Where a part's duration comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The lock's holder and queue now, with the ends their plans expect.
     Queue,
     /// Recorded on this host (what, when).
@@ -83,12 +83,12 @@ pub(crate) struct Profile {
 
 impl Outline {
     /// The whole run, in seconds.
-    pub fn total_s(&self) -> f64 {
+    pub(crate) fn total_s(&self) -> f64 {
         self.parts.iter().map(|p| p.seconds).sum()
     }
 
     /// The text said up front (one line per part, the source of its number below it).
-    pub fn render(&self, target: &str) -> String {
+    pub(crate) fn render(&self, target: &str) -> String {
         let mut s = format!(
             "perflab run {target}: about {} on this host\n",
             duration(self.total_s())
@@ -113,7 +113,7 @@ impl Outline {
 }
 
 /// `1 h 02 min`, `9 min 18 s`, `40 s`.
-pub fn duration(s: f64) -> String {
+pub(crate) fn duration(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
     match s {
         0..60 => format!("{s} s"),

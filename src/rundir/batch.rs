@@ -12,17 +12,10 @@ pub enum CompareSide {
 }
 
 impl CompareSide {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CompareSide::A => "A",
             CompareSide::B => "B",
-        }
-    }
-
-    pub fn other(self) -> CompareSide {
-        match self {
-            CompareSide::A => CompareSide::B,
-            CompareSide::B => CompareSide::A,
         }
     }
 }

@@ -29,7 +29,7 @@ pub struct CellName {
 }
 
 impl CellName {
-    pub fn new(stamp: DateTime<Utc>, round: u32, label: &str) -> CellName {
+    pub(crate) fn new(stamp: DateTime<Utc>, round: u32, label: &str) -> CellName {
         CellName {
             stamp,
             round,
@@ -38,7 +38,7 @@ impl CellName {
     }
 
     /// Parse a name as `--run-name` takes it; the error says what a name looks like.
-    pub fn parse(s: &str) -> Result<CellName, String> {
+    pub(crate) fn parse(s: &str) -> Result<CellName, String> {
         let bad = || {
             format!(
                 "`{}` is not a cell name: give <UTC stamp>-r<round>-<label>, e.g. 20261201T101500Z-r2-forky (the label 2-{MAX_LABEL} characters a-z0-9, starting with a letter)",
@@ -197,7 +197,7 @@ pub struct CellRecord {
 impl CellRecord {
     /// The record of cell `name` run by this process, the scheduler read from the variables
     /// Slurm and GNU parallel set for their jobs.
-    pub fn here(name: &str) -> CellRecord {
+    pub(crate) fn here(name: &str) -> CellRecord {
         CellRecord::from_env(name, |k| std::env::var(k).ok())
     }
 

@@ -237,7 +237,7 @@ pub(crate) fn manifest_warnings(dir: &Path) -> Vec<String> {
 
 /// Digest `dir/logs/*.log` line by line (missing directory: no logs); what reading them changed
 /// or left out goes to `caveats`.
-pub fn logs(
+pub(crate) fn logs(
     dir: &Path,
     caveats: &mut Vec<String>,
 ) -> anyhow::Result<std::collections::BTreeMap<String, LogDigest>> {

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 /// `manifest.json`: versions, host, CPU layout, caveats, config and measurements (`Manifest`),
 /// or a tool run's (`ToolManifest`).
-pub const MANIFEST_FILE: &str = "manifest.json";
+pub(crate) const MANIFEST_FILE: &str = "manifest.json";
 /// `status.json`: `running`, `complete`, `failed`, `aborted`, the owner and the phase (`Status`).
-pub const STATUS_FILE: &str = "status.json";
+pub(crate) const STATUS_FILE: &str = "status.json";
 /// `plan.json`: the run's plan (`plan::Plan`): steps, windows, stages, VUs, criteria.
-pub const PLAN_FILE: &str = "plan.json";
+pub(crate) const PLAN_FILE: &str = "plan.json";
 /// `report.json`: the analysis with its schema version (`rundir::report::ReportFile`).
-pub const REPORT_FILE: &str = "report.json";
+pub(crate) const REPORT_FILE: &str = "report.json";
 /// `report.txt`: the plain-text report.
 pub(crate) const REPORT_TXT: &str = "report.txt";
 /// `report.md`: the Markdown report.
@@ -61,7 +61,7 @@ pub enum Sampler {
 }
 
 impl Sampler {
-    pub const ALL: [Sampler; 7] = [
+    pub(crate) const ALL: [Sampler; 7] = [
         Sampler::Cgroup,
         Sampler::Host,
         Sampler::HostProcs,
@@ -72,7 +72,7 @@ impl Sampler {
     ];
 
     /// The file's name in `samples/`.
-    pub const fn file(self) -> &'static str {
+    pub(crate) const fn file(self) -> &'static str {
         match self {
             Sampler::Cgroup => "cgroup.jsonl",
             Sampler::Host => "host.jsonl",
@@ -97,7 +97,7 @@ impl Layout {
     }
 
     /// The run directory itself.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -132,7 +132,7 @@ impl Layout {
     }
 
     /// [`REPORT_HTML`].
-    pub fn report_html(&self) -> PathBuf {
+    pub(crate) fn report_html(&self) -> PathBuf {
         self.dir.join(REPORT_HTML)
     }
 
@@ -157,7 +157,7 @@ impl Layout {
     }
 
     /// [`STALLS_FILE`] (a noise tool run's).
-    pub fn stalls(&self) -> PathBuf {
+    pub(crate) fn stalls(&self) -> PathBuf {
         self.dir.join(STALLS_FILE)
     }
 
@@ -176,7 +176,7 @@ impl Layout {
     }
 
     /// `k6/g<i>/`: load generator `i` of several.
-    pub fn generator(&self, i: usize) -> K6Dir {
+    pub(crate) fn generator(&self, i: usize) -> K6Dir {
         self.generator_named(&format!("g{i}"))
     }
 
@@ -240,13 +240,13 @@ impl Layout {
 
     /// `logs/access/<server>.log`: the access logs (`fpm`, `nginx`) when the experiment turns
     /// them on.
-    pub fn access_log(&self, server: &str) -> PathBuf {
+    pub(crate) fn access_log(&self, server: &str) -> PathBuf {
         self.logs_dir().join("access").join(format!("{server}.log"))
     }
 
     /// `loads/<label>/`: a load other than the measured steps (calibration, probes, the closed
     /// twin), laid out like a run directory (`plan.json`, `k6/`, `samples/`).
-    pub fn load(&self, label: &str) -> Layout {
+    pub(crate) fn load(&self, label: &str) -> Layout {
         Layout::new(self.dir.join("loads").join(label))
     }
 
@@ -277,7 +277,7 @@ pub struct K6Dir {
 
 impl K6Dir {
     /// The generator folder at `path` (one [`Layout`] gave, maybe canonicalized since).
-    pub fn new(path: impl Into<PathBuf>) -> K6Dir {
+    pub(crate) fn new(path: impl Into<PathBuf>) -> K6Dir {
         K6Dir { path: path.into() }
     }
 
@@ -302,12 +302,12 @@ impl K6Dir {
     }
 
     /// `k6.log`: k6's own output.
-    pub fn log(&self) -> PathBuf {
+    pub(crate) fn log(&self) -> PathBuf {
         self.path.join(K6_LOG)
     }
 
     /// [`DASHBOARD_FILE`].
-    pub fn dashboard(&self) -> PathBuf {
+    pub(crate) fn dashboard(&self) -> PathBuf {
         self.path.join(DASHBOARD_FILE)
     }
 }

@@ -78,7 +78,7 @@ impl Manifest {
 
     /// The Debian suite of the run's images: `measurements.stack.suite`, else the base image's tag
     /// (`perflab/base:trixie-3660824d8b4c`).
-    pub fn suite(&self) -> Option<String> {
+    pub(crate) fn suite(&self) -> Option<String> {
         if let Some(s) = &self.measurements.stack.suite {
             return Some(s.clone());
         }

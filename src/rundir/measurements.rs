@@ -157,7 +157,7 @@ impl From<&crate::stack::StackContainer> for ContainerRecord {
 }
 
 /// The stack's containers keyed by role, as the manifest records them.
-pub fn containers_of(
+pub(crate) fn containers_of(
     c: &BTreeMap<crate::lab::Role, crate::stack::StackContainer>,
 ) -> BTreeMap<String, ContainerRecord> {
     c.iter()
@@ -280,7 +280,7 @@ pub struct GeneratorInstance {
     pub command: String,
 }
 
-pub use crate::sample::SamplerSummary;
+pub(crate) use crate::sample::SamplerSummary;
 
 /// A share of a core as the manifest records it: percent, one decimal.
 pub(crate) fn pct_of_core(cores: f64) -> f64 {

@@ -33,7 +33,7 @@ use anyhow::Context;
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 
-pub use layout::{Layout, MANIFEST_FILE, PLAN_FILE, REPORT_FILE, STATUS_FILE};
+pub(crate) use layout::{Layout, MANIFEST_FILE, PLAN_FILE, REPORT_FILE, STATUS_FILE};
 pub(crate) const LATEST: &str = "latest";
 
 /// Environment variable that moves the run directories' root.

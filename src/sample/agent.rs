@@ -14,7 +14,7 @@ pub(crate) const TARGETS_PATH: &str = "/agent/targets.json";
 pub(crate) const BINARY_PATH: &str = "/usr/local/bin/perflab";
 
 /// Run the agent until SIGTERM or SIGINT: sample the targets every `period`.
-pub fn run(targets: &Path, period: Duration) -> anyhow::Result<()> {
+pub(crate) fn run(targets: &Path, period: Duration) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(targets)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", targets.display()))?;
     let containers: Vec<ContainerTarget> = serde_json::from_str(&text)
@@ -39,7 +39,7 @@ pub fn run(targets: &Path, period: Duration) -> anyhow::Result<()> {
 /// The agent's output sorted into the run's files by record type ([`CgroupSample`],
 /// [`HostSample`], other JSON objects such as sampler errors). Non-JSON lines (log noise) are
 /// dropped. Pure.
-pub fn split(output: &str) -> (String, String, String) {
+pub(crate) fn split(output: &str) -> (String, String, String) {
     let (mut cg, mut host, mut other) = (String::new(), String::new(), String::new());
     for line in output.lines() {
         let l = line.trim();

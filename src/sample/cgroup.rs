@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use crate::host::CgroupVersion;
+pub(crate) use crate::host::CgroupVersion;
 
 /// The host's cgroup version; a host that shows neither is read as v1 (its files tell).
 fn detect() -> CgroupVersion {
@@ -175,7 +175,7 @@ pub(crate) fn keyed_value(text: &str, key: &str) -> Option<u64> {
 }
 
 /// `some avg10=` of a PSI file (`/proc/pressure/cpu` or a cgroup's `cpu.pressure`).
-pub fn psi_some_avg10(text: &str) -> Option<f64> {
+pub(crate) fn psi_some_avg10(text: &str) -> Option<f64> {
     let line = text.lines().find(|l| l.starts_with("some "))?;
     line.split(' ')
         .find_map(|f| f.strip_prefix("avg10="))

@@ -27,13 +27,13 @@ use tokio::time::Instant;
 
 use crate::lab::Role;
 use records::{CgroupSample, HostSample};
-pub use sampler::SamplerSummary;
+pub(crate) use sampler::SamplerSummary;
 use sampler::{next_tick, now_ms, record_error, ticker};
 use writer::JsonlWriter;
 
 /// A container to sample: its role in the lab, its name and the pid of its init process.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct ContainerTarget {
+pub(crate) struct ContainerTarget {
     pub role: Role,
     pub name: String,
     pub pid: u32,
@@ -89,7 +89,7 @@ pub(crate) struct SampleFiles {
 impl Samplers {
     /// Start every sampler the targets allow, writing to `files` (their folder created if
     /// missing).
-    pub fn start(
+    pub(crate) fn start(
         files: &SampleFiles,
         targets: SamplerTargets,
         opts: SamplerOptions,
@@ -157,7 +157,7 @@ impl Samplers {
     }
 
     /// Stop all samplers and merge their summaries.
-    pub async fn stop(self) -> SamplerSummary {
+    pub(crate) async fn stop(self) -> SamplerSummary {
         let _ = self.stop.send(true);
         let mut total = SamplerSummary::default();
         for t in self.tasks {

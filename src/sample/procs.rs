@@ -13,7 +13,7 @@ use super::host::{self, CpuTimes};
 use super::records::HostProcsSample;
 use crate::lab::Role;
 use table::round4;
-pub use table::{Delta, PidStat, Placement, ProcTable, classify, parse_pid_stat, summarize};
+pub(crate) use table::{Delta, PidStat, Placement, ProcTable, parse_pid_stat, summarize};
 
 /// The run's containers as the host sees them: their cgroup paths, keyed as in
 /// `/proc/<pid>/cgroup` (the cpuacct controller's on cgroup v1, where the cgroup samples read
@@ -84,7 +84,7 @@ impl LabContainers {
     }
 
     /// Where a process runs, from its `/proc/<pid>/cgroup`.
-    pub fn place(&self, proc_cgroup: &str) -> Placement {
+    pub(crate) fn place(&self, proc_cgroup: &str) -> Placement {
         let cg = parse_proc_cgroup(proc_cgroup);
         let inside = |p: &str, lab: &str| p == lab || p.starts_with(&format!("{lab}/"));
         if self
@@ -114,7 +114,7 @@ pub(crate) struct ProcScanner {
 
 impl ProcScanner {
     /// Scan once for the baseline. `lab` are the run's containers (their init processes).
-    pub fn new(lab: &[(Role, u32)]) -> ProcScanner {
+    pub(crate) fn new(lab: &[(Role, u32)]) -> ProcScanner {
         let read = |what: &str| -> Vec<(Role, String)> {
             lab.iter()
                 .filter_map(|(r, p)| {
@@ -153,7 +153,7 @@ impl ProcScanner {
 
     /// The line for the interval of `dt_s` seconds that ends now, with irq and softirq from the
     /// `/proc/stat` snapshots that bound it.
-    pub fn sample(
+    pub(crate) fn sample(
         &mut self,
         t: i64,
         dt_s: f64,
@@ -189,6 +189,7 @@ fn read_all() -> Vec<(u32, PidStat)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::procs::table::classify;
     use crate::sample::procs::table::tests::{st, ticks_of_pid};
     use crate::sample::records::ProcSource;
 

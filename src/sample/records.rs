@@ -82,7 +82,7 @@ impl ProcSource {
         )
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ProcSource::DockerProxy => "docker-proxy",
             ProcSource::Containerd => "containerd",

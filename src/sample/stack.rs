@@ -10,7 +10,7 @@ use crate::stack::LabStack;
 
 /// The stack's containers as sampler targets (init pids on the stack engine's host), each
 /// under its role's sampler column.
-pub async fn targets(stack: &LabStack, docker: &Docker) -> Result<Vec<ContainerTarget>> {
+pub(crate) async fn targets(stack: &LabStack, docker: &Docker) -> Result<Vec<ContainerTarget>> {
     let mut containers = Vec::new();
     for (role, c) in &stack.containers {
         let info = docker.inspect_container(&c.id).await?;

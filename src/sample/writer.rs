@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct JsonlWriter(Arc<Mutex<BufWriter<Box<dyn Write + Send>>>>);
 
 impl JsonlWriter {
-    pub fn create(path: &Path) -> std::io::Result<JsonlWriter> {
+    pub(crate) fn create(path: &Path) -> std::io::Result<JsonlWriter> {
         let f = File::options().create(true).append(true).open(path)?;
         Ok(JsonlWriter(Arc::new(Mutex::new(BufWriter::new(Box::new(
             f,
@@ -17,13 +17,13 @@ impl JsonlWriter {
     }
 
     /// Lines to this process's stdout (one shared writer: clones interleave whole lines).
-    pub fn stdout() -> JsonlWriter {
+    pub(crate) fn stdout() -> JsonlWriter {
         JsonlWriter(Arc::new(Mutex::new(BufWriter::new(Box::new(
             std::io::stdout(),
         )))))
     }
 
-    pub fn write<T: serde::Serialize>(&self, value: &T) -> std::io::Result<()> {
+    pub(crate) fn write<T: serde::Serialize>(&self, value: &T) -> std::io::Result<()> {
         let mut w = self.0.lock().unwrap_or_else(|p| p.into_inner());
         serde_json::to_writer(&mut *w, value)?;
         w.write_all(b"\n")?;

@@ -18,7 +18,7 @@ use super::round::RoundOutcome;
 use super::signals::Interrupt;
 use super::{Engine, Stop};
 use crate::rundir::RunState;
-pub use crate::rundir::batch::{CompareSide, CompareTag};
+pub(crate) use crate::rundir::batch::{CompareSide, CompareTag};
 use crate::verify::compare::{RoundsComparison, Settings};
 use crate::verify::load::{self, LoadedRun};
 

@@ -29,7 +29,7 @@ pub struct Stage<'a, E: Engine> {
 
 /// The aligned instants of `plan` from `now`: paused generators start on the next boundary (or
 /// at once without alignment); gated ones need a lead without alignment to get into their gates.
-pub fn alignment(
+pub(crate) fn alignment(
     now: chrono::DateTime<chrono::Utc>,
     plan: &Plan,
     align: bool,

@@ -72,12 +72,12 @@ pub struct Trail {
 
 impl Trail {
     /// The phase entered last (where an interrupt or a failure happened).
-    pub fn current(&self) -> Option<Phase> {
+    pub(crate) fn current(&self) -> Option<Phase> {
         self.current.as_ref().map(|(p, _)| *p)
     }
 
     /// Run `fut` as `phase` (of `load`, if any), raced against `interrupt`, and record it.
-    pub async fn run<T>(
+    pub(crate) async fn run<T>(
         &mut self,
         interrupt: &Interrupt,
         phase: Phase,
@@ -89,7 +89,7 @@ impl Trail {
 
     /// Run `fut` as `phase` to its end, not raced (measuring stops its generators itself on an
     /// interrupt; collecting and tearing down must finish), and record it.
-    pub async fn record<T>(
+    pub(crate) async fn record<T>(
         &mut self,
         phase: Phase,
         load: Option<&str>,
@@ -144,7 +144,7 @@ impl Trail {
     }
 
     /// Whether `phase` was entered at all.
-    pub fn reached(&self, phase: Phase) -> bool {
+    pub(crate) fn reached(&self, phase: Phase) -> bool {
         self.records.iter().any(|r| r.phase == phase)
     }
 }
@@ -159,7 +159,7 @@ pub(crate) struct Session {
 
 impl Session {
     /// The Lock phase: wait for the host lock (an interrupt while waiting starts nothing).
-    pub async fn begin(
+    pub(crate) async fn begin(
         target: impl Into<lock::Purpose>,
         wait: Wait,
         quiet: bool,
@@ -185,7 +185,7 @@ impl Session {
     }
 
     /// Run `fut` as `phase`, raced against the interrupt, and record it.
-    pub async fn phase<T>(
+    pub(crate) async fn phase<T>(
         &mut self,
         phase: Phase,
         fut: impl Future<Output = Result<T>>,
@@ -204,14 +204,14 @@ impl Session {
 
     /// The final state, its reason and the phase it names, for a session that ended with
     /// `result` (see [`verdict`]).
-    pub fn verdict(&self, result: &Result<(), Stop>) -> Verdict {
+    pub(crate) fn verdict(&self, result: &Result<(), Stop>) -> Verdict {
         verdict(result, self.trail.current())
     }
 }
 
 /// How a session ended, as its status records it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub state: crate::rundir::RunState,
     pub reason: Option<String>,
     /// The phase it stopped in, when it did not complete.
@@ -222,7 +222,7 @@ pub struct Verdict {
 
 /// Complete; aborted "interrupted by SIGINT during warm-up; partial data kept"; or failed
 /// "warm-up failed: ...".
-pub fn verdict(result: &Result<(), Stop>, stopped_in: Option<Phase>) -> Verdict {
+pub(crate) fn verdict(result: &Result<(), Stop>, stopped_in: Option<Phase>) -> Verdict {
     use crate::rundir::RunState;
     let at = stopped_in.map(Phase::as_str).unwrap_or("the run");
     match result {

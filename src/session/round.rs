@@ -41,7 +41,7 @@ pub struct RoundOutcome {
 }
 
 /// The run id of a round's Docker objects: `run-<experiment>-<dir name>`.
-pub fn run_id(experiment_id: &str, dir: &RunDir) -> String {
+pub(crate) fn run_id(experiment_id: &str, dir: &RunDir) -> String {
     format!(
         "{}{experiment_id}-{}",
         super::sweep::RUN_ID_PREFIX,

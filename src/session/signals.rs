@@ -25,7 +25,7 @@ pub struct Interrupt {
 
 impl Interrupt {
     /// Install the handlers (call inside the tokio runtime).
-    pub fn install() -> std::io::Result<Interrupt> {
+    pub(crate) fn install() -> std::io::Result<Interrupt> {
         Interrupt::install_with("stopping k6 and the samplers, removing containers")
     }
 
@@ -73,7 +73,7 @@ impl Interrupt {
     }
 
     /// Resolve when a signal arrives (never, if the sender is gone without one).
-    pub async fn wait(&mut self) -> &'static str {
+    pub(crate) async fn wait(&mut self) -> &'static str {
         loop {
             if let Some(r) = *self.rx.borrow() {
                 return r;

@@ -17,7 +17,7 @@ pub(crate) const RUN_ID_PREFIX: &str = "run-";
 
 /// What becomes of one run's objects, from their labels and their owner's liveness.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Fate {
+pub(crate) enum Fate {
     /// The owner is gone (the reason says how we know).
     Dead(String),
     /// The owner still runs on this host.
@@ -32,7 +32,7 @@ pub enum Fate {
 
 /// Who asks: the automatic sweep before a run, or the user (`cleanup`, `down`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Asker {
+pub(crate) enum Asker {
     /// The sweep under the host lock; `local` when the engine is this host's (no perflab of
     /// this host can be running there without the lock, so unowned `run-` stacks are leftovers).
     Sweep { local: bool },
@@ -43,7 +43,7 @@ pub enum Asker {
 
 /// One run's objects and what to do with them.
 #[derive(Debug, Clone)]
-pub struct RunLeftover {
+pub(crate) struct RunLeftover {
     pub run_id: String,
     pub objects: Vec<LabelledObject>,
     pub fate: Fate,
@@ -131,7 +131,7 @@ pub(crate) fn fate_of(objects: &[LabelledObject], judge: impl Fn(&Owner) -> Live
 
 /// Whether `asker` removes a run of `run_id` with `fate`; `foreign` when another user's
 /// perflab made it (removed only by a user's `--all`, never by the sweep).
-pub fn removes(asker: Asker, run_id: &str, fate: &Fate, foreign: bool) -> bool {
+pub(crate) fn removes(asker: Asker, run_id: &str, fate: &Fate, foreign: bool) -> bool {
     match (fate, asker) {
         (Fate::Live(_) | Fate::OtherHost(_), _) => false,
         (_, Asker::Sweep { .. } | Asker::User { all: false }) if foreign => false,
@@ -143,7 +143,7 @@ pub fn removes(asker: Asker, run_id: &str, fate: &Fate, foreign: bool) -> bool {
 }
 
 /// Group labelled objects by run and decide each run's fate (pure but for `judge`).
-pub fn plan(
+pub(crate) fn plan(
     objects: Vec<LabelledObject>,
     asker: Asker,
     caller: &str,
@@ -206,7 +206,7 @@ impl Swept {
 }
 
 /// Sweep leftovers. `keep` holds run ids that must survive.
-pub async fn sweep(
+pub(crate) async fn sweep(
     docker: &Docker,
     out_root: &Path,
     keep: &BTreeSet<String>,

@@ -22,7 +22,7 @@ pub struct Access {
 
 /// How this machine reaches an entry point published on `ip` (a wildcard address through
 /// loopback).
-pub fn entry_url(ip: &str, port: u16) -> String {
+pub(crate) fn entry_url(ip: &str, port: u16) -> String {
     match ip.parse::<std::net::IpAddr>() {
         Ok(a) if a.is_unspecified() => format!("http://127.0.0.1:{port}"),
         Ok(std::net::IpAddr::V6(a)) => format!("http://[{a}]:{port}"),

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 pub use crate::docker::random_token;
-pub use access::{Access, entry_url};
+pub(crate) use access::{Access, entry_url};
 pub(crate) use collect::CollectPaths;
 
 /// CPU pinning of one stack, as Docker cpuset strings (`0`, `1`, `2-3`).
@@ -37,7 +37,7 @@ pub struct Pinning {
 
 impl Pinning {
     /// The cpuset of a slot.
-    pub fn cpuset(&self, slot: Slot) -> &str {
+    pub(crate) fn cpuset(&self, slot: Slot) -> &str {
         match slot {
             Slot::Loadgen => &self.loadgen,
             Slot::Db => &self.db,
@@ -46,7 +46,7 @@ impl Pinning {
     }
 
     /// Number of CPUs in the app cpuset.
-    pub fn app_cpus(&self) -> usize {
+    pub(crate) fn app_cpus(&self) -> usize {
         crate::plan::CpuSet::parse(&self.app)
             .map(|s| s.len())
             .unwrap_or(1)
@@ -127,7 +127,7 @@ pub struct PgConn {
 }
 
 impl PgConn {
-    pub fn config(&self) -> tokio_postgres::Config {
+    pub(crate) fn config(&self) -> tokio_postgres::Config {
         let mut c = tokio_postgres::Config::new();
         c.host(&self.host)
             .port(self.port)
@@ -140,7 +140,7 @@ impl PgConn {
     }
 
     /// Connect (the connection task is spawned on the current runtime).
-    pub async fn connect(&self) -> Result<tokio_postgres::Client> {
+    pub(crate) async fn connect(&self) -> Result<tokio_postgres::Client> {
         let (client, conn) = self
             .config()
             .connect(tokio_postgres::NoTls)
@@ -450,7 +450,12 @@ impl LabStack {
     }
 
     /// Copy a file out of a role's container (e.g. `storage/logs/laravel.log`, access logs).
-    pub async fn read_file(&self, docker: &Docker, role: Role, path: &str) -> Result<Vec<u8>> {
+    pub(crate) async fn read_file(
+        &self,
+        docker: &Docker,
+        role: Role,
+        path: &str,
+    ) -> Result<Vec<u8>> {
         let c = self
             .containers
             .get(&role)

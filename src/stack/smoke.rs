@@ -31,7 +31,7 @@ impl SmokeReport {
         !self.checks.is_empty() && self.checks.iter().all(|c| c.ok)
     }
 
-    pub fn failures(&self) -> Vec<&SmokeCheck> {
+    pub(crate) fn failures(&self) -> Vec<&SmokeCheck> {
         self.checks.iter().filter(|c| !c.ok).collect()
     }
 

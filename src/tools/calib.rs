@@ -21,7 +21,7 @@ use crate::session::{Phase, Stop};
 pub(crate) const REPEATS_FILE: &str = "repeats.tsv";
 
 /// The fixed work: `iters` rounds of xorshift64 folded into an accumulator.
-pub fn work(iters: u64, seed: u64) -> u64 {
+pub(crate) fn work(iters: u64, seed: u64) -> u64 {
     let mut x = seed | 1;
     let mut acc = 0u64;
     for i in 0..black_box(iters) {
@@ -140,7 +140,7 @@ fn repeats_tsv(repeats: &[Repeat]) -> String {
 }
 
 /// Run the calibration loop. Returns the exit code (0 complete, 130 interrupted).
-pub async fn run(settings: CalibSettings, common: Common) -> Result<std::process::ExitCode> {
+pub(crate) async fn run(settings: CalibSettings, common: Common) -> Result<std::process::ExitCode> {
     let interrupt = Interrupt::install_with("stopping, writing what was measured")
         .context("installing signal handlers")?;
     let (_, layout) = super::measured_cpu(Some(settings.cpu))?;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::render::{Block, Table, blocks_text, busy, caveat_lines, caveats_markdown, opt};
 use super::stats::{self, Summary};
-pub use crate::rundir::tool::CalibSettings;
+pub(crate) use crate::rundir::tool::CalibSettings;
 
 /// The article's figure: "vCPU stable within ±7 %".
 pub(crate) const ARTICLE_PLUS_MINUS_PCT: f64 = 7.0;
@@ -44,7 +44,7 @@ impl Repeat {
 
 /// The calibration: how many iterations make one repeat of about `work_ms`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Calibration {
+pub(crate) struct Calibration {
     pub iterations: u64,
     /// The sizing run: iterations and wall ms.
     pub probe_iterations: u64,
@@ -98,7 +98,7 @@ pub(crate) fn iterations_for(work_ms: f64, probe_iters: u64, probe_ms: f64) -> u
     ((probe_iters as f64) * work_ms / probe_ms).round().max(1.0) as u64
 }
 
-pub fn analyze(
+pub(crate) fn analyze(
     settings: CalibSettings,
     calibration: Calibration,
     repeats: Vec<Repeat>,
@@ -251,7 +251,7 @@ fn summary_lines(r: &CalibReport) -> Vec<String> {
 }
 
 /// Plain-text report (also the stdout table).
-pub fn render_text(r: &CalibReport) -> String {
+pub(crate) fn render_text(r: &CalibReport) -> String {
     let lines = summary_lines(r);
     let mut b = Block::new(&lines[0]);
     b.table = Some(repeat_table(r));

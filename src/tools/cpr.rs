@@ -52,7 +52,7 @@ struct Collected {
 }
 
 /// Run the tool. Returns the exit code (0 complete, 130 interrupted, 1 failed).
-pub async fn run(
+pub(crate) async fn run(
     lab: Lab,
     settings: CprSettings,
     layout: CpuLayout,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::render::{Block, Table, blocks_text, caveat_lines, caveats_markdown, opt};
 use super::stats::{self, Summary};
-pub use crate::rundir::tool::CprSettings;
+pub(crate) use crate::rundir::tool::CprSettings;
 
 /// A container's counters around one measurement window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,7 +23,7 @@ pub(crate) struct ContainerCounters {
 }
 
 impl ContainerCounters {
-    pub fn cpu_ns(&self) -> u64 {
+    pub(crate) fn cpu_ns(&self) -> u64 {
         self.cpu_ns_after.saturating_sub(self.cpu_ns_before)
     }
 
@@ -103,7 +103,7 @@ impl ArticleFigure {
 
 /// Ours beside one article figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     pub article: ArticleFigure,
     pub ours_ms: Option<f64>,
     /// Ours over the article's (midpoint of a range).
@@ -203,7 +203,7 @@ pub(crate) fn idle_baseline(counters: &[ContainerCounters], seconds: f64) -> Idl
     }
 }
 
-pub fn row(raw: &EndpointRaw, idle: Option<&IdleBaseline>) -> EndpointRow {
+pub(crate) fn row(raw: &EndpointRaw, idle: Option<&IdleBaseline>) -> EndpointRow {
     let n = raw.statuses.len();
     let mut not_ok = BTreeMap::new();
     for s in raw.statuses.iter().filter(|s| **s != 200) {
@@ -238,7 +238,7 @@ pub fn row(raw: &EndpointRaw, idle: Option<&IdleBaseline>) -> EndpointRow {
     }
 }
 
-pub fn analyze(
+pub(crate) fn analyze(
     settings: CprSettings,
     raws: &[EndpointRaw],
     idle: Option<IdleBaseline>,
@@ -383,7 +383,7 @@ fn notes(r: &CprReport) -> Vec<String> {
 }
 
 /// Plain-text report (also the stdout table).
-pub fn render_text(r: &CprReport) -> String {
+pub(crate) fn render_text(r: &CprReport) -> String {
     let mut b = Block::new(&header(r));
     b.table = Some(endpoint_table(r));
     b.notes = notes(r);

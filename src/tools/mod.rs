@@ -10,7 +10,7 @@ pub(crate) mod cpr_report;
 pub mod noise;
 pub(crate) mod noise_report;
 pub mod render;
-pub use crate::analyze::stats;
+pub(crate) use crate::analyze::stats;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ use crate::session::signals::Interrupt;
 
 /// Options every tool shares.
 #[derive(Debug, Clone)]
-pub struct Common {
+pub(crate) struct Common {
     pub out_root: PathBuf,
     pub wait: Wait,
     pub quiet: bool,
@@ -50,7 +50,7 @@ pub(crate) struct ToolRun {
 impl ToolRun {
     /// Take the host lock (waiting like `perflab run`, or failing fast with `--no-wait`), then
     /// create the run directory `out/<tool_dir>/<ts>-r1/` and write a first manifest.
-    pub async fn begin(
+    pub(crate) async fn begin(
         tool: &str,
         tool_dir: &str,
         args: ToolArgs,
@@ -121,7 +121,7 @@ impl ToolRun {
         s.lines()
     }
 
-    pub fn write_manifest(&self) -> Result<()> {
+    pub(crate) fn write_manifest(&self) -> Result<()> {
         rundir::write_tool_manifest(&self.dir.path, &self.manifest)
     }
 
@@ -135,7 +135,11 @@ impl ToolRun {
 
     /// Record the final state (naming the phase it stopped in, unless complete); returns the
     /// exit code the command should end with.
-    pub fn finish(&self, state: RunState, reason: Option<&str>) -> Result<std::process::ExitCode> {
+    pub(crate) fn finish(
+        &self,
+        state: RunState,
+        reason: Option<&str>,
+    ) -> Result<std::process::ExitCode> {
         self.write_manifest()?;
         let phase = (state != RunState::Complete)
             .then(|| self.session.trail.current())

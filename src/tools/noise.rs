@@ -111,7 +111,7 @@ fn write_raw(run: &ToolRun, result: &LoopResult) -> Result<()> {
 }
 
 /// Run the check. Returns the exit code (0 complete, 130 interrupted).
-pub async fn run(settings: NoiseSettings, common: Common) -> Result<std::process::ExitCode> {
+pub(crate) async fn run(settings: NoiseSettings, common: Common) -> Result<std::process::ExitCode> {
     let interrupt = Interrupt::install_with("stopping, writing what was measured")
         .context("installing signal handlers")?;
     let (_, layout) = super::measured_cpu(Some(settings.cpu))?;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::render::{Block, Table, blocks_text, busy, caveat_lines, caveats_markdown, opt};
 use super::stats::{self, Summary, round};
-pub use crate::rundir::tool::NoiseSettings;
+pub(crate) use crate::rundir::tool::NoiseSettings;
 
 /// Seconds of the minute that form the "head" window (:00–:07, 8 seconds).
 pub(crate) const HEAD_SECONDS: u32 = 8;
@@ -35,7 +35,7 @@ pub(crate) struct ArticleNoise {
     pub head_density_ratio: f64,
 }
 
-pub fn article() -> ArticleNoise {
+pub(crate) fn article() -> ArticleNoise {
     ArticleNoise {
         seconds: 130.0,
         threshold_ms: 30.0,
@@ -48,7 +48,7 @@ pub fn article() -> ArticleNoise {
 
 /// Stalls in a window of seconds of the minute, and how long that window was observed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Window {
+pub(crate) struct Window {
     pub seconds: String,
     pub stalls: u32,
     /// Seconds of the run that fell in this window.
@@ -120,7 +120,7 @@ fn window(name: &str, stalls: u32, observed_s: f64) -> Window {
 
 /// Analyze one check. `stalls` are the wake-ups above the threshold, `lateness_all_us` the
 /// lateness of every wake-up (µs).
-pub fn analyze(
+pub(crate) fn analyze(
     settings: NoiseSettings,
     started: DateTime<Utc>,
     ended: DateTime<Utc>,
@@ -319,7 +319,7 @@ fn by_second_grid(r: &NoiseReport) -> Table {
 }
 
 /// The plain-text report (also the stdout table).
-pub fn render_text(r: &NoiseReport) -> String {
+pub(crate) fn render_text(r: &NoiseReport) -> String {
     let mut lateness = Block::new(&header(r));
     lateness.table = Some(lateness_table(r));
     lateness.notes = vec![format!("{:.1} stalls per minute", r.stalls_per_minute)];

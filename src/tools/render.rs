@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-pub use crate::report::table::{Block, Table, blocks_text};
+pub(crate) use crate::report::table::{Block, Table, blocks_text};
 
 /// `x` with `digits` decimals and a suffix, or `-`.
 pub(crate) fn opt(x: Option<f64>, digits: usize, suffix: &str) -> String {
@@ -12,7 +12,7 @@ pub(crate) fn opt(x: Option<f64>, digits: usize, suffix: &str) -> String {
 }
 
 /// `cpu0 21%, cpu1 23%`, or None when nothing was measured.
-pub fn busy(cpu_busy_pct: &BTreeMap<u32, f64>) -> Option<String> {
+pub(crate) fn busy(cpu_busy_pct: &BTreeMap<u32, f64>) -> Option<String> {
     (!cpu_busy_pct.is_empty()).then(|| {
         cpu_busy_pct
             .iter()

@@ -11,7 +11,7 @@ use crate::rundir::Manifest;
 
 /// A configuration of one experiment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
+pub(crate) struct Config {
     /// `trixie`, `forky`; `unknown` for a manifest that names none.
     pub suite: String,
     /// Resolved `--set` key to value.
@@ -57,7 +57,7 @@ fn stack_and_load(e: &Experiment) -> (String, String) {
 
 impl Config {
     /// The configuration a manifest records.
-    pub fn of(m: &Manifest) -> Config {
+    pub(crate) fn of(m: &Manifest) -> Config {
         let fitted = m.measurements.fit.is_some();
         Config {
             suite: m.suite().unwrap_or_else(|| "unknown".into()),
@@ -70,7 +70,7 @@ impl Config {
 
     /// A declared configuration: `suite` with the `--set` pairs `sets`, resolved to `e` (the
     /// experiment with those pairs applied) when given and unfitted.
-    pub fn declared(
+    pub(crate) fn declared(
         suite: &str,
         sets: &[String],
         lab: Lab,

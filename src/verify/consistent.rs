@@ -7,7 +7,7 @@ use crate::rundir::Manifest;
 use std::collections::BTreeMap;
 
 /// One round: its label, report and manifest.
-pub type Round<'a> = (&'a str, &'a Report, &'a Manifest);
+pub(crate) type Round<'a> = (&'a str, &'a Report, &'a Manifest);
 
 /// Why the rounds cannot be aggregated: every problem found, one per line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -94,7 +94,7 @@ fn mixed_configs(runs: &[Round<'_>]) -> Vec<String> {
 }
 
 /// Check that `runs` are distinct rounds of `exp` in one configuration; every problem is named.
-pub fn check(exp: &str, runs: &[Round<'_>]) -> Result<(), Inconsistent> {
+pub(crate) fn check(exp: &str, runs: &[Round<'_>]) -> Result<(), Inconsistent> {
     let mut problems = duplicates(runs);
     problems.extend(other_experiments(exp, runs));
     problems.extend(mixed_configs(runs));

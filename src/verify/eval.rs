@@ -31,7 +31,7 @@ pub enum ClaimVerdict {
 }
 
 impl ClaimVerdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ClaimVerdict::Pass => "pass",
             ClaimVerdict::Fail => "fail",
@@ -70,7 +70,7 @@ pub struct ClaimResult {
 }
 
 /// Find the step a selector names.
-pub fn select<'r>(r: &'r Report, sel: Selector) -> Result<&'r StepReport, Missing> {
+pub(crate) fn select<'r>(r: &'r Report, sel: Selector) -> Result<&'r StepReport, Missing> {
     let by_target = |t: Option<u32>, what: &str| -> Result<&'r StepReport, Missing> {
         let t = t.ok_or_else(|| what.to_string())?;
         r.steps

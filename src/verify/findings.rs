@@ -42,7 +42,7 @@ impl Findings {
         self.missing.is_empty() && self.claims.iter().all(|c| c.verdict != ClaimVerdict::Fail)
     }
 
-    pub fn count(&self, v: ClaimVerdict) -> usize {
+    pub(crate) fn count(&self, v: ClaimVerdict) -> usize {
         self.claims.iter().filter(|c| c.verdict == v).count()
     }
 }
@@ -96,7 +96,7 @@ pub(crate) fn over_rounds(
 
 /// Every claim of `exp` on its rounds (newest first), each round read as its fit asks, judged
 /// over the rounds as [`over_rounds`] does.
-pub fn verify_rounds<'a>(
+pub(crate) fn verify_rounds<'a>(
     exp: &Experiment,
     rounds: &[RunView<'a>],
     against: &dyn Fn(&str) -> Option<RunView<'a>>,

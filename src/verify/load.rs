@@ -201,7 +201,7 @@ pub fn newest_complete(
 /// The rounds of an experiment's newest configuration, newest first: complete runs (of a suite)
 /// fitted or as published like `fitted` asks, in the newest one's configuration
 /// (`config::Config`: its `--set` overrides, profile and resolved stack and load).
-pub fn rounds(
+pub(crate) fn rounds(
     out_root: &Path,
     experiment_id: &str,
     suite: Option<&str>,

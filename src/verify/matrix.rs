@@ -40,14 +40,14 @@ fn as_runs<'a>(rounds: &'a [LoadedRun], labels: &'a [String]) -> Vec<compare::Ru
 /// One side of one experiment: its rounds (oldest first) and the runs its claims compare
 /// against (`against:`), by experiment id.
 #[derive(Clone, Copy)]
-pub struct Side<'a> {
+pub(crate) struct Side<'a> {
     pub rounds: &'a [LoadedRun],
     pub against: &'a BTreeMap<String, LoadedRun>,
 }
 
 /// A claim whose verdict differs between the sides.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ClaimChange {
+pub(crate) struct ClaimChange {
     pub claim: String,
     pub a: ClaimVerdict,
     pub b: ClaimVerdict,
@@ -57,7 +57,7 @@ pub struct ClaimChange {
 
 /// One process's CPU ms per ok request at the common step (medians over each side's rounds).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ProcessCpu {
+pub(crate) struct ProcessCpu {
     /// fpm, nginx, pg, node (the lab's app container), app (the demo server).
     pub process: String,
     pub a_ms: f64,
@@ -68,7 +68,7 @@ pub struct ProcessCpu {
 
 /// One experiment's row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub experiment: String,
     pub lab: String,
     pub rounds_a: usize,
@@ -106,7 +106,7 @@ pub struct Row {
 
 impl Row {
     /// The process whose CPU per request moved most, e.g. `fpm +12.3 %`.
-    pub fn moved(&self) -> Option<String> {
+    pub(crate) fn moved(&self) -> Option<String> {
         self.processes
             .first()
             .map(|p| format!("{} {:+.1} %", p.process, p.change_pct))
@@ -115,7 +115,7 @@ impl Row {
 
 /// One row: `e` is the catalog's experiment (its claims), `a` and `b` its sides' rounds,
 /// compared with `settings`.
-pub fn row(e: &Experiment, a: Side<'_>, b: Side<'_>, settings: &Settings) -> Row {
+pub(crate) fn row(e: &Experiment, a: Side<'_>, b: Side<'_>, settings: &Settings) -> Row {
     let mut r = Row {
         experiment: e.id.clone(),
         lab: e.lab.to_string(),
@@ -278,7 +278,7 @@ fn processes(lab: Lab, t: u32, a: &[LoadedRun], b: &[LoadedRun]) -> Vec<ProcessC
 
 /// The rows counted by verdict, the line that says so and the exit code.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub regressed: Vec<String>,
     pub improved: Vec<String>,
     pub same: Vec<String>,
@@ -290,7 +290,7 @@ pub struct Summary {
 
 /// The whole matrix: both sides as declared, the rows, the summary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Matrix {
+pub(crate) struct Matrix {
     pub target: String,
     pub a: String,
     pub b: String,
@@ -299,7 +299,7 @@ pub struct Matrix {
 }
 
 /// The matrix of `rows` for `target`, sides described as `a` and `b`.
-pub fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
+pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
     let with = |v: Verdict| -> Vec<String> {
         rows.iter()
             .filter(|r| r.verdict == v)
@@ -374,7 +374,7 @@ pub(crate) fn claims_text(r: &Row) -> String {
 }
 
 /// The matrix's table (one row per experiment) for text and HTML.
-pub fn table(m: &Matrix) -> Table {
+pub(crate) fn table(m: &Matrix) -> Table {
     let mut t = Table::new([
         "experiment",
         "rounds A/B",
@@ -400,7 +400,7 @@ pub fn table(m: &Matrix) -> Table {
 }
 
 /// The matrix as text: the sides, the table with each row's why under it, the summary.
-pub fn render_text(m: &Matrix) -> String {
+pub(crate) fn render_text(m: &Matrix) -> String {
     let mut t = table(m);
     t.below = m
         .rows

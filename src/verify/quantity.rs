@@ -310,7 +310,7 @@ pub(crate) fn log_lines(r: &Report, log: &str) -> Result<f64, Missing> {
 }
 
 /// `saturated(text)` on a step.
-pub fn saturated(s: &StepReport, text: &str) -> Result<f64, Missing> {
+pub(crate) fn saturated(s: &StepReport, text: &str) -> Result<f64, Missing> {
     let w = need(s.server.as_ref(), || {
         format!("no server samples in step {}", s.target)
     })?;

@@ -174,7 +174,7 @@ fn claims_table(f: &Findings) -> Table {
 }
 
 /// `--json`: `{"claims": [...], "missing": [...], "runs": [...], ...}`.
-pub fn json(f: &Findings) -> String {
+pub(crate) fn json(f: &Findings) -> String {
     let mut s = serde_json::to_string_pretty(f).expect("findings serialize");
     s.push('\n');
     s

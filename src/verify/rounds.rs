@@ -93,7 +93,7 @@ pub(crate) fn combine(mut results: Vec<ClaimResult>) -> Option<ClaimResult> {
 
 /// The median round by max sustainable rate (refined, else the last passing step): the run a
 /// claim of another experiment compares against.
-pub fn median_run<T>(
+pub(crate) fn median_run<T>(
     mut runs: Vec<T>,
     report: impl Fn(&T) -> &crate::analyze::Report,
 ) -> Option<T> {

@@ -88,7 +88,7 @@ impl SideSpec {
 
     /// The side's configuration of `e`: the overrides applied and validated as `run --set`
     /// does (bad input naming the side and the key).
-    pub fn resolve(&self, e: &Experiment) -> anyhow::Result<Experiment> {
+    pub(crate) fn resolve(&self, e: &Experiment) -> anyhow::Result<Experiment> {
         let (exp, _warnings) = overrides::apply(e, &self.sets)
             .map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
             .map_err(|err| {
@@ -104,7 +104,7 @@ impl SideSpec {
     /// This side's configuration of `e` (the experiment as published) in `profile` (quick,
     /// fitted): what its recorded rounds must have been run with, resolved stack and load
     /// included (a side whose keys do not resolve compares none; `resolve` refuses it first).
-    pub fn config(&self, e: &Experiment, profile: (bool, bool)) -> Config {
+    pub(crate) fn config(&self, e: &Experiment, profile: (bool, bool)) -> Config {
         let resolved = self.resolve(e).ok();
         Config::declared(
             self.suite.as_str(),

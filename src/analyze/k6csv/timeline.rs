@@ -67,7 +67,7 @@ fn slot<T>(
 }
 
 impl Timeline {
-    pub fn get_mut(&mut self, sec: i64) -> &mut SecondAgg {
+    pub(crate) fn get_mut(&mut self, sec: i64) -> &mut SecondAgg {
         let i = slot(
             &mut self.secs,
             &mut self.base_s,
@@ -89,7 +89,7 @@ impl Timeline {
         &mut self.fine[i]
     }
     /// Drop the front slots that growth added but no row touched; call when filling is done.
-    pub fn trim(&mut self) {
+    pub(crate) fn trim(&mut self) {
         self.secs.drain(..self.pad_secs);
         self.base_s += self.pad_secs as i64;
         self.pad_secs = 0;
@@ -153,7 +153,7 @@ impl Timeline {
         let f = self.fine_mut(t_ms);
         f.1 = f.1.saturating_add(n);
     }
-    pub fn get(&self, sec: i64) -> Option<&SecondAgg> {
+    pub(crate) fn get(&self, sec: i64) -> Option<&SecondAgg> {
         if sec < self.base_s {
             return None;
         }

@@ -57,7 +57,7 @@ impl Window {
     }
 
     /// Enough rows held back to choose the anchor?
-    pub fn ready(&self) -> bool {
+    pub(crate) fn ready(&self) -> bool {
         self.anchor_ms.is_none() && self.pending.len() >= ANCHOR_ROWS
     }
 

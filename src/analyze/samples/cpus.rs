@@ -7,12 +7,12 @@ use super::*;
 
 /// A step whose app or database CPUs lost more than this share (%) to steal, or to processes
 /// outside the lab, is host-limited: its figures say as much about the host as about the lab.
-pub const HOST_LIMITED_PCT: f64 = 10.0;
+pub(crate) const HOST_LIMITED_PCT: f64 = 10.0;
 
 /// The CPUs the run pinned each slot to (empty when unknown: runs recorded before the layout
 /// was kept, loose files given to `analyze`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Pinning<'a> {
+pub(crate) struct Pinning<'a> {
     pub app: &'a [u32],
     pub db: &'a [u32],
     pub loadgen: &'a [u32],
@@ -36,7 +36,7 @@ pub struct CpuSplit {
 
 impl CpuSplit {
     /// "65 % app + 31 % stolen by the hypervisor + 3 % other processes" (parts under 1 % left out).
-    pub fn parts(&self, lab: &str) -> String {
+    pub(crate) fn parts(&self, lab: &str) -> String {
         let mut v = vec![format!("{:.0} % {lab}", self.lab_pct)];
         if let Some(s) = self.steal_pct.filter(|s| *s >= 1.0) {
             v.push(format!("{s:.0} % stolen by the hypervisor"));
@@ -49,7 +49,7 @@ impl CpuSplit {
 
     /// Why the CPUs' owner was not the only user, when steal or other processes passed
     /// `HOST_LIMITED_PCT` ("the hypervisor stole 31 % of the app's CPU").
-    pub fn host_limited(&self, whose: &str) -> Option<String> {
+    pub(crate) fn host_limited(&self, whose: &str) -> Option<String> {
         let mut v = Vec::new();
         if let Some(s) = self.steal_pct.filter(|s| *s > HOST_LIMITED_PCT) {
             v.push(format!("the hypervisor stole {s:.0} % of {whose} CPU"));
@@ -98,7 +98,7 @@ fn lab_roles(cpus: &[u32], pins: &Pinning) -> Vec<Role> {
 
 /// The split of `cpus` over the window; `threshold_pct` is the busy share that counts a sample
 /// as saturated. `None` when the CPUs are unknown or no host sample covers them.
-pub fn split(
+pub(crate) fn split(
     cpus: &[u32],
     pins: &Pinning,
     host: &[HostSample],

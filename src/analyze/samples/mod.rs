@@ -7,7 +7,7 @@ mod window;
 
 use crate::lab::Role;
 pub use crate::sample::records::*;
-pub use cpus::{CpuSplit, HOST_LIMITED_PCT, Pinning};
+pub(crate) use cpus::{CpuSplit, HOST_LIMITED_PCT, Pinning};
 /// Mean cores below which a consumer outside the lab is not named.
 pub(crate) use host::NEGLIGIBLE as NEGLIGIBLE_CORES;
 pub use host::host_share;
@@ -36,7 +36,7 @@ pub struct Samples {
 }
 
 impl Samples {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.cgroup.is_empty()
             && self.host.is_empty()
             && self.fpm.is_empty()

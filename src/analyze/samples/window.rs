@@ -91,7 +91,7 @@ pub struct NodeWindow {
 
 /// Reduce the samples of `[from_ms, to_ms)`. `app_cores` is how many cores the app box may use,
 /// `pins` where each slot was pinned (empty sets when unknown).
-pub fn window(
+pub(crate) fn window(
     s: &Samples,
     from_ms: i64,
     to_ms: i64,
@@ -374,7 +374,7 @@ fn app_box_saturation(
 
 impl WindowServer {
     /// App-box CPU (fpm + nginx, or the Node app / demo server) in cores.
-    pub fn app_cores(&self) -> Option<f64> {
+    pub(crate) fn app_cores(&self) -> Option<f64> {
         let v: Vec<f64> = Role::ALL
             .iter()
             .filter(|r| r.is_app_box())

@@ -3,7 +3,7 @@ use super::{Block, block};
 use crate::analyze::model::Report;
 use crate::report::table::Table;
 
-pub(crate) fn logs_block(r: &Report) -> Option<Block> {
+pub fn logs_block(r: &Report) -> Option<Block> {
     if r.logs.is_empty() {
         return None;
     }
@@ -27,7 +27,7 @@ pub(crate) fn logs_block(r: &Report) -> Option<Block> {
 }
 
 /// diag-acc: what php-fpm and nginx logged per step (article 5.1.6).
-pub(crate) fn access_block(r: &Report) -> Option<Block> {
+pub fn access_block(r: &Report) -> Option<Block> {
     if r.access.is_empty() {
         return None;
     }
@@ -69,7 +69,7 @@ pub(crate) fn access_block(r: &Report) -> Option<Block> {
     Some(b)
 }
 
-pub(crate) fn warnings_block(r: &Report) -> Option<Block> {
+pub fn warnings_block(r: &Report) -> Option<Block> {
     if r.warnings.is_empty() {
         return None;
     }

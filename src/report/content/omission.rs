@@ -6,7 +6,7 @@ use crate::analyze::model::Report;
 use crate::analyze::omission::Side;
 use crate::report::table::Table;
 
-pub(crate) fn omission_block(r: &Report) -> Option<Block> {
+pub fn omission_block(r: &Report) -> Option<Block> {
     let o = r.omission.as_ref()?;
     let mut b = block("Coordinated omission (the app frozen mid-step)");
     let frozen: Vec<String> = (o.freezes.iter())

@@ -3,7 +3,7 @@ use super::{Block, block, f1, ms, opt, order_roles, roles, utc};
 use crate::analyze::model::*;
 use crate::report::table::Table;
 
-pub(crate) fn steps_block(r: &Report) -> Block {
+pub fn steps_block(r: &Report) -> Block {
     let mut b = block("Steps");
     let roles = roles(r);
     let has_server = r.steps.iter().any(|s| s.server.is_some());
@@ -141,7 +141,7 @@ fn step_note(s: &StepReport) -> String {
     format!("{} {}: {}", s.name, s.verdict.as_str(), parts.join("; "))
 }
 
-pub(crate) fn persec_block(r: &Report) -> Block {
+pub fn persec_block(r: &Report) -> Block {
     let label = r
         .knee
         .map(|k| format!("around the knee ({k} {})", r.unit()))

@@ -40,20 +40,20 @@ impl Series {
         }
     }
     /// Filled dots at the points, no line between them.
-    pub fn dots(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+    pub(crate) fn dots(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
         Series {
             points_only: Some(false),
             ..Series::solid(label, color, points)
         }
     }
     /// Filled triangles at the points, no line between them.
-    pub fn triangles(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+    pub(crate) fn triangles(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
         Series {
             points_only: Some(true),
             ..Series::solid(label, color, points)
         }
     }
-    pub fn markers(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
+    pub(crate) fn markers(label: &str, color: RGBColor, points: Vec<(f64, f64)>) -> Self {
         Series {
             markers: true,
             ..Series::solid(label, color, points)

@@ -26,7 +26,7 @@ struct GzEnd {
 }
 
 /// What became of a k6 CSV stream: read it after the stream is consumed.
-pub struct CsvWatch {
+pub(crate) struct CsvWatch {
     label: String,
     size: u64,
     end: Arc<Mutex<GzEnd>>,
@@ -34,7 +34,7 @@ pub struct CsvWatch {
 
 impl CsvWatch {
     /// The caveats of a stream read to its end, or the refusal of a concatenated gzip file.
-    pub fn finish(&self) -> anyhow::Result<Vec<String>> {
+    pub(crate) fn finish(&self) -> anyhow::Result<Vec<String>> {
         let end = self.end.lock().map(|e| e.clone()).unwrap_or_default();
         let (l, size) = (&self.label, self.size);
         if let Some(at) = end.second_member_at {
@@ -182,7 +182,7 @@ impl Read for GzLines {
 }
 
 /// The text of a k6 CSV, plain or decoded from gzip.
-pub struct CsvStream(Stream);
+pub(crate) struct CsvStream(Stream);
 
 enum Stream {
     Plain(BufReader<std::fs::File>),
@@ -207,7 +207,7 @@ impl Read for CsvStream {
 
 /// Open k6's CSV `f` (a regular file; gzip told by its magic bytes) as a stream of its text,
 /// with the watch that says how the stream ended.
-pub fn k6_csv(f: &RunFile) -> Result<(CsvStream, CsvWatch), ReadError> {
+pub(crate) fn k6_csv(f: &RunFile) -> Result<(CsvStream, CsvWatch), ReadError> {
     let (file, size) = open_regular(f)?;
     let mut r = BufReader::with_capacity(1 << 16, file);
     let gz = r

@@ -23,7 +23,7 @@ pub(crate) struct Line<'a> {
 }
 
 impl<R: BufRead> LineReader<R> {
-    pub fn new(r: R, cap: usize) -> Self {
+    pub(crate) fn new(r: R, cap: usize) -> Self {
         LineReader {
             r,
             cap,

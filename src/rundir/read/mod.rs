@@ -7,7 +7,7 @@
 mod gzip;
 mod lines;
 
-pub use gzip::{CsvStream, CsvWatch, k6_csv};
+pub(crate) use gzip::k6_csv;
 pub use lines::{LineReader, jsonl, lines};
 
 use crate::error::InvalidInput;
@@ -74,7 +74,7 @@ impl FileKind {
     }
 
     /// What a file over [`FileKind::max_bytes`] gives.
-    pub const fn over(self) -> Over {
+    pub(crate) const fn over(self) -> Over {
         match self {
             FileKind::Manifest
             | FileKind::Status
@@ -97,7 +97,7 @@ impl FileKind {
     }
 
     /// What the file is, for messages.
-    pub const fn what(self) -> &'static str {
+    pub(crate) const fn what(self) -> &'static str {
         match self {
             FileKind::Manifest => "a run's manifest",
             FileKind::Status => "a run's status",
@@ -189,7 +189,7 @@ impl ReadError {
     }
 
     /// What is wrong, without the path.
-    pub fn why(&self) -> String {
+    pub(crate) fn why(&self) -> String {
         match self {
             ReadError::Missing(_) => "no such file".into(),
             ReadError::NotRegular { what, .. } => format!(
@@ -240,7 +240,7 @@ pub struct ReadNotes {
 }
 
 impl ReadNotes {
-    pub fn new(f: &RunFile) -> ReadNotes {
+    pub(crate) fn new(f: &RunFile) -> ReadNotes {
         ReadNotes {
             label: f.label.clone(),
             max_line: f.kind.max_line(),
@@ -250,7 +250,7 @@ impl ReadNotes {
     }
 
     /// The report's caveats for what was lost or changed (none for a clean read).
-    pub fn caveats(&self) -> Vec<String> {
+    pub(crate) fn caveats(&self) -> Vec<String> {
         let mut v = Vec::new();
         let l = &self.label;
         if self.invalid_utf8 > 0 {
@@ -289,7 +289,7 @@ impl ReadNotes {
 }
 
 /// The UTF-8 byte order mark some editors put first: skipped wherever a file starts.
-pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// `bytes` as text, invalid UTF-8 replaced by U+FFFD; with the number of invalid bytes.
 pub(crate) fn lossy(bytes: &[u8]) -> (Cow<'_, str>, u64) {

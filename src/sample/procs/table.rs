@@ -11,7 +11,7 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 
 /// The fields of one `/proc/<pid>/stat` line the sampler reads.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PidStat {
+pub(crate) struct PidStat {
     pub comm: String,
     pub ppid: u32,
     pub kthread: bool,
@@ -24,7 +24,7 @@ pub struct PidStat {
 }
 
 /// Parse `/proc/<pid>/stat` (the name may hold spaces and parentheses).
-pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
+pub(crate) fn parse_pid_stat(text: &str) -> Option<PidStat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let f: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
@@ -43,7 +43,7 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
 
 /// Where a process runs, from its cgroup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placement {
+pub(crate) enum Placement {
     /// In one of the run's containers: counted by the cgroup samples, not here.
     Lab,
     /// In a container that is not the run's, or a FUSE storage process serving one.
@@ -83,7 +83,7 @@ const BUILD: &[&str] = &[
 ];
 
 /// The source of a process: by name, kernel threads by kind, then by where it runs.
-pub fn classify(comm: &str, kthread: bool, own: bool, place: Placement) -> ProcSource {
+pub(crate) fn classify(comm: &str, kthread: bool, own: bool, place: Placement) -> ProcSource {
     if own {
         return ProcSource::Perflab;
     }
@@ -145,7 +145,7 @@ impl Seen {
 
 /// One process's CPU over an interval (clock ticks).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Delta {
+pub(crate) struct Delta {
     pub pid: u32,
     pub name: String,
     pub source: ProcSource,
@@ -156,14 +156,14 @@ pub struct Delta {
 /// The process table between scans: turns cumulative counters into per-interval deltas.
 /// Pure: the caller reads `/proc` and says where a new pid runs (`place`).
 #[derive(Debug, Default)]
-pub struct ProcTable {
+pub(crate) struct ProcTable {
     own_pid: u32,
     seen: HashMap<u32, Seen>,
     scanned: bool,
 }
 
 impl ProcTable {
-    pub fn new(own_pid: u32) -> ProcTable {
+    pub(crate) fn new(own_pid: u32) -> ProcTable {
         ProcTable {
             own_pid,
             ..Default::default()
@@ -256,7 +256,7 @@ fn reaped_debt(gone: &HashMap<u32, Seen>, replaced: &[Seen]) -> HashMap<u32, u64
 }
 
 /// One interval's line from the deltas: cores per source, the busiest names and the rest.
-pub fn summarize(deltas: &[Delta], ticks_per_s: u64, dt_s: f64) -> HostProcsSample {
+pub(crate) fn summarize(deltas: &[Delta], ticks_per_s: u64, dt_s: f64) -> HostProcsSample {
     let per_tick = 1.0 / (ticks_per_s.max(1) as f64 * dt_s.max(1e-3));
     let mut out = HostProcsSample::default();
     let mut by_name: BTreeMap<(&str, ProcSource), u64> = BTreeMap::new();

@@ -61,7 +61,7 @@ pub(crate) fn steal_signal(a: &Rounds, b: &Rounds) -> StealSignal {
 
 impl StealSignal {
     /// One line for the text and the page.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1} %"));
         let mut l = format!(
             "steal on the app's and database's CPUs (hypervisor, mean over the steps): A {}, B {}",

@@ -55,7 +55,7 @@ pub(crate) fn hosts_signal(a: &[Run], b: &[Run], speed: &SpeedSignal) -> HostsSi
 }
 
 impl HostsSignal {
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         match (self.different, self.speeds_agree) {
             (false, _) => format!("hosts: all rounds on {}", self.a.join(", ")),
             (true, agree) => format!(

@@ -59,7 +59,7 @@ pub mod speed;
 pub mod stats;
 pub mod verdict;
 
-pub use drift::StealSignal;
+pub(crate) use drift::StealSignal;
 pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
 pub use sequential::{Boundary, Call, LogTest, Plan, Settings};
@@ -71,7 +71,7 @@ use crate::rundir::{self, Manifest};
 use serde::Serialize;
 
 /// One round given to `compare_rounds`: label, report, manifest.
-pub type Run<'a> = (&'a str, &'a Report, &'a Manifest);
+pub(crate) type Run<'a> = (&'a str, &'a Report, &'a Manifest);
 
 /// The whole comparison: the verdict, both sides' rounds, the two signals, and the first
 /// round of each side side by side (with the versions and config that differ).

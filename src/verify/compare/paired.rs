@@ -25,7 +25,7 @@ pub(crate) enum Pairing {
 
 impl Pairing {
     /// "paired over 3 pairs" or "unpaired: why".
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Pairing::Paired(p) => format!("paired over {} pairs", p.len()),
             Pairing::Unpaired(why) => format!("unpaired: {why}"),
@@ -34,7 +34,7 @@ impl Pairing {
 
     /// The test on per-round logs `a` and `b` (None below 2 rounds, or pairs, a side): paired
     /// on the differences within pairs, or unpaired with the pooled SD.
-    pub fn test(&self, plan: &Plan, a: &[f64], b: &[f64], sd_floor: f64) -> Option<LogTest> {
+    pub(crate) fn test(&self, plan: &Plan, a: &[f64], b: &[f64], sd_floor: f64) -> Option<LogTest> {
         match self {
             Pairing::Unpaired(_) => plan.test(a, b, sd_floor),
             Pairing::Paired(pairs) => {
@@ -152,7 +152,7 @@ impl PairedPlan {
 
     /// Mean difference, SD of the differences (floored at sqrt(2) x `sd_floor`, the floor of
     /// a difference of two rounds) and the interval's half-width at this look.
-    pub fn interval(&self, d: &[f64], sd_floor: f64) -> Option<(f64, f64, f64)> {
+    pub(crate) fn interval(&self, d: &[f64], sd_floor: f64) -> Option<(f64, f64, f64)> {
         if d.len() < FIRST_LOOK {
             return None;
         }
@@ -163,13 +163,13 @@ impl PairedPlan {
     }
 
     /// The call on the per-pair differences `d` (the simulations' fast path).
-    pub fn call(&self, d: &[f64], sd_floor: f64) -> Option<Call> {
+    pub(crate) fn call(&self, d: &[f64], sd_floor: f64) -> Option<Call> {
         let (m, _, half) = self.interval(d, sd_floor)?;
         Some(call(m, half, &self.settings))
     }
 
     /// The test on the logs of matched pairs (`a[i]` and `b[i]` one pair).
-    pub fn test(&self, a: &[f64], b: &[f64], sd_floor: f64) -> Option<LogTest> {
+    pub(crate) fn test(&self, a: &[f64], b: &[f64], sd_floor: f64) -> Option<LogTest> {
         let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| y - x).collect();
         let (m, sd, half) = self.interval(&d, sd_floor)?;
         let c = call(m, half, &self.settings);
@@ -191,7 +191,7 @@ impl PairedPlan {
 
     /// Pairs at which the interval would decide if the mean difference `m` and the SD `sd` of
     /// the differences stayed as they are (the half-width shrinks with the pairs: bisection).
-    pub fn rounds_needed(&self, m: f64, sd: f64, n_now: usize) -> Option<usize> {
+    pub(crate) fn rounds_needed(&self, m: f64, sd: f64, n_now: usize) -> Option<usize> {
         let decides = |n: usize| {
             let half = self.crit_at(n - 1) * sd / (n as f64).sqrt();
             call(m, half, &self.settings) != Call::Undecided

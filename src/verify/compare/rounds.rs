@@ -45,7 +45,7 @@ pub struct Rounds {
 }
 
 /// A round's max sustainable rate and where it comes from.
-pub fn max_sustainable(r: &Report) -> (u32, RateBasis) {
+pub(crate) fn max_sustainable(r: &Report) -> (u32, RateBasis) {
     match r.refine.as_ref().and_then(|f| f.max_sustainable) {
         Some(v) => (v, RateBasis::Refined),
         None => (
@@ -159,7 +159,7 @@ pub(crate) fn cpu_head(steps: &[u32]) -> String {
     }
 }
 
-pub fn median(v: &[f64]) -> Option<f64> {
+pub(crate) fn median(v: &[f64]) -> Option<f64> {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
@@ -187,7 +187,7 @@ pub(crate) const STEAL_FLAG_PCT: f64 = crate::analyze::samples::HOST_LIMITED_PCT
 /// averaged over the steps. Reports made before that split keep only the host-wide figure
 /// (`checks.host_share.steal_cores`, summed over the CPUs): over the online CPUs, which on a
 /// host whose app and database CPUs are all its CPUs (2 CPUs) is the same thing.
-pub fn steal_pct(r: &Report, m: &Manifest) -> Option<f64> {
+pub(crate) fn steal_pct(r: &Report, m: &Manifest) -> Option<f64> {
     let per_step: Vec<f64> = r
         .steps
         .iter()
@@ -206,7 +206,7 @@ pub fn steal_pct(r: &Report, m: &Manifest) -> Option<f64> {
 }
 
 /// One side's figures; `steps` are the CPU signal's steps of both sides (`cpu_steps`).
-pub fn rounds(side: &[Run], injected: Vec<String>, steps: &[u32]) -> Rounds {
+pub(crate) fn rounds(side: &[Run], injected: Vec<String>, steps: &[u32]) -> Rounds {
     let rates: Vec<(u32, RateBasis)> = side.iter().map(|(_, r, _)| max_sustainable(r)).collect();
     let cpu: Vec<f64> = side
         .iter()

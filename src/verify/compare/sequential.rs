@@ -50,7 +50,7 @@ impl Default for Settings {
 
 impl Settings {
     /// Why these settings cannot be used (flag name, value and the accepted range).
-    pub fn check(&self) -> Result<(), String> {
+    pub(crate) fn check(&self) -> Result<(), String> {
         let bad = |flag: &str, v: String, range: &str| Err(format!("{flag} {v}: give {range}"));
         if !(0.8..=0.999).contains(&self.confidence) {
             return bad(
@@ -94,7 +94,7 @@ static CALIBRATED: Mutex<Vec<(CalibrationKey, f64)>> = Mutex::new(Vec::new());
 /// boundary on the p-value scale, calibrated by simulation on normal logs; the t statistic's
 /// law under no change does not depend on the noise, so one calibration serves every signal
 /// and host).
-pub fn nominal_alpha(confidence: f64, planned: usize) -> f64 {
+pub(crate) fn nominal_alpha(confidence: f64, planned: usize) -> f64 {
     calibrated(false, confidence, planned)
 }
 
@@ -192,17 +192,6 @@ pub struct Boundary {
     pub t_crit: f64,
 }
 
-/// The boundary for `n_a` and `n_b` rounds (each at least `FIRST_LOOK`) under a plan of
-/// `max_rounds` a side at `confidence` (a plan of at least the rounds given).
-pub fn boundary(n_a: usize, n_b: usize, max_rounds: usize, confidence: f64) -> Boundary {
-    let s = Settings {
-        confidence,
-        max_rounds,
-        ..Settings::default()
-    };
-    Plan::new(&s, n_a.max(n_b)).boundary(n_a, n_b)
-}
-
 /// What the interval says about B against A.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -218,7 +207,7 @@ pub enum Call {
 }
 
 /// The call for a log-ratio `d` with interval half-width `half`.
-pub fn call(d: f64, half: f64, s: &Settings) -> Call {
+pub(crate) fn call(d: f64, half: f64, s: &Settings) -> Call {
     let (lo, hi) = (d - half, d + half);
     let effect = s.min_effect_pct / 100.0;
     let margin = s.margin_pct / 100.0;
@@ -359,13 +348,13 @@ impl Plan {
 
     /// The call on per-round logs `a` and `b` (None below 2 rounds a side): the simulations'
     /// fast path, the same rule as `test`.
-    pub fn call(&self, a: &[f64], b: &[f64], sd_floor: f64) -> Option<Call> {
+    pub(crate) fn call(&self, a: &[f64], b: &[f64], sd_floor: f64) -> Option<Call> {
         let (d, _, half) = self.interval(a, b, sd_floor)?;
         Some(call(d, half, &self.settings))
     }
 
     /// The test on per-round logs `a` and `b` (None below 2 rounds a side).
-    pub fn test(&self, a: &[f64], b: &[f64], sd_floor: f64) -> Option<LogTest> {
+    pub(crate) fn test(&self, a: &[f64], b: &[f64], sd_floor: f64) -> Option<LogTest> {
         let (d, sd, half) = self.interval(a, b, sd_floor)?;
         let c = call(d, half, &self.settings);
         let n_now = a.len().max(b.len());
@@ -388,7 +377,7 @@ impl Plan {
     /// Rounds a side (balanced, more than `n_now`) at which the interval would decide if the
     /// estimate `d` and the SD `sd` of the logs stayed as they are. The half-width shrinks as
     /// rounds are added and a narrower interval never undecides, so a bisection finds it.
-    pub fn rounds_needed(&self, d: f64, sd: f64, n_now: usize) -> Option<usize> {
+    pub(crate) fn rounds_needed(&self, d: f64, sd: f64, n_now: usize) -> Option<usize> {
         let decides = |n: usize| {
             let half = self.crit_at(2 * n - 2) * sd * (2.0 / n as f64).sqrt();
             call(d, half, &self.settings) != Call::Undecided
@@ -401,6 +390,17 @@ impl Plan {
 mod tests {
     use super::super::stats::t_two_sided_p;
     use super::*;
+
+    /// The boundary for `n_a` and `n_b` rounds (each at least `FIRST_LOOK`) under a plan of
+    /// `max_rounds` a side at `confidence` (a plan of at least the rounds given).
+    fn boundary(n_a: usize, n_b: usize, max_rounds: usize, confidence: f64) -> Boundary {
+        let s = Settings {
+            confidence,
+            max_rounds,
+            ..Settings::default()
+        };
+        Plan::new(&s, n_a.max(n_b)).boundary(n_a, n_b)
+    }
 
     fn logs(rng: &mut Rng, n: usize, mu: f64, sigma: f64) -> Vec<f64> {
         (0..n).map(|_| mu + sigma * rng.normal()).collect()

@@ -14,7 +14,7 @@ fn config(r: &Run) -> Config {
 }
 
 /// Ok when the two sides (neither empty) can be compared, else why not (naming the runs).
-pub fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
+pub(crate) fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
     if a.is_empty() || b.is_empty() {
         return Err("a side without runs".into());
     }

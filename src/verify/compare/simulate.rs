@@ -93,7 +93,7 @@ pub struct Tally {
 
 impl Tally {
     /// Count one comparison's call and the rounds a side it used.
-    pub fn add(&mut self, c: Call, rounds: usize) {
+    pub(crate) fn add(&mut self, c: Call, rounds: usize) {
         self.rounds += rounds;
         match c {
             Call::Higher => self.higher += 1,
@@ -125,7 +125,7 @@ impl Tally {
 
 /// The sequential procedure on one pair of sides: looks after every pair from 2 rounds a side,
 /// stops at the first decided call; (call, rounds a side used).
-pub fn sequential(plan: &Plan, a: &[f64], b: &[f64]) -> (Call, usize) {
+pub(crate) fn sequential(plan: &Plan, a: &[f64], b: &[f64]) -> (Call, usize) {
     let last = a.len().min(b.len());
     for n in FIRST_LOOK..=last {
         let c = plan
@@ -293,7 +293,7 @@ impl PairedNoise {
     }
 
     /// `planned` pairs, B shifted by `effect_pct`: (A's logs, B's logs), pair i at index i.
-    pub fn draw(&self, effect_pct: f64, planned: usize, rng: &mut Rng) -> [Vec<f64>; 2] {
+    pub(crate) fn draw(&self, effect_pct: f64, planned: usize, rng: &mut Rng) -> [Vec<f64>; 2] {
         let shift = (1.0 + effect_pct / 100.0).ln();
         let (mut a, mut b) = (Vec::with_capacity(planned), Vec::with_capacity(planned));
         for i in 0..planned {

@@ -93,7 +93,7 @@ pub(crate) fn speed_signal(a: &[Run], b: &[Run]) -> SpeedSignal {
 
 impl SpeedSignal {
     /// One line for the text and the page.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
         let mut l = format!(
             "host speed (probe before each round's loads): compute A {} B {} Mops/s, memory A {} B {} M loads/s",

@@ -4,7 +4,7 @@
 //! simulations that calibrate and measure the verdict.
 
 /// Mean (0 for an empty slice).
-pub fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {
         return 0.0;
     }
@@ -12,7 +12,7 @@ pub fn mean(v: &[f64]) -> f64 {
 }
 
 /// Sample variance (n - 1 in the denominator; 0 below 2 values).
-pub fn variance(v: &[f64]) -> f64 {
+pub(crate) fn variance(v: &[f64]) -> f64 {
     if v.len() < 2 {
         return 0.0;
     }
@@ -116,7 +116,7 @@ pub(crate) fn t_two_sided_p(t: f64, df: f64) -> f64 {
 
 /// The two-sided critical value: P(|T| >= c) = `alpha` for Student's t with `df` degrees of
 /// freedom (bisection on x = df / (df + c²), where the tail is I_x(df/2, 1/2), increasing in x).
-pub fn t_crit(df: f64, alpha: f64) -> f64 {
+pub(crate) fn t_crit(df: f64, alpha: f64) -> f64 {
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     for _ in 0..64 {
         let mid = 0.5 * (lo + hi);

@@ -24,7 +24,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Same => "same",
             Verdict::Regressed => "regressed",
@@ -34,7 +34,7 @@ impl Verdict {
     }
 
     /// Decided: `regressed`, `improved` or `same` (a sequential comparison stops there).
-    pub fn decided(self) -> bool {
+    pub(crate) fn decided(self) -> bool {
         self != Verdict::Inconclusive
     }
 }
@@ -240,7 +240,11 @@ pub(crate) fn more_rounds_text(t: &LogTest) -> String {
 const LOOK_AT: &str = "look at the steps' p95 and failures side by side and at the host's other load (report caveats)";
 
 /// The verdict and why, from the round counts and the two signals.
-pub fn decide(rounds: (usize, usize), cpu: &CpuSignal, cap: &CapacitySignal) -> (Verdict, String) {
+pub(crate) fn decide(
+    rounds: (usize, usize),
+    cpu: &CpuSignal,
+    cap: &CapacitySignal,
+) -> (Verdict, String) {
     use Signal::*;
     let (na, nb) = rounds;
     if na < 2 || nb < 2 {
