@@ -151,13 +151,13 @@ pub(crate) fn check_dirs_under(root: &Path, dirs: &[&str]) -> anyhow::Result<()>
 /// `at` (below `root`) is a symbolic link or not a directory: invalid input naming the fix.
 fn refuse_link(root: &Path, at: &Path) -> anyhow::Result<()> {
     let refuse = |what: String| {
-        anyhow::Error::new(crate::error::InvalidInput(format!(
+        crate::error::invalid(format!(
             "{}: {what}; perflab writes below {} only through real directories, never \
              through a link (remove it: `rm {}`, then run the command again)",
             at.display(),
             root.display(),
             at.display()
-        )))
+        ))
     };
     let m = std::fs::symlink_metadata(at).with_context(|| format!("reading {}", at.display()))?;
     if m.file_type().is_symlink() {

@@ -13,6 +13,11 @@ impl fmt::Display for InvalidInput {
 
 impl std::error::Error for InvalidInput {}
 
+/// Bad input `msg` as an error chain (exit code 2): the one constructor the modules share.
+pub(crate) fn invalid(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(InvalidInput(msg.into()))
+}
+
 /// Exit code for invalid input.
 pub(crate) const EXIT_INVALID: u8 = 2;
 /// Exit code for a harness failure.
@@ -27,5 +32,19 @@ pub(crate) fn exit_code_for(err: &anyhow::Error) -> u8 {
         EXIT_INVALID
     } else {
         EXIT_FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_input_exits_2_anywhere_in_the_chain_and_other_errors_exit_1() {
+        let e = invalid("--steps 0: give at least one step");
+        assert_eq!(e.to_string(), "--steps 0: give at least one step");
+        assert_eq!(exit_code_for(&e), EXIT_INVALID);
+        assert_eq!(exit_code_for(&e.context("reading the plan")), EXIT_INVALID);
+        assert_eq!(exit_code_for(&anyhow::anyhow!("engine gone")), EXIT_FAILURE);
     }
 }

@@ -1,6 +1,6 @@
 //! CLI commands for the analysis area: `perflab analyze` (any k6 CSV) and `perflab report` (a run directory).
 use crate::analyze::{self, Params};
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::report;
 use crate::rundir::read::{FileKind, RunFile};
 use crate::rundir::{inputs, layout};
@@ -47,10 +47,6 @@ pub struct AnalyzeArgs {
     /// Print the JSON object (steps, last_passing, knee, dropped_iterations) instead of the report.
     #[arg(long)]
     pub json: bool,
-}
-
-fn invalid(msg: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(msg))
 }
 
 /// The files `analyze` reads, in the order given, each an existing file: the first real
@@ -249,9 +245,9 @@ fn report_dir(a: &ReportArgs) -> anyhow::Result<&PathBuf> {
             layout::REPORT_HTML
         )));
     }
-    a.run_dir.as_ref().ok_or_else(|| {
-        invalid("give the run directory: perflab report out/<experiment>/<run>".into())
-    })
+    a.run_dir
+        .as_ref()
+        .ok_or_else(|| invalid("give the run directory: perflab report out/<experiment>/<run>"))
 }
 
 pub(crate) fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::verify::check_suite;
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::verify::capacity;
 use crate::verify::load::{self, LoadedRun};
 
@@ -31,10 +31,6 @@ pub struct CapacityArgs {
     pub out: PathBuf,
     #[arg(long)]
     pub json: bool,
-}
-
-fn invalid(msg: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(msg))
 }
 
 pub(crate) fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Args;
 
 use super::catalog::{CatalogArg, PlanArgs};
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::verify::compare;
 use crate::verify::load::{self, LoadedRun};
 
@@ -117,10 +117,6 @@ impl ExpArgs {
             || p.no_align
             || self.catalog.catalog.is_some()
     }
-}
-
-fn invalid(msg: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(msg))
 }
 
 /// One side of `compare`: its comma-separated runs, each resolved like a RUN argument.

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::compare::{CompareArgs, ExpArgs};
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::experiment::Experiment;
 use crate::plan::{self, CpuLayout, Resolved};
 use crate::run::compare::{self as runner, CompareRequest, ExperimentPlan};
@@ -25,10 +25,6 @@ use crate::verify::side::{self, SideSpec};
 /// `compare` in this mode: one TARGET, or any of its flags.
 pub(crate) fn wants(a: &CompareArgs) -> bool {
     a.run_b.is_none() || a.exp.given()
-}
-
-fn invalid(msg: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(msg))
 }
 
 /// Everything about the comparison that can be wrong, found before anything starts.

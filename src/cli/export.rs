@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::catalog::{CatalogArg, PlanArgs};
-use crate::error::InvalidInput;
+use crate::error::{InvalidInput, invalid};
 use crate::plan::Slot;
 
 #[derive(Debug, Args)]
@@ -51,10 +51,6 @@ pub struct K8sArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub catalog: CatalogArg,
-}
-
-fn invalid(m: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(m))
 }
 
 /// `loadgen=1,db=1,app=2`: every slot once, 1 to 256 whole CPUs.

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::catalog::{CatalogArg, PlanArgs};
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::matrix::{self, Flags, hosts, planfile, status};
 
 #[derive(Debug, Args)]
@@ -98,10 +98,6 @@ pub struct StatusCmd {
     pub json: bool,
 }
 
-fn invalid(m: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(m))
-}
-
 pub(crate) fn matrix(a: MatrixArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     match a.command {
         MatrixCommand::Plan(p) => plan(p, quiet),
@@ -183,7 +179,7 @@ fn open(plan_file: &Path, out: &Path) -> anyhow::Result<(matrix::Plan, PathBuf)>
 fn run(r: RunCmd, quiet: bool) -> anyhow::Result<ExitCode> {
     if !(r.local || r.hosts.is_some() || r.slurm) {
         return Err(invalid(
-            "matrix run: say where the cells run: --local, --hosts FILE or --slurm".into(),
+            "matrix run: say where the cells run: --local, --hosts FILE or --slurm",
         ));
     }
     let hosts = r.hosts.as_deref().map(hosts::read_hosts).transpose()?;

@@ -66,8 +66,7 @@ fn check_run_name(
     let Some(name) = &a.run_name else {
         return Ok(None);
     };
-    let bad =
-        |m: String| anyhow::Error::new(crate::error::InvalidInput(format!("--run-name: {m}")));
+    let bad = |m: String| crate::error::invalid(format!("--run-name: {m}"));
     let n = CellName::parse(name).map_err(bad)?;
     if resolved.len() != 1 || a.rounds != 1 {
         return Err(bad(format!(
@@ -85,10 +84,10 @@ fn check_run_name(
 /// lock or engine is touched (bad input, exit 2).
 pub(crate) fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
     let bad = |why: String| {
-        anyhow::Error::new(crate::error::InvalidInput(format!(
+        crate::error::invalid(format!(
             "--out {}: {why}; give a directory you can write in (or set PERFLAB_OUT)",
             out.display()
-        )))
+        ))
     };
     std::fs::create_dir_all(out).map_err(|e| bad(format!("cannot create it ({e})")))?;
     if !out.is_dir() {

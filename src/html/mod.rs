@@ -22,12 +22,7 @@ use crate::atomic::write_atomic;
 /// never written through a link) or lies in a run directory (a folder holding manifest.json or
 /// status.json, or below one), whose own files no page may replace.
 pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
-    let refuse = |why: String| {
-        anyhow::Error::new(crate::error::InvalidInput(format!(
-            "--html {}: {why}",
-            path.display()
-        )))
-    };
+    let refuse = |why: String| crate::error::invalid(format!("--html {}: {why}", path.display()));
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         return Err(refuse(
             "a symbolic link; the page is written as a new file, never through a link \
@@ -173,20 +168,20 @@ pub fn rerender_html(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
     let text = match doc {
         Ok(d) => d.text,
         Err(e) if e.is_missing() => {
-            return Err(anyhow::Error::new(crate::error::InvalidInput(format!(
+            return Err(crate::error::invalid(format!(
                 "{}: no such file (no report yet: run `perflab report {}` to analyze the run)",
                 p.display(),
                 dir.display()
-            ))));
+            )));
         }
         Err(e) => return Err(e.into_anyhow()),
     };
     let r = crate::rundir::report::parse(&text).map_err(|e| {
-        anyhow::Error::new(crate::error::InvalidInput(format!(
+        crate::error::invalid(format!(
             "{}: {e:#} (re-analyze with `perflab report {}`)",
             p.display(),
             dir.display()
-        )))
+        ))
     })?;
     let timeline = if r.timeline.is_empty() {
         Err(format!(

@@ -10,7 +10,7 @@
 //! so the host builds its images on first use as any run does; `collect` moves the returned
 //! cells into out/.
 use super::{Plan, collect, shell_quote};
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::rundir::cell::cell_state;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -19,10 +19,6 @@ use std::path::{Path, PathBuf};
 pub(crate) const MAX_HOSTS: usize = 1000;
 /// Longest login line.
 pub(crate) const MAX_LOGIN: usize = 512;
-
-fn invalid(m: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(m))
-}
 
 /// The ssh logins of a hosts file (bad input: file and line named). Blank lines and `#`
 /// comments are skipped; a leading `N/` (parallel's jobs per host) is dropped: one cell per

@@ -3,7 +3,7 @@
 //! (same experiment, suite, `--set` overrides, profile and fit: what `compare` counts), so a
 //! plan made again after some cells ran lists only the rest, numbered on from them.
 use super::{Cell, Flags, Plan};
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::experiment::Catalog;
 use crate::images::Suite;
 use crate::rundir::batch::CompareSide;
@@ -25,10 +25,6 @@ pub(crate) struct Request {
     /// The out/ root whose complete rounds count.
     pub out: PathBuf,
     pub made_by: String,
-}
-
-fn invalid(m: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(m))
 }
 
 /// `--suites trixie,forky`: each suite once, at least one.

@@ -4,7 +4,6 @@
 //! the only grammar `matrix plan` writes (no shell: the runners build their commands from the
 //! parsed cells, each word quoted), each error naming the file, the line, the field and the fix.
 use super::{Cell, Flags, Plan};
-use crate::error::InvalidInput;
 use crate::rundir::cell::CellName;
 use std::io::Read;
 use std::path::Path;
@@ -55,7 +54,7 @@ impl Cell {
 
 /// Read and parse a plan file (bad input: exit 2, naming the file and the line).
 pub(crate) fn read(path: &Path) -> anyhow::Result<Plan> {
-    let bad = |m: String| anyhow::Error::new(InvalidInput(format!("{}: {m}", path.display())));
+    let bad = |m: String| crate::error::invalid(format!("{}: {m}", path.display()));
     let f = std::fs::File::open(path).map_err(|e| {
         bad(format!(
             "cannot read the plan ({e}); write one with `perflab matrix plan TARGETS --plan FILE`"

@@ -40,12 +40,8 @@ pub fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
 /// Nothing is written.
 pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
     let inputs = inputs::run_dir(dir)?;
-    let mut r = crate::analyze::analyze_run(inputs).map_err(|e| {
-        anyhow::Error::new(crate::error::InvalidInput(format!(
-            "{}: {e}",
-            dir.display()
-        )))
-    })?;
+    let mut r = crate::analyze::analyze_run(inputs)
+        .map_err(|e| crate::error::invalid(format!("{}: {e}", dir.display())))?;
     // The refinement's probes are in the manifest (their loads are under loads/), and so is
     // the work injected on purpose.
     if let Ok(m) = crate::rundir::read_manifest(dir) {

@@ -10,17 +10,13 @@ use crate::analyze::merge;
 use crate::analyze::model::{GeneratorSource, LoadModel, Params, Source};
 use crate::analyze::samples::Samples;
 use crate::analyze::summary::{self, K6Summary};
-use crate::error::InvalidInput;
+use crate::error::invalid;
 use crate::experiment::Model;
 use crate::plan::Plan;
 use crate::rundir::layout::{K6Dir, Layout, Sampler};
 use crate::rundir::read::{self, FileKind, ReadError, RunFile};
 use crate::rundir::{self, Manifest};
 use std::path::Path;
-
-fn invalid(msg: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(msg))
-}
 
 /// Stream a k6 CSV (plain or gzip) from a file, through the run directory's reader: a gzip
 /// stream that breaks is analysed up to its last whole line, a concatenated one refused. Returns

@@ -259,7 +259,7 @@ fn read_file<T>(
     let doc =
         read::doc(&read::RunFile::at(dir, name, kind)).map_err(read::ReadError::into_anyhow)?;
     parse(&doc.text)
-        .map_err(|e| anyhow::Error::new(crate::error::InvalidInput(format!("{e:#}"))))
+        .map_err(|e| crate::error::invalid(format!("{e:#}")))
         .with_context(|| format!("parsing {}", dir.join(name).display()))
 }
 

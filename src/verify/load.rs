@@ -3,7 +3,6 @@
 //! The only file I/O of `verify`.
 use super::config::Config;
 use crate::analyze::model::Report;
-use crate::error::InvalidInput;
 use crate::rundir::read::{self, FileKind, RunFile};
 use crate::rundir::{self, Manifest, RunState, Status};
 use anyhow::Context;
@@ -49,7 +48,7 @@ pub(crate) fn suite_of(m: &Manifest) -> Option<String> {
 }
 
 pub(super) fn invalid(msg: String) -> anyhow::Error {
-    anyhow::Error::new(InvalidInput(msg))
+    crate::error::invalid(msg)
 }
 
 /// Read one run directory (invalid input when it is not one or has no report).

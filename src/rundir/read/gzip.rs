@@ -4,7 +4,6 @@
 //! file was concatenated) ends the stream and the watch refuses the file; bytes after the
 //! member that are not gzip are ignored and said.
 use super::{ReadError, RunFile, open_regular};
-use crate::error::InvalidInput;
 use flate2::bufread::GzDecoder;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::FileExt;
@@ -38,11 +37,11 @@ impl CsvWatch {
         let end = self.end.lock().map(|e| e.clone()).unwrap_or_default();
         let (l, size) = (&self.label, self.size);
         if let Some(at) = end.second_member_at {
-            return Err(anyhow::Error::new(InvalidInput(format!(
+            return Err(crate::error::invalid(format!(
                 "{l}: a second gzip member starts at byte {at} of {size}: k6 writes one, so this file was \
                  concatenated (two copies count every request twice): give the file one k6 run wrote \
                  (several generators: each its own k6/g<i>/ directory)"
-            ))));
+            )));
         }
         let mut v = Vec::new();
         if let Some((at, kept, torn, why)) = end.broken {

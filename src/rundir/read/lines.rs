@@ -1,7 +1,6 @@
 //! Line by line reads: logs (long lines cut, a tail cap) and the samplers' JSON lines (a head
 //! cap, long or garbled lines left out and counted, a torn last line dropped).
 use super::{BOM, Over, ReadError, ReadNotes, RunFile, lossy, open_regular};
-use crate::error::InvalidInput;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 /// Lines of at most `cap` bytes from a `BufRead`: a longer line is cut there (the rest of it is
@@ -191,11 +190,11 @@ pub(super) fn jsonl_within<T: serde::de::DeserializeOwned>(
                 notes.first_garbled_line.get_or_insert(line.no);
             }
             Err(e) => {
-                return Err(anyhow::Error::new(InvalidInput(format!(
+                return Err(crate::error::invalid(format!(
                     "{}: line {}: {e}",
                     f.path.display(),
                     line.no
-                ))));
+                )));
             }
         }
     }

@@ -10,7 +10,6 @@ mod lines;
 pub(crate) use gzip::k6_csv;
 pub use lines::{LineReader, jsonl, lines};
 
-use crate::error::InvalidInput;
 use std::borrow::Cow;
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -208,7 +207,7 @@ impl ReadError {
     pub(crate) fn into_anyhow(self) -> anyhow::Error {
         match self {
             ReadError::Io { .. } => anyhow::Error::new(self),
-            other => anyhow::Error::new(InvalidInput(other.to_string())),
+            other => crate::error::invalid(other.to_string()),
         }
     }
 
