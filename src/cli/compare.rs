@@ -1,6 +1,7 @@
 //! `perflab compare`'s arguments, and the comparison of recorded runs (`compare RUN_A RUN_B`,
 //! each side one run or several comma-separated rounds): the verdict as text, `--json` or
-//! `--html`, and the exit code. Two configurations run alternately are `compare_exp`'s.
+//! `--html`, and the exit code; `compare TARGET --a .. --b ..`'s flags to the typed options of
+//! `run::target`, which runs and judges the two configurations.
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -9,6 +10,7 @@ use clap::Args;
 
 use super::catalog::{CatalogArg, PlanArgs};
 use crate::error::invalid;
+use crate::run::target::{self, TargetCompare};
 use crate::verify::compare;
 use crate::verify::load::{self, LoadedRun};
 
@@ -180,4 +182,45 @@ pub(crate) fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         crate::output::emit(&compare::render::text(&c));
     }
     Ok(ExitCode::from(compare::exit_code([c.verdict])))
+}
+
+/// `compare` with one TARGET (or any flag of that mode): two configurations run alternately.
+pub(crate) fn wants_target(a: &CompareArgs) -> bool {
+    a.run_b.is_none() || a.exp.given()
+}
+
+/// `compare TARGET --a .. --b ..`: the flags as `TargetCompare`, then `run::target`.
+pub(crate) fn compare_target(a: CompareArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    if let Some(b) = &a.run_b {
+        return Err(invalid(format!(
+            "`compare {} {b}` compares recorded runs; --a/--b and the flags that run rounds take one TARGET (an experiment or group): give either two RUN arguments or one TARGET",
+            a.run_a
+        )));
+    }
+    let (x, p) = (&a.exp, &a.exp.plan);
+    let t = TargetCompare {
+        target: a.run_a.clone(),
+        a: x.a.clone(),
+        b: x.b.clone(),
+        set: p.set.clone(),
+        catalog_dir: x.catalog.dir(),
+        quick: p.quick,
+        cpus: p.cpus.clone(),
+        force_cpus: p.force_cpus,
+        no_align: p.no_align,
+        settings: compare::Settings {
+            confidence: a.confidence,
+            min_effect_pct: a.min_effect,
+            margin_pct: a.margin,
+            max_rounds: a.max_rounds,
+        },
+        resume: x.resume,
+        no_run: x.no_run,
+        fit: x.fit,
+        no_wait: x.no_wait,
+        html: a.html.clone(),
+        json: a.json,
+        out: a.out.clone(),
+    };
+    target::compare_target(t, quiet)
 }

@@ -171,7 +171,7 @@ fn open(plan_file: &Path, out: &Path) -> anyhow::Result<(matrix::Plan, PathBuf)>
             ))
         })?;
     }
-    super::run::check_out_root(out)?;
+    crate::run::resolve::check_out_root(out)?;
     let work = matrix::work_dir(plan_file, &plan);
     Ok((plan, work))
 }

@@ -6,7 +6,6 @@ pub mod analysis;
 pub mod capacity;
 pub mod catalog;
 pub mod compare;
-pub(crate) mod compare_exp;
 pub mod docs;
 pub mod export;
 pub mod lab;
@@ -164,7 +163,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Report(a) => analysis::report(a),
         Command::Index(a) => analysis::index(a),
         Command::Verify(a) => verify::verify(a, cli.quiet),
-        Command::Compare(a) if compare_exp::wants(&a) => compare_exp::compare(a, cli.quiet),
+        Command::Compare(a) if compare::wants_target(&a) => compare::compare_target(a, cli.quiet),
         Command::Compare(a) => compare::compare(a),
         Command::Capacity(a) => capacity::capacity(a),
         Command::NoiseCheck(a) => tools::noise_check(a),

@@ -80,52 +80,6 @@ fn check_run_name(
     Ok(Some(n))
 }
 
-/// `--out` must be a directory perflab can create and write in: checked before any image,
-/// lock or engine is touched (bad input, exit 2).
-pub(crate) fn check_out_root(out: &std::path::Path) -> anyhow::Result<()> {
-    let bad = |why: String| {
-        crate::error::invalid(format!(
-            "--out {}: {why}; give a directory you can write in (or set PERFLAB_OUT)",
-            out.display()
-        ))
-    };
-    std::fs::create_dir_all(out).map_err(|e| bad(format!("cannot create it ({e})")))?;
-    if !out.is_dir() {
-        return Err(bad("it is not a directory".into()));
-    }
-    let probe = out.join(format!(".perflab-write-check-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| bad(format!("cannot write in it ({e})")))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
-}
-
-/// `--fit` needs a `fit:` section: an experiment without one is bad input; a group's members
-/// without one run as published (said once).
-pub(crate) fn check_fittable(
-    target: &str,
-    resolved: &[crate::plan::Resolved],
-    quiet: bool,
-) -> anyhow::Result<()> {
-    let unfit: Vec<&str> = resolved
-        .iter()
-        .filter(|r| r.experiment.fit.is_none())
-        .map(|r| r.experiment.id.as_str())
-        .collect();
-    if unfit.len() == resolved.len() {
-        return Err(crate::error::InvalidInput(format!(
-            "--fit: {target} has no `fit:` section, so its numbers are not fitted to a host; run it without --fit (its claims do not depend on the host's size), or add a `fit:` section (`perflab show exp1 --fit` shows one; docs/fit.md)"
-        ))
-        .into());
-    }
-    if !unfit.is_empty() && !quiet {
-        crate::say!(
-            "--fit: {} have no `fit:` section and run as published",
-            unfit.join(", ")
-        );
-    }
-    Ok(())
-}
-
 pub(crate) fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     // Everything that can be wrong with the input is found before anything starts, the
     // target first (the first real problem), then the flags.
@@ -144,7 +98,7 @@ pub(crate) fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     )?;
     let layout = a.plan.layout()?;
     if a.fit {
-        check_fittable(&a.target, &resolved, quiet)?;
+        crate::run::resolve::check_fittable(&a.target, &resolved, quiet)?;
     }
     let run_name = check_run_name(&a, &resolved)?;
     if let Some(n) = &run_name
@@ -154,7 +108,7 @@ pub(crate) fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     // last of the checks: it creates the directory, which bad input elsewhere must not leave
-    check_out_root(&a.out)?;
+    crate::run::resolve::check_out_root(&a.out)?;
     // out/<experiment>/ of each, where it exists: a real directory, never a link out of --out
     for r in &resolved {
         crate::atomic::check_dirs_under(&a.out, &[&r.experiment.id])?;

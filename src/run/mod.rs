@@ -1,7 +1,8 @@
 //! `perflab run`: validate and plan, build missing images, take the host lock, sweep leftovers
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
 //! for each round on a fresh stack, and print each round's verdict. `compare`: the same rounds
-//! for two configurations, interleaved until the verdict is decided. `resolve`: an id and the
+//! for two configurations, interleaved until the verdict is decided (`target`: `compare TARGET`
+//! from its typed options to the matrix). `resolve`: an id and the
 //! planning flags to planned experiments and a CPU layout; `missing`: `verify --run-missing`; `lifecycle`: `up`, `smoke`, `down`
 //! and `cleanup`.
 
@@ -10,6 +11,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod missing;
 pub(crate) mod outline;
 pub(crate) mod resolve;
+pub(crate) mod target;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

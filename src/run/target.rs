@@ -1,20 +1,20 @@
-//! `perflab compare TARGET --a KEY=VALUE --b KEY=VALUE`: two configurations of an experiment or
-//! group (php, node, all, any group id) compared on rounds run alternately until each
-//! experiment's verdict is decided, or on the rounds already recorded (`--no-run`). Everything
-//! is checked first (bad input: exit 2, nothing started); then the matrix, one row per
-//! experiment, as text, `--json` or `--html`; exit 0 when no row regressed, 1 when one did, 3
-//! when one is inconclusive and none regressed (130 interrupted, 1 a harness failure too).
+//! `perflab compare TARGET --a KEY=VALUE --b KEY=VALUE` from its typed options (`TargetCompare`,
+//! which the CLI fills): two configurations of an experiment or group (php, node, all, any
+//! group id) compared on rounds run alternately until each experiment's verdict is decided, or
+//! on the rounds already recorded (`--no-run`). Everything is checked first (bad input: exit 2,
+//! nothing started); then the matrix, one row per experiment, as text, `--json` or `--html`;
+//! exit 0 when no row regressed, 1 when one did, 3 when one is inconclusive and none regressed
+//! (130 interrupted, 1 a harness failure too).
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::compare::{CompareArgs, ExpArgs};
+use super::compare::{self as runner, CompareRequest, ExperimentPlan};
 use crate::error::invalid;
-use crate::experiment::Experiment;
+use crate::experiment::{self as catalog_files, Catalog, Experiment};
 use crate::plan::{self, CpuLayout, Resolved};
-use crate::run::compare::{self as runner, CompareRequest, ExperimentPlan};
 use crate::rundir::batch::CompareSide;
 use crate::session::interleave::Batch;
 use crate::verify::compare::Settings;
@@ -22,9 +22,31 @@ use crate::verify::load::{self, LoadedRun};
 use crate::verify::matrix::{self, Matrix};
 use crate::verify::side::{self, SideSpec};
 
-/// `compare` in this mode: one TARGET, or any of its flags.
-pub(crate) fn wants(a: &CompareArgs) -> bool {
-    a.run_b.is_none() || a.exp.given()
+/// `compare TARGET --a .. --b ..` as typed options: the target, the two sides' differences and
+/// the common `--set`, the planning flags, the verdict's settings and where the result goes.
+#[derive(Debug, Clone)]
+pub(crate) struct TargetCompare {
+    /// An experiment or group id.
+    pub target: String,
+    /// Side A's and side B's differences from the experiment as published (`--a`, `--b`).
+    pub a: Vec<String>,
+    pub b: Vec<String>,
+    /// `--set` on both sides.
+    pub set: Vec<String>,
+    pub catalog_dir: PathBuf,
+    pub quick: bool,
+    pub cpus: Option<String>,
+    pub force_cpus: bool,
+    pub no_align: bool,
+    /// The verdict's settings (checked with the rest); `max_rounds` caps the rounds a side.
+    pub settings: Settings,
+    pub resume: bool,
+    pub no_run: bool,
+    pub fit: bool,
+    pub no_wait: bool,
+    pub html: Option<PathBuf>,
+    pub json: bool,
+    pub out: PathBuf,
 }
 
 /// Everything about the comparison that can be wrong, found before anything starts.
@@ -38,42 +60,31 @@ struct Checked {
 }
 
 impl Checked {
-    fn fitted(&self, a: &ExpArgs, e: &Experiment) -> bool {
+    fn fitted(&self, a: &TargetCompare, e: &Experiment) -> bool {
         a.fit && e.fit.is_some()
     }
 }
 
-fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
-    let x = &a.exp;
-    if let Some(b) = &a.run_b {
-        return Err(invalid(format!(
-            "`compare {} {b}` compares recorded runs; --a/--b and the flags that run rounds take one TARGET (an experiment or group): give either two RUN arguments or one TARGET",
-            a.run_a
-        )));
-    }
+fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
     // the target first (the first real problem), then the verdict's settings; --max-rounds
     // is the cap of the rounds a side as well as the plan the boundary accounts for
-    let catalog = x.catalog.load()?;
+    let catalog = Catalog::load(&a.catalog_dir)
+        .map_err(|d| anyhow::Error::new(catalog_files::invalid(&d)))?;
     let mut experiments: Vec<Experiment> = Vec::new();
-    for e in catalog.expand(&a.run_a)? {
+    for e in catalog.expand(&a.target)? {
         if !experiments.iter().any(|k| k.id == e.id) {
             experiments.push(e.clone());
         }
     }
-    let settings = Settings {
-        confidence: a.confidence,
-        min_effect_pct: a.min_effect,
-        margin_pct: a.margin,
-        max_rounds: a.max_rounds,
-    };
+    let settings = a.settings;
     settings.check().map_err(invalid)?;
-    let sa = side::parse_side(CompareSide::A, &x.a, &x.plan.set)?;
-    let sb = side::parse_side(CompareSide::B, &x.b, &x.plan.set)?;
+    let sa = side::parse_side(CompareSide::A, &a.a, &a.set)?;
+    let sb = side::parse_side(CompareSide::B, &a.b, &a.set)?;
     let mut pairs = Vec::new();
     let (mut ra, mut rb) = (Vec::new(), Vec::new());
     for e in &experiments {
         let (ea, eb) = (sa.resolve(e)?, sb.resolve(e)?);
-        let opts = x.plan.options();
+        let opts = plan::PlanOptions { quick: a.quick };
         ra.push(resolved(&ea, opts));
         rb.push(resolved(&eb, opts));
         pairs.push((ea, eb));
@@ -85,14 +96,14 @@ fn check(a: &CompareArgs, quiet: bool) -> anyhow::Result<Checked> {
             crate::html::check_page_path(&row_page(path, &e.id))?;
         }
     }
-    if x.fit {
-        super::run::check_fittable(&a.run_a, &ra, quiet)?;
+    if a.fit {
+        super::resolve::check_fittable(&a.target, &ra, quiet)?;
     }
     Ok(Checked {
         experiments,
         sides: [sa, sb],
         resolved: [ra, rb],
-        layout: x.plan.layout()?,
+        layout: super::resolve::layout(a.cpus.as_deref(), a.force_cpus)?,
         settings,
     })
 }
@@ -108,22 +119,19 @@ fn resolved(e: &Experiment, opts: plan::PlanOptions) -> Resolved {
 /// Each experiment's recorded rounds of both sides and the batch new rounds join (`--resume`:
 /// the newest recorded batch; it is bad input when the target has none).
 fn plans(
-    a: &CompareArgs,
+    a: &TargetCompare,
     c: &Checked,
     skipped: &mut Vec<String>,
 ) -> anyhow::Result<Vec<(ExperimentPlan, [Vec<LoadedRun>; 2])>> {
     let new_id = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let mut out = Vec::new();
     for e in &c.experiments {
-        let profile = (a.exp.plan.quick, c.fitted(&a.exp, e));
+        let profile = (a.quick, c.fitted(a, e));
         let rec = |s: &SideSpec, skipped: &mut Vec<String>| {
             runner::recorded_rounds(&a.out, e, s, profile, c.settings.max_rounds, skipped)
         };
         let (ra, rb) = (rec(&c.sides[0], skipped), rec(&c.sides[1], skipped));
-        let resumed = a
-            .exp
-            .resume
-            .then(|| runner::newest_batch(ra.iter().chain(&rb)));
+        let resumed = a.resume.then(|| runner::newest_batch(ra.iter().chain(&rb)));
         let plan = ExperimentPlan {
             id: e.id.clone(),
             batch: Batch {
@@ -136,10 +144,10 @@ fn plans(
         };
         out.push((plan, [ra, rb]));
     }
-    if a.exp.resume && out.iter().all(|(p, _)| p.batch.id == new_id) {
+    if a.resume && out.iter().all(|(p, _)| p.batch.id == new_id) {
         return Err(invalid(format!(
             "--resume: no comparison batch of {} with these sides under {}; run it without --resume",
-            a.run_a,
+            a.target,
             a.out.display()
         )));
     }
@@ -147,16 +155,16 @@ fn plans(
 }
 
 /// One side's `perflab run` request: its suite, its overrides, its configurations.
-fn side_request(a: &CompareArgs, c: &Checked, i: usize, quiet: bool) -> crate::run::RunRequest {
+fn side_request(a: &TargetCompare, c: &Checked, i: usize, quiet: bool) -> super::RunRequest {
     let s = &c.sides[i];
-    crate::run::RunRequest {
-        target: format!("compare {} {}", a.run_a, s.describe()),
+    super::RunRequest {
+        target: format!("compare {} {}", a.target, s.describe()),
         resolved: c.resolved[i].clone(),
         overrides: s.sets.clone(),
         layout: c.layout.clone(),
         rounds: 1,
         suite: s.suite,
-        align: !a.exp.plan.no_align,
+        align: !a.no_align,
         wait: wait(a),
         out_root: a.out.clone(),
         quiet,
@@ -164,14 +172,14 @@ fn side_request(a: &CompareArgs, c: &Checked, i: usize, quiet: bool) -> crate::r
         generators: 1,
         placement: Default::default(),
         refine: None,
-        fit: a.exp.fit,
+        fit: a.fit,
         k6_dashboard: false,
         run_name: None,
     }
 }
 
-fn wait(a: &CompareArgs) -> crate::lock::Wait {
-    match a.exp.no_wait {
+fn wait(a: &TargetCompare) -> crate::lock::Wait {
+    match a.no_wait {
         true => crate::lock::Wait::NoWait,
         false => crate::lock::Wait::Block,
     }
@@ -187,14 +195,14 @@ struct Ran {
 }
 
 fn run_rounds(
-    a: &CompareArgs,
+    a: &TargetCompare,
     c: &Checked,
     plans: Vec<ExperimentPlan>,
     quiet: bool,
 ) -> anyhow::Result<Ran> {
-    super::run::check_out_root(&a.out)?;
+    super::resolve::check_out_root(&a.out)?;
     let req = CompareRequest {
-        target: format!("compare {}", a.run_a),
+        target: format!("compare {}", a.target),
         a: side_request(a, c, 0, quiet),
         b: side_request(a, c, 1, quiet),
         experiments: plans,
@@ -222,7 +230,7 @@ fn run_rounds(
 /// The runs side `s`'s claims compare against (`against:`): the median round of that
 /// experiment on the side's suite.
 fn against_runs(
-    a: &CompareArgs,
+    a: &TargetCompare,
     e: &Experiment,
     s: &SideSpec,
     skipped: &mut Vec<String>,
@@ -231,8 +239,7 @@ fn against_runs(
     for id in e.expect.iter().filter_map(|c| c.against.as_deref()) {
         let suite = Some(s.suite.as_str());
         if !out.contains_key(id)
-            && let Some(r) =
-                crate::verify::targets::against_run(&a.out, id, suite, a.exp.fit, skipped)
+            && let Some(r) = crate::verify::targets::against_run(&a.out, id, suite, a.fit, skipped)
         {
             out.insert(id.to_string(), r);
         }
@@ -247,7 +254,7 @@ fn load_all(dirs: &[PathBuf]) -> anyhow::Result<Vec<LoadedRun>> {
 /// The matrix over the experiments: each one's rounds (those the loop ended with, else the
 /// recorded ones).
 fn build_matrix(
-    a: &CompareArgs,
+    a: &TargetCompare,
     c: &Checked,
     recorded: Vec<[Vec<LoadedRun>; 2]>,
     ran: &Ran,
@@ -267,7 +274,7 @@ fn build_matrix(
         rows.push(matrix::row(e, side(&ra, &xa), side(&rb, &xb), &c.settings));
     }
     let [da, db] = [c.sides[0].describe(), c.sides[1].describe()];
-    Ok(matrix::matrix(&a.run_a, &da, &db, rows))
+    Ok(matrix::matrix(&a.target, &da, &db, rows))
 }
 
 /// Where `--html FILE` puts experiment `id`'s compare page: `FILE-<id>.html` beside it.
@@ -304,11 +311,12 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-pub(crate) fn compare(a: CompareArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+/// Check, run (unless `--no-run`), judge and print `compare TARGET`; the exit code over the rows.
+pub(crate) fn compare_target(a: TargetCompare, quiet: bool) -> anyhow::Result<ExitCode> {
     let c = check(&a, quiet)?;
     let mut skipped = Vec::new();
     let (plans, recorded): (Vec<_>, Vec<_>) = plans(&a, &c, &mut skipped)?.into_iter().unzip();
-    let ran = match a.exp.no_run {
+    let ran = match a.no_run {
         true => Ran::default(),
         false => run_rounds(&a, &c, plans, quiet)?,
     };
