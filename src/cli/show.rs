@@ -1,6 +1,6 @@
 //! Text rendering of `perflab show` for one experiment: settings, timeline, VUs, layout, alignment.
-use super::catalog::Resolved;
 use crate::experiment::{Lab, Model, Script, StackSettings};
+use crate::plan::Resolved;
 use crate::plan::{Alignment, CpuLayout, Plan, Slot, WindowKind};
 use std::io::Write;
 use std::path::Path;

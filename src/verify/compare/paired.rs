@@ -6,10 +6,10 @@
 //! the differences within pairs are quieter than the rounds are (docs/regression.md). Rounds
 //! that cannot be paired fall back to the unpaired test, and say why. Pure.
 use super::sequential::{
-    Boundary, CALIBRATION_PATHS, Call, Crit, FIRST_LOOK, LogTest, MAX_PLANNED_ROUNDS, Plan,
-    Settings, calibrated, call, first_deciding,
+    Boundary, Call, Crit, FIRST_LOOK, LogTest, MAX_PLANNED_ROUNDS, Plan, Settings, calibrated,
+    call, first_deciding,
 };
-use super::stats::{Rng, mean, variance};
+use super::stats::{mean, variance};
 use crate::rundir::batch::CompareTag;
 use std::collections::BTreeMap;
 
@@ -198,29 +198,6 @@ impl PairedPlan {
         };
         first_deciding(n_now, decides)
     }
-}
-
-/// |t| of every look (2..=planned pairs) of `CALIBRATION_PATHS` null paths of normal
-/// differences (the paired t's law under no change does not depend on the noise nor on the
-/// drift shared within pairs).
-pub(super) fn null_paths(planned: usize, seed: u64) -> Vec<f32> {
-    let looks = planned - FIRST_LOOK + 1;
-    let mut t_abs = vec![0f32; CALIBRATION_PATHS * looks];
-    let mut rng = Rng::new(seed ^ 0x5041_4952);
-    for path in t_abs.chunks_mut(looks) {
-        let (mut s, mut q) = (0.0, 0.0);
-        for n in 1..=planned {
-            let d = rng.normal();
-            s += d;
-            q += d * d;
-            if n >= FIRST_LOOK {
-                let nf = n as f64;
-                let sd = ((q - s * s / nf) / (nf - 1.0)).sqrt();
-                path[n - FIRST_LOOK] = (s / nf / (sd / nf.sqrt())).abs() as f32;
-            }
-        }
-    }
-    t_abs
 }
 
 #[cfg(test)]

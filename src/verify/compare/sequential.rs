@@ -111,7 +111,7 @@ pub(super) fn calibrated(paired: bool, confidence: f64, planned: usize) -> f64 {
     }
     let alpha = (1.0 - confidence) * CALIBRATION_SHARE;
     let a = if paired {
-        let t_abs = super::paired::null_paths(planned, CALIBRATION_SEED);
+        let t_abs = paired_null_paths(planned, CALIBRATION_SEED);
         calibrate(alpha, planned, &t_abs, |n| n - 1)
     } else {
         calibrate(alpha, planned, &null_paths(planned), |n| 2 * n - 2)
@@ -120,6 +120,29 @@ pub(super) fn calibrated(paired: bool, confidence: f64, planned: usize) -> f64 {
         c.push((key, a));
     }
     a
+}
+
+/// |t| of every look (2..=planned pairs) of `CALIBRATION_PATHS` null paths of normal
+/// differences (the paired t's law under no change does not depend on the noise nor on the
+/// drift shared within pairs).
+fn paired_null_paths(planned: usize, seed: u64) -> Vec<f32> {
+    let looks = planned - FIRST_LOOK + 1;
+    let mut t_abs = vec![0f32; CALIBRATION_PATHS * looks];
+    let mut rng = Rng::new(seed ^ 0x5041_4952);
+    for path in t_abs.chunks_mut(looks) {
+        let (mut s, mut q) = (0.0, 0.0);
+        for n in 1..=planned {
+            let d = rng.normal();
+            s += d;
+            q += d * d;
+            if n >= FIRST_LOOK {
+                let nf = n as f64;
+                let sd = ((q - s * s / nf) / (nf - 1.0)).sqrt();
+                path[n - FIRST_LOOK] = (s / nf / (sd / nf.sqrt())).abs() as f32;
+            }
+        }
+    }
+    t_abs
 }
 
 /// |t| of every look (2..=planned rounds a side) of `CALIBRATION_PATHS` simulated null paths.
