@@ -10,28 +10,14 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::lock::queue::{self, QueueStatus};
-use crate::owner::Owner;
+use crate::run::lifecycle::{self, StackRow};
 use crate::run::outline::duration;
-use crate::session::sweep::{self, Asker, Fate};
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Print `{"lock": {...}, "stacks": [...]}` as JSON on stdout
     #[arg(long)]
     pub json: bool,
-}
-
-/// One lab stack on the engine and whose it is.
-#[derive(Debug, Clone, Serialize)]
-pub(crate) struct StackRow {
-    pub run_id: String,
-    pub lab: String,
-    /// `kept` (handed to its user by `up`), `measuring` (its perflab runs), `leftover` (its
-    /// perflab is gone), `other-host`, `unowned`.
-    pub state: &'static str,
-    pub user: String,
-    pub owner: Option<String>,
-    pub objects: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,7 +30,7 @@ struct StatusJson<'a> {
 pub(crate) fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     let now = Utc::now();
     let q = queue::status(&crate::lock::lock_path(), now);
-    let stacks = super::lab::runtime()?.block_on(stacks());
+    let stacks = super::lab::runtime()?.block_on(lifecycle::stacks());
     let mut out = String::new();
     if a.json {
         let (rows, err) = match &stacks {
@@ -67,51 +53,6 @@ pub(crate) fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
 
 /// The stacks on the local engine, grouped by run; an error in words when it cannot be reached
 /// within 5 s.
-async fn stacks() -> Result<Vec<StackRow>, String> {
-    let listed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
-        let docker = crate::docker::Docker::connect().await?;
-        docker.list_labelled(&[]).await
-    })
-    .await;
-    let objects = match listed {
-        Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Err(format!("{e:#}")),
-        Err(_) => return Err("the Docker engine did not answer within 5 s".into()),
-    };
-    let me = &Owner::me().user;
-    let plan = sweep::plan(
-        objects,
-        Asker::User { all: true },
-        me,
-        &Default::default(),
-        Owner::liveness,
-    );
-    Ok(plan.into_iter().map(row).collect())
-}
-
-fn row(r: sweep::RunLeftover) -> StackRow {
-    let owner = r.objects.iter().find_map(|o| Owner::from_labels(&o.labels));
-    let lab = r
-        .objects
-        .iter()
-        .find_map(|o| o.labels.get(crate::docker::LABEL_LAB).cloned())
-        .unwrap_or_default();
-    StackRow {
-        state: match r.fate {
-            Fate::Kept => "kept",
-            Fate::Live(_) => "measuring",
-            Fate::Dead(_) => "leftover",
-            Fate::OtherHost(_) => "other-host",
-            Fate::Unowned => "unowned",
-        },
-        user: owner.as_ref().map(|o| o.user.clone()).unwrap_or_default(),
-        owner: owner.map(|o| o.to_string()),
-        lab,
-        objects: r.objects.len(),
-        run_id: r.run_id,
-    }
-}
-
 fn when(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     match t {
         Some(t) if t > now => format!(

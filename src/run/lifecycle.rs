@@ -2,19 +2,22 @@
 //! defaults, a catalog entry or a file, with `--set` and a CPU layout), `up` and `smoke`
 //! (images built, the host lock held, the stack started, raced against Ctrl-C, which removes
 //! what was started), `down` and `cleanup` (the host lock held; only what no live perflab owns
-//! is removed, another user's only when asked, `session::sweep`). The CLI parses and prints.
+//! is removed, another user's only when asked, `session::sweep`), and the stacks on the engine
+//! with their owners (`status`). The CLI parses and prints.
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use serde::Serialize;
 
 use crate::docker::{self, Docker};
 use crate::error::InvalidInput;
 use crate::experiment::{Catalog, CatalogEntry, Experiment, Lab};
 use crate::images::{self, ImageSet, Suite, build_progress};
 use crate::lock::{HostLock, Wait};
+use crate::owner::Owner;
 use crate::session::signals::Interrupt;
-use crate::session::sweep::{self, Asker};
+use crate::session::sweep::{self, Asker, Fate};
 use crate::stack::{self, LabStack, Pinning, StartOptions, defaults};
 
 /// Where a stack's settings come from, as `up` and `smoke` are given them.
@@ -333,5 +336,65 @@ fn left_reason(r: &sweep::RunLeftover, endpoint: &docker::Endpoint) -> String {
         _ => r
             .left_note(endpoint)
             .unwrap_or_else(|| format!("{}: kept", r.run_id)),
+    }
+}
+
+/// One lab stack on the engine and whose it is.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct StackRow {
+    pub run_id: String,
+    pub lab: String,
+    /// `kept` (handed to its user by `up`), `measuring` (its perflab runs), `leftover` (its
+    /// perflab is gone), `other-host`, `unowned`.
+    pub state: &'static str,
+    pub user: String,
+    pub owner: Option<String>,
+    pub objects: usize,
+}
+
+/// The lab stacks on the engine and whose they are (`perflab status`); why not, when the engine
+/// cannot be listed within 5 s.
+pub(crate) async fn stacks() -> std::result::Result<Vec<StackRow>, String> {
+    let listed = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        let docker = crate::docker::Docker::connect().await?;
+        docker.list_labelled(&[]).await
+    })
+    .await;
+    let objects = match listed {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => return Err(format!("{e:#}")),
+        Err(_) => return Err("the Docker engine did not answer within 5 s".into()),
+    };
+    let me = &Owner::me().user;
+    let plan = sweep::plan(
+        objects,
+        Asker::User { all: true },
+        me,
+        &Default::default(),
+        Owner::liveness,
+    );
+    Ok(plan.into_iter().map(row).collect())
+}
+
+fn row(r: sweep::RunLeftover) -> StackRow {
+    let owner = r.objects.iter().find_map(|o| Owner::from_labels(&o.labels));
+    let lab = r
+        .objects
+        .iter()
+        .find_map(|o| o.labels.get(crate::docker::LABEL_LAB).cloned())
+        .unwrap_or_default();
+    StackRow {
+        state: match r.fate {
+            Fate::Kept => "kept",
+            Fate::Live(_) => "measuring",
+            Fate::Dead(_) => "leftover",
+            Fate::OtherHost(_) => "other-host",
+            Fate::Unowned => "unowned",
+        },
+        user: owner.as_ref().map(|o| o.user.clone()).unwrap_or_default(),
+        owner: owner.map(|o| o.to_string()),
+        lab,
+        objects: r.objects.len(),
+        run_id: r.run_id,
     }
 }
