@@ -110,14 +110,18 @@ impl Role {
         self.slot() == Slot::App
     }
 
+    /// The role whose sampler column is `column` (`fpm`, `pg`, `k6`, ...).
+    pub(crate) fn from_column(column: &str) -> Option<Role> {
+        Role::by_name(column, Role::column)
+    }
+
     fn by_name(name: &str, f: impl Fn(Role) -> &'static str) -> Option<Role> {
         Role::ALL.into_iter().find(|r| f(*r) == name)
     }
 }
 
 /// The CPU slots of a plan's layout (`Role::slot` maps containers to them; `plan::CpuLayout`
-/// gives each its CPUs). PHP: nginx and
-/// php-fpm share `app`; samplers run on `loadgen`.
+/// gives each its CPUs). PHP: nginx and php-fpm share `app`; samplers run on `loadgen`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Slot {

@@ -3,6 +3,7 @@
 mod draw;
 
 use crate::analyze::model::*;
+use crate::lab::{Role, Slot};
 use draw::*;
 use plotters::prelude::SeriesLabelPosition;
 
@@ -214,10 +215,10 @@ fn inflight_panel(t: &[SecondRow], x: (f64, f64), marks: Vec<(f64, String)>) -> 
 pub fn core_ceilings(p: &Params, roles: &[String]) -> Vec<(f64, String)> {
     let mut lines: Vec<(usize, Vec<&str>)> = Vec::new();
     for role in roles {
-        let cpus = match role.as_str() {
-            "pg" => p.db_cpus.len(),
-            "k6" => p.loadgen_cpus.len(),
-            _ => p.app_cpus.len(),
+        let cpus = match Role::from_column(role).map(Role::slot) {
+            Some(Slot::Db) => p.db_cpus.len(),
+            Some(Slot::Loadgen) => p.loadgen_cpus.len(),
+            Some(Slot::App) | None => p.app_cpus.len(),
         };
         if cpus == 0 {
             continue;

@@ -4,6 +4,7 @@
 //! hypervisor stole or another process took counts as busy, and a step that lost more than
 //! `HOST_LIMITED_PCT` of those CPUs is marked host-limited.
 use super::*;
+use crate::lab::Slot;
 
 /// A step whose app or database CPUs lost more than this share (%) to steal, or to processes
 /// outside the lab, is host-limited: its figures say as much about the host as about the lab.
@@ -85,13 +86,17 @@ fn sample_pct(h: &HostSample, cpus: &[u32]) -> Option<(f64, Option<f64>)> {
 /// database's, k6 on the load generator's (on 2 CPUs k6 shares PostgreSQL's core).
 fn lab_roles(cpus: &[u32], pins: &Pinning) -> Vec<Role> {
     let inside = |set: &[u32]| !set.is_empty() && set.iter().all(|c| cpus.contains(c));
+    // the base image runs no container; every other role by the slot it is pinned to
     Role::ALL
         .iter()
         .copied()
-        .filter(|r| match r {
-            Role::K6 => inside(pins.loadgen),
-            Role::Pg => inside(pins.db),
-            r => r.is_app_box() && inside(pins.app),
+        .filter(|r| *r != Role::Base)
+        .filter(|r| {
+            inside(match r.slot() {
+                Slot::Loadgen => pins.loadgen,
+                Slot::Db => pins.db,
+                Slot::App => pins.app,
+            })
         })
         .collect()
 }
