@@ -15,10 +15,10 @@ use crate::docker::{self, Docker, ExitStatus};
 use crate::experiment::Experiment;
 use crate::images::ImageSet;
 use crate::plan::{Alignment, CpuLayout};
-use crate::rundir::Manifest;
 use crate::rundir::layout::K6Dir;
 use crate::sample::{self, ContainerTarget};
 use crate::session::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
+use crate::session::records::{Record, Records};
 use crate::session::signals::Interrupt;
 use crate::stack::{LabStack, Pinning, StartOptions, warmup};
 
@@ -62,6 +62,9 @@ pub(super) struct RoundState {
     pub progress: Option<Progress>,
     /// The app's freeze during this load (`load.pause`).
     pub freeze: Option<super::freeze::Scheduled>,
+    /// The host's speed was read before the first load of the round (a `--fit` restack warms
+    /// up again: that first reading stays the round's).
+    pub speed_before: bool,
 }
 
 /// The real engine of a session.
@@ -91,10 +94,10 @@ impl<'a> DockerEngine<'a> {
     }
 
     /// Where the stack and generators run, as the manifest records it.
-    fn record_placement(&self, m: &mut Manifest, stack: &LabStack) {
+    fn record_placement(&self, rec: &mut Records, stack: &LabStack) {
         let (env, lg) = (self.env, self.env.loadgen);
         let id = |f: &Option<docker::EngineFacts>| f.as_ref().and_then(|f| f.id.clone());
-        m.measurements.placement = Some(measurements::Placement {
+        rec.push(Record::Placement(measurements::Placement {
             loadgen: lg.docker.endpoint().to_string(),
             db: env.docker.endpoint().to_string(),
             app: env.docker.endpoint().to_string(),
@@ -111,32 +114,32 @@ impl<'a> DockerEngine<'a> {
             same_daemon_as_stack: lg
                 .remote
                 .then(|| id(&lg.facts).is_some() && id(&lg.facts) == id(&env.stack_engine)),
-        });
+        }));
         // (An engine elsewhere publishes by design: the two-machine mode.)
         if let Some(why) = &stack.access.fallback
             && env.docker.endpoint().is_on_this_machine()
         {
-            m.caveats.push(format!(
+            rec.push(Record::Caveat(format!(
                 "this host cannot reach the stack's containers at their addresses ({why}): the entry point, PostgreSQL{} were published on {}, where every local user can reach them",
                 if lg.remote { "" } else { " and k6's API" },
                 stack.entry_ip
-            ));
+            )));
         }
         if let Some(c) = env.stack_clock.filter(|c| c.offset_ms.abs() > 10.0) {
-            m.caveats.push(format!(
+            rec.push(Record::Caveat(format!(
                 "the stack's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): timestamps written there are not corrected",
                 c.offset_ms,
                 c.rtt_ms / 2.0
-            ));
+            )));
         }
         if let Some(c) = lg.clock {
-            m.measurements.loadgen_clock_offset_ms = Some(c.offset_ms);
+            rec.push(Record::LoadgenClockOffsetMs(c.offset_ms));
             if c.offset_ms.abs() > 10.0 {
-                m.caveats.push(format!(
+                rec.push(Record::Caveat(format!(
                     "the load generator's engine clock is {:+.1} ms off the orchestrator's (+- {:.1} ms; goal within 10 ms): gates are corrected, its timestamps are not",
                     c.offset_ms,
                     c.rtt_ms / 2.0
-                ));
+                )));
             }
         }
     }
@@ -155,7 +158,7 @@ impl<'a> DockerEngine<'a> {
 }
 
 impl Engine for DockerEngine<'_> {
-    async fn begin(&mut self, round: &RoundContext<'_>, m: &mut Manifest) -> Result<()> {
+    async fn begin(&mut self, round: &RoundContext<'_>, rec: &mut Records) -> Result<()> {
         self.round = RoundState {
             run_id: round.run_id.to_string(),
             experiment: Some(round.experiment.clone()),
@@ -163,11 +166,11 @@ impl Engine for DockerEngine<'_> {
             ..Default::default()
         };
         let images = self.env.images;
-        m.components = images.versions_flat();
-        m.images = images.tags_and_ids();
-        m.measurements.stack.suite = Some(images.suite.as_str().to_string());
+        rec.push(Record::Components(images.versions_flat()));
+        rec.push(Record::Images(images.tags_and_ids()));
+        rec.push(Record::Suite(images.suite.as_str().to_string()));
         if let Ok(v) = self.env.docker.engine_version().await {
-            m.components.insert("docker-engine".into(), v);
+            rec.push(Record::Component("docker-engine".into(), v));
         }
         Ok(())
     }
@@ -176,7 +179,7 @@ impl Engine for DockerEngine<'_> {
         self.round.experiment = Some(e.clone());
     }
 
-    async fn stack_up(&mut self, m: &mut Manifest) -> Result<()> {
+    async fn stack_up(&mut self, rec: &mut Records) -> Result<()> {
         let pinning = Pinning::from(self.env.layout);
         let pl = self.env.placement;
         let off_host = self.stack_off_host();
@@ -199,14 +202,16 @@ impl Engine for DockerEngine<'_> {
         )
         .await
         .context("starting the lab stack")?;
-        m.measurements.stack.stack_start_s = Some(s.start_seconds);
-        m.measurements.stack.containers = Some(containers_of(&s.containers));
-        self.record_placement(m, &s);
+        rec.push(Record::StackStarted {
+            start_s: s.start_seconds,
+            containers: Some(containers_of(&s.containers)),
+        });
+        self.record_placement(rec, &s);
         self.round.stack = Some(s);
         Ok(())
     }
 
-    async fn warm_up(&mut self, m: &mut Manifest) -> Result<()> {
+    async fn warm_up(&mut self, rec: &mut Records) -> Result<()> {
         let stack = self.stack()?.clone();
         let exp = self.experiment()?.clone();
         // The harness's one PostgreSQL connection (commit counter and pg sampler) is opened
@@ -220,32 +225,31 @@ impl Engine for DockerEngine<'_> {
             let slots = super::db::pg_slots(&c)
                 .await
                 .context("reading PostgreSQL's connection settings")?;
-            m.measurements.postgres_slots = Some(slots);
+            rec.push(Record::PostgresSlots(slots));
             self.round.pg = Some(Arc::new(c));
         }
         let wu = warmup::warm_up(&stack, &exp).await.context("warm-up")?;
-        m.measurements.stack.warmup = Some((&wu).into());
+        rec.push(Record::Warmup((&wu).into()));
         super::db::smoke_check(&stack.entry_url, &exp.load.endpoint).await?;
         if let Some(c) = &self.round.pg {
             self.round.commits_before = Some(super::db::xact_commit(c).await?);
         }
         // The host's speed before the first load (a `--fit` restack warms up again: the
         // reading before its calibration stays the run's first).
-        if m.measurements.host_speed.is_none() {
-            m.measurements.host_speed = Some(crate::host::speed::HostSpeed {
-                before: crate::host::speed::measure_online().await?,
-                after: None,
-            });
+        if !self.round.speed_before {
+            let before = crate::host::speed::measure_online().await?;
+            rec.push(Record::HostSpeedBefore(before));
+            self.round.speed_before = true;
         }
         Ok(())
     }
 
-    async fn generators_ready(&mut self, load: &LoadSpec, m: &mut Manifest) -> Result<bool> {
-        self.ready_generators(load, m).await
+    async fn generators_ready(&mut self, load: &LoadSpec, rec: &mut Records) -> Result<bool> {
+        self.ready_generators(load, rec).await
     }
 
-    async fn arm(&mut self, al: &Alignment, m: &mut Manifest) -> Result<DateTime<Utc>> {
-        self.arm_start(al, m).await
+    async fn arm(&mut self, al: &Alignment, rec: &mut Records) -> Result<DateTime<Utc>> {
+        self.arm_start(al, rec).await
     }
 
     fn now(&self) -> DateTime<Utc> {
@@ -261,9 +265,9 @@ impl Engine for DockerEngine<'_> {
         &mut self,
         load: &LoadSpec,
         al: &Alignment,
-        m: &mut Manifest,
+        rec: &mut Records,
     ) -> Result<()> {
-        self.start_on_instant(load, al, m).await?;
+        self.start_on_instant(load, al, rec).await?;
         if let Some(p) = &load.plan.pause {
             let ids = (self.stack()?.containers.values())
                 .filter(|c| c.role.is_app_box())
@@ -294,23 +298,23 @@ impl Engine for DockerEngine<'_> {
         &mut self,
         load: &LoadSpec,
         statuses: Vec<ExitStatus>,
-        m: &mut Manifest,
+        rec: &mut Records,
     ) -> Result<Vec<GeneratorEnd>> {
         if let Some(f) = self.round.freeze.take() {
-            m.measurements.freezes.push(f.finish().await);
+            rec.push(Record::Freeze(f.finish().await));
         }
-        self.collect_generators(load, statuses, m).await
+        self.collect_generators(load, statuses, rec).await
     }
 
-    async fn collect_logs(&mut self, m: &mut Manifest) -> Result<()> {
+    async fn collect_logs(&mut self, rec: &mut Records) -> Result<()> {
         // The host's speed after the last load, beside the one taken before the first; its
         // failure is a caveat, never a reason to leave the logs behind.
-        if let Some(s) = &mut m.measurements.host_speed {
+        if self.round.speed_before {
             match crate::host::speed::measure_online().await {
-                Ok(r) => s.after = Some(r),
-                Err(e) => m
-                    .caveats
-                    .push(format!("host speed after the loads not measured: {e:#}")),
+                Ok(r) => rec.push(Record::HostSpeedAfter(r)),
+                Err(e) => rec.push(Record::Caveat(format!(
+                    "host speed after the loads not measured: {e:#}"
+                ))),
             }
         }
         let (Some(stack), Some(exp)) = (&self.round.stack, &self.round.experiment) else {
@@ -358,7 +362,7 @@ impl Engine for DockerEngine<'_> {
 
 /// Each generator's first request (unix ms, from its CSV) and the spread between them.
 pub(super) fn record_first_requests(
-    manifest: &mut Manifest,
+    rec: &mut Records,
     gens: &[generators::Generator],
     quiet: bool,
 ) {
@@ -372,17 +376,16 @@ pub(super) fn record_first_requests(
                 .and_then(|p| generators::first_request_ms(&p))
         })
         .collect();
-    manifest.measurements.k6_first_request_ms = Some(firsts.clone());
-    if let Some(spread) = crate::analyze::merge::start_spread_ms(&firsts) {
-        manifest.measurements.k6_first_request_spread_ms = Some(spread);
-        if spread > 100 {
-            let msg = format!(
-                "the load generators' first requests are {spread} ms apart (goal <= 100 ms)"
-            );
-            if !quiet {
-                crate::say!("warning: {msg}");
-            }
-            manifest.caveats.push(msg);
+    let spread_ms = crate::analyze::merge::start_spread_ms(&firsts);
+    rec.push(Record::K6FirstRequests { firsts, spread_ms });
+    if let Some(spread) = spread_ms
+        && spread > 100
+    {
+        let msg =
+            format!("the load generators' first requests are {spread} ms apart (goal <= 100 ms)");
+        if !quiet {
+            crate::say!("warning: {msg}");
         }
+        rec.push(Record::Caveat(msg));
     }
 }

@@ -3,7 +3,7 @@
 //! samplers and progress line beside it, and the collection of what the load left.
 use std::time::Duration;
 
-use crate::rundir::measurements::{K6Resume, pct_of_core};
+use crate::rundir::measurements::K6Resume;
 use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 
@@ -14,9 +14,9 @@ use crate::docker::{self, ExitStatus};
 use crate::load;
 use crate::plan::{Alignment, Slot};
 use crate::rundir::Layout;
-use crate::rundir::Manifest;
 use crate::sample::{self, SamplerTargets};
 use crate::session::engine::{GeneratorEnd, LoadSpec};
+use crate::session::records::{Record, Records};
 
 /// Seconds between k6 leaving its start gate and its test clock starting (init, VU
 /// pre-allocation); the gate opens this much before the aligned instant (generators whose
@@ -45,7 +45,7 @@ impl DockerEngine<'_> {
     pub(super) async fn ready_generators(
         &mut self,
         load: &LoadSpec,
-        m: &mut Manifest,
+        rec: &mut Records,
     ) -> Result<bool> {
         let (env, lg) = (self.env, self.env.loadgen);
         let exp = self.experiment()?.clone();
@@ -66,13 +66,15 @@ impl DockerEngine<'_> {
         .await?;
         self.round.gens = gens;
         self.round.paused = paused;
-        m.measurements.k6_command = self.round.gens.first().map(|g| g.inv.shell_line());
+        rec.push(Record::K6Command(
+            self.round.gens.first().map(|g| g.inv.shell_line()),
+        ));
         self.create_agents(&cpuset).await?;
         if paused {
             let stack = self.round.stack.as_ref().context("the stack is not up")?;
             generators::start(lg, stack, &mut self.round.gens).await?;
             let vus = self.wait_all_paused().await?;
-            m.measurements.k6_vus_allocated = Some(vus);
+            rec.push(Record::K6VusAllocated(vus));
         }
         Ok(paused)
     }
@@ -132,7 +134,7 @@ impl DockerEngine<'_> {
     pub(super) async fn arm_start(
         &mut self,
         al: &Alignment,
-        m: &mut Manifest,
+        rec: &mut Records,
     ) -> Result<DateTime<Utc>> {
         let until = if self.round.paused {
             al.k6_start
@@ -146,9 +148,9 @@ impl DockerEngine<'_> {
         let loadgen = self.env.layout.get(Slot::Loadgen).indices();
         match sample::pin_process_to(&loadgen) {
             Ok(_) => self.round.pinned = true,
-            Err(e) => m.caveats.push(format!(
+            Err(e) => rec.push(Record::Caveat(format!(
                 "could not pin perflab to the load generator's CPUs: {e}"
-            )),
+            ))),
         }
         Ok(until)
     }
@@ -159,18 +161,18 @@ impl DockerEngine<'_> {
         &mut self,
         load: &LoadSpec,
         al: &Alignment,
-        m: &mut Manifest,
+        rec: &mut Records,
     ) -> Result<()> {
         let lg = self.env.loadgen;
         if self.round.paused {
-            self.resume_all(al, m).await?;
+            self.resume_all(al, rec).await?;
         } else {
             let stack = self.round.stack.as_ref().context("the stack is not up")?;
             generators::start(lg, stack, &mut self.round.gens).await?;
         }
-        self.record_generators(m).await;
-        let targets = self.sampler_targets(m).await?;
-        self.start_agents(m).await?;
+        self.record_generators(rec).await;
+        let targets = self.sampler_targets(rec).await?;
+        self.start_agents(rec).await?;
         let samplers = sample::Samplers::start(
             &Layout::new(&load.out_dir).sample_files(),
             targets,
@@ -191,7 +193,7 @@ impl DockerEngine<'_> {
         Ok(())
     }
 
-    async fn resume_all(&self, al: &Alignment, m: &mut Manifest) -> Result<()> {
+    async fn resume_all(&self, al: &Alignment, rec: &mut Records) -> Result<()> {
         let api = api_client()?;
         let resume_sent = Utc::now();
         let resumed = futures_util::future::join_all(
@@ -206,43 +208,43 @@ impl DockerEngine<'_> {
         for r in resumed {
             r.context("resuming k6 through its API")?;
         }
-        m.measurements.k6_resume = Some(K6Resume {
+        rec.push(Record::K6Resume(K6Resume {
             sent_at: resume_sent,
             answered_at: resume_done,
             late_ms: (resume_sent - al.k6_start).num_milliseconds(),
             latency_ms: (resume_done - resume_sent).num_milliseconds(),
-        });
+        }));
         Ok(())
     }
 
     /// The generators' placement, the caveat for several of them, k6's start time.
-    async fn record_generators(&self, m: &mut Manifest) {
+    async fn record_generators(&self, rec: &mut Records) {
         let (lg, n) = (self.env.loadgen, self.env.generators);
         let cpuset = self.env.layout.cpuset(Slot::Loadgen);
         let gens = &self.round.gens;
-        m.measurements.generators = Some(generators::placement_json(
+        rec.push(Record::Generators(generators::placement_json(
             lg,
             gens,
             &cpuset,
             self.round.gate_ns,
-        ));
+        )));
         if n > 1 {
-            m.caveats.push(format!(
+            rec.push(Record::Caveat(format!(
                 "{n} load generators (k6 execution segments) share the load generator's CPUs {cpuset} on {}",
                 if lg.remote { lg.docker.endpoint().to_string() } else { "this host".into() }
-            ));
+            )));
         }
         if let Some(g) = gens.first() {
             let info = lg.docker.inspect_container(&g.id).await.ok();
-            m.measurements.k6_started_at = info.and_then(|i| i.started_at);
+            rec.push(Record::K6StartedAt(info.and_then(|i| i.started_at)));
         }
     }
 
-    async fn sampler_targets(&self, m: &mut Manifest) -> Result<SamplerTargets> {
+    async fn sampler_targets(&self, rec: &mut Records) -> Result<SamplerTargets> {
         if self.env.no_samplers {
-            m.caveats.push(
+            rec.push(Record::Caveat(
                 "server-side samplers off (--no-samplers): only host CPU, PSI, dockerd and perflab CPU were sampled".into(),
-            );
+            ));
             return Ok(SamplerTargets::default());
         }
         let stack_off_host = *self.env.docker.endpoint() != docker::Endpoint::Local;
@@ -261,7 +263,7 @@ impl DockerEngine<'_> {
         })
     }
 
-    async fn start_agents(&mut self, m: &mut Manifest) -> Result<()> {
+    async fn start_agents(&mut self, rec: &mut Records) -> Result<()> {
         for (a, k6, stack_too) in std::mem::take(&mut self.round.agents) {
             let mut t = Vec::new();
             if k6 {
@@ -272,10 +274,10 @@ impl DockerEngine<'_> {
             }
             match a.start(&t).await {
                 Ok(()) => self.round.started_agents.push(a),
-                Err(e) => m.caveats.push(format!(
+                Err(e) => rec.push(Record::Caveat(format!(
                     "no CPU samples from {}: the sampler agent did not start: {e:#}",
                     a.docker.endpoint()
-                )),
+                ))),
             }
         }
         Ok(())
@@ -287,37 +289,32 @@ impl DockerEngine<'_> {
         &mut self,
         load: &LoadSpec,
         statuses: Vec<ExitStatus>,
-        m: &mut Manifest,
+        rec: &mut Records,
     ) -> Result<Vec<GeneratorEnd>> {
         if let Some(s) = self.round.samplers.take() {
-            let summary = s.stop().await;
-            record_sampler_summary(m, &summary);
+            rec.push(Record::Samplers(s.stop().await));
         }
         if let Some(p) = self.round.progress.take() {
             p.finish().await;
         }
         for a in std::mem::take(&mut self.round.started_agents) {
             match a.finish(&Layout::new(&load.out_dir)).await {
-                Ok(lines) => {
-                    m.measurements
-                        .sampler_agent_cgroup_lines
-                        .insert(a.role.clone(), lines as u64);
-                }
-                Err(e) => m.caveats.push(format!(
+                Ok(lines) => rec.push(Record::SamplerAgentLines(a.role.clone(), lines as u64)),
+                Err(e) => rec.push(Record::Caveat(format!(
                     "the sampler agent on {} failed: {e:#}",
                     a.docker.endpoint()
-                )),
+                ))),
             }
         }
         self.unpin();
         if let (Some(c), Some(before)) = (&self.round.pg, self.round.commits_before)
             && let Ok(after) = super::db::xact_commit(c).await
         {
-            m.measurements.pg_xact_commit_delta = Some(after - before);
+            rec.push(Record::PgXactCommitDelta(after - before));
         }
         let lg = self.env.loadgen;
         let logs = generators::collect(lg, &self.round.gens).await?;
-        super::docker_engine::record_first_requests(m, &self.round.gens, self.env.quiet);
+        super::docker_engine::record_first_requests(rec, &self.round.gens, self.env.quiet);
         // The generators are spent: another load on this stack creates its own (same names).
         let gens = std::mem::take(&mut self.round.gens);
         for g in &gens {
@@ -346,15 +343,5 @@ impl DockerEngine<'_> {
             let _ = sample::pin_process_to(&all);
             self.round.pinned = false;
         }
-    }
-}
-
-fn record_sampler_summary(m: &mut Manifest, summary: &sample::SamplerSummary) {
-    m.measurements.samplers = Some(summary.clone());
-    if let Some(c) = summary.perflab_cores_mean {
-        m.measurements.perflab_cpu_pct_of_core = Some(pct_of_core(c));
-    }
-    if let Some(c) = summary.dockerd_cores_mean {
-        m.measurements.dockerd_cpu_pct_of_core = Some(pct_of_core(c));
     }
 }

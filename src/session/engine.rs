@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 
+use super::records::Records;
 use super::signals::Interrupt;
 use crate::docker::ExitStatus;
 use crate::experiment::Experiment;
 use crate::plan::{Alignment, Plan};
-use crate::rundir::{Manifest, RunDir};
+use crate::rundir::RunDir;
 
 /// One load on the stack: the measured steps, or a calibration or probe load before or after
 /// them. Its k6 outputs go to `out_dir/k6/` and its samples to `out_dir/samples/`.
@@ -41,30 +42,35 @@ pub struct RoundContext<'a> {
 
 /// The engine-facing operations of a session. Each is one phase's work (or part of it); the
 /// session decides the order, races them against the interrupt and records the outcome.
-/// Implementations record what they measured in the manifest they are handed.
+/// Implementations push what they measure as typed records (`Records`) the moment they have
+/// it; the session writes them into the manifest after the phase, however it ended.
 #[allow(async_fn_in_trait)]
 pub trait Engine {
     /// Run directory and manifest: learn the round, record component versions and images.
-    async fn begin(&mut self, round: &RoundContext<'_>, m: &mut Manifest) -> Result<()>;
+    async fn begin(&mut self, round: &RoundContext<'_>, rec: &mut Records) -> Result<()>;
     /// The experiment the next stack up starts (`--fit` restarts the stack with fitted settings).
     fn set_experiment(&mut self, e: &Experiment);
     /// Stack up: start the lab's containers and wait until each answers.
-    async fn stack_up(&mut self, m: &mut Manifest) -> Result<()>;
+    async fn stack_up(&mut self, rec: &mut Records) -> Result<()>;
     /// Warm-up: the harness's own database connection, the lab's warm-up, the smoke check.
-    async fn warm_up(&mut self, m: &mut Manifest) -> Result<()>;
+    async fn warm_up(&mut self, rec: &mut Records) -> Result<()>;
     /// Generators ready: created and started paused (script parsed, VUs allocated), or created
     /// to wait in a start gate. Returns true when they are paused (resumed on the instant).
-    async fn generators_ready(&mut self, load: &LoadSpec, m: &mut Manifest) -> Result<bool>;
+    async fn generators_ready(&mut self, load: &LoadSpec, rec: &mut Records) -> Result<bool>;
     /// Arm the start for `al` (gated generators get their gate); returns the instant to wake
     /// at before [`Engine::start_load`].
-    async fn arm(&mut self, al: &Alignment, m: &mut Manifest) -> Result<DateTime<Utc>>;
+    async fn arm(&mut self, al: &Alignment, rec: &mut Records) -> Result<DateTime<Utc>>;
     /// The engine's notion of now (the fake's clock never waits).
     fn now(&self) -> DateTime<Utc>;
     /// Sleep until `t` (the aligned start).
     async fn sleep_until(&mut self, t: DateTime<Utc>) -> Result<()>;
     /// Start the load on the instant, and the samplers beside it.
-    async fn start_load(&mut self, load: &LoadSpec, al: &Alignment, m: &mut Manifest)
-    -> Result<()>;
+    async fn start_load(
+        &mut self,
+        load: &LoadSpec,
+        al: &Alignment,
+        rec: &mut Records,
+    ) -> Result<()>;
     /// Measure: wait until every generator has exited; when `stop` fires, stop them (their
     /// status is then `Cancelled`).
     async fn wait_load(&mut self, stop: Interrupt) -> Result<Vec<ExitStatus>>;
@@ -73,10 +79,10 @@ pub trait Engine {
         &mut self,
         load: &LoadSpec,
         statuses: Vec<ExitStatus>,
-        m: &mut Manifest,
+        rec: &mut Records,
     ) -> Result<Vec<GeneratorEnd>>;
     /// Collect the stack's logs into the run directory (whatever happened before).
-    async fn collect_logs(&mut self, m: &mut Manifest) -> Result<()>;
+    async fn collect_logs(&mut self, rec: &mut Records) -> Result<()>;
     /// Remove every container, network and volume of the round (idempotent).
     async fn teardown(&mut self) -> Result<()>;
 }

@@ -11,11 +11,11 @@ use anyhow::{Result, anyhow};
 use chrono::{DateTime, Utc};
 
 use super::engine::{Engine, GeneratorEnd, LoadSpec, RoundContext};
+use super::records::{Record, Records};
 use super::signals::{Interrupt, Trigger};
 use crate::docker::ExitStatus;
 use crate::experiment::Experiment;
 use crate::plan::Alignment;
-use crate::rundir::Manifest;
 
 /// The engine operations, as the fake records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -106,10 +106,10 @@ impl FakeEngine {
 }
 
 impl Engine for FakeEngine {
-    async fn begin(&mut self, round: &RoundContext<'_>, m: &mut Manifest) -> Result<()> {
+    async fn begin(&mut self, round: &RoundContext<'_>, rec: &mut Records) -> Result<()> {
         let fired = self.enter(Op::Begin)?;
-        m.components.insert("fake-engine".into(), "1".into());
-        m.measurements.stack.suite = Some("fake".into());
+        rec.push(Record::Component("fake-engine".into(), "1".into()));
+        rec.push(Record::Suite("fake".into()));
         let _ = round;
         Self::hang_if(fired).await;
         Ok(())
@@ -119,36 +119,39 @@ impl Engine for FakeEngine {
         self.experiments.push(e.clone());
     }
 
-    async fn stack_up(&mut self, m: &mut Manifest) -> Result<()> {
+    async fn stack_up(&mut self, rec: &mut Records) -> Result<()> {
         // Containers exist from the first moment of the phase, interrupted or not.
         self.objects.insert("container:pg".into());
         self.objects.insert("network:lab".into());
         let fired = self.enter(Op::StackUp)?;
         Self::hang_if(fired).await;
         self.objects.insert("container:app".into());
-        m.measurements.stack.stack_start_s = Some(0.5);
-        Ok(())
-    }
-
-    async fn warm_up(&mut self, m: &mut Manifest) -> Result<()> {
-        let fired = self.enter(Op::WarmUp)?;
-        Self::hang_if(fired).await;
-        m.measurements.stack.warmup = Some(Warmup {
-            requests: 1,
-            status_counts: [(200, 1)].into(),
-            prewarmed_blocks: None,
+        rec.push(Record::StackStarted {
+            start_s: 0.5,
+            containers: None,
         });
         Ok(())
     }
 
-    async fn generators_ready(&mut self, load: &LoadSpec, _m: &mut Manifest) -> Result<bool> {
+    async fn warm_up(&mut self, rec: &mut Records) -> Result<()> {
+        let fired = self.enter(Op::WarmUp)?;
+        Self::hang_if(fired).await;
+        rec.push(Record::Warmup(Warmup {
+            requests: 1,
+            status_counts: [(200, 1)].into(),
+            prewarmed_blocks: None,
+        }));
+        Ok(())
+    }
+
+    async fn generators_ready(&mut self, load: &LoadSpec, _rec: &mut Records) -> Result<bool> {
         self.objects.insert(format!("container:k6 {}", load.label));
         let fired = self.enter(Op::GeneratorsReady)?;
         Self::hang_if(fired).await;
         Ok(true)
     }
 
-    async fn arm(&mut self, al: &Alignment, _m: &mut Manifest) -> Result<DateTime<Utc>> {
+    async fn arm(&mut self, al: &Alignment, _rec: &mut Records) -> Result<DateTime<Utc>> {
         let fired = self.enter(Op::Arm)?;
         Self::hang_if(fired).await;
         Ok(al.k6_start)
@@ -165,15 +168,15 @@ impl Engine for FakeEngine {
         Ok(())
     }
 
-    async fn start_load(&mut self, _l: &LoadSpec, al: &Alignment, m: &mut Manifest) -> Result<()> {
+    async fn start_load(&mut self, _l: &LoadSpec, al: &Alignment, rec: &mut Records) -> Result<()> {
         let fired = self.enter(Op::StartLoad)?;
         Self::hang_if(fired).await;
-        m.measurements.k6_resume = Some(K6Resume {
+        rec.push(Record::K6Resume(K6Resume {
             sent_at: al.k6_start,
             answered_at: al.k6_start,
             late_ms: 0,
             latency_ms: 0,
-        });
+        }));
         Ok(())
     }
 
@@ -190,7 +193,7 @@ impl Engine for FakeEngine {
         &mut self,
         load: &LoadSpec,
         statuses: Vec<ExitStatus>,
-        _m: &mut Manifest,
+        _rec: &mut Records,
     ) -> Result<Vec<GeneratorEnd>> {
         self.enter(Op::CollectLoad)?;
         let k6 = crate::rundir::Layout::new(&load.out_dir).k6();
@@ -209,7 +212,7 @@ impl Engine for FakeEngine {
             .collect())
     }
 
-    async fn collect_logs(&mut self, _m: &mut Manifest) -> Result<()> {
+    async fn collect_logs(&mut self, _rec: &mut Records) -> Result<()> {
         self.enter(Op::CollectLogs)?;
         Ok(())
     }

@@ -13,6 +13,7 @@ use anyhow::{Context, Result, anyhow};
 use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
+use super::records::Records;
 use super::refine::{Judge, Refine};
 use super::{Phase, Stop};
 use crate::analyze::Report;
@@ -318,24 +319,27 @@ impl<J: Judge + Clone> Fitted<J> {
             .await?;
         stage.engine.set_experiment(fitted);
         let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
-        stage
-            .trail
+        let mut rec = Records::default();
+        let up = (stage.trail)
             .run(
                 stage.interrupt,
                 Phase::StackUp,
                 label,
-                engine.stack_up(manifest),
+                engine.stack_up(&mut rec),
             )
-            .await?;
-        stage
-            .trail
+            .await;
+        rec.apply(manifest);
+        up?;
+        let warm = (stage.trail)
             .run(
                 stage.interrupt,
                 Phase::WarmUp,
                 label,
-                engine.warm_up(manifest),
+                engine.warm_up(&mut rec),
             )
-            .await
+            .await;
+        rec.apply(manifest);
+        warm
     }
 
     /// The peak probe, when the experiment declares one: at `calibrate.peak`'s rate over the

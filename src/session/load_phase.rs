@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::anyhow;
 
 use super::engine::{Engine, GeneratorEnd, LoadSpec};
+use super::records::Records;
 use super::signals::Interrupt;
 use super::{Phase, Stop, Trail};
 use crate::docker::ExitStatus;
@@ -48,21 +49,25 @@ impl<E: Engine> Stage<'_, E> {
     /// (0, or 99 for crossed thresholds: breaking the system is a measurement).
     pub async fn run_load(&mut self, load: &LoadSpec) -> Result<(), Stop> {
         let label = Some(load.label.as_str());
+        let mut rec = Records::default();
         let paused = self
             .trail
             .run(
                 self.interrupt,
                 Phase::GeneratorsReady,
                 label,
-                self.engine.generators_ready(load, self.manifest),
+                self.engine.generators_ready(load, &mut rec),
             )
-            .await?;
+            .await;
+        rec.apply(self.manifest);
+        let paused = paused?;
         let al = alignment(self.engine.now(), &load.plan, load.align, paused);
         self.manifest.measurements.alignment = Some(al.clone());
         self.dir.write_manifest(self.manifest)?;
-        let (engine, manifest, quiet) = (&mut *self.engine, &mut *self.manifest, self.quiet);
+        let (engine, quiet) = (&mut *self.engine, self.quiet);
+        let recs = &mut rec;
         let start = async {
-            let wake = engine.arm(&al, manifest).await?;
+            let wake = engine.arm(&al, recs).await?;
             let wait = (wake - engine.now()).to_std().unwrap_or_default();
             if !quiet && wait > Duration::from_secs(1) {
                 crate::say!(
@@ -72,11 +77,13 @@ impl<E: Engine> Stage<'_, E> {
                 );
             }
             engine.sleep_until(wake).await?;
-            engine.start_load(load, &al, manifest).await
+            engine.start_load(load, &al, recs).await
         };
-        self.trail
+        let started = (self.trail)
             .run(self.interrupt, Phase::AlignedStart, label, start)
-            .await?;
+            .await;
+        rec.apply(self.manifest);
+        started?;
         let statuses = self
             .trail
             .record(
@@ -91,9 +98,11 @@ impl<E: Engine> Stage<'_, E> {
             .record(
                 Phase::Collect,
                 label,
-                self.engine.collect_load(load, statuses, self.manifest),
+                self.engine.collect_load(load, statuses, &mut rec),
             )
-            .await?;
+            .await;
+        rec.apply(self.manifest);
+        let ends = ends?;
         if cancelled {
             self.trail.blame(Phase::Measure, label);
         }

@@ -10,6 +10,7 @@ pub mod interleave;
 pub mod load_phase;
 pub mod measurement;
 pub mod pause;
+pub mod records;
 pub mod refine;
 pub mod round;
 pub mod signals;

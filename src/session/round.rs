@@ -9,6 +9,7 @@ use anyhow::Result;
 use super::engine::{Engine, RoundContext};
 use super::load_phase::Stage;
 use super::measurement::Measurement;
+use super::records::Records;
 use super::signals::Interrupt;
 use super::{Phase, Stop, Trail};
 use crate::experiment::Experiment;
@@ -80,14 +81,11 @@ pub async fn run_round<E: Engine>(
         run_id: &run_id,
         experiment: exp,
     };
+    let mut rec = Records::default();
     let begun = trail
-        .run(
-            interrupt,
-            Phase::RunDir,
-            None,
-            engine.begin(&ctx, &mut manifest),
-        )
+        .run(interrupt, Phase::RunDir, None, engine.begin(&ctx, &mut rec))
         .await;
+    rec.apply(&mut manifest);
     dir.write_manifest(&manifest)?;
     if !spec.quiet {
         crate::say!("run {} -> {}", exp.id, dir.path.display());
@@ -117,16 +115,20 @@ async fn measure<E: Engine>(
     measurement: &mut impl Measurement,
 ) -> Result<(), Stop> {
     let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
-    let up = engine.stack_up(manifest);
-    stage
+    let mut rec = Records::default();
+    let up = engine.stack_up(&mut rec);
+    let up = stage
         .trail
         .run(stage.interrupt, Phase::StackUp, None, up)
-        .await?;
-    let warm = engine.warm_up(manifest);
-    stage
-        .trail
+        .await;
+    rec.apply(manifest);
+    up?;
+    let warm = engine.warm_up(&mut rec);
+    let warm = (stage.trail)
         .run(stage.interrupt, Phase::WarmUp, None, warm)
-        .await?;
+        .await;
+    rec.apply(manifest);
+    warm?;
     measurement.run(stage).await
 }
 
@@ -135,10 +137,12 @@ async fn measure<E: Engine>(
 async fn wind_down<E: Engine>(stage: &mut Stage<'_, E>) {
     let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
     if stage.trail.reached(Phase::StackUp) {
+        let mut rec = Records::default();
         let logs = stage
             .trail
-            .record(Phase::Collect, Some("logs"), engine.collect_logs(manifest))
+            .record(Phase::Collect, Some("logs"), engine.collect_logs(&mut rec))
             .await;
+        rec.apply(manifest);
         if let Err(Stop::Failed(e)) = logs {
             manifest
                 .caveats

@@ -108,6 +108,35 @@ fn a_clean_round_goes_through_every_phase_in_order_and_writes_a_report() {
     assert_eq!(status.phase, None);
 }
 
+/// The engine's records reach the manifest through the session: those of a clean round, and
+/// what an interrupted phase recorded before it stopped.
+#[test]
+fn the_engines_records_reach_the_manifest_even_from_an_interrupted_phase() {
+    let (engine, interrupt) = FakeEngine::new(None);
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (o, _out) = round(&mut engine, &interrupt);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert_eq!(
+        m.components.get("fake-engine").map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(m.measurements.stack.suite.as_deref(), Some("fake"));
+    assert_eq!(m.measurements.stack.stack_start_s, Some(0.5));
+    assert_eq!(m.measurements.stack.warmup.as_ref().unwrap().requests, 1);
+    assert!(m.measurements.k6_resume.is_some());
+    // the fake records its components, then hangs in the interrupted begin
+    let (engine, interrupt) = FakeEngine::new(Some(Fault::Interrupt(Op::Begin, 1)));
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (o, _out) = round(&mut engine, &interrupt);
+    assert_eq!(o.state, RunState::Aborted);
+    let m = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert_eq!(
+        m.components.get("fake-engine").map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(m.measurements.stack.stack_start_s, None, "no stack was up");
+}
+
 #[test]
 fn an_interrupt_in_any_phase_aborts_names_the_phase_and_tears_down() {
     for op in &ALL_CALLS[..9] {
