@@ -50,10 +50,6 @@ impl LabDescriptor for Demo {
         &INFO
     }
 
-    fn has_section(&self, stack: &StackSettings) -> bool {
-        stack.demo.is_some()
-    }
-
     fn containers(
         &self,
         stack: &StackSettings,

@@ -25,10 +25,10 @@ pub use role::{Role, Slot};
 use serde::{Deserialize, Serialize};
 
 /// The registry of labs, one row each after its doc: `Variant: module, SettingsType,
-/// Descriptor;`, the module declared above. The module's name is the lab's name (`lab: php` in YAML, `stack.php:`, `--lab php`) and its file
-/// (`src/lab/php.rs`) holds the descriptor and the settings type. Everything that lists the labs
-/// derives from this table: `Lab` and `Lab::ALL`, `descriptor`, the sections of
-/// `StackSettings`. Adding a lab is its file, its `mod` line and one row here
+/// Descriptor;`, the module declared above. The module's name is the lab's name (`lab: php` in
+/// YAML, `stack.php:`, `--lab php`) and its file (`src/lab/php.rs`) holds the descriptor and
+/// the settings type. Everything that lists the labs derives from this table: `Lab` and
+/// `Lab::ALL`, `descriptor`, the sections of `StackSettings` and `StackSettings::has`. Adding a lab is its file, its `mod` line and one row here
 /// (a row may carry a `#[cfg(..)]`: the toy lab of the unit tests, `#[cfg(test)]`, is one).
 macro_rules! labs {
     ($(
@@ -81,6 +81,15 @@ macro_rules! labs {
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 pub $m: Option<$settings>,
             )+
+        }
+
+        impl StackSettings {
+            /// `lab`'s section is there (`stack.<lab>:`).
+            pub(crate) fn has(&self, lab: Lab) -> bool {
+                match lab {
+                    $( $(#[cfg($cfg)])? Lab::$v => self.$m.is_some(), )+
+                }
+            }
         }
     };
 }
@@ -328,8 +337,6 @@ impl LabInfo {
 /// experiment's settings.
 pub(crate) trait LabDescriptor: Sync {
     fn info(&self) -> &'static LabInfo;
-    /// Its section of `stack` is there (`stack.<lab>:`).
-    fn has_section(&self, stack: &StackSettings) -> bool;
     /// The lab's containers for `stack`, in start order. Errors name a missing stack section.
     fn containers(
         &self,

@@ -110,10 +110,6 @@ impl LabDescriptor for Node {
         &INFO
     }
 
-    fn has_section(&self, stack: &StackSettings) -> bool {
-        stack.node.is_some()
-    }
-
     fn burn_us(&self, stack: &StackSettings) -> Option<u32> {
         stack.node.as_ref().map(|s| s.burn_us)
     }

@@ -171,10 +171,6 @@ impl LabDescriptor for Php {
         &INFO
     }
 
-    fn has_section(&self, stack: &StackSettings) -> bool {
-        stack.php.is_some()
-    }
-
     fn burn_us(&self, stack: &StackSettings) -> Option<u32> {
         stack.php.as_ref().map(|s| s.burn_us)
     }

@@ -28,9 +28,7 @@ impl StackSettings {
 
     /// Which labs' sections are present, in `Lab::ALL` order.
     pub(crate) fn sections(&self) -> impl Iterator<Item = (Lab, bool)> + '_ {
-        Lab::ALL
-            .into_iter()
-            .map(|lab| (lab, descriptor(lab).has_section(self)))
+        Lab::ALL.into_iter().map(|lab| (lab, self.has(lab)))
     }
 }
 

@@ -39,10 +39,6 @@ impl LabDescriptor for Toy {
         &INFO
     }
 
-    fn has_section(&self, stack: &StackSettings) -> bool {
-        stack.toy.is_some()
-    }
-
     fn containers(
         &self,
         stack: &StackSettings,

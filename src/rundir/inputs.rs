@@ -220,11 +220,9 @@ pub(crate) fn manifest_warnings(dir: &Path) -> Vec<String> {
     }
     let st = &m.experiment.stack;
     let lab = m.experiment.lab;
-    let pool_missing = !crate::lab::descriptor(lab).has_section(st);
-    if pool_missing {
-        let section = format!("stack.{lab}");
+    if !st.has(lab) {
         out.push(format!(
-            "{}: experiment.{section} is missing, so the report has no pool ceiling",
+            "{}: experiment.stack.{lab} is missing, so the report has no pool ceiling",
             path.display()
         ));
     }
@@ -521,6 +519,31 @@ mod tests {
             (p.model, p.think_time_s),
             (Some(LoadModel::Closed), Some(1.0))
         );
+    }
+
+    #[test]
+    fn a_manifest_without_its_labs_section_has_no_pool_ceiling() {
+        let out = tempfile::tempdir().unwrap();
+        let layout =
+            crate::plan::layout::auto(&crate::plan::CpuSet::parse("0-3").unwrap()).unwrap();
+        for id in ["exp1", "1c", "demo-open"] {
+            let mut e = experiment(id);
+            let plan = crate::plan::build(&e, PlanOptions { quick: true });
+            let run = rundir::RunDir::create(out.path(), &e.id, 1).unwrap();
+            let m = Manifest::new(&run, e.clone(), vec![], plan.clone(), layout.clone());
+            run.write_manifest(&m).unwrap();
+            assert!(manifest_warnings(&run.path).is_empty(), "{id}");
+            e.stack = Default::default();
+            let m = Manifest::new(&run, e.clone(), vec![], plan, layout.clone());
+            run.write_manifest(&m).unwrap();
+            let w = manifest_warnings(&run.path);
+            assert_eq!(w.len(), 1, "{id}: {w:?}");
+            let want = format!(
+                "experiment.stack.{} is missing, so the report has no pool ceiling",
+                e.lab
+            );
+            assert!(w[0].ends_with(&want), "{id}: {w:?}");
+        }
     }
 
     #[test]
