@@ -250,9 +250,9 @@ impl Quantity {
     }
 
     /// Only meaningful on this lab (a setting of one lab's stack section).
-    pub(crate) fn lab(&self) -> Option<&'static str> {
+    pub(crate) fn lab(&self) -> Option<Lab> {
         match self.id {
-            Id::Lab(lab, _) => Some(lab.as_str()),
+            Id::Lab(lab, _) => Some(lab),
             Id::Step(_) | Id::Run(_) | Id::Config(_) => None,
         }
     }
@@ -328,14 +328,6 @@ pub(crate) const FUNCTIONS: &[(&str, Scope, &str, &str)] = &[
     ("abs", R, "n", "abs(x)"),
 ];
 
-/// Roles of `cpu.<role>`: the sampler columns of the roles that run a container.
-pub(crate) fn roles() -> impl Iterator<Item = &'static str> {
-    Role::ALL
-        .into_iter()
-        .filter(|r| *r != Role::Base)
-        .map(Role::column)
-}
-
 /// Look up a quantity path (`cpu.pg` and `non200.500` included: their family's row).
 pub(crate) fn lookup(path: &str) -> Option<Quantity> {
     if let Some(q) = all().find(|q| q.name == path) {
@@ -343,7 +335,7 @@ pub(crate) fn lookup(path: &str) -> Option<Quantity> {
     }
     let (family, member) = path.split_once('.')?;
     let ok = match family {
-        "cpu" => roles().any(|r| r == member),
+        "cpu" => Role::container_columns().any(|r| r == member),
         "non200" => member.parse::<u16>().is_ok(),
         _ => false,
     };
@@ -357,7 +349,7 @@ pub(crate) fn lookup(path: &str) -> Option<Quantity> {
 /// Every name, for did-you-mean.
 pub(crate) fn all_names() -> Vec<String> {
     let mut v: Vec<String> = all().map(|q| q.name.to_string()).collect();
-    v.extend(roles().map(|r| format!("cpu.{r}")));
+    v.extend(Role::container_columns().map(|r| format!("cpu.{r}")));
     v.push("non200.500".into());
     v
 }
@@ -377,7 +369,7 @@ mod tests {
         assert!(lookup("cpu.gpu").is_none());
         assert!(lookup("non200.abc").is_none());
         assert_eq!(lookup("knee").unwrap().scope(), Scope::Run);
-        assert_eq!(lookup("max_children").unwrap().lab(), Some("php"));
+        assert_eq!(lookup("max_children").unwrap().lab(), Some(Lab::Php));
         assert_eq!(
             lookup("fpm.idle_min").unwrap().id,
             Id::Step(StepId::Fpm(FpmQ::IdleMin))

@@ -215,7 +215,7 @@ fn check_name(
     }
     if let Some(lab) = q.lab()
         && !n.against
-        && lab != e.lab.as_str()
+        && lab != e.lab
     {
         out.push((
             format!(

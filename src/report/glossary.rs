@@ -242,7 +242,7 @@ pub fn lookup(header: &str) -> Option<&'static Entry> {
         return Some(x);
     }
     h.strip_suffix('%')
-        .filter(|r| crate::claim::quantities::roles().any(|c| c == *r))?;
+        .filter(|r| crate::lab::Role::container_columns().any(|c| c == *r))?;
     GLOSSARY.iter().find(|x| x.term == ROLE_PCT)
 }
 
