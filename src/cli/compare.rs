@@ -73,6 +73,18 @@ pub struct CompareArgs {
     pub exp: ExpArgs,
 }
 
+impl CompareArgs {
+    /// The verdict's settings from the flags (checked where they are used).
+    fn settings(&self) -> compare::Settings {
+        compare::Settings {
+            confidence: self.confidence,
+            min_effect_pct: self.min_effect,
+            margin_pct: self.margin,
+            max_rounds: self.max_rounds,
+        }
+    }
+}
+
 /// The flags of `compare TARGET --a ... --b ...` (flattened into `compare`'s).
 #[derive(Debug, Clone, Default, Args)]
 pub struct ExpArgs {
@@ -139,12 +151,7 @@ pub(crate) fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     // the runs first (the first real problem), then the settings, then where the page goes
     let ra = compare_side(&a.run_a, &a.out)?;
     let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;
-    let settings = compare::Settings {
-        confidence: a.confidence,
-        min_effect_pct: a.min_effect,
-        margin_pct: a.margin,
-        max_rounds: a.max_rounds,
-    };
+    let settings = a.settings();
     settings.check().map_err(invalid)?;
     if let Some(path) = &a.html {
         crate::html::check_page_path(path)?;
@@ -208,12 +215,7 @@ pub(crate) fn compare_target(a: CompareArgs, quiet: bool) -> anyhow::Result<Exit
         cpus: p.cpus.clone(),
         force_cpus: p.force_cpus,
         no_align: p.no_align,
-        settings: compare::Settings {
-            confidence: a.confidence,
-            min_effect_pct: a.min_effect,
-            margin_pct: a.margin,
-            max_rounds: a.max_rounds,
-        },
+        settings: a.settings(),
         resume: x.resume,
         no_run: x.no_run,
         fit: x.fit,
