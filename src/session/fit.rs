@@ -13,7 +13,6 @@ use anyhow::{Context, Result, anyhow};
 use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
-use super::records::Records;
 use super::refine::{Judge, Refine};
 use super::{Phase, Stop};
 use crate::analyze::Report;
@@ -308,7 +307,6 @@ impl<J: Judge + Clone> Fitted<J> {
         stage: &mut Stage<'_, E>,
         fitted: &Experiment,
     ) -> Result<(), Stop> {
-        let label = Some("fitted");
         stage
             .trail
             .record(
@@ -318,28 +316,7 @@ impl<J: Judge + Clone> Fitted<J> {
             )
             .await?;
         stage.engine.set_experiment(fitted);
-        let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
-        let mut rec = Records::default();
-        let up = (stage.trail)
-            .run(
-                stage.interrupt,
-                Phase::StackUp,
-                label,
-                engine.stack_up(&mut rec),
-            )
-            .await;
-        rec.apply(manifest);
-        up?;
-        let warm = (stage.trail)
-            .run(
-                stage.interrupt,
-                Phase::WarmUp,
-                label,
-                engine.warm_up(&mut rec),
-            )
-            .await;
-        rec.apply(manifest);
-        warm
+        stage.stack_up(Some("fitted")).await
     }
 
     /// The peak probe, when the experiment declares one: at `calibrate.peak`'s rate over the

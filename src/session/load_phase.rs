@@ -45,6 +45,24 @@ pub(crate) fn alignment(
 }
 
 impl<E: Engine> Stage<'_, E> {
+    /// Start the stack and warm it up, two phases named `label` (`fitted` for a restack); what
+    /// each recorded reaches the manifest however it ended.
+    pub(crate) async fn stack_up(&mut self, label: Option<&str>) -> Result<(), Stop> {
+        let mut rec = Records::default();
+        let up = self.engine.stack_up(&mut rec);
+        let up = (self.trail)
+            .run(self.interrupt, Phase::StackUp, label, up)
+            .await;
+        rec.apply(self.manifest);
+        up?;
+        let warm = self.engine.warm_up(&mut rec);
+        let warm = (self.trail)
+            .run(self.interrupt, Phase::WarmUp, label, warm)
+            .await;
+        rec.apply(self.manifest);
+        warm
+    }
+
     /// Run one load through its four phases. `Ok` when every generator ended with an outcome
     /// (0, or 99 for crossed thresholds: breaking the system is a measurement).
     pub async fn run_load(&mut self, load: &LoadSpec) -> Result<(), Stop> {

@@ -114,21 +114,7 @@ async fn measure<E: Engine>(
     stage: &mut Stage<'_, E>,
     measurement: &mut impl Measurement,
 ) -> Result<(), Stop> {
-    let (engine, manifest) = (&mut *stage.engine, &mut *stage.manifest);
-    let mut rec = Records::default();
-    let up = engine.stack_up(&mut rec);
-    let up = stage
-        .trail
-        .run(stage.interrupt, Phase::StackUp, None, up)
-        .await;
-    rec.apply(manifest);
-    up?;
-    let warm = engine.warm_up(&mut rec);
-    let warm = (stage.trail)
-        .run(stage.interrupt, Phase::WarmUp, None, warm)
-        .await;
-    rec.apply(manifest);
-    warm?;
+    stage.stack_up(None).await?;
     measurement.run(stage).await
 }
 
