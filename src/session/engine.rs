@@ -23,6 +23,9 @@ pub struct LoadSpec {
     pub out_dir: PathBuf,
     /// Start the first step on a wall-clock minute.
     pub align: bool,
+    /// The experiment's own steps, whose outputs are the run directory's top; false for a
+    /// calibration or a probe (`loads/<label>/`), whose k6 facts stay out of the manifest.
+    pub measured: bool,
 }
 
 /// How one generator ended, with the end of its log (for the error message).

@@ -77,11 +77,13 @@ impl<E: Engine> Stage<'_, E> {
                 self.engine.generators_ready(load, &mut rec),
             )
             .await;
-        rec.apply(self.manifest);
+        rec.apply_load(load.measured, self.manifest);
         let paused = paused?;
         let al = alignment(self.engine.now(), &load.plan, load.align, paused);
-        self.manifest.measurements.alignment = Some(al.clone());
-        self.dir.write_manifest(self.manifest)?;
+        if load.measured {
+            self.manifest.measurements.alignment = Some(al.clone());
+            self.dir.write_manifest(self.manifest)?;
+        }
         let (engine, quiet) = (&mut *self.engine, self.quiet);
         let recs = &mut rec;
         let start = async {
@@ -100,7 +102,7 @@ impl<E: Engine> Stage<'_, E> {
         let started = (self.trail)
             .run(self.interrupt, Phase::AlignedStart, label, start)
             .await;
-        rec.apply(self.manifest);
+        rec.apply_load(load.measured, self.manifest);
         started?;
         let statuses = self
             .trail
@@ -119,20 +121,22 @@ impl<E: Engine> Stage<'_, E> {
                 self.engine.collect_load(load, statuses, &mut rec),
             )
             .await;
-        rec.apply(self.manifest);
+        rec.apply_load(load.measured, self.manifest);
         let ends = ends?;
         if cancelled {
             self.trail.blame(Phase::Measure, label);
         }
-        judge_exits(&ends, self.manifest, self.interrupt)
+        let measured = load.measured.then_some(&mut *self.manifest);
+        judge_exits(&ends, measured, self.interrupt)
     }
 }
 
 /// One code for the load: a harness failure first, else 99 when any instance crossed a
-/// threshold; a cancelled generator means the load was interrupted.
+/// threshold; a cancelled generator means the load was interrupted. The measured load's codes
+/// go into its `manifest`.
 fn judge_exits(
     ends: &[GeneratorEnd],
-    manifest: &mut Manifest,
+    manifest: Option<&mut Manifest>,
     interrupt: &Interrupt,
 ) -> Result<(), Stop> {
     let mut codes = Vec::new();
@@ -154,13 +158,15 @@ fn judge_exits(
         .find(|c| !load::exit_is_outcome(*c))
         .or_else(|| codes.iter().copied().find(|c| *c == 99))
         .unwrap_or(0);
-    let m = &mut manifest.measurements;
-    m.k6_exit_code = Some(code);
-    if codes.len() > 1 {
-        m.k6_exit_codes = Some(codes.clone());
-    }
-    if code == 99 {
-        m.k6_thresholds_crossed = Some(true);
+    if let Some(manifest) = manifest {
+        let m = &mut manifest.measurements;
+        m.k6_exit_code = Some(code);
+        if codes.len() > 1 {
+            m.k6_exit_codes = Some(codes.clone());
+        }
+        if code == 99 {
+            m.k6_thresholds_crossed = Some(true);
+        }
     }
     if load::exit_is_outcome(code) {
         return Ok(());

@@ -32,6 +32,7 @@ impl Measurement for Stepped {
             plan: self.plan.clone(),
             out_dir: stage.dir.path.clone(),
             align: self.align,
+            measured: true,
         };
         stage.run_load(&load).await
     }
@@ -63,6 +64,7 @@ impl<E: Engine> Stage<'_, E> {
             plan,
             out_dir: out_dir.clone(),
             align: false,
+            measured: false,
         };
         self.run_load(&load).await?;
         Ok(out_dir)

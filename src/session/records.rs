@@ -74,6 +74,36 @@ impl Records {
             apply_one(r, m);
         }
     }
+
+    /// [`Self::apply`] for the records of a load's phases. The manifest's k6 facts are the
+    /// measured load's: a calibration's or a probe's (`measured` false) are dropped, not written
+    /// over them (a refined run's manifest used to show its last probe's k6 command, resume and
+    /// first requests); what is not of one load, a caveat say, is written either way.
+    pub(crate) fn apply_load(&mut self, measured: bool, m: &mut Manifest) {
+        for r in self.0.drain(..) {
+            if measured || !r.of_one_load() {
+                apply_one(r, m);
+            }
+        }
+    }
+}
+
+impl Record {
+    /// Describes one load's generators or samplers, not the round.
+    fn of_one_load(&self) -> bool {
+        matches!(
+            self,
+            Record::K6Command(_)
+                | Record::K6VusAllocated(_)
+                | Record::K6Resume(_)
+                | Record::Generators(_)
+                | Record::K6StartedAt(_)
+                | Record::Samplers(_)
+                | Record::SamplerAgentLines(..)
+                | Record::PgXactCommitDelta(_)
+                | Record::K6FirstRequests { .. }
+        )
+    }
 }
 
 fn apply_one(r: Record, m: &mut Manifest) {

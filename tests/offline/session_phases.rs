@@ -327,6 +327,7 @@ impl Measurement for CalibrateThenMeasure {
             plan: self.plan.clone(),
             out_dir: stage.load_dir("calibration"),
             align: false,
+            measured: false,
         };
         stage.run_load(&calibration).await?;
         stage
@@ -396,6 +397,67 @@ fn several_loads_share_one_stack_each_with_its_phases_and_outputs() {
         );
     }
     check_cleaned(&engine, &o);
+}
+
+/// The measured steps, then a probe on the same stack: the shape of a refined run.
+struct MeasureThenProbe {
+    plan: Plan,
+    /// The engine's clock between the two loads.
+    between: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Measurement for MeasureThenProbe {
+    async fn run<E: Engine>(&mut self, stage: &mut Stage<'_, E>) -> Result<(), Stop> {
+        Stepped {
+            plan: self.plan.clone(),
+            align: false,
+        }
+        .run(stage)
+        .await?;
+        self.between = Some(stage.engine.now());
+        stage
+            .recover(std::time::Duration::from_secs(5), "after the steps")
+            .await?;
+        let probe = LoadSpec {
+            label: "probe 1".into(),
+            plan: self.plan.clone(),
+            out_dir: stage.load_dir("probe 1"),
+            align: false,
+            measured: false,
+        };
+        stage.run_load(&probe).await
+    }
+}
+
+#[test]
+fn the_manifests_k6_facts_are_the_measured_loads_not_a_later_probes() {
+    let (engine, interrupt) = FakeEngine::new(None);
+    let mut engine = engine.with_k6_csv(k6_csv());
+    let (_, plan, _) = demo();
+    let mut m = MeasureThenProbe {
+        plan,
+        between: None,
+    };
+    let (o, _out) = round_with(&mut engine, &interrupt, &mut m);
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    assert_eq!(
+        engine.calls.iter().filter(|c| **c == Op::WaitLoad).count(),
+        2
+    );
+    assert!(o.dir.join("loads/probe-1/k6/requests.csv.gz").exists());
+    let between = m.between.expect("the steps ran");
+    let ms = RunDir::open(&o.dir)
+        .unwrap()
+        .read_manifest()
+        .unwrap()
+        .measurements;
+    // The probe started 5 s after the steps ended: its alignment and resume came later, and
+    // were written over the steps' until 2026-12-05.
+    let al = ms.alignment.expect("the steps' alignment");
+    let resume = ms.k6_resume.expect("the steps' resume");
+    assert!(al.k6_start <= between, "{al:?} vs {between}");
+    assert_eq!(resume.sent_at, al.k6_start);
+    assert_eq!(ms.k6_exit_code, Some(0));
 }
 
 #[test]
