@@ -16,11 +16,26 @@ bash scripts/prereqs.sh
 bash scripts/test-prereqs.sh
 bash scripts/prereqs-scaleout.sh
 
-cargo build --locked --bins
+# One build for the binary and every test binary (the integration tests build `perflab` too):
+# cargo then links the binary while it compiles the tests, instead of one after the other.
+start=$(date +%s)
+cargo test --locked --no-run
+echo "the build: $(( $(date +%s) - start )) s" >&2
 # Content-addressed: a no-op in a few seconds when every image of the suite exists.
 start=$(date +%s)
 ./target/debug/perflab build --suite "${PERFLAB_SUITE:-trixie}"
 echo "perflab build: $(( $(date +%s) - start )) s" >&2
 
+# Where the time went: every test that holds a Docker binary's `serial()` lock appends its
+# seconds to target/tmp/test-times.tsv; printed, slowest first, however the tests end.
+times=target/tmp/test-times.tsv
+rm -f "$times"
+print_times() {
+  [ -s "$times" ] || return 0
+  echo "the Docker and browser tests, slowest first (seconds; $times):" >&2
+  sort -t$'\t' -k3,3 -rn "$times" | awk -F'\t' '{printf "  %7.1f  %-8s %s %s\n", $3, $1, $2, ($4 == "ok" ? "" : "(" $4 ")")}' >&2
+  awk -F'\t' '{s[$1] += $3} END {for (b in s) printf "  %7.1f  %s in all\n", s[b], b}' "$times" | sort -rn >&2
+}
+trap print_times EXIT
 cargo test --locked "$@"
 echo "test build: $(du -sh target 2>/dev/null | cut -f1) in target/" >&2

@@ -2,11 +2,9 @@
 //! time (`serial`).
 //! One test binary per need (see tests/README.md): each file below was a binary of its own.
 
-/// One test of this binary at a time: they share the engine, the host lock and the CPUs.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
+#[path = "../serial_support/mod.rs"]
+mod serial_support;
+pub use serial_support::serial;
 
 #[path = "../browser_support/mod.rs"]
 mod browser_support;

@@ -7,6 +7,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+pub mod shared;
+
 /// `perflab` (this build) with the crate's root as its working directory (the catalog).
 pub fn perflab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));

@@ -8,13 +8,22 @@ use std::path::{Path, PathBuf};
 use perflab::rundir::{self, Manifest, fit::FitRecord};
 
 use crate::run_support;
-use run_support::run_quick;
+use run_support::{run_quick, shared};
 
-fn run_fit(id: &str) -> (tempfile::TempDir, PathBuf, Manifest, FitRecord) {
-    let (out, dir) = run_quick(id, &["--fit"]);
-    let m = rundir::read_manifest(&dir).unwrap();
+/// `perflab run ID --fit --quick EXTRA...`, checked by [`fitted`].
+fn run_fit(id: &str, extra: &[&str]) -> (tempfile::TempDir, PathBuf, Manifest, FitRecord) {
+    let args: Vec<&str> = ["--fit"].iter().chain(extra).copied().collect();
+    let (out, dir) = run_quick(id, &args);
+    let (m, f) = fitted(&dir);
+    (out, dir, m, f)
+}
+
+/// A complete fitted run: the calibration passed and was kept, and every report says the load
+/// was fitted, with the rules' published and fitted values.
+fn fitted(dir: &Path) -> (Manifest, FitRecord) {
+    let m = rundir::read_manifest(dir).unwrap();
     assert_eq!(
-        rundir::read_status(&dir).unwrap().state,
+        rundir::read_status(dir).unwrap().state,
         rundir::RunState::Complete
     );
     let f = m.measurements.fit.clone().expect("the fit is recorded");
@@ -27,7 +36,7 @@ fn run_fit(id: &str) -> (tempfile::TempDir, PathBuf, Manifest, FitRecord) {
         assert!(page.contains("Fitted to this host"));
         assert!(page.contains(&f.rules[0].fitted), "{}", f.rules[0].fitted);
     }
-    (out, dir, m, f)
+    (m, f)
 }
 
 /// The fitted steps are the published ones times `factor`, rounded.
@@ -52,7 +61,9 @@ fn published_steps(f: &FitRecord) -> Vec<u32> {
 #[test]
 fn demo_open_fit_measures_the_servers_capacity() {
     let _serial = crate::serial();
-    let (_out, dir, m, f) = run_fit("demo-open");
+    // the fitted run `verify --run-missing --fit` made (shared with verify_e2e)
+    let dir = &shared::demo_open_fitted_by_verify().dir;
+    let (m, f) = fitted(dir);
     // W at 20 rps is the server's 40 ms plus the network: N/W within 15 % under 400.
     let w = f.calibration.w_ms;
     assert!((39.0..47.0).contains(&w), "W = {w} ms");
@@ -64,7 +75,7 @@ fn demo_open_fit_measures_the_servers_capacity() {
         pool_rps / 400.0,
     );
     // The fitted plan is what was measured: the report's steps are the fitted ones.
-    let r = rundir::read_report(&dir).unwrap();
+    let r = rundir::read_report(dir).unwrap();
     let measured: Vec<u32> = r.steps.iter().map(|s| s.target).collect();
     assert_eq!(measured, m.experiment.load.steps);
     // The knee is still where the capacity is: past N/W, not before it.
@@ -78,7 +89,10 @@ fn demo_open_fit_measures_the_servers_capacity() {
 #[test]
 fn php_exp1_fit_steps_follow_the_measured_app_ceiling() {
     let _serial = crate::serial();
-    let (_out, dir, m, f) = run_fit("exp1");
+    // Three of exp1's eight published steps (below, near and past the article's ceiling): the
+    // rule scales each published step, so three check it as well as eight, and the fitted run
+    // (abort: true) stops after its first failing step instead of measuring seven.
+    let (_out, dir, m, f) = run_fit("exp1", &["--set", "load.steps=120,210,300"]);
     let app_ms = f.calibration.app_ms.expect("app CPU per request measured");
     assert!(
         (1.0..50.0).contains(&app_ms),
@@ -101,7 +115,7 @@ fn php_exp1_fit_steps_follow_the_measured_app_ceiling() {
 #[test]
 fn node_1c_fit_restarts_the_app_with_the_fitted_pool_timeout() {
     let _serial = crate::serial();
-    let (_out, dir, m, f) = run_fit("1c");
+    let (_out, dir, m, f) = run_fit("1c", &[]);
     assert!(f.restacked, "a stack rule restarts the stack");
     let timeout = m.experiment.stack.node.as_ref().unwrap().pg_conn_timeout_ms;
     // The peak probe ran over the pool's ceiling with the published 400 VUs: the wait there is

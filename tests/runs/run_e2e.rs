@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use perflab::rundir;
 
 use crate::run_support;
+use run_support::shared::{SharedRun, demo_open_refined};
 use run_support::{json, perflab, run_quick};
 use serde_json::Value;
 
@@ -31,11 +32,22 @@ fn steps(report: &Value) -> &Vec<Value> {
     report["steps"].as_array().expect("report.json has steps")
 }
 
+/// The shared `demo-open --quick --refine` run (stderr closed), which must have succeeded.
+fn refined() -> &'static SharedRun {
+    let run = demo_open_refined();
+    assert!(
+        run.output.status.success(),
+        "perflab run demo-open --refine exited with {}",
+        run.output.status
+    );
+    run
+}
+
 #[test]
 fn demo_open_finds_the_knee_above_400_rps() {
     let _serial = crate::serial();
-    let (out, dir) = run_quick("demo-open", &[]);
-    assert_eq!(status_state(&dir), "complete");
+    let SharedRun { out, dir, .. } = refined();
+    assert_eq!(status_state(dir), "complete");
     let r = json(&dir.join("report.json"));
     assert_eq!(steps(&r).len(), 6, "{r}");
     let knee = r["knee"].as_u64().expect("a knee");
@@ -45,7 +57,7 @@ fn demo_open_finds_the_knee_above_400_rps() {
         page.contains(&format!("<p class=\"lead knee\">knee {knee} rps")),
         "knee sentence in report.html"
     );
-    let index = std::fs::read_to_string(out.path().join("index.html")).unwrap();
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
     let name = dir.file_name().unwrap().to_string_lossy();
     assert!(
         index.contains(&format!(
@@ -63,7 +75,7 @@ fn demo_open_finds_the_knee_above_400_rps() {
     let s200 = steps(&r).iter().find(|s| s["target"] == 200).unwrap();
     assert!(s200["ok_per_s"].as_f64().unwrap() > 180.0, "{s200}");
     // The manifest carries what a reader needs to trust the numbers.
-    let m = rundir::read_manifest(&dir).unwrap();
+    let m = rundir::read_manifest(dir).unwrap();
     assert!(
         m.components
             .get("k6.k6")
@@ -124,7 +136,7 @@ fn demo_open_finds_the_knee_above_400_rps() {
         "no demo samples"
     );
     // The procs sampler set the lab's processes apart by cgroup: about what the cgroups count.
-    let s = perflab::rundir::inputs::samples(&dir, &mut Vec::new()).unwrap();
+    let s = perflab::rundir::inputs::samples(dir, &mut Vec::new()).unwrap();
     let lab_procs: f64 = s.hostprocs.iter().map(|p| p.lab_cores).sum();
     let lab_cgroups: f64 = s.cgroup.iter().map(|c| c.cpu_cores).sum();
     assert!(
@@ -141,7 +153,9 @@ fn demo_open_finds_the_knee_above_400_rps() {
 #[test]
 fn demo_closed_shows_coordinated_omission() {
     let _serial = crate::serial();
-    let (_out, dir) = run_quick("demo-closed", &[]);
+    // The omission is read at 600 VUs, past the capacity; one step under it (300 VUs, ~290 rps
+    // nominal) is the contrast. The four steps between are not read (they cost 28 s).
+    let (_out, dir) = run_quick("demo-closed", &["--set", "load.steps=300,600"]);
     assert_eq!(status_state(&dir), "complete");
     let r = json(&dir.join("report.json"));
     assert_eq!(
@@ -410,23 +424,17 @@ fn diag_acc_access_logs_show_the_backlog_gap() {
 #[test]
 fn a_closed_stderr_does_not_stop_a_run() {
     let _serial = crate::serial();
-    // The reader of perflab's stderr goes away at once (a closed terminal, `| head` that
-    // exited): progress lines fail with EPIPE, and the run must still measure, tear down and
-    // mark its directory complete (it used to panic on the first progress line).
-    let out = tempfile::tempdir().unwrap();
-    let mut child = perflab()
-        .args(["run", "demo-open", "--quick", "--no-align", "--out"])
-        .arg(out.path())
-        .args(["--set", "load.steps=100,200"])
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    drop(child.stderr.take());
-    let st = child.wait().unwrap();
-    assert!(st.success(), "perflab exited with {st}");
-    let dir = out.path().join("demo-open/latest").canonicalize().unwrap();
-    assert_eq!(status_state(&dir), "complete");
+    // The reader of perflab's stderr went away at once (the shared run's stderr was closed
+    // before perflab wrote to it): progress lines fail with EPIPE, and the run must still
+    // measure, tear down and mark its directory complete (it used to panic on the first
+    // progress line).
+    let SharedRun { dir, output, .. } = demo_open_refined();
+    assert!(
+        output.status.success(),
+        "perflab exited with {}",
+        output.status
+    );
+    assert_eq!(status_state(dir), "complete");
     let run = dir.file_name().unwrap().to_string_lossy().to_lowercase();
     assert!(
         labelled(&format!("run-demo-open-{run}")).is_empty(),
@@ -439,9 +447,9 @@ fn a_closed_stderr_does_not_stop_a_run() {
 #[test]
 fn demo_open_refine_lands_just_under_the_capacity() {
     let _serial = crate::serial();
-    let (_out, dir) = run_quick("demo-open", &["--refine"]);
-    assert_eq!(status_state(&dir), "complete");
-    let m = rundir::read_manifest(&dir).unwrap();
+    let dir = &refined().dir;
+    assert_eq!(status_state(dir), "complete");
+    let m = rundir::read_manifest(dir).unwrap();
     let f = m.measurements.refine.expect("refinement recorded");
     let ms = f.max_sustainable.expect("a max sustainable rate");
     let (lo, hi) = f.max_sustainable_resolution;

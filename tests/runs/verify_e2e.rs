@@ -1,29 +1,14 @@
-//! `perflab verify --run-missing` through the real Docker engine and k6: an experiment with
-//! claims but no run is run by the `perflab run` pipeline (demo lab, `--quick --no-align`),
-//! then its claims are evaluated on that fresh run.
-use std::process::Command;
+//! `perflab verify --run-missing --fit` through the real Docker engine and k6: an experiment
+//! with claims but no run is run by the `perflab run` pipeline, fitted to this host (demo lab,
+//! `--quick --no-align`), then its claims are evaluated on that fresh run. The run is shared
+//! with the demo's fit test (`run_support::shared`), which checks the fit itself.
+use crate::run_support::shared::demo_open_fitted_by_verify;
 
 #[test]
 fn run_missing_runs_then_verifies_demo_open() {
     let _serial = crate::serial();
-    let out = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("PERFLAB_CATALOG")
-        .env_remove("PERFLAB_OUT")
-        .args([
-            "--quiet",
-            "verify",
-            "demo-open",
-            "--run-missing",
-            "--quick",
-            "--no-align",
-            "--json",
-            "--out",
-        ])
-        .arg(out.path())
-        .output()
-        .unwrap();
+    let run = demo_open_fitted_by_verify();
+    let o = &run.output;
     let stderr = String::from_utf8_lossy(&o.stderr);
     // 0 or 1 are verdicts; 2 would be bad input, anything else a crash
     let code = o.status.code();
@@ -45,7 +30,7 @@ fn run_missing_runs_then_verifies_demo_open() {
         claims.iter().all(|c| c["verdict"] == "pass")
     );
     // the run it made is a complete run directory
-    let latest = out.path().join("demo-open/latest/status.json");
+    let latest = run.out.join("demo-open/latest/status.json");
     let st: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(latest).unwrap()).unwrap();
     assert_eq!(st["state"], "complete");
