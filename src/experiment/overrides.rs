@@ -146,11 +146,11 @@ pub fn apply(
     Ok((new, diags))
 }
 
-/// The YAML value of one override (`60,90,120` as a list for `steps`), its nesting bounded
-/// before the YAML parser sees it (50k brackets took 7 s).
+/// The YAML value of one override (`60,90,120` as a list for `steps`, and `100` as a list of
+/// one step), its nesting bounded before the YAML parser sees it (50k brackets took 7 s).
 fn parse_value(origin: &Path, key: &str, v: &str) -> Result<Value, Vec<Diagnostic>> {
     let list = key.ends_with(".steps");
-    let text = if list && v.contains(',') && !v.starts_with('[') {
+    let text = if list && !v.trim_start().starts_with('[') {
         format!("[{v}]")
     } else {
         v.to_string()
@@ -201,6 +201,21 @@ fn set_path(tree: &mut Value, key: &str, value: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_take_a_list_or_one_step() {
+        let e = crate::stack::defaults::lab_experiment(Lab::Demo);
+        for (set, want) in [
+            ("load.steps=10", vec![10]),
+            ("load.steps=10,20", vec![10, 20]),
+            ("steps=[5, 8]", vec![5, 8]),
+        ] {
+            let (e, _) = apply(&e, &[set.to_string()]).unwrap_or_else(|d| panic!("{set}: {d:?}"));
+            assert_eq!(e.load.steps, want, "{set}");
+        }
+        let d = apply(&e, &["load.steps=fast".into()]).unwrap_err();
+        assert!(format!("{d:?}").contains("load.steps"), "{d:?}");
+    }
 
     /// The key lists above equal the schema's fields (read from serde's "expected one of" list).
     #[test]
