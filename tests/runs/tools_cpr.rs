@@ -125,9 +125,14 @@ fn node_cpu_per_request_per_container() {
     assert_all_ok(&r, 30);
     let cpu_row = row(&r, "/cpu");
     let sleep_row = row(&r, "/dbsleep");
-    // pbkdf2 (24,000 rounds) per request against a 20 ms pg_sleep that needs ~no CPU
+    // pbkdf2 (24,000 rounds) per request spends its wall time on the app's CPU; a 20 ms
+    // pg_sleep spends it waiting. (Compared with each other, the two drifted with the host: on
+    // a VM whose pbkdf2 took 3.9 ms, /dbsleep's driver and event-loop work, 1.95 ms, was half of
+    // it, and a "2x" bound between them failed at 1.98x while both shares of wall were clear.)
+    let share = |row: &Value| cpu(row, "app") / row["wall_ms"]["mean"].as_f64().unwrap();
     assert!(cpu(cpu_row, "app") > 2.0, "{cpu_row}");
-    assert!(cpu(cpu_row, "app") > 2.0 * cpu(sleep_row, "app"), "{r}");
+    assert!(share(cpu_row) > 0.5, "/cpu is CPU-bound: {cpu_row}");
+    assert!(share(sleep_row) < 0.25, "/dbsleep waits: {sleep_row}");
     let db = row(&r, "/db");
     assert!(
         cpu(db, "pg") > 0.1,
