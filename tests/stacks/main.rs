@@ -1,5 +1,6 @@
 //! Tests on the real Docker engine that bring lab stacks up and down (no load generator):
-//! lifecycle, placement, owners on a shared host. One at a time (`serial`).
+//! lifecycle, placement, owners on a shared host. The CLI tests, which take the host lock, run
+//! one at a time (`serial`, timed); the `stack_*` tests, each on its own labels, run beside them.
 //! One test binary per need (see tests/README.md): each file below was a binary of its own.
 
 #[path = "../serial_support/mod.rs"]
