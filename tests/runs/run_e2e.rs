@@ -250,7 +250,16 @@ fn node_1c_pool_timeouts_are_http_500() {
     let _serial = crate::serial();
     // With the article's 1,000 ms pool timeout, a 6 s quick step may not queue long enough
     // (here W = 400 VUs / ~465 per s = 0.86 s < 1 s): a 500 ms timeout exercises the same path.
-    let (_out, dir) = run_quick("1c", &["--set", "stack.node.pg_conn_timeout_ms=500"]);
+    // The 300 rps step, under the pool's ceiling, times nothing out: the two above it are read.
+    let (_out, dir) = run_quick(
+        "1c",
+        &[
+            "--set",
+            "stack.node.pg_conn_timeout_ms=500",
+            "--set",
+            "load.steps=550,600",
+        ],
+    );
     assert_eq!(status_state(&dir), "complete");
     let r = json(&dir.join("report.json"));
     let n500: u64 = steps(&r)
