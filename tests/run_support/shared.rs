@@ -3,7 +3,7 @@
 //! test that asks makes it, the others read its directory. Each test still asserts on its own;
 //! a failure to make the run fails every test that reads it, each naming the command.
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::OnceLock;
 
 use super::perflab;
@@ -48,7 +48,7 @@ enum Stderr {
 /// Run `perflab ARGS --out OUT` once and find `OUT/ID/latest`.
 fn make(name: &str, id: &str, args: &[&str], stderr: Stderr) -> SharedRun {
     let out = out_root(name);
-    let mut cmd: Command = perflab();
+    let mut cmd = perflab();
     cmd.env_remove("PERFLAB_CATALOG").env_remove("PERFLAB_OUT");
     cmd.args(args).arg("--out").arg(&out);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -70,15 +70,21 @@ fn make(name: &str, id: &str, args: &[&str], stderr: Stderr) -> SharedRun {
     SharedRun { out, dir, output }
 }
 
-/// `perflab run demo-open --quick --no-align --refine` with its stderr closed at once. Read by
-/// the tests of the knee, of `--refine`, of a closed stderr, and by the generators' test as its
-/// one-generator side.
+/// `perflab run demo-open --quick --no-align --refine` with its stderr closed at once, which
+/// must have succeeded (every reader asserts it here). Read by the tests of the knee, of
+/// `--refine`, of a closed stderr, and by the generators' test as its one-generator side.
 pub fn demo_open_refined() -> &'static SharedRun {
     static RUN: OnceLock<SharedRun> = OnceLock::new();
-    RUN.get_or_init(|| {
+    let run = RUN.get_or_init(|| {
         let args = ["run", "demo-open", "--quick", "--no-align", "--refine"];
         make("demo-open-refined", "demo-open", &args, Stderr::Closed)
-    })
+    });
+    assert!(
+        run.output.status.success(),
+        "perflab run demo-open --refine (stderr closed) exited with {}",
+        run.output.status
+    );
+    run
 }
 
 /// `perflab --quiet verify demo-open --run-missing --fit --quick --no-align --json`: the

@@ -32,21 +32,10 @@ fn steps(report: &Value) -> &Vec<Value> {
     report["steps"].as_array().expect("report.json has steps")
 }
 
-/// The shared `demo-open --quick --refine` run (stderr closed), which must have succeeded.
-fn refined() -> &'static SharedRun {
-    let run = demo_open_refined();
-    assert!(
-        run.output.status.success(),
-        "perflab run demo-open --refine exited with {}",
-        run.output.status
-    );
-    run
-}
-
 #[test]
 fn demo_open_finds_the_knee_above_400_rps() {
     let _serial = crate::serial();
-    let SharedRun { out, dir, .. } = refined();
+    let SharedRun { out, dir, .. } = demo_open_refined();
     assert_eq!(status_state(dir), "complete");
     let r = json(&dir.join("report.json"));
     assert_eq!(steps(&r).len(), 6, "{r}");
@@ -437,12 +426,8 @@ fn a_closed_stderr_does_not_stop_a_run() {
     // before perflab wrote to it): progress lines fail with EPIPE, and the run must still
     // measure, tear down and mark its directory complete (it used to panic on the first
     // progress line).
-    let SharedRun { dir, output, .. } = demo_open_refined();
-    assert!(
-        output.status.success(),
-        "perflab exited with {}",
-        output.status
-    );
+    // (`demo_open_refined` asserts that perflab exited with success)
+    let dir = &demo_open_refined().dir;
     assert_eq!(status_state(dir), "complete");
     let run = dir.file_name().unwrap().to_string_lossy().to_lowercase();
     assert!(
@@ -456,7 +441,7 @@ fn a_closed_stderr_does_not_stop_a_run() {
 #[test]
 fn demo_open_refine_lands_just_under_the_capacity() {
     let _serial = crate::serial();
-    let dir = &refined().dir;
+    let dir = &demo_open_refined().dir;
     assert_eq!(status_state(dir), "complete");
     let m = rundir::read_manifest(dir).unwrap();
     let f = m.measurements.refine.expect("refinement recorded");
