@@ -51,8 +51,7 @@ pub(crate) fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The stacks on the local engine, grouped by run; an error in words when it cannot be reached
-/// within 5 s.
+/// An instant of the lock's queue for people: its UTC time and how far off it is.
 fn when(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     match t {
         Some(t) if t > now => format!(

@@ -28,8 +28,9 @@ use serde::{Deserialize, Serialize};
 /// Descriptor;`, the module declared above. The module's name is the lab's name (`lab: php` in
 /// YAML, `stack.php:`, `--lab php`) and its file (`src/lab/php.rs`) holds the descriptor and
 /// the settings type. Everything that lists the labs derives from this table: `Lab` and
-/// `Lab::ALL`, `descriptor`, the sections of `StackSettings` and `StackSettings::has`. Adding a lab is its file, its `mod` line and one row here
-/// (a row may carry a `#[cfg(..)]`: the toy lab of the unit tests, `#[cfg(test)]`, is one).
+/// `Lab::ALL`, `descriptor`, the sections of `StackSettings` and `StackSettings::has`. Adding a
+/// lab is its file, its `mod` line and one row here (a row may carry a `#[cfg(..)]`: the toy lab
+/// of the unit tests, `#[cfg(test)]`, is one).
 macro_rules! labs {
     ($(
         $(#[doc = $doc:literal])*

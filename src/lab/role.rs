@@ -110,13 +110,15 @@ impl Role {
         self.slot() == Slot::App
     }
 
-    /// The sampler columns of the roles that run a container (every role but the base image):
-    /// `cpu.<column>` of claims, `<column>%` of the report's headers.
+    /// The roles that run a container: every role but the base image, in `ALL`'s order.
+    pub(crate) fn with_containers() -> impl Iterator<Item = Role> {
+        Role::ALL.into_iter().filter(|r| *r != Role::Base)
+    }
+
+    /// The sampler columns of the roles that run a container: `cpu.<column>` of claims,
+    /// `<column>%` of the report's headers.
     pub(crate) fn container_columns() -> impl Iterator<Item = &'static str> {
-        Role::ALL
-            .into_iter()
-            .filter(|r| *r != Role::Base)
-            .map(Role::column)
+        Role::with_containers().map(Role::column)
     }
 
     /// The role whose sampler column is `column` (`fpm`, `pg`, `k6`, ...).

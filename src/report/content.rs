@@ -54,8 +54,7 @@ pub(crate) fn order_roles<'a>(present: impl IntoIterator<Item = &'a String>) -> 
     use crate::plan::layout::Slot;
     let order: Vec<&str> = [Slot::App, Slot::Db, Slot::Loadgen]
         .into_iter()
-        .flat_map(|slot| Role::ALL.into_iter().filter(move |r| r.slot() == slot))
-        .filter(|r| *r != Role::Base)
+        .flat_map(|slot| Role::with_containers().filter(move |r| r.slot() == slot))
         .map(Role::column)
         .collect();
     let mut v: Vec<String> = present.into_iter().cloned().collect();

@@ -86,11 +86,8 @@ fn sample_pct(h: &HostSample, cpus: &[u32]) -> Option<(f64, Option<f64>)> {
 /// database's, k6 on the load generator's (on 2 CPUs k6 shares PostgreSQL's core).
 fn lab_roles(cpus: &[u32], pins: &Pinning) -> Vec<Role> {
     let inside = |set: &[u32]| !set.is_empty() && set.iter().all(|c| cpus.contains(c));
-    // the base image runs no container; every other role by the slot it is pinned to
-    Role::ALL
-        .iter()
-        .copied()
-        .filter(|r| *r != Role::Base)
+    // every role that runs a container, by the slot it is pinned to
+    Role::with_containers()
         .filter(|r| {
             inside(match r.slot() {
                 Slot::Loadgen => pins.loadgen,
