@@ -14,8 +14,11 @@ use std::sync::OnceLock;
 /// Experiment YAML through parsing, validation and planning (normal and `--quick`).
 pub fn experiment_yaml(data: &[u8]) {
     let src = String::from_utf8_lossy(data);
-    if let Ok((CatalogEntry::Experiment(e), _)) = catalog::parse_entry(Path::new("fuzz.yaml"), &src)
-    {
+    if let Ok((CatalogEntry::Experiment(e), _)) = catalog::parse_entry(
+        Path::new("fuzz.yaml"),
+        &src,
+        &perflab::verify::quantities::Quantities,
+    ) {
         plan_both(&e);
     }
 }
@@ -121,7 +124,9 @@ fn experiments() -> &'static [Experiment] {
         } else {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")
         };
-        let cat = perflab::experiment::Catalog::load(&dir).expect("the catalog loads");
+        let cat =
+            perflab::experiment::Catalog::load(&dir, &perflab::verify::quantities::Quantities)
+                .expect("the catalog loads");
         cat.files
             .into_values()
             .filter_map(|f| match f.entry {
@@ -220,7 +225,11 @@ pub fn catalog(data: &[u8]) {
         let id = id.map_or_else(|| format!("doc{i}"), |v| v.trim().to_string());
         (PathBuf::from(format!("{id}.yaml")), Ok(doc.to_string()))
     });
-    let cat = match Catalog::from_sources(Path::new("fuzz"), sources) {
+    let cat = match Catalog::from_sources(
+        Path::new("fuzz"),
+        sources,
+        &perflab::verify::quantities::Quantities,
+    ) {
         Ok(cat) => cat,
         Err(d) => {
             let _ = perflab::experiment::diag::render(&d);

@@ -5,6 +5,7 @@ use crate::experiment::{self, Catalog, CatalogEntry, Diagnostic, Lab};
 pub(crate) use crate::plan::Resolved;
 use crate::plan::{self, CpuLayout, PlanOptions};
 use crate::report::table::Table;
+use crate::verify::quantities::Quantities;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,7 +28,8 @@ impl CatalogArg {
 
     /// Load the catalog; invalid files give exit code 2.
     pub(crate) fn load(&self) -> anyhow::Result<Catalog> {
-        Catalog::load(&self.dir()).map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
+        Catalog::load(&self.dir(), &Quantities)
+            .map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
     }
 }
 
@@ -372,7 +374,7 @@ pub struct ValidateArgs {
 pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
     let dir = args.catalog.dir();
     let (cat, given) = if args.files.is_empty() {
-        (Catalog::load(&dir), None)
+        (Catalog::load(&dir, &Quantities), None)
     } else {
         for f in &args.files {
             if !f.is_file() {
@@ -394,7 +396,10 @@ pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
             })
             .unwrap_or_default();
         paths.extend(args.files.iter().cloned());
-        (Catalog::from_files(&dir, &paths), Some(&args.files))
+        (
+            Catalog::from_files(&dir, &paths, &Quantities),
+            Some(&args.files),
+        )
     };
     let mine = |d: &&Diagnostic| given.is_none_or(|g| g.iter().any(|f| Path::new(f) == d.file));
     match cat {

@@ -4,6 +4,7 @@ use super::diag::{Diagnostic, did_you_mean};
 use super::groups::{self, Extent};
 use super::schema::*;
 use super::validate;
+use crate::claim::quantities::Names;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,7 @@ pub(crate) fn default_dir() -> PathBuf {
 pub fn parse_entry(
     path: &Path,
     src: &str,
+    names: &dyn Names,
 ) -> Result<(CatalogEntry, Vec<Diagnostic>), Vec<Diagnostic>> {
     super::bounds::check_source(path, src)?;
     // the top-level `kind:` decides the type; a cheap line scan keeps `perflab list` fast
@@ -50,7 +52,7 @@ pub fn parse_entry(
         "experiment" => {
             let e: Experiment =
                 serde_yaml::from_str(src).map_err(|e| vec![classify(path, src, &e)])?;
-            let d = validate::check_file(path, &e);
+            let d = validate::check_file(path, &e, names);
             (CatalogEntry::Experiment(e), d)
         }
         "group" => {
@@ -185,7 +187,8 @@ fn strip_position(msg: &str) -> String {
 
 impl Catalog {
     /// Load every `*.yaml` file of `dir` and check the catalog as a whole.
-    pub fn load(dir: &Path) -> Result<Catalog, Vec<Diagnostic>> {
+    /// `names`: the quantities claims may name (`verify::quantities::Quantities`).
+    pub fn load(dir: &Path, names: &dyn Names) -> Result<Catalog, Vec<Diagnostic>> {
         let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
             Ok(rd) => rd
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -199,15 +202,19 @@ impl Catalog {
             }
         };
         paths.sort();
-        Catalog::from_files(dir, &paths)
+        Catalog::from_files(dir, &paths, names)
     }
 
     /// Parse the given files as one catalog (used by `validate FILE...` too).
-    pub(crate) fn from_files(dir: &Path, paths: &[PathBuf]) -> Result<Catalog, Vec<Diagnostic>> {
+    pub(crate) fn from_files(
+        dir: &Path,
+        paths: &[PathBuf],
+        names: &dyn Names,
+    ) -> Result<Catalog, Vec<Diagnostic>> {
         let sources = paths
             .iter()
             .map(|p| (p.clone(), super::bounds::read_source(p)));
-        Catalog::from_sources(dir, sources)
+        Catalog::from_sources(dir, sources, names)
     }
 
     /// Parse the given files' texts (or why each could not be read) as one catalog: what
@@ -215,6 +222,7 @@ impl Catalog {
     pub fn from_sources(
         dir: &Path,
         sources: impl IntoIterator<Item = (PathBuf, Result<String, Vec<Diagnostic>>)>,
+        names: &dyn Names,
     ) -> Result<Catalog, Vec<Diagnostic>> {
         let mut errors = Vec::new();
         let mut cat = Catalog {
@@ -230,7 +238,7 @@ impl Catalog {
                     continue;
                 }
             };
-            match parse_entry(p, &src) {
+            match parse_entry(p, &src, names) {
                 Ok((entry, warnings)) => {
                     let id = entry.id().to_string();
                     let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");

@@ -4,7 +4,7 @@ use super::diag::{Diagnostic, did_you_mean};
 use super::schema::{Claim, Experiment, StepAt};
 use super::validate::valid_id;
 use crate::claim::expr::{Arg, Expr, Name};
-use crate::claim::quantities::{self, Scope};
+use crate::claim::quantities::{Names, Scope};
 use crate::claim::{Comparison, Compiled, Selector, compile, parse_at};
 use std::path::Path;
 
@@ -14,7 +14,17 @@ type Problem = (String, Option<String>);
 /// The `expect:` claims: names unique, expressions parse, every name is a known quantity that
 /// the claim can read (step quantities need `at:` or a selector, config values of the lab), one
 /// comparison, `needs` on config only. `against` ids are checked by the catalog.
-pub(super) fn check_claims(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
+///
+/// `registry` holds the quantities (`verify::quantities::Quantities`, handed down by
+/// whoever loads the catalog). Without it (`--set` re-checking a catalog experiment, whose
+/// claims, lab and names `--set` cannot change) the names are not looked up again; a step
+/// selector is still checked against the new `load.steps`.
+pub(super) fn check_claims(
+    file: &Path,
+    e: &Experiment,
+    registry: Option<&dyn Names>,
+    d: &mut Vec<Diagnostic>,
+) {
     let mut names: Vec<&str> = Vec::new();
     for (i, c) in e.expect.iter().enumerate() {
         let f = |sub: &str| {
@@ -38,7 +48,8 @@ pub(super) fn check_claims(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>)
             }
         };
         for (field, x, config_only) in claim_exprs(&compiled) {
-            for (msg, help) in check_expr(e, c, x, compiled.at.is_some(), config_only) {
+            let at = compiled.at.is_some();
+            for (msg, help) in check_expr(e, c, x, registry, at, config_only) {
                 let mut diag = Diagnostic::error(file, f(&field), msg);
                 if let Some(h) = help {
                     diag = diag.help(h);
@@ -163,6 +174,7 @@ fn check_expr(
     e: &Experiment,
     c: &Claim,
     x: &Expr,
+    names: Option<&dyn Names>,
     has_at: bool,
     config_only: bool,
 ) -> Vec<Problem> {
@@ -170,13 +182,32 @@ fn check_expr(
     if let Some(m) = x.constant_fault() {
         out.push((m, Some("a claim compares finite numbers".into())));
     }
+    let Some(names) = names else {
+        for n in x.names() {
+            check_selector_step(e, n, &mut out);
+        }
+        return out;
+    };
     for n in x.names() {
-        check_name(e, c, n, has_at, config_only, &mut out);
+        check_name(e, c, n, names, has_at, config_only, &mut out);
     }
     for (f, args) in x.calls() {
-        check_call(f, args, has_at, config_only, &mut out);
+        check_call(f, args, names, has_at, config_only, &mut out);
     }
     out
+}
+
+/// A name's step selector (`step550.p50_ms`) names a step of `load.steps`.
+fn check_selector_step(e: &Experiment, n: &Name, out: &mut Vec<Problem>) {
+    if let Some(Selector::Target(t)) = n.selector
+        && !n.against
+        && !e.load.steps.contains(&t)
+    {
+        out.push((
+            format!("`{}`: step {t} is not in load.steps", n.text),
+            Some(format!("steps: {:?}", e.load.steps)),
+        ))
+    }
 }
 
 /// One name: a known quantity, of this lab, read where its scope allows.
@@ -184,12 +215,13 @@ fn check_name(
     e: &Experiment,
     c: &Claim,
     n: &Name,
+    names: &dyn Names,
     has_at: bool,
     config_only: bool,
     out: &mut Vec<Problem>,
 ) {
-    let Some(q) = quantities::lookup(&n.path) else {
-        let all = quantities::all_names();
+    let Some(q) = names.quantity(&n.path) else {
+        let all = names.names();
         let mut help = "`perflab verify --quantities` lists the names".to_string();
         if let Some(s) = did_you_mean(&n.path, all.iter().map(String::as_str)) {
             help = format!("did you mean `{s}`? {help}");
@@ -206,14 +238,14 @@ fn check_name(
             Some("add `against: <experiment id>`".into()),
         ));
     }
-    if config_only && q.scope() != Scope::Config {
+    if config_only && q.scope != Scope::Config {
         out.push((
-            format!("`{}` is a measured {} quantity; `needs` reads only the run's config and CPU layout", n.text, q.scope().as_str()),
+            format!("`{}` is a measured {} quantity; `needs` reads only the run's config and CPU layout", n.text, q.scope.as_str()),
             Some("e.g. `app_cpus >= 2`, `max_children > max_connections`".into()),
         ));
         return;
     }
-    if let Some(lab) = q.lab()
+    if let Some(lab) = q.lab
         && !n.against
         && lab != e.lab
     {
@@ -225,7 +257,7 @@ fn check_name(
             None,
         ));
     }
-    match (q.scope(), n.selector) {
+    match (q.scope, n.selector) {
         (Scope::Step, None) if !has_at => out.push((
             format!("`{}` is a step quantity and the claim has no `at:`", n.text),
             Some(format!(
@@ -234,23 +266,25 @@ fn check_name(
             )),
         )),
         (Scope::Run | Scope::Config, Some(sel)) => out.push((
-            format!("`{}`: `{}` is a {} quantity, not a step's", n.text, n.path, q.scope().as_str()),
+            format!("`{}`: `{}` is a {} quantity, not a step's", n.text, n.path, q.scope.as_str()),
             Some(format!("drop `{sel}.`")),
         )),
-        (Scope::Step, Some(Selector::Target(t))) if !n.against && !e.load.steps.contains(&t) => {
-            out.push((
-                format!("`{}`: step {t} is not in load.steps", n.text),
-                Some(format!("steps: {:?}", e.load.steps)),
-            ))
-        }
+        (Scope::Step, Some(Selector::Target(_))) => check_selector_step(e, n, out),
         _ => {}
     }
 }
 
 /// One function call: a known function, its arguments of the right kinds, readable here.
-fn check_call(f: &str, args: &[Arg], has_at: bool, config_only: bool, out: &mut Vec<Problem>) {
-    let Some((_, scope, kinds, help)) = quantities::FUNCTIONS.iter().find(|x| x.0 == f) else {
-        let names: Vec<&str> = quantities::FUNCTIONS.iter().map(|x| x.0).collect();
+fn check_call(
+    f: &str,
+    args: &[Arg],
+    registry: &dyn Names,
+    has_at: bool,
+    config_only: bool,
+    out: &mut Vec<Problem>,
+) {
+    let Some(func) = registry.function(f) else {
+        let names = registry.function_names();
         let mut help = format!("functions: {}", names.join(", "));
         if let Some(s) = did_you_mean(f, names.iter().copied()) {
             help = format!("did you mean `{s}`? {help}");
@@ -258,7 +292,7 @@ fn check_call(f: &str, args: &[Arg], has_at: bool, config_only: bool, out: &mut 
         out.push((format!("unknown function `{f}`"), Some(help)));
         return;
     };
-    let ok = match *kinds {
+    let ok = match func.args {
         "n+" => !args.is_empty() && args.iter().all(|a| matches!(a, Arg::Expr(_))),
         k => {
             k.len() == args.len()
@@ -269,14 +303,17 @@ fn check_call(f: &str, args: &[Arg], has_at: bool, config_only: bool, out: &mut 
         }
     };
     if !ok {
-        out.push((format!("wrong arguments to `{f}`"), Some(help.to_string())));
+        out.push((
+            format!("wrong arguments to `{f}`"),
+            Some(func.help.to_string()),
+        ));
     }
-    if config_only && matches!(f, "log" | "log_lines" | "saturated" | "node_error") {
+    if config_only && func.measured {
         out.push((
             format!("`{f}` reads measurements; `needs` reads only the config"),
             None,
         ));
-    } else if *scope == Scope::Step && !has_at {
+    } else if func.scope == Scope::Step && !has_at {
         out.push((
             format!("`{f}()` reads a step and the claim has no `at:`"),
             Some("add `at: knee` (or every, top, ...)".into()),

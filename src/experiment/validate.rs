@@ -1,6 +1,7 @@
 //! Semantic checks on a parsed experiment or group, beyond what the types enforce.
 use super::diag::{Diagnostic, did_you_mean};
 use super::schema::*;
+use crate::claim::quantities::Names;
 use std::path::Path;
 
 /// Little's-law VU need at the SLO for the largest open-model step: `max step x SLO`.
@@ -26,16 +27,23 @@ pub(crate) fn valid_id(id: &str) -> bool {
 /// The checks of a catalog file's experiment: [`check_experiment`]'s, and that a fitted plan
 /// whose claims need a knee reaches past its ceiling (a property of the published steps and
 /// rules, so not re-checked on `--set` or fitted values).
-pub(crate) fn check_file(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
-    let mut d = check_experiment(file, e);
+pub(crate) fn check_file(file: &Path, e: &Experiment, names: &dyn Names) -> Vec<Diagnostic> {
+    let mut d = checks(file, e, Some(names));
     if let Some(fit) = &e.fit {
         super::reach::check_reach(file, e, fit, &mut d);
     }
     d
 }
 
-/// All checks of one experiment (errors and warnings). `file` names the source in messages.
+/// The checks of one experiment (errors and warnings) after `--set`: all but the claims' name
+/// lookups, which `--set` cannot change (`claims::check_claims`). `file` names the source in
+/// messages.
 pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
+    checks(file, e, None)
+}
+
+/// All checks of one experiment; the claims' names are looked up in `names` when given.
+fn checks(file: &Path, e: &Experiment, names: Option<&dyn Names>) -> Vec<Diagnostic> {
     let mut d = Vec::new();
     let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
     if !valid_id(&e.id) {
@@ -48,7 +56,7 @@ pub fn check_experiment(file: &Path, e: &Experiment) -> Vec<Diagnostic> {
     super::bounds::check_bounds(file, e, &mut d);
     check_load(file, e, &mut d);
     super::pause::check_pause(file, e, &mut d);
-    super::claims::check_claims(file, e, &mut d);
+    super::claims::check_claims(file, e, names, &mut d);
     super::fit::check_fit(file, e, &mut d);
     d
 }

@@ -5,6 +5,7 @@ use crate::analyze::Report;
 use crate::experiment::catalog::Catalog;
 use crate::rundir::{self, Manifest, RunDir, RunState};
 use crate::verify::ClaimVerdict;
+use crate::verify::quantities::Quantities;
 use chrono::{DateTime, Utc};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -164,7 +165,7 @@ fn host_title(m: &Manifest) -> String {
 /// Every run under `out_root`, oldest first, with the complete runs' reports and manifests
 /// (the reports without their per-second rows, which the compare pages do not show).
 fn load_rows(out_root: &Path) -> Vec<(IndexRow, Option<super::index_compare::Loaded>)> {
-    let catalog = Catalog::load(&crate::experiment::catalog::default_dir()).ok();
+    let catalog = Catalog::load(&crate::experiment::catalog::default_dir(), &Quantities).ok();
     rundir::list_runs(out_root, None)
         .iter()
         .map(|run| {

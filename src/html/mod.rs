@@ -134,6 +134,7 @@ fn html_page(
         .map(|m| {
             let cat = crate::experiment::catalog::Catalog::load(
                 &crate::experiment::catalog::default_dir(),
+                &crate::verify::quantities::Quantities,
             )
             .ok();
             report::claims_of(

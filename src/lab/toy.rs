@@ -111,8 +111,12 @@ mod tests {
     /// The toy's experiment file through the catalog's parser and validation.
     fn toy_hello() -> Experiment {
         let src = std::fs::read_to_string(YAML).unwrap();
-        let (entry, diags) = catalog::parse_entry(Path::new(YAML), &src)
-            .unwrap_or_else(|d| panic!("{}", diag::render(&d)));
+        let (entry, diags) = catalog::parse_entry(
+            Path::new(YAML),
+            &src,
+            &crate::verify::quantities::Quantities,
+        )
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d)));
         assert!(
             !diags.iter().any(|d| d.is_error()),
             "{}",
@@ -158,7 +162,11 @@ mod tests {
         // its endpoint is checked against the descriptor's
         let src = std::fs::read_to_string(YAML).unwrap();
         let bad = src.replace("endpoint: /hello", "endpoint: /api/db");
-        let diags = match catalog::parse_entry(Path::new(YAML), &bad) {
+        let diags = match catalog::parse_entry(
+            Path::new(YAML),
+            &bad,
+            &crate::verify::quantities::Quantities,
+        ) {
             Ok((_, d)) | Err(d) => d,
         };
         assert!(
@@ -170,7 +178,11 @@ mod tests {
         );
         // and another lab's section in a toy experiment is refused
         let other = src.replace("stack:\n", "stack:\n  demo:\n    workers: 4\n");
-        let diags = match catalog::parse_entry(Path::new(YAML), &other) {
+        let diags = match catalog::parse_entry(
+            Path::new(YAML),
+            &other,
+            &crate::verify::quantities::Quantities,
+        ) {
             Ok((_, d)) | Err(d) => d,
         };
         assert!(

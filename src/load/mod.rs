@@ -126,7 +126,8 @@ mod tests {
 
     fn plan_of(id: &str) -> Plan {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
-        let cat = Catalog::load(&dir).expect("catalog loads");
+        let cat =
+            Catalog::load(&dir, &crate::verify::quantities::Quantities).expect("catalog loads");
         let e = cat.expand(id).unwrap()[0].clone();
         build(&e, PlanOptions::default())
     }

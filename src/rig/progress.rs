@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn positions_along_the_1a_timeline() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
-        let cat = Catalog::load(&dir).unwrap();
+        let cat = Catalog::load(&dir, &crate::verify::quantities::Quantities).unwrap();
         let plan = build(cat.expand("1a").unwrap()[0], PlanOptions::default());
         // 20 s warm-up, then per step 8 s ramp + 22 s hold.
         let p = position(&plan, 5.0);

@@ -5,6 +5,7 @@
 //! nothing started); then the matrix, one row per experiment, as text, `--json` or `--html`;
 //! exit 0 when no row regressed, 1 when one did, 3 when one is inconclusive and none regressed
 //! (130 interrupted, 1 a harness failure too).
+use crate::verify::quantities::Quantities;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -68,7 +69,7 @@ impl Checked {
 fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
     // the target first (the first real problem), then the verdict's settings; --max-rounds
     // is the cap of the rounds a side as well as the plan the boundary accounts for
-    let catalog = Catalog::load(&a.catalog_dir)
+    let catalog = Catalog::load(&a.catalog_dir, &Quantities)
         .map_err(|d| anyhow::Error::new(catalog_files::invalid(&d)))?;
     let mut experiments: Vec<Experiment> = Vec::new();
     for e in catalog.expand(&a.target)? {

@@ -484,7 +484,11 @@ mod tests {
     use crate::plan::PlanOptions;
 
     fn experiment(id: &str) -> crate::experiment::Experiment {
-        let cat = Catalog::load(Path::new("experiments")).unwrap();
+        let cat = Catalog::load(
+            Path::new("experiments"),
+            &crate::verify::quantities::Quantities,
+        )
+        .unwrap();
         let CatalogEntry::Experiment(e) = &cat.get(id).unwrap().entry else {
             panic!("{id}")
         };

@@ -373,7 +373,11 @@ mod tests {
     #[test]
     fn the_labs_collected_files_land_where_the_reader_looks() {
         let l = Layout::new("/r");
-        let cat = crate::experiment::Catalog::load(Path::new("experiments")).unwrap();
+        let cat = crate::experiment::Catalog::load(
+            Path::new("experiments"),
+            &crate::verify::quantities::Quantities,
+        )
+        .unwrap();
         let crate::experiment::CatalogEntry::Experiment(e) = &cat.get("diag-acc").unwrap().entry
         else {
             panic!("diag-acc is an experiment")

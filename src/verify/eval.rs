@@ -1,11 +1,10 @@
 //! Evaluating one claim on a recorded run (and, for `against:`, another experiment's run):
 //! requirements first (n/a when the run cannot test the claim), then the value at the chosen
 //! step(s) against its comparison. Pure: the runs come in as parsed `Report` + `Manifest`.
-use super::quantity::{self, Missing};
+use super::quantities::{self, Call, FUNCTIONS, Missing, Reader, StepCtx};
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::compile::{At, Comparison, Compiled, compile};
 use crate::claim::expr::{self, ArgValue, Expr, Name, Resolve, Selector};
-use crate::claim::quantities::{self, Id};
 use crate::claim::{Claim, Tol, fmt_num};
 use crate::rundir::Manifest;
 use serde::{Deserialize, Serialize};
@@ -138,44 +137,27 @@ impl Resolve for Ctx<'_> {
         };
         let q =
             quantities::lookup(&n.path).ok_or_else(|| format!("unknown quantity `{}`", n.path))?;
-        match q.id {
-            Id::Config(c) => quantity::config_value(run.manifest, c),
-            Id::Lab(lab, name) => quantity::lab_value(run.manifest, lab, name),
-            Id::Run(r) if n.selector.is_none() => quantity::run_value(run.report, r),
-            Id::Run(_) => Err(format!("`{}` is not a step quantity", n.path)),
-            Id::Step(id) => {
+        match q.reader {
+            Reader::Config(c) => c.read(run.manifest),
+            Reader::Lab(lab, name) => quantities::lab_value(run.manifest, lab, name),
+            Reader::Run(r) if n.selector.is_none() => r.read(run.report),
+            Reader::Run(_) => Err(format!("`{}` is not a step quantity", n.path)),
+            Reader::Step(q) => {
                 let s = self.step_for(n, run)?;
-                quantity::step_value(run.report, s, id, &n.path)
+                q.read(&StepCtx::new(run.report, s, &n.path))
             }
         }
     }
 
     fn call(&mut self, f: &str, args: &[ArgValue<'_>]) -> Result<f64, Missing> {
-        let text = |i: usize| match args.get(i) {
-            Some(ArgValue::Str(s)) => Ok(*s),
-            _ => Err(format!("{f}(): argument {} must be a string", i + 1)),
-        };
-        let nums: Vec<f64> = args
-            .iter()
-            .filter_map(|a| match a {
-                ArgValue::Num(n) => Some(*n),
-                ArgValue::Str(_) => None,
-            })
-            .collect();
-        let step = || {
-            self.step
-                .ok_or_else(|| format!("{f}() reads a step: give `at:`"))
-        };
-        match f {
-            "log" => quantity::log_count(self.run.report, text(0)?, text(1)?),
-            "log_lines" => quantity::log_lines(self.run.report, text(0)?),
-            "saturated" => quantity::saturated(step()?, text(0)?),
-            "node_error" => quantity::node_error(step()?, text(0)?),
-            "min" if !nums.is_empty() => Ok(nums.iter().copied().fold(f64::INFINITY, f64::min)),
-            "max" if !nums.is_empty() => Ok(nums.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
-            "abs" if nums.len() == 1 => Ok(nums[0].abs()),
-            _ => Err(format!("unknown function or arguments: {f}()")),
-        }
+        let row = FUNCTIONS.iter().find(|r| r.info.name == f);
+        let row = row.ok_or_else(|| format!("unknown function or arguments: {f}()"))?;
+        (row.read)(&Call {
+            f,
+            args,
+            report: self.run.report,
+            step: self.step,
+        })
     }
 }
 

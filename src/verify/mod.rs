@@ -1,6 +1,6 @@
 //! `perflab verify`, `compare`, `capacity`: the article's findings as claims checked on
-//! recorded runs. Pure (no I/O, no clock): `quantity` (the values of the names that
-//! `claim::quantities` lists), `eval` (one claim, compiled by `claim`, on one run), `findings`,
+//! recorded runs. Pure (no I/O, no clock): `quantities` (the registry of the names claims use,
+//! each with its reader), `eval` (one claim, compiled by `claim`, on one run), `findings`,
 //! `compare`, `capacity` (over rounds `consistent` accepts), `render` (text, md, json, the
 //! `--quantities` list), `side` (the sides of `compare EXP --a --b`), `matrix` (one row per
 //! experiment of two sides). `load` reads run directories, `targets` picks what `verify`
@@ -15,7 +15,7 @@ pub mod findings;
 pub(crate) mod gather;
 pub mod load;
 pub mod matrix;
-pub mod quantity;
+pub mod quantities;
 pub mod render;
 pub mod rounds;
 pub mod side;

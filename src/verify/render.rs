@@ -2,7 +2,7 @@
 //! JSON object, and the list `--quantities` prints. Pure.
 use super::eval::{ClaimResult, ClaimVerdict};
 use super::findings::{Findings, key_versions};
-use crate::claim::quantities;
+use super::quantities::{self, FUNCTIONS};
 use crate::report::table::{Block, Table, blocks_text, md_cell, md_text};
 use std::fmt::Write;
 
@@ -28,8 +28,8 @@ pub(crate) fn quantities_help() -> String {
         ));
     }
     s.push_str("functions:\n");
-    for (_, scope, _, help) in quantities::FUNCTIONS {
-        s.push_str(&format!("  {:<6} {help}\n", scope.as_str()));
+    for f in FUNCTIONS {
+        s.push_str(&format!("  {:<6} {}\n", f.info.scope.as_str(), f.info.help));
     }
     s.push_str("selectors: every (at: only), lowest, top, knee, last_passing, below_knee, step<N> (e.g. step550.p50_ms); against.<name> reads the `against:` experiment's run\n");
     s

@@ -152,7 +152,11 @@ mod tests {
     }
 
     fn exp(id: &str) -> Experiment {
-        let c = Catalog::load(Path::new("experiments")).unwrap();
+        let c = Catalog::load(
+            Path::new("experiments"),
+            &crate::verify::quantities::Quantities,
+        )
+        .unwrap();
         let CatalogEntry::Experiment(e) = &c.get(id).unwrap().entry else {
             panic!("{id} is an experiment")
         };

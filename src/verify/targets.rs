@@ -142,7 +142,11 @@ mod tests {
 
     #[test]
     fn run_missing_tops_up_the_experiments_claims_compare_against() {
-        let cat = Catalog::load(Path::new("experiments")).unwrap();
+        let cat = Catalog::load(
+            Path::new("experiments"),
+            &crate::verify::quantities::Quantities,
+        )
+        .unwrap();
         let e = cat.expand("exp2-mc80").unwrap()[0];
         let targets: Vec<Target<'_>> = vec![(e, Vec::new())];
         // No round of anything yet: exp2-mc80 and exp1 (its `against:`) need 3 each.

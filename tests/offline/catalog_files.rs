@@ -3,8 +3,11 @@ use perflab::experiment::{Catalog, CatalogEntry, Experiment, Lab, Listen, Model,
 use std::path::Path;
 
 fn catalog() -> Catalog {
-    Catalog::load(Path::new("experiments"))
-        .unwrap_or_else(|d| panic!("{}", perflab::experiment::diag::render(&d)))
+    Catalog::load(
+        Path::new("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap_or_else(|d| panic!("{}", perflab::experiment::diag::render(&d)))
 }
 
 fn exp<'a>(c: &'a Catalog, id: &str) -> &'a Experiment {
@@ -379,7 +382,7 @@ fn group_cycles_are_rejected() {
         "kind: group\nid: b\ndescription: x\nmembers: [a]\n",
     )
     .unwrap();
-    let err = Catalog::load(d.path()).unwrap_err();
+    let err = Catalog::load(d.path(), &perflab::verify::quantities::Quantities).unwrap_err();
     assert!(
         err.iter().any(|e| e.message.contains("group cycle")),
         "{err:?}"
@@ -389,8 +392,18 @@ fn group_cycles_are_rejected() {
 #[test]
 fn a_file_that_is_not_a_mapping_is_rejected() {
     let p = Path::new("x.yaml");
-    let err = perflab::experiment::catalog::parse_entry(p, "- a\n- b\n").unwrap_err();
+    let err = perflab::experiment::catalog::parse_entry(
+        p,
+        "- a\n- b\n",
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap_err();
     assert!(err[0].message.contains("must be a YAML mapping"), "{err:?}");
-    let err = perflab::experiment::catalog::parse_entry(p, "kind: group\nid: [\n").unwrap_err();
+    let err = perflab::experiment::catalog::parse_entry(
+        p,
+        "kind: group\nid: [\n",
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap_err();
     assert!(err[0].message.starts_with("malformed YAML"), "{err:?}");
 }

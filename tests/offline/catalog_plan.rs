@@ -5,7 +5,11 @@ use perflab::plan::{self, K6Stage, PlanOptions, WindowKind};
 use std::path::Path;
 
 fn exp(id: &str) -> Experiment {
-    let c = Catalog::load(Path::new("experiments")).unwrap();
+    let c = Catalog::load(
+        Path::new("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     match &c.get(id).unwrap().entry {
         CatalogEntry::Experiment(e) => e.clone(),
         _ => panic!(),

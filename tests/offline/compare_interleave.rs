@@ -23,7 +23,11 @@ use CompareSide::{A, B};
 
 /// demo-open's quick plan, as `run demo-open --quick` resolves it, on a 2-CPU layout.
 fn demo() -> (Experiment, Plan, CpuLayout) {
-    let catalog = Catalog::load(Path::new("experiments")).unwrap();
+    let catalog = Catalog::load(
+        Path::new("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let quick = perflab::cli::catalog::PlanArgs {
         quick: true,
         ..Default::default()
@@ -489,7 +493,11 @@ fn recorded_rounds_of_a_configuration_are_found_newest_first_up_to_the_cap() {
     }
     // tag the burn's middle round as a round of batch "z9"
     copy_round(&fixture("2a-burn")[1], &dir, Some(tag("z9", B, 2)));
-    let c = Catalog::load(Path::new("experiments")).unwrap();
+    let c = Catalog::load(
+        Path::new("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let CatalogEntry::Experiment(e) = &c.get("2a").unwrap().entry else {
         panic!()
     };

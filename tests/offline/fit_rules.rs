@@ -14,6 +14,7 @@ fn catalog() -> Catalog {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("experiments")
             .as_path(),
+        &perflab::verify::quantities::Quantities,
     )
     .expect("the catalog loads")
 }

@@ -29,7 +29,11 @@ load:
 /// Parse BASE + `fit`; the error diagnostics (empty when valid).
 fn errors(fit: &str) -> Vec<Diagnostic> {
     let src = format!("{BASE}fit:\n{fit}");
-    match parse_entry(Path::new("t.yaml"), &src) {
+    match parse_entry(
+        Path::new("t.yaml"),
+        &src,
+        &perflab::verify::quantities::Quantities,
+    ) {
         Ok(_) => Vec::new(),
         Err(d) => d.into_iter().filter(|d| d.is_error()).collect(),
     }
@@ -178,10 +182,10 @@ fn a_fitted_plan_with_knee_claims_names_its_ceiling() {
 fn the_catalogs_1a_with_its_old_rule_is_refused() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/1a.yaml");
     let src = std::fs::read_to_string(&path).unwrap();
-    assert!(parse_entry(&path, &src).is_ok());
+    assert!(parse_entry(&path, &src, &perflab::verify::quantities::Quantities).is_ok());
     let old = src.replace("x * db_ceiling / 235", "x * db_ceiling / 307");
     assert_ne!(old, src, "1a's steps rule changed: update this test");
-    let e: Vec<Diagnostic> = parse_entry(&path, &old)
+    let e: Vec<Diagnostic> = parse_entry(&path, &old, &perflab::verify::quantities::Quantities)
         .unwrap_err()
         .into_iter()
         .filter(|d| d.is_error())

@@ -135,7 +135,11 @@ fn recorded_2a_on_a_shared_host_names_who_took_the_app_core() {
     );
     // verify: 2a's loop-saturated is judged at the top step, which the host limited
     let manifest = perflab::rundir::read_manifest(&dir).unwrap();
-    let cat = perflab::experiment::Catalog::load(&dir.join("../../../../experiments")).unwrap();
+    let cat = perflab::experiment::Catalog::load(
+        &dir.join("../../../../experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get("2a").unwrap().entry else {
         panic!("2a is a group")
     };

@@ -86,7 +86,11 @@ fn no_knee_suggests_fit_and_higher_steps_and_a_later_round_no_rounds() {
         c[0].starts_with("perflab run exp1 --set load.steps="),
         "{c:?}"
     );
-    let cat = perflab::experiment::catalog::Catalog::load(&root().join("experiments")).unwrap();
+    let cat = perflab::experiment::catalog::Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     m.experiment.fit = cat.expand("exp1").unwrap()[0].fit.clone();
     assert!(m.experiment.fit.is_some());
     let x = meaning::meaning(&r, Some(&m));

@@ -59,8 +59,11 @@ fn fill_run_dir(dir: &Path, with_samples: bool) {
 /// 20..120 rps held 4 s, SLO 200 ms, no abort, 600 VUs, 1 s timeout), its plan from
 /// `plan::build`, written by the run's own writer with a 2-CPU layout (the app on cpu 1).
 fn write_manifest(dir: &Path) {
-    let cat =
-        Catalog::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("experiments")).unwrap();
+    let cat = Catalog::load(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let CatalogEntry::Experiment(e) = &cat.get("demo-open").unwrap().entry else {
         panic!()
     };

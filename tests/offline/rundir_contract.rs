@@ -16,7 +16,11 @@ fn v1_run() -> PathBuf {
 }
 
 fn experiment(id: &str) -> Experiment {
-    let cat = Catalog::load(&root().join("experiments")).unwrap();
+    let cat = Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let CatalogEntry::Experiment(e) = &cat.get(id).unwrap().entry else {
         panic!("{id} is not an experiment")
     };
@@ -169,10 +173,8 @@ fn claims_see_the_hold_the_run_used_under_quick() {
         run.report.hold_s, 5.0,
         "the report's hold (scaled by --quick)"
     );
-    let hold = perflab::verify::quantity::config_value(
-        &run.manifest,
-        perflab::claim::quantities::ConfigQ::HoldS,
-    )
-    .unwrap();
+    let hold = perflab::verify::quantities::ConfigQ::HoldS
+        .read(&run.manifest)
+        .unwrap();
     assert_eq!(hold, run.report.hold_s);
 }

@@ -95,7 +95,11 @@ fn rejects_ids_that_would_escape_out() {
 #[test]
 fn manifest_and_status_are_written_and_read_back() {
     let out = tempfile::tempdir().unwrap();
-    let cat = Catalog::load(Path::new("experiments")).unwrap();
+    let cat = Catalog::load(
+        Path::new("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let CatalogEntry::Experiment(e) = &cat.get("1c").unwrap().entry else {
         panic!()
     };

@@ -15,7 +15,11 @@ use perflab::session::round::{RoundOutcome, RoundSpec};
 use perflab::session::{Phase, run_round};
 
 fn demo() -> (Experiment, Plan, CpuLayout) {
-    let c = Catalog::load(Path::new("experiments")).unwrap();
+    let c = Catalog::load(
+        Path::new("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let CatalogEntry::Experiment(e) = &c.get("demo-open").unwrap().entry else {
         panic!("demo-open is an experiment")
     };

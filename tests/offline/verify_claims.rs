@@ -13,7 +13,11 @@ use perflab::verify::{ClaimResult, ClaimVerdict, evaluate};
 use verify_support::{real, root};
 
 fn catalog() -> Catalog {
-    Catalog::load(&root().join("experiments")).expect("catalog valid")
+    Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .expect("catalog valid")
 }
 
 /// The edited copy `tests/fixtures/verify-edited/<exp>/<...>-<what>-edited` (or `-edited`).

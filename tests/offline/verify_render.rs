@@ -9,7 +9,11 @@ use perflab::verify::{ClaimVerdict, compare, evaluate, render};
 use verify_support::{real, root};
 
 fn findings_of(exps: &[&str]) -> Findings {
-    let cat = Catalog::load(&root().join("experiments")).unwrap();
+    let cat = Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
     let mut claims = Vec::new();
     let mut runs = Vec::new();
     let exp1 = real("exp1");

@@ -30,7 +30,11 @@ load:
 /// Parse BASE + `expect`; the error diagnostics (empty when valid).
 fn errors(expect: &str) -> Vec<Diagnostic> {
     let src = format!("{BASE}expect:\n{expect}");
-    match parse_entry(Path::new("t.yaml"), &src) {
+    match parse_entry(
+        Path::new("t.yaml"),
+        &src,
+        &perflab::verify::quantities::Quantities,
+    ) {
         Ok(_) => Vec::new(),
         Err(d) => d.into_iter().filter(|d| d.is_error()).collect(),
     }
@@ -96,6 +100,28 @@ fn unknown_step_selector_lists_the_allowed_ones() {
     assert!(d.message.contains("step 100 is not in load.steps"), "{d}");
     let d = one("  - name: a\n    claim: c\n    value: step100.p95_ms\n    max: 200\n");
     assert!(d.message.contains("step 100 is not in load.steps"), "{d}");
+}
+
+/// `--set` re-checks an experiment without the quantities' registry (its claims' names cannot
+/// change), but a step selector is still held to the new `load.steps`.
+#[test]
+fn set_steps_that_drop_a_claims_selected_step_is_refused() {
+    let claim = "  - name: a\n    claim: c\n    value: step90.p95_ms\n    max: 200\n";
+    let src = format!("{BASE}expect:\n{claim}");
+    let registry = &perflab::verify::quantities::Quantities;
+    let (entry, _) = parse_entry(Path::new("t.yaml"), &src, registry).unwrap();
+    let perflab::experiment::CatalogEntry::Experiment(e) = entry else {
+        panic!("an experiment")
+    };
+    let set = |steps: &str| perflab::experiment::overrides::apply(&e, &[steps.to_string()]);
+    assert!(set("load.steps=60,90").is_ok());
+    let d = set("load.steps=60,120").unwrap_err();
+    let m = d
+        .iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(m.contains("step 90 is not in load.steps"), "{m}");
 }
 
 #[test]
@@ -176,7 +202,7 @@ fn catalog_rejects_against_an_unknown_experiment() {
         BASE
     );
     std::fs::write(dir.path().join("t.yaml"), &src).unwrap();
-    let err = Catalog::load(dir.path()).unwrap_err();
+    let err = Catalog::load(dir.path(), &perflab::verify::quantities::Quantities).unwrap_err();
     assert!(
         err.iter()
             .any(|d| d.field == "expect[0].against"

@@ -1,0 +1,167 @@
+//! The functions claims may call, one row each (name, scope, arguments, help, reader): reading
+//! logs (`log`, `log_lines`), a step (`saturated`, `node_error`), or numbers (`min`, `max`,
+//! `abs`).
+use super::{Missing, b, need};
+use crate::analyze::model::{Report, StepReport};
+use crate::claim::expr::ArgValue;
+use crate::claim::quantities::{Function, Scope};
+use std::collections::BTreeMap;
+
+/// One call, as its reader sees it.
+pub(crate) struct Call<'a> {
+    pub f: &'a str,
+    pub args: &'a [ArgValue<'a>],
+    pub report: &'a Report,
+    /// The step the claim is at, if any.
+    pub step: Option<&'a StepReport>,
+}
+
+impl<'a> Call<'a> {
+    /// Argument `i` as a string.
+    fn text(&self, i: usize) -> Result<&'a str, Missing> {
+        match self.args.get(i) {
+            Some(ArgValue::Str(s)) => Ok(s),
+            _ => Err(format!("{}(): argument {} must be a string", self.f, i + 1)),
+        }
+    }
+
+    /// The numbers among the arguments.
+    fn nums(&self) -> Vec<f64> {
+        self.args
+            .iter()
+            .filter_map(|a| match a {
+                ArgValue::Num(n) => Some(*n),
+                ArgValue::Str(_) => None,
+            })
+            .collect()
+    }
+
+    fn step(&self) -> Result<&'a StepReport, Missing> {
+        self.step
+            .ok_or_else(|| format!("{}() reads a step: give `at:`", self.f))
+    }
+
+    /// The numbers, when they are as many as `ok` wants.
+    fn nums_if(&self, ok: fn(usize) -> bool) -> Result<Vec<f64>, Missing> {
+        let n = self.nums();
+        if ok(n.len()) {
+            Ok(n)
+        } else {
+            Err(format!("unknown function or arguments: {}()", self.f))
+        }
+    }
+}
+
+/// A function: what the checks see, and its reader.
+pub(crate) struct FunctionRow {
+    pub info: Function,
+    pub read: fn(&Call<'_>) -> Result<f64, Missing>,
+}
+
+/// One row: name, scope, argument kinds, reads measurements, help, reader.
+macro_rules! function {
+    ($name:literal, $scope:ident, $args:literal, $measured:literal, $help:literal, $read:expr) => {
+        FunctionRow {
+            info: Function {
+                name: $name,
+                scope: Scope::$scope,
+                args: $args,
+                measured: $measured,
+                help: $help,
+            },
+            read: $read,
+        }
+    };
+}
+
+/// Every function, in the order `verify --quantities` lists them.
+pub(crate) const FUNCTIONS: &[FunctionRow] = &[
+    function!(
+        "log",
+        Run,
+        "ss",
+        true,
+        "log(\"laravel\", \"too many clients\"): count of log lines whose message contains the text (case-insensitive)",
+        |c| log_count(c.report, c.text(0)?, c.text(1)?)
+    ),
+    function!(
+        "log_lines",
+        Run,
+        "s",
+        true,
+        "log_lines(\"php-fpm\"): lines in that log",
+        |c| log_lines(c.report, c.text(0)?)
+    ),
+    function!(
+        "saturated",
+        Step,
+        "s",
+        true,
+        "saturated(\"pg core\"): 1 when the step's saturated resources mention the text",
+        |c| saturated(c.step()?, c.text(0)?)
+    ),
+    function!(
+        "node_error",
+        Step,
+        "s",
+        true,
+        "node_error(\"timeout exceeded\"): errors the Node app counted whose message contains the text",
+        |c| node_error(c.step()?, c.text(0)?)
+    ),
+    function!("min", Run, "n+", false, "min(a, b, ...)", |c| {
+        Ok(c.nums_if(|n| n > 0)?
+            .into_iter()
+            .fold(f64::INFINITY, f64::min))
+    }),
+    function!("max", Run, "n+", false, "max(a, b, ...)", |c| {
+        Ok(c.nums_if(|n| n > 0)?
+            .into_iter()
+            .fold(f64::NEG_INFINITY, f64::max))
+    }),
+    function!("abs", Run, "n", false, "abs(x)", |c| Ok(c
+        .nums_if(|n| n == 1)?[0]
+        .abs())),
+];
+
+/// `log(name, text)`: lines of log `name` whose digested message contains `text`.
+fn log_count(r: &Report, log: &str, text: &str) -> Result<f64, Missing> {
+    let d = need(r.logs.get(log), || {
+        let have: Vec<&str> = r.logs.keys().map(String::as_str).collect();
+        format!("no log `{log}` in the run (logs: {})", have.join(", "))
+    })?;
+    Ok(containing(&d.messages, text))
+}
+
+/// The counts of the messages that contain `text` (case-insensitive), summed.
+fn containing(counts: &BTreeMap<String, u64>, text: &str) -> f64 {
+    let t = text.to_lowercase();
+    counts
+        .iter()
+        .filter(|(m, _)| m.to_lowercase().contains(&t))
+        .map(|(_, c)| *c)
+        .sum::<u64>() as f64
+}
+
+/// `log_lines(name)`.
+fn log_lines(r: &Report, log: &str) -> Result<f64, Missing> {
+    Ok(need(r.logs.get(log), || format!("no log `{log}` in the run"))?.lines as f64)
+}
+
+/// `saturated(text)` on a step.
+fn saturated(s: &StepReport, text: &str) -> Result<f64, Missing> {
+    let w = need(s.server.as_ref(), || {
+        format!("no server samples in step {}", s.target)
+    })?;
+    let t = text.to_lowercase();
+    Ok(b(w.saturated.iter().any(|x| x.to_lowercase().contains(&t))))
+}
+
+/// `node_error(text)` on a step.
+fn node_error(s: &StepReport, text: &str) -> Result<f64, Missing> {
+    let n = s
+        .server
+        .as_ref()
+        .and_then(|w| w.node.as_ref())
+        .ok_or_else(|| format!("no Node app metrics in step {}", s.target))?;
+    Ok(containing(&n.errors, text))
+}
