@@ -1,7 +1,7 @@
 //! The config quantities, one row each (name, help, reader): the run's recorded config and
 //! CPU layout (manifest.json). A lab's own settings are its descriptor's
 //! (`lab::LabInfo::quantities`, read by `LabDescriptor::quantity`), not rows here.
-use super::{Missing, b, need};
+use super::value::{Missing, b, need};
 use crate::rundir::Manifest;
 
 /// Connections the app can open (`pg_usable`): measured, or for runs recorded before perflab

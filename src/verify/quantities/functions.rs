@@ -1,7 +1,7 @@
 //! The functions claims may call, one row each (name, scope, arguments, help, reader): reading
 //! logs (`log`, `log_lines`), a step (`saturated`, `node_error`), or numbers (`min`, `max`,
 //! `abs`).
-use super::{Missing, b, need};
+use super::value::{Missing, b, need};
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::expr::ArgValue;
 use crate::claim::quantities::{Function, Scope};

@@ -8,17 +8,6 @@
 use crate::claim::quantities::{Function, Named, Names, Scope};
 use crate::lab::{Lab, Role};
 
-/// Why a value could not be read.
-pub(crate) type Missing = String;
-
-pub(crate) fn b(x: bool) -> f64 {
-    if x { 1.0 } else { 0.0 }
-}
-
-pub(crate) fn need<T>(v: Option<T>, what: impl FnOnce() -> String) -> Result<T, Missing> {
-    v.ok_or_else(what)
-}
-
 /// Declares one scope's quantities, one row each: `Variant "name" => "help" => reader,`. The
 /// reader is an `f64` expression over the context named in the head (`|c: &StepCtx<'_>|`); its
 /// `?` returns why the value is missing.
@@ -51,7 +40,7 @@ macro_rules! quantities {
             }
 
             /// Its value.
-            pub fn read(self, $c: $ctx) -> Result<f64, Missing> {
+            pub fn read(self, $c: $ctx) -> Result<f64, $crate::verify::quantities::Missing> {
                 Ok(match self {
                     $($ty::$var => $read,)*
                 })
@@ -64,12 +53,16 @@ mod config;
 mod functions;
 mod run;
 mod step;
+mod value;
 
 pub use config::ConfigQ;
 pub(crate) use config::lab_value;
 pub(crate) use functions::{Call, FUNCTIONS};
 pub use run::RunQ;
 pub(crate) use step::{StepCtx, StepQ};
+pub(crate) use value::Missing;
+#[cfg(test)]
+use value::{b, need};
 
 /// How a quantity is read; its scope is the variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! The run quantities, one row each (name, help, reader): the figures of the whole run's
 //! `report.json` (the knee, the plateau, the pause experiment, the ceilings).
-use super::{Missing, b, need};
+use super::value::{Missing, b, need};
 use crate::analyze::model::{CeilingCheck, PoolCeiling, Report};
 use crate::analyze::omission::Omission;
 

@@ -1,7 +1,7 @@
 //! The step quantities, one row each (name, help, reader): the figures of one step of
 //! `report.json`, and the families of its window (`fpm.*`, `pg.*`, `node.*`) and checks
 //! (`little.*`, `closed.*`), read from a [`StepCtx`].
-use super::{Missing, b, need};
+use super::value::{Missing, b, need};
 use crate::analyze::model::{ClosedRow, LittleRow, Report, Stability, StepReport, Verdict};
 use crate::analyze::samples::{FpmWindow, NodeWindow, PgWindow, WindowServer};
 
