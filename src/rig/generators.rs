@@ -16,7 +16,7 @@ use crate::lab::Role;
 use crate::load::{self, K6Invocation, segments::Segment};
 use crate::plan::Plan;
 use crate::rundir;
-use crate::rundir::layout::{K6Dir, Layout, Sampler};
+use crate::rundir::layout::{K6Dir, Layout, SampleFile};
 use crate::sample::{ContainerTarget, agent};
 use crate::stack::LabStack;
 
@@ -512,9 +512,9 @@ impl Agent {
             .context("reading the sampler agent's output")?;
         let (cg, host, other) = agent::split(&out);
         std::fs::create_dir_all(to.samples_dir())?;
-        append(&to.samples(Sampler::Cgroup), &cg)?;
+        append(&to.samples(SampleFile::Cgroup), &cg)?;
         append(&to.agent_host_samples(&self.role), &host)?;
-        append(&to.samples(Sampler::Errors), &other)?;
+        append(&to.samples(SampleFile::Errors), &other)?;
         Ok(cg.lines().count())
     }
 }

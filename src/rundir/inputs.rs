@@ -13,7 +13,7 @@ use crate::analyze::summary::{self, K6Summary};
 use crate::error::invalid;
 use crate::experiment::Model;
 use crate::plan::Plan;
-use crate::rundir::layout::{K6Dir, Layout, Sampler};
+use crate::rundir::layout::{K6Dir, Layout, SampleFile};
 use crate::rundir::read::{self, FileKind, ReadError, RunFile};
 use crate::rundir::{self, Manifest};
 use std::path::Path;
@@ -88,7 +88,7 @@ pub(crate) fn k6_log(f: &RunFile) -> Result<((bool, bool), Vec<String>), ReadErr
 pub fn samples(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<Samples> {
     fn read<T: serde::de::DeserializeOwned>(
         l: &Layout,
-        s: Sampler,
+        s: SampleFile,
         torn: &mut Vec<String>,
         caveats: &mut Vec<String>,
     ) -> anyhow::Result<Vec<T>> {
@@ -102,12 +102,12 @@ pub fn samples(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<Samples>
     }
     let (l, mut t) = (Layout::new(dir), Vec::new());
     Ok(Samples {
-        cgroup: read(&l, Sampler::Cgroup, &mut t, caveats)?,
-        host: read(&l, Sampler::Host, &mut t, caveats)?,
-        fpm: read(&l, Sampler::Fpm, &mut t, caveats)?,
-        pg: read(&l, Sampler::Pg, &mut t, caveats)?,
-        node: read(&l, Sampler::Node, &mut t, caveats)?,
-        hostprocs: read(&l, Sampler::HostProcs, &mut t, caveats)?,
+        cgroup: read(&l, SampleFile::Cgroup, &mut t, caveats)?,
+        host: read(&l, SampleFile::Host, &mut t, caveats)?,
+        fpm: read(&l, SampleFile::Fpm, &mut t, caveats)?,
+        pg: read(&l, SampleFile::Pg, &mut t, caveats)?,
+        node: read(&l, SampleFile::Node, &mut t, caveats)?,
+        hostprocs: read(&l, SampleFile::HostProcs, &mut t, caveats)?,
         access: access_logs(&l, caveats)?,
         torn: t,
     })

@@ -41,49 +41,10 @@ pub(crate) const K6_DIR: &str = "k6";
 /// A plain (not gzipped) per-request CSV, read when there is no [`CSV_FILE`].
 pub(crate) const PLAIN_CSV_FILE: &str = "requests.csv";
 
-/// The samplers' files under `samples/`, one JSON line per reading (`sample::records`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sampler {
-    /// `cgroup.jsonl`: each container's cgroup CPU and memory (`CgroupSample`).
-    Cgroup,
-    /// `host.jsonl`: the host's CPU (`HostSample`).
-    Host,
-    /// `hostprocs.jsonl`: the host's processes by source, irq and softirq (`HostProcsSample`).
-    HostProcs,
-    /// `fpm.jsonl`: php-fpm's status (`FpmSample`).
-    Fpm,
-    /// `pg.jsonl`: `pg_stat_activity` (`PgSample`).
-    Pg,
-    /// `node.jsonl`: the Node app's metrics lines (`NodeSample`), collected from its log.
-    Node,
-    /// `sampler-errors.jsonl`: what a sampler failed to read.
-    Errors,
-}
-
-impl Sampler {
-    pub(crate) const ALL: [Sampler; 7] = [
-        Sampler::Cgroup,
-        Sampler::Host,
-        Sampler::HostProcs,
-        Sampler::Fpm,
-        Sampler::Pg,
-        Sampler::Node,
-        Sampler::Errors,
-    ];
-
-    /// The file's name in `samples/`.
-    pub(crate) const fn file(self) -> &'static str {
-        match self {
-            Sampler::Cgroup => "cgroup.jsonl",
-            Sampler::Host => "host.jsonl",
-            Sampler::HostProcs => "hostprocs.jsonl",
-            Sampler::Fpm => "fpm.jsonl",
-            Sampler::Pg => "pg.jsonl",
-            Sampler::Node => "node.jsonl",
-            Sampler::Errors => "sampler-errors.jsonl",
-        }
-    }
-}
+/// The samplers' files under `samples/`, one JSON line per reading (`sample::records`): their
+/// registry is `sample`'s (`sample_files!`, below this module), each file's path is
+/// [`Layout::samples`].
+pub use crate::sample::SampleFile;
 
 /// A run directory's paths (or a load's, `loads/<label>/`, which has the same shape).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,9 +154,9 @@ impl Layout {
         self.dir.join("samples")
     }
 
-    /// `samples/<sampler>.jsonl`.
-    pub fn samples(&self, s: Sampler) -> PathBuf {
-        self.samples_dir().join(s.file())
+    /// `samples/<name>.jsonl`: a [`SampleFile`].
+    pub fn samples(&self, s: SampleFile) -> PathBuf {
+        self.sample_files().path(s)
     }
 
     /// `samples/host-<role>.jsonl`: the host lines of a sample agent on another engine.
@@ -203,16 +164,11 @@ impl Layout {
         self.samples_dir().join(format!("host-{role}.jsonl"))
     }
 
-    /// The samplers' files, for `sample::Samplers::start` (which sits below this module).
+    /// The samplers' folder, for `sample::Samplers::start` (which sits below this module and
+    /// names each file in it by its [`SampleFile`]).
     pub(crate) fn sample_files(&self) -> crate::sample::SampleFiles {
         crate::sample::SampleFiles {
             dir: self.samples_dir(),
-            cgroup: self.samples(Sampler::Cgroup),
-            host: self.samples(Sampler::Host),
-            hostprocs: self.samples(Sampler::HostProcs),
-            fpm: self.samples(Sampler::Fpm),
-            pg: self.samples(Sampler::Pg),
-            errors: self.samples(Sampler::Errors),
         }
     }
 
@@ -224,7 +180,7 @@ impl Layout {
                 .iter()
                 .map(|r| (*r, self.log(r.log_name())))
                 .collect(),
-            node_samples: self.samples(Sampler::Node),
+            node_samples: self.samples(SampleFile::Node),
         }
     }
 
@@ -341,7 +297,7 @@ pub fn names() -> Vec<String> {
         v.extend([k.summary(), k.log(), k.dashboard()].map(file));
     }
     v.push(dir(l.samples_dir()));
-    v.extend(Sampler::ALL.map(|s| file(l.samples(s))));
+    v.extend(SampleFile::ALL.map(|s| file(l.samples(s))));
     v.push(file(l.agent_host_samples("<role>")));
     v.push(dir(l.logs_dir()));
     v.extend([l.log("<name>"), l.access_log("<server>")].map(file));
@@ -363,7 +319,7 @@ mod tests {
         );
         assert_eq!(l.generator_of(0, 1).log(), Path::new("/out/x/r1/k6/k6.log"));
         assert_eq!(
-            l.load("probe-1").samples(Sampler::Pg),
+            l.load("probe-1").samples(SampleFile::Pg),
             Path::new("/out/x/r1/loads/probe-1/samples/pg.jsonl")
         );
         let f = l.file(l.access_log("nginx"), FileKind::AccessLog);

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::sampler::{Sampler, SamplerSummary};
+use super::SampleFile;
+use super::sampler::Sampler;
 
 /// One line of `samples/fpm.jsonl`: php-fpm's status as it answered.
 #[derive(Serialize)]
@@ -30,7 +31,7 @@ impl FpmSampler {
 }
 
 impl Sampler for FpmSampler {
-    const NAME: &'static str = "fpm";
+    const FILE: SampleFile = SampleFile::Fpm;
     type Line = FpmLine;
 
     async fn read(&mut self, t: i64) -> Result<FpmLine, String> {
@@ -46,9 +47,5 @@ impl Sampler for FpmSampler {
         .await
         .map_err(|e| e.to_string())?;
         Ok(FpmLine { t, status })
-    }
-
-    fn counter(summary: &mut SamplerSummary) -> &mut u64 {
-        &mut summary.fpm_samples
     }
 }

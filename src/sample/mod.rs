@@ -1,20 +1,24 @@
-//! Server-side samplers that run beside k6: per-container cgroup CPU/memory/throttling/PSI
-//! (every 1 s), host per-CPU busy and PSI with dockerd's and perflab's own CPU (every 1 s),
-//! the host's other processes by source with irq/softirq (every 1 s, same `t`), php-fpm status
-//! through the hidden pool and `pg_stat_activity` (every 2 s).
-//! Each writes JSON lines (`t` = unix ms, UTC) under the run's `samples/` folder, flushed per
-//! line so an aborted run keeps what was sampled. The periodic one-source samplers (fpm, pg)
-//! are `sampler::Sampler`s run by one loop; the fast sampler reads cgroups, `/proc/stat` and
-//! the host's processes in one tick so their lines share `t`.
+//! Server-side samplers that run beside k6, and their registry: the files they write under the
+//! run's `samples/` folder (`sample_files!` below: `SampleFile`, each file's name and the key
+//! of its count in the summary), what to sample (`SamplerTargets`), and `Samplers::start` /
+//! `stop`, which spawn one task per sampler and add up their summaries.
+//! Every line is JSON (`t` = unix ms, UTC), flushed per line so an aborted run keeps what was
+//! sampled. The periodic one-source samplers (`fpm.rs`: php-fpm status through the hidden
+//! pool, `pg.rs`: `pg_stat_activity`, every 2 s) are `sampler::Sampler`s run by one loop; the
+//! fast sampler (`fast.rs`, every 1 s) reads cgroups, `/proc/stat` and the host's processes in
+//! one tick so their lines share `t`. `pin.rs` keeps perflab's own threads off the app's CPUs.
 pub mod agent;
 pub mod cgroup;
+mod fast;
 mod fpm;
 pub mod host;
 mod pg;
+mod pin;
 pub mod procs;
 pub mod records;
 mod sampler;
 pub mod stack;
+mod summary;
 mod writer;
 
 use std::path::PathBuf;
@@ -23,13 +27,100 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
 use crate::lab::Role;
-use records::{CgroupSample, HostSample};
-pub(crate) use sampler::SamplerSummary;
-use sampler::{next_tick, now_ms, record_error, ticker};
-use writer::JsonlWriter;
+pub(crate) use pin::pin_process_to;
+use sampler::{Sampler, Shared};
+pub(crate) use summary::SamplerSummary;
+
+/// The registry of the files under a run's `samples/`, one row each after its doc:
+/// `Variant: "name"`, then `, counted as "key"` when the samplers' summary counts its lines.
+/// The file is `<name>.jsonl`; a sampler that writes it is `<name>` in `sampler-errors.jsonl`
+/// (`Sampler::FILE`); `key` is its count in the manifest's `samplers` object. `SampleFile`,
+/// `SampleFile::ALL` (what the run directory's layout lists), `name`, `file` and `count_key`
+/// derive from this table; the order of the rows is the order of the counts in the manifest.
+/// A row may carry a `#[cfg(..)]` (the unit tests' sampler is one).
+macro_rules! sample_files {
+    (@key) => { None };
+    (@key $key:literal) => { Some($key) };
+    ($(
+        $(#[doc = $doc:literal])*
+        $(#[cfg($cfg:meta)])?
+        $v:ident: $name:literal $(, counted as $key:literal)?;
+    )+) => {
+        /// A file under a run's `samples/`, one JSON line per reading (`sample::records`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum SampleFile {
+            $( $(#[doc = $doc])* $(#[cfg($cfg)])? $v, )+
+        }
+
+        impl SampleFile {
+            /// Every file, in the registry's order.
+            pub(crate) const ALL: [SampleFile; {
+                let all: &[SampleFile] = &[$( $(#[cfg($cfg)])? SampleFile::$v, )+];
+                all.len()
+            }] = [$( $(#[cfg($cfg)])? SampleFile::$v, )+];
+
+            /// The file's name without `.jsonl`: its sampler's name in `sampler-errors.jsonl`.
+            pub(crate) const fn name(self) -> &'static str {
+                match self {
+                    $( $(#[cfg($cfg)])? SampleFile::$v => $name, )+
+                }
+            }
+
+            /// The file's name in `samples/`.
+            pub(crate) const fn file(self) -> &'static str {
+                match self {
+                    $( $(#[cfg($cfg)])? SampleFile::$v => concat!($name, ".jsonl"), )+
+                }
+            }
+
+            /// The key of its count of lines in the samplers' summary, if the samplers count
+            /// them.
+            pub(crate) const fn count_key(self) -> Option<&'static str> {
+                match self {
+                    $( $(#[cfg($cfg)])? SampleFile::$v => sample_files!(@key $($key)?), )+
+                }
+            }
+        }
+    };
+}
+
+sample_files! {
+    /// `cgroup.jsonl`: each container's cgroup CPU and memory (`CgroupSample`).
+    Cgroup: "cgroup", counted as "cgroup_samples";
+    /// `host.jsonl`: the host's CPU (`HostSample`).
+    Host: "host", counted as "host_samples";
+    /// `hostprocs.jsonl`: the host's processes by source, irq and softirq (`HostProcsSample`).
+    HostProcs: "hostprocs", counted as "procs_samples";
+    /// `fpm.jsonl`: php-fpm's status (`FpmSample`).
+    Fpm: "fpm", counted as "fpm_samples";
+    /// `pg.jsonl`: `pg_stat_activity` (`PgSample`).
+    Pg: "pg", counted as "pg_samples";
+    /// `node.jsonl`: the Node app's metrics lines (`NodeSample`), collected from its log.
+    Node: "node";
+    /// `sampler-errors.jsonl`: what a sampler failed to read.
+    Errors: "sampler-errors";
+    /// `counting.jsonl`: the unit tests' sampler (`sampler.rs`).
+    #[cfg(test)]
+    Counting: "counting", counted as "counting_samples";
+}
+
+/// Where the samplers write: the run directory's `samples/` folder, handed down by the layout
+/// that owns it (`rundir::layout::Layout::sample_files`, above this module); each file in it
+/// is named by its [`SampleFile`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SampleFiles {
+    /// The folder, created if missing.
+    pub dir: PathBuf,
+}
+
+impl SampleFiles {
+    /// `file`'s path in the folder.
+    pub(crate) fn path(&self, file: SampleFile) -> PathBuf {
+        self.dir.join(file.file())
+    }
+}
 
 /// A container to sample: its role in the lab, its name and the pid of its init process.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -70,96 +161,80 @@ impl Default for SamplerOptions {
 pub(crate) struct Samplers {
     stop: watch::Sender<bool>,
     tasks: Vec<JoinHandle<SamplerSummary>>,
-}
-
-/// Where the samplers write: the run directory's `samples/` files, named by the layout that
-/// owns them (`rundir::layout::Layout::sample_files`, above this module, passes them down).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SampleFiles {
-    /// The folder, created if missing.
-    pub dir: PathBuf,
-    pub cgroup: PathBuf,
-    pub host: PathBuf,
-    pub hostprocs: PathBuf,
-    pub fpm: PathBuf,
-    pub pg: PathBuf,
-    pub errors: PathBuf,
+    /// A count of 0 for every sampler `start` knows, run or not (its target absent): the
+    /// manifest lists them all.
+    base: SamplerSummary,
 }
 
 impl Samplers {
     /// Start every sampler the targets allow, writing to `files` (their folder created if
-    /// missing).
+    /// missing). A periodic sampler is one `periodic` call here: its target made its `Sampler`.
     pub(crate) fn start(
         files: &SampleFiles,
         targets: SamplerTargets,
         opts: SamplerOptions,
     ) -> std::io::Result<Samplers> {
-        std::fs::create_dir_all(&files.dir)?;
-        let (stop, rx) = watch::channel(false);
-        let errors = JsonlWriter::create(&files.errors)?;
-        let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(run_fast(
-            FastOut {
-                cgroup: JsonlWriter::create(&files.cgroup)?,
-                host: JsonlWriter::create(&files.host)?,
-                procs: Some(JsonlWriter::create(&files.hostprocs)?),
-                errors: errors.clone(),
-            },
-            targets.containers,
-            opts.fast,
-            rx.clone(),
-        )));
-        if let Some(url) = targets.fpm_status_url {
-            let out = JsonlWriter::create(&files.fpm)?;
-            let s = fpm::FpmSampler::new(url);
-            tasks.push(sampler::spawn(
-                s,
-                out,
-                opts.slow,
-                rx.clone(),
-                errors.clone(),
-            ));
-        }
-        if let Some(client) = targets.pg {
-            let out = JsonlWriter::create(&files.pg)?;
-            let s = Ok(pg::PgSampler(client));
-            tasks.push(sampler::spawn(
-                s,
-                out,
-                opts.slow,
-                rx.clone(),
-                errors.clone(),
-            ));
-        }
-        Ok(Samplers { stop, tasks })
+        let (stop, shared) = Shared::open(files)?;
+        let mut s = Samplers::new(stop);
+        let out = fast::FastOut::files(&shared)?;
+        s.fast(out, targets.containers, opts.fast, shared.stop.clone());
+        s.periodic(
+            &shared,
+            opts.slow,
+            targets.fpm_status_url.map(fpm::FpmSampler::new),
+        )?;
+        s.periodic(&shared, opts.slow, targets.pg.map(|c| Ok(pg::PgSampler(c))))?;
+        Ok(s)
     }
 
     /// The sample agent's samplers (`perflab sample-agent`, in a container on another engine):
     /// cgroup and host lines, and errors, all to stdout in the files' JSON-lines format.
     pub(crate) fn start_stdout(containers: Vec<ContainerTarget>, period: Duration) -> Samplers {
         let (stop, rx) = watch::channel(false);
-        let out = JsonlWriter::stdout();
-        let task = tokio::spawn(run_fast(
-            FastOut {
-                cgroup: out.clone(),
-                host: out.clone(),
-                procs: None,
-                errors: out,
-            },
-            containers,
-            period,
-            rx,
-        ));
+        let mut s = Samplers::new(stop);
+        s.fast(fast::FastOut::stdout(), containers, period, rx);
+        s
+    }
+
+    fn new(stop: watch::Sender<bool>) -> Samplers {
         Samplers {
             stop,
-            tasks: vec![task],
+            tasks: Vec::new(),
+            base: SamplerSummary::default(),
         }
+    }
+
+    /// Spawn the fast sampler; its counts are in the summary.
+    fn fast(
+        &mut self,
+        out: fast::FastOut,
+        containers: Vec<ContainerTarget>,
+        period: Duration,
+        stop: watch::Receiver<bool>,
+    ) {
+        self.base.expect(&fast::FILES);
+        self.tasks.push(fast::spawn(out, containers, period, stop));
+    }
+
+    /// Spawn `sampler` every `period` if this run has its target (`Some`; `Err`: it could not
+    /// be set up, which it records); its count is in the summary either way.
+    fn periodic<S: Sampler>(
+        &mut self,
+        shared: &Shared,
+        period: Duration,
+        sampler: Option<Result<S, String>>,
+    ) -> std::io::Result<()> {
+        self.base.expect(&[S::FILE]);
+        if let Some(s) = sampler {
+            self.tasks.push(sampler::spawn(s, period, shared)?);
+        }
+        Ok(())
     }
 
     /// Stop all samplers and merge their summaries.
     pub(crate) async fn stop(self) -> SamplerSummary {
         let _ = self.stop.send(true);
-        let mut total = SamplerSummary::default();
+        let mut total = self.base;
         for t in self.tasks {
             if let Ok(s) = t.await {
                 total.add(&s);
@@ -169,150 +244,49 @@ impl Samplers {
     }
 }
 
-struct ProcCounter {
-    pid: Option<u32>,
-    last_ns: u64,
-    sum_cores: f64,
-    n: u64,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl ProcCounter {
-    fn new(pid: Option<u32>) -> Self {
-        let last_ns = pid.and_then(host::process_cpu_ns).unwrap_or(0);
-        ProcCounter {
-            pid,
-            last_ns,
-            sum_cores: 0.0,
-            n: 0,
-        }
-    }
-    fn sample(&mut self, dt_ns: u64) -> Option<f64> {
-        let now = host::process_cpu_ns(self.pid?)?;
-        let cores = now.saturating_sub(self.last_ns) as f64 / dt_ns.max(1) as f64;
-        self.last_ns = now;
-        self.sum_cores += cores;
-        self.n += 1;
-        Some(cores)
-    }
-    fn mean(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.sum_cores / self.n as f64)
-    }
-}
-
-/// Where the fast sampler writes: cgroup and host lines, the host's processes (the local
-/// samplers only, not the agent) and errors.
-struct FastOut {
-    cgroup: JsonlWriter,
-    host: JsonlWriter,
-    procs: Option<JsonlWriter>,
-    errors: JsonlWriter,
-}
-
-async fn run_fast(
-    out: FastOut,
-    containers: Vec<ContainerTarget>,
-    period: Duration,
-    mut rx: watch::Receiver<bool>,
-) -> SamplerSummary {
-    let mut summary = SamplerSummary::default();
-    let mut tracked = Vec::new();
-    for c in containers {
-        match cgroup::paths_for_pid(c.pid).and_then(|p| p.read().map(|r| (p, r))) {
-            Ok((paths, first)) => tracked.push((c, paths, first)),
-            Err(e) => {
-                summary.errors += 1;
-                record_error(&out.errors, "cgroup", format!("{}: {e}", c.name));
-            }
-        }
-    }
-    let mut procs = out.procs.as_ref().map(|_| {
-        let lab: Vec<_> = tracked.iter().map(|(c, _, _)| (c.role, c.pid)).collect();
-        procs::ProcScanner::new(&lab)
-    });
-    let mut stat_prev = host::read_proc_stat();
-    let mut dockerd = ProcCounter::new(host::find_process("dockerd"));
-    let mut me = ProcCounter::new(Some(std::process::id()));
-    let mut t = ticker(period);
-    t.tick().await; // the first tick is immediate: it only sets the baseline
-    let mut last = Instant::now();
-    while next_tick(&mut t, &mut rx).await {
-        let now = Instant::now();
-        let dt_ns = now.duration_since(last).as_nanos() as u64;
-        last = now;
-        let ts = now_ms();
-        for (c, paths, prev) in tracked.iter_mut() {
-            match paths.read() {
-                Ok(r) => {
-                    let line = CgroupSample {
-                        t: ts,
-                        role: c.role,
-                        container: c.name.clone(),
-                        cpu_cores: cgroup::cores_between(prev, &r, dt_ns),
-                        mem_bytes: r.mem_bytes,
-                        throttled_ms: r.throttled_ns.saturating_sub(prev.throttled_ns) as f64 / 1e6,
-                        psi_some_avg10: r.psi_some_avg10,
-                    };
-                    *prev = r;
-                    if out.cgroup.write(&line).is_ok() {
-                        summary.cgroup_samples += 1;
-                    }
-                }
-                Err(e) => {
-                    summary.errors += 1;
-                    record_error(&out.errors, "cgroup", format!("{}: {e}", c.name));
-                }
-            }
-        }
-        let stat_now = host::read_proc_stat();
-        let per_cpu = host::busy_pct(&stat_prev, &stat_now);
-        let line = HostSample {
-            t: ts,
-            cpu_busy_pct: per_cpu.iter().map(|c| c.1).collect(),
-            cpu_steal_pct: per_cpu.iter().map(|c| c.2).collect(),
-            cpus: per_cpu.iter().map(|c| c.0).collect(),
-            psi_some_avg10: host::host_psi(),
-            dockerd_cores: dockerd.sample(dt_ns),
-            perflab_cores: me.sample(dt_ns),
+    #[tokio::test]
+    async fn a_runs_summary_counts_every_sampler_under_the_manifests_keys_in_order() {
+        let d = tempfile::tempdir().unwrap();
+        let files = SampleFiles {
+            dir: d.path().join("samples"),
         };
-        if out.host.write(&line).is_ok() {
-            summary.host_samples += 1;
+        let s = Samplers::start(&files, SamplerTargets::default(), Default::default()).unwrap();
+        // Stopped before its first tick: no line, no mean; fpm and pg had no target.
+        let summary = s.stop().await;
+        assert_eq!(
+            serde_json::to_string(&summary).unwrap(),
+            r#"{"cgroup_samples":0,"host_samples":0,"procs_samples":0,"fpm_samples":0,"pg_samples":0,"errors":0,"perflab_cores_mean":null,"dockerd_cores_mean":null}"#
+        );
+        for f in [SampleFile::Cgroup, SampleFile::Host, SampleFile::HostProcs] {
+            assert!(files.path(f).is_file(), "{f:?}");
         }
-        if let (Some(scanner), Some(w)) = (procs.as_mut(), out.procs.as_ref()) {
-            let line = scanner.sample(ts, dt_ns as f64 / 1e9, &stat_prev, &stat_now);
-            if w.write(&line).is_ok() {
-                summary.procs_samples += 1;
-            }
-        }
-        stat_prev = stat_now;
+        assert!(!files.path(SampleFile::Fpm).exists());
+        assert!(files.path(SampleFile::Errors).is_file());
     }
-    summary.dockerd_cores_mean = dockerd.mean();
-    summary.perflab_cores_mean = me.mean();
-    summary
-}
 
-/// Pin every thread of this process to `cpus` (the load generator's CPUs during measurement),
-/// so the samplers do not steal the app's CPU. Returns the number of threads pinned.
-pub(crate) fn pin_process_to(cpus: &[usize]) -> std::io::Result<usize> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it; sched_setaffinity reads it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus {
-        unsafe { libc::CPU_SET(c, &mut set) };
+    #[test]
+    fn the_files_keep_their_names_and_the_errors_their_samplers() {
+        let names: Vec<_> = SampleFile::ALL.iter().map(|f| f.file()).collect();
+        assert_eq!(
+            names[..7],
+            [
+                "cgroup.jsonl",
+                "host.jsonl",
+                "hostprocs.jsonl",
+                "fpm.jsonl",
+                "pg.jsonl",
+                "node.jsonl",
+                "sampler-errors.jsonl"
+            ]
+        );
+        assert_eq!(
+            [SampleFile::Cgroup, SampleFile::Fpm, SampleFile::Pg].map(SampleFile::name),
+            ["cgroup", "fpm", "pg"]
+        );
+        assert_eq!(SampleFile::Node.count_key(), None);
     }
-    let mut n = 0;
-    for entry in std::fs::read_dir("/proc/self/task")? {
-        let Some(tid) = entry?
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<libc::pid_t>().ok())
-        else {
-            continue;
-        };
-        let rc =
-            unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        n += 1;
-    }
-    Ok(n)
 }

@@ -2,8 +2,9 @@
 //! databases' commit counter, every slow tick into `samples/pg.jsonl`.
 use std::sync::Arc;
 
+use super::SampleFile;
 use super::records::{PgActivity, PgSample};
-use super::sampler::{Sampler, SamplerSummary};
+use super::sampler::Sampler;
 
 const PG_ACTIVITY_SQL: &str = "select state, wait_event_type, wait_event, count(*) from pg_stat_activity \
      where backend_type = 'client backend' and pid <> pg_backend_pid() group by 1, 2, 3 order by 4 desc";
@@ -14,7 +15,7 @@ const PG_COMMITS_SQL: &str = "select coalesce(sum(xact_commit), 0)::bigint from 
 pub(crate) struct PgSampler(pub(crate) Arc<tokio_postgres::Client>);
 
 impl Sampler for PgSampler {
-    const NAME: &'static str = "pg";
+    const FILE: SampleFile = SampleFile::Pg;
     type Line = PgSample;
 
     async fn read(&mut self, t: i64) -> Result<PgSample, String> {
@@ -42,9 +43,5 @@ impl Sampler for PgSampler {
             activity,
             xact_commit: xact_commit.max(0) as u64,
         })
-    }
-
-    fn counter(summary: &mut SamplerSummary) -> &mut u64 {
-        &mut summary.pg_samples
     }
 }

@@ -1,7 +1,10 @@
-//! The `Sampler` trait (one periodic reading, written as one JSON line) and the loop that runs
-//! any sampler: its ticks, its file, its failures in `sampler-errors.jsonl` and its count in
-//! the summary. A new sampler is its record (`records.rs`), its own file with an `impl Sampler`
-//! and one `spawn` line in `Samplers::start`.
+//! The `Sampler` trait (one periodic reading of one source, written as one JSON line) and the
+//! loop that runs any sampler: its ticks, its file in the run's `samples/` (its `FILE`), its
+//! failures in `sampler-errors.jsonl` under its file's name and its count in the summary under
+//! its file's key. Also what every sampler shares: the folder, the errors' file and the stop
+//! signal (`Shared`), the ticker, the clock and the error line. A new sampler is its own file
+//! with an `impl Sampler`, its row of `sample_files!` and one `periodic` line in
+//! `Samplers::start` (`mod.rs`).
 use std::future::Future;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -10,76 +13,79 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 
+use super::summary::SamplerSummary;
 use super::writer::JsonlWriter;
-
-/// What the samplers did (`sample::Samplers::stop` returns it).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SamplerSummary {
-    pub cgroup_samples: u64,
-    pub host_samples: u64,
-    /// Lines of `hostprocs.jsonl` (the host's processes by source).
-    #[serde(default)]
-    pub procs_samples: u64,
-    pub fpm_samples: u64,
-    pub pg_samples: u64,
-    pub errors: u64,
-    /// Mean CPU of perflab itself over the sampling (cores).
-    pub perflab_cores_mean: Option<f64>,
-    /// Mean CPU of dockerd over the sampling (cores).
-    pub dockerd_cores_mean: Option<f64>,
-}
-
-impl SamplerSummary {
-    /// Add another sampler's summary to this one (the means: the first that has one).
-    pub(crate) fn add(&mut self, s: &SamplerSummary) {
-        self.cgroup_samples += s.cgroup_samples;
-        self.host_samples += s.host_samples;
-        self.procs_samples += s.procs_samples;
-        self.fpm_samples += s.fpm_samples;
-        self.pg_samples += s.pg_samples;
-        self.errors += s.errors;
-        self.perflab_cores_mean = self.perflab_cores_mean.or(s.perflab_cores_mean);
-        self.dockerd_cores_mean = self.dockerd_cores_mean.or(s.dockerd_cores_mean);
-    }
-}
+use super::{SampleFile, SampleFiles};
 
 /// One periodic reading of one source (php-fpm's status, `pg_stat_activity`, ...).
 pub(crate) trait Sampler: Send + 'static {
-    /// The sampler's name in `sampler-errors.jsonl`.
-    const NAME: &'static str;
+    /// Its file under `samples/` (a row of `sample_files!`): where its lines go, its name in
+    /// `sampler-errors.jsonl` and the key the summary counts its lines under.
+    const FILE: SampleFile;
     /// One line of its file.
     type Line: Serialize + Send;
     /// One reading, stamped `t` (unix ms); an error is recorded and the loop goes on.
     fn read(&mut self, t: i64) -> impl Future<Output = Result<Self::Line, String>> + Send;
-    /// The summary's count of this sampler's lines.
-    fn counter(summary: &mut SamplerSummary) -> &mut u64;
 }
 
-/// Run `sampler` every `period` until `stop`, one line per reading to `out`. A sampler that
-/// could not be set up (`Err`) records why once and writes nothing.
+/// What every sampler of a run shares: the `samples/` folder, its `sampler-errors.jsonl`, and
+/// the signal to stop.
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub files: SampleFiles,
+    pub errors: JsonlWriter,
+    pub stop: watch::Receiver<bool>,
+}
+
+impl Shared {
+    /// Create the folder if missing and open its errors' file; the sender stops the samplers.
+    pub(crate) fn open(files: &SampleFiles) -> std::io::Result<(watch::Sender<bool>, Shared)> {
+        std::fs::create_dir_all(&files.dir)?;
+        let errors = JsonlWriter::create(&files.path(SampleFile::Errors))?;
+        let (stop, rx) = watch::channel(false);
+        let files = files.clone();
+        Ok((
+            stop,
+            Shared {
+                files,
+                errors,
+                stop: rx,
+            },
+        ))
+    }
+
+    /// A writer appending to `file` in the folder (created if missing).
+    pub(crate) fn create(&self, file: SampleFile) -> std::io::Result<JsonlWriter> {
+        JsonlWriter::create(&self.files.path(file))
+    }
+}
+
+/// Run `sampler` every `period` until the stop, one line per reading to its file (created now).
+/// A sampler that could not be set up (`Err`) records why once and writes nothing.
 pub(crate) fn spawn<S: Sampler>(
     sampler: Result<S, String>,
-    out: JsonlWriter,
     period: Duration,
-    stop: watch::Receiver<bool>,
-    errors: JsonlWriter,
-) -> JoinHandle<SamplerSummary> {
-    tokio::spawn(run(sampler, out, period, stop, errors))
+    shared: &Shared,
+) -> std::io::Result<JoinHandle<SamplerSummary>> {
+    let out = shared.create(S::FILE)?;
+    Ok(tokio::spawn(run(sampler, out, period, shared.clone())))
 }
 
 async fn run<S: Sampler>(
     sampler: Result<S, String>,
     out: JsonlWriter,
     period: Duration,
-    mut stop: watch::Receiver<bool>,
-    errors: JsonlWriter,
+    shared: Shared,
 ) -> SamplerSummary {
+    let Shared {
+        errors, mut stop, ..
+    } = shared;
     let mut summary = SamplerSummary::default();
     let mut sampler = match sampler {
         Ok(s) => s,
         Err(e) => {
             summary.errors += 1;
-            record_error(&errors, S::NAME, e);
+            record_error(&errors, S::FILE.name(), e);
             return summary;
         }
     };
@@ -88,12 +94,12 @@ async fn run<S: Sampler>(
         match sampler.read(now_ms()).await {
             Ok(line) => {
                 if out.write(&line).is_ok() {
-                    *S::counter(&mut summary) += 1;
+                    summary.count_line(S::FILE);
                 }
             }
             Err(e) => {
                 summary.errors += 1;
-                record_error(&errors, S::NAME, e);
+                record_error(&errors, S::FILE.name(), e);
             }
         }
     }
@@ -148,14 +154,14 @@ pub(super) fn record_error(errors: &JsonlWriter, sampler: &str, error: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
 
-    /// Reads 1, 2, 3, ..., fails on every third reading, and asks the loop to stop after the
-    /// sixth (so the test needs no clock).
+    /// A sampler of the tests only, with a file of its own (`SampleFile::Counting`, a
+    /// `#[cfg(test)]` row of the registry): reads 1, 2, 3, ..., fails on every third reading,
+    /// and asks the loop to stop after the sixth (so the test needs no clock).
     struct Counting(u64, Option<watch::Sender<bool>>);
 
     impl Sampler for Counting {
-        const NAME: &'static str = "counting";
+        const FILE: SampleFile = SampleFile::Counting;
         type Line = u64;
         async fn read(&mut self, _t: i64) -> Result<u64, String> {
             self.0 += 1;
@@ -170,9 +176,6 @@ mod tests {
                 Ok(self.0)
             }
         }
-        fn counter(summary: &mut SamplerSummary) -> &mut u64 {
-            &mut summary.pg_samples
-        }
     }
 
     fn lines(p: &std::path::Path) -> Vec<String> {
@@ -183,27 +186,30 @@ mod tests {
             .collect()
     }
 
-    /// The sampler's file and the errors' file in `dir`, with their writers.
-    fn files(dir: &std::path::Path) -> (PathBuf, PathBuf, JsonlWriter, JsonlWriter) {
-        let (out_p, err_p) = (dir.join("c.jsonl"), dir.join("e.jsonl"));
-        let out = JsonlWriter::create(&out_p).unwrap();
-        let errors = JsonlWriter::create(&err_p).unwrap();
-        (out_p, err_p, out, errors)
+    /// A run's `samples/` folder in `dir`.
+    fn folder(dir: &std::path::Path) -> SampleFiles {
+        SampleFiles {
+            dir: dir.join("samples"),
+        }
     }
 
     #[tokio::test]
-    async fn the_loop_writes_each_reading_and_records_each_failure() {
+    async fn the_loop_writes_each_reading_to_its_file_and_counts_it_under_its_key() {
         let d = tempfile::tempdir().unwrap();
-        let (out_p, err_p, out, errors) = files(d.path());
-        let (stop, rx) = watch::channel(false);
+        let files = folder(d.path());
+        let (stop, shared) = Shared::open(&files).unwrap();
         let sampler = Counting(0, Some(stop));
         // six readings (the sixth stops the loop); the third and the sixth fail
-        let s = spawn(Ok(sampler), out, Duration::from_millis(1), rx, errors)
+        let s = spawn(Ok(sampler), Duration::from_millis(1), &shared)
+            .unwrap()
             .await
             .unwrap();
-        assert_eq!((s.pg_samples, s.errors), (4, 2), "{s:?}");
-        assert_eq!(lines(&out_p), ["1", "2", "4", "5"]);
-        let errs = lines(&err_p);
+        assert_eq!((s.lines(SampleFile::Counting), s.errors), (4, 2), "{s:?}");
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["counting_samples"], 4, "{json}");
+        let out = d.path().join("samples/counting.jsonl");
+        assert_eq!(lines(&out), ["1", "2", "4", "5"]);
+        let errs = lines(&d.path().join("samples/sampler-errors.jsonl"));
         assert_eq!(errs.len(), 2);
         assert!(errs[0].contains(r#""sampler":"counting""#), "{errs:?}");
         assert!(errs[1].contains("reading 6 failed"), "{errs:?}");
@@ -212,43 +218,16 @@ mod tests {
     #[tokio::test]
     async fn a_sampler_that_could_not_start_says_why_once_and_writes_nothing() {
         let d = tempfile::tempdir().unwrap();
-        let (out_p, err_p, out, errors) = files(d.path());
-        let (_stop, rx) = watch::channel(false);
-        let s = spawn::<Counting>(
-            Err("no client".into()),
-            out,
-            Duration::from_millis(1),
-            rx,
-            errors,
-        )
-        .await
-        .unwrap();
-        assert_eq!((s.pg_samples, s.errors), (0, 1));
-        assert!(lines(&out_p).is_empty());
-        assert!(lines(&err_p)[0].contains("no client"));
-    }
-
-    #[test]
-    fn summaries_add_up_and_keep_the_first_mean() {
-        let mut total = SamplerSummary::default();
-        total.add(&SamplerSummary {
-            cgroup_samples: 3,
-            errors: 1,
-            perflab_cores_mean: Some(0.1),
-            ..Default::default()
-        });
-        total.add(&SamplerSummary {
-            fpm_samples: 2,
-            errors: 2,
-            perflab_cores_mean: Some(0.9),
-            dockerd_cores_mean: Some(0.2),
-            ..Default::default()
-        });
-        assert_eq!(
-            (total.cgroup_samples, total.fpm_samples, total.errors),
-            (3, 2, 3)
-        );
-        assert_eq!(total.perflab_cores_mean, Some(0.1));
-        assert_eq!(total.dockerd_cores_mean, Some(0.2));
+        let files = folder(d.path());
+        let (_stop, shared) = Shared::open(&files).unwrap();
+        let s = spawn::<Counting>(Err("no client".into()), Duration::from_millis(1), &shared)
+            .unwrap()
+            .await
+            .unwrap();
+        assert_eq!((s.lines(SampleFile::Counting), s.errors), (0, 1));
+        assert!(lines(&files.path(SampleFile::Counting)).is_empty());
+        let errs = lines(&files.path(SampleFile::Errors));
+        assert!(errs[0].contains(r#""sampler":"counting""#), "{errs:?}");
+        assert!(errs[0].contains("no client"), "{errs:?}");
     }
 }

@@ -3,6 +3,7 @@
 //! through `rundir`'s types; what the analysis and the claims take from the plan.
 use perflab::experiment::{Catalog, CatalogEntry, Experiment};
 use perflab::plan::{self, PlanOptions};
+use perflab::rundir::layout::SampleFile;
 use perflab::rundir::{self, Manifest, RunDir, RunState};
 use std::path::{Path, PathBuf};
 
@@ -79,7 +80,7 @@ fn a_recorded_schema_1_run_reads_through_the_types() {
     assert_eq!(g.instances[0].out.as_deref(), Some("k6"));
     let resume = meas.k6_resume.as_ref().unwrap();
     assert!(resume.answered_at >= resume.sent_at);
-    assert!(meas.samplers.as_ref().unwrap().cgroup_samples > 0);
+    assert!(meas.samplers.as_ref().unwrap().lines(SampleFile::Cgroup) > 0);
     assert_eq!(meas.stack.warmup.as_ref().map(|w| w.requests), Some(0));
     assert_eq!(meas.k6_exit_code, Some(99));
     assert!(meas.stack.containers.as_ref().unwrap().contains_key("app"));

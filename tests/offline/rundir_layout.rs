@@ -3,7 +3,7 @@
 //! names and no other, every file of a recorded run is one the layout names, and the analysis
 //! reads a recorded run through the layout's paths.
 use perflab::rundir::contract::{self, Manifest, Plan, RunState};
-use perflab::rundir::layout::{self, Layout, Sampler};
+use perflab::rundir::layout::{self, Layout, SampleFile};
 use perflab::rundir::read::{self, FileKind};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -132,7 +132,7 @@ fn a_recorded_run_directory_reads_through_the_layout() {
     );
     assert_ne!(status.state, RunState::Running);
     let cg: (Vec<contract::samples::CgroupSample>, _, _) =
-        read::jsonl(&l.file(l.samples(Sampler::Cgroup), FileKind::Samples)).unwrap();
+        read::jsonl(&l.file(l.samples(SampleFile::Cgroup), FileKind::Samples)).unwrap();
     assert!(!cg.0.is_empty());
     // The analysis' inputs come from the same paths, and name them as the layout does.
     let inputs = perflab::rundir::inputs::run_dir(&dir).unwrap();

@@ -193,7 +193,7 @@ fn host_block(c: &Checks) -> Option<Block> {
             ),
             None => {
                 let l = crate::rundir::Layout::new("");
-                let procs = l.rel(&l.samples(crate::rundir::layout::Sampler::HostProcs));
+                let procs = l.rel(&l.samples(crate::rundir::layout::SampleFile::HostProcs));
                 format!("other processes not broken down: the run has no {procs}")
             }
         });
