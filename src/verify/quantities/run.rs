@@ -8,126 +8,113 @@ fn no_knee() -> Missing {
     "no knee: no step failed for good in the steps run".to_string()
 }
 
-/// Helpers of the rows below.
-trait RunReads {
-    fn knee(&self) -> Result<u32, Missing>;
-    fn last_passing(&self) -> Result<u32, Missing>;
-    /// The position of the step with target `t` in the run's steps.
-    fn index_of(&self, t: u32) -> Option<f64>;
-    /// A figure of the pause experiment (`load.pause`).
-    fn pause(&self, f: fn(&Omission) -> f64) -> Result<f64, Missing>;
-    fn pool(&self) -> Result<&PoolCeiling, Missing>;
-    fn cpu_ceiling(&self) -> Result<&CeilingCheck, Missing>;
-    fn lowest(&self) -> Result<f64, Missing>;
-    fn top(&self) -> Result<f64, Missing>;
+/// The knee's target.
+fn knee(r: &Report) -> Result<u32, Missing> {
+    need(r.knee, no_knee)
 }
 
-impl RunReads for Report {
-    fn knee(&self) -> Result<u32, Missing> {
-        need(self.knee, no_knee)
-    }
+/// The last passing step's target.
+fn last_passing(r: &Report) -> Result<u32, Missing> {
+    need(r.last_passing, || "no step passed".to_string())
+}
 
-    fn last_passing(&self) -> Result<u32, Missing> {
-        need(self.last_passing, || "no step passed".to_string())
-    }
+/// The position of the step with target `t` in the run's steps.
+fn index_of(r: &Report, t: u32) -> Option<f64> {
+    r.steps.iter().position(|s| s.target == t).map(|i| i as f64)
+}
 
-    fn index_of(&self, t: u32) -> Option<f64> {
-        self.steps
-            .iter()
-            .position(|s| s.target == t)
-            .map(|i| i as f64)
-    }
+/// A figure of the pause experiment (`load.pause`).
+fn pause(r: &Report, f: fn(&Omission) -> f64) -> Result<f64, Missing> {
+    r.omission
+        .as_ref()
+        .map(f)
+        .ok_or_else(|| "no pause in this run (`load.pause` with its closed twin)".to_string())
+}
 
-    fn pause(&self, f: fn(&Omission) -> f64) -> Result<f64, Missing> {
-        self.omission
-            .as_ref()
-            .map(f)
-            .ok_or_else(|| "no pause in this run (`load.pause` with its closed twin)".to_string())
-    }
+fn pool(r: &Report) -> Result<&PoolCeiling, Missing> {
+    need(r.checks.pool_ceiling.as_ref(), || {
+        "no pool ceiling in the report".into()
+    })
+}
 
-    fn pool(&self) -> Result<&PoolCeiling, Missing> {
-        need(self.checks.pool_ceiling.as_ref(), || {
-            "no pool ceiling in the report".into()
-        })
-    }
+fn cpu_ceiling(r: &Report) -> Result<&CeilingCheck, Missing> {
+    need(r.checks.cpu_ceiling.as_ref(), || {
+        "no CPU ceiling in the report".into()
+    })
+}
 
-    fn cpu_ceiling(&self) -> Result<&CeilingCheck, Missing> {
-        need(self.checks.cpu_ceiling.as_ref(), || {
-            "no CPU ceiling in the report".into()
-        })
-    }
+/// The lowest step's target.
+fn lowest(r: &Report) -> Result<f64, Missing> {
+    Ok(need(r.steps.first(), || "no steps".to_string())?.target as f64)
+}
 
-    fn lowest(&self) -> Result<f64, Missing> {
-        Ok(need(self.steps.first(), || "no steps".to_string())?.target as f64)
-    }
-
-    fn top(&self) -> Result<f64, Missing> {
-        Ok(need(self.steps.last(), || "no steps".to_string())?.target as f64)
-    }
+/// The highest step's target.
+fn top(r: &Report) -> Result<f64, Missing> {
+    Ok(need(r.steps.last(), || "no steps".to_string())?.target as f64)
 }
 
 quantities! {
     /// A figure of the whole run's report.
     RunQ, |r: &Report| {
         Knee "knee" => "target of the first failing step that is not transient"
-            => r.knee()? as f64,
+            => knee(r)? as f64,
         MaxSustainable "max_sustainable"
             => "the refined max sustainable rate (`run --refine`), else the last passing step"
             => match r.refine.as_ref().and_then(|f| f.max_sustainable) {
                 Some(rate) => rate as f64,
-                None => r.last_passing()? as f64,
+                None => last_passing(r)? as f64,
             },
         LastPassing "last_passing"
             => "target of the last step passing with every earlier step passing"
-            => r.last_passing()? as f64,
+            => last_passing(r)? as f64,
         BelowKnee "below_knee" => "target of the passing step right below the knee"
             => need(r.passing_below_knee, || "no passing step below the knee".to_string())?
                 as f64,
         KneeIndex "knee_index" => "position of the knee in the steps, 0 = lowest"
-            => need(r.index_of(r.knee()?), no_knee)?,
+            => need(index_of(r, knee(r)?), no_knee)?,
         LastPassingIndex "last_passing_index" => "position of the last passing step"
-            => need(r.index_of(r.last_passing()?), || "no step passed".to_string())?,
+            => need(index_of(r, last_passing(r)?), || "no step passed".to_string())?,
         Steps "steps" => "steps recorded" => r.steps.len() as f64,
-        LowestStep "lowest_step" => "target of the lowest step" => r.lowest()?,
-        TopStep "top_step" => "target of the highest step recorded" => r.top()?,
+        LowestStep "lowest_step" => "target of the lowest step" => lowest(r)?,
+        TopStep "top_step" => "target of the highest step recorded" => top(r)?,
         MaxOkPerS "max_ok_per_s" => "highest goodput of any step (the plateau)"
             => r.steps.iter().map(|s| s.ok_per_s).fold(0.0, f64::max),
         DroppedIterations "dropped_iterations" => "iterations dropped outside the warm-up"
             => r.dropped_iterations as f64,
         PauseOpenP99Ms "pause_open_p99_ms"
             => "`load.pause`: p99 of the open load with the app frozen (ms)"
-            => r.pause(|o| o.open.p99_ms)?,
+            => pause(r, |o| o.open.p99_ms)?,
         PauseClosedP99Ms "pause_closed_p99_ms"
             => "`load.pause`: p99 of the closed twin, uncorrected (ms)"
-            => r.pause(|o| o.closed.p99_ms)?,
+            => pause(r, |o| o.closed.p99_ms)?,
         PauseCorrectedP99Ms "pause_corrected_p99_ms"
             => "`load.pause`: p99 of the closed twin corrected from its intended schedule (ms)"
-            => r.pause(|o| o.corrected_p99_ms)?,
+            => pause(r, |o| o.corrected_p99_ms)?,
         PauseExpectedP99Ms "pause_expected_p99_ms"
             => "`load.pause`: P - 0.01 D, the open load's expected p99 (ms)"
-            => r.pause(|o| o.expected_p99_ms)?,
+            => pause(r, |o| o.expected_p99_ms)?,
         PauseOpenDropped "pause_open_dropped" => "`load.pause`: iterations the open load dropped"
-            => r.pause(|o| o.open.dropped as f64)?,
+            => pause(r, |o| o.open.dropped as f64)?,
         PauseClosedRequests "pause_closed_requests"
             => "`load.pause`: requests the closed twin sent in the step"
-            => r.pause(|o| o.closed.requests as f64)?,
+            => pause(r, |o| o.closed.requests as f64)?,
         PauseCorrectedRequests "pause_corrected_requests"
             => "`load.pause`: the closed twin's requests with the corrected ones"
-            => r.pause(|o| o.corrected_requests as f64)?,
+            => pause(r, |o| o.corrected_requests as f64)?,
         PauseClosedMissing "pause_closed_missing"
             => "`load.pause`: requests the closed twin did not send while it waited (corrected less sent)"
-            => r.pause(|o| o.corrected_requests.saturating_sub(o.closed.requests) as f64)?,
+            => pause(r, |o| o.corrected_requests.saturating_sub(o.closed.requests) as f64)?,
         PauseS "pause_s" => "`load.pause`: P, how long the app was frozen (s)"
-            => r.pause(|o| o.pause_s)?,
+            => pause(r, |o| o.pause_s)?,
         PauseRate "pause_rate" => "`load.pause`: the open load's rate (rps)"
-            => r.pause(|o| f64::from(o.rate))?,
+            => pause(r, |o| f64::from(o.rate))?,
         PoolCeiling "pool_ceiling" => "N / W with W the mean latency of the lowest step (rps)"
-            => r.pool()?.ceiling_per_s,
+            => pool(r)?.ceiling_per_s,
         PoolWMs "pool_w_ms" => "W of the pool ceiling: mean latency of the lowest step (ms)"
-            => r.pool()?.w_s * 1000.0,
+            => pool(r)?.w_s * 1000.0,
         CpuCeiling "cpu_ceiling"
             => "cores x 1000 / CPU ms per ok at the last passing step (rps)"
-            => r.cpu_ceiling()?.cpu_ceiling_per_s,
+            => cpu_ceiling(r)?.cpu_ceiling_per_s,
         DrainS "drain_s" => "seconds from the end of the last window to the last response"
             => need(r.checks.drain_s, || "no drain time".to_string())?,
         Aborted "aborted" => "1 when k6 stopped the test itself (abort threshold)"
