@@ -89,20 +89,33 @@ impl Records {
 }
 
 impl Record {
-    /// Describes one load's generators or samplers, not the round.
+    /// Describes one load's generators or samplers, not the round. Exhaustive: a new record
+    /// says which it is.
     fn of_one_load(&self) -> bool {
-        matches!(
-            self,
+        match self {
             Record::K6Command(_)
-                | Record::K6VusAllocated(_)
-                | Record::K6Resume(_)
-                | Record::Generators(_)
-                | Record::K6StartedAt(_)
-                | Record::Samplers(_)
-                | Record::SamplerAgentLines(..)
-                | Record::PgXactCommitDelta(_)
-                | Record::K6FirstRequests { .. }
-        )
+            | Record::K6VusAllocated(_)
+            | Record::K6Resume(_)
+            | Record::Generators(_)
+            | Record::K6StartedAt(_)
+            | Record::Samplers(_)
+            | Record::SamplerAgentLines(..)
+            | Record::PgXactCommitDelta(_)
+            | Record::K6FirstRequests { .. } => true,
+            Record::Components(_)
+            | Record::Component(..)
+            | Record::Images(_)
+            | Record::Suite(_)
+            | Record::StackStarted { .. }
+            | Record::Placement(_)
+            | Record::Caveat(_)
+            | Record::LoadgenClockOffsetMs(_)
+            | Record::PostgresSlots(_)
+            | Record::Warmup(_)
+            | Record::HostSpeedBefore(_)
+            | Record::HostSpeedAfter(_)
+            | Record::Freeze(_) => false,
+        }
     }
 }
 
