@@ -19,8 +19,7 @@ fn timeline_rows(
             let w = (!samples.is_empty()).then(|| {
                 samples::window(
                     samples,
-                    t * 1000,
-                    t * 1000 + 1000,
+                    samples::Span::second(t * 1000),
                     None,
                     &Default::default(),
                     &rules,

@@ -26,8 +26,7 @@ pub(super) fn step_row(
     let server = (!samples.is_empty()).then(|| {
         samples::window(
             samples,
-            start_ms,
-            end_ms,
+            samples::Span::step(start_ms, end_ms),
             p.app_cores,
             &p.pinning(),
             &p.rules,

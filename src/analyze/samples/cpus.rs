@@ -3,6 +3,8 @@
 //! from the host's per-CPU samples and the pinning. Criterion 5 reads it so that a core the
 //! hypervisor stole or another process took counts as busy, and a step that lost more than
 //! `HOST_LIMITED_PCT` of those CPUs is marked host-limited.
+use super::series::Span;
+use super::window::{cpu_busy, cpu_mean};
 use super::*;
 use crate::lab::Slot;
 
@@ -65,21 +67,9 @@ impl CpuSplit {
     }
 }
 
-/// Busy and steal % of `cpus` in one host sample (mean over those CPUs it has).
-fn sample_pct(h: &HostSample, cpus: &[u32]) -> Option<(f64, Option<f64>)> {
-    let index = |cpu: u32| -> Option<usize> {
-        if h.cpus.is_empty() {
-            usize::try_from(cpu).ok()
-        } else {
-            h.cpus.iter().position(|c| *c == cpu)
-        }
-    };
-    let idx: Vec<usize> = cpus.iter().filter_map(|c| index(*c)).collect();
-    let busy = mean(idx.iter().filter_map(|i| h.cpu_busy_pct.get(*i).copied()))?;
-    let steal = (!h.cpu_steal_pct.is_empty())
-        .then(|| mean(idx.iter().filter_map(|i| h.cpu_steal_pct.get(*i).copied())))
-        .flatten();
-    Some((busy, steal))
+/// Busy % of `cpus` in one host sample (mean over those CPUs it has).
+fn sample_busy(h: &HostSample, cpus: &[u32]) -> Option<f64> {
+    mean(cpus.iter().filter_map(|c| cpu_busy(h, *c, |h| &h.cpu_busy_pct)))
 }
 
 /// The lab's roles pinned inside `cpus`: the app box on the app's CPUs, PostgreSQL on the
@@ -98,39 +88,48 @@ fn lab_roles(cpus: &[u32], pins: &Pinning) -> Vec<Role> {
         .collect()
 }
 
-/// The split of `cpus` over the window; `threshold_pct` is the busy share that counts a sample
-/// as saturated. `None` when the CPUs are unknown or no host sample covers them.
+/// The split of `cpus` over exactly the window (each CPU's busy and steal readings
+/// integrated, the lab's roles from the window's CPU figures); `threshold_pct` is the busy
+/// share that counts a sample inside the window as saturated. `None` when the CPUs are
+/// unknown, no host sample covers them, or a lab role on them has no usable figure.
 pub(crate) fn split(
     cpus: &[u32],
     pins: &Pinning,
     host: &[HostSample],
-    per_role: &BTreeMap<Role, BTreeMap<i64, f64>>,
+    host_near: &[HostSample],
+    w: &WindowServer,
+    span: Span,
     threshold_pct: f64,
 ) -> Option<CpuSplit> {
     if cpus.is_empty() {
         return None;
     }
-    let per_sample: Vec<(f64, Option<f64>)> =
-        host.iter().filter_map(|h| sample_pct(h, cpus)).collect();
-    let busy = mean(per_sample.iter().map(|s| s.0))?;
-    let steal = per_sample
+    let per_cpu = |of: fn(&HostSample) -> &[f64]| {
+        mean(cpus.iter().filter_map(|c| cpu_mean(host_near, *c, span, of)))
+    };
+    let busy = per_cpu(|h| &h.cpu_busy_pct)?;
+    let steal = host
         .iter()
-        .all(|s| s.1.is_some())
-        .then(|| mean(per_sample.iter().filter_map(|s| s.1)))
+        .all(|h| !h.cpu_steal_pct.is_empty())
+        .then(|| per_cpu(|h| &h.cpu_steal_pct))
         .flatten();
-    let lab_cores: f64 = lab_roles(cpus, pins)
-        .iter()
-        .filter_map(|r| per_role.get(r))
-        .filter_map(|by_t| mean(by_t.values().copied()))
-        .sum();
+    let mut lab_cores = 0.0;
+    for role in lab_roles(cpus, pins) {
+        let column = role.column();
+        if w.unusable.contains_key(&format!("cpu.{column}")) {
+            return None;
+        }
+        lab_cores += w.cpu_pct.get(column).copied().unwrap_or(0.0) / 100.0;
+    }
     let lab_pct = (lab_cores / cpus.len() as f64 * 100.0).min(busy);
-    let high = per_sample.iter().filter(|s| s.0 >= threshold_pct).count();
+    let per_sample: Vec<f64> = host.iter().filter_map(|h| sample_busy(h, cpus)).collect();
+    let high = per_sample.iter().filter(|b| **b >= threshold_pct).count();
     Some(CpuSplit {
         busy_pct: busy,
         steal_pct: steal,
         lab_pct,
         other_pct: (busy - lab_pct - steal.unwrap_or(0.0)).max(0.0),
-        busy_share: high as f64 / per_sample.len() as f64,
+        busy_share: high as f64 / per_sample.len().max(1) as f64,
     })
 }
 
@@ -150,10 +149,17 @@ mod tests {
         }
     }
 
-    fn app_at(cores: f64) -> BTreeMap<Role, BTreeMap<i64, f64>> {
-        let by_t = (0..10).map(|t| (t, cores)).collect();
-        BTreeMap::from([(Role::PhpFpm, by_t)])
+    fn app_at(cores: f64) -> WindowServer {
+        let mut w = WindowServer::default();
+        w.cpu_pct.insert("fpm".into(), cores * 100.0);
+        w
     }
+
+    const SPAN: Span = Span {
+        from: 0,
+        to: 10_000,
+        min_inside: 2,
+    };
 
     const PINS: Pinning = Pinning {
         app: &[1],
@@ -167,7 +173,7 @@ mod tests {
         let host: Vec<HostSample> = (0..10)
             .map(|t| host(t * 1000, [40.0, 98.0], [0.0, 31.0]))
             .collect();
-        let s = split(&[1], &PINS, &host, &app_at(0.65), 90.0).unwrap();
+        let s = split(&[1], &PINS, &host, &host, &app_at(0.65), SPAN, 90.0).unwrap();
         assert!((s.lab_pct - 65.0).abs() < 1e-9, "{s:?}");
         assert_eq!(s.steal_pct, Some(31.0));
         assert!((s.other_pct - 2.0).abs() < 1e-9, "{s:?}");
@@ -193,17 +199,17 @@ mod tests {
             s.host.push(host(i * 1000, [40.0, 98.0], [0.0, 31.0]));
         }
         let rules = SaturationRules::default();
-        let w = window(&s, 0, 10_000, Some(1.0), &PINS, &rules);
+        let w = window(&s, SPAN, Some(1.0), &PINS, &rules);
         assert_eq!(
             w.saturated,
             ["app CPU bound (65 % app + 31 % stolen by the hypervisor + 2 % other processes)"]
         );
         // without the pinning (older runs) only the app's own CPU counts: nothing saturated
-        let w = window(&s, 0, 10_000, Some(1.0), &Pinning::default(), &rules);
+        let w = window(&s, SPAN, Some(1.0), &Pinning::default(), &rules);
         assert!(w.saturated.is_empty(), "{:?}", w.saturated);
         // the app at its ceiling keeps today's wording
         s.cgroup.iter_mut().for_each(|c| c.cpu_cores = 0.97);
-        let w = window(&s, 0, 10_000, Some(1.0), &PINS, &rules);
+        let w = window(&s, SPAN, Some(1.0), &PINS, &rules);
         assert_eq!(w.saturated, ["app CPU 97 % of 100 %"]);
     }
 
@@ -212,18 +218,18 @@ mod tests {
         let host: Vec<HostSample> = (0..10)
             .map(|t| host(t * 1000, [40.0, 66.0], [0.0, 0.0]))
             .collect();
-        let s = split(&[1], &PINS, &host, &app_at(0.65), 90.0).unwrap();
+        let s = split(&[1], &PINS, &host, &host, &app_at(0.65), SPAN, 90.0).unwrap();
         assert_eq!(s.host_limited("the app's"), None);
         assert_eq!(s.busy_share, 0.0);
         let mut old = host.clone();
         old.iter_mut().for_each(|h| h.cpu_steal_pct.clear());
         assert_eq!(
-            split(&[1], &PINS, &old, &app_at(0.65), 90.0)
+            split(&[1], &PINS, &old, &old, &app_at(0.65), SPAN, 90.0)
                 .unwrap()
                 .steal_pct,
             None
         );
-        assert_eq!(split(&[], &PINS, &host, &app_at(0.65), 90.0), None);
+        assert_eq!(split(&[], &PINS, &host, &host, &app_at(0.65), SPAN, 90.0), None);
     }
 
     #[test]
@@ -232,9 +238,9 @@ mod tests {
             .map(|t| host(t * 1000, [95.0, 50.0], [0.0, 0.0]))
             .collect();
         let mut roles = app_at(0.5);
-        roles.insert(Role::Pg, (0..10).map(|t| (t, 0.7)).collect());
-        roles.insert(Role::K6, (0..10).map(|t| (t, 0.23)).collect());
-        let s = split(&[0], &PINS, &host, &roles, 90.0).unwrap();
+        roles.cpu_pct.insert("pg".into(), 70.0);
+        roles.cpu_pct.insert("k6".into(), 23.0);
+        let s = split(&[0], &PINS, &host, &host, &roles, SPAN, 90.0).unwrap();
         assert!((s.lab_pct - 93.0).abs() < 1e-9, "{s:?}");
         assert!((s.other_pct - 2.0).abs() < 1e-9, "{s:?}");
         assert_eq!(s.host_limited("the database's"), None);

@@ -1,8 +1,10 @@
 //! Server-side samples written by the run's samplers (JSON lines, `t` = unix ms UTC): their
 //! types (the samplers serialise exactly these) and parsing; `window` reduces them over a step
 //! or a second, `host` says where the host's CPU went.
+mod apps;
 mod cpus;
 mod host;
+mod series;
 mod window;
 
 use crate::lab::Role;
@@ -11,6 +13,8 @@ pub(crate) use cpus::{CpuSplit, HOST_LIMITED_PCT, Pinning};
 /// Mean cores below which a consumer outside the lab is not named.
 pub(crate) use host::NEGLIGIBLE as NEGLIGIBLE_CORES;
 pub use host::host_share;
+pub use apps::{FpmWindow, NodeWindow, PgWindow};
+pub use series::{MIN_STEP_SAMPLES, Span};
 pub use window::*;
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,9 @@
 //! The reduction of the samples over one window (a step or a second): CPU per role, PSI,
-//! php-fpm status, pg activity, Node metrics, and criterion 5 (saturated resources).
+//! dockerd, the host's CPUs, php-fpm status, pg activity, Node metrics (`apps`), and
+//! criterion 5 (saturated resources). Every figure from interval readings (CPU) is integrated
+//! over exactly the window (`series`); maxima and shares are read per sampler tick.
+use super::apps::{fpm_window, node_window, pg_window, share};
+use super::series::{self, Span};
 use super::*;
 
 /// Thresholds of criterion 5 (a resource saturated for most of the step).
@@ -51,76 +55,42 @@ pub struct WindowServer {
     pub node: Option<NodeWindow>,
     /// Criterion 5: saturated resources, as short phrases ("fpm 20/20 busy, listen queue 186").
     pub saturated: Vec<String>,
+    /// Figures the window could not measure, by their claim name (`cpu.app`, `dockerd_pct`),
+    /// with why ("1 sample(s) inside its 0.69 s window (2 needed)"): they are left out above.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unusable: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FpmWindow {
-    pub samples: usize,
-    pub idle_min: u64,
-    pub total: u64,
-    pub listen_queue_max: u64,
-    pub listen_queue_len: u64,
-    /// Share of samples with idle = 0 and listen queue > 0.
-    pub saturated_share: f64,
-    /// `accepted conn` per second over the window.
-    pub accepted_per_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PgWindow {
-    /// The most common activity group, e.g. "idle Client ClientRead 20".
-    pub top: String,
-    pub commits_per_s: Option<f64>,
-    /// Connections idle in ClientRead in most samples (the database waits for the app).
-    pub waits_for_client: bool,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct NodeWindow {
-    pub samples: usize,
-    pub elu_max: f64,
-    pub eld_p99_max_ms: f64,
-    pub pool_waiting_max: u64,
-    pub pool_waiting_share: f64,
-    pub inflight_max: u64,
-    /// Mean of the app's in-flight gauge (summed over processes per sample time).
-    pub inflight_mean: f64,
-    pub err5xx: u64,
-    pub errors: BTreeMap<String, u64>,
-}
-
-/// Reduce the samples of `[from_ms, to_ms)`. `app_cores` is how many cores the app box may use,
-/// `pins` where each slot was pinned (empty sets when unknown).
+/// Reduce the samples of `span`. `app_cores` is how many cores the app box may use, `pins`
+/// where each slot was pinned (empty sets when unknown).
 pub(crate) fn window(
     s: &Samples,
-    from_ms: i64,
-    to_ms: i64,
+    span: Span,
     app_cores: Option<f64>,
     pins: &Pinning,
     rules: &SaturationRules,
 ) -> WindowServer {
     let mut w = WindowServer::default();
-    let cg = in_window(&s.cgroup, |x| x.t, from_ms, to_ms);
-    let per_role = cpu_by_role(cg);
-    for (role, by_t) in &per_role {
-        if let Some(m) = mean(by_t.values().copied()) {
-            w.cpu_pct.insert(role.column().to_string(), m * 100.0);
-        }
-        if *role == Role::K6 {
-            w.k6_cpu_max_pct = max(by_t.values().copied()).map(|c| c * 100.0);
-        }
-    }
-    let host = in_window(&s.host, |x| x.t, from_ms, to_ms);
-    host_figures(&mut w, cg, host);
+    let inside = |t_of: fn(&CgroupSample) -> i64| in_window(&s.cgroup, t_of, span.from, span.to);
+    let cg = inside(|x| x.t);
+    let ticks = cpu_by_tick(cg);
+    role_cpu(&mut w, cg, series::around(&s.cgroup, |x| x.t, span), span);
+    w.k6_cpu_max_pct = ticks
+        .get(&Role::K6)
+        .and_then(|by_t| max(by_t.values().copied()))
+        .map(|c| c * 100.0);
+    let host = in_window(&s.host, |x| x.t, span.from, span.to);
+    let host_near = series::around(&s.host, |x| x.t, span);
+    host_figures(&mut w, cg, host, host_near, span);
     if !pins.db.is_empty() {
-        w.db_core_busy_pct = cpus_busy_pct(host, pins.db);
+        w.db_core_busy_pct = cpus_busy_pct(host_near, pins.db, span);
     }
     let busy_pct = rules.app_cores * 100.0;
-    w.app_cpus = cpus::split(pins.app, pins, host, &per_role, busy_pct);
-    w.db_cpus = cpus::split(pins.db, pins, host, &per_role, busy_pct);
-    let fpm = in_window(&s.fpm, |x| x.t, from_ms, to_ms);
+    w.app_cpus = cpus::split(pins.app, pins, host, host_near, &w, span, busy_pct);
+    w.db_cpus = cpus::split(pins.db, pins, host, host_near, &w, span, busy_pct);
+    let fpm = in_window(&s.fpm, |x| x.t, span.from, span.to);
     if !fpm.is_empty() {
-        let fw = fpm_window(fpm);
+        let fw = fpm_window(fpm, series::around(&s.fpm, |x| x.t, span), span);
         if fw.saturated_share >= rules.most_of_step {
             w.saturated.push(format!(
                 "fpm {}/{} busy, listen queue {}",
@@ -129,31 +99,70 @@ pub(crate) fn window(
         }
         w.fpm = Some(fw);
     }
-    let pg = in_window(&s.pg, |x| x.t, from_ms, to_ms);
+    let pg = in_window(&s.pg, |x| x.t, span.from, span.to);
     if !pg.is_empty() {
-        w.pg = Some(pg_window(pg, rules));
+        let near = series::around(&s.pg, |x| x.t, span);
+        w.pg = Some(pg_window(pg, near, span, rules));
     }
-    let node = in_window(&s.node, |x| x.t, from_ms, to_ms);
+    let node = in_window(&s.node, |x| x.t, span.from, span.to);
     if !node.is_empty() {
         let nw = node_window(node);
         node_saturation(&mut w.saturated, node, &nw, rules);
         w.node = Some(nw);
     }
-    db_core_saturation(&mut w, &per_role, rules);
+    counters_unusable(&mut w, span);
+    db_core_saturation(&mut w, &ticks, rules);
     if let Some(cores) = app_cores {
-        app_box_saturation(&mut w, &per_role, cores, rules);
+        app_box_saturation(&mut w, &ticks, cores, rules);
     }
     w
 }
 
-/// CPU per role and second: the containers of a role summed per timestamp.
-fn cpu_by_role(cg: &[CgroupSample]) -> BTreeMap<Role, BTreeMap<i64, f64>> {
+/// Each role's CPU over exactly the window: each container's interval readings integrated
+/// (`series::interval_mean`), summed per role. A role whose container has too few samples in
+/// the window has no figure, and says why in `unusable`.
+fn role_cpu(w: &mut WindowServer, inside: &[CgroupSample], near: &[CgroupSample], span: Span) {
+    let mut by_container: BTreeMap<&str, (Role, Vec<(i64, f64)>)> = BTreeMap::new();
+    for x in near {
+        let e = by_container
+            .entry(x.container.as_str())
+            .or_insert_with(|| (x.role, Vec::new()));
+        e.1.push((x.t, x.cpu_cores));
+    }
+    let mut per_role: BTreeMap<Role, Result<f64, String>> = BTreeMap::new();
+    for (name, (role, pts)) in &by_container {
+        if !inside.iter().any(|x| x.container == *name) {
+            continue; // not running in this window
+        }
+        let v = series::interval_mean(pts, span)
+            .ok_or_else(|| series::unusable(pts, span).unwrap_or_default());
+        let sum = per_role.entry(*role).or_insert(Ok(0.0));
+        *sum = match (sum.clone(), v) {
+            (Ok(a), Ok(b)) => Ok(a + b),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+    }
+    for (role, v) in per_role {
+        match v {
+            Ok(c) => {
+                w.cpu_pct.insert(role.column().to_string(), c * 100.0);
+            }
+            Err(why) => {
+                w.unusable.insert(format!("cpu.{}", role.column()), why);
+            }
+        }
+    }
+}
+
+/// CPU per role and sampler tick: the containers of a role summed per `t` (the fast sampler
+/// stamps one tick's lines with one `t`), for the maxima and the shares of saturated ticks.
+fn cpu_by_tick(cg: &[CgroupSample]) -> BTreeMap<Role, BTreeMap<i64, f64>> {
     let mut per_role: BTreeMap<Role, BTreeMap<i64, f64>> = BTreeMap::new();
     for x in cg {
         *per_role
             .entry(x.role)
             .or_default()
-            .entry(x.t / 1000)
+            .entry(x.t)
             .or_default() += x.cpu_cores;
     }
     per_role
@@ -163,12 +172,15 @@ fn max(it: impl Iterator<Item = f64>) -> Option<f64> {
     it.fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))))
 }
 
-fn share(n: usize, of: usize) -> f64 {
-    if of == 0 { 0.0 } else { n as f64 / of as f64 }
-}
-
-/// PSI (the app box's, else the host's), dockerd's CPU and the busiest host CPU.
-fn host_figures(w: &mut WindowServer, cg: &[CgroupSample], host: &[HostSample]) {
+/// PSI (the app box's, else the host's; gauges read at the samples inside), dockerd's CPU
+/// (integrated over the window) and the busiest host CPU (the highest reading inside).
+fn host_figures(
+    w: &mut WindowServer,
+    cg: &[CgroupSample],
+    host: &[HostSample],
+    host_near: &[HostSample],
+    span: Span,
+) {
     w.psi_pct = mean(
         cg.iter()
             .filter(|x| x.role.is_app_box())
@@ -177,119 +189,66 @@ fn host_figures(w: &mut WindowServer, cg: &[CgroupSample], host: &[HostSample]) 
     if w.psi_pct.is_none() {
         w.psi_pct = mean(host.iter().filter_map(|h| h.psi_some_avg10));
     }
-    w.dockerd_pct = mean(host.iter().filter_map(|h| h.dockerd_cores)).map(|c| c * 100.0);
+    if host.iter().any(|h| h.dockerd_cores.is_some()) {
+        let pts: Vec<(i64, f64)> = host_near
+            .iter()
+            .filter_map(|h| Some((h.t, h.dockerd_cores?)))
+            .collect();
+        w.dockerd_pct = series::interval_mean(&pts, span).map(|c| c * 100.0);
+        if w.dockerd_pct.is_none() {
+            let why = series::unusable(&pts, span).unwrap_or_default();
+            w.unusable.insert("dockerd_pct".into(), why);
+        }
+    }
     w.host_cpu_max_pct = max(host.iter().flat_map(|h| h.cpu_busy_pct.iter().copied()));
 }
 
-/// Mean busy % of `cpus` over host samples (each sample: the mean over those CPUs it has).
-pub(crate) fn cpus_busy_pct(host: &[HostSample], cpus: &[u32]) -> Option<f64> {
-    let per_sample = host.iter().filter_map(|h| {
-        let busy = |cpu: u32| -> Option<f64> {
-            let i = if h.cpus.is_empty() {
-                usize::try_from(cpu).ok()?
-            } else {
-                h.cpus.iter().position(|c| *c == cpu)?
-            };
-            h.cpu_busy_pct.get(i).copied()
-        };
-        mean(cpus.iter().filter_map(|c| busy(*c)))
-    });
-    mean(per_sample)
-}
-
-/// Per second of the window: the increase of a counter from the first sample to the last.
-fn rate(first: (i64, u64), last: (i64, u64), n: usize) -> Option<f64> {
-    if n < 2 {
-        return None;
+/// Where php-fpm's or pg's counter had samples in the window but too few for a rate.
+fn counters_unusable(w: &mut WindowServer, span: Span) {
+    let why = |n: usize| format!("{n} sample(s) inside its {:.2} s window", span.seconds());
+    if let Some(f) = w.fpm.as_ref().filter(|f| f.accepted_per_s.is_none()) {
+        w.unusable
+            .insert("fpm.accepted_per_s".into(), why(f.samples));
     }
-    let dt = (last.0 - first.0) as f64 / 1000.0;
-    (dt > 0.0).then(|| last.1.saturating_sub(first.1) as f64 / dt)
+    if w.pg.as_ref().is_some_and(|p| p.commits_per_s.is_none()) {
+        w.unusable.insert(
+            "pg.commits_per_s".into(),
+            "too few pg samples around the window".into(),
+        );
+    }
 }
 
-fn fpm_window(fpm: &[FpmSample]) -> FpmWindow {
-    let sat = fpm
+/// One CPU's busy % (by its number; a run recorded before the numbers: its position) in a
+/// host sample.
+pub(crate) fn cpu_busy(h: &HostSample, cpu: u32, of: impl Fn(&HostSample) -> &[f64]) -> Option<f64> {
+    let i = if h.cpus.is_empty() {
+        usize::try_from(cpu).ok()?
+    } else {
+        h.cpus.iter().position(|c| *c == cpu)?
+    };
+    of(h).get(i).copied()
+}
+
+/// One CPU's readings (busy or steal %, by `of`) integrated over the window.
+pub(crate) fn cpu_mean(
+    host_near: &[HostSample],
+    cpu: u32,
+    span: Span,
+    of: impl Fn(&HostSample) -> &[f64] + Copy,
+) -> Option<f64> {
+    let pts: Vec<(i64, f64)> = host_near
         .iter()
-        .filter(|f| f.status.idle_processes == 0 && f.status.listen_queue > 0)
-        .count();
-    let (a, b) = (&fpm[0], &fpm[fpm.len() - 1]);
-    let status = |f: fn(&FpmStatus) -> u64| fpm.iter().map(move |s| f(&s.status));
-    FpmWindow {
-        samples: fpm.len(),
-        idle_min: status(|s| s.idle_processes).min().unwrap_or(0),
-        total: status(|s| s.total_processes).max().unwrap_or(0),
-        listen_queue_max: status(|s| s.listen_queue).max().unwrap_or(0),
-        listen_queue_len: status(|s| s.listen_queue_len).max().unwrap_or(0),
-        saturated_share: share(sat, fpm.len()),
-        accepted_per_s: rate(
-            (a.t, a.status.accepted_conn),
-            (b.t, b.status.accepted_conn),
-            fpm.len(),
-        ),
-    }
+        .filter_map(|h| Some((h.t, cpu_busy(h, cpu, of)?)))
+        .collect();
+    series::interval_mean(&pts, span)
 }
 
-fn pg_window(pg: &[PgSample], rules: &SaturationRules) -> PgWindow {
-    let mut groups: BTreeMap<String, usize> = BTreeMap::new();
-    let mut client_read = 0;
-    for p in pg {
-        if let Some(top) = p.activity.iter().max_by_key(|a| a.count) {
-            let label = format!(
-                "{} {} {} {}",
-                top.state,
-                top.wait_event_type.as_deref().unwrap_or("-"),
-                top.wait_event.as_deref().unwrap_or("-"),
-                top.count
-            );
-            *groups.entry(label).or_default() += 1;
-            if top.state == "idle" && top.wait_event.as_deref() == Some("ClientRead") {
-                client_read += 1;
-            }
-        }
-    }
-    let top = groups
-        .iter()
-        .max_by_key(|(_, n)| **n)
-        .map(|(k, _)| k.clone())
-        .unwrap_or_default();
-    let (a, b) = (&pg[0], &pg[pg.len() - 1]);
-    PgWindow {
-        top,
-        commits_per_s: rate((a.t, a.xact_commit), (b.t, b.xact_commit), pg.len()),
-        waits_for_client: share(client_read, pg.len()) >= rules.most_of_step,
-    }
-}
-
-fn node_window(node: &[NodeSample]) -> NodeWindow {
-    let mut errors = BTreeMap::new();
-    for n in node {
-        for (k, v) in &n.errors {
-            *errors.entry(k.clone()).or_default() += v;
-        }
-    }
-    let mut inflight_by_t: BTreeMap<i64, f64> = BTreeMap::new();
-    for n in node {
-        *inflight_by_t.entry(n.t / 1000).or_default() += n.inflight as f64;
-    }
-    NodeWindow {
-        samples: node.len(),
-        elu_max: node.iter().map(|n| n.elu).fold(0.0, f64::max),
-        eld_p99_max_ms: node.iter().map(|n| n.eld_p99_ms).fold(0.0, f64::max),
-        pool_waiting_max: node
-            .iter()
-            .map(|n| n.pool_waiting_max.max(n.pool_waiting))
-            .max()
-            .unwrap_or(0),
-        pool_waiting_share: share(
-            node.iter()
-                .filter(|n| n.pool_waiting > 0 || n.pool_waiting_max > 0)
-                .count(),
-            node.len(),
-        ),
-        inflight_max: node.iter().map(|n| n.inflight_max).max().unwrap_or(0),
-        inflight_mean: mean(inflight_by_t.values().copied()).unwrap_or(0.0),
-        err5xx: node.iter().map(|n| n.err5xx).sum(),
-        errors,
-    }
+/// Mean busy % of `cpus` over exactly the window (each CPU's readings integrated).
+pub(crate) fn cpus_busy_pct(host_near: &[HostSample], cpus: &[u32], span: Span) -> Option<f64> {
+    mean(
+        cpus.iter()
+            .filter_map(|c| cpu_mean(host_near, *c, span, |h| &h.cpu_busy_pct)),
+    )
 }
 
 /// The event loop busy, or the pg pool exhausted, for most of the window.
@@ -323,13 +282,10 @@ fn db_core_saturation(
     per_role: &BTreeMap<Role, BTreeMap<i64, f64>>,
     rules: &SaturationRules,
 ) {
-    if let Some(by_t) = per_role.get(&Role::Pg) {
+    if let (Some(by_t), Some(pct)) = (per_role.get(&Role::Pg), w.cpu_pct.get("pg").copied()) {
         let high = by_t.values().filter(|c| **c >= rules.db_core).count();
         if share(high, by_t.len()) >= rules.most_of_step {
-            w.saturated.push(format!(
-                "pg core at {:.0} %",
-                w.cpu_pct.get("pg").copied().unwrap_or(0.0)
-            ));
+            w.saturated.push(format!("pg core at {pct:.0} %"));
         }
     }
 }
@@ -353,8 +309,8 @@ fn app_box_saturation(
         .values()
         .filter(|c| **c >= rules.app_cores * cores)
         .count();
-    if !app_by_t.is_empty() && share(high, app_by_t.len()) >= rules.most_of_step {
-        let m = mean(app_by_t.values().copied()).unwrap_or(0.0);
+    let app = w.app_cores().filter(|_| !app_by_t.is_empty());
+    if let Some(m) = app.filter(|_| share(high, app_by_t.len()) >= rules.most_of_step) {
         w.saturated.push(format!(
             "app CPU {:.0} % of {:.0} %",
             m * 100.0,
@@ -373,11 +329,14 @@ fn app_box_saturation(
 }
 
 impl WindowServer {
-    /// App-box CPU (fpm + nginx, or the Node app / demo server) in cores.
+    /// App-box CPU (fpm + nginx, or the Node app / demo server) in cores; `None` when one of
+    /// its roles has no usable figure in the window.
     pub(crate) fn app_cores(&self) -> Option<f64> {
-        let v: Vec<f64> = Role::ALL
-            .iter()
-            .filter(|r| r.is_app_box())
+        let app_box = || Role::ALL.into_iter().filter(|r| r.is_app_box());
+        if app_box().any(|r| self.unusable.contains_key(&format!("cpu.{}", r.column()))) {
+            return None;
+        }
+        let v: Vec<f64> = app_box()
             .filter_map(|r| self.cpu_pct.get(r.column()))
             .copied()
             .collect();
@@ -419,8 +378,7 @@ mod tests {
         }
         let w = window(
             &s,
-            0,
-            20_000,
+            Span::step(0, 20_000),
             None,
             &Pinning::default(),
             &SaturationRules::default(),
@@ -453,9 +411,8 @@ mod tests {
         }
         assert!(
             window(
-                &s,
-                0,
-                20_000,
+            &s,
+            Span::step(0, 20_000),
                 None,
                 &Pinning::default(),
                 &SaturationRules::default()
@@ -477,8 +434,7 @@ mod tests {
         }
         let w = window(
             &s,
-            0,
-            10_000,
+            Span::step(0, 10_000),
             Some(2.0),
             &Pinning::default(),
             &SaturationRules::default(),
@@ -490,8 +446,7 @@ mod tests {
         assert!(w.saturated[0].starts_with("pg core at"));
         let w = window(
             &s,
-            0,
-            10_000,
+            Span::step(0, 10_000),
             Some(1.7),
             &Pinning::default(),
             &SaturationRules::default(),
@@ -519,8 +474,7 @@ mod tests {
         }
         let w = window(
             &s,
-            0,
-            10_000,
+            Span::step(0, 10_000),
             None,
             &Pinning::default(),
             &SaturationRules::default(),
@@ -537,9 +491,8 @@ mod tests {
         }
         assert!(
             window(
-                &s,
-                0,
-                10_000,
+            &s,
+            Span::step(0, 10_000),
                 None,
                 &Pinning::default(),
                 &SaturationRules::default()
@@ -568,8 +521,7 @@ mod tests {
         let busy = |s: &Samples, to_ms: i64, cpus: &[u32]| {
             window(
                 s,
-                0,
-                to_ms,
+                Span::step(0, to_ms),
                 None,
                 &Pinning {
                     db: cpus,
@@ -579,13 +531,19 @@ mod tests {
             )
             .db_core_busy_pct
         };
-        assert_eq!(busy(&s, 2000, &[2]), Some(80.0));
-        assert_eq!(busy(&s, 2000, &[2, 3]), Some(60.0));
+        // Each reading is the busy % since the one before: over [0, 2000), CPU 2 was 70 % busy
+        // in (0, 1000] and 99 % in (1000, 5000].
+        assert_eq!(busy(&s, 2000, &[2]), Some(84.5));
+        assert_eq!(busy(&s, 2000, &[2, 3]), Some(74.5));
         assert_eq!(busy(&s, 2000, &[1]), None);
         assert_eq!(busy(&s, 2000, &[]), None);
         // A run recorded before the CPU numbers: positions are the CPU numbers.
         let mut old = Samples::default();
-        old.host.push(h(0, vec![10.0, 90.0], Vec::new()));
-        assert_eq!(busy(&old, 1000, &[1]), Some(90.0));
+        for (t, b) in [(0, 90.0), (1000, 70.0), (2000, 50.0)] {
+            old.host.push(h(t, vec![10.0, b], Vec::new()));
+        }
+        assert_eq!(busy(&old, 2000, &[1]), Some(60.0));
+        // One reading inside the window: too few for a step's figure.
+        assert_eq!(busy(&old, 900, &[1]), None);
     }
 }
