@@ -439,6 +439,10 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub access: Vec<super::access::AccessRow>,
     pub warnings: Vec<String>,
+    /// Figures of the steps not shown as measured: outside their physical bounds, or not
+    /// measurable from the samples in the window (`bounds`). Claims judged on them are n/a.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unusable: Vec<super::bounds::Unusable>,
     /// The refined max sustainable rate (`perflab run --refine`): probes on the same stack
     /// after the steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -506,6 +510,12 @@ impl Report {
             knee: self.knee,
             dropped_iterations: self.dropped_iterations,
         }
+    }
+    /// Why `figure` of step `step` is not shown as measured, if it is not.
+    pub fn unusable(&self, step: &str, figure: &str) -> Option<&super::bounds::Unusable> {
+        self.unusable
+            .iter()
+            .find(|u| u.step == step && u.figure == figure)
     }
     pub(crate) fn unit(&self) -> &'static str {
         self.steps.first().map(|s| s.unit.as_str()).unwrap_or("rps")

@@ -134,6 +134,9 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         .iter()
         .map(|s| step::step_row(s, &k6, &samples, &params, hold_s, model))
         .collect();
+    // Before the verdicts, so that no verdict or knee sentence cites a figure taken out.
+    let unusable = super::bounds::steps(&mut steps, &params);
+    warnings.extend(unusable.iter().map(super::bounds::Unusable::caveat));
     let knee = verdict::judge(&mut steps, source.has_samples);
     let measured = measurement::Measured {
         k6: &k6,
@@ -172,6 +175,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         logs,
         access,
         warnings,
+        unusable,
         refine: None,
         omission: None,
         fit: None,

@@ -50,5 +50,8 @@ pub fn parse(text: &str) -> anyhow::Result<Report> {
         "report schema {} is newer than this perflab reads ({REPORT_SCHEMA_VERSION}): upgrade perflab",
         f.schema_version
     );
-    Ok(f.report)
+    let mut report = f.report;
+    // A report written before the bounds rule (or edited) is held to it as it is read.
+    crate::analyze::bounds::apply(&mut report);
+    Ok(report)
 }

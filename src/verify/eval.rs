@@ -298,6 +298,11 @@ pub fn evaluate(
         out.reason = Some(reason);
         return out;
     }
+    if let Some(why) = unusable_figure(&c, &ctx) {
+        out.verdict = ClaimVerdict::NotApplicable;
+        out.reason = Some(why);
+        return out;
+    }
     let points = match points(&c, &mut ctx) {
         Ok(p) => p,
         Err(m) => {
@@ -313,6 +318,38 @@ pub fn evaluate(
     (out.verdict, out.reason) = verdict(&c, &points);
     out.host_limited = host_limited(&points, run.report);
     out
+}
+
+/// A step figure the claim reads that the analysis did not show as measured (outside its
+/// physical bounds, or too few samples in the window: `analyze::bounds`): the claim is n/a,
+/// with the figure's caveat as why.
+fn unusable_figure(c: &Compiled, ctx: &Ctx<'_>) -> Option<String> {
+    let mut exprs: Vec<&Expr> = vec![&c.value];
+    match &c.cmp {
+        Comparison::Range { min, max } => exprs.extend(min.iter().chain(max).map(|(_, e)| e)),
+        Comparison::Equals(_, e) | Comparison::Near(_, e, _) => exprs.push(e),
+    }
+    for n in exprs.iter().flat_map(|e| e.names()) {
+        let step_q = quantities::lookup(&n.path).map(|q| q.reader);
+        let run = if n.against { ctx.against } else { Some(ctx.run) };
+        let (Some(Reader::Step(_)), Some(run)) = (step_q, run) else {
+            continue;
+        };
+        let steps: Vec<&StepReport> = match (n.selector, ctx.at) {
+            (Some(sel), _) | (None, Some(At::One(sel))) => {
+                select(run.report, sel).into_iter().collect()
+            }
+            (None, Some(At::Every)) => run.report.steps.iter().collect(),
+            (None, None) => Vec::new(),
+        };
+        if let Some(u) = steps
+            .iter()
+            .find_map(|s| run.report.unusable(&s.name, &n.path))
+        {
+            return Some(u.caveat());
+        }
+    }
+    None
 }
 
 /// "judged on host-limited r0060 (the hypervisor stole 31 % of the app's CPU)".

@@ -15,6 +15,7 @@ mod compare_cli;
 mod compare_interleave;
 mod compare_matrix_cli;
 mod compare_power;
+mod cut_step_cpu;
 mod docs;
 mod export_k8s;
 mod fit_rules;

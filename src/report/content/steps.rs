@@ -11,10 +11,19 @@ pub fn steps_block(r: &Report) -> Block {
     let mut t = Table::new(h.clone());
     t.left = vec![0, h.len() - 1];
     for s in &r.steps {
-        t.push(step_cells(s, &roles, has_server));
+        let mut row = step_cells(s, &roles, has_server);
+        for (cell, figure) in row.iter_mut().zip(cell_figures(&roles, has_server)) {
+            if r.unusable(&s.name, &figure).is_some() {
+                *cell = "n/a".into();
+            }
+        }
+        t.push(row);
     }
     b.table = Some(t);
     b.notes.push("latency in ms over all requests started in the step (k6's sub-metric); \"ok p95\" over successful ones only. ok/s = successful responses completed in the window. CPU in % of one core. \"p99 n\" = requests behind p99 (! = under 50).".into());
+    if !r.unusable.is_empty() {
+        b.notes.push("n/a = a figure outside its physical bounds, or one too few samples fell inside the step's window to measure: not shown, claims on it are n/a (see the caveats).".into());
+    }
     b.notes.extend(
         r.steps
             .iter()
@@ -51,6 +60,22 @@ fn steps_headers(roles: &[String], has_server: bool) -> Vec<String> {
     }
     h.extend(["p99 n".into(), "verdict".into()]);
     h
+}
+
+/// The claim name of each cell of a step's row (empty: a cell no figure of the bounds rule).
+fn cell_figures(roles: &[String], has_server: bool) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "", "", "sent_per_s", "ok_per_s", "p50_ms", "p95_ms", "p99_ms", "max_ms", "ok_p95_ms",
+        "failed_rate", "", "", "max_vus",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(roles.iter().map(|r| format!("cpu.{r}")));
+    if has_server {
+        v.extend(["ms_cpu_per_ok".into(), "psi_pct".into()]);
+    }
+    v
 }
 
 /// One step's row of the steps table.
