@@ -41,7 +41,7 @@ impl Unusable {
                 self.why
             ),
             None => format!(
-                "step {}: {} not measured ({}): claims on it are n/a",
+                "step {}: {} not usable ({}): claims on it are n/a",
                 self.step, self.figure, self.why
             ),
         }
@@ -72,15 +72,7 @@ pub fn steps(steps: &mut [StepReport], p: &Params) -> Vec<Unusable> {
                 }
             }
         }
-        let app_gone = s.server.as_ref().is_some_and(|w| w.app_cores().is_none());
-        if let Some(v) = s.ms_cpu_per_ok.filter(|_| app_gone) {
-            s.ms_cpu_per_ok = None;
-            let why = "derived from an app-box CPU figure that is not usable".to_string();
-            found.push(("ms_cpu_per_ok".into(), Some(v), why));
-        } else if let Some(v) = s.ms_cpu_per_ok.filter(|v| !(*v >= 0.0 && v.is_finite())) {
-            s.ms_cpu_per_ok = None;
-            found.push(("ms_cpu_per_ok".into(), Some(v), "below 0".into()));
-        }
+        app_derived(s, &mut found);
         out.extend(found.into_iter().map(|(figure, value, why)| Unusable {
             step: s.name.clone(),
             figure,
@@ -89,6 +81,30 @@ pub fn steps(steps: &mut [StepReport], p: &Params) -> Vec<Unusable> {
         }));
     }
     out
+}
+
+/// The app box's CPU and the CPU per response, when one of the app box's roles has no usable
+/// CPU figure (taken out, or not measured): not usable either.
+fn app_derived(s: &mut StepReport, found: &mut Found) {
+    let Some(w) = s.server.as_ref() else { return };
+    let Some(role) = Role::ALL
+        .into_iter()
+        .filter(|r| r.is_app_box())
+        .map(|r| format!("cpu.{}", r.column()))
+        .find(|f| w.unusable.contains_key(f))
+    else {
+        if let Some(v) = s.ms_cpu_per_ok.filter(|v| bad(*v)) {
+            s.ms_cpu_per_ok = None;
+            found.push(("ms_cpu_per_ok".into(), Some(v), "below 0".into()));
+        }
+        return;
+    };
+    let why = format!("derived from {role}, which {}", w.unusable[&role]);
+    for (figure, value) in [("app_cpu", None), ("ms_cpu_per_ok", s.ms_cpu_per_ok.take())] {
+        if !found.iter().any(|(f, _, _)| f == figure) {
+            found.push((figure.into(), value, why.clone()));
+        }
+    }
 }
 
 /// [`steps`] on a whole report (a recorded `report.json` read back): the figures it finds

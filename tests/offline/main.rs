@@ -5,6 +5,9 @@
 mod analyze_criteria;
 mod analyze_fixtures;
 mod architecture;
+mod bounds_fixtures;
+#[path = "../run_support/bounds.rs"]
+mod bounds_support;
 mod catalog_files;
 mod catalog_layout;
 mod catalog_plan;

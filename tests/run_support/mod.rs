@@ -7,6 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+pub mod bounds;
 pub mod shared;
 
 /// `perflab` (this build) with the crate's root as its working directory (the catalog).
@@ -26,7 +27,9 @@ pub fn run_quick_into(out: &Path, id: &str, extra: &[&str]) -> PathBuf {
         .status()
         .unwrap();
     assert!(st.success(), "perflab run {id} {extra:?} exited with {st}");
-    out.join(id).join("latest").canonicalize().unwrap()
+    let dir = out.join(id).join("latest").canonicalize().unwrap();
+    bounds::assert_run_within_bounds(&dir);
+    dir
 }
 
 /// [`run_quick_into`] a fresh temporary out directory, kept alive by the caller.

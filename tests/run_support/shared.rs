@@ -67,6 +67,7 @@ fn make(name: &str, id: &str, args: &[&str], stderr: Stderr) -> SharedRun {
                 output.status
             )
         });
+    super::bounds::assert_run_within_bounds(&dir);
     SharedRun { out, dir, output }
 }
 

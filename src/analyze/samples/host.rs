@@ -1,6 +1,7 @@
 //! Where the host's CPU went over a window: busy = the lab's containers + perflab/dockerd +
 //! steal + other, and the other cores by who used them: the processes outside the lab by
 //! source (`hostprocs.jsonl`), irq time in no process, and what stays unattributed. Pure.
+use super::series::{self, Span};
 use super::*;
 use crate::analyze::model::{Consumer, HostConsumer, HostShare, NamedCores};
 
@@ -9,8 +10,10 @@ const TOP_NAMES: usize = 5;
 /// Consumers below this (mean cores) are left out of the lists.
 pub(crate) const NEGLIGIBLE: f64 = 0.005;
 
-/// One second of the window.
+/// One sampler tick of the window: its readings cover the interval since the tick before.
 struct Second<'a> {
+    /// How much of the window that interval covers (ms).
+    weight: f64,
     busy: f64,
     lab: f64,
     harness: f64,
@@ -18,40 +21,44 @@ struct Second<'a> {
     procs: Option<&'a HostProcsSample>,
 }
 
-/// Where the host's CPU went over `[from_ms, to_ms)`: per host sample (1 s), busy cores minus
-/// the lab's containers (cgroup samples of the same second), perflab + dockerd and steal; the
-/// rest split by who used it where the procs sampler ran.
+/// Where the host's CPU went over exactly `[from_ms, to_ms)`: per sampler tick (the fast
+/// sampler stamps a tick's host, cgroup and processes lines with one `t`), busy cores minus the
+/// lab's containers of that tick, perflab + dockerd and steal, each tick weighted by how much of
+/// the window its interval covers; the rest split by who used it where the procs sampler ran.
 pub fn host_share(s: &Samples, from_ms: i64, to_ms: i64) -> Option<HostShare> {
-    let host = in_window(&s.host, |x| x.t, from_ms, to_ms);
-    let mut lab_by_s: BTreeMap<i64, f64> = BTreeMap::new();
-    for c in in_window(&s.cgroup, |x| x.t, from_ms, to_ms) {
-        *lab_by_s.entry(c.t.div_euclid(1000)).or_default() += c.cpu_cores;
+    let span = Span::step(from_ms, to_ms);
+    let host = series::around(&s.host, |x| x.t, span);
+    let ts: Vec<i64> = host.iter().map(|h| h.t).collect();
+    let mut lab_by_t: BTreeMap<i64, f64> = BTreeMap::new();
+    for c in series::around(&s.cgroup, |x| x.t, span) {
+        *lab_by_t.entry(c.t).or_default() += c.cpu_cores;
     }
-    let procs_by_s: BTreeMap<i64, &HostProcsSample> =
-        in_window(&s.hostprocs, |x| x.t, from_ms, to_ms)
-            .iter()
-            .map(|p| (p.t.div_euclid(1000), p))
-            .collect();
+    let procs_by_t: BTreeMap<i64, &HostProcsSample> = series::around(&s.hostprocs, |x| x.t, span)
+        .iter()
+        .map(|p| (p.t, p))
+        .collect();
     let rows: Vec<Second> = host
         .iter()
-        .filter_map(|h| {
-            let sec = h.t.div_euclid(1000);
-            let lab = *lab_by_s.get(&sec)?;
+        .zip(series::overlaps(&ts, span))
+        .filter(|(_, weight)| *weight > 0.0)
+        .filter_map(|(h, weight)| {
+            let lab = *lab_by_t.get(&h.t)?;
             Some(Second {
+                weight,
                 busy: h.cpu_busy_pct.iter().sum::<f64>() / 100.0,
                 lab,
                 harness: h.dockerd_cores.unwrap_or(0.0) + h.perflab_cores.unwrap_or(0.0),
                 steal: (!h.cpu_steal_pct.is_empty())
                     .then(|| h.cpu_steal_pct.iter().sum::<f64>() / 100.0),
-                procs: procs_by_s.get(&sec).copied(),
+                procs: procs_by_t.get(&h.t).copied(),
             })
         })
         .collect();
     if rows.is_empty() {
         return None;
     }
-    let n = rows.len() as f64;
-    let m = |f: &dyn Fn(&Second) -> f64| rows.iter().map(f).sum::<f64>() / n;
+    let total: f64 = rows.iter().map(|r| r.weight).sum();
+    let m = |f: &dyn Fn(&Second) -> f64| rows.iter().map(|r| r.weight * f(r)).sum::<f64>() / total;
     let (busy, lab, harness) = (m(&|r| r.busy), m(&|r| r.lab), m(&|r| r.harness));
     let steal = rows
         .iter()
@@ -81,22 +88,26 @@ fn in_harness(s: ProcSource) -> bool {
 /// least half of them have one): the processes' sources, then the rest up to the irq time
 /// measured as irq in no process, then what stays unattributed.
 fn attribute(h: &mut HostShare, rows: &[Second]) {
-    let procs: Vec<&HostProcsSample> = rows.iter().filter_map(|r| r.procs).collect();
+    let procs: Vec<(f64, &HostProcsSample)> = rows
+        .iter()
+        .filter_map(|r| Some((r.weight, r.procs?)))
+        .collect();
     if procs.is_empty() || procs.len() * 2 < rows.len() {
         return;
     }
-    let n = procs.len() as f64;
+    let n: f64 = procs.iter().map(|p| p.0).sum();
     let mut by_source: BTreeMap<ProcSource, f64> = BTreeMap::new();
     let mut by_name: BTreeMap<(&str, ProcSource), f64> = BTreeMap::new();
     let mut irq = 0.0;
-    for p in &procs {
+    for (w, p) in &procs {
+        let share = w / n;
         for (src, c) in p.sources.iter().filter(|(s, _)| !in_harness(**s)) {
-            *by_source.entry(*src).or_default() += c / n;
+            *by_source.entry(*src).or_default() += c * share;
         }
         for t in p.top.iter().filter(|t| !in_harness(t.source)) {
-            *by_name.entry((&t.name, t.source)).or_default() += t.cores / n;
+            *by_name.entry((&t.name, t.source)).or_default() += t.cores * share;
         }
-        irq += (p.irq_pct.iter().sum::<f64>() + p.softirq_pct.iter().sum::<f64>()) / 100.0 / n;
+        irq += (p.irq_pct.iter().sum::<f64>() + p.softirq_pct.iter().sum::<f64>()) / 100.0 * share;
     }
     let residual = h.other_cores - by_source.values().sum::<f64>();
     let irq_part = residual.clamp(0.0, irq);
@@ -209,7 +220,8 @@ mod tests {
             s.host.push(host(t, [60.0, 90.0], Some([10.0, 10.0])));
         }
         let h = host_share(&s, 1_000_000, 1_010_000).unwrap();
-        assert_eq!(h.samples, 10);
+        // the first tick's reading covers the second before the window
+        assert_eq!(h.samples, 9);
         assert!((h.busy_cores - 1.5).abs() < 1e-9, "{h:?}");
         assert!((h.lab_cores - 1.0).abs() < 1e-9, "{h:?}");
         assert!((h.steal_cores.unwrap() - 0.2).abs() < 1e-9, "{h:?}");

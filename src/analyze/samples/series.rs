@@ -68,7 +68,7 @@ pub(crate) fn unusable(pts: &[(i64, f64)], span: Span) -> Option<String> {
         .count();
     if inside < span.min_inside {
         return Some(format!(
-            "{inside} sample(s) inside its {:.2} s window ({} needed)",
+            "had {inside} sample(s) inside its {:.2} s window ({} needed)",
             span.seconds(),
             span.min_inside
         ));
@@ -76,7 +76,7 @@ pub(crate) fn unusable(pts: &[(i64, f64)], span: Span) -> Option<String> {
     let (a, b) = covered(pts, span)?;
     ((b - a) < (MIN_COVER * span.len_ms() as f64) as i64).then(|| {
         format!(
-            "its samples cover {:.2} s of its {:.2} s window",
+            "had samples covering {:.2} s of its {:.2} s window",
             (b - a).max(0) as f64 / 1000.0,
             span.seconds()
         )
@@ -141,6 +141,23 @@ pub(crate) fn cumulative(pts: &[(i64, f64)]) -> Vec<(i64, f64)> {
     out
 }
 
+/// How much of the window each interval reading covers (ms): the overlap of its interval,
+/// (the previous sample's `t`, its `t`], with the window (`ts` sorted; the first one's interval
+/// taken as long as the next gap). A mean weighted so is the readings integrated over the window.
+pub(crate) fn overlaps(ts: &[i64], span: Span) -> Vec<f64> {
+    let first_gap = match ts {
+        [a, b, ..] => b - a,
+        _ => 1000,
+    };
+    ts.iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let start = if i == 0 { t - first_gap } else { ts[i - 1] };
+            (t.min(span.to) - start.max(span.from)).max(0) as f64
+        })
+        .collect()
+}
+
 /// The mean of interval readings over exactly `span` (see the module's doc).
 pub(crate) fn interval_mean(pts: &[(i64, f64)], span: Span) -> Option<f64> {
     let c = cumulative(pts);
@@ -166,7 +183,7 @@ mod tests {
         // a window outside the samples' reach, or with one sample inside: unusable
         assert_eq!(counter_rate(&pts, span(20_000, 26_000)), None);
         assert_eq!(counter_rate(&pts, span(2000, 3000)), None);
-        assert!(unusable(&pts, span(2000, 3000)).unwrap().contains("1 sample(s) inside"));
+        assert!(unusable(&pts, span(2000, 3000)).unwrap().contains("had 1 sample(s) inside"));
     }
 
     #[test]

@@ -55,8 +55,9 @@ pub struct WindowServer {
     pub node: Option<NodeWindow>,
     /// Criterion 5: saturated resources, as short phrases ("fpm 20/20 busy, listen queue 186").
     pub saturated: Vec<String>,
-    /// Figures the window could not measure, by their claim name (`cpu.app`, `dockerd_pct`),
-    /// with why ("1 sample(s) inside its 0.69 s window (2 needed)"): they are left out above.
+    /// Figures the window could not measure or the bounds rule took out, by their claim name
+    /// (`cpu.app`, `dockerd_pct`), with why ("had 1 sample(s) inside its 0.69 s window (2
+    /// needed)", "read 119.9, outside its physical bounds"): they are left out above.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unusable: BTreeMap<String, String>,
 }
@@ -205,7 +206,7 @@ fn host_figures(
 
 /// Where php-fpm's or pg's counter had samples in the window but too few for a rate.
 fn counters_unusable(w: &mut WindowServer, span: Span) {
-    let why = |n: usize| format!("{n} sample(s) inside its {:.2} s window", span.seconds());
+    let why = |n: usize| format!("had {n} sample(s) inside its {:.2} s window", span.seconds());
     if let Some(f) = w.fpm.as_ref().filter(|f| f.accepted_per_s.is_none()) {
         w.unusable
             .insert("fpm.accepted_per_s".into(), why(f.samples));
@@ -213,7 +214,7 @@ fn counters_unusable(w: &mut WindowServer, span: Span) {
     if w.pg.as_ref().is_some_and(|p| p.commits_per_s.is_none()) {
         w.unusable.insert(
             "pg.commits_per_s".into(),
-            "too few pg samples around the window".into(),
+            "had too few samples around its window".into(),
         );
     }
 }
