@@ -160,7 +160,8 @@ fn latencies(s: &StepReport, found: &mut Found) {
             if x > y * (1.0 + 1e-9) {
                 for (n, v) in [(a, x), (b, y)] {
                     if !found.iter().any(|(f, _, _)| f == n) {
-                        let why = format!("{a} {} > {b} {}: percentiles out of order", fmt(x), fmt(y));
+                        let why =
+                            format!("{a} {} > {b} {}: percentiles out of order", fmt(x), fmt(y));
                         found.push((n.to_string(), Some(v), why));
                     }
                 }
@@ -172,7 +173,11 @@ fn latencies(s: &StepReport, found: &mut Found) {
 /// The failed share in [0, 1]; requests per second at least 0.
 fn step_rates(s: &StepReport, found: &mut Found) {
     if !(0.0..=1.0).contains(&s.failed_rate) {
-        found.push(("failed_rate".into(), Some(s.failed_rate), "a share outside [0, 1]".into()));
+        found.push((
+            "failed_rate".into(),
+            Some(s.failed_rate),
+            "a share outside [0, 1]".into(),
+        ));
     }
     for (name, v) in [
         ("sent_per_s", s.sent_per_s),
@@ -210,7 +215,9 @@ fn server(w: &mut WindowServer, p: &Params, found: &mut Found) {
     let mut gone: Vec<String> = Vec::new();
     for (column, v) in &w.cpu_pct {
         let role = Role::ALL.into_iter().find(|r| r.column() == column);
-        let limit = role.and_then(|r| role_cores(r, p)).map(|c| ceiling(c, column));
+        let limit = role
+            .and_then(|r| role_cores(r, p))
+            .map(|c| ceiling(c, column));
         let why = if bad(*v) {
             Some("a CPU share below 0".to_string())
         } else {
@@ -221,12 +228,21 @@ fn server(w: &mut WindowServer, p: &Params, found: &mut Found) {
             gone.push(column.clone());
         }
     }
-    let app_roles: Vec<&str> = Role::ALL.iter().filter(|r| r.is_app_box()).map(|r| r.column()).collect();
+    let app_roles: Vec<&str> = Role::ALL
+        .iter()
+        .filter(|r| r.is_app_box())
+        .map(|r| r.column())
+        .collect();
     if let (Some(cores), Some(app), true) = (p.app_cores, w.app_cores(), gone.is_empty()) {
         let (max, why) = ceiling(cores, "the app box");
         if app * 100.0 > max {
             found.push(("app_cpu".into(), Some(app), why));
-            gone.extend(app_roles.iter().filter(|c| w.cpu_pct.contains_key(**c)).map(|c| c.to_string()));
+            gone.extend(
+                app_roles
+                    .iter()
+                    .filter(|c| w.cpu_pct.contains_key(**c))
+                    .map(|c| c.to_string()),
+            );
         }
     }
     for column in &gone {
@@ -259,7 +275,11 @@ fn percents(w: &mut WindowServer, found: &mut Found) {
         if let Some(v) = *slot {
             let out = if full { !whole(v) } else { bad(v) };
             if out {
-                let why = if full { "a share outside [0, 100] %" } else { "below 0" };
+                let why = if full {
+                    "a share outside [0, 100] %"
+                } else {
+                    "below 0"
+                };
                 found.push((name.into(), Some(v), why.into()));
                 *slot = None;
             }
@@ -267,7 +287,12 @@ fn percents(w: &mut WindowServer, found: &mut Found) {
     }
     for (whose, split) in [("app_cpus", &mut w.app_cpus), ("db_cpus", &mut w.db_cpus)] {
         let Some(s) = split.as_ref() else { continue };
-        let parts = [s.busy_pct, s.lab_pct, s.other_pct, s.steal_pct.unwrap_or(0.0)];
+        let parts = [
+            s.busy_pct,
+            s.lab_pct,
+            s.other_pct,
+            s.steal_pct.unwrap_or(0.0),
+        ];
         if parts.iter().any(|v| !whole(*v)) || !(0.0..=1.0).contains(&s.busy_share) {
             let why = "a part outside [0, 100] % of those CPUs".to_string();
             found.push((format!("{whose}.busy_pct"), Some(s.busy_pct), why));
@@ -290,7 +315,10 @@ fn shares(w: &mut WindowServer, found: &mut Found) {
     if let Some(n) = &w.node {
         share("node.elu_max", n.elu_max);
         share("node.pool_waiting_share", n.pool_waiting_share);
-        for (name, v) in [("node.inflight_mean", n.inflight_mean), ("node.eld_p99_max_ms", n.eld_p99_max_ms)] {
+        for (name, v) in [
+            ("node.inflight_mean", n.inflight_mean),
+            ("node.eld_p99_max_ms", n.eld_p99_max_ms),
+        ] {
             if bad(v) {
                 found.push((name.into(), Some(v), "below 0".into()));
             }
@@ -307,5 +335,100 @@ fn shares(w: &mut WindowServer, found: &mut Found) {
             found.push(("pg.commits_per_s".into(), Some(v), "below 0".into()));
             pg.commits_per_s = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A passing step with the issue's reading: the app 119.94 % of its one core.
+    fn issue_step() -> (StepReport, Params) {
+        let mut s = crate::analyze::run::test_row(257, 0);
+        let mut w = WindowServer::default();
+        w.cpu_pct.insert("app".into(), 119.94);
+        w.cpu_pct.insert("pg".into(), 0.1);
+        w.saturated.push("app CPU 120 % of 100 %".into());
+        s.server = Some(w);
+        s.ms_cpu_per_ok = Some(5.0);
+        let mut p = Params::new(100.0);
+        p.app_cores = Some(1.0);
+        p.db_cpus = vec![0];
+        (s, p)
+    }
+
+    #[test]
+    fn a_cpu_beyond_its_cores_is_taken_out_with_what_derives_from_it() {
+        let (s, p) = issue_step();
+        let mut rows = [s];
+        let found = steps(&mut rows, &p);
+        let names: Vec<&str> = found.iter().map(|u| u.figure.as_str()).collect();
+        assert_eq!(names, ["cpu.app", "app_cpu", "ms_cpu_per_ok"]);
+        assert_eq!(found[0].value, Some(119.94));
+        assert!(found[0].why.starts_with("> 105 %"), "{}", found[0].why);
+        assert_eq!(
+            found[0].caveat(),
+            "step r0257: cpu.app read 119.9, outside its physical bounds (> 105 %: 100 % of one core for each of the 1 CPU(s) app may use, + 5 for sampling jitter): not shown, claims on it are n/a"
+        );
+        let w = rows[0].server.as_ref().unwrap();
+        assert_eq!(w.cpu_pct.get("app"), None);
+        assert_eq!(w.cpu_pct.get("pg"), Some(&0.1), "pg is within its core");
+        assert!(w.saturated.is_empty(), "{:?}", w.saturated);
+        assert_eq!((w.app_cores(), rows[0].ms_cpu_per_ok), (None, None));
+        // within the jitter: shown as measured
+        let (mut s, p) = issue_step();
+        s.server
+            .as_mut()
+            .unwrap()
+            .cpu_pct
+            .insert("app".into(), 104.9);
+        assert!(steps(&mut [s], &p).is_empty());
+        // the role's cores unknown (loose files): no bound to hold it to
+        let (s, mut p) = issue_step();
+        p.app_cores = None;
+        assert!(steps(&mut [s], &p).is_empty());
+    }
+
+    #[test]
+    fn shares_counts_and_latencies_out_of_order_are_named() {
+        let (mut s, p) = issue_step();
+        s.server = None;
+        s.ms_cpu_per_ok = None;
+        s.failed_rate = 1.5;
+        s.p95_ms = 31.0; // above the p99 of 30
+        s.sent_per_s = -1.0;
+        let found = steps(&mut [s], &p);
+        let got: Vec<(&str, Option<f64>)> =
+            found.iter().map(|u| (u.figure.as_str(), u.value)).collect();
+        assert_eq!(
+            got,
+            [
+                ("p95_ms", Some(31.0)),
+                ("p99_ms", Some(30.0)),
+                ("failed_rate", Some(1.5)),
+                ("sent_per_s", Some(-1.0)),
+            ]
+        );
+        assert!(
+            found[0].why.contains("p95_ms 31.0 > p99_ms 30.0"),
+            "{}",
+            found[0].why
+        );
+    }
+
+    #[test]
+    fn a_recorded_report_gets_each_caveat_once() {
+        let (s, p) = issue_step();
+        let mut r = crate::analyze::run::test_report(vec![s], p);
+        apply(&mut r);
+        apply(&mut r);
+        assert_eq!(r.unusable.len(), 3);
+        let caveats = r
+            .warnings
+            .iter()
+            .filter(|w| w.starts_with("step r0257:"))
+            .count();
+        assert_eq!(caveats, 3);
+        assert!(r.unusable("r0257", "cpu.app").is_some());
     }
 }

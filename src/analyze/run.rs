@@ -186,7 +186,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
 
 /// A passing step row at `target` rps with 100 requests/s sent and ok, for the parts' tests.
 #[cfg(test)]
-fn test_row(target: u32, start_ms: i64) -> StepReport {
+pub(crate) fn test_row(target: u32, start_ms: i64) -> StepReport {
     StepReport {
         name: format!("r{target:04}"),
         target,
@@ -216,5 +216,35 @@ fn test_row(target: u32, start_ms: i64) -> StepReport {
         server: None,
         ms_cpu_per_ok: None,
         host_limited: None,
+    }
+}
+
+/// A report of `steps` with nothing else in it, for the tests of what reads a report.
+#[cfg(test)]
+pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
+    Report {
+        source: Source::default(),
+        params,
+        model: LoadModel::Open,
+        hold_s: 10.0,
+        steps,
+        last_passing: None,
+        knee: None,
+        passing_below_knee: None,
+        knee_why: None,
+        dropped_iterations: 0,
+        dropped_warmup: 0,
+        checks: Checks::default(),
+        per_second: Vec::new(),
+        timeline: Vec::new(),
+        logs: BTreeMap::new(),
+        access: Vec::new(),
+        warnings: Vec::new(),
+        unusable: Vec::new(),
+        refine: None,
+        omission: None,
+        fit: None,
+        injected: Vec::new(),
+        host_speed: None,
     }
 }

@@ -331,7 +331,11 @@ fn unusable_figure(c: &Compiled, ctx: &Ctx<'_>) -> Option<String> {
     }
     for n in exprs.iter().flat_map(|e| e.names()) {
         let step_q = quantities::lookup(&n.path).map(|q| q.reader);
-        let run = if n.against { ctx.against } else { Some(ctx.run) };
+        let run = if n.against {
+            ctx.against
+        } else {
+            Some(ctx.run)
+        };
         let (Some(Reader::Step(_)), Some(run)) = (step_q, run) else {
             continue;
         };

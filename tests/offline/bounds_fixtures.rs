@@ -62,7 +62,10 @@ fn every_recorded_report_holds_no_figure_beyond_its_bounds_without_a_caveat() {
 fn the_issues_reading_is_caught_and_not_shown_as_measured() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("2a/20261130T043530Z-r1");
-    copy_dir(&root().join("tests/fixtures/verify/2a/20261130T043530Z-r1"), &run);
+    copy_dir(
+        &root().join("tests/fixtures/verify/2a/20261130T043530Z-r1"),
+        &run,
+    );
     let path = run.join("report.json");
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let top = v["steps"].as_array().unwrap().len() - 1;
@@ -103,13 +106,21 @@ fn the_issues_reading_is_caught_and_not_shown_as_measured() {
     let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get("2a").unwrap().entry else {
         panic!("2a is a group")
     };
-    let mut c = e.expect.iter().find(|c| c.name == "one-core").unwrap().clone();
+    let mut c = e
+        .expect
+        .iter()
+        .find(|c| c.name == "one-core")
+        .unwrap()
+        .clone();
     c.needs.clear();
     let label = loaded.label();
     let res = evaluate("2a", &c, loaded.view(&label), None);
     assert_eq!(res.verdict, ClaimVerdict::NotApplicable, "{res:#?}");
     assert!(
-        res.reason.as_deref().unwrap().contains("outside its physical bounds"),
+        res.reason
+            .as_deref()
+            .unwrap()
+            .contains("outside its physical bounds"),
         "{res:#?}"
     );
 }

@@ -18,9 +18,9 @@ fn root() -> PathBuf {
 /// The tick offsets (ms, against whole seconds from the first tick) the fast sampler recorded
 /// for the 2a app's container.
 fn recorded_tick_offsets() -> Vec<i64> {
-    let text = std::fs::read_to_string(root().join(
-        "tests/fixtures/hostcpu/2a-shared/samples/cgroup.jsonl",
-    ))
+    let text = std::fs::read_to_string(
+        root().join("tests/fixtures/hostcpu/2a-shared/samples/cgroup.jsonl"),
+    )
     .unwrap();
     let ts: Vec<i64> = text
         .lines()
@@ -115,9 +115,9 @@ fn a_cut_knee_step_reads_at_most_its_core_and_the_cpu_per_request_of_the_steps_b
         .filter(|s| s.target < 120 && !s.truncated)
         .map(|s| s.ms_cpu_per_ok.unwrap())
         .collect();
-    let (lo, hi) = before.iter().fold((f64::MAX, f64::MIN), |(a, b), v| {
-        (a.min(*v), b.max(*v))
-    });
+    let (lo, hi) = before
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
     let got = knee.ms_cpu_per_ok.unwrap();
     // within the whole steps' spread, widened by the CPU reading's stated jitter
     let slack = (hi + lo) / 2.0 * tolerance / 100.0;

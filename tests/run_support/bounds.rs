@@ -20,7 +20,15 @@ pub fn breaches(report: &Value) -> Vec<(String, String, f64)> {
         let name = s["name"].as_str().unwrap_or("?").to_string();
         let mut push = |fig: &str, v: f64| out.push((name.clone(), fig.to_string(), v));
         let num = |v: &Value, k: &str| v[k].as_f64();
-        for k in ["p50_ms", "p95_ms", "p99_ms", "max_ms", "avg_ms", "ok_p50_ms", "ok_p95_ms"] {
+        for k in [
+            "p50_ms",
+            "p95_ms",
+            "p99_ms",
+            "max_ms",
+            "avg_ms",
+            "ok_p50_ms",
+            "ok_p95_ms",
+        ] {
             if let Some(v) = num(s, k).filter(|v| *v < 0.0) {
                 push(k, v);
             }

@@ -69,7 +69,10 @@ impl CpuSplit {
 
 /// Busy % of `cpus` in one host sample (mean over those CPUs it has).
 fn sample_busy(h: &HostSample, cpus: &[u32]) -> Option<f64> {
-    mean(cpus.iter().filter_map(|c| cpu_busy(h, *c, |h| &h.cpu_busy_pct)))
+    mean(
+        cpus.iter()
+            .filter_map(|c| cpu_busy(h, *c, |h| &h.cpu_busy_pct)),
+    )
 }
 
 /// The lab's roles pinned inside `cpus`: the app box on the app's CPUs, PostgreSQL on the
@@ -105,7 +108,10 @@ pub(crate) fn split(
         return None;
     }
     let per_cpu = |of: fn(&HostSample) -> &[f64]| {
-        mean(cpus.iter().filter_map(|c| cpu_mean(host_near, *c, span, of)))
+        mean(
+            cpus.iter()
+                .filter_map(|c| cpu_mean(host_near, *c, span, of)),
+        )
     };
     let busy = per_cpu(|h| &h.cpu_busy_pct)?;
     let steal = host
@@ -229,7 +235,10 @@ mod tests {
                 .steal_pct,
             None
         );
-        assert_eq!(split(&[], &PINS, &host, &host, &app_at(0.65), SPAN, 90.0), None);
+        assert_eq!(
+            split(&[], &PINS, &host, &host, &app_at(0.65), SPAN, 90.0),
+            None
+        );
     }
 
     #[test]

@@ -9,11 +9,11 @@ mod window;
 
 use crate::lab::Role;
 pub use crate::sample::records::*;
+pub use apps::{FpmWindow, NodeWindow, PgWindow};
 pub(crate) use cpus::{CpuSplit, HOST_LIMITED_PCT, Pinning};
 /// Mean cores below which a consumer outside the lab is not named.
 pub(crate) use host::NEGLIGIBLE as NEGLIGIBLE_CORES;
 pub use host::host_share;
-pub use apps::{FpmWindow, NodeWindow, PgWindow};
 pub use series::{MIN_STEP_SAMPLES, Span};
 pub use window::*;
 

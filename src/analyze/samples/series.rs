@@ -183,7 +183,11 @@ mod tests {
         // a window outside the samples' reach, or with one sample inside: unusable
         assert_eq!(counter_rate(&pts, span(20_000, 26_000)), None);
         assert_eq!(counter_rate(&pts, span(2000, 3000)), None);
-        assert!(unusable(&pts, span(2000, 3000)).unwrap().contains("had 1 sample(s) inside"));
+        assert!(
+            unusable(&pts, span(2000, 3000))
+                .unwrap()
+                .contains("had 1 sample(s) inside")
+        );
     }
 
     #[test]

@@ -160,11 +160,7 @@ fn role_cpu(w: &mut WindowServer, inside: &[CgroupSample], near: &[CgroupSample]
 fn cpu_by_tick(cg: &[CgroupSample]) -> BTreeMap<Role, BTreeMap<i64, f64>> {
     let mut per_role: BTreeMap<Role, BTreeMap<i64, f64>> = BTreeMap::new();
     for x in cg {
-        *per_role
-            .entry(x.role)
-            .or_default()
-            .entry(x.t)
-            .or_default() += x.cpu_cores;
+        *per_role.entry(x.role).or_default().entry(x.t).or_default() += x.cpu_cores;
     }
     per_role
 }
@@ -206,7 +202,12 @@ fn host_figures(
 
 /// Where php-fpm's or pg's counter had samples in the window but too few for a rate.
 fn counters_unusable(w: &mut WindowServer, span: Span) {
-    let why = |n: usize| format!("had {n} sample(s) inside its {:.2} s window", span.seconds());
+    let why = |n: usize| {
+        format!(
+            "had {n} sample(s) inside its {:.2} s window",
+            span.seconds()
+        )
+    };
     if let Some(f) = w.fpm.as_ref().filter(|f| f.accepted_per_s.is_none()) {
         w.unusable
             .insert("fpm.accepted_per_s".into(), why(f.samples));
@@ -221,7 +222,11 @@ fn counters_unusable(w: &mut WindowServer, span: Span) {
 
 /// One CPU's busy % (by its number; a run recorded before the numbers: its position) in a
 /// host sample.
-pub(crate) fn cpu_busy(h: &HostSample, cpu: u32, of: impl Fn(&HostSample) -> &[f64]) -> Option<f64> {
+pub(crate) fn cpu_busy(
+    h: &HostSample,
+    cpu: u32,
+    of: impl Fn(&HostSample) -> &[f64],
+) -> Option<f64> {
     let i = if h.cpus.is_empty() {
         usize::try_from(cpu).ok()?
     } else {
@@ -412,8 +417,8 @@ mod tests {
         }
         assert!(
             window(
-            &s,
-            Span::step(0, 20_000),
+                &s,
+                Span::step(0, 20_000),
                 None,
                 &Pinning::default(),
                 &SaturationRules::default()
@@ -492,8 +497,8 @@ mod tests {
         }
         assert!(
             window(
-            &s,
-            Span::step(0, 10_000),
+                &s,
+                Span::step(0, 10_000),
                 None,
                 &Pinning::default(),
                 &SaturationRules::default()

@@ -65,8 +65,19 @@ fn steps_headers(roles: &[String], has_server: bool) -> Vec<String> {
 /// The claim name of each cell of a step's row (empty: a cell no figure of the bounds rule).
 fn cell_figures(roles: &[String], has_server: bool) -> Vec<String> {
     let mut v: Vec<String> = [
-        "", "", "sent_per_s", "ok_per_s", "p50_ms", "p95_ms", "p99_ms", "max_ms", "ok_p95_ms",
-        "failed_rate", "", "", "max_vus",
+        "",
+        "",
+        "sent_per_s",
+        "ok_per_s",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "max_ms",
+        "ok_p95_ms",
+        "failed_rate",
+        "",
+        "",
+        "max_vus",
     ]
     .iter()
     .map(|s| s.to_string())
