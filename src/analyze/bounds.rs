@@ -33,6 +33,13 @@ impl Unusable {
     /// CPU the app box is pinned to): not shown, claims on it are n/a".
     pub fn caveat(&self) -> String {
         match self.value {
+            Some(v) if self.why.starts_with("derived from") => format!(
+                "step {}: {} read {}, {}: not shown, claims on it are n/a",
+                self.step,
+                self.figure,
+                fmt(v),
+                self.why
+            ),
             Some(v) => format!(
                 "step {}: {} read {}, outside its physical bounds ({}): not shown, claims on it are n/a",
                 self.step,
@@ -46,6 +53,42 @@ impl Unusable {
             ),
         }
     }
+}
+
+/// The caveats of `list`: one per figure that read a value it is not shown with, and per step
+/// one for the figures it has no value for, grouped by why ("step 04_rps150: not usable: cpu.app,
+/// cpu.k6 (had 1 sample(s) inside its 0.69 s window (2 needed)); app_cpu (derived from cpu.app,
+/// ...): claims on them are n/a").
+pub fn caveats(list: &[Unusable]) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .iter()
+        .filter(|u| u.value.is_some())
+        .map(Unusable::caveat)
+        .collect();
+    let mut steps: Vec<&str> = Vec::new();
+    for u in list.iter().filter(|u| u.value.is_none()) {
+        if !steps.contains(&u.step.as_str()) {
+            steps.push(&u.step);
+        }
+    }
+    for step in steps {
+        let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
+        for u in list.iter().filter(|u| u.value.is_none() && u.step == step) {
+            match by_why.iter_mut().find(|(w, _)| *w == u.why) {
+                Some((_, figures)) => figures.push(&u.figure),
+                None => by_why.push((&u.why, vec![&u.figure])),
+            }
+        }
+        let parts: Vec<String> = by_why
+            .iter()
+            .map(|(why, figures)| format!("{} ({why})", figures.join(", ")))
+            .collect();
+        out.push(format!(
+            "step {step}: not usable: {}: claims on them are n/a",
+            parts.join("; ")
+        ));
+    }
+    out
 }
 
 fn fmt(v: f64) -> String {
@@ -120,8 +163,7 @@ pub fn apply(r: &mut Report) {
             r.unusable.push(u);
         }
     }
-    for u in &r.unusable {
-        let c = u.caveat();
+    for c in caveats(&r.unusable) {
         if !r.warnings.contains(&c) {
             r.warnings.push(c);
         }

@@ -136,7 +136,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         .collect();
     // Before the verdicts, so that no verdict or knee sentence cites a figure taken out.
     let unusable = super::bounds::steps(&mut steps, &params);
-    warnings.extend(unusable.iter().map(super::bounds::Unusable::caveat));
+    warnings.extend(super::bounds::caveats(&unusable));
     let knee = verdict::judge(&mut steps, source.has_samples);
     let measured = measurement::Measured {
         k6: &k6,

@@ -98,12 +98,19 @@ pub(crate) fn window(
                 fw.total, fw.total, fw.listen_queue_max
             ));
         }
+        if fw.accepted_per_s.is_none() {
+            too_few(&mut w, "fpm.accepted_per_s", fpm.len(), span);
+        }
         w.fpm = Some(fw);
     }
     let pg = in_window(&s.pg, |x| x.t, span.from, span.to);
     if !pg.is_empty() {
         let near = series::around(&s.pg, |x| x.t, span);
-        w.pg = Some(pg_window(pg, near, span, rules));
+        let pw = pg_window(pg, near, span, rules);
+        if pw.commits_per_s.is_none() {
+            too_few(&mut w, "pg.commits_per_s", pg.len(), span);
+        }
+        w.pg = Some(pw);
     }
     let node = in_window(&s.node, |x| x.t, span.from, span.to);
     if !node.is_empty() {
@@ -111,7 +118,6 @@ pub(crate) fn window(
         node_saturation(&mut w.saturated, node, &nw, rules);
         w.node = Some(nw);
     }
-    counters_unusable(&mut w, span);
     db_core_saturation(&mut w, &ticks, rules);
     if let Some(cores) = app_cores {
         app_box_saturation(&mut w, &ticks, cores, rules);
@@ -200,24 +206,13 @@ fn host_figures(
     w.host_cpu_max_pct = max(host.iter().flat_map(|h| h.cpu_busy_pct.iter().copied()));
 }
 
-/// Where php-fpm's or pg's counter had samples in the window but too few for a rate.
-fn counters_unusable(w: &mut WindowServer, span: Span) {
-    let why = |n: usize| {
-        format!(
-            "had {n} sample(s) inside its {:.2} s window",
-            span.seconds()
-        )
-    };
-    if let Some(f) = w.fpm.as_ref().filter(|f| f.accepted_per_s.is_none()) {
-        w.unusable
-            .insert("fpm.accepted_per_s".into(), why(f.samples));
-    }
-    if w.pg.as_ref().is_some_and(|p| p.commits_per_s.is_none()) {
-        w.unusable.insert(
-            "pg.commits_per_s".into(),
-            "had too few samples around its window".into(),
-        );
-    }
+/// Why a counter's rate has no figure: the samples inside the window.
+fn too_few(w: &mut WindowServer, figure: &str, inside: usize, span: Span) {
+    let why = format!(
+        "had {inside} sample(s) inside its {:.2} s window",
+        span.seconds()
+    );
+    w.unusable.insert(figure.into(), why);
 }
 
 /// One CPU's busy % (by its number; a run recorded before the numbers: its position) in a
