@@ -16,6 +16,19 @@ use serde::{Deserialize, Serialize};
 /// and more: under 2 %) can carry it past the cores it may use.
 pub const CPU_JITTER_PCT: f64 = 5.0;
 
+/// Criterion 5's phrases that cite a CPU figure, by their start, and that figure: a phrase is
+/// taken out with its figure, and a claim on it (`saturated("pg core")`) is n/a.
+const CITING: [(&str, &str); 2] = [("app CPU ", "app_cpu"), ("pg core at", "cpu.pg")];
+
+/// The figure a criterion 5 phrase mentioning `text` cites (`"pg core"` -> `cpu.pg`), if any.
+pub fn cited_figure(text: &str) -> Option<&'static str> {
+    let t = text.trim().to_lowercase();
+    CITING
+        .iter()
+        .find(|(start, _)| !t.is_empty() && start.to_lowercase().contains(&t))
+        .map(|(_, figure)| *figure)
+}
+
 /// One figure of a step that is not shown as measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Unusable {
@@ -293,11 +306,15 @@ fn server(w: &mut WindowServer, p: &Params, found: &mut Found) {
             w.unusable.insert(format!("cpu.{column}"), why);
         }
     }
-    if gone.iter().any(|c| app_roles.contains(&c.as_str())) {
-        w.saturated.retain(|x| !x.starts_with("app CPU "));
-    }
-    if gone.iter().any(|c| c == "pg") {
-        w.saturated.retain(|x| !x.starts_with("pg core at"));
+    let app_gone = gone.iter().any(|c| app_roles.contains(&c.as_str()));
+    for (start, figure) in CITING {
+        let cited_gone = match figure {
+            "app_cpu" => app_gone,
+            _ => gone.iter().any(|c| format!("cpu.{c}") == figure),
+        };
+        if cited_gone {
+            w.saturated.retain(|x| !x.starts_with(start));
+        }
     }
     percents(w, found);
     shares(w, found);

@@ -2,9 +2,10 @@
 //! requirements first (n/a when the run cannot test the claim), then the value at the chosen
 //! step(s) against its comparison. Pure: the runs come in as parsed `Report` + `Manifest`.
 use super::quantities::{self, Call, FUNCTIONS, Missing, Reader, StepCtx};
+use crate::analyze::bounds::cited_figure;
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::compile::{At, Comparison, Compiled, compile};
-use crate::claim::expr::{self, ArgValue, Expr, Name, Resolve, Selector};
+use crate::claim::expr::{self, Arg, ArgValue, Expr, Name, Resolve, Selector};
 use crate::claim::{Claim, Tol, fmt_num};
 use crate::rundir::Manifest;
 use serde::{Deserialize, Serialize};
@@ -329,31 +330,42 @@ fn unusable_figure(c: &Compiled, ctx: &Ctx<'_>) -> Option<String> {
         Comparison::Range { min, max } => exprs.extend(min.iter().chain(max).map(|(_, e)| e)),
         Comparison::Equals(_, e) | Comparison::Near(_, e, _) => exprs.push(e),
     }
+    // (run, selector, figure) of each step figure the claim reads
+    let mut read: Vec<(RunView<'_>, Option<Selector>, &str)> = Vec::new();
     for n in exprs.iter().flat_map(|e| e.names()) {
-        let step_q = quantities::lookup(&n.path).map(|q| q.reader);
         let run = if n.against {
             ctx.against
         } else {
             Some(ctx.run)
         };
-        let (Some(Reader::Step(_)), Some(run)) = (step_q, run) else {
-            continue;
-        };
-        let steps: Vec<&StepReport> = match (n.selector, ctx.at) {
-            (Some(sel), _) | (None, Some(At::One(sel))) => {
-                select(run.report, sel).into_iter().collect()
-            }
-            (None, Some(At::Every)) => run.report.steps.iter().collect(),
-            (None, None) => Vec::new(),
-        };
-        if let Some(u) = steps
-            .iter()
-            .find_map(|s| run.report.unusable(&s.name, &n.path))
-        {
-            return Some(u.caveat());
+        let reader = quantities::lookup(&n.path).map(|q| q.reader);
+        if let (Some(Reader::Step(_)), Some(run)) = (reader, run) {
+            read.push((run, n.selector, n.path.as_str()));
         }
     }
-    None
+    // `saturated("pg core")` reads criterion 5's phrase, which cites a CPU figure
+    for (f, args) in exprs.iter().flat_map(|e| e.calls()) {
+        if let ("saturated", [Arg::Str(text)]) = (f, args)
+            && let Some(figure) = cited_figure(text)
+        {
+            read.push((ctx.run, None, figure));
+        }
+    }
+    read.iter().find_map(|(run, sel, figure)| {
+        steps_at(run.report, *sel, ctx.at)
+            .iter()
+            .find_map(|s| run.report.unusable(&s.name, figure))
+            .map(|u| u.caveat())
+    })
+}
+
+/// The steps a claim reads a step figure at: the name's selector, else the claim's `at:`.
+fn steps_at(r: &Report, sel: Option<Selector>, at: Option<At>) -> Vec<&StepReport> {
+    match (sel, at) {
+        (Some(sel), _) | (None, Some(At::One(sel))) => select(r, sel).into_iter().collect(),
+        (None, Some(At::Every)) => r.steps.iter().collect(),
+        (None, None) => Vec::new(),
+    }
 }
 
 /// "judged on host-limited r0060 (the hypervisor stole 31 % of the app's CPU)".

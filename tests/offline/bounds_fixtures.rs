@@ -124,3 +124,60 @@ fn the_issues_reading_is_caught_and_not_shown_as_measured() {
         "{res:#?}"
     );
 }
+
+/// A claim on criterion 5's phrase (exp0's `saturated("pg core")` at the knee) is n/a when the
+/// CPU figure the phrase cites is beyond its bounds: the recorded exp0 run edited to a knee at
+/// 60 rps whose pg read 150 % of its one CPU, "pg core at 150 %" among its saturated resources.
+#[test]
+fn a_claim_on_a_phrase_citing_an_unusable_figure_is_na() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("exp0/20261130T035220Z-r1");
+    copy_dir(
+        &root().join("tests/fixtures/verify/exp0/20261130T035220Z-r1"),
+        &run,
+    );
+    let path = run.join("report.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    v["knee"] = 60.into();
+    v["params"]["db_cpus"] = serde_json::json!([0]);
+    let step = &mut v["steps"][2];
+    assert_eq!(step["name"], "r0060");
+    step["server"]["cpu_pct"]["pg"] = 150.0.into();
+    step["server"]["saturated"] = serde_json::json!(["pg core at 150 %"]);
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    let loaded = perflab::verify::load::load_run(&run).unwrap();
+    assert!(
+        loaded.report.steps[2]
+            .server
+            .as_ref()
+            .unwrap()
+            .saturated
+            .is_empty(),
+        "the phrase left with its figure"
+    );
+    let cat = perflab::experiment::Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
+    let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get("exp0").unwrap().entry else {
+        panic!("exp0 is a group")
+    };
+    let mut c = e
+        .expect
+        .iter()
+        .find(|c| c.name == "db-core-saturated")
+        .unwrap()
+        .clone();
+    c.needs.clear();
+    let label = loaded.label();
+    let res = evaluate("exp0", &c, loaded.view(&label), None);
+    assert_eq!(res.verdict, ClaimVerdict::NotApplicable, "{res:#?}");
+    assert!(
+        res.reason
+            .as_deref()
+            .unwrap()
+            .starts_with("step r0060: cpu.pg read 150.0"),
+        "{res:#?}"
+    );
+}
