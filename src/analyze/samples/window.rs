@@ -72,8 +72,7 @@ pub(crate) fn window(
     rules: &SaturationRules,
 ) -> WindowServer {
     let mut w = WindowServer::default();
-    let inside = |t_of: fn(&CgroupSample) -> i64| in_window(&s.cgroup, t_of, span.from, span.to);
-    let cg = inside(|x| x.t);
+    let cg = in_window(&s.cgroup, |x| x.t, span.from, span.to);
     let ticks = cpu_by_tick(cg);
     role_cpu(&mut w, cg, series::around(&s.cgroup, |x| x.t, span), span);
     w.k6_cpu_max_pct = ticks
