@@ -8,6 +8,7 @@ use crate::bounds_support::{assert_caveated, breaches};
 use crate::report_support::{copy_dir, report_of};
 use perflab::analyze;
 use perflab::rundir::inputs as load;
+use perflab::verify::load::LoadedRun;
 use perflab::verify::{ClaimVerdict, evaluate};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,41 @@ fn report_jsons(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(p);
         }
     }
+}
+
+/// A copy of the recorded run `tests/fixtures/verify/<exp>/<run>` with its report.json edited
+/// by `edit` (the JSON as written): the temp folder (kept alive by the caller) and the copy.
+fn edited(exp: &str, run: &str, edit: impl FnOnce(&mut Value)) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(exp).join(run);
+    copy_dir(
+        &root().join("tests/fixtures/verify").join(exp).join(run),
+        &dir,
+    );
+    let path = dir.join("report.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    (tmp, dir)
+}
+
+/// Claim `name` of experiment `exp` judged on `run` as if the host met its `needs:` (these
+/// runs had one app CPU), which must be n/a: its reason.
+fn na_reason(exp: &str, name: &str, run: &LoadedRun) -> String {
+    let cat = perflab::experiment::Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
+    let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get(exp).unwrap().entry else {
+        panic!("{exp} is a group")
+    };
+    let mut c = e.expect.iter().find(|c| c.name == name).unwrap().clone();
+    c.needs.clear();
+    let label = run.label();
+    let res = evaluate(exp, &c, run.view(&label), None);
+    assert_eq!(res.verdict, ClaimVerdict::NotApplicable, "{res:#?}");
+    res.reason.unwrap()
 }
 
 #[test]
@@ -60,18 +96,14 @@ fn every_recorded_report_holds_no_figure_beyond_its_bounds_without_a_caveat() {
 /// `one-core`'s 0.9-1.2).
 #[test]
 fn the_issues_reading_is_caught_and_not_shown_as_measured() {
-    let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("2a/20261130T043530Z-r1");
-    copy_dir(
-        &root().join("tests/fixtures/verify/2a/20261130T043530Z-r1"),
-        &run,
-    );
-    let path = run.join("report.json");
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let top = v["steps"].as_array().unwrap().len() - 1;
-    v["steps"][top]["server"]["cpu_pct"]["app"] = 119.94.into();
-    v["steps"][0]["p95_ms"] = (v["steps"][0]["p99_ms"].as_f64().unwrap() + 10.0).into();
-    let found: Vec<(String, String)> = breaches(&v).into_iter().map(|b| (b.0, b.1)).collect();
+    let mut found = Vec::new();
+    let mut top = 0;
+    let (_tmp, run) = edited("2a", "20261130T043530Z-r1", |v| {
+        top = v["steps"].as_array().unwrap().len() - 1;
+        v["steps"][top]["server"]["cpu_pct"]["app"] = 119.94.into();
+        v["steps"][0]["p95_ms"] = (v["steps"][0]["p99_ms"].as_f64().unwrap() + 10.0).into();
+        found = breaches(v).into_iter().map(|b| (b.0, b.1)).collect();
+    });
     assert_eq!(
         found,
         [
@@ -80,7 +112,6 @@ fn the_issues_reading_is_caught_and_not_shown_as_measured() {
             ("07_rps250".to_string(), "app_cpu".to_string()),
         ]
     );
-    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
     let loaded = perflab::verify::load::load_run(&run).unwrap();
     let r = &loaded.report;
     assert_caveated(&serde_json::to_value(r).unwrap(), "the edited 2a run");
@@ -97,32 +128,9 @@ fn the_issues_reading_is_caught_and_not_shown_as_measured() {
     let row = text.lines().find(|l| l.starts_with("07_rps250")).unwrap();
     assert!(row.contains("n/a"), "{row}");
     assert!(!text.contains("120 %"), "{text}");
-    // 2a's one-core claim (its need of 2 app CPUs aside) reads app_cpu at the top step
-    let cat = perflab::experiment::Catalog::load(
-        &root().join("experiments"),
-        &perflab::verify::quantities::Quantities,
-    )
-    .unwrap();
-    let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get("2a").unwrap().entry else {
-        panic!("2a is a group")
-    };
-    let mut c = e
-        .expect
-        .iter()
-        .find(|c| c.name == "one-core")
-        .unwrap()
-        .clone();
-    c.needs.clear();
-    let label = loaded.label();
-    let res = evaluate("2a", &c, loaded.view(&label), None);
-    assert_eq!(res.verdict, ClaimVerdict::NotApplicable, "{res:#?}");
-    assert!(
-        res.reason
-            .as_deref()
-            .unwrap()
-            .contains("outside its physical bounds"),
-        "{res:#?}"
-    );
+    // 2a's one-core claim reads app_cpu at the top step
+    let why = na_reason("2a", "one-core", &loaded);
+    assert!(why.contains("outside its physical bounds"), "{why}");
 }
 
 /// A claim on criterion 5's phrase (exp0's `saturated("pg core")` at the knee) is n/a when the
@@ -130,21 +138,14 @@ fn the_issues_reading_is_caught_and_not_shown_as_measured() {
 /// 60 rps whose pg read 150 % of its one CPU, "pg core at 150 %" among its saturated resources.
 #[test]
 fn a_claim_on_a_phrase_citing_an_unusable_figure_is_na() {
-    let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("exp0/20261130T035220Z-r1");
-    copy_dir(
-        &root().join("tests/fixtures/verify/exp0/20261130T035220Z-r1"),
-        &run,
-    );
-    let path = run.join("report.json");
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    v["knee"] = 60.into();
-    v["params"]["db_cpus"] = serde_json::json!([0]);
-    let step = &mut v["steps"][2];
-    assert_eq!(step["name"], "r0060");
-    step["server"]["cpu_pct"]["pg"] = 150.0.into();
-    step["server"]["saturated"] = serde_json::json!(["pg core at 150 %"]);
-    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    let (_tmp, run) = edited("exp0", "20261130T035220Z-r1", |v| {
+        v["knee"] = 60.into();
+        v["params"]["db_cpus"] = serde_json::json!([0]);
+        let step = &mut v["steps"][2];
+        assert_eq!(step["name"], "r0060");
+        step["server"]["cpu_pct"]["pg"] = 150.0.into();
+        step["server"]["saturated"] = serde_json::json!(["pg core at 150 %"]);
+    });
     let loaded = perflab::verify::load::load_run(&run).unwrap();
     assert!(
         loaded.report.steps[2]
@@ -155,29 +156,6 @@ fn a_claim_on_a_phrase_citing_an_unusable_figure_is_na() {
             .is_empty(),
         "the phrase left with its figure"
     );
-    let cat = perflab::experiment::Catalog::load(
-        &root().join("experiments"),
-        &perflab::verify::quantities::Quantities,
-    )
-    .unwrap();
-    let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get("exp0").unwrap().entry else {
-        panic!("exp0 is a group")
-    };
-    let mut c = e
-        .expect
-        .iter()
-        .find(|c| c.name == "db-core-saturated")
-        .unwrap()
-        .clone();
-    c.needs.clear();
-    let label = loaded.label();
-    let res = evaluate("exp0", &c, loaded.view(&label), None);
-    assert_eq!(res.verdict, ClaimVerdict::NotApplicable, "{res:#?}");
-    assert!(
-        res.reason
-            .as_deref()
-            .unwrap()
-            .starts_with("step r0060: cpu.pg read 150.0"),
-        "{res:#?}"
-    );
+    let why = na_reason("exp0", "db-core-saturated", &loaded);
+    assert!(why.starts_with("step r0060: cpu.pg read 150.0"), "{why}");
 }
