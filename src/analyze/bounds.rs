@@ -9,6 +9,7 @@ use super::model::{Params, Report, StepReport};
 use super::samples::WindowServer;
 use crate::lab::{Role, Slot};
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 
 /// Sampling jitter allowed above a CPU share's ceiling, in % of one core per pinned core: a
 /// window's CPU is the cgroup counter's increase across it, so only the few ms by which a
@@ -78,20 +79,22 @@ pub fn caveats(list: &[Unusable]) -> Vec<String> {
         .filter(|u| u.value.is_some())
         .map(Unusable::caveat)
         .collect();
-    let mut steps: Vec<&str> = Vec::new();
+    // per step in order of appearance: (why, its figures) in order of appearance
+    let mut steps: Vec<(&str, Vec<(&str, Vec<&str>)>)> = Vec::new();
+    let mut at: HashMap<(&str, &str), (usize, usize)> = HashMap::new();
+    let mut step_at: HashMap<&str, usize> = HashMap::new();
     for u in list.iter().filter(|u| u.value.is_none()) {
-        if !steps.contains(&u.step.as_str()) {
-            steps.push(&u.step);
-        }
+        let si = *step_at.entry(&u.step).or_insert_with(|| {
+            steps.push((&u.step, Vec::new()));
+            steps.len() - 1
+        });
+        let (si, wi) = *at.entry((&u.step, &u.why)).or_insert_with(|| {
+            steps[si].1.push((&u.why, Vec::new()));
+            (si, steps[si].1.len() - 1)
+        });
+        steps[si].1[wi].1.push(&u.figure);
     }
-    for step in steps {
-        let mut by_why: Vec<(&str, Vec<&str>)> = Vec::new();
-        for u in list.iter().filter(|u| u.value.is_none() && u.step == step) {
-            match by_why.iter_mut().find(|(w, _)| *w == u.why) {
-                Some((_, figures)) => figures.push(&u.figure),
-                None => by_why.push((&u.why, vec![&u.figure])),
-            }
-        }
+    for (step, by_why) in steps {
         let parts: Vec<String> = by_why
             .iter()
             .map(|(why, figures)| format!("{} ({why})", figures.join(", ")))
@@ -122,8 +125,9 @@ pub fn steps(steps: &mut [StepReport], p: &Params) -> Vec<Unusable> {
         step_rates(s, &mut found);
         if let Some(w) = s.server.as_mut() {
             server(w, p, &mut found);
+            let seen: HashSet<String> = found.iter().map(|f| f.0.clone()).collect();
             for (figure, why) in &w.unusable {
-                if !found.iter().any(|(f, _, _)| f == figure) {
+                if !seen.contains(figure) {
                     found.push((figure.clone(), None, why.clone()));
                 }
             }
@@ -167,17 +171,19 @@ fn app_derived(s: &mut StepReport, found: &mut Found) {
 /// are added to `unusable` and its caveats to `warnings`, each once.
 pub fn apply(r: &mut Report) {
     let params = r.params.clone();
+    let mut listed: HashSet<(String, String)> = r
+        .unusable
+        .iter()
+        .map(|u| (u.step.clone(), u.figure.clone()))
+        .collect();
     for u in steps(&mut r.steps, &params) {
-        if !r
-            .unusable
-            .iter()
-            .any(|x| x.step == u.step && x.figure == u.figure)
-        {
+        if listed.insert((u.step.clone(), u.figure.clone())) {
             r.unusable.push(u);
         }
     }
+    let mut said: HashSet<String> = r.warnings.iter().cloned().collect();
     for c in caveats(&r.unusable) {
-        if !r.warnings.contains(&c) {
+        if said.insert(c.clone()) {
             r.warnings.push(c);
         }
     }

@@ -352,10 +352,16 @@ fn unusable_figure(c: &Compiled, ctx: &Ctx<'_>) -> Option<String> {
         }
     }
     read.iter().find_map(|(run, sel, figure)| {
-        steps_at(run.report, *sel, ctx.at)
+        let names: std::collections::HashSet<&str> = steps_at(run.report, *sel, ctx.at)
             .iter()
-            .find_map(|s| run.report.unusable(&s.name, figure))
-            .map(|u| u.caveat())
+            .map(|s| s.name.as_str())
+            .collect();
+        let r = run.report;
+        let u = r
+            .unusable
+            .iter()
+            .find(|u| u.figure == *figure && names.contains(u.step.as_str()));
+        u.map(|u| u.caveat())
     })
 }
 

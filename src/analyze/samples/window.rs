@@ -135,9 +135,11 @@ fn role_cpu(w: &mut WindowServer, inside: &[CgroupSample], near: &[CgroupSample]
             .or_insert_with(|| (x.role, Vec::new()));
         e.1.push((x.t, x.cpu_cores));
     }
+    let running: std::collections::HashSet<&str> =
+        inside.iter().map(|x| x.container.as_str()).collect();
     let mut per_role: BTreeMap<Role, Result<f64, String>> = BTreeMap::new();
     for (name, (role, pts)) in &by_container {
-        if !inside.iter().any(|x| x.container == *name) {
+        if !running.contains(name) {
             continue; // not running in this window
         }
         let v = series::interval_mean(pts, span)

@@ -10,10 +10,16 @@ pub fn steps_block(r: &Report) -> Block {
     let h = steps_headers(&roles, has_server);
     let mut t = Table::new(h.clone());
     t.left = vec![0, h.len() - 1];
+    let figures = cell_figures(&roles, has_server);
+    let unusable: std::collections::HashSet<(&str, &str)> = r
+        .unusable
+        .iter()
+        .map(|u| (u.step.as_str(), u.figure.as_str()))
+        .collect();
     for s in &r.steps {
         let mut row = step_cells(s, &roles, has_server);
-        for (cell, figure) in row.iter_mut().zip(cell_figures(&roles, has_server)) {
-            if r.unusable(&s.name, &figure).is_some() {
+        for (cell, figure) in row.iter_mut().zip(&figures) {
+            if unusable.contains(&(s.name.as_str(), figure.as_str())) {
                 *cell = "n/a".into();
             }
         }
