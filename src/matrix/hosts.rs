@@ -15,9 +15,9 @@ use crate::rundir::cell::cell_state;
 use std::path::Path;
 
 /// Most hosts a hosts file lists.
-pub(crate) const MAX_HOSTS: usize = 1000;
+pub const MAX_HOSTS: usize = 1000;
 /// Longest login line.
-pub(crate) const MAX_LOGIN: usize = 512;
+pub const MAX_LOGIN: usize = 512;
 
 /// The ssh logins of a hosts file (bad input: file and line named): a regular file only (a
 /// FIFO or a device is refused without blocking), bounded in bytes and lines. Each line is
@@ -38,6 +38,11 @@ pub(crate) fn read_hosts(path: &Path) -> anyhow::Result<Vec<String>> {
         )),
     })?;
     let text = String::from_utf8(buf).map_err(|_| bad("not UTF-8 text".into()))?;
+    parse_hosts(&text).map_err(bad)
+}
+
+/// The logins of a hosts file's text (see [`read_hosts`]); an error says the line and the fix.
+pub fn parse_hosts(text: &str) -> Result<Vec<String>, String> {
     let mut hosts = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let l = line.trim();
@@ -50,23 +55,23 @@ pub(crate) fn read_hosts(path: &Path) -> anyhow::Result<Vec<String>> {
             }
             _ => l,
         };
-        login(l).map_err(|m| bad(format!("line {}: {m}", i + 1)))?;
+        login(l).map_err(|m| format!("line {}: {m}", i + 1))?;
         if hosts.iter().any(|h| h == l) {
-            return Err(bad(format!(
+            return Err(format!(
                 "line {}: `{l}` is listed twice; list each login once",
                 i + 1
-            )));
+            ));
+        }
+        if hosts.len() == MAX_HOSTS {
+            return Err(format!(
+                "line {}: more than {MAX_HOSTS} hosts; list at most {MAX_HOSTS}",
+                i + 1
+            ));
         }
         hosts.push(l.to_string());
     }
     if hosts.is_empty() {
-        return Err(bad("no host in it; list one ssh login a line".into()));
-    }
-    if hosts.len() > MAX_HOSTS {
-        return Err(bad(format!(
-            "{} hosts; list at most {MAX_HOSTS}",
-            hosts.len()
-        )));
+        return Err("no host in it; list one ssh login a line".into());
     }
     Ok(hosts)
 }

@@ -9,7 +9,7 @@ pub mod hosts;
 pub mod joblog;
 pub mod local;
 pub mod plan;
-pub(crate) mod planfile;
+pub mod planfile;
 pub mod slurm;
 pub mod status;
 

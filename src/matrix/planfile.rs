@@ -78,6 +78,31 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<Plan> {
     parse(&text).map_err(|(line, m)| bad(format!("line {line}: {m}")))
 }
 
+/// The fuzz target's path through a plan's text (`fuzz/entries.rs`, `plan_file`): parsed; a
+/// plan that parses renders to text that parses back to the same cells, and its runners'
+/// commands and Slurm script are built from it, every word of a cell quoted to one shell word.
+#[doc(hidden)]
+pub fn fuzz_text(text: &str) {
+    let Ok(plan) = parse(text) else { return };
+    let again = parse(&render(&plan)).expect("a rendered plan parses");
+    assert_eq!(
+        (again.id, again.skipped, &again.cells),
+        (plan.id, plan.skipped, &plan.cells),
+        "a plan read back differs"
+    );
+    for c in &plan.cells {
+        let cmd = c.shell_command("/opt/perflab");
+        assert!(!cmd.contains('\n') && cmd.len() <= 16 * MAX_LINE, "{cmd}");
+    }
+    let (script, n) = super::slurm::script(&plan, Path::new("/nonexistent/out"), "perflab");
+    assert_eq!(n, plan.cells.len());
+    assert_eq!(
+        script.matches(" ;;\n").count(),
+        n + 1,
+        "one case line per cell"
+    );
+}
+
 /// Parse a plan's text; an error is `(line number, what and the fix)`.
 pub(crate) fn parse(text: &str) -> Result<Plan, (usize, String)> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
