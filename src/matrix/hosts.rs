@@ -187,6 +187,15 @@ pub(crate) fn parallel_args(h: &HostsRun) -> Vec<String> {
 /// Run the plan's cells through parallel and collect what came back. Returns parallel's
 /// exit code (0: every job succeeded; 1-100: that many failed; 255 and up: other errors).
 pub(crate) fn run(h: &HostsRun) -> anyhow::Result<i32> {
+    // an older perflab numbered its jobs by a list of its own (`jobs.cells`): its job log's
+    // seqs are not this plan's cells
+    if std::fs::symlink_metadata(h.work.join("jobs.cells")).is_ok() {
+        return Err(invalid(format!(
+            "{}: the job log of an older perflab, numbered by its own job list; plan again \
+             (`perflab matrix plan ...`), or remove that folder to run this plan afresh",
+            h.work.display()
+        )));
+    }
     let logins: String = h.hosts.iter().map(|l| format!("1/{l}\n")).collect();
     crate::atomic::write_atomic(&h.work.join("sshlogins"), logins.as_bytes())?;
     let jobs = write_jobs(h)?;
@@ -248,6 +257,56 @@ mod tests {
             assert_eq!(crate::error::exit_code_for(&e), crate::error::EXIT_INVALID);
             assert!(format!("{e:#}").contains(want), "{text:?}: {e:#}");
         }
+    }
+
+    /// Job N is the plan's cell N, a complete one running nothing; the list is rebuilt, so a
+    /// line added to the file is gone on the next run (issue 38).
+    #[test]
+    fn the_job_list_is_rebuilt_from_the_plan_in_its_order() {
+        let text = "# perflab matrix plan 1\n# id 20261201T101500Z\n\
+            perflab run demo-open --suite trixie --run-name 20261201T101500Z-r1-trixie\n\
+            perflab run demo-open --suite trixie --run-name 20261201T101500Z-r2-trixie\n";
+        let plan = super::super::planfile::parse(text).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let (out, work) = (d.path().join("out"), d.path().join("work"));
+        std::fs::create_dir_all(&work).unwrap();
+        let done = out.join("demo-open/20261201T101500Z-r1-trixie");
+        std::fs::create_dir_all(&done).unwrap();
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/compare/2a-base/2a/20261130T222220Z-r1/status.json"
+            ),
+            done.join("status.json"),
+        )
+        .unwrap();
+        let h = HostsRun {
+            plan: &plan,
+            work: &work,
+            out: &out,
+            hosts: &["a".to_string()],
+            program: "PATH=/x",
+            remote_dir: "rd",
+        };
+        let jobs = write_jobs(&h).unwrap();
+        let lines: Vec<&str> = jobs.lines().collect();
+        assert_eq!(lines.len(), 2, "{jobs}");
+        assert!(
+            lines[0].starts_with("rd/cells/demo-open/20261201T101500Z-r1-trixie\t")
+                && lines[0].contains("complete under out/, not run")
+                && !lines[0].contains("run demo-open"),
+            "{jobs}"
+        );
+        assert!(
+            lines[1].starts_with("rd/cells/demo-open/20261201T101500Z-r2-trixie\t")
+                && lines[1].contains("'PATH=/x' run demo-open"),
+            "{jobs}"
+        );
+        let file = work.join("jobs");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), jobs);
+        std::fs::write(&file, format!("{jobs}x\ttouch PWNED\n")).unwrap();
+        assert_eq!(write_jobs(&h).unwrap(), jobs);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), jobs);
     }
 
     #[test]

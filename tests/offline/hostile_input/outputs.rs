@@ -325,3 +325,54 @@ pub fn output_and_matrix_cases() -> Vec<Case> {
         },
     ]
 }
+
+/// Issue 38's sudo case, as root: `SUDO_UID=65534 perflab compare A B --html PAGE` over a page
+/// root owns leaves it root's (perflab did not create it), and hands a page it created to the
+/// invoker.
+#[test]
+fn under_sudo_a_replaced_page_keeps_its_owner() {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("under_sudo_a_replaced_page_keeps_its_owner: skipped, needs root");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    two_runs(t.path(), "2a");
+    std::fs::write(t.path().join("old.html"), "root's").unwrap();
+    for page in ["old.html", "new.html"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_perflab"))
+            .current_dir(t.path())
+            .args(["compare", A, B, "--html", page])
+            .env("SUDO_UID", "65534")
+            .env("SUDO_GID", "65534")
+            .env("SUDO_USER", "nobody")
+            .env(
+                "PERFLAB_CATALOG",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/experiments"),
+            )
+            .output()
+            .unwrap();
+        // the verdict's exit code (3: regressed), never bad input's
+        assert!(
+            o.status.code() != Some(2) && String::from_utf8_lossy(&o.stderr).contains("wrote"),
+            "{page}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let uid = |p: &str| std::fs::metadata(t.path().join(p)).unwrap().uid();
+    assert_ne!(
+        std::fs::read_to_string(t.path().join("old.html")).unwrap(),
+        "root's"
+    );
+    assert_eq!(
+        uid("old.html"),
+        0,
+        "a page perflab replaced was handed to the sudo user"
+    );
+    assert_eq!(
+        uid("new.html"),
+        65534,
+        "a page perflab created stays root's"
+    );
+}
