@@ -61,3 +61,53 @@ pub(crate) fn submit(script: &Path, work: &Path) -> anyhow::Result<String> {
     }
     Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run by bash as Slurm runs task 1, the script hands the cell its out/ root and program
+    /// exactly, whatever they hold (a newline, a quote, `#`, `=`): nothing else runs.
+    #[test]
+    fn every_path_and_word_reaches_the_cell_as_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let text = "# perflab matrix plan 1\n# id 20261201T101500Z\n\
+            perflab run demo-open --suite trixie --run-name 20261201T101500Z-r1-trixie\n";
+        let plan = super::super::planfile::parse(text).unwrap();
+        let out = d.path().join("o'ut\ntouch PWNED #");
+        let program = d.path().join("A=1 perflab");
+        std::fs::write(
+            &program,
+            "#!/bin/sh\nprintf '%s' \"$PERFLAB_OUT\" > \"$(dirname \"$0\")/got\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &program,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let (s, n) = script(&plan, &out, &program.display().to_string());
+        assert_eq!(n, 1);
+        assert!(
+            !s.lines()
+                .any(|l| l.starts_with("#SBATCH") && l.contains('/')),
+            "{s}"
+        );
+        let path = d.path().join("matrix.sbatch");
+        std::fs::write(&path, &s).unwrap();
+        let o = std::process::Command::new("bash")
+            .arg(&path)
+            .current_dir(d.path())
+            .env("SLURM_ARRAY_TASK_ID", "1")
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{s}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(!d.path().join("PWNED").exists(), "{s}");
+        let got = std::fs::read_to_string(d.path().join("got")).unwrap();
+        assert_eq!(got, out.display().to_string());
+    }
+}
