@@ -252,10 +252,8 @@ pub fn output_and_matrix_cases() -> Vec<Case> {
             "matrix plan: an # id line after the cells",
             Some((
                 "m.plan",
-                format!(
-                    "# perflab matrix plan 1\nperflab run demo-open --suite trixie --run-name 20261201T101501Z-r1-trixie\n# id 20261201T101500Z\n"
-                )
-                .into_bytes(),
+                b"# perflab matrix plan 1\nperflab run demo-open --suite trixie --run-name 20261201T101501Z-r1-trixie\n# id 20261201T101500Z\n"
+                    .to_vec(),
             )),
             &run("m.plan"),
             2,
