@@ -247,3 +247,36 @@ pub fn catalog(data: &[u8]) {
         }
     }
 }
+
+/// A matrix plan file's text: parsed as `matrix run` and `matrix status` read it; one that
+/// parses renders back to the same cells and gives the runners' commands and Slurm script.
+pub fn plan_file(data: &[u8]) {
+    if let Ok(text) = std::str::from_utf8(data) {
+        perflab::matrix::planfile::fuzz_text(text);
+    }
+}
+
+/// A hosts file's text (`matrix run --hosts`): every login it yields is one line GNU parallel
+/// takes as an `--sshlogin`, never an option, a comment or two lines.
+pub fn hosts_file(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(logins) = perflab::matrix::hosts::parse_hosts(text) {
+        assert!(!logins.is_empty() && logins.len() <= perflab::matrix::hosts::MAX_HOSTS);
+        for l in &logins {
+            assert!(
+                !l.is_empty()
+                    && l.len() <= perflab::matrix::hosts::MAX_LOGIN
+                    && !l.starts_with('-')
+                    && !l.contains('#')
+                    && !l.chars().any(char::is_control),
+                "{l:?}"
+            );
+        }
+        let mut sorted = logins.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), logins.len(), "a login twice");
+    }
+}

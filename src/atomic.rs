@@ -25,8 +25,22 @@ fn random_suffix() -> String {
 }
 
 /// Write `bytes` to `path` atomically: a new temp file in the same directory (O_EXCL |
-/// O_NOFOLLOW, so a planted file or link is never written through), fsync, rename.
+/// O_NOFOLLOW, so a planted file or link is never written through), fsync, rename. A device,
+/// FIFO or socket at `path` is never replaced (an error); a regular file replaced keeps its
+/// owner (when root writes it) and is not this process's to hand to a sudo user: only a path
+/// that did not exist is noted as created.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, bytes, true)
+}
+
+/// [`write_atomic`] of a file that must not exist: the rename fails (AlreadyExists) when
+/// anything appeared at `path` since it was checked (`renameat2(RENAME_NOREPLACE)`).
+pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, bytes, false)
+}
+
+fn write_with(path: &Path, bytes: &[u8], replace: bool) -> std::io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -35,6 +49,15 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let old = std::fs::symlink_metadata(path).ok();
+    if let Some(t) = old.as_ref().map(|m| m.file_type())
+        && (t.is_fifo() || t.is_char_device() || t.is_block_device() || t.is_socket())
+    {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("{} is not a regular file: never replaced", path.display()),
+        ));
+    }
     let tmp = dir.join(format!(".{name}.tmp-{}", random_suffix()));
     {
         let mut f = std::fs::OpenOptions::new()
@@ -44,13 +67,57 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)?;
         f.write_all(bytes)?;
+        keep_owner(&f, old.as_ref());
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
+    let renamed = if replace {
+        std::fs::rename(&tmp, path)
+    } else {
+        rename_noreplace(&tmp, path)
+    };
+    renamed.inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })?;
-    note_created(path);
+    if !old.is_some_and(|m| m.is_file()) {
+        note_created(path);
+    }
     Ok(())
+}
+
+/// The new file takes the owner of the regular file it replaces, when root writes it (a file
+/// of the sudo user's stays theirs, a root-owned one root's).
+fn keep_owner(f: &std::fs::File, old: Option<&std::fs::Metadata>) {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if let Some(m) = old.filter(|m| root && m.is_file()) {
+        let _ = std::os::unix::fs::fchown(f, Some(m.uid()), Some(m.gid()));
+    }
+}
+
+/// rename(2) that never replaces what is at `to`.
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+    };
+    let (a, b) = (c(from)?, c(to)?);
+    // SAFETY: a and b are NUL-terminated paths; AT_FDCWD resolves them as rename(2) would.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// What this process wrote, to hand to the user who invoked it through sudo at exit.
@@ -64,7 +131,7 @@ pub(crate) fn note_created(path: &Path) {
 }
 
 /// The uid and gid of the user behind `sudo`, when root runs perflab through it.
-fn sudo_ids() -> Option<(u32, u32)> {
+pub(crate) fn sudo_ids() -> Option<(u32, u32)> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return None;
@@ -225,6 +292,51 @@ mod tests {
         std::fs::write(root.join("compare"), "").unwrap();
         let e = create_dirs_under(&root, &["compare"]).unwrap_err();
         assert!(format!("{e:#}").contains("not a directory"));
+    }
+
+    fn created(p: &Path) -> bool {
+        CREATED.lock().unwrap().iter().any(|c| c == p)
+    }
+
+    #[test]
+    fn a_fifo_is_never_replaced_and_a_new_file_never_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("fifo");
+        crate::rundir::read::mkfifo(&p);
+        assert!(write_atomic(&p, b"x").is_err());
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&p).unwrap().file_type().is_fifo());
+        let f = d.path().join("f");
+        write_new(&f, b"one").unwrap();
+        assert!(created(&f));
+        let e = write_new(&f, b"two").unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&f).unwrap(), b"one");
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            2,
+            "a temp left"
+        );
+    }
+
+    /// The sudo case of issue 38: a file that was there is not perflab's to give away.
+    #[test]
+    fn a_replaced_file_keeps_its_owner_and_is_not_handed_on() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("page.html");
+        std::fs::write(&p, "old").unwrap();
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        if root {
+            std::os::unix::fs::lchown(&p, Some(65534), Some(65534)).unwrap();
+        }
+        let before = std::fs::metadata(&p).unwrap();
+        write_atomic(&p, b"new").unwrap();
+        let after = std::fs::metadata(&p).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert_eq!((after.uid(), after.gid()), (before.uid(), before.gid()));
+        assert!(!created(&p), "a replaced file was noted as created");
     }
 
     #[test]

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::Args;
 
 use super::catalog::{CatalogArg, PlanArgs};
@@ -172,13 +171,8 @@ pub(crate) fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let c = compare::compare_rounds_with(&sa, &sb, &settings);
     if let Some(path) = &a.html {
         let dirs = |runs: &[LoadedRun]| runs.iter().map(|r| r.dir.clone()).collect::<Vec<_>>();
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
-        }
         let page = crate::html::compare_page::render(&c, &dirs(&ra), &dirs(&rb), path);
-        crate::atomic::write_atomic(path, page.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
+        crate::rundir::output_path::write_file("--html", path, page.as_bytes())?;
         if !a.json {
             crate::say!("wrote {}", path.display());
         }

@@ -80,12 +80,14 @@ pub(crate) fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
     let Some(dir) = args.dir else {
         return write_stdout(&pages[0].1);
     };
+    // every page's path is checked before the first is written
+    crate::rundir::output_path::check_dir("--dir", &dir)?;
+    for (name, _) in &pages {
+        crate::rundir::output_path::check_file("--dir", &dir.join(name))?;
+    }
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     for (name, page) in &pages {
-        let path = dir.join(name);
-        crate::atomic::write_atomic(&path, page)
-            .with_context(|| format!("writing {}", path.display()))?;
-        crate::atomic::note_created(&path);
+        crate::rundir::output_path::write_file("--dir", &dir.join(name), page)?;
     }
     crate::say!("{} man pages written to {}", pages.len(), dir.display());
     Ok(ExitCode::SUCCESS)

@@ -117,11 +117,11 @@ pub(crate) fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
             resolved.len()
         )));
     };
-    if a.dir.exists()
-        && (!a.dir.is_dir()
-            || std::fs::read_dir(&a.dir)
-                .map(|mut d| d.next().is_some())
-                .unwrap_or(true))
+    crate::rundir::output_path::check_dir("--dir", &a.dir)?;
+    if a.dir.is_dir()
+        && std::fs::read_dir(&a.dir)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
     {
         return Err(invalid(format!(
             "--dir {}: exists and is not an empty folder; give a new one (nothing is overwritten)",
@@ -154,7 +154,7 @@ pub(crate) fn export(a: ExportArgs) -> anyhow::Result<ExitCode> {
         crate::export::k8s::manifests(&e).map_err(|m| invalid(format!("{}: {m}", a.experiment)))?;
     std::fs::create_dir_all(&a.dir)?;
     for (name, text) in &files {
-        crate::atomic::write_atomic(&a.dir.join(name), text.as_bytes())?;
+        crate::rundir::output_path::write_file("--dir", &a.dir.join(name), text.as_bytes())?;
         crate::out!("{}", a.dir.join(name).display());
     }
     Ok(ExitCode::SUCCESS)

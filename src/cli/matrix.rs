@@ -134,16 +134,8 @@ fn plan(p: PlanCmd, quiet: bool) -> anyhow::Result<ExitCode> {
     // the layout flags are checked as `run` checks them
     p.flags.layout()?;
     let plan = matrix::plan::build(&req, &catalog, chrono::Utc::now())?;
-    crate::html::check_page_path(&p.plan).map_err(|e| invalid(format!("--plan: {e:#}")))?;
-    if let Some(d) = p.plan.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(d).map_err(|e| {
-            invalid(format!(
-                "--plan {}: cannot create its folder ({e})",
-                p.plan.display()
-            ))
-        })?;
-    }
-    crate::atomic::write_atomic(&p.plan, planfile::render(&plan).as_bytes())?;
+    plan_path(&p.plan)?;
+    crate::rundir::output_path::write_file("--plan", &p.plan, planfile::render(&plan).as_bytes())?;
     if !quiet {
         crate::say!(
             "plan {}: {} cell(s) to run, {} already complete under {} skipped",
@@ -157,8 +149,39 @@ fn plan(p: PlanCmd, quiet: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A plan file's path as the runners use it: absolute (parallel starts in another folder, and
+/// the work folder is beside the plan), and refused with a control character (a newline in a
+/// path would end a line of a generated script).
+fn plan_path(plan_file: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    if plan_file
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .any(u8::is_ascii_control)
+    {
+        return Err(invalid(format!(
+            "{}: a plan path with a control character (a newline?); move the plan to a plain path",
+            plan_file.display().to_string().escape_debug()
+        )));
+    }
+    Ok(std::path::absolute(plan_file)?)
+}
+
+/// `--perflab PATH`: a program to run, one word (quoted wherever it goes).
+fn check_program(p: &str) -> anyhow::Result<()> {
+    if p.is_empty() || p.chars().any(char::is_control) {
+        return Err(invalid(format!(
+            "--perflab `{}`: give the perflab program's path (one line, not empty), e.g. /usr/local/bin/perflab",
+            p.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
 /// The plan, its work folder (created), and the out/ root (checked as `run` checks it).
 fn open(plan_file: &Path, out: &Path) -> anyhow::Result<(matrix::Plan, PathBuf)> {
+    let plan_file = &plan_path(plan_file)?;
     let plan = planfile::read(plan_file)?;
     let catalog = CatalogArg::default().load()?;
     for c in &plan.cells {
@@ -184,6 +207,9 @@ fn run(r: RunCmd, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     let hosts = r.hosts.as_deref().map(hosts::read_hosts).transpose()?;
     hosts::check_remote_dir(&r.remote_dir)?;
+    if let Some(p) = &r.perflab {
+        check_program(p)?;
+    }
     let (plan, work) = open(&r.plan, &r.out)?;
     let out = std::path::absolute(&r.out)?;
     std::fs::create_dir_all(&work)?;
@@ -211,14 +237,14 @@ fn run(r: RunCmd, quiet: bool) -> anyhow::Result<ExitCode> {
         code
     } else if r.slurm {
         let program = r.perflab.clone().unwrap_or(here);
-        let (text, n) = matrix::slurm::script(&plan, &out, &work, &program);
+        let (text, n) = matrix::slurm::script(&plan, &out, &program);
         let path = work.join("matrix.sbatch");
         crate::atomic::write_atomic(&path, text.as_bytes())?;
         crate::out!("{}", path.display());
         if n == 0 {
             crate::say!("matrix: every cell is complete; nothing to submit");
         } else if r.submit {
-            let id = matrix::slurm::submit(&path)?;
+            let id = matrix::slurm::submit(&path, &work)?;
             crate::say!(
                 "matrix: submitted job array {id} ({n} task(s)); `perflab matrix status {}` follows it",
                 r.plan.display()
@@ -252,8 +278,9 @@ fn run(r: RunCmd, quiet: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn show_status(s: StatusCmd) -> anyhow::Result<ExitCode> {
-    let plan = planfile::read(&s.plan)?;
-    let work = matrix::work_dir(&s.plan, &plan);
+    let plan_file = plan_path(&s.plan)?;
+    let plan = planfile::read(&plan_file)?;
+    let work = matrix::work_dir(&plan_file, &plan);
     let st = status::status(
         &plan,
         &status::Where {

@@ -17,40 +17,10 @@ use std::path::Path;
 use crate::analyze::Report;
 use crate::atomic::write_atomic;
 
-/// A page the user names (`compare --html FILE`) may be written at `path`: refused, as invalid
-/// input naming the file and the fix, when `path` is a symbolic link (the page is a new file,
-/// never written through a link) or lies in a run directory (a folder holding manifest.json or
-/// status.json, or below one), whose own files no page may replace.
+/// A page the user names (`compare --html FILE`) may be written at `path`: the output-path
+/// rule of every flag that writes a file ([`crate::rundir::output_path`]), for `--html`.
 pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
-    let refuse = |why: String| crate::error::invalid(format!("--html {}: {why}", path.display()));
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(refuse(
-            "a symbolic link; the page is written as a new file, never through a link \
-             (remove the link or give another path)"
-                .into(),
-        ));
-    }
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    // The nearest folder that exists, as the kernel resolves it, then every folder above.
-    let real = parent
-        .ancestors()
-        .find_map(|a| a.canonicalize().ok())
-        .unwrap_or_default();
-    for dir in real.ancestors() {
-        for own in [crate::rundir::MANIFEST_FILE, crate::rundir::STATUS_FILE] {
-            if std::fs::symlink_metadata(dir.join(own)).is_ok() {
-                return Err(refuse(format!(
-                    "inside the run directory {} (it holds {own}); a page must not replace a \
-                     run's own files: give a path outside run directories (e.g. compare.html)",
-                    dir.display()
-                )));
-            }
-        }
-    }
-    Ok(())
+    crate::rundir::output_path::check_file("--html", path).map(|_| ())
 }
 
 /// `report::render_run_dir` and the run's report.html beside the other reports: every file is

@@ -26,15 +26,12 @@ pub(crate) fn collect(
     out: &Path,
     remote_dir: &str,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let seqs = joblog::cells(&work.join("jobs.cells"));
     let finished = joblog::finished(&work.join("joblog"));
     let inc = incoming(out, plan);
     let mut moved = Vec::new();
-    for c in &plan.cells {
+    // job N is the plan's cell N (`hosts::write_jobs`)
+    for (seq, c) in (1..).zip(&plan.cells) {
         let name = c.name.to_string();
-        let Some(seq) = seqs.iter().position(|s| *s == c.id()).map(|i| i + 1) else {
-            continue;
-        };
         if !finished
             .get(&seq)
             .is_some_and(|f| f.exit == 0 && f.signal == 0)

@@ -1,14 +1,11 @@
 //! What GNU parallel leaves in a plan's work folder, read back (bounded): its `--joblog`
 //! (one tab-separated line per finished job: seq, sshlogin, start, run time, exit value,
 //! signal), its `--results` folders (`results/<seq>/stdout` and `stderr`, written as the job
-//! runs; each job prints `perflab-matrix: <cell> on <host>` first), and the cell of each seq
-//! (`jobs.cells`, written beside the job list).
+//! runs; each job prints `perflab-matrix: <cell> on <host>` first). Job N is the plan's cell N
+//! (`hosts::write_jobs`).
+use crate::rundir::read::{FileKind, RunFile, lines};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
-
-/// Most bytes read of any one of these files (a joblog line is about 300 bytes).
-const MAX_READ: u64 = 8 << 20;
 
 /// One finished job.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,17 +19,27 @@ pub(crate) struct Finished {
     pub signal: i64,
 }
 
-fn read_bounded(path: &Path) -> Option<String> {
-    let f = std::fs::File::open(path).ok()?;
-    let mut buf = Vec::new();
-    f.take(MAX_READ).read_to_end(&mut buf).ok()?;
-    Some(String::from_utf8_lossy(&buf).into_owned())
+/// The text of one of these files through the bounded reader (a regular file only, a FIFO
+/// never waited on; the head of a job log or a job's stdout, the tail of its stderr, at most
+/// 8 MiB; long lines cut). `None` when it cannot be read.
+fn read_bounded(path: &Path, kind: FileKind) -> Option<String> {
+    let mut text = String::new();
+    lines(&RunFile::loose(path, kind), |l| {
+        text.push_str(l);
+        text.push('\n');
+    })
+    .ok()?;
+    Some(text)
 }
 
 /// The joblog's finished jobs by seq (a retried job: its last line).
 pub(crate) fn finished(joblog: &Path) -> BTreeMap<usize, Finished> {
     let mut out = BTreeMap::new();
-    for line in read_bounded(joblog).unwrap_or_default().lines().skip(1) {
+    for line in read_bounded(joblog, FileKind::JobLog)
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+    {
         let f: Vec<&str> = line.splitn(9, '\t').collect();
         let num = |i: usize| f.get(i).and_then(|v| v.trim().parse::<f64>().ok());
         let (Some(seq), Some(start), Some(rt), Some(exit), Some(sig)) =
@@ -55,18 +62,12 @@ pub(crate) fn finished(joblog: &Path) -> BTreeMap<usize, Finished> {
     out
 }
 
-/// The cell id of each seq (1-based: line N of `jobs.cells` is job N).
-pub(crate) fn cells(path: &Path) -> Vec<String> {
-    read_bounded(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 /// The host a started job printed (`perflab-matrix: <cell> on <host>`), if it got that far.
 pub(crate) fn started_on(results: &Path, seq: usize) -> Option<String> {
-    let out = read_bounded(&results.join(seq.to_string()).join("stdout"))?;
+    let out = read_bounded(
+        &results.join(seq.to_string()).join("stdout"),
+        FileKind::JobLog,
+    )?;
     out.lines().find_map(|l| {
         let rest = l.strip_prefix("perflab-matrix: ")?;
         Some(
@@ -89,7 +90,10 @@ pub(crate) fn started(results: &Path, seq: usize) -> bool {
 /// connect to host ...`, `error: ...`; the copy back that failed after it says less), else
 /// the last non-empty line.
 pub(crate) fn reason(results: &Path, seq: usize) -> Option<String> {
-    let err = read_bounded(&results.join(seq.to_string()).join("stderr"))?;
+    let err = read_bounded(
+        &results.join(seq.to_string()).join("stderr"),
+        FileKind::JobErr,
+    )?;
     let lines: Vec<&str> = err
         .lines()
         .map(str::trim)

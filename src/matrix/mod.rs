@@ -9,7 +9,7 @@ pub mod hosts;
 pub mod joblog;
 pub mod local;
 pub mod plan;
-pub(crate) mod planfile;
+pub mod planfile;
 pub mod slurm;
 pub mod status;
 
@@ -91,11 +91,12 @@ impl Cell {
     }
 }
 
-/// A word for a POSIX shell: single-quoted unless it is plainly safe.
+/// A word for a POSIX shell: single-quoted unless it is plainly safe (newlines and all
+/// inside the quotes). `=` is not plainly safe: a first word `PATH=/x` is an assignment.
 pub(crate) fn shell_quote(s: &str) -> String {
     let safe = !s.is_empty()
         && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%".contains(&b));
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./:,+@%".contains(&b));
     if safe {
         s.to_string()
     } else {
@@ -142,5 +143,8 @@ mod tests {
         assert_eq!(shell_quote("load.steps=[1,2]"), "'load.steps=[1,2]'");
         assert_eq!(shell_quote("a'b"), r"'a'\''b'");
         assert_eq!(shell_quote(""), "''");
+        // a first word with `=` would be an assignment, a newline the end of a command
+        assert_eq!(shell_quote("PATH=/x"), "'PATH=/x'");
+        assert_eq!(shell_quote("a\nb"), "'a\nb'");
     }
 }

@@ -5,13 +5,12 @@
 //! parsed cells, each word quoted), each error naming the file, the line, the field and the fix.
 use super::{Cell, Flags, Plan};
 use crate::rundir::cell::CellName;
-use std::io::Read;
 use std::path::Path;
 
 /// The first line of every plan file.
 pub(crate) const MAGIC: &str = "# perflab matrix plan 1";
 /// Largest plan file read (a cell line is about 120 bytes: 30,000 cells).
-pub(crate) const MAX_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_BYTES: u64 = crate::rundir::read::FileKind::MatrixPlan.max_bytes();
 /// Most cells a plan holds (3 suites x 26 experiments x 50 rounds is 3,900).
 pub(crate) const MAX_CELLS: usize = 20_000;
 /// Longest line.
@@ -52,27 +51,24 @@ impl Cell {
     }
 }
 
-/// Read and parse a plan file (bad input: exit 2, naming the file and the line).
+/// Read and parse a plan file (bad input: exit 2, naming the file and the line): a regular
+/// file only (a FIFO or a device is refused without blocking), at most [`MAX_BYTES`].
 pub(crate) fn read(path: &Path) -> anyhow::Result<Plan> {
+    use crate::rundir::read::{FileKind, ReadError, RunFile, whole};
     let bad = |m: String| crate::error::invalid(format!("{}: {m}", path.display()));
-    let f = std::fs::File::open(path).map_err(|e| {
-        bad(format!(
-            "cannot read the plan ({e}); write one with `perflab matrix plan TARGETS --plan FILE`"
-        ))
-    })?;
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return Err(bad(
-            "not a regular file; give the plan file `matrix plan --plan` wrote".into(),
-        ));
-    }
-    let mut buf = Vec::new();
-    f.take(MAX_BYTES + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > MAX_BYTES {
-        return Err(bad(format!(
+    let buf = whole(&RunFile::loose(path, FileKind::MatrixPlan)).map_err(|e| match e {
+        ReadError::TooLarge { .. } => bad(format!(
             "larger than {} MiB; a plan holds at most {MAX_CELLS} cells: split the matrix",
             MAX_BYTES >> 20
-        )));
-    }
+        )),
+        ReadError::NotRegular { what, .. } => bad(format!(
+            "not a regular file ({what}); give the plan file `matrix plan --plan` wrote"
+        )),
+        e => bad(format!(
+            "cannot read the plan ({}); write one with `perflab matrix plan TARGETS --plan FILE`",
+            e.why()
+        )),
+    })?;
     let text = String::from_utf8(buf).map_err(|e| {
         bad(format!(
             "not UTF-8 text (byte {}); give the plan file `matrix plan --plan` wrote",
@@ -80,6 +76,31 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<Plan> {
         ))
     })?;
     parse(&text).map_err(|(line, m)| bad(format!("line {line}: {m}")))
+}
+
+/// The fuzz target's path through a plan's text (`fuzz/entries.rs`, `plan_file`): parsed; a
+/// plan that parses renders to text that parses back to the same cells, and its runners'
+/// commands and Slurm script are built from it, every word of a cell quoted to one shell word.
+#[doc(hidden)]
+pub fn fuzz_text(text: &str) {
+    let Ok(plan) = parse(text) else { return };
+    let again = parse(&render(&plan)).expect("a rendered plan parses");
+    assert_eq!(
+        (again.id, again.skipped, &again.cells),
+        (plan.id, plan.skipped, &plan.cells),
+        "a plan read back differs"
+    );
+    for c in &plan.cells {
+        let cmd = c.shell_command("/opt/perflab");
+        assert!(!cmd.contains('\n') && cmd.len() <= 16 * MAX_LINE, "{cmd}");
+    }
+    let (script, n) = super::slurm::script(&plan, Path::new("/nonexistent/out"), "perflab");
+    assert_eq!(n, plan.cells.len());
+    assert_eq!(
+        script.matches(" ;;\n").count(),
+        n + 1,
+        "one case line per cell"
+    );
 }
 
 /// Parse a plan's text; an error is `(line number, what and the fix)`.
@@ -109,6 +130,13 @@ pub(crate) fn parse(text: &str) -> Result<Plan, (usize, String)> {
         }
         let line = line.trim();
         if let Some(c) = line.strip_prefix('#') {
+            if !cells.is_empty() && c.trim().starts_with("id ") {
+                // the cells above it were never held to it
+                return Err((
+                    n,
+                    "an `# id` line after the cells; the id is in the header, above every cell: plan again".into(),
+                ));
+            }
             header(c.trim(), n, &mut id, &mut made_by, &mut skipped)?;
             continue;
         }
@@ -224,8 +252,16 @@ pub(crate) fn parse_cell(line: &str) -> Result<Cell, String> {
         ));
     }
     let (mut suite, mut name, mut flags) = (None, None, Flags::default());
+    let mut given = std::collections::BTreeSet::new();
     let mut it = rest.iter();
     while let Some(flag) = it.next() {
+        // `matrix plan` writes each flag once (`--set` once per override): a second one is
+        // not a cell it wrote, and which of the two would count is no one's guess
+        if *flag != "--set" && !given.insert(*flag) {
+            return Err(format!(
+                "field {flag}: given twice; a cell line gives each flag once (plan again)"
+            ));
+        }
         let mut value = || {
             it.next()
                 .copied()
@@ -338,6 +374,23 @@ mod tests {
                 "--run-name: missing",
             ),
             ("# perflab matrix plan 1\n# id 2026\n", 2, "field id"),
+            // the id after the cells: the cells above it were never held to it (issue 38)
+            (
+                "# perflab matrix plan 1\nperflab run demo-open --suite trixie --run-name 20261201T101501Z-r1-trixie\n# id 20261201T101500Z\n",
+                3,
+                "`# id` line after the cells",
+            ),
+            // a flag twice: which one counts would be a guess (issue 38)
+            (
+                "# perflab matrix plan 1\n# id 20261201T101500Z\nperflab run demo-open --suite forky --run-name 20261201T101500Z-r1-trixie --suite trixie\n",
+                3,
+                "field --suite: given twice",
+            ),
+            (
+                "# perflab matrix plan 1\n# id 20261201T101500Z\nperflab run demo-open --suite trixie --run-name 20261201T101500Z-r1-trixie --quick --quick\n",
+                3,
+                "field --quick: given twice",
+            ),
         ];
         for (text, line, want) in cases {
             let (n, m) = parse(text).unwrap_err();

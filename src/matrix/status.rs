@@ -36,9 +36,12 @@ pub(crate) struct Where<'a> {
 
 /// Is the controller that wrote `work/controller.pid` (pid and start ticks) still alive?
 pub(crate) fn controller_alive(work: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(work.join("controller.pid")) else {
+    use crate::rundir::read::{FileKind, RunFile, doc};
+    // bounded and regular only: a FIFO or /dev/zero planted there is refused, never read
+    let Ok(d) = doc(&RunFile::loose(&work.join("controller.pid"), FileKind::Pid)) else {
         return false;
     };
+    let text = d.text;
     let mut it = text.split_whitespace().map(|w| w.parse::<u64>().ok());
     let (Some(Some(pid)), Some(Some(start))) = (it.next(), it.next()) else {
         return false;
@@ -59,17 +62,13 @@ pub(crate) fn mark_controller(work: &Path) -> anyhow::Result<()> {
 
 /// The status of every cell of `plan`.
 pub(crate) fn status(plan: &Plan, w: &Where) -> MatrixStatus {
-    let seqs = joblog::cells(&w.work.join("jobs.cells"));
     let finished = joblog::finished(&w.work.join("joblog"));
     let results = w.work.join("results");
     let live = controller_alive(w.work);
-    let cells: Vec<CellStatus> = plan
-        .cells
-        .iter()
-        .map(|c| {
-            let seq = seqs.iter().position(|s| *s == c.id()).map(|i| i + 1);
-            one(c, w.out, seq, &finished, &results, live)
-        })
+    // job N is the plan's cell N (`hosts::write_jobs`)
+    let cells: Vec<CellStatus> = (1..)
+        .zip(&plan.cells)
+        .map(|(seq, c)| one(c, w.out, Some(seq), &finished, &results, live))
         .collect();
     let n = |s: &str| cells.iter().filter(|c| c.state == s).count();
     MatrixStatus {

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod manifest;
 pub mod measurements;
 pub(crate) mod migrate;
+pub(crate) mod output_path;
 pub mod phase;
 pub mod read;
 pub mod report;

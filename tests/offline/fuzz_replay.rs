@@ -70,3 +70,13 @@ fn expression_corpus() {
 fn catalog_corpus() {
     replay("catalog", entries::catalog);
 }
+
+#[test]
+fn plan_file_corpus() {
+    replay("plan_file", entries::plan_file);
+}
+
+#[test]
+fn hosts_file_corpus() {
+    replay("hosts_file", entries::hosts_file);
+}

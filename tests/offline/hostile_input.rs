@@ -11,7 +11,8 @@
 //! and peak RSS per case.
 //!
 //! `PERFLAB_BIN=path` runs the table against another binary (an older build, a release
-//! build); `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there;
+//! build); `PERFLAB_HOSTILE_ONLY='a|b'` runs only the cases whose name holds `a` or `b`;
+//! `PERFLAB_HOSTILE_KEEP=dir` keeps each case's directory there;
 //! `PERFLAB_HOSTILE_TIMEV=1` runs each case under `/usr/bin/time -v` and takes its figure.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,6 +25,9 @@ use links::links_and_output_cases;
 /// Plan and hosts files of the matrix, `--run-name`, the export (issue 26).
 #[path = "hostile_input/matrix.rs"]
 mod matrix;
+/// Output flags and the matrix's readers and script (issue 38).
+#[path = "hostile_input/outputs.rs"]
+mod outputs;
 /// Run-directory files and aggregates over rounds (issue 21, part C).
 #[path = "hostile_input/rundir.rs"]
 mod rundir;
@@ -555,6 +559,7 @@ fn cases() -> Vec<Case> {
     .chain(rundir::run_dir_cases())
     .chain(rundir::capacity_cases())
     .chain(matrix::matrix_cases())
+    .chain(outputs::output_and_matrix_cases())
     .chain(catalog_cases())
     .chain(expression_cases())
     .collect()
@@ -973,7 +978,11 @@ fn hostile_inputs_exit_as_tabled_naming_file_and_field() {
         "{:<36} {:>4} {:>8} {:>9}",
         "case", "exit", "time s", "RSS MiB"
     );
+    let only = std::env::var("PERFLAB_HOSTILE_ONLY").unwrap_or_default();
     for (i, c) in cases().iter().enumerate() {
+        if !only.split('|').any(|o| c.name.contains(o)) {
+            continue;
+        }
         let tmp = tempfile::tempdir().unwrap();
         let dir = match &keep {
             Some(k) => k.join(format!("{i:02}")),

@@ -7,6 +7,7 @@ mod serial_support;
 pub use serial_support::serial;
 
 mod matrix_hosts;
+mod matrix_jobs;
 mod matrix_resume;
 mod matrix_slurm;
 #[path = "../matrix_support/mod.rs"]

@@ -54,6 +54,16 @@ pub enum FileKind {
     AccessLog,
     /// k6's per-request CSV, `k6/requests.csv.gz` (or plain), `k6/g<i>/requests.csv.gz`.
     K6Csv,
+    /// A matrix plan file (`matrix plan --plan FILE`).
+    MatrixPlan,
+    /// A hosts file of `matrix run --hosts` (one ssh login a line).
+    Hosts,
+    /// What GNU parallel leaves in a plan's work folder: its job log, a job's `stdout`.
+    JobLog,
+    /// A job's `stderr` (its end says why the job failed).
+    JobErr,
+    /// A plan's `controller.pid` (pid and start ticks).
+    Pid,
 }
 
 impl FileKind {
@@ -69,6 +79,11 @@ impl FileKind {
             FileKind::AccessLog => 128 * MIB,
             FileKind::Samples => 256 * MIB,
             FileKind::K6Csv => u64::MAX,
+            FileKind::MatrixPlan => 4 * MIB,
+            // 1,000 logins of at most 512 bytes, a line each
+            FileKind::Hosts => 1000 * 513,
+            FileKind::JobLog | FileKind::JobErr => 8 * MIB,
+            FileKind::Pid => 64,
         }
     }
 
@@ -79,9 +94,12 @@ impl FileKind {
             | FileKind::Status
             | FileKind::Plan
             | FileKind::Report
-            | FileKind::K6Summary => Over::Refuse,
-            FileKind::Samples | FileKind::AccessLog => Over::Head,
-            FileKind::K6Log | FileKind::Log => Over::Tail,
+            | FileKind::K6Summary
+            | FileKind::MatrixPlan
+            | FileKind::Hosts
+            | FileKind::Pid => Over::Refuse,
+            FileKind::Samples | FileKind::AccessLog | FileKind::JobLog => Over::Head,
+            FileKind::K6Log | FileKind::Log | FileKind::JobErr => Over::Tail,
             FileKind::K6Csv => Over::Stream,
         }
     }
@@ -108,6 +126,11 @@ impl FileKind {
             FileKind::Log => "a stack log",
             FileKind::AccessLog => "an access log",
             FileKind::K6Csv => "k6's --out csv",
+            FileKind::MatrixPlan => "a matrix plan",
+            FileKind::Hosts => "a hosts file",
+            FileKind::JobLog => "GNU parallel's job log or a job's output",
+            FileKind::JobErr => "a job's error output",
+            FileKind::Pid => "a controller's pid file",
         }
     }
 }
@@ -307,8 +330,21 @@ pub(crate) fn lossy(bytes: &[u8]) -> (Cow<'_, str>, u64) {
     (Cow::Owned(out), bad)
 }
 
+/// A FIFO at `p` (tests of readers and writers that must not wait on one).
+#[cfg(test)]
+pub(crate) fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: c is a NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "mkfifo {}",
+        p.display()
+    );
+}
+
 /// What a non-regular file is, for the message.
-fn describe(t: std::fs::FileType) -> &'static str {
+pub(crate) fn describe(t: std::fs::FileType) -> &'static str {
     if t.is_dir() {
         "a directory"
     } else if t.is_fifo() {
@@ -362,6 +398,23 @@ pub struct Doc {
 /// Read a whole document of `f`'s kind: refused past the kind's cap, BOM skipped, invalid
 /// UTF-8 replaced and counted.
 pub fn doc(f: &RunFile) -> Result<Doc, ReadError> {
+    let mut bytes = whole(f)?;
+    let mut notes = ReadNotes::new(f);
+    if bytes.starts_with(BOM) {
+        bytes.drain(..3);
+    }
+    let text = String::from_utf8(bytes).unwrap_or_else(|e| {
+        let (text, bad) = lossy(e.as_bytes());
+        notes.invalid_utf8 = bad;
+        text.into_owned()
+    });
+    Ok(Doc { text, notes })
+}
+
+/// The bytes of a whole file of `f`'s kind, as they are (for a reader with its own rule on
+/// encoding: a plan file refuses what is not UTF-8): a regular file only, refused past the
+/// kind's cap.
+pub(crate) fn whole(f: &RunFile) -> Result<Vec<u8>, ReadError> {
     let (file, size) = open_regular(f)?;
     let cap = f.kind.max_bytes();
     let too_large = |size| ReadError::TooLarge {
@@ -381,16 +434,7 @@ pub fn doc(f: &RunFile) -> Result<Doc, ReadError> {
     if bytes.len() as u64 > cap {
         return Err(too_large(bytes.len() as u64));
     }
-    let mut notes = ReadNotes::new(f);
-    if bytes.starts_with(BOM) {
-        bytes.drain(..3);
-    }
-    let text = String::from_utf8(bytes).unwrap_or_else(|e| {
-        let (text, bad) = lossy(e.as_bytes());
-        notes.invalid_utf8 = bad;
-        text.into_owned()
-    });
-    Ok(Doc { text, notes })
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -23,9 +23,7 @@ fn all_lines(f: &RunFile, caps: (u64, usize)) -> (Vec<String>, ReadNotes) {
 #[test]
 fn a_fifo_a_device_and_a_directory_are_refused_at_once() {
     let d = tempfile::tempdir().unwrap();
-    let fifo = d.path().join("manifest.json");
-    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    super::mkfifo(&d.path().join("manifest.json"));
     std::os::unix::fs::symlink("/dev/zero", d.path().join("status.json")).unwrap();
     std::fs::create_dir(d.path().join("plan.json")).unwrap();
     let t = Instant::now();

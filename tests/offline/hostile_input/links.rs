@@ -50,7 +50,7 @@ fn exp1_at(dir: &Path, exp: &str, run: &str) {
 }
 
 /// 2a's first clean and first burning rounds at `<parent>/<run>`.
-fn two_runs(dir: &Path, parent: &str) {
+pub(super) fn two_runs(dir: &Path, parent: &str) {
     copy_run(
         concat!("compare/2a-base/2a/", run_a!()),
         &dir.join(parent).join(run_a!()),

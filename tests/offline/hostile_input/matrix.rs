@@ -83,6 +83,23 @@ pub fn matrix_cases() -> Vec<Case> {
         ),
         case(
             "matrix run: --remote-dir out of the home",
+            Some(("hosts", b"root@a\n".to_vec())),
+            &[
+                "matrix",
+                "run",
+                "m.plan",
+                "--hosts",
+                "hosts",
+                "--remote-dir",
+                "../x",
+                "--out",
+                "out",
+            ],
+            2,
+            &["--remote-dir ../x: give a relative path"],
+        ),
+        case(
+            "matrix run: the hosts file is /dev/null",
             None,
             &[
                 "matrix",
@@ -90,13 +107,11 @@ pub fn matrix_cases() -> Vec<Case> {
                 "m.plan",
                 "--hosts",
                 "/dev/null",
-                "--remote-dir",
-                "../x",
                 "--out",
                 "out",
             ],
             2,
-            &["/dev/null: no host"],
+            &["/dev/null: cannot read it (not a regular file (a character device)"],
         ),
         case(
             "matrix plan: --rounds 0",
