@@ -86,6 +86,7 @@ mod tests {
             "A (published, trixie)",
             "B (suite=forky)",
             vec![row("2a", Verdict::Regressed), row("exp1", Verdict::Same)],
+            crate::verify::compare::Settings::default().family(2).1,
         );
         let page = render(&m, &[Some("cmp-2a.html".into()), None]);
         assert!(page.contains("<a href=\"cmp-2a.html\">2a</a>"), "{page}");

@@ -18,7 +18,7 @@ use crate::experiment::{self as catalog_files, Catalog, Experiment};
 use crate::plan::{self, CpuLayout, Resolved};
 use crate::rundir::batch::CompareSide;
 use crate::session::interleave::Batch;
-use crate::verify::compare::Settings;
+use crate::verify::compare::{Family, Settings};
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::matrix::{self, Matrix};
 use crate::verify::side::{self, SideSpec};
@@ -56,8 +56,10 @@ struct Checked {
     sides: [SideSpec; 2],
     resolved: [Vec<Resolved>; 2],
     layout: CpuLayout,
-    /// The verdict's settings; `max_rounds` caps the rounds a side too.
+    /// The verdict's settings for each row (the confidence split over the rows:
+    /// `Settings::family`); `max_rounds` caps the rounds a side too.
     settings: Settings,
+    family: Family,
 }
 
 impl Checked {
@@ -77,8 +79,7 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
             experiments.push(e.clone());
         }
     }
-    let settings = a.settings;
-    settings.check().map_err(invalid)?;
+    a.settings.check().map_err(invalid)?;
     let sa = side::parse_side(CompareSide::A, &a.a, &a.set)?;
     let sb = side::parse_side(CompareSide::B, &a.b, &a.set)?;
     let mut pairs = Vec::new();
@@ -91,6 +92,7 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
         pairs.push((ea, eb));
     }
     side::check_sides_differ(&sa, &sb, &pairs)?;
+    let (settings, family) = a.settings.family(experiments.len());
     if let Some(path) = &a.html {
         crate::html::check_page_path(path)?;
         for e in &experiments {
@@ -106,6 +108,7 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
         resolved: [ra, rb],
         layout: super::resolve::layout(a.cpus.as_deref(), a.force_cpus)?,
         settings,
+        family,
     })
 }
 
@@ -275,7 +278,7 @@ fn build_matrix(
         rows.push(matrix::row(e, side(&ra, &xa), side(&rb, &xb), &c.settings));
     }
     let [da, db] = [c.sides[0].describe(), c.sides[1].describe()];
-    Ok(matrix::matrix(&a.target, &da, &db, rows))
+    Ok(matrix::matrix(&a.target, &da, &db, rows, c.family))
 }
 
 /// Where `--html FILE` puts experiment `id`'s compare page: `FILE-<id>.html` beside it.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::compare::{self, RoundsComparison, Settings, Verdict};
+use super::compare::{self, Family, RoundsComparison, Settings, Verdict};
 use super::eval::{ClaimResult, ClaimVerdict, RunView};
 use super::findings;
 use super::load::LoadedRun;
@@ -286,6 +286,8 @@ pub(crate) struct Summary {
     /// 1 when a row regressed, else 3 when a row is inconclusive, else 0.
     pub exit_code: u8,
     pub line: String,
+    /// How the rows shared the confidence: each row was judged at `family.row_confidence`.
+    pub family: Family,
 }
 
 /// The whole matrix: both sides as declared, the rows, the summary.
@@ -298,8 +300,9 @@ pub(crate) struct Matrix {
     pub summary: Summary,
 }
 
-/// The matrix of `rows` for `target`, sides described as `a` and `b`.
-pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
+/// The matrix of `rows` for `target`, sides described as `a` and `b`, its rows judged as
+/// `family` says (`Settings::family`).
+pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>, family: Family) -> Matrix {
     let with = |v: Verdict| -> Vec<String> {
         rows.iter()
             .filter(|r| r.verdict == v)
@@ -318,12 +321,13 @@ pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
     };
     let exit = compare::exit_code(rows.iter().map(|r| r.verdict));
     let line = format!(
-        "{target}: {} experiment(s), {b} against {a}: {}, {}, {}, {}; exit {exit}",
+        "{target}: {} experiment(s), {b} against {a}: {}, {}, {}, {}; confidence {}; exit {exit}",
         rows.len(),
         part("regressed", &regressed),
         part("improved", &improved),
         part("same", &same),
         part("inconclusive", &inconclusive),
+        family.text(),
     );
     Matrix {
         target: target.to_string(),
@@ -336,6 +340,7 @@ pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
             inconclusive,
             exit_code: exit,
             line,
+            family,
         },
         rows,
     }

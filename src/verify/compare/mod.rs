@@ -62,7 +62,7 @@ pub mod verdict;
 pub(crate) use drift::StealSignal;
 pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
-pub use sequential::{Boundary, Call, LogTest, Plan, Settings};
+pub use sequential::{Boundary, Call, Family, LogTest, Plan, Settings};
 pub use speed::SpeedSignal;
 pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
 

@@ -352,3 +352,32 @@ pub(crate) fn paired_sequential(plan: &PairedPlan, d: &[f64]) -> (Call, usize) {
     }
     (Call::Undecided, d.len())
 }
+
+/// `trials` simulated CI runs of a matrix (`compare GROUP`) of `rows` rows under no change:
+/// each row its own paired rounds (independent rows: the α split's worst case), judged by the
+/// paired sequential test at `settings` (the per-row settings the family gives, or the
+/// matrix's own to see what no split would do). The share of runs that exit 1 (any row
+/// `regressed`) and that hold any false decided change (`regressed` or `improved`).
+pub fn family_alarms(
+    noise: &PairedNoise,
+    rows: usize,
+    settings: &Settings,
+    (trials, seed): (usize, u64),
+) -> (f64, f64) {
+    let plan = PairedPlan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let (mut exit_one, mut any) = (0usize, 0usize);
+    for _ in 0..trials {
+        let calls: Vec<Call> = (0..rows)
+            .map(|_| {
+                let [a, b] = noise.draw(0.0, settings.max_rounds, &mut rng);
+                let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+                paired_sequential(&plan, &d).0
+            })
+            .collect();
+        exit_one += usize::from(calls.contains(&Call::Higher));
+        any += usize::from(calls.iter().any(|c| matches!(c, Call::Higher | Call::Lower)));
+    }
+    let share = |k: usize| k as f64 / trials.max(1) as f64;
+    (share(exit_one), share(any))
+}
