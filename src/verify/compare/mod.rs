@@ -150,7 +150,7 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let (v, why) = speed::temper(v, why, &host_speed);
     let hosts = hosts::hosts_signal(a, b, &host_speed);
     let (v, why) = hosts::temper(v, why, &hosts);
-    let steal = drift::steal_signal(&side_a, &side_b);
+    let steal = drift::steal_signal(&side_a, &side_b, cpu.test.as_ref().map(|t| t.ratio));
     let (v, why) = drift::temper(v, why, &steal);
     let why = speed::explain_noise(v, why, &host_speed);
     let rounds_needed = cpu

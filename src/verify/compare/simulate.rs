@@ -381,3 +381,41 @@ pub fn family_alarms(
     let share = |k: usize| k as f64 / trials.max(1) as f64;
     (share(exit_one), share(any))
 }
+
+/// How the steal veto (`drift`) treats a real change, which raises B's steal with its busy
+/// time: `trials` paired batches of `effect_pct` at `noise`, each round's steal drawn from
+/// `steal` (per-round figures, % of a CPU) and B's multiplied by 1 + effect (`raised`; else
+/// drawn as A's, to see what the veto costs by chance alone); at the look that decided
+/// `regressed` the veto is applied as `compare` applies it (`scaled`: A's steal scaled by the
+/// estimate's B/A, else compared raw). The shares of trials reported `regressed`: (with the
+/// veto, without it).
+pub fn steal_veto(
+    noise: &PairedNoise,
+    (steal, raised): (&[f64], bool),
+    effect_pct: f64,
+    (settings, scaled): (&Settings, bool),
+    (trials, seed): (usize, u64),
+) -> (f64, f64) {
+    let plan = PairedPlan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let (mut with, mut without) = (0usize, 0usize);
+    let raise = if raised { 1.0 + effect_pct / 100.0 } else { 1.0 };
+    for _ in 0..trials {
+        let [a, b] = noise.draw(effect_pct, settings.max_rounds, &mut rng);
+        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+        let (c, n) = paired_sequential(&plan, &d);
+        if c != Call::Higher {
+            continue;
+        }
+        without += 1;
+        let mut draw = |k: f64| -> Vec<f64> {
+            (0..n).map(|_| steal[rng.below(steal.len())] * k).collect()
+        };
+        let (sa, sb) = (draw(1.0), draw(raise));
+        let scale = if scaled { mean(&d[..n]).exp() } else { 1.0 };
+        let vetoed = super::drift::Excess::of(&sa, &sb, scale).is_some_and(|e| e.beyond_noise());
+        with += usize::from(!vetoed);
+    }
+    let share = |k: usize| k as f64 / trials.max(1) as f64;
+    (share(with), share(without))
+}
