@@ -76,6 +76,7 @@ mod tests {
             dirs_a: Vec::new(),
             dirs_b: Vec::new(),
             comparison: None,
+            calibration: None,
         }
     }
 

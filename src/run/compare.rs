@@ -55,27 +55,76 @@ pub(crate) struct CompareSummary {
     pub harness_failed: bool,
 }
 
+/// Which recorded rounds of a side's configuration join a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Joining<'b> {
+    /// None: a new batch starts from no rounds (the default).
+    Fresh,
+    /// The rounds of one batch run for this side (`--resume`, `--no-run`): the rounds of an A/A
+    /// batch, one configuration on both sides, are told apart by their side.
+    Batch(&'b str),
+    /// Every complete round of the configuration, whoever ran it (`--reuse`).
+    All,
+}
+
+impl Joining<'_> {
+    fn admits(&self, r: &LoadedRun, side: CompareSide) -> bool {
+        let tag = r.manifest.measurements.compare.as_ref();
+        match self {
+            Joining::Fresh => false,
+            Joining::All => true,
+            Joining::Batch(b) => tag.is_some_and(|t| t.batch == *b && t.side == side),
+        }
+    }
+}
+
 /// The complete rounds of `spec`'s configuration of `e` under `out_root` (`SideSpec::config`:
-/// the same suite, `--set` overrides, profile, fit and resolved stack and load), the newest
-/// `max`, oldest first. Unreadable runs are
-/// noted in `skipped`.
-pub fn recorded_rounds(
+/// the same suite, `--set` overrides, profile, fit and resolved stack and load), newest first.
+/// Unreadable runs are noted in `skipped`.
+pub fn admitted_rounds(
     out_root: &Path,
     e: &Experiment,
     spec: &SideSpec,
     (quick, fitted): (bool, bool),
-    max: usize,
     skipped: &mut Vec<String>,
 ) -> Vec<LoadedRun> {
     let side = spec.config(e, (quick, fitted));
-    let mut runs: Vec<LoadedRun> =
-        load::complete_runs(out_root, &e.id, Some(spec.suite.as_str()), skipped)
-            .into_iter()
-            .filter(|r| side.admits(&Config::of(&r.manifest)))
-            .take(max)
-            .collect();
+    load::complete_runs(out_root, &e.id, Some(spec.suite.as_str()), skipped)
+        .into_iter()
+        .filter(|r| side.admits(&Config::of(&r.manifest)))
+        .collect()
+}
+
+/// Of `admitted` (newest first), the rounds that join side `side` as `joining` says, the
+/// newest `max`, oldest first.
+pub(crate) fn joining_rounds(
+    admitted: &[LoadedRun],
+    side: CompareSide,
+    joining: Joining<'_>,
+    max: usize,
+) -> Vec<LoadedRun> {
+    let mut runs: Vec<LoadedRun> = admitted
+        .iter()
+        .filter(|r| joining.admits(r, side))
+        .take(max)
+        .cloned()
+        .collect();
     runs.reverse();
     runs
+}
+
+/// Every complete round of `spec`'s configuration of `e` under `out_root`, the newest `max`,
+/// oldest first (what `--reuse` joins; what `matrix plan` counts as done).
+pub fn recorded_rounds(
+    out_root: &Path,
+    e: &Experiment,
+    spec: &SideSpec,
+    profile: (bool, bool),
+    max: usize,
+    skipped: &mut Vec<String>,
+) -> Vec<LoadedRun> {
+    let admitted = admitted_rounds(out_root, e, spec, profile, skipped);
+    joining_rounds(&admitted, spec.side, Joining::All, max)
 }
 
 /// The newest comparison batch among `rounds` (for `--resume`).
@@ -85,6 +134,20 @@ pub fn newest_batch<'r>(rounds: impl IntoIterator<Item = &'r LoadedRun>) -> Opti
         .filter_map(|r| r.manifest.measurements.compare.as_ref())
         .map(|t| t.batch.clone())
         .max()
+}
+
+/// The newest batch in which `a`'s rounds ran as side A or `b`'s as side B (a batch where the
+/// configuration was the other side belongs to another comparison).
+pub(crate) fn newest_batch_of_sides(a: &[LoadedRun], b: &[LoadedRun]) -> Option<String> {
+    let of = |rounds: &[LoadedRun], side: CompareSide| -> Option<String> {
+        rounds
+            .iter()
+            .filter_map(|r| r.manifest.measurements.compare.as_ref())
+            .filter(|t| t.side == side)
+            .map(|t| t.batch.clone())
+            .max()
+    };
+    of(a, CompareSide::A).max(of(b, CompareSide::B))
 }
 
 /// Run every experiment's rounds, interleaved, under one host lock.

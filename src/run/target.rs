@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use super::compare::{self as runner, CompareRequest, ExperimentPlan};
+use super::compare::{self as runner, CompareRequest, ExperimentPlan, Joining};
 use crate::error::invalid;
 use crate::experiment::{self as catalog_files, Catalog, Experiment};
 use crate::plan::{self, CpuLayout, Resolved};
@@ -43,6 +43,11 @@ pub(crate) struct TargetCompare {
     pub settings: Settings,
     pub resume: bool,
     pub no_run: bool,
+    /// Rounds of earlier batches (and plain runs) of the two configurations join.
+    pub reuse: bool,
+    /// A/A: one configuration (the experiment with `set`) on both sides, told apart by the
+    /// batch's tags; `a` and `b` are empty.
+    pub aa: bool,
     pub fit: bool,
     pub no_wait: bool,
     pub html: Option<PathBuf>,
@@ -91,7 +96,10 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
         rb.push(resolved(&eb, opts));
         pairs.push((ea, eb));
     }
-    side::check_sides_differ(&sa, &sb, &pairs)?;
+    check_aa(a)?;
+    if !a.aa {
+        side::check_sides_differ(&sa, &sb, &pairs)?;
+    }
     let (settings, family) = a.settings.family(experiments.len());
     if let Some(path) = &a.html {
         crate::html::check_page_path(path)?;
@@ -112,6 +120,30 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
     })
 }
 
+/// `--aa` runs one configuration on both sides: no `--a`/`--b`, and no `--reuse` (recorded
+/// rounds of one configuration cannot be told into two sides but by a batch's tags).
+fn check_aa(a: &TargetCompare) -> anyhow::Result<()> {
+    if !a.aa {
+        return Ok(());
+    }
+    if !a.a.is_empty() || !a.b.is_empty() {
+        return Err(invalid(format!(
+            "--aa runs one configuration on both sides, but --a/--b declare a difference ({}); drop them and give the configuration with --set",
+            a.a.iter()
+                .chain(&a.b)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        )));
+    }
+    if a.reuse {
+        return Err(invalid(
+            "--aa with --reuse: recorded rounds of one configuration cannot be split into two sides; an A/A batch runs its own rounds (--no-run judges the newest one)".to_string(),
+        ));
+    }
+    Ok(())
+}
+
 fn resolved(e: &Experiment, opts: plan::PlanOptions) -> Resolved {
     Resolved {
         experiment: e.clone(),
@@ -120,26 +152,41 @@ fn resolved(e: &Experiment, opts: plan::PlanOptions) -> Resolved {
     }
 }
 
-/// Each experiment's recorded rounds of both sides and the batch new rounds join (`--resume`:
-/// the newest recorded batch; it is bad input when the target has none).
+/// Each experiment's recorded rounds of both sides and the batch new rounds join: a new batch
+/// from no rounds; `--resume` and `--no-run`: the newest recorded batch of these sides and its
+/// rounds (bad input when the target has none); `--reuse`: every complete round of the two
+/// configurations joins (the newest `--max-rounds`), unpaired unless they are one batch's.
 fn plans(
     a: &TargetCompare,
     c: &Checked,
-    skipped: &mut Vec<String>,
+    (skipped, quiet): (&mut Vec<String>, bool),
 ) -> anyhow::Result<Vec<(ExperimentPlan, [Vec<LoadedRun>; 2])>> {
     let new_id = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let from_batch = a.resume || a.no_run;
     let mut out = Vec::new();
     for e in &c.experiments {
         let profile = (a.quick, c.fitted(a, e));
-        let rec = |s: &SideSpec, skipped: &mut Vec<String>| {
-            runner::recorded_rounds(&a.out, e, s, profile, c.settings.max_rounds, skipped)
+        let adm = |s: &SideSpec, skipped: &mut Vec<String>| {
+            runner::admitted_rounds(&a.out, e, s, profile, skipped)
         };
-        let (ra, rb) = (rec(&c.sides[0], skipped), rec(&c.sides[1], skipped));
-        let resumed = a.resume.then(|| runner::newest_batch(ra.iter().chain(&rb)));
+        let (all_a, all_b) = (adm(&c.sides[0], skipped), adm(&c.sides[1], skipped));
+        let newest = from_batch
+            .then(|| runner::newest_batch_of_sides(&all_a, &all_b))
+            .flatten();
+        let joining = match (a.reuse, &newest) {
+            (true, _) => Joining::All,
+            (false, Some(b)) => Joining::Batch(b),
+            (false, None) => Joining::Fresh,
+        };
+        let pick = |all: &[LoadedRun], s: &SideSpec| {
+            runner::joining_rounds(all, s.side, joining, c.settings.max_rounds)
+        };
+        let (ra, rb) = (pick(&all_a, &c.sides[0]), pick(&all_b, &c.sides[1]));
+        one_build(e, [&ra, &rb])?;
         let plan = ExperimentPlan {
             id: e.id.clone(),
             batch: Batch {
-                id: resumed.flatten().unwrap_or_else(|| new_id.clone()),
+                id: newest.clone().unwrap_or_else(|| new_id.clone()),
                 declared_a: c.sides[0].declared.clone(),
                 declared_b: c.sides[1].declared.clone(),
             },
@@ -148,14 +195,34 @@ fn plans(
         };
         out.push((plan, [ra, rb]));
     }
-    if a.resume && out.iter().all(|(p, _)| p.batch.id == new_id) {
+    let none = from_batch && !a.reuse && out.iter().all(|(p, _)| p.batch.id == new_id);
+    if none && a.resume {
         return Err(invalid(format!(
             "--resume: no comparison batch of {} with these sides under {}; run it without --resume",
             a.target,
             a.out.display()
         )));
     }
+    if none && !quiet {
+        crate::say!(
+            "--no-run: no comparison batch of {} with these sides under {}; --reuse judges every recorded round of the two configurations",
+            a.target,
+            a.out.display()
+        );
+    }
     Ok(out)
+}
+
+/// Each side's joining rounds are of one configuration, image build included (`--reuse` can
+/// bring rounds of older images; a resumed batch, rounds of images rebuilt since): bad input
+/// naming the rounds and what differs.
+fn one_build(e: &Experiment, sides: [&[LoadedRun]; 2]) -> anyhow::Result<()> {
+    for (name, rounds) in ["A", "B"].into_iter().zip(sides) {
+        let labels = matrix::labels(rounds);
+        crate::verify::compare::sides::one_configuration(name, &matrix::as_runs(rounds, &labels))
+            .map_err(|why| invalid(format!("compare {}: {why}", e.id)))?;
+    }
+    Ok(())
 }
 
 /// One side's `perflab run` request: its suite, its overrides, its configurations.
@@ -319,12 +386,24 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
 pub(crate) fn compare_target(a: TargetCompare, quiet: bool) -> anyhow::Result<ExitCode> {
     let c = check(&a, quiet)?;
     let mut skipped = Vec::new();
-    let (plans, recorded): (Vec<_>, Vec<_>) = plans(&a, &c, &mut skipped)?.into_iter().unzip();
+    let (plans, recorded): (Vec<_>, Vec<_>) =
+        plans(&a, &c, (&mut skipped, quiet))?.into_iter().unzip();
+    let batches: BTreeMap<String, String> = plans
+        .iter()
+        .map(|p| (p.id.clone(), p.batch.id.clone()))
+        .collect();
     let ran = match a.no_run {
         true => Ran::default(),
         false => run_rounds(&a, &c, plans, quiet)?,
     };
-    let m = build_matrix(&a, &c, recorded, &ran, &mut skipped)?;
+    let mut m = build_matrix(&a, &c, recorded, &ran, &mut skipped)?;
+    let recorded_calibrations = match a.aa {
+        true => super::calibration::record(&a.out, &mut m, &batches, &c.sides[0].describe())?,
+        false => {
+            super::calibration::cite(&a.out, &mut m);
+            Vec::new()
+        }
+    };
     if let Some(path) = &a.html {
         write_html(path, &m)?;
         if !a.json {
@@ -344,6 +423,9 @@ pub(crate) fn compare_target(a: TargetCompare, quiet: bool) -> anyhow::Result<Ex
     if !quiet {
         for s in &skipped {
             crate::say!("skipped unreadable run: {s}");
+        }
+        for line in &recorded_calibrations {
+            crate::say!("calibration: {line}");
         }
     }
     Ok(ExitCode::from(if ran.interrupted {

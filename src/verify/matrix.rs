@@ -25,11 +25,11 @@ pub(crate) fn compare_loaded(
     compare::compare_rounds_with(&as_runs(a, &la), &as_runs(b, &lb), settings)
 }
 
-fn labels(rounds: &[LoadedRun]) -> Vec<String> {
+pub(crate) fn labels(rounds: &[LoadedRun]) -> Vec<String> {
     rounds.iter().map(LoadedRun::label).collect()
 }
 
-fn as_runs<'a>(rounds: &'a [LoadedRun], labels: &'a [String]) -> Vec<compare::Run<'a>> {
+pub(crate) fn as_runs<'a>(rounds: &'a [LoadedRun], labels: &'a [String]) -> Vec<compare::Run<'a>> {
     rounds
         .iter()
         .zip(labels)
@@ -102,6 +102,9 @@ pub(crate) struct Row {
     /// The whole comparison (as `compare A B --json` prints it), when both sides have rounds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<RoundsComparison>,
+    /// `--aa`: the calibration this row made; else this host's recorded one, cited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<compare::calibration::Calibration>,
 }
 
 impl Row {
@@ -138,6 +141,7 @@ pub(crate) fn row(e: &Experiment, a: Side<'_>, b: Side<'_>, settings: &Settings)
         dirs_a: a.rounds.iter().map(|r| r.dir.clone()).collect(),
         dirs_b: b.rounds.iter().map(|r| r.dir.clone()).collect(),
         comparison: None,
+        calibration: None,
     };
     let missing: Vec<&str> = [("A", a), ("B", b)]
         .iter()
@@ -412,6 +416,10 @@ pub(crate) fn render_text(m: &Matrix) -> String {
         .iter()
         .enumerate()
         .map(|(i, r)| (i, format!("  {}: {}", r.experiment, r.why)))
+        .chain(m.rows.iter().enumerate().filter_map(|(i, r)| {
+            let c = r.calibration.as_ref()?;
+            Some((i, format!("  {}: {}", r.experiment, c.citation())))
+        }))
         .collect();
     format!(
         "compare {}: {}, {}\n{}{}\n",

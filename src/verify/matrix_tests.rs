@@ -161,7 +161,13 @@ fn the_summary_counts_rows_and_the_exit_code_follows_the_worst() {
         row_with("2a", &batch("2a-base"), &batch("2a-burn"), &settings),
         row_with("exp1", &batch("exp1-base"), &[], &settings),
     ];
-    let m = matrix("all", "A (published, trixie)", "B (burn_us=1000)", rows, family);
+    let m = matrix(
+        "all",
+        "A (published, trixie)",
+        "B (burn_us=1000)",
+        rows,
+        family,
+    );
     assert_eq!(m.summary.regressed, ["2a"]);
     assert_eq!(m.summary.inconclusive, ["exp1"]);
     assert_eq!(m.summary.exit_code, 1);

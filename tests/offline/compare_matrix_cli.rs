@@ -92,6 +92,7 @@ fn args<'a>(t: &'a tempfile::TempDir, target: &'a str) -> Vec<String> {
         "suite=forky",
         "--quick",
         "--no-run",
+        "--reuse",
         "--out",
     ]
     .iter()

@@ -385,8 +385,14 @@ fn a_matrix_of_rows_exits_1_under_no_change_in_at_most_1_percent_of_runs() {
             any_split * 100.0
         );
         assert!(exit1_split <= 0.01, "{paired} %: split {exit1_split}");
-        assert!(any_split <= 0.0125, "{paired} %: split, either sign {any_split}");
-        assert!(any_none >= any_split, "{paired} %: {any_none} vs {any_split}");
+        assert!(
+            any_split <= 0.0125,
+            "{paired} %: split, either sign {any_split}"
+        );
+        assert!(
+            any_none >= any_split,
+            "{paired} %: {any_none} vs {any_split}"
+        );
         if s.min_effect_pct == 0.0 {
             // the level alone guards: 8 rows at 99 % each alarm far beyond 1 %
             assert!(any_none >= 0.03, "{paired} %, no min effect: {any_none}");
@@ -432,9 +438,17 @@ fn a_regression_that_raises_steal_is_still_reported() {
             raw * 100.0
         );
         assert!(without > 0.5, "{name}: +10 % found in {without}");
-        assert!(chance - with <= 0.01, "{name}: the rise hid {} beyond chance", chance - with);
+        assert!(
+            chance - with <= 0.01,
+            "{name}: the rise hid {} beyond chance",
+            chance - with
+        );
         if name.starts_with("steady") {
-            assert!(without - with <= 0.01, "{name}: the veto hid {}", without - with);
+            assert!(
+                without - with <= 0.01,
+                "{name}: the veto hid {}",
+                without - with
+            );
         }
         if *name == "steady 30 %" {
             assert!(without - raw >= 0.2, "{name}: raw {raw} against {without}");

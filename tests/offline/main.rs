@@ -11,6 +11,7 @@ mod catalog_plan;
 mod cli_errors;
 mod cli_help;
 mod cli_show;
+mod compare_batches;
 mod compare_cli;
 mod compare_interleave;
 mod compare_matrix_cli;

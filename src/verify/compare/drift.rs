@@ -47,7 +47,9 @@ pub(crate) fn steal_signal(a: &Rounds, b: &Rounds, cpu_ratio: Option<f64>) -> St
     let unmeasured = a.steal_pct.len() + b.steal_pct.len() - ka.len() - kb.len();
     let side_mean = |v: &[f64]| (!v.is_empty()).then(|| mean(v));
     let (ma, mb) = (side_mean(&ka), side_mean(&kb));
-    let scale = cpu_ratio.filter(|r| r.is_finite() && *r > 0.0).unwrap_or(1.0);
+    let scale = cpu_ratio
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .unwrap_or(1.0);
     let excess = Excess::of(&ka, &kb, scale);
     StealSignal {
         a_mean_pct: ma,
@@ -92,8 +94,9 @@ impl Excess {
 
     /// At least `STEAL_DIFF_PTS` and more than `STEAL_DIFF_SE` standard errors.
     pub(crate) fn beyond_noise(&self) -> bool {
-        self.se
-            .is_some_and(|se| self.pts.abs() >= STEAL_DIFF_PTS && self.pts.abs() > STEAL_DIFF_SE * se)
+        self.se.is_some_and(|se| {
+            self.pts.abs() >= STEAL_DIFF_PTS && self.pts.abs() > STEAL_DIFF_SE * se
+        })
     }
 }
 
@@ -234,11 +237,19 @@ mod tests {
     fn steal_that_follows_the_cpu_change_is_not_drift() {
         let a = side(&[Some(29.5), Some(30.0), Some(30.5)]);
         let b = side(&[Some(32.5), Some(33.0), Some(33.5)]);
-        assert!(steal_signal(&a, &b, None).differs, "unscaled, the veto fires");
+        assert!(
+            steal_signal(&a, &b, None).differs,
+            "unscaled, the veto fires"
+        );
         let s = steal_signal(&a, &b, Some(1.10));
         assert!(!s.differs, "{s:?}");
         assert!(s.excess_pts.unwrap().abs() < 0.01, "{s:?}");
-        assert!(s.line().contains("beyond A's scaled by the CPU's B/A 1.100"), "{}", s.line());
+        assert!(
+            s.line()
+                .contains("beyond A's scaled by the CPU's B/A 1.100"),
+            "{}",
+            s.line()
+        );
         let drifted = side(&[Some(37.5), Some(38.0), Some(38.5)]);
         assert!(steal_signal(&a, &drifted, Some(1.10)).differs);
     }

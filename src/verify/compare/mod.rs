@@ -45,6 +45,7 @@
 //! Refused (exit 2, naming the runs, `sides`): a run twice, runs of different experiments, a
 //! side mixing configurations, sides differing in more than the suite and `--set` overrides.
 //! Exit codes: 0 no regression, 1 regressed, 3 inconclusive (`verdict::exit_code`).
+pub mod calibration;
 pub mod drift;
 pub mod hosts;
 pub mod pair;

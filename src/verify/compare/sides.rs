@@ -57,25 +57,7 @@ pub(crate) fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
     }
     // one configuration a side
     for (name, side) in sides {
-        let c0 = config(&side[0]);
-        if let Some(r) = side.iter().find(|r| config(r) != c0) {
-            let c = config(r);
-            let changes = c0.build_changes(&c);
-            let build = match changes.is_empty() {
-                true => String::new(),
-                false => format!(" [{}]", changes.join("; ")),
-            };
-            return Err(format!(
-                "side {name} mixes configurations: {} and {} differ in {}{build} ({} has {}, {} has {}); a side's rounds must share one configuration (rounds of another image build never pool: rebuild nothing within a side, or compare the builds as A and B)",
-                side[0].0,
-                r.0,
-                c0.differences(&c).join(", "),
-                side[0].0,
-                c0.describe(),
-                r.0,
-                c.describe()
-            ));
-        }
+        one_configuration(name, side)?;
     }
     // between the sides, only the suite and --set may differ
     let (ca, cb) = (config(&a[0]), config(&b[0]));
@@ -86,6 +68,34 @@ pub(crate) fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
             ca.describe(),
             b[0].0,
             cb.describe()
+        ));
+    }
+    Ok(())
+}
+
+/// Ok when every round of side `name` has the first one's configuration (image build
+/// included), else why not, naming the two rounds and what differs.
+pub(crate) fn one_configuration(name: &str, side: &[Run]) -> Result<(), String> {
+    let Some(first) = side.first() else {
+        return Ok(());
+    };
+    let c0 = config(first);
+    if let Some(r) = side.iter().find(|r| config(r) != c0) {
+        let c = config(r);
+        let changes = c0.build_changes(&c);
+        let build = match changes.is_empty() {
+            true => String::new(),
+            false => format!(" [{}]", changes.join("; ")),
+        };
+        return Err(format!(
+            "side {name} mixes configurations: {} and {} differ in {}{build} ({} has {}, {} has {}); a side's rounds must share one configuration (rounds of another image build never pool: rebuild nothing within a side, or compare the builds as A and B)",
+            first.0,
+            r.0,
+            c0.differences(&c).join(", "),
+            first.0,
+            c0.describe(),
+            r.0,
+            c.describe()
         ));
     }
     Ok(())

@@ -376,7 +376,11 @@ pub fn family_alarms(
             })
             .collect();
         exit_one += usize::from(calls.contains(&Call::Higher));
-        any += usize::from(calls.iter().any(|c| matches!(c, Call::Higher | Call::Lower)));
+        any += usize::from(
+            calls
+                .iter()
+                .any(|c| matches!(c, Call::Higher | Call::Lower)),
+        );
     }
     let share = |k: usize| k as f64 / trials.max(1) as f64;
     (share(exit_one), share(any))
@@ -399,7 +403,11 @@ pub fn steal_veto(
     let plan = PairedPlan::new(settings, settings.max_rounds);
     let mut rng = Rng::new(seed);
     let (mut with, mut without) = (0usize, 0usize);
-    let raise = if raised { 1.0 + effect_pct / 100.0 } else { 1.0 };
+    let raise = if raised {
+        1.0 + effect_pct / 100.0
+    } else {
+        1.0
+    };
     for _ in 0..trials {
         let [a, b] = noise.draw(effect_pct, settings.max_rounds, &mut rng);
         let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
@@ -408,9 +416,8 @@ pub fn steal_veto(
             continue;
         }
         without += 1;
-        let mut draw = |k: f64| -> Vec<f64> {
-            (0..n).map(|_| steal[rng.below(steal.len())] * k).collect()
-        };
+        let mut draw =
+            |k: f64| -> Vec<f64> { (0..n).map(|_| steal[rng.below(steal.len())] * k).collect() };
         let (sa, sb) = (draw(1.0), draw(raise));
         let scale = if scaled { mean(&d[..n]).exp() } else { 1.0 };
         let vetoed = super::drift::Excess::of(&sa, &sb, scale).is_some_and(|e| e.beyond_noise());
