@@ -162,27 +162,18 @@ fn host_title(m: &Manifest) -> String {
     t
 }
 
-/// Every run under `out_root`, oldest first, with the complete runs' reports and manifests
-/// (the reports without their per-second rows, which the compare pages do not show).
-fn load_rows(out_root: &Path) -> Vec<(IndexRow, Option<super::index_compare::Loaded>)> {
+/// Every run under `out_root`, oldest first, and for each complete run with a readable report
+/// and manifest its folder (the compare pages read those again, two batches at a time: a row
+/// holds no report, so the index's memory does not grow with the reports of out/).
+fn load_rows(out_root: &Path) -> Vec<(IndexRow, Option<PathBuf>)> {
     let catalog = Catalog::load(&crate::experiment::catalog::default_dir(), &Quantities).ok();
     rundir::list_runs(out_root, None)
         .iter()
         .map(|run| {
             let (row, loaded) = load_row(run, catalog.as_ref());
-            let loaded = loaded
-                .filter(|_| row.state == "complete")
-                .map(|(mut r, m)| {
-                    r.timeline = Vec::new();
-                    r.per_second = Vec::new();
-                    r.logs.clear();
-                    super::index_compare::Loaded {
-                        dir: run.path.clone(),
-                        report: r,
-                        manifest: m,
-                    }
-                });
-            (row, loaded)
+            let comparable =
+                (loaded.is_some() && row.state == "complete").then(|| run.path.clone());
+            (row, comparable)
         })
         .collect()
 }
@@ -190,8 +181,8 @@ fn load_rows(out_root: &Path) -> Vec<(IndexRow, Option<super::index_compare::Loa
 /// Build `out_root/index.html` over every run directory, and the compare pages it links.
 pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
     let t0 = Instant::now();
-    let (mut rows, loaded): (Vec<IndexRow>, Vec<_>) = load_rows(out_root).into_iter().unzip();
-    super::index_compare::write_pages(out_root, &mut rows, &loaded)?;
+    let (mut rows, comparable): (Vec<IndexRow>, Vec<_>) = load_rows(out_root).into_iter().unzip();
+    super::index_compare::write_pages(out_root, &mut rows, &comparable)?;
     let page = super::index_page::render(&rows, Utc::now());
     let path = out_root.join(INDEX_HTML);
     crate::atomic::write_atomic(&path, page.as_bytes())?;

@@ -12,7 +12,8 @@ use crate::verify::compare::{self, Run};
 /// Where the compare pages go, under the out/ root.
 pub(crate) const COMPARE_DIR: &str = "compare";
 
-/// A complete run's report and manifest, as the index read them.
+/// A complete run's report and manifest, read again for its batch's compare pages (the report
+/// without its per-second rows, which the pages do not show).
 #[derive(Debug, Clone)]
 pub(crate) struct Loaded {
     pub dir: PathBuf,
@@ -20,14 +21,29 @@ pub(crate) struct Loaded {
     pub manifest: Manifest,
 }
 
-/// The batches of complete runs with a report: indexes into `rows` (oldest first), grouped by
-/// experiment and suite, each batch's rounds in order. A batch starts at round 1, or wherever
-/// the round number does not follow the previous run's.
-pub(crate) fn batches(rows: &[IndexRow], loaded: &[Option<Loaded>]) -> Vec<Vec<usize>> {
+impl Loaded {
+    /// The run at `dir` (`None` when it no longer reads).
+    fn read(dir: &Path) -> Option<Loaded> {
+        let mut report = crate::rundir::read_report(dir).ok()?;
+        report.timeline = Vec::new();
+        report.per_second = Vec::new();
+        report.logs.clear();
+        Some(Loaded {
+            dir: dir.to_path_buf(),
+            report,
+            manifest: crate::rundir::read_manifest(dir).ok()?,
+        })
+    }
+}
+
+/// The batches of complete runs with a report (`comparable[i]`: row i's folder): indexes into
+/// `rows` (oldest first), grouped by experiment and suite, each batch's rounds in order. A
+/// batch starts at round 1, or wherever the round number does not follow the previous run's.
+pub(crate) fn batches(rows: &[IndexRow], comparable: &[Option<PathBuf>]) -> Vec<Vec<usize>> {
     // Only runs whose folders are linkable: the page's path and links are made of them.
     let mut order: Vec<usize> = (0..rows.len())
         .filter(|i| {
-            loaded[*i].is_some() && super::linkable_run(&rows[*i].experiment, &rows[*i].run)
+            comparable[*i].is_some() && super::linkable_run(&rows[*i].experiment, &rows[*i].run)
         })
         .collect();
     order.sort_by(|a, b| {
@@ -54,14 +70,27 @@ pub(crate) fn batches(rows: &[IndexRow], loaded: &[Option<Loaded>]) -> Vec<Vec<u
     out
 }
 
-fn side<'a>(batch: &[usize], loaded: &'a [Option<Loaded>], labels: &'a [String]) -> Vec<Run<'a>> {
+fn side<'a>(loaded: &'a [Loaded], labels: &'a [String]) -> Vec<Run<'a>> {
+    loaded
+        .iter()
+        .zip(labels)
+        .map(|(l, label)| (label.as_str(), &l.report, &l.manifest))
+        .collect()
+}
+
+/// A batch's runs read again, and their labels.
+fn read_batch(
+    batch: &[usize],
+    rows: &[IndexRow],
+    comparable: &[Option<PathBuf>],
+) -> (Vec<Loaded>, Vec<String>) {
     batch
         .iter()
         .filter_map(|i| {
-            let l = loaded[*i].as_ref()?;
-            Some((labels[*i].as_str(), &l.report, &l.manifest))
+            let l = Loaded::read(comparable[*i].as_deref()?)?;
+            Some((l, format!("{}/{}", rows[*i].experiment, rows[*i].run)))
         })
-        .collect()
+        .unzip()
 }
 
 /// A batch's verdict against the previous batch in a few words: the verdict and, when the CPU
@@ -74,19 +103,18 @@ pub(crate) fn batch_verdict(c: &compare::RoundsComparison) -> String {
 }
 
 /// Write every batch's page against the previous batch of its experiment and suite, and set
-/// the rows' `compare_href`. Returns the pages written.
+/// the rows' `compare_href`. Returns the pages written. Two batches are held at a time (each
+/// run is read at most twice: as batch B, then as the next page's batch A).
 pub(crate) fn write_pages(
     out_root: &Path,
     rows: &mut [IndexRow],
-    loaded: &[Option<Loaded>],
+    comparable: &[Option<PathBuf>],
 ) -> anyhow::Result<usize> {
-    let labels: Vec<String> = rows
-        .iter()
-        .map(|r| format!("{}/{}", r.experiment, r.run))
-        .collect();
-    let batches = batches(rows, loaded);
+    let batches = batches(rows, comparable);
     let mut written = 0;
-    for pair in batches.windows(2) {
+    // the batch read last: the next page's A when it is its previous batch
+    let mut held: Option<(usize, (Vec<Loaded>, Vec<String>))> = None;
+    for (k, pair) in batches.windows(2).enumerate() {
         let (pa, pb) = (&pair[0], &pair[1]);
         let (ra, rb) = (&rows[pa[0]], &rows[pb[0]]);
         if ra.experiment != rb.experiment || ra.suite != rb.suite {
@@ -96,13 +124,14 @@ pub(crate) fn write_pages(
         let dir = crate::atomic::create_dirs_under(out_root, &[COMPARE_DIR, &rb.experiment])?;
         let file = dir.join(&name);
         let rel = super::href([COMPARE_DIR, rb.experiment.as_str(), &name]);
-        let c = compare::compare_rounds(&side(pa, loaded, &labels), &side(pb, loaded, &labels));
-        let dirs = |b: &[usize]| -> Vec<PathBuf> {
-            b.iter()
-                .filter_map(|i| loaded[*i].as_ref().map(|l| l.dir.clone()))
-                .collect()
+        let a = match held.take() {
+            Some((i, read)) if i == k => read,
+            _ => read_batch(pa, rows, comparable),
         };
-        let page = super::compare_page::render(&c, &dirs(pa), &dirs(pb), &file);
+        let b = read_batch(pb, rows, comparable);
+        let c = compare::compare_rounds(&side(&a.0, &a.1), &side(&b.0, &b.1));
+        let dirs = |l: &[Loaded]| -> Vec<PathBuf> { l.iter().map(|l| l.dir.clone()).collect() };
+        let page = super::compare_page::render(&c, &dirs(&a.0), &dirs(&b.0), &file);
         crate::atomic::write_atomic(&file, page.as_bytes())?;
         written += 1;
         let verdict = (batch_verdict(&c), c.why.clone());
@@ -110,6 +139,7 @@ pub(crate) fn write_pages(
             rows[*i].compare_href = Some(rel.clone());
             rows[*i].compare_verdict = Some(verdict.clone());
         }
+        held = Some((k + 1, b));
     }
     Ok(written)
 }

@@ -57,8 +57,8 @@ pub(crate) struct CompareSummary {
 
 /// The complete rounds of `spec`'s configuration of `e` under `out_root` (`SideSpec::config`:
 /// the same suite, `--set` overrides, profile, fit and resolved stack and load), the newest
-/// `max`, oldest first. Unreadable runs are
-/// noted in `skipped`.
+/// `max`, oldest first, each run once (`load::scan`). Unreadable runs and copies are noted in
+/// `skipped`.
 pub fn recorded_rounds(
     out_root: &Path,
     e: &Experiment,
@@ -68,12 +68,12 @@ pub fn recorded_rounds(
     skipped: &mut Vec<String>,
 ) -> Vec<LoadedRun> {
     let side = spec.config(e, (quick, fitted));
-    let mut runs: Vec<LoadedRun> =
-        load::complete_runs(out_root, &e.id, Some(spec.suite.as_str()), skipped)
-            .into_iter()
-            .filter(|r| side.admits(&Config::of(&r.manifest)))
-            .take(max)
-            .collect();
+    let want = load::Want {
+        suite: Some(spec.suite.as_str()),
+        admits: &mut |m| side.admits(&Config::of(m)),
+        limit: max,
+    };
+    let mut runs = load::scan_noting(out_root, &e.id, want, skipped);
     runs.reverse();
     runs
 }

@@ -340,7 +340,7 @@ pub(crate) fn compare_target(a: TargetCompare, quiet: bool) -> anyhow::Result<Ex
     }
     if !quiet {
         for s in &skipped {
-            crate::say!("skipped unreadable run: {s}");
+            crate::say!("skipped {s}");
         }
     }
     Ok(ExitCode::from(if ran.interrupted {
