@@ -56,9 +56,12 @@ impl Batch {
 /// of them), grouped by suite into batches. A batch starts at round 1, or wherever the round
 /// number does not follow the previous run's of its suite; each batch gets a page against the
 /// batch before it of the same suite. Per suite only the batch being read and the one before
-/// it are held.
+/// it are held. A run is one round: a folder whose manifest has the run id of a run already
+/// read is a copy, left out of the batches and named in its row's caveats.
 pub(crate) struct Pages<'a> {
     out_root: &'a Path,
+    /// run id -> the row of the run read first
+    seen: std::collections::HashMap<String, usize>,
     /// per suite: the batch before, and the batch being read
     suites: std::collections::BTreeMap<Option<String>, (Option<Batch>, Batch)>,
     pub(crate) written: usize,
@@ -68,6 +71,7 @@ impl<'a> Pages<'a> {
     pub(crate) fn new(out_root: &'a Path) -> Pages<'a> {
         Pages {
             out_root,
+            seen: Default::default(),
             suites: Default::default(),
             written: 0,
         }
@@ -80,6 +84,15 @@ impl<'a> Pages<'a> {
         if !super::linkable_run(&rows[i].experiment, &rows[i].run) {
             return Ok(());
         }
+        if let Some(&first) = self.seen.get(&run.manifest.run_id) {
+            let note = format!(
+                "a copy of {}/{} (run id {}), counted once",
+                rows[first].experiment, rows[first].run, run.manifest.run_id
+            );
+            rows[i].caveats.push(note);
+            return Ok(());
+        }
+        self.seen.insert(run.manifest.run_id.clone(), i);
         let suite = rows[i].suite.clone();
         let (before, cur) = self.suites.entry(suite).or_default();
         let follows = cur

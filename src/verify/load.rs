@@ -381,3 +381,76 @@ pub(crate) fn resolve_run(
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// exp1's clean round `name` of the fixtures under `out/exp1/<as_name>`.
+    fn round(out: &Path, name: &str, as_name: &str) -> PathBuf {
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/compare/exp1-clean/exp1")
+            .join(name);
+        let to = out.join("exp1").join(as_name);
+        std::fs::create_dir_all(&to).unwrap();
+        for f in [
+            rundir::MANIFEST_FILE,
+            rundir::REPORT_FILE,
+            rundir::STATUS_FILE,
+        ] {
+            std::fs::copy(from.join(f), to.join(f)).unwrap();
+        }
+        to
+    }
+
+    #[test]
+    fn a_scan_counts_each_run_once_and_reads_a_report_only_for_a_run_it_keeps() {
+        let t = tempfile::tempdir().unwrap();
+        let out = t.path();
+        let r1 = round(out, "20261130T223353Z-r1", "20261130T223353Z-r1");
+        let r2 = round(out, "20261130T223414Z-r2", "20261130T223414Z-r2");
+        let r3 = round(out, "20261130T223437Z-r3", "20261130T223437Z-r3");
+        // two copies of r3 (its run id): the newer folders, read first
+        let c1 = round(out, "20261130T223437Z-r3", "20261130T223437Z-r3-2");
+        let c2 = round(out, "20261130T223437Z-r3", "20261130T233437Z-r4");
+        let all = |m: &mut dyn FnMut(&Manifest) -> bool| scan(out, "exp1", Want::all(None, m));
+        let (runs, skipped) = all(&mut |_| true);
+        let dirs: Vec<&PathBuf> = runs.iter().map(|r| &r.dir).collect();
+        assert_eq!(
+            dirs,
+            [&r3, &r2, &r1],
+            "the folder named after its run id is the run"
+        );
+        let copies: Vec<String> = skipped.iter().filter_map(Skipped::note).collect();
+        let copy = |c: &Path| {
+            format!(
+                "copied run: {}: a copy of {} (run id 20261130T223437Z-r3), counted once",
+                c.display(),
+                r3.display()
+            )
+        };
+        assert_eq!(copies, [copy(&c1), copy(&c2)]);
+        // the scan stops at its limit
+        let want = Want {
+            suite: None,
+            admits: &mut |_| true,
+            limit: 2,
+        };
+        assert_eq!(scan(out, "exp1", want).0.len(), 2);
+        // a report is read only for a run kept: a broken one of a run left out is no news
+        std::fs::write(r1.join(rundir::REPORT_FILE), "{").unwrap();
+        let (runs, skipped) = all(&mut |m| m.run_id != "20261130T223353Z-r1");
+        assert_eq!(runs.len(), 2);
+        assert!(
+            skipped.iter().all(|s| matches!(s.why, Left::Copy { .. })),
+            "{skipped:?}"
+        );
+        let (_, skipped) = all(&mut |_| true);
+        assert!(
+            skipped
+                .iter()
+                .any(|s| s.dir == r1 && matches!(s.why, Left::Unreadable(_))),
+            "{skipped:?}"
+        );
+    }
+}

@@ -305,3 +305,28 @@ fn copies_of_one_round_do_not_complete_a_matrix_cell() {
         .collect();
     assert_eq!(cells.len(), 2, "{text}");
 }
+
+#[test]
+fn the_index_names_a_copy_and_leaves_it_out_of_the_batch_pages() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    copies_of_one_a_round(&t);
+    // the next batch of the suite: its page is against the A batch, one run once
+    copy_batch(&out, "2a-clean", None);
+    perflab()
+        .arg("index")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let note = "a copy of 2a/20261130T222220Z-r1 (run id 20261130T222220Z-r1), counted once";
+    assert_eq!(index.matches(note).count(), 2, "{index}");
+    let page = out.join("compare/2a/20261130T222220Z-r1--20261130T222840Z-r1.html");
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        !page.contains("20261130T222301Z-r2/report.html"),
+        "a copy in the batch's page"
+    );
+    assert!(page.contains("20261130T222220Z-r1/report.html"), "{page}");
+}
