@@ -192,8 +192,8 @@ pub(crate) fn scan(
     want: Want<'_>,
 ) -> (Vec<LoadedRun>, Vec<Skipped>) {
     let (mut out, mut skipped) = (Vec::new(), Vec::new());
-    // run id -> the folder counted for it
-    let mut counted: std::collections::HashMap<String, PathBuf> = Default::default();
+    // run id -> the folder counted for it and its place in `out`
+    let mut counted: std::collections::HashMap<String, (PathBuf, usize)> = Default::default();
     if want.limit == 0 {
         return (out, skipped);
     }
@@ -240,48 +240,38 @@ pub(crate) fn scan(
             continue;
         }
         let run_id = manifest.run_id.clone();
-        if let Some(of) = counted.get(&run_id) {
+        if let Some((kept, at)) = counted.get(&run_id).cloned() {
             // the folder named after its run id is the run; the other one is the copy
-            let original = r.name() == run_id && of.file_name().is_none_or(|n| *n != *run_id);
-            match original.then(|| with_report(&r.path, manifest, status)) {
+            let original = r.name() == run_id && kept.file_name().is_none_or(|n| *n != *run_id);
+            let copy = match original.then(|| with_report(&r.path, manifest, status)) {
                 Some(Ok(l)) => {
-                    let at = out.iter().position(|k: &LoadedRun| &k.dir == of);
-                    let copy = of.clone();
-                    counted.insert(run_id.clone(), l.dir.clone());
-                    if let Some(i) = at {
-                        out[i] = l;
-                    }
-                    let of = r.path.clone();
-                    // the copies named so far were named copies of the copy
-                    for s in &mut skipped {
-                        if let Left::Copy { of: o, .. } = &mut s.why
-                            && *o == copy
-                        {
-                            *o = of.clone();
-                        }
-                    }
-                    push(&mut skipped, &copy, Left::Copy { of, run_id });
+                    counted.insert(run_id.clone(), (l.dir.clone(), at));
+                    out[at] = l;
+                    kept
                 }
-                _ => push(
-                    &mut skipped,
-                    &r.path,
-                    Left::Copy {
-                        of: of.clone(),
-                        run_id,
-                    },
-                ),
-            }
+                _ => r.path.clone(),
+            };
+            // `of`: the folder counted for the run id in the end (set below)
+            let of = PathBuf::new();
+            push(&mut skipped, &copy, Left::Copy { of, run_id });
             continue;
         }
         match with_report(&r.path, manifest, status) {
             Ok(l) => {
-                counted.insert(run_id, l.dir.clone());
+                counted.insert(run_id, (l.dir.clone(), out.len()));
                 out.push(l);
                 if out.len() >= want.limit {
                     break;
                 }
             }
             Err(e) => push(&mut skipped, &r.path, Left::Unreadable(format!("{e:#}"))),
+        }
+    }
+    for s in &mut skipped {
+        if let Left::Copy { of, run_id } = &mut s.why
+            && let Some((kept, _)) = counted.get(run_id)
+        {
+            *of = kept.clone();
         }
     }
     (out, skipped)
