@@ -133,7 +133,8 @@ fn plan(p: PlanCmd, quiet: bool) -> anyhow::Result<ExitCode> {
     };
     // the layout flags are checked as `run` checks them
     p.flags.layout()?;
-    let plan = matrix::plan::build(&req, &catalog, chrono::Utc::now())?;
+    let mut skipped_runs = Vec::new();
+    let plan = matrix::plan::build(&req, &catalog, chrono::Utc::now(), &mut skipped_runs)?;
     crate::html::check_page_path(&p.plan).map_err(|e| invalid(format!("--plan: {e:#}")))?;
     if let Some(d) = p.plan.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(d).map_err(|e| {
@@ -145,6 +146,9 @@ fn plan(p: PlanCmd, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     crate::atomic::write_atomic(&p.plan, planfile::render(&plan).as_bytes())?;
     if !quiet {
+        for s in &skipped_runs {
+            crate::say!("skipped {s}");
+        }
         crate::say!(
             "plan {}: {} cell(s) to run, {} already complete under {} skipped",
             plan.id_str(),

@@ -22,6 +22,7 @@ use crate::session::signals::Interrupt;
 use crate::verify::compare::Settings;
 use crate::verify::config::Config;
 use crate::verify::load::{self, LoadedRun};
+use crate::rundir::Manifest;
 use crate::verify::side::SideSpec;
 
 /// One experiment of the target: the batch its new rounds join, and the complete rounds each
@@ -68,8 +69,8 @@ pub(crate) enum Joining<'b> {
 }
 
 impl Joining<'_> {
-    fn admits(&self, r: &LoadedRun, side: CompareSide) -> bool {
-        let tag = r.manifest.measurements.compare.as_ref();
+    fn admits(&self, m: &Manifest, side: CompareSide) -> bool {
+        let tag = m.measurements.compare.as_ref();
         match self {
             Joining::Fresh => false,
             Joining::All => true,
@@ -79,36 +80,26 @@ impl Joining<'_> {
 }
 
 /// The complete rounds of `spec`'s configuration of `e` under `out_root` (`SideSpec::config`:
-/// the same suite, `--set` overrides, profile, fit and resolved stack and load), newest first.
-/// Unreadable runs are noted in `skipped`.
-pub fn admitted_rounds(
+/// the same suite, `--set` overrides, profile, fit and resolved stack and load) that join side
+/// `spec.side` as `joining` says, the newest `max`, oldest first, each run once (`load::scan`:
+/// streaming, stopping at `max`). Unreadable runs and copies are noted in `skipped`.
+pub(crate) fn joining_rounds(
     out_root: &Path,
-    e: &Experiment,
-    spec: &SideSpec,
+    (e, spec): (&Experiment, &SideSpec),
     (quick, fitted): (bool, bool),
+    (joining, max): (Joining<'_>, usize),
     skipped: &mut Vec<String>,
 ) -> Vec<LoadedRun> {
+    if joining == Joining::Fresh {
+        return Vec::new();
+    }
     let side = spec.config(e, (quick, fitted));
-    load::complete_runs(out_root, &e.id, Some(spec.suite.as_str()), skipped)
-        .into_iter()
-        .filter(|r| side.admits(&Config::of(&r.manifest)))
-        .collect()
-}
-
-/// Of `admitted` (newest first), the rounds that join side `side` as `joining` says, the
-/// newest `max`, oldest first.
-pub(crate) fn joining_rounds(
-    admitted: &[LoadedRun],
-    side: CompareSide,
-    joining: Joining<'_>,
-    max: usize,
-) -> Vec<LoadedRun> {
-    let mut runs: Vec<LoadedRun> = admitted
-        .iter()
-        .filter(|r| joining.admits(r, side))
-        .take(max)
-        .cloned()
-        .collect();
+    let want = load::Want {
+        suite: Some(spec.suite.as_str()),
+        admits: &mut |m| joining.admits(m, spec.side) && side.admits(&Config::of(m)),
+        limit: max,
+    };
+    let mut runs = load::scan_noting(out_root, &e.id, want, skipped);
     runs.reverse();
     runs
 }
@@ -123,8 +114,33 @@ pub fn recorded_rounds(
     max: usize,
     skipped: &mut Vec<String>,
 ) -> Vec<LoadedRun> {
-    let admitted = admitted_rounds(out_root, e, spec, profile, skipped);
-    joining_rounds(&admitted, spec.side, Joining::All, max)
+    joining_rounds(out_root, (e, spec), profile, (Joining::All, max), skipped)
+}
+
+/// The newest batch in which `spec`'s configuration of `e` ran as `spec.side` (the batch of its
+/// newest tagged round of that side: a batch where the configuration was the other side
+/// belongs to another comparison).
+pub(crate) fn newest_batch_of(
+    out_root: &Path,
+    (e, spec): (&Experiment, &SideSpec),
+    profile: (bool, bool),
+) -> Option<String> {
+    let side = spec.config(e, profile);
+    let tagged = |m: &Manifest| {
+        m.measurements
+            .compare
+            .as_ref()
+            .is_some_and(|t| t.side == spec.side)
+    };
+    let want = load::Want {
+        suite: Some(spec.suite.as_str()),
+        admits: &mut |m| tagged(m) && side.admits(&Config::of(m)),
+        limit: 1,
+    };
+    let (runs, _) = load::scan(out_root, &e.id, want);
+    runs.first()
+        .and_then(|r| r.manifest.measurements.compare.as_ref())
+        .map(|t| t.batch.clone())
 }
 
 /// The newest comparison batch among `rounds` (for `--resume`).
@@ -134,20 +150,6 @@ pub fn newest_batch<'r>(rounds: impl IntoIterator<Item = &'r LoadedRun>) -> Opti
         .filter_map(|r| r.manifest.measurements.compare.as_ref())
         .map(|t| t.batch.clone())
         .max()
-}
-
-/// The newest batch in which `a`'s rounds ran as side A or `b`'s as side B (a batch where the
-/// configuration was the other side belongs to another comparison).
-pub(crate) fn newest_batch_of_sides(a: &[LoadedRun], b: &[LoadedRun]) -> Option<String> {
-    let of = |rounds: &[LoadedRun], side: CompareSide| -> Option<String> {
-        rounds
-            .iter()
-            .filter_map(|r| r.manifest.measurements.compare.as_ref())
-            .filter(|t| t.side == side)
-            .map(|t| t.batch.clone())
-            .max()
-    };
-    of(a, CompareSide::A).max(of(b, CompareSide::B))
 }
 
 /// Run every experiment's rounds, interleaved, under one host lock.

@@ -166,22 +166,24 @@ fn plans(
     let mut out = Vec::new();
     for e in &c.experiments {
         let profile = (a.quick, c.fitted(a, e));
-        let adm = |s: &SideSpec, skipped: &mut Vec<String>| {
-            runner::admitted_rounds(&a.out, e, s, profile, skipped)
+        let newest = match from_batch {
+            true => c
+                .sides
+                .iter()
+                .filter_map(|s| runner::newest_batch_of(&a.out, (e, s), profile))
+                .max(),
+            false => None,
         };
-        let (all_a, all_b) = (adm(&c.sides[0], skipped), adm(&c.sides[1], skipped));
-        let newest = from_batch
-            .then(|| runner::newest_batch_of_sides(&all_a, &all_b))
-            .flatten();
         let joining = match (a.reuse, &newest) {
             (true, _) => Joining::All,
             (false, Some(b)) => Joining::Batch(b),
             (false, None) => Joining::Fresh,
         };
-        let pick = |all: &[LoadedRun], s: &SideSpec| {
-            runner::joining_rounds(all, s.side, joining, c.settings.max_rounds)
+        let mut pick = |s: &SideSpec| {
+            let how = (joining, c.settings.max_rounds);
+            runner::joining_rounds(&a.out, (e, s), profile, how, &mut *skipped)
         };
-        let (ra, rb) = (pick(&all_a, &c.sides[0]), pick(&all_b, &c.sides[1]));
+        let (ra, rb) = (pick(&c.sides[0]), pick(&c.sides[1]));
         one_build(e, [&ra, &rb])?;
         let plan = ExperimentPlan {
             id: e.id.clone(),
@@ -422,7 +424,7 @@ pub(crate) fn compare_target(a: TargetCompare, quiet: bool) -> anyhow::Result<Ex
     }
     if !quiet {
         for s in &skipped {
-            crate::say!("skipped unreadable run: {s}");
+            crate::say!("skipped {s}");
         }
         for line in &recorded_calibrations {
             crate::say!("calibration: {line}");

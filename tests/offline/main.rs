@@ -25,6 +25,7 @@ mod generators_report;
 mod hostile_input;
 mod lock_contention;
 mod matrix_compare;
+mod out_scale;
 mod report_example;
 mod report_hostcpu;
 mod report_html;
