@@ -12,6 +12,7 @@ use crate::experiment::Experiment;
 use crate::images;
 use crate::lock::Wait;
 use crate::rig::DockerEnv;
+use crate::rundir::Manifest;
 use crate::rundir::batch::CompareSide;
 use crate::session::Session;
 use crate::session::interleave::{
@@ -22,7 +23,6 @@ use crate::session::signals::Interrupt;
 use crate::verify::compare::Settings;
 use crate::verify::config::Config;
 use crate::verify::load::{self, LoadedRun};
-use crate::rundir::Manifest;
 use crate::verify::side::SideSpec;
 
 /// One experiment of the target: the batch its new rounds join, and the complete rounds each
