@@ -108,6 +108,10 @@ pub struct ExpArgs {
     /// only its own batch's rounds
     #[arg(long)]
     pub reuse: bool,
+    /// Run all --max-rounds pairs even when decided earlier: the estimate of a batch that stops
+    /// at its first decided look reads high; one run out does not (the verdict is the same test)
+    #[arg(long)]
+    pub run_out: bool,
     /// A/A calibration: the same configuration (the experiment with --set) on both sides, run
     /// in ABBA pairs; reports the host's paired noise and the smallest change it can detect,
     /// and records it under --out for later comparisons on this host to cite
@@ -134,6 +138,7 @@ impl ExpArgs {
             || self.resume
             || self.no_run
             || self.reuse
+            || self.run_out
             || self.aa
             || self.fit
             || self.no_wait
@@ -242,6 +247,7 @@ pub(crate) fn compare_target(a: CompareArgs, quiet: bool) -> anyhow::Result<Exit
         resume: x.resume,
         no_run: x.no_run,
         reuse: x.reuse,
+        run_out: x.run_out,
         aa: x.aa,
         fit: x.fit,
         no_wait: x.no_wait,

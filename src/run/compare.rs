@@ -43,6 +43,8 @@ pub(crate) struct CompareRequest {
     pub experiments: Vec<ExperimentPlan>,
     /// The verdict's settings; `settings.max_rounds` is the cap of the rounds a side too.
     pub settings: Settings,
+    /// Run every pair of the plan, decided or not (`--run-out`).
+    pub run_out: bool,
     pub wait: Wait,
     pub quiet: bool,
     /// The sides as declared (`SideSpec::describe`), for the lines told as the rounds go.
@@ -237,6 +239,7 @@ pub(crate) async fn one_experiment(
         (plan.recorded_a.clone(), plan.recorded_b.clone()),
         Schedule {
             max_rounds: req.settings.max_rounds,
+            run_out: req.run_out,
         },
         interrupt,
         &mut say,

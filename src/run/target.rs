@@ -45,6 +45,8 @@ pub(crate) struct TargetCompare {
     pub no_run: bool,
     /// Rounds of earlier batches (and plain runs) of the two configurations join.
     pub reuse: bool,
+    /// Run all `--max-rounds` pairs, decided or not (an estimate without the early stop's bias).
+    pub run_out: bool,
     /// A/A: one configuration (the experiment with `set`) on both sides, told apart by the
     /// batch's tags; `a` and `b` are empty.
     pub aa: bool,
@@ -280,6 +282,7 @@ fn run_rounds(
         b: side_request(a, c, 1, quiet),
         experiments: plans,
         settings: c.settings,
+        run_out: a.run_out,
         wait: wait(a),
         quiet,
         labels: [c.sides[0].describe(), c.sides[1].describe()],

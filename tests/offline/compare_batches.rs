@@ -217,3 +217,43 @@ fn an_aa_batch_calibrates_the_host_and_is_cited() {
         );
     }
 }
+
+/// A paired batch decided before its plan's end says that its estimate is one a stopping rule
+/// picked, and names --run-out; decided at the plan's end it does not.
+#[test]
+fn an_early_decision_says_its_estimate_reads_high() {
+    let t = tempfile::tempdir().unwrap();
+    let dirs = copy(t.path(), "2a-dec04-burn", &|_, _| {});
+    let side = |s: &str| {
+        dirs.iter()
+            .filter(|d| {
+                let m = std::fs::read_to_string(d.join("manifest.json")).unwrap();
+                m.contains(&format!("\"side\":\"{s}\""))
+            })
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let (a, b) = (side("a"), side("b"));
+    let text = |max: &str| {
+        let o = perflab(t.path())
+            .args(["compare", &a, &b, "--max-rounds", max])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let early = text("12");
+    assert!(early.contains("verdict: REGRESSED"), "{early}");
+    assert!(
+        early.contains(
+            "decided: yes, after 10 of the plan's 12 pairs: the interval holds its level"
+        ),
+        "{early}"
+    );
+    assert!(early.contains("--run-out runs the whole plan"), "{early}");
+    let full = text("10");
+    assert!(
+        full.contains("decided: yes\n") || full.contains("decided: yes\r"),
+        "{full}"
+    );
+}

@@ -426,3 +426,34 @@ pub fn steal_veto(
     let share = |k: usize| k as f64 / trials.max(1) as f64;
     (share(with), share(without))
 }
+
+/// The early stop's bias: `trials` paired batches of `effect_pct` at `noise`, each judged
+/// after every pair. The batches the rule decides `regressed` before the plan's end report
+/// the mean change (in %) of the first: what a maintainer reads off such a batch; every batch
+/// run out to the plan's end (`--run-out`) reports the second; the third is the share of
+/// batches that stopped early.
+pub fn stopping_bias(
+    noise: &PairedNoise,
+    effect_pct: f64,
+    settings: &Settings,
+    (trials, seed): (usize, u64),
+) -> (f64, f64, f64) {
+    let plan = PairedPlan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let (mut stopped, mut full) = (Vec::new(), Vec::new());
+    for _ in 0..trials {
+        let [a, b] = noise.draw(effect_pct, settings.max_rounds, &mut rng);
+        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+        let (c, n) = paired_sequential(&plan, &d);
+        if c == Call::Higher && n < d.len() {
+            stopped.push(mean(&d[..n]));
+        }
+        full.push(mean(&d));
+    }
+    let pct = |v: &[f64]| (mean(v).exp() - 1.0) * 100.0;
+    (
+        pct(&stopped),
+        pct(&full),
+        stopped.len() as f64 / trials.max(1) as f64,
+    )
+}
