@@ -177,6 +177,21 @@ pub fn proc_state(pid: u32) -> Option<ProcState> {
     parse_stat(&stat)
 }
 
+/// The user ids of `pid` (real, effective, saved, filesystem: `Uid:` of `/proc/<pid>/status`);
+/// empty when there is no such process.
+pub(crate) fn proc_uids(pid: u32) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .map(|u| {
+            u.split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Fields 3 and 22 of a `/proc/<pid>/stat` line (the command may hold spaces and parentheses:
 /// the fields start after the last `)`).
 pub(crate) fn parse_stat(stat: &str) -> Option<ProcState> {

@@ -58,9 +58,13 @@ pub(crate) fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
             "--peak {p}: give the peak rate in rps (> 0)"
         )));
     }
-    let (runs, skipped) = load::scan_runs(&a.out, &a.experiment, a.suite.as_deref());
+    let want = load::Want {
+        suite: a.suite.as_deref(),
+        admits: &mut |_| true,
+        limit: a.rounds,
+    };
+    let (runs, skipped) = load::scan(&a.out, &a.experiment, want);
     let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();
-    let runs: Vec<LoadedRun> = runs.into_iter().take(a.rounds).collect();
     let labels: Vec<String> = runs.iter().map(LoadedRun::label).collect();
     let input: Vec<(&str, _, _)> = runs
         .iter()

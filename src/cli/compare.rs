@@ -98,9 +98,24 @@ pub struct ExpArgs {
     /// Ctrl-C; the complete rounds of both configurations under --out count either way
     #[arg(long)]
     pub resume: bool,
-    /// Run nothing: judge the complete rounds of both configurations already under --out
+    /// Run nothing: judge the newest comparison batch of both configurations under --out (with
+    /// --reuse: every complete round of them)
     #[arg(long)]
     pub no_run: bool,
+    /// Let recorded rounds of the two configurations join (earlier batches and plain runs, the
+    /// newest --max-rounds a side, of one image build a side); without it a comparison counts
+    /// only its own batch's rounds
+    #[arg(long)]
+    pub reuse: bool,
+    /// Run all --max-rounds pairs even when decided earlier: the estimate of a batch that stops
+    /// at its first decided look reads high; one run out does not (the verdict is the same test)
+    #[arg(long)]
+    pub run_out: bool,
+    /// A/A calibration: the same configuration (the experiment with --set) on both sides, run
+    /// in ABBA pairs; reports the host's paired noise and the smallest change it can detect,
+    /// and records it under --out for later comparisons on this host to cite
+    #[arg(long)]
+    pub aa: bool,
     /// Calibrate, then fit the published numbers to this host, on both sides (as `run --fit`)
     #[arg(long)]
     pub fit: bool,
@@ -121,6 +136,9 @@ impl ExpArgs {
             || !self.b.is_empty()
             || self.resume
             || self.no_run
+            || self.reuse
+            || self.run_out
+            || self.aa
             || self.fit
             || self.no_wait
             || p.quick
@@ -152,6 +170,16 @@ pub(crate) fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;
     let settings = a.settings();
     settings.check().map_err(invalid)?;
+    for (side, runs) in [("A", &ra), ("B", &rb)] {
+        if runs.len() > settings.max_rounds {
+            return Err(invalid(format!(
+                "side {side} has {} rounds, more than the plan of --max-rounds {}: the boundary must be planned before the rounds are seen; give --max-rounds {} to judge them as one plan, or fewer rounds",
+                runs.len(),
+                settings.max_rounds,
+                runs.len()
+            )));
+        }
+    }
     if let Some(path) = &a.html {
         crate::html::check_page_path(path)?;
     }
@@ -212,6 +240,9 @@ pub(crate) fn compare_target(a: CompareArgs, quiet: bool) -> anyhow::Result<Exit
         settings: a.settings(),
         resume: x.resume,
         no_run: x.no_run,
+        reuse: x.reuse,
+        run_out: x.run_out,
+        aa: x.aa,
         fit: x.fit,
         no_wait: x.no_wait,
         html: a.html.clone(),

@@ -133,10 +133,14 @@ fn plan(p: PlanCmd, quiet: bool) -> anyhow::Result<ExitCode> {
     };
     // the layout flags are checked as `run` checks them
     p.flags.layout()?;
-    let plan = matrix::plan::build(&req, &catalog, chrono::Utc::now())?;
+    let mut skipped_runs = Vec::new();
+    let plan = matrix::plan::build(&req, &catalog, chrono::Utc::now(), &mut skipped_runs)?;
     plan_path(&p.plan)?;
     crate::rundir::output_path::write_file("--plan", &p.plan, planfile::render(&plan).as_bytes())?;
     if !quiet {
+        for s in &skipped_runs {
+            crate::say!("skipped {s}");
+        }
         crate::say!(
             "plan {}: {} cell(s) to run, {} already complete under {} skipped",
             plan.id_str(),

@@ -66,17 +66,42 @@ fn when(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
 
 fn render_lock(out: &mut String, q: &QueueStatus, now: DateTime<Utc>) {
     out.push_str(&format!("host lock {}\n", q.lock.display()));
-    match &q.holder {
-        None => out.push_str("  free\n"),
-        Some(h) => out.push_str(&format!(
+    let user = |u: &str| {
+        if u.is_empty() {
+            "?".to_string()
+        } else {
+            u.to_string()
+        }
+    };
+    // the lock (a flock test) first, then what the records say
+    match (&q.holder, q.held) {
+        (Some(h), _) => out.push_str(&format!(
             "  held by {} (pid {}): {}, since {}, expected end {}\n",
-            if h.user.is_empty() { "?" } else { &h.user },
+            user(&h.user),
             h.pid,
             h.experiment,
             h.since.format("%H:%M:%SZ"),
             when(h.expected_end, now)
         )),
+        (None, Some(true)) => out.push_str(&match q.held_by_pid {
+            Some(p) => format!(
+                "  held by pid {p}, which left no holder record (a tool, or an older perflab)\n"
+            ),
+            None => "  held, holder unknown (no record names the process holding it)\n".into(),
+        }),
+        (None, Some(false)) => out.push_str("  free\n"),
+        (None, None) => out.push_str("  unknown: the lock file cannot be opened\n"),
     }
+    for h in &q.stale_holders {
+        out.push_str(&format!(
+            "  recorded holder {} (pid {}): {}, since {}: not holding the lock, ignored\n",
+            user(&h.user),
+            h.pid,
+            h.experiment,
+            h.since.format("%Y-%m-%dT%H:%M:%SZ"),
+        ));
+    }
+    render_stale_waiters(out, q);
     if q.waiters.is_empty() {
         out.push_str("  nobody waiting\n");
         return;
@@ -99,6 +124,22 @@ fn render_lock(out: &mut String, q: &QueueStatus, now: DateTime<Utc>) {
             w.waiter.experiment,
             w.waiter.since.format("%H:%M:%SZ"),
             when(w.expected_end, now)
+        ));
+    }
+}
+
+/// The queue's entries nobody waits for, with why.
+fn render_stale_waiters(out: &mut String, q: &QueueStatus) {
+    for s in &q.stale_waiters {
+        let w = &s.waiter;
+        out.push_str(&format!(
+            "  stale queue entry {} (pid {} on {}): {}, since {}: {}; not waited for\n",
+            w.user,
+            w.pid,
+            w.host,
+            w.experiment,
+            w.since.format("%Y-%m-%dT%H:%M:%SZ"),
+            s.why
         ));
     }
 }

@@ -90,7 +90,7 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     if !quiet {
         for s in &f.skipped {
-            crate::say!("skipped unreadable run: {s}");
+            crate::say!("skipped {s}");
         }
     }
     if a.target == "all" && !single_run {

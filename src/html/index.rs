@@ -162,36 +162,33 @@ fn host_title(m: &Manifest) -> String {
     t
 }
 
-/// Every run under `out_root`, oldest first, with the complete runs' reports and manifests
-/// (the reports without their per-second rows, which the compare pages do not show).
-fn load_rows(out_root: &Path) -> Vec<(IndexRow, Option<super::index_compare::Loaded>)> {
+/// Every run under `out_root`, one experiment after the other, each read once: its row, and
+/// (a complete run) its report and manifest handed to the compare pages, which hold only the
+/// batch being read and the one before it per suite. A row holds no report, so the index's
+/// memory does not grow with the reports of out/.
+fn load_rows(out_root: &Path) -> anyhow::Result<Vec<IndexRow>> {
     let catalog = Catalog::load(&crate::experiment::catalog::default_dir(), &Quantities).ok();
-    rundir::list_runs(out_root, None)
-        .iter()
-        .map(|run| {
-            let (row, loaded) = load_row(run, catalog.as_ref());
-            let loaded = loaded
-                .filter(|_| row.state == "complete")
-                .map(|(mut r, m)| {
-                    r.timeline = Vec::new();
-                    r.per_second = Vec::new();
-                    r.logs.clear();
-                    super::index_compare::Loaded {
-                        dir: run.path.clone(),
-                        report: r,
-                        manifest: m,
-                    }
-                });
-            (row, loaded)
-        })
-        .collect()
+    let mut rows = Vec::new();
+    for exp in rundir::experiments(out_root) {
+        let mut pages = super::index_compare::Pages::new(out_root);
+        for run in rundir::list_runs(out_root, Some(&exp)) {
+            let (row, loaded) = load_row(&run, catalog.as_ref());
+            let complete = row.state == "complete";
+            rows.push(row);
+            if let Some((report, manifest)) = loaded.filter(|_| complete) {
+                let l = super::index_compare::Loaded::new(run.path.clone(), report, manifest);
+                pages.add(&mut rows, l)?;
+            }
+        }
+        pages.finish(&mut rows)?;
+    }
+    Ok(rows)
 }
 
 /// Build `out_root/index.html` over every run directory, and the compare pages it links.
 pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
     let t0 = Instant::now();
-    let (mut rows, loaded): (Vec<IndexRow>, Vec<_>) = load_rows(out_root).into_iter().unzip();
-    super::index_compare::write_pages(out_root, &mut rows, &loaded)?;
+    let rows = load_rows(out_root)?;
     let page = super::index_page::render(&rows, Utc::now());
     let path = out_root.join(INDEX_HTML);
     crate::atomic::write_atomic(&path, page.as_bytes())?;

@@ -76,6 +76,7 @@ mod tests {
             dirs_a: Vec::new(),
             dirs_b: Vec::new(),
             comparison: None,
+            calibration: None,
         }
     }
 
@@ -86,6 +87,7 @@ mod tests {
             "A (published, trixie)",
             "B (suite=forky)",
             vec![row("2a", Verdict::Regressed), row("exp1", Verdict::Same)],
+            crate::verify::compare::Settings::default().family(2).1,
         );
         let page = render(&m, &[Some("cmp-2a.html".into()), None]);
         assert!(page.contains("<a href=\"cmp-2a.html\">2a</a>"), "{page}");

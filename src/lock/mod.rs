@@ -1,13 +1,15 @@
 //! The host-wide measurement lock (flock via fs2): one measurement at a time per host. The
-//! holder writes who it is (pid, user, experiment, since, expected end) into the lock file
-//! itself; a waiter registers itself in the queue beside it (`queue`). The lock path lives in
-//! a world-writable directory (`/run/lock`), so it is opened without following a symlink, must
-//! be a regular file, and is made shareable (0666) only when perflab created it.
+//! flock is on the lock file, which every user opens read-only (perflab creates it 0644: never
+//! world-writable); the holder records who it is (pid, user, experiment, since, expected end)
+//! in a file of its own that only it can write (`holder`); a waiter registers itself in the
+//! queue beside it (`queue`). The lock path lives in a world-writable directory (`/run/lock`),
+//! so it is opened without following a symlink and must be a regular file; the folders beside
+//! it are sticky (mode 1777, as /tmp).
+pub mod holder;
 pub mod queue;
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use fs2::FileExt;
-use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,57 +51,7 @@ impl From<&String> for Purpose {
     }
 }
 
-/// Who holds the lock.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HolderInfo {
-    pub pid: u32,
-    pub experiment: String,
-    pub since: DateTime<Utc>,
-    pub hostname: Option<String>,
-    /// Who invoked the holder (`owner::invoking_user`); empty from an older perflab.
-    #[serde(default)]
-    pub user: String,
-    /// The holder's start time (clock ticks since boot) and boot id: whether it still runs.
-    #[serde(default)]
-    pub start: u64,
-    #[serde(default)]
-    pub boot: String,
-    /// When the holder expects to release the lock (from its plan), when it knows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_end: Option<DateTime<Utc>>,
-}
-
-impl HolderInfo {
-    /// The holder as an owner, to tell whether it still runs.
-    pub(crate) fn owner(&self) -> crate::owner::Owner {
-        crate::owner::Owner {
-            host: self.hostname.clone().unwrap_or_default(),
-            pid: self.pid,
-            start: self.start,
-            boot: self.boot.clone(),
-            user: self.user.clone(),
-        }
-    }
-}
-
-impl std::fmt::Display for HolderInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} (pid {}, since {}",
-            self.experiment,
-            self.pid,
-            self.since.format("%Y-%m-%dT%H:%M:%SZ")
-        )?;
-        if !self.user.is_empty() {
-            write!(f, ", user {}", self.user)?;
-        }
-        if let Some(end) = self.expected_end {
-            write!(f, ", expected to end about {}", end.format("%H:%M:%SZ"))?;
-        }
-        write!(f, ")")
-    }
-}
+pub use holder::{HolderInfo, Holding, holding};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
@@ -138,10 +90,11 @@ pub enum Wait {
     NoWait,
 }
 
-/// A held lock; released (and the holder file removed) on drop.
+/// A held lock; released (and the holder's record removed) on drop.
 #[derive(Debug)]
 pub struct HostLock {
     file: File,
+    record: Option<holder::Record>,
 }
 
 /// The lock path: `$PERFLAB_LOCK` or `/run/lock/perflab.lock`.
@@ -151,37 +104,104 @@ pub fn lock_path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_LOCK))
 }
 
-/// Read who holds the lock from the lock file (None when free, unreadable or mid-write).
+/// The recorded holder of the lock: the record of the process that holds it, else the newest
+/// record left (a killed holder's); `None` when no record is there. `holding` tells the two
+/// apart.
 pub fn read_holder(lock: &Path) -> Option<HolderInfo> {
-    let f = open_nofollow(lock, false).ok()?;
-    read_holder_from(&f)
+    let h = holding(lock);
+    h.holder
+        .or_else(|| h.stale.into_iter().max_by_key(|r| r.since))
 }
 
-fn read_holder_from(f: &File) -> Option<HolderInfo> {
-    use std::os::unix::fs::FileExt as _;
-    // A holder is a few hundred bytes: never read more than that from a shared file.
-    let mut buf = vec![0u8; 4096];
-    let n = f.read_at(&mut buf, 0).ok()?;
-    serde_json::from_slice(&buf[..n]).ok()
+/// `<lock>.<what>`: a folder beside the lock (its queue, its holders' records).
+pub(crate) fn beside(lock: &Path, what: &str) -> PathBuf {
+    let mut name = lock
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "perflab.lock".into());
+    name.push(".");
+    name.push(what);
+    lock.with_file_name(name)
 }
 
-/// Open `path` read-write without following a symlink in its last component; `create` makes
-/// it when missing (never truncating one that exists).
-fn open_nofollow(path: &Path, create: bool) -> std::io::Result<File> {
+/// The folder `dir` beside the lock when it is a real directory (never a link). With `create`,
+/// it is made when missing, shared by every user of the host and sticky (1777 whatever the
+/// umask: each user writes their own files there and nobody can remove or replace another's);
+/// one of ours left without the sticky bit (an older perflab's 0777) is made sticky.
+pub(crate) fn shared_dir(dir: &Path, create: bool) -> Option<PathBuf> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let sticky = || std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
+    if create {
+        match std::fs::create_dir(dir) {
+            Ok(()) => {
+                let _ = sticky();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        }
+    }
+    let m = std::fs::symlink_metadata(dir).ok()?;
+    if !m.is_dir() {
+        return None;
+    }
+    if create && m.mode() & 0o1000 == 0 && m.uid() == unsafe { libc::geteuid() } {
+        let _ = sticky();
+    }
+    Some(dir.to_path_buf())
+}
+
+/// A small file of a shared folder and its owner (uid): a regular file (never through a link,
+/// never a FIFO), at most 4 KiB.
+pub(crate) fn read_small(path: &Path) -> Option<(Vec<u8>, u32)> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let f = open_ro(path).ok()?;
+    let m = f.metadata().ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    let mut buf = Vec::new();
+    f.take(4096).read_to_end(&mut buf).ok()?;
+    Some((buf, m.uid()))
+}
+
+/// Open `path` read-only without following a symlink (a FIFO is never waited on).
+fn open_ro(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     OpenOptions::new()
         .read(true)
-        .write(true)
-        .create_new(create)
-        .mode(0o666)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path)
 }
 
-/// Open the lock file: create it (then, being ours, share it with every user: 0666 whatever
-/// the umask), or open the one that is there. A symlink, a directory or a device is refused.
+/// Open the lock file read-only when it is a regular file (for a look at it: `holding`).
+pub(crate) fn open_read(path: &Path) -> std::io::Result<File> {
+    let f = open_ro(path)?;
+    match f.metadata()?.is_file() {
+        true => Ok(f),
+        false => Err(std::io::Error::other("not a regular file")),
+    }
+}
+
+/// Create the lock file: read-only for everyone but its creator (0644 whatever the umask), who
+/// never writes it either: the flock is all it is for.
+fn create_nofollow(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    let _ = f.set_permissions(std::fs::Permissions::from_mode(0o644));
+    Ok(f)
+}
+
+/// Open the lock file: create it, or open the one that is there read-only (an older perflab's
+/// world-writable one of ours is made 0644). A symlink, a directory or a device is refused.
 fn open_lock(path: &Path) -> Result<File, LockError> {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -200,26 +220,27 @@ fn open_lock(path: &Path) -> Result<File, LockError> {
             return Err(not_regular(kind_of(&t)));
         }
     }
-    let file = match open_nofollow(path, true) {
-        Ok(f) => {
-            let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
-            f
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => open_nofollow(path, false)
-            .map_err(|e| match e.raw_os_error() {
+    let file = match create_nofollow(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            open_ro(path).map_err(|e| match e.raw_os_error() {
                 Some(libc::ELOOP) => not_regular("a symbolic link"),
                 Some(libc::EISDIR) => not_regular("a directory"),
                 _ => open_err(e),
-            })?,
+            })?
+        }
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
             return Err(not_regular("a symbolic link"));
         }
         Err(e) => return Err(open_err(e)),
     };
     // What was opened (it may have been swapped since the look) must be a regular file too.
-    let t = file.metadata().map_err(open_err)?.file_type();
-    if !t.is_file() {
-        return Err(not_regular(kind_of(&t)));
+    let m = file.metadata().map_err(open_err)?;
+    if !m.file_type().is_file() {
+        return Err(not_regular(kind_of(&m.file_type())));
+    }
+    if m.mode() & 0o002 != 0 && m.uid() == unsafe { libc::geteuid() } {
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(0o644));
     }
     Ok(file)
 }
@@ -239,23 +260,24 @@ fn kind_of(t: &std::fs::FileType) -> &'static str {
     }
 }
 
-/// Write who holds the lock into the (locked) lock file.
-fn write_holder(f: &File, info: &HolderInfo) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt as _;
-    let json = serde_json::to_vec(info).expect("holder info serializes");
-    f.set_len(0)?;
-    f.write_all_at(&json, 0)
+/// What a waiter waits for, told again whenever it changes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Waiting {
+    /// The process holding the lock (its record, when believed: `holder`).
+    Holder(Option<HolderInfo>),
+    /// Earlier waiters of the queue, first come first served (this many).
+    Queue(usize),
 }
 
 /// Take the lock at `path` for `purpose` (an experiment id, or a [`Purpose`] with the time it
-/// expects to hold the lock). While waiting, `on_wait` is called with the holder once and again
-/// whenever the holder changes (print "waiting for ..."), and the process is registered in the
-/// queue beside the lock (`perflab status` lists it) until it gets the lock or gives up.
+/// expects to hold the lock). While waiting, `on_wait` is called with what it waits for once
+/// and again whenever that changes (print "waiting for ..."), and the process is registered in
+/// the queue beside the lock (`perflab status` lists it) until it gets the lock or gives up.
 pub fn acquire(
     path: &Path,
     purpose: impl Into<Purpose>,
     wait: Wait,
-    on_wait: impl FnMut(Option<&HolderInfo>),
+    on_wait: impl FnMut(&Waiting),
 ) -> Result<HostLock, LockError> {
     acquire_until(path, purpose, wait, on_wait, &AtomicBool::new(false))
 }
@@ -267,14 +289,15 @@ pub(crate) fn acquire_until(
     path: &Path,
     purpose: impl Into<Purpose>,
     wait: Wait,
-    mut on_wait: impl FnMut(Option<&HolderInfo>),
+    mut on_wait: impl FnMut(&Waiting),
     give_up: &AtomicBool,
 ) -> Result<HostLock, LockError> {
     let purpose = purpose.into();
     let file = open_lock(path)?;
-    let mut last: Option<Option<HolderInfo>> = None;
+    let mut last: Option<Waiting> = None;
     // In the queue while waiting; removed (dropped) whichever way this returns.
     let mut queued: Option<Option<queue::Registration>> = None;
+    let mut patience = queue::Patience::default();
     loop {
         if give_up.load(Ordering::Relaxed) {
             return Err(LockError::GaveUp {
@@ -282,12 +305,14 @@ pub(crate) fn acquire_until(
             });
         }
         // First come, first served among the waiters that queue: not even a free lock is
-        // taken while an earlier waiter is in the queue. A waiter that could not queue (the
-        // directory unusable) keeps no order, as before.
+        // taken while an earlier waiter is in the queue, unless it leaves the free lock
+        // untaken (`queue::Patience`). A waiter that could not queue (the directory
+        // unusable) keeps no order, as before.
+        let free = || !holder::flock_held(&file);
         let ahead = match (wait, &queued) {
             (Wait::NoWait, _) | (_, Some(None)) => 0,
-            (Wait::Block, None) => queue::waiting(path),
-            (Wait::Block, Some(Some(me))) => me.ahead(path),
+            (Wait::Block, None) => patience.count(queue::waiting(path), free),
+            (Wait::Block, Some(Some(me))) => patience.count(me.ahead(path), free),
         };
         let attempt = if ahead > 0 {
             Err(std::io::Error::from_raw_os_error(libc::EWOULDBLOCK))
@@ -300,17 +325,20 @@ pub(crate) fn acquire_until(
                 if e.kind() == std::io::ErrorKind::WouldBlock
                     || e.raw_os_error() == Some(libc::EWOULDBLOCK) =>
             {
-                let holder = read_holder_from(&file);
                 if wait == Wait::NoWait {
                     return Err(LockError::Busy {
                         path: path.to_path_buf(),
-                        holder: holder.map(Box::new),
+                        holder: holding(path).holder.map(Box::new),
                     });
                 }
                 queued.get_or_insert_with(|| queue::register(path, &purpose));
-                if last.as_ref() != Some(&holder) {
-                    on_wait(holder.as_ref());
-                    last = Some(holder);
+                let now = match ahead {
+                    0 => Waiting::Holder(holding(path).holder),
+                    n => Waiting::Queue(n),
+                };
+                if last.as_ref() != Some(&now) {
+                    on_wait(&now);
+                    last = Some(now);
                 }
                 std::thread::sleep(Duration::from_millis(200));
             }
@@ -335,24 +363,27 @@ pub(crate) fn acquire_until(
         boot: me.boot.clone(),
         expected_end: purpose.expected_s.map(|s| queue::after(since, s)),
     };
-    // best effort: a holder that cannot be written only makes waiters print "unknown holder"
-    let _ = write_holder(&file, &info);
-    Ok(HostLock { file })
+    // best effort: a holder that cannot be recorded only makes waiters print "holder unknown"
+    let record = holder::write(path, &info);
+    Ok(HostLock { file, record })
 }
 
 impl Drop for HostLock {
     fn drop(&mut self) {
-        // empty the holder while still holding the lock, so we never erase a successor's
-        let _ = self.file.set_len(0);
+        // remove the record while still holding the lock, so we never erase a successor's
+        drop(self.record.take());
         let _ = FileExt::unlock(&self.file);
     }
 }
 
 /// The message a waiting process prints.
-pub(crate) fn waiting_message(holder: Option<&HolderInfo>) -> String {
-    match holder {
-        Some(h) => format!("waiting for {h}"),
-        None => "waiting for another perflab process (holder unknown)".to_string(),
+pub(crate) fn waiting_message(w: &Waiting) -> String {
+    match w {
+        Waiting::Holder(Some(h)) => format!("waiting for {h}"),
+        Waiting::Holder(None) => "waiting for another perflab process (holder unknown)".to_string(),
+        Waiting::Queue(n) => format!(
+            "waiting for {n} earlier waiter(s) of the queue (first come first served: perflab status lists them)"
+        ),
     }
 }
 

@@ -45,8 +45,15 @@ pub(crate) fn parse_suites(s: &str) -> anyhow::Result<Vec<Suite>> {
 }
 
 /// The plan: for each round, experiment and suite (rounds outermost, so the suites of an
-/// experiment alternate in time), the cells not held under `req.out`.
-pub(crate) fn build(req: &Request, catalog: &Catalog, now: DateTime<Utc>) -> anyhow::Result<Plan> {
+/// experiment alternate in time), the cells not held under `req.out` (each recorded run counted
+/// once: `verify::load::scan`). The run directories left out that are news (unreadable, copies
+/// of a run counted) are noted in `skipped_runs`.
+pub(crate) fn build(
+    req: &Request,
+    catalog: &Catalog,
+    now: DateTime<Utc>,
+    skipped_runs: &mut Vec<String>,
+) -> anyhow::Result<Plan> {
     if !(1..=MAX_ROUNDS).contains(&req.rounds) {
         return Err(invalid(format!(
             "--rounds {}: give 1 to {MAX_ROUNDS} rounds per experiment and suite",
@@ -77,7 +84,7 @@ pub(crate) fn build(req: &Request, catalog: &Catalog, now: DateTime<Utc>) -> any
         )));
     }
     let id = now.with_nanosecond(0).unwrap_or(now);
-    let (mut per_cell, mut skipped, mut unreadable) = (Vec::new(), 0, Vec::new());
+    let (mut per_cell, mut skipped) = (Vec::new(), 0);
     for e in &exps {
         let fitted = req.flags.fit && e.fit.is_some();
         for suite in &req.suites {
@@ -93,7 +100,7 @@ pub(crate) fn build(req: &Request, catalog: &Catalog, now: DateTime<Utc>) -> any
                 &side,
                 (req.flags.quick, fitted),
                 req.rounds as usize,
-                &mut unreadable,
+                skipped_runs,
             )
             .len() as u32;
             skipped += held as usize;

@@ -12,6 +12,7 @@ use crate::experiment::Experiment;
 use crate::images;
 use crate::lock::Wait;
 use crate::rig::DockerEnv;
+use crate::rundir::Manifest;
 use crate::rundir::batch::CompareSide;
 use crate::session::Session;
 use crate::session::interleave::{
@@ -42,6 +43,8 @@ pub(crate) struct CompareRequest {
     pub experiments: Vec<ExperimentPlan>,
     /// The verdict's settings; `settings.max_rounds` is the cap of the rounds a side too.
     pub settings: Settings,
+    /// Run every pair of the plan, decided or not (`--run-out`).
+    pub run_out: bool,
     pub wait: Wait,
     pub quiet: bool,
     /// The sides as declared (`SideSpec::describe`), for the lines told as the rounds go.
@@ -55,27 +58,91 @@ pub(crate) struct CompareSummary {
     pub harness_failed: bool,
 }
 
+/// Which recorded rounds of a side's configuration join a comparison.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Joining<'b> {
+    /// None: a new batch starts from no rounds (the default).
+    Fresh,
+    /// The rounds of one batch run for this side (`--resume`, `--no-run`): the rounds of an A/A
+    /// batch, one configuration on both sides, are told apart by their side.
+    Batch(&'b str),
+    /// Every complete round of the configuration, whoever ran it (`--reuse`).
+    All,
+}
+
+impl Joining<'_> {
+    fn admits(&self, m: &Manifest, side: CompareSide) -> bool {
+        let tag = m.measurements.compare.as_ref();
+        match self {
+            Joining::Fresh => false,
+            Joining::All => true,
+            Joining::Batch(b) => tag.is_some_and(|t| t.batch == *b && t.side == side),
+        }
+    }
+}
+
 /// The complete rounds of `spec`'s configuration of `e` under `out_root` (`SideSpec::config`:
-/// the same suite, `--set` overrides, profile, fit and resolved stack and load), the newest
-/// `max`, oldest first. Unreadable runs are
-/// noted in `skipped`.
+/// the same suite, `--set` overrides, profile, fit and resolved stack and load) that join side
+/// `spec.side` as `joining` says, the newest `max`, oldest first, each run once (`load::scan`:
+/// streaming, stopping at `max`). Unreadable runs and copies are noted in `skipped`.
+pub(crate) fn joining_rounds(
+    out_root: &Path,
+    (e, spec): (&Experiment, &SideSpec),
+    (quick, fitted): (bool, bool),
+    (joining, max): (Joining<'_>, usize),
+    skipped: &mut Vec<String>,
+) -> Vec<LoadedRun> {
+    if joining == Joining::Fresh {
+        return Vec::new();
+    }
+    let side = spec.config(e, (quick, fitted));
+    let want = load::Want {
+        suite: Some(spec.suite.as_str()),
+        admits: &mut |m| joining.admits(m, spec.side) && side.admits(&Config::of(m)),
+        limit: max,
+    };
+    let mut runs = load::scan_noting(out_root, &e.id, want, skipped);
+    runs.reverse();
+    runs
+}
+
+/// Every complete round of `spec`'s configuration of `e` under `out_root`, the newest `max`,
+/// oldest first (what `--reuse` joins; what `matrix plan` counts as done).
 pub fn recorded_rounds(
     out_root: &Path,
     e: &Experiment,
     spec: &SideSpec,
-    (quick, fitted): (bool, bool),
+    profile: (bool, bool),
     max: usize,
     skipped: &mut Vec<String>,
 ) -> Vec<LoadedRun> {
-    let side = spec.config(e, (quick, fitted));
-    let mut runs: Vec<LoadedRun> =
-        load::complete_runs(out_root, &e.id, Some(spec.suite.as_str()), skipped)
-            .into_iter()
-            .filter(|r| side.admits(&Config::of(&r.manifest)))
-            .take(max)
-            .collect();
-    runs.reverse();
-    runs
+    joining_rounds(out_root, (e, spec), profile, (Joining::All, max), skipped)
+}
+
+/// The newest batch in which `spec`'s configuration of `e` ran as `spec.side` (the batch of its
+/// newest tagged round of that side: a batch where the configuration was the other side
+/// belongs to another comparison).
+pub(crate) fn newest_batch_of(
+    out_root: &Path,
+    (e, spec): (&Experiment, &SideSpec),
+    profile: (bool, bool),
+) -> Option<String> {
+    let side = spec.config(e, profile);
+    let tagged = |m: &Manifest| {
+        m.measurements
+            .compare
+            .as_ref()
+            .is_some_and(|t| t.side == spec.side)
+    };
+    let want = load::Want {
+        suite: Some(spec.suite.as_str()),
+        admits: &mut |m| tagged(m) && side.admits(&Config::of(m)),
+        limit: 1,
+    };
+    let (runs, _) = load::scan(out_root, &e.id, want);
+    runs.first()
+        .and_then(|r| r.manifest.measurements.compare.as_ref())
+        .map(|t| t.batch.clone())
 }
 
 /// The newest comparison batch among `rounds` (for `--resume`).
@@ -172,6 +239,7 @@ pub(crate) async fn one_experiment(
         (plan.recorded_a.clone(), plan.recorded_b.clone()),
         Schedule {
             max_rounds: req.settings.max_rounds,
+            run_out: req.run_out,
         },
         interrupt,
         &mut say,

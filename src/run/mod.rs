@@ -6,6 +6,7 @@
 //! planning flags to planned experiments and a CPU layout; `missing`: `verify --run-missing`; `lifecycle`: `up`, `smoke`, `down`
 //! and `cleanup`.
 
+pub(crate) mod calibration;
 pub mod compare;
 pub(crate) mod lifecycle;
 pub(crate) mod missing;

@@ -10,15 +10,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 
-use super::compare::{self as runner, CompareRequest, ExperimentPlan};
+use super::compare::{self as runner, CompareRequest, ExperimentPlan, Joining};
 use crate::error::invalid;
 use crate::experiment::{self as catalog_files, Catalog, Experiment};
 use crate::plan::{self, CpuLayout, Resolved};
 use crate::rundir::batch::CompareSide;
 use crate::session::interleave::Batch;
-use crate::verify::compare::Settings;
+use crate::verify::compare::{Family, Settings};
 use crate::verify::load::{self, LoadedRun};
 use crate::verify::matrix::{self, Matrix};
 use crate::verify::side::{self, SideSpec};
@@ -43,6 +42,13 @@ pub(crate) struct TargetCompare {
     pub settings: Settings,
     pub resume: bool,
     pub no_run: bool,
+    /// Rounds of earlier batches (and plain runs) of the two configurations join.
+    pub reuse: bool,
+    /// Run all `--max-rounds` pairs, decided or not (an estimate without the early stop's bias).
+    pub run_out: bool,
+    /// A/A: one configuration (the experiment with `set`) on both sides, told apart by the
+    /// batch's tags; `a` and `b` are empty.
+    pub aa: bool,
     pub fit: bool,
     pub no_wait: bool,
     pub html: Option<PathBuf>,
@@ -56,8 +62,10 @@ struct Checked {
     sides: [SideSpec; 2],
     resolved: [Vec<Resolved>; 2],
     layout: CpuLayout,
-    /// The verdict's settings; `max_rounds` caps the rounds a side too.
+    /// The verdict's settings for each row (the confidence split over the rows:
+    /// `Settings::family`); `max_rounds` caps the rounds a side too.
     settings: Settings,
+    family: Family,
 }
 
 impl Checked {
@@ -77,8 +85,7 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
             experiments.push(e.clone());
         }
     }
-    let settings = a.settings;
-    settings.check().map_err(invalid)?;
+    a.settings.check().map_err(invalid)?;
     let sa = side::parse_side(CompareSide::A, &a.a, &a.set)?;
     let sb = side::parse_side(CompareSide::B, &a.b, &a.set)?;
     let mut pairs = Vec::new();
@@ -90,7 +97,11 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
         rb.push(resolved(&eb, opts));
         pairs.push((ea, eb));
     }
-    side::check_sides_differ(&sa, &sb, &pairs)?;
+    check_aa(a)?;
+    if !a.aa {
+        side::check_sides_differ(&sa, &sb, &pairs)?;
+    }
+    let (settings, family) = a.settings.family(experiments.len());
     if let Some(path) = &a.html {
         crate::html::check_page_path(path)?;
         for e in &experiments {
@@ -106,7 +117,32 @@ fn check(a: &TargetCompare, quiet: bool) -> anyhow::Result<Checked> {
         resolved: [ra, rb],
         layout: super::resolve::layout(a.cpus.as_deref(), a.force_cpus)?,
         settings,
+        family,
     })
+}
+
+/// `--aa` runs one configuration on both sides: no `--a`/`--b`, and no `--reuse` (recorded
+/// rounds of one configuration cannot be told into two sides but by a batch's tags).
+fn check_aa(a: &TargetCompare) -> anyhow::Result<()> {
+    if !a.aa {
+        return Ok(());
+    }
+    if !a.a.is_empty() || !a.b.is_empty() {
+        return Err(invalid(format!(
+            "--aa runs one configuration on both sides, but --a/--b declare a difference ({}); drop them and give the configuration with --set",
+            a.a.iter()
+                .chain(&a.b)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        )));
+    }
+    if a.reuse {
+        return Err(invalid(
+            "--aa with --reuse: recorded rounds of one configuration cannot be split into two sides; an A/A batch runs its own rounds (--no-run judges the newest one)".to_string(),
+        ));
+    }
+    Ok(())
 }
 
 fn resolved(e: &Experiment, opts: plan::PlanOptions) -> Resolved {
@@ -117,26 +153,43 @@ fn resolved(e: &Experiment, opts: plan::PlanOptions) -> Resolved {
     }
 }
 
-/// Each experiment's recorded rounds of both sides and the batch new rounds join (`--resume`:
-/// the newest recorded batch; it is bad input when the target has none).
+/// Each experiment's recorded rounds of both sides and the batch new rounds join: a new batch
+/// from no rounds; `--resume` and `--no-run`: the newest recorded batch of these sides and its
+/// rounds (bad input when the target has none); `--reuse`: every complete round of the two
+/// configurations joins (the newest `--max-rounds`), unpaired unless they are one batch's.
 fn plans(
     a: &TargetCompare,
     c: &Checked,
-    skipped: &mut Vec<String>,
+    (skipped, quiet): (&mut Vec<String>, bool),
 ) -> anyhow::Result<Vec<(ExperimentPlan, [Vec<LoadedRun>; 2])>> {
     let new_id = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
+    let from_batch = a.resume || a.no_run;
     let mut out = Vec::new();
     for e in &c.experiments {
         let profile = (a.quick, c.fitted(a, e));
-        let rec = |s: &SideSpec, skipped: &mut Vec<String>| {
-            runner::recorded_rounds(&a.out, e, s, profile, c.settings.max_rounds, skipped)
+        let newest = match from_batch {
+            true => c
+                .sides
+                .iter()
+                .filter_map(|s| runner::newest_batch_of(&a.out, (e, s), profile))
+                .max(),
+            false => None,
         };
-        let (ra, rb) = (rec(&c.sides[0], skipped), rec(&c.sides[1], skipped));
-        let resumed = a.resume.then(|| runner::newest_batch(ra.iter().chain(&rb)));
+        let joining = match (a.reuse, &newest) {
+            (true, _) => Joining::All,
+            (false, Some(b)) => Joining::Batch(b),
+            (false, None) => Joining::Fresh,
+        };
+        let mut pick = |s: &SideSpec| {
+            let how = (joining, c.settings.max_rounds);
+            runner::joining_rounds(&a.out, (e, s), profile, how, &mut *skipped)
+        };
+        let (ra, rb) = (pick(&c.sides[0]), pick(&c.sides[1]));
+        one_build(e, [&ra, &rb])?;
         let plan = ExperimentPlan {
             id: e.id.clone(),
             batch: Batch {
-                id: resumed.flatten().unwrap_or_else(|| new_id.clone()),
+                id: newest.clone().unwrap_or_else(|| new_id.clone()),
                 declared_a: c.sides[0].declared.clone(),
                 declared_b: c.sides[1].declared.clone(),
             },
@@ -145,14 +198,34 @@ fn plans(
         };
         out.push((plan, [ra, rb]));
     }
-    if a.resume && out.iter().all(|(p, _)| p.batch.id == new_id) {
+    let none = from_batch && !a.reuse && out.iter().all(|(p, _)| p.batch.id == new_id);
+    if none && a.resume {
         return Err(invalid(format!(
             "--resume: no comparison batch of {} with these sides under {}; run it without --resume",
             a.target,
             a.out.display()
         )));
     }
+    if none && !quiet {
+        crate::say!(
+            "--no-run: no comparison batch of {} with these sides under {}; --reuse judges every recorded round of the two configurations",
+            a.target,
+            a.out.display()
+        );
+    }
     Ok(out)
+}
+
+/// Each side's joining rounds are of one configuration, image build included (`--reuse` can
+/// bring rounds of older images; a resumed batch, rounds of images rebuilt since): bad input
+/// naming the rounds and what differs.
+fn one_build(e: &Experiment, sides: [&[LoadedRun]; 2]) -> anyhow::Result<()> {
+    for (name, rounds) in ["A", "B"].into_iter().zip(sides) {
+        let labels = matrix::labels(rounds);
+        crate::verify::compare::sides::one_configuration(name, &matrix::as_runs(rounds, &labels))
+            .map_err(|why| invalid(format!("compare {}: {why}", e.id)))?;
+    }
+    Ok(())
 }
 
 /// One side's `perflab run` request: its suite, its overrides, its configurations.
@@ -208,6 +281,7 @@ fn run_rounds(
         b: side_request(a, c, 1, quiet),
         experiments: plans,
         settings: c.settings,
+        run_out: a.run_out,
         wait: wait(a),
         quiet,
         labels: [c.sides[0].describe(), c.sides[1].describe()],
@@ -275,7 +349,7 @@ fn build_matrix(
         rows.push(matrix::row(e, side(&ra, &xa), side(&rb, &xb), &c.settings));
     }
     let [da, db] = [c.sides[0].describe(), c.sides[1].describe()];
-    Ok(matrix::matrix(&a.target, &da, &db, rows))
+    Ok(matrix::matrix(&a.target, &da, &db, rows, c.family))
 }
 
 /// Where `--html FILE` puts experiment `id`'s compare page: `FILE-<id>.html` beside it.
@@ -287,12 +361,9 @@ fn row_page(path: &Path, id: &str) -> PathBuf {
     path.with_file_name(format!("{stem}-{id}.html"))
 }
 
-/// `--html FILE`: the matrix page, and beside it each row's compare page (`FILE-<exp>.html`).
+/// `--html FILE`: the matrix page, and beside it each row's compare page (`FILE-<exp>.html`),
+/// each written under the output-path rule (`rundir::output_path`).
 fn write_html(path: &Path, m: &Matrix) -> anyhow::Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(p) = parent {
-        std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
-    }
     let mut links = Vec::new();
     for r in &m.rows {
         let Some(cmp) = &r.comparison else {
@@ -308,20 +379,31 @@ fn write_html(path: &Path, m: &Matrix) -> anyhow::Result<()> {
 }
 
 fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    crate::atomic::write_atomic(path, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))
+    crate::rundir::output_path::write_file("--html", path, text.as_bytes())
 }
 
 /// Check, run (unless `--no-run`), judge and print `compare TARGET`; the exit code over the rows.
 pub(crate) fn compare_target(a: TargetCompare, quiet: bool) -> anyhow::Result<ExitCode> {
     let c = check(&a, quiet)?;
     let mut skipped = Vec::new();
-    let (plans, recorded): (Vec<_>, Vec<_>) = plans(&a, &c, &mut skipped)?.into_iter().unzip();
+    let (plans, recorded): (Vec<_>, Vec<_>) =
+        plans(&a, &c, (&mut skipped, quiet))?.into_iter().unzip();
+    let batches: BTreeMap<String, String> = plans
+        .iter()
+        .map(|p| (p.id.clone(), p.batch.id.clone()))
+        .collect();
     let ran = match a.no_run {
         true => Ran::default(),
         false => run_rounds(&a, &c, plans, quiet)?,
     };
-    let m = build_matrix(&a, &c, recorded, &ran, &mut skipped)?;
+    let mut m = build_matrix(&a, &c, recorded, &ran, &mut skipped)?;
+    let recorded_calibrations = match a.aa {
+        true => super::calibration::record(&a.out, &mut m, &batches, &c.sides[0].describe())?,
+        false => {
+            super::calibration::cite(&a.out, &mut m);
+            Vec::new()
+        }
+    };
     if let Some(path) = &a.html {
         write_html(path, &m)?;
         if !a.json {
@@ -340,7 +422,10 @@ pub(crate) fn compare_target(a: TargetCompare, quiet: bool) -> anyhow::Result<Ex
     }
     if !quiet {
         for s in &skipped {
-            crate::say!("skipped unreadable run: {s}");
+            crate::say!("skipped {s}");
+        }
+        for line in &recorded_calibrations {
+            crate::say!("calibration: {line}");
         }
     }
     Ok(ExitCode::from(if ran.interrupted {

@@ -312,18 +312,28 @@ pub(crate) fn write_tool_manifest(dir: &Path, m: &ToolManifest) -> anyhow::Resul
     write_json_atomic(&dir.join(MANIFEST_FILE), m)
 }
 
+/// The folders of `out_root` that may hold run directories (one per experiment), sorted.
+pub fn experiments(out_root: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(out_root)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids
+}
+
 /// All run directories under `out_root` (of one experiment, or all), oldest first.
 pub fn list_runs(out_root: &Path, experiment_id: Option<&str>) -> Vec<RunDir> {
     let exp_dirs: Vec<PathBuf> = match experiment_id {
         Some(id) => vec![out_root.join(id)],
-        None => std::fs::read_dir(out_root)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .map(|e| e.path())
-                    .filter(|p| p.is_dir())
-                    .collect()
-            })
-            .unwrap_or_default(),
+        None => experiments(out_root)
+            .iter()
+            .map(|id| out_root.join(id))
+            .collect(),
     };
     let mut runs: Vec<RunDir> = exp_dirs
         .iter()

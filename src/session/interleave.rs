@@ -66,6 +66,9 @@ pub trait Referee {
 pub struct Schedule {
     /// Rounds a side at most (`--max-rounds`).
     pub max_rounds: usize,
+    /// Run every pair of the plan even when decided earlier (`--run-out`): a batch that stops
+    /// at its first decided look over-reads the change; one run out does not.
+    pub run_out: bool,
 }
 
 impl Schedule {
@@ -165,12 +168,15 @@ pub async fn interleave(
             say(&format!("A {} / B {} rounds: {}", a.len(), b.len(), j.line));
             let decided = j.decided;
             judgement = Some(j);
-            if decided {
+            if decided && !schedule.run_out {
                 break End::Decided;
             }
         }
         let Some(side) = schedule.next(a.len(), b.len()) else {
-            break End::Cap;
+            break match judgement.as_ref().is_some_and(|j| j.decided) {
+                true => End::Decided,
+                false => End::Cap,
+            };
         };
         if interrupt.reason().is_some() {
             break End::Interrupted;

@@ -276,9 +276,9 @@ pub async fn acquire_lock_at(
         let path = lock_path.clone();
         let give_up = give_up.clone();
         tokio::task::spawn_blocking(move || {
-            let on_wait = |h: Option<&lock::HolderInfo>| {
+            let on_wait = |w: &lock::Waiting| {
                 if !quiet {
-                    crate::say!("{}", lock::waiting_message(h));
+                    crate::say!("{}", lock::waiting_message(w));
                 }
             };
             lock::acquire_until(&path, target, wait, on_wait, &give_up)

@@ -21,6 +21,80 @@ pub(crate) struct Config {
     /// An unfitted run's resolved stack and load, as JSON; `None` for a fitted run (its steps
     /// and stack are its own fit's) or a side not yet resolved.
     pub resolved: Option<(String, String)>,
+    /// The images a round ran on: `None` for a declared side (not yet built) or a manifest
+    /// that records none.
+    pub build: Option<Build>,
+}
+
+/// The images a round ran on, as its manifest records them: each image's tag and digest
+/// (`images`) and the package versions read from them (`components`, less the host's Docker
+/// Engine). Rounds of two builds never pool: a rebuilt image is another configuration, even
+/// under the same tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Build {
+    pub images: BTreeMap<String, String>,
+    pub versions: BTreeMap<String, String>,
+}
+
+/// The aspects of a `Build`, compared only where both configurations know theirs.
+const BUILD_ASPECTS: [&str; 2] = ["images", "versions"];
+
+/// Components that describe the host, not an image.
+const HOST_COMPONENTS: [&str; 1] = ["docker-engine"];
+
+impl Build {
+    fn of(m: &Manifest) -> Option<Build> {
+        let versions: BTreeMap<String, String> = m
+            .components
+            .iter()
+            .filter(|(k, _)| !HOST_COMPONENTS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        (!m.images.is_empty() || !versions.is_empty()).then(|| Build {
+            images: m.images.clone(),
+            versions,
+        })
+    }
+
+    /// What differs from `other`, one `key: this -> other` each (images first), at most `max`.
+    pub(crate) fn changes(&self, other: &Build, max: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for (what, a, b) in [
+            ("image", &self.images, &other.images),
+            ("version", &self.versions, &other.versions),
+        ] {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let (x, y) = (a.get(k), b.get(k));
+                if x != y {
+                    let show = |v: Option<&String>| v.map_or("(absent)".to_string(), short);
+                    out.push(format!("{what} {k}: {} -> {}", show(x), show(y)));
+                }
+            }
+        }
+        let n = out.len();
+        if n > max {
+            out.truncate(max);
+            out.push(format!("{} more", n - max));
+        }
+        out
+    }
+
+    fn text(map: &BTreeMap<String, String>) -> String {
+        map.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// An image's record shortened for a message: `perflab/node-app:trixie-1f79 (sha256:bd98..)`
+/// keeps the tag and the digest's first 12 hex digits.
+fn short(v: &String) -> String {
+    match v.split_once("(sha256:") {
+        Some((tag, digest)) => format!("{tag}(sha256:{})", &digest[..digest.len().min(12)]),
+        None => v.clone(),
+    }
 }
 
 /// `--set` pairs as a map of resolved key to value (spaces and list brackets dropped; a later
@@ -65,6 +139,7 @@ impl Config {
             quick: m.plan.quick.is_some(),
             fitted,
             resolved: (!fitted).then(|| stack_and_load(&m.experiment)),
+            build: Build::of(m),
         }
     }
 
@@ -83,21 +158,33 @@ impl Config {
             quick,
             fitted,
             resolved: e.filter(|_| !fitted).map(stack_and_load),
+            build: None,
         }
     }
 
     /// Whether a recorded round of configuration `round` is a round of this one: every aspect
-    /// equal, the resolved stack and load only where both are known.
+    /// equal, the resolved stack and load and the build only where both are known.
     pub(crate) fn admits(&self, round: &Config) -> bool {
-        let resolved = match (&self.resolved, &round.resolved) {
-            (Some(a), Some(b)) => a == b,
-            _ => true,
-        };
+        fn known_equal<T: PartialEq>(a: &Option<T>, b: &Option<T>) -> bool {
+            match (a, b) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            }
+        }
         self.suite == round.suite
             && self.overrides == round.overrides
             && self.quick == round.quick
             && self.fitted == round.fitted
-            && resolved
+            && known_equal(&self.resolved, &round.resolved)
+            && known_equal(&self.build, &round.build)
+    }
+
+    /// The build's changes from this configuration's to `other`'s, when both are known.
+    pub(crate) fn build_changes(&self, other: &Config) -> Vec<String> {
+        match (&self.build, &other.build) {
+            (Some(a), Some(b)) => a.changes(b, 4),
+            _ => Vec::new(),
+        }
     }
 
     /// The overrides as `key=value` joined by spaces, `none` when there are none.
@@ -138,10 +225,15 @@ impl Config {
             v.push(("stack", stack.clone()));
             v.push(("load", load.clone()));
         }
+        if let Some(b) = &self.build {
+            v.push(("images", Build::text(&b.images)));
+            v.push(("versions", Build::text(&b.versions)));
+        }
         v
     }
 
-    /// The names of the aspects in which `other` differs from this configuration.
+    /// The names of the aspects in which `other` differs from this configuration (the build's
+    /// only where both are known).
     pub(crate) fn differences(&self, other: &Config) -> Vec<&'static str> {
         let (a, b) = (self.aspects(), other.aspects());
         let mut names: Vec<&'static str> = a
@@ -151,7 +243,8 @@ impl Config {
             .map(|x| x.0)
             .collect();
         let mut seen = std::collections::BTreeSet::new();
-        names.retain(|n| seen.insert(*n));
+        let unknown_build = self.build.is_none() || other.build.is_none();
+        names.retain(|n| seen.insert(*n) && !(unknown_build && BUILD_ASPECTS.contains(n)));
         names
     }
 

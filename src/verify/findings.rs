@@ -31,7 +31,7 @@ pub struct Findings {
     /// Experiments with claims but no complete run.
     pub missing: Vec<String>,
     pub runs: Vec<RunInfo>,
-    /// Runs that could not be read.
+    /// Run directories left out: unreadable, or copies of a run counted (`load::Skipped::note`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<String>,
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::compare::{self, RoundsComparison, Settings, Verdict};
+use super::compare::{self, Family, RoundsComparison, Settings, Verdict};
 use super::eval::{ClaimResult, ClaimVerdict, RunView};
 use super::findings;
 use super::load::LoadedRun;
@@ -25,11 +25,11 @@ pub(crate) fn compare_loaded(
     compare::compare_rounds_with(&as_runs(a, &la), &as_runs(b, &lb), settings)
 }
 
-fn labels(rounds: &[LoadedRun]) -> Vec<String> {
+pub(crate) fn labels(rounds: &[LoadedRun]) -> Vec<String> {
     rounds.iter().map(LoadedRun::label).collect()
 }
 
-fn as_runs<'a>(rounds: &'a [LoadedRun], labels: &'a [String]) -> Vec<compare::Run<'a>> {
+pub(crate) fn as_runs<'a>(rounds: &'a [LoadedRun], labels: &'a [String]) -> Vec<compare::Run<'a>> {
     rounds
         .iter()
         .zip(labels)
@@ -102,6 +102,9 @@ pub(crate) struct Row {
     /// The whole comparison (as `compare A B --json` prints it), when both sides have rounds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<RoundsComparison>,
+    /// `--aa`: the calibration this row made; else this host's recorded one, cited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<compare::calibration::Calibration>,
 }
 
 impl Row {
@@ -138,6 +141,7 @@ pub(crate) fn row(e: &Experiment, a: Side<'_>, b: Side<'_>, settings: &Settings)
         dirs_a: a.rounds.iter().map(|r| r.dir.clone()).collect(),
         dirs_b: b.rounds.iter().map(|r| r.dir.clone()).collect(),
         comparison: None,
+        calibration: None,
     };
     let missing: Vec<&str> = [("A", a), ("B", b)]
         .iter()
@@ -286,6 +290,8 @@ pub(crate) struct Summary {
     /// 1 when a row regressed, else 3 when a row is inconclusive, else 0.
     pub exit_code: u8,
     pub line: String,
+    /// How the rows shared the confidence: each row was judged at `family.row_confidence`.
+    pub family: Family,
 }
 
 /// The whole matrix: both sides as declared, the rows, the summary.
@@ -298,8 +304,9 @@ pub(crate) struct Matrix {
     pub summary: Summary,
 }
 
-/// The matrix of `rows` for `target`, sides described as `a` and `b`.
-pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
+/// The matrix of `rows` for `target`, sides described as `a` and `b`, its rows judged as
+/// `family` says (`Settings::family`).
+pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>, family: Family) -> Matrix {
     let with = |v: Verdict| -> Vec<String> {
         rows.iter()
             .filter(|r| r.verdict == v)
@@ -318,12 +325,13 @@ pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
     };
     let exit = compare::exit_code(rows.iter().map(|r| r.verdict));
     let line = format!(
-        "{target}: {} experiment(s), {b} against {a}: {}, {}, {}, {}; exit {exit}",
+        "{target}: {} experiment(s), {b} against {a}: {}, {}, {}, {}; confidence {}; exit {exit}",
         rows.len(),
         part("regressed", &regressed),
         part("improved", &improved),
         part("same", &same),
         part("inconclusive", &inconclusive),
+        family.text(),
     );
     Matrix {
         target: target.to_string(),
@@ -336,6 +344,7 @@ pub(crate) fn matrix(target: &str, a: &str, b: &str, rows: Vec<Row>) -> Matrix {
             inconclusive,
             exit_code: exit,
             line,
+            family,
         },
         rows,
     }
@@ -407,6 +416,10 @@ pub(crate) fn render_text(m: &Matrix) -> String {
         .iter()
         .enumerate()
         .map(|(i, r)| (i, format!("  {}: {}", r.experiment, r.why)))
+        .chain(m.rows.iter().enumerate().filter_map(|(i, r)| {
+            let c = r.calibration.as_ref()?;
+            Some((i, format!("  {}: {}", r.experiment, c.citation())))
+        }))
         .collect();
     format!(
         "compare {}: {}, {}\n{}{}\n",

@@ -31,12 +31,16 @@ fn batch(name: &str) -> Vec<LoadedRun> {
 }
 
 fn row_of(id: &str, a: &[LoadedRun], b: &[LoadedRun]) -> Row {
+    row_with(id, a, b, &Settings::default())
+}
+
+fn row_with(id: &str, a: &[LoadedRun], b: &[LoadedRun], settings: &Settings) -> Row {
     let none = BTreeMap::new();
     let side = |rounds| Side {
         rounds,
         against: &none,
     };
-    row(&exp(id), side(a), side(b), &Settings::default())
+    row(&exp(id), side(a), side(b), settings)
 }
 
 #[test]
@@ -152,21 +156,33 @@ fn a_side_without_rounds_is_an_inconclusive_row_saying_which() {
 
 #[test]
 fn the_summary_counts_rows_and_the_exit_code_follows_the_worst() {
+    let (settings, family) = Settings::default().family(2);
     let rows = vec![
-        row_of("2a", &batch("2a-base"), &batch("2a-burn")),
-        row_of("exp1", &batch("exp1-base"), &[]),
+        row_with("2a", &batch("2a-base"), &batch("2a-burn"), &settings),
+        row_with("exp1", &batch("exp1-base"), &[], &settings),
     ];
-    let m = matrix("all", "A (published, trixie)", "B (burn_us=1000)", rows);
+    let m = matrix(
+        "all",
+        "A (published, trixie)",
+        "B (burn_us=1000)",
+        rows,
+        family,
+    );
     assert_eq!(m.summary.regressed, ["2a"]);
     assert_eq!(m.summary.inconclusive, ["exp1"]);
     assert_eq!(m.summary.exit_code, 1);
     assert!(
         m.summary
             .line
-            .contains("2 experiment(s), B (burn_us=1000) against A (published, trixie): 1 regressed (2a), 0 improved, 0 same, 1 inconclusive (exp1); exit 1"),
+            .contains("2 experiment(s), B (burn_us=1000) against A (published, trixie): 1 regressed (2a), 0 improved, 0 same, 1 inconclusive (exp1); confidence 99 % over 2 rows (each row at 99.5 %); exit 1"),
         "{}",
         m.summary.line
     );
+    // the row was judged at the split level: its interval is wider than alone
+    let alone = row_of("2a", &batch("2a-base"), &batch("2a-burn"));
+    let [lo, hi] = m.rows[0].cpu_interval.unwrap();
+    let [lo1, hi1] = alone.cpu_interval.unwrap();
+    assert!(lo < lo1 && hi > hi1, "{lo}-{hi} within {lo1}-{hi1}");
     let text = render_text(&m);
     assert!(text.contains("CPU moved most"), "{text}");
     assert!(

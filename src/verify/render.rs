@@ -115,7 +115,7 @@ pub fn markdown(f: &Findings) -> String {
     out.push_str("\n## Claims\n\n");
     out.push_str(&claims_table(f).to_markdown());
     if !f.skipped.is_empty() {
-        out.push_str("\n## Unreadable runs\n\n");
+        out.push_str("\n## Runs left out\n\n");
         for s in &f.skipped {
             let _ = writeln!(out, "- {}", md_cell(s));
         }

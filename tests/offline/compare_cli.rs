@@ -460,7 +460,9 @@ fn a_regression_with_more_steal_on_b_is_inconclusive() {
     assert_eq!(verdict(&v), "inconclusive", "{}", v["why"]);
     let why = v["why"].as_str().unwrap();
     assert!(
-        why.contains("in B's (+13.3 points, beyond the rounds' spread)"),
+        why.contains(
+            "in B's (+13.3 points, beyond the rounds' spread and what B's CPU per request explains)"
+        ),
         "{why}"
     );
     assert!(why.contains("would have been regressed"), "{why}");

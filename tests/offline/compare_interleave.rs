@@ -128,6 +128,8 @@ struct Bench {
     engine: FakeEngine,
     interrupt: Interrupt,
     out: tempfile::TempDir,
+    /// `--run-out`: every pair of the plan, decided or not.
+    run_out: bool,
 }
 
 impl Bench {
@@ -137,6 +139,7 @@ impl Bench {
             engine: engine.with_k6_csv(k6_csv()),
             interrupt,
             out: tempfile::tempdir().unwrap(),
+            run_out: false,
         }
     }
 
@@ -169,7 +172,10 @@ impl Bench {
             .enable_all()
             .build()
             .unwrap();
-        let schedule = Schedule { max_rounds };
+        let schedule = Schedule {
+            max_rounds,
+            run_out: self.run_out,
+        };
         let mut say = |l: &str| said.push(l.to_string());
         let batch = batch(id);
         let looped = interleave(
@@ -270,6 +276,20 @@ fn the_loop_stops_once_decided() {
     );
 }
 
+/// `--run-out`: the loop runs the whole plan though decided after the second pair, still
+/// looking after every pair, and ends decided.
+#[test]
+fn run_out_runs_every_pair_of_the_plan() {
+    let mut bench = Bench::new(None);
+    bench.run_out = true;
+    let Looped {
+        done, ran, looks, ..
+    } = bench.run(Some(2), none(), (4, "r"));
+    assert_eq!(done.end, End::Decided);
+    assert_eq!(ran.len(), 8, "{ran:?}");
+    assert_eq!(looks, [(1, 1), (2, 2), (3, 3), (4, 4)]);
+}
+
 #[test]
 fn ctrl_c_keeps_the_complete_rounds_and_a_resumed_loop_goes_on_from_them() {
     // SIGINT while the 4th round (A2: the second pair opens with B) measures
@@ -316,7 +336,10 @@ fn ctrl_c_keeps_the_complete_rounds_and_a_resumed_loop_goes_on_from_them() {
 
 #[test]
 fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
-    let s = Schedule { max_rounds: 3 };
+    let s = Schedule {
+        max_rounds: 3,
+        run_out: false,
+    };
     assert_eq!(s.next(0, 0), Some(A));
     // ABBA on a tie: pair 2 opens with B, pair 3 with A, pair 4 with B
     assert_eq!(
@@ -324,7 +347,14 @@ fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
         [Some(B), Some(A)],
         "pairs alternate which side goes first"
     );
-    assert_eq!(Schedule { max_rounds: 5 }.next(3, 3), Some(B));
+    assert_eq!(
+        Schedule {
+            max_rounds: 5,
+            run_out: false
+        }
+        .next(3, 3),
+        Some(B)
+    );
     assert_eq!(s.next(2, 0), Some(B));
     assert_eq!(s.next(1, 2), Some(A));
     assert_eq!(s.next(3, 1), Some(B));

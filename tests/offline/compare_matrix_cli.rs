@@ -92,6 +92,7 @@ fn args<'a>(t: &'a tempfile::TempDir, target: &'a str) -> Vec<String> {
         "suite=forky",
         "--quick",
         "--no-run",
+        "--reuse",
         "--out",
     ]
     .iter()
@@ -223,4 +224,110 @@ fn the_ci_example_runs_a_comparison_perflab_accepts_and_fails_on_exit_1() {
     assert!(rows.iter().any(|r| r["experiment"] == "exp1"));
     assert!(rows.iter().all(|r| r["lab"] == "php"), "php only");
     assert_eq!(m["b"], "B (suite=forky)");
+}
+
+/// Issue 38, item 2: out/2a holding three copies of one A round (the same `run_id` in three
+/// folders) beside three B rounds. The copies counted as three rounds (REGRESSED, exit 1, and
+/// `matrix plan --rounds 3` saw the cell complete); a run is one round wherever rounds are
+/// counted, and the copies are named.
+fn copies_of_one_a_round(t: &tempfile::TempDir) -> Vec<PathBuf> {
+    let out = t.path().join("out");
+    let a = copy_batch(&out, "2a-base", None);
+    for d in &a[1..] {
+        for f in ["manifest.json", "report.json", "status.json"] {
+            std::fs::copy(a[0].join(f), d.join(f)).unwrap();
+        }
+    }
+    a
+}
+
+#[test]
+fn copies_of_one_round_count_once_in_compare_and_are_named() {
+    let t = lab();
+    let out = t.path().join("out");
+    std::fs::remove_dir_all(out.join("2a")).unwrap();
+    let a = copies_of_one_a_round(&t);
+    copy_batch(&out, "2a-burn", Some("forky"));
+    let o = perflab()
+        .args(args(&t, "2a"))
+        .arg("--json")
+        .assert()
+        .get_output()
+        .clone();
+    let m: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = &m["rows"][0];
+    assert_ne!(row["verdict"], "regressed", "{}", row["why"]);
+    assert_eq!(o.status.code(), Some(3), "{}", row["why"]);
+    assert_eq!(
+        (row["rounds_a"].as_u64(), row["rounds_b"].as_u64()),
+        (Some(1), Some(3))
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    for copy in &a[1..] {
+        let line = format!(
+            "skipped copied run: {}: a copy of {} (run id 20261130T222220Z-r1), counted once",
+            copy.display(),
+            a[0].display()
+        );
+        assert!(err.contains(&line), "{line}\n{err}");
+    }
+}
+
+#[test]
+fn copies_of_one_round_do_not_complete_a_matrix_cell() {
+    let t = tempfile::tempdir().unwrap();
+    let a = copies_of_one_a_round(&t);
+    let plan = t.path().join("m.plan");
+    let o = perflab()
+        .args(["matrix", "plan", "2a", "--rounds", "3", "--quick", "--plan"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(t.path().join("out"))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("2 cell(s) to run, 1 already complete"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "skipped copied run: {}: a copy of",
+            a[2].display()
+        )),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let cells: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert_eq!(cells.len(), 2, "{text}");
+}
+
+#[test]
+fn the_index_names_a_copy_and_leaves_it_out_of_the_batch_pages() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    copies_of_one_a_round(&t);
+    // the next batch of the suite: its page is against the A batch, one run once
+    copy_batch(&out, "2a-clean", None);
+    perflab()
+        .arg("index")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let note = "a copy of 2a/20261130T222220Z-r1 (run id 20261130T222220Z-r1), counted once";
+    assert_eq!(index.matches(note).count(), 2, "{index}");
+    let page = out.join("compare/2a/20261130T222220Z-r1--20261130T222840Z-r1.html");
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(
+        !page.contains("20261130T222301Z-r2/report.html"),
+        "a copy in the batch's page"
+    );
+    assert!(page.contains("20261130T222220Z-r1/report.html"), "{page}");
 }

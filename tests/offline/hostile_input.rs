@@ -896,18 +896,13 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain data; the child is ours and waited for exactly once.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    let (code, rss_kib) = crate::out_scale::wait_peak(child);
     let took = t.elapsed();
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
     let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
     let text = read(&err_path) + &read(&out_path);
     let max_rss_kib = match timev() {
         true => timev_rss_kib(&text).expect("/usr/bin/time -v printed no maximum RSS"),
-        false => ru.ru_maxrss,
+        false => rss_kib,
     };
     Outcome {
         code,

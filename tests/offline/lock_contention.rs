@@ -192,24 +192,32 @@ fn a_directory_or_fifo_at_the_lock_path_is_refused() {
     assert!(err.to_string().contains("a FIFO"), "{err}");
 }
 
-/// A lock file somebody else created keeps its mode: perflab only shares files it created.
+/// A lock file somebody else created keeps its mode; one perflab creates is 0644 (everyone
+/// takes the flock on a read-only descriptor), and a world-writable one of ours (an older
+/// perflab's 0666) is made 0644.
 #[test]
-fn an_existing_lock_file_keeps_its_mode_and_a_new_one_is_shared() {
+fn an_existing_lock_file_keeps_its_mode_and_a_new_one_is_not_world_writable() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let theirs = dir.path().join("theirs.lock");
     std::fs::write(&theirs, "").unwrap();
     std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o640)).unwrap();
     drop(perflab::lock::acquire(&theirs, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap());
-    let mode = std::fs::metadata(&theirs).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o640);
+    assert_eq!(mode(&theirs), 0o640);
     let ours = dir.path().join("ours.lock");
     let held = perflab::lock::acquire(&ours, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap();
-    let mode = std::fs::metadata(&ours).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o666);
+    assert_eq!(mode(&ours), 0o644);
     assert_eq!(perflab::lock::read_holder(&ours).unwrap().experiment, "me");
+    // nothing is written into the lock file: the record is beside it
+    assert_eq!(std::fs::metadata(&ours).unwrap().len(), 0);
     drop(held);
     assert_eq!(perflab::lock::read_holder(&ours), None);
+    let old = dir.path().join("old.lock");
+    std::fs::write(&old, "").unwrap();
+    std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o666)).unwrap();
+    drop(perflab::lock::acquire(&old, "me", perflab::lock::Wait::NoWait, |_| {}).unwrap());
+    assert_eq!(mode(&old), 0o644);
 }
 
 // `perflab status` with real processes: one holds the host lock, one waits for it; status names
@@ -396,4 +404,193 @@ fn an_earlier_waiter_goes_first_unless_it_is_stopped() {
         .read_line(&mut line)
         .unwrap();
     assert!(line.starts_with("locked pid"), "{line}");
+}
+
+// Other local users (issue 38, item 3): real processes of uid `nobody` (the tests run as root,
+// `setpriv` drops to it), on a lock in a folder shared like /run/lock (mode 1777).
+
+const NOBODY: u32 = 65534;
+
+/// `cmd args` as uid/gid `nobody`, without root's groups.
+fn as_nobody(program: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("setpriv");
+    c.args(["--reuid=65534", "--regid=65534", "--clear-groups", program])
+        .args(args)
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// A folder shared like /run/lock (mode 1777), and the lock path in it.
+fn shared_lock_dir() -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let lock = dir.path().join("perflab.lock");
+    (dir, lock)
+}
+
+/// Write `text` to `path` as nobody; whether it worked.
+fn nobody_writes(path: &std::path::Path, text: &str) -> bool {
+    as_nobody(
+        "sh",
+        &[
+            "-c",
+            "printf '%s' \"$1\" > \"$2\"",
+            "sh",
+            text,
+            path.to_str().unwrap(),
+        ],
+    )
+    .stderr(Stdio::null())
+    .status()
+    .unwrap()
+    .success()
+}
+
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+/// The issue's case: a 136-byte file written by uid nobody ("host elsewhere, user alice, since
+/// 1970") in the queue folder kept perflab waiting ("holder unknown") on a free lock until it
+/// was killed. The folder is sticky now; the entry is stale (another host's, from 1970) and
+/// shown so; and even a fresh planted entry only delays a free lock by the grace.
+#[test]
+fn a_queue_entry_planted_by_another_user_does_not_keep_perflab_waiting() {
+    let (_dir, lock) = shared_lock_dir();
+    // a real wait makes the queue folder
+    let (mut a, _out) = spawn_holder(&lock, "exp-a", 1.0);
+    let b = hold(&lock, "exp-b", 0.0, &[]).output().unwrap();
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    a.wait().unwrap();
+    let queue = perflab::lock::queue::queue_dir(&lock);
+    assert_eq!(mode(&queue), 0o1777, "the queue folder is sticky");
+    // nobody cannot remove or replace root's entry in it
+    let roots = queue.join("1.json");
+    std::fs::write(&roots, "{}").unwrap();
+    let rm = as_nobody("rm", &["-f", roots.to_str().unwrap()])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(
+        !rm.success() && roots.exists(),
+        "nobody removed root's entry"
+    );
+    std::fs::remove_file(&roots).unwrap();
+
+    let planted = r#"{"pid":4242,"start":1,"boot":"x","host":"elsewhere","user":"alice","experiment":"exp1","since":"1970-01-01T00:00:00Z","expected_s":null}"#;
+    assert_eq!(planted.len(), 136);
+    assert!(nobody_writes(&queue.join("4242.json"), planted));
+    let t0 = Instant::now();
+    let c = hold(&lock, "exp-c", 0.0, &[]).output().unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "waited {:?} on a free lock behind a stale entry",
+        t0.elapsed()
+    );
+    let text = String::from_utf8_lossy(&status(&lock).output().unwrap().stdout).into_owned();
+    assert!(text.contains("  free\n"), "{text}");
+    assert!(
+        text.contains("stale queue entry alice (pid 4242 on elsewhere): exp1, since 1970-01-01T00:00:00Z: another host's entry, older than 10 min; not waited for"),
+        "{text}"
+    );
+    assert!(text.contains("nobody waiting"), "{text}");
+    let s = status_json(&lock);
+    assert_eq!(s["lock"]["stale_waiters"][0]["user"], "alice");
+    assert_eq!(s["lock"]["waiters"], serde_json::json!([]));
+
+    // a fresh one, dated now: it counts, but a free lock it leaves untaken is taken after the
+    // grace (3 s), not never
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    assert!(nobody_writes(
+        &queue.join("4242.json"),
+        &planted.replace("1970-01-01T00:00:00Z", &now)
+    ));
+    let t0 = Instant::now();
+    let d = hold(&lock, "exp-d", 0.0, &[]).output().unwrap();
+    let waited = t0.elapsed();
+    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
+    assert!(
+        waited >= Duration::from_millis(2500) && waited < Duration::from_secs(10),
+        "waited {waited:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&d.stderr).contains("waiting for 1 earlier waiter(s) of the queue"),
+        "{}",
+        String::from_utf8_lossy(&d.stderr)
+    );
+}
+
+/// The lock file was 0666: anyone could write a fake holder into it, and `status` showed "held
+/// by bob ... expected end 23:00" on a free lock. Now the file is 0644 and two real users both
+/// take the flock (on a read-only descriptor); each one's record is a file of its own, believed
+/// only when it names the process holding the lock; status tells the flock from the records.
+#[test]
+fn another_user_takes_the_lock_but_cannot_fake_its_holder() {
+    let (_dir, lock) = shared_lock_dir();
+    let bin = env!("CARGO_BIN_EXE_perflab");
+    let root = hold(&lock, "root-first", 0.0, &[]).output().unwrap();
+    assert!(
+        root.status.success(),
+        "{}",
+        String::from_utf8_lossy(&root.stderr)
+    );
+    assert_eq!(mode(&lock), 0o644);
+    let records = perflab::lock::holder::holder_dir(&lock);
+    assert_eq!(mode(&records), 0o1777);
+    let fake = r#"{"pid":1,"experiment":"exp9","since":"2026-12-05T20:00:00Z","hostname":"HOST","user":"bob","start":1,"boot":"","expected_end":"2026-12-05T23:00:00Z"}"#
+        .replace("HOST", &perflab::owner::this_host());
+    // nobody cannot write the lock file any more
+    assert!(!nobody_writes(&lock, &fake), "nobody wrote the lock file");
+
+    // nobody takes the lock for real (its flock on a read-only descriptor) and is named
+    let mut theirs = as_nobody(
+        bin,
+        &["lock-hold", "--experiment", "nobodys", "--seconds", "30"],
+    )
+    .env("PERFLAB_LOCK", &lock)
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(theirs.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.starts_with("locked pid"),
+        "nobody's perflab said {line:?}"
+    );
+    let s = status_json(&lock);
+    assert_eq!(s["lock"]["held"], true);
+    assert_eq!(s["lock"]["holder"]["experiment"], "nobodys");
+    assert_eq!(s["lock"]["holder"]["pid"], theirs.id());
+    // root waits for it, naming it
+    let r = hold(&lock, "exp-r", 0.0, &["--no-wait"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&r.stderr).contains(&format!("nobodys (pid {}", theirs.id())));
+    kill(&mut theirs);
+
+    // a record planted by nobody naming bob's holder, on the free lock: shown, not believed
+    let own = records.join(format!("{NOBODY}.json"));
+    assert!(nobody_writes(&own, &fake));
+    let text = String::from_utf8_lossy(&status(&lock).output().unwrap().stdout).into_owned();
+    assert!(text.contains("  free\n"), "{text}");
+    assert!(!text.contains("held by bob"), "{text}");
+    assert!(
+        text.contains("recorded holder bob (pid 1): exp9, since 2026-12-05T20:00:00Z: not holding the lock, ignored"),
+        "{text}"
+    );
+    let s = status_json(&lock);
+    assert_eq!(
+        (s["lock"]["held"].clone(), s["lock"]["holder"].clone()),
+        (serde_json::json!(false), serde_json::Value::Null)
+    );
+    // and while root holds the lock, the planted record is not its holder either
+    let (mut a, _out) = spawn_holder(&lock, "exp-a", 30.0);
+    let s = status_json(&lock);
+    assert_eq!(s["lock"]["holder"]["experiment"], "exp-a", "{s}");
+    assert_eq!(s["lock"]["held_by_pid"], a.id());
+    kill(&mut a);
 }

@@ -84,13 +84,14 @@ fn compare(out: &Path) -> (i32, serde_json::Value, String) {
         "suite=forky",
         "--quick",
         "--no-run",
+        "--reuse",
         "--json",
         "--out",
     ];
     let o = perflab().args(args).arg(out).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
     let text = perflab()
-        .args(&args[..8])
+        .args(&args[..9])
         .arg("--out")
         .arg(out)
         .output()

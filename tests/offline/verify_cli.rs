@@ -210,11 +210,19 @@ fn capacity_over_three_rounds() {
             "4 nodes x 20 = 80 <= max_connections 100",
         ))
         .stdout(predicate::str::contains("too noisy").not());
-    // One round copied under a newer timestamp is that round counted twice: refused.
+    // One round copied under a newer timestamp is one run: counted once (the folder named
+    // after its run id is the run), the copy named, the same figures.
     copy(rounds[2], "20261130T233437Z-r4");
-    capacity().assert().code(2).stderr(predicate::str::contains(
-        "exp1/20261130T233437Z-r4 and exp1/20261130T223437Z-r3 are one run counted twice",
-    ));
+    let dir = |n: &str| tmp.path().join("exp1").join(n).display().to_string();
+    capacity()
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "skipped {}: a copy of {} (run id 20261130T223437Z-r3), counted once",
+            dir("20261130T233437Z-r4"),
+            dir("20261130T223437Z-r3")
+        )))
+        .stdout(predicate::str::contains("ceil(100 / 41.44) + 1 = 4"));
 }
 
 #[test]

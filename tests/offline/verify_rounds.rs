@@ -31,10 +31,14 @@ fn mc80_rounds(out: &Path, rounds: &[(&str, u32, u32)]) {
     }
 }
 
-/// A round of `exp` under `out` named `name`, its report's knee and last passing step moved.
+/// A round of `exp` under `out` named `name` (its run id: a round of its own, not a copy of
+/// the recorded one), its report's knee and last passing step moved.
 fn round(out: &Path, exp: &str, name: &str, knee_and_last_passing: Option<(u32, u32)>) {
     let to = out.join(exp).join(name);
     copy_dir(&recorded(exp), &to);
+    let mut m = perflab::rundir::read_manifest(&to).unwrap();
+    m.run_id = name.to_string();
+    std::fs::write(to.join("manifest.json"), serde_json::to_vec(&m).unwrap()).unwrap();
     if let Some((knee, lp)) = knee_and_last_passing {
         let path = to.join("report.json");
         let mut v: serde_json::Value =

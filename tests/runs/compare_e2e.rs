@@ -154,3 +154,65 @@ fn two_configurations_alternate_on_fresh_stacks_until_the_cap() {
     assert_eq!(m2["rows"][0]["runs_a"], row["runs_a"]);
     assert_eq!(m2["rows"][0]["runs_b"], row["runs_b"]);
 }
+
+/// `compare EXP --aa` on the real engine: one configuration on both sides, two ABBA pairs
+/// (demo-open at two steps, so a round is short), the rounds told into sides by their tags,
+/// the calibration written under `--out` with the paired noise, and `--no-run --aa` reading
+/// the same batch back to the same calibration.
+#[test]
+fn an_aa_batch_runs_one_configuration_on_both_sides() {
+    let _serial = crate::serial();
+    let out = tempfile::tempdir().unwrap();
+    let aa = [
+        "compare",
+        "demo-open",
+        "--aa",
+        "--set",
+        "load.steps=100,200",
+        "--quick",
+        "--no-align",
+        "--max-rounds",
+        "2",
+        "--json",
+        "--out",
+    ];
+    let o = perflab().args(aa).arg(out.path()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{stderr}");
+    let m = json_of(&o.stdout);
+    let row = &m["rows"][0];
+    assert_eq!(
+        (row["rounds_a"].as_u64(), row["rounds_b"].as_u64()),
+        (Some(2), Some(2)),
+        "{stderr}"
+    );
+    let sides: Vec<CompareSide> = rundir::list_runs(out.path(), Some("demo-open"))
+        .into_iter()
+        .map(|r| rundir::read_manifest(&r.path).unwrap())
+        .map(|m| {
+            assert_eq!(m.overrides, ["load.steps=100,200"], "one configuration");
+            m.measurements.compare.expect("tagged").side
+        })
+        .collect();
+    assert_eq!(sides.iter().filter(|s| **s == CompareSide::A).count(), 2);
+    let cal = &row["calibration"];
+    assert_eq!(cal["pairs"], 2, "{row}");
+    assert!(cal["paired_sd_pct"].as_f64().unwrap() > 0.0, "{cal}");
+    let file = out.path().join("calibration/demo-open.json");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(&written, cal);
+    assert!(
+        stderr.contains("calibration: this host's A/A calibration of demo-open"),
+        "{stderr}"
+    );
+    let again = perflab()
+        .args(aa)
+        .arg(out.path())
+        .arg("--no-run")
+        .output()
+        .unwrap();
+    assert_eq!(
+        json_of(&again.stdout)["rows"][0]["calibration"]["paired_sd_pct"],
+        cal["paired_sd_pct"]
+    );
+}

@@ -45,6 +45,7 @@
 //! Refused (exit 2, naming the runs, `sides`): a run twice, runs of different experiments, a
 //! side mixing configurations, sides differing in more than the suite and `--set` overrides.
 //! Exit codes: 0 no regression, 1 regressed, 3 inconclusive (`verdict::exit_code`).
+pub mod calibration;
 pub mod drift;
 pub mod hosts;
 pub mod pair;
@@ -62,7 +63,7 @@ pub mod verdict;
 pub(crate) use drift::StealSignal;
 pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
-pub use sequential::{Boundary, Call, LogTest, Plan, Settings};
+pub use sequential::{Boundary, Call, Family, LogTest, Plan, Settings};
 pub use speed::SpeedSignal;
 pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
 
@@ -150,7 +151,7 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let (v, why) = speed::temper(v, why, &host_speed);
     let hosts = hosts::hosts_signal(a, b, &host_speed);
     let (v, why) = hosts::temper(v, why, &hosts);
-    let steal = drift::steal_signal(&side_a, &side_b);
+    let steal = drift::steal_signal(&side_a, &side_b, cpu.test.as_ref().map(|t| t.ratio));
     let (v, why) = drift::temper(v, why, &steal);
     let why = speed::explain_noise(v, why, &host_speed);
     let rounds_needed = cpu

@@ -146,12 +146,29 @@ pub(crate) fn rule_line(c: &RoundsComparison) -> String {
 /// Decided or not, and the rounds a side that would decide.
 pub(crate) fn decided_line(c: &RoundsComparison) -> String {
     match (c.decided, c.rounds_needed, c.more_rounds) {
-        (true, _, _) => "decided: yes".into(),
+        (true, _, _) => match stopped_early(c) {
+            Some(n) => format!(
+                "decided: yes, after {n} of the plan's {} pairs: the interval holds its level, but the estimate of a batch that stops at its first decided look reads high (docs/regression.md); --run-out runs the whole plan for an estimate without that bias",
+                c.settings.max_rounds
+            ),
+            None => "decided: yes".into(),
+        },
         (false, Some(n), Some(m)) => {
             format!("decided: no; about {m} more round(s) a side ({n} a side) would decide")
         }
         (false, _, _) => "decided: no".into(),
     }
+}
+
+/// The pairs of a paired batch decided `regressed` or `improved` before its plan's end: its
+/// estimate is one a stopping rule picked.
+pub(crate) fn stopped_early(c: &RoundsComparison) -> Option<usize> {
+    let n = c.cpu.test.as_ref()?.pairs?;
+    let moved = matches!(
+        c.verdict,
+        super::Verdict::Regressed | super::Verdict::Improved
+    );
+    (moved && n < c.settings.max_rounds).then_some(n)
 }
 
 /// The comparison as text.

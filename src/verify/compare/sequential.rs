@@ -84,6 +84,58 @@ impl Settings {
     }
 }
 
+/// How a matrix of rows (`compare GROUP`) shares the false-alarm budget: each row is judged at
+/// `row_confidence` = 1 - (1 - `confidence`) / rows (an α split, Bonferroni's), so that the
+/// chance of a false `regressed` or `improved` on any row, whatever the rows' dependence,
+/// stays within 1 - `confidence`. The rows' tests are sequential, each with its own stopping
+/// looks, so a step-down correction (Holm's) on their last p-values would not hold its level;
+/// the split does.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Family {
+    pub rows: usize,
+    pub confidence: f64,
+    pub row_confidence: f64,
+}
+
+impl Family {
+    /// `99 % over 8 rows (each row at 99.875 %)`.
+    pub(crate) fn text(&self) -> String {
+        match self.rows {
+            0 | 1 => format!("{} %", pct(self.confidence)),
+            n => format!(
+                "{} % over {n} rows (each row at {} %)",
+                pct(self.confidence),
+                pct(self.row_confidence)
+            ),
+        }
+    }
+}
+
+fn pct(c: f64) -> String {
+    let s = format!("{:.4}", c * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+impl Settings {
+    /// The settings each of `rows` rows is judged with, and the family they make (one row or
+    /// none: these settings).
+    pub fn family(&self, rows: usize) -> (Settings, Family) {
+        let row_confidence = 1.0 - (1.0 - self.confidence) / rows.max(1) as f64;
+        let family = Family {
+            rows,
+            confidence: self.confidence,
+            row_confidence,
+        };
+        (
+            Settings {
+                confidence: row_confidence,
+                ..*self
+            },
+            family,
+        )
+    }
+}
+
 /// A calibration's key: paired or not, the confidence's bits, the planned rounds a side.
 type CalibrationKey = (bool, u64, usize);
 

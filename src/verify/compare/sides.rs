@@ -57,20 +57,7 @@ pub(crate) fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
     }
     // one configuration a side
     for (name, side) in sides {
-        let c0 = config(&side[0]);
-        if let Some(r) = side.iter().find(|r| config(r) != c0) {
-            let c = config(r);
-            return Err(format!(
-                "side {name} mixes configurations: {} and {} differ in {} ({} has {}, {} has {}); a side's rounds must share one configuration",
-                side[0].0,
-                r.0,
-                c0.differences(&c).join(", "),
-                side[0].0,
-                c0.describe(),
-                r.0,
-                c.describe()
-            ));
-        }
+        one_configuration(name, side)?;
     }
     // between the sides, only the suite and --set may differ
     let (ca, cb) = (config(&a[0]), config(&b[0]));
@@ -81,6 +68,34 @@ pub(crate) fn check(a: &[Run], b: &[Run]) -> Result<(), String> {
             ca.describe(),
             b[0].0,
             cb.describe()
+        ));
+    }
+    Ok(())
+}
+
+/// Ok when every round of side `name` has the first one's configuration (image build
+/// included), else why not, naming the two rounds and what differs.
+pub(crate) fn one_configuration(name: &str, side: &[Run]) -> Result<(), String> {
+    let Some(first) = side.first() else {
+        return Ok(());
+    };
+    let c0 = config(first);
+    if let Some(r) = side.iter().find(|r| config(r) != c0) {
+        let c = config(r);
+        let changes = c0.build_changes(&c);
+        let build = match changes.is_empty() {
+            true => String::new(),
+            false => format!(" [{}]", changes.join("; ")),
+        };
+        return Err(format!(
+            "side {name} mixes configurations: {} and {} differ in {}{build} ({} has {}, {} has {}); a side's rounds must share one configuration (rounds of another image build never pool: rebuild nothing within a side, or compare the builds as A and B)",
+            first.0,
+            r.0,
+            c0.differences(&c).join(", "),
+            first.0,
+            c0.describe(),
+            r.0,
+            c.describe()
         ));
     }
     Ok(())
@@ -154,6 +169,29 @@ mod tests {
             e.starts_with("side B mixes configurations: b1 and b2 differ in stack ("),
             "{e}"
         );
+        // a round of another build (its Node.js changed, or its image rebuilt under the same
+        // tag) never pools with the side's other rounds, and the message says what moved
+        let mut newer = m2.clone();
+        newer
+            .components
+            .insert("node-app.node".into(), "20.19.999".into());
+        let mixed: Vec<Run> = vec![("a1", &r1, &m1), ("a2", &r2, &newer)];
+        let e = check(&mixed, &b).unwrap_err();
+        assert!(
+            e.starts_with("side A mixes configurations: a1 and a2 differ in versions [version node-app.node: v20.19.2 -> 20.19.999]"),
+            "{e}"
+        );
+        let mut rebuilt = m2.clone();
+        let image = rebuilt.images.get_mut("node-app").unwrap();
+        *image = image.replace("sha256:", "sha256:ff");
+        let e = check(&[("a1", &r1, &m1), ("a2", &r2, &rebuilt)], &b).unwrap_err();
+        assert!(e.contains("differ in images [image node-app: "), "{e}");
+        // the host's Docker Engine is not the build
+        let mut engine = m2.clone();
+        engine
+            .components
+            .insert("docker-engine".into(), "99.0".into());
+        assert_eq!(check(&[("a1", &r1, &m1), ("a2", &r2, &engine)], &b), Ok(()));
         // two experiments: one run a side only
         assert_eq!(check(&a[..1], &[("e1", &e1, &f1)]), Ok(()));
         assert!(

@@ -352,3 +352,108 @@ pub(crate) fn paired_sequential(plan: &PairedPlan, d: &[f64]) -> (Call, usize) {
     }
     (Call::Undecided, d.len())
 }
+
+/// `trials` simulated CI runs of a matrix (`compare GROUP`) of `rows` rows under no change:
+/// each row its own paired rounds (independent rows: the α split's worst case), judged by the
+/// paired sequential test at `settings` (the per-row settings the family gives, or the
+/// matrix's own to see what no split would do). The share of runs that exit 1 (any row
+/// `regressed`) and that hold any false decided change (`regressed` or `improved`).
+pub fn family_alarms(
+    noise: &PairedNoise,
+    rows: usize,
+    settings: &Settings,
+    (trials, seed): (usize, u64),
+) -> (f64, f64) {
+    let plan = PairedPlan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let (mut exit_one, mut any) = (0usize, 0usize);
+    for _ in 0..trials {
+        let calls: Vec<Call> = (0..rows)
+            .map(|_| {
+                let [a, b] = noise.draw(0.0, settings.max_rounds, &mut rng);
+                let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+                paired_sequential(&plan, &d).0
+            })
+            .collect();
+        exit_one += usize::from(calls.contains(&Call::Higher));
+        any += usize::from(
+            calls
+                .iter()
+                .any(|c| matches!(c, Call::Higher | Call::Lower)),
+        );
+    }
+    let share = |k: usize| k as f64 / trials.max(1) as f64;
+    (share(exit_one), share(any))
+}
+
+/// How the steal veto (`drift`) treats a real change, which raises B's steal with its busy
+/// time: `trials` paired batches of `effect_pct` at `noise`, each round's steal drawn from
+/// `steal` (per-round figures, % of a CPU) and B's multiplied by 1 + effect (`raised`; else
+/// drawn as A's, to see what the veto costs by chance alone); at the look that decided
+/// `regressed` the veto is applied as `compare` applies it (`scaled`: A's steal scaled by the
+/// estimate's B/A, else compared raw). The shares of trials reported `regressed`: (with the
+/// veto, without it).
+pub fn steal_veto(
+    noise: &PairedNoise,
+    (steal, raised): (&[f64], bool),
+    effect_pct: f64,
+    (settings, scaled): (&Settings, bool),
+    (trials, seed): (usize, u64),
+) -> (f64, f64) {
+    let plan = PairedPlan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let (mut with, mut without) = (0usize, 0usize);
+    let raise = if raised {
+        1.0 + effect_pct / 100.0
+    } else {
+        1.0
+    };
+    for _ in 0..trials {
+        let [a, b] = noise.draw(effect_pct, settings.max_rounds, &mut rng);
+        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+        let (c, n) = paired_sequential(&plan, &d);
+        if c != Call::Higher {
+            continue;
+        }
+        without += 1;
+        let mut draw =
+            |k: f64| -> Vec<f64> { (0..n).map(|_| steal[rng.below(steal.len())] * k).collect() };
+        let (sa, sb) = (draw(1.0), draw(raise));
+        let scale = if scaled { mean(&d[..n]).exp() } else { 1.0 };
+        let vetoed = super::drift::Excess::of(&sa, &sb, scale).is_some_and(|e| e.beyond_noise());
+        with += usize::from(!vetoed);
+    }
+    let share = |k: usize| k as f64 / trials.max(1) as f64;
+    (share(with), share(without))
+}
+
+/// The early stop's bias: `trials` paired batches of `effect_pct` at `noise`, each judged
+/// after every pair. The batches the rule decides `regressed` before the plan's end report
+/// the mean change (in %) of the first: what a maintainer reads off such a batch; every batch
+/// run out to the plan's end (`--run-out`) reports the second; the third is the share of
+/// batches that stopped early.
+pub fn stopping_bias(
+    noise: &PairedNoise,
+    effect_pct: f64,
+    settings: &Settings,
+    (trials, seed): (usize, u64),
+) -> (f64, f64, f64) {
+    let plan = PairedPlan::new(settings, settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let (mut stopped, mut full) = (Vec::new(), Vec::new());
+    for _ in 0..trials {
+        let [a, b] = noise.draw(effect_pct, settings.max_rounds, &mut rng);
+        let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
+        let (c, n) = paired_sequential(&plan, &d);
+        if c == Call::Higher && n < d.len() {
+            stopped.push(mean(&d[..n]));
+        }
+        full.push(mean(&d));
+    }
+    let pct = |v: &[f64]| (mean(v).exp() - 1.0) * 100.0;
+    (
+        pct(&stopped),
+        pct(&full),
+        stopped.len() as f64 / trials.max(1) as f64,
+    )
+}

@@ -14,7 +14,7 @@ pub(crate) const CPU_SD_FLOOR: f64 = 0.005;
 /// Max sustainable rates move by whole steps: their SD of the logs counts as at least this.
 pub(crate) const CAPACITY_SD_FLOOR: f64 = 0.05;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Same,

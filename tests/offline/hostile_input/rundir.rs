@@ -344,12 +344,13 @@ pub fn capacity_cases() -> Vec<Case> {
                 round(d, "exp1-clean", r3, &format!("{r3}-2"));
             }),
             ..case(
-                "capacity over a copied round",
+                "capacity over a copied round counts it once",
                 None,
                 &cap,
-                2,
+                0,
                 &[
-                    "exp1/20261130T223437Z-r3-2 and exp1/20261130T223437Z-r3 are one run counted twice",
+                    "capacity of exp1 over 3 rounds",
+                    "skipped out/exp1/20261130T223437Z-r3-2: a copy of out/exp1/20261130T223437Z-r3 (run id 20261130T223437Z-r3), counted once",
                 ],
             )
         },

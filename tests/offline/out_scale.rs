@@ -1,0 +1,243 @@
+//! Reading out/ is streaming (issue 38, item 8): `index`, `compare TARGET --no-run`,
+//! `capacity`, `matrix plan` and `status` over an out/ root of many run directories keep their
+//! peak RSS bounded (each child waited for with `wait4`, the figure `/usr/bin/time -v` prints)
+//! and take time linear in the runs, reading only the files they need.
+//!
+//! The run directories are recorded rounds of 2a (tests/fixtures/compare), their `report.json`
+//! and `status.json` hard links, each with a manifest of its own run id: the oldest three are
+//! 2a's burn rounds (`--set stack.node.burn_us=1000`), the newest three its rounds as
+//! published, and between them rounds of another configuration (`stack.node.pool_max=7`) that
+//! every count reads and leaves out. `compare` and `matrix plan` look for the burn rounds past
+//! all of them; `capacity` stops at the newest three; `index` reads everything (and writes a
+//! compare page per batch: one per run here, each a `perflab run` of one round).
+//!
+//! In the default run: 1,500 run directories, each command under 64 MiB (perflab held about
+//! 95 KB a run before: 140 MiB and more) and 40 ms a run (plus 10 s). `twenty_thousand_runs` is the
+//! issue's size (20,000 runs, 256 MiB, 40 ms a run); it takes minutes in a debug build, so it is
+//! run on demand: `cargo test --test offline out_scale:: -- --ignored --nocapture`
+//! (`PERFLAB_BIN=target/release/perflab` to time a release build).
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/compare");
+
+fn bin() -> PathBuf {
+    std::env::var_os("PERFLAB_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_perflab")))
+}
+
+/// `out/2a/<name>/`: `manifest` written, report and status hard-linked from `src`.
+fn run_dir(exp: &Path, name: &str, manifest: &str, src: &Path) {
+    let d = exp.join(name);
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("manifest.json"), manifest).unwrap();
+    for f in ["report.json", "status.json"] {
+        std::fs::hard_link(src.join(f), d.join(f)).unwrap();
+    }
+}
+
+/// The manifest of `src` as compact JSON with `run_id` = `id` (and `overrides`, when given).
+fn manifest_as(src: &Path, id: &str, overrides: Option<&[&str]>) -> String {
+    let text = std::fs::read_to_string(src.join("manifest.json")).unwrap();
+    let mut m: serde_json::Value = serde_json::from_str(&text).unwrap();
+    m["run_id"] = id.into();
+    if let Some(o) = overrides {
+        m["overrides"] = o.into();
+    }
+    serde_json::to_string(&m).unwrap()
+}
+
+/// A fixture batch's rounds, renamed to the day `day` (`20270101`), keeping their run ids.
+fn genuine(exp: &Path, batch: &str, day: &str) {
+    let dir = Path::new(FIX).join(batch).join("2a");
+    let mut rounds: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    rounds.sort();
+    for r in rounds {
+        let name = r.file_name().unwrap().to_str().unwrap().to_string();
+        let m = std::fs::read_to_string(r.join("manifest.json")).unwrap();
+        run_dir(exp, &format!("{day}{}", &name[8..]), &m, &r);
+    }
+}
+
+/// An out/ root of `n` run directories of 2a (the module's layout).
+fn out_of(root: &Path, n: usize) -> PathBuf {
+    let out = root.join("out");
+    let exp = out.join("2a");
+    std::fs::create_dir_all(&exp).unwrap();
+    genuine(&exp, "2a-burn", "20261130");
+    let src = Path::new(FIX).join("2a-base/2a/20261130T222220Z-r1");
+    let template = manifest_as(&src, "RUN-ID", Some(&["stack.node.pool_max=7"]));
+    let t0 = chrono::DateTime::parse_from_rfc3339("2026-12-02T00:00:00Z").unwrap();
+    for i in 0..n - 6 {
+        let at = t0 + chrono::Duration::minutes(i as i64);
+        let name = format!("{}-r1", at.format("%Y%m%dT%H%M%SZ"));
+        run_dir(&exp, &name, &template.replace("RUN-ID", &name), &src);
+    }
+    genuine(&exp, "2a-base", "20270101");
+    out
+}
+
+/// How one command went: exit code, stdout and stderr, wall time, peak RSS.
+struct Ran {
+    code: Option<i32>,
+    text: String,
+    took: Duration,
+    rss_mib: f64,
+}
+
+/// Wait for `child` (spawned, never waited for) with `wait4`: its exit code (`None`: killed
+/// by a signal) and its peak RSS in KiB, the figure `/usr/bin/time -v` prints.
+pub(crate) fn wait_peak(child: std::process::Child) -> (Option<i32>, i64) {
+    let mut status = 0;
+    // SAFETY: rusage is plain data; the child is ours and waited for exactly once.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as i32, "wait4 failed");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, ru.ru_maxrss)
+}
+
+/// Run perflab with `args` in `dir`, waited for with `wait4` for its peak RSS.
+fn run(dir: &Path, args: &[&str]) -> Ran {
+    let (out, err) = (dir.join(".stdout"), dir.join(".stderr"));
+    let t = Instant::now();
+    #[allow(
+        clippy::zombie_processes,
+        reason = "waited for with wait4 below, for its rusage"
+    )]
+    let child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("PERFLAB_LOCK", dir.join("perflab.lock"))
+        .env("DOCKER_HOST", "unix:///nonexistent/perflab-out-scale.sock")
+        .env_remove("PERFLAB_OUT")
+        .env_remove("PERFLAB_CATALOG")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let (code, rss_kib) = wait_peak(child);
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    Ran {
+        code,
+        text: read(&err) + &read(&out),
+        took: t.elapsed(),
+        rss_mib: rss_kib as f64 / 1024.0,
+    }
+}
+
+/// Every command over `n` runs, each within `max_mib` and 40 ms a run (plus 10 s), with the
+/// outcome the layout gives; a table of their time and peak RSS is printed.
+fn commands_hold_their_bounds(n: usize, max_mib: f64) {
+    let t = tempfile::tempdir().unwrap();
+    let out = out_of(t.path(), n);
+    let cat = t.path().join("cat");
+    std::fs::create_dir(&cat).unwrap();
+    let yaml = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/2a.yaml");
+    std::fs::copy(yaml, cat.join("2a.yaml")).unwrap();
+    let (o, c) = (out.to_str().unwrap(), cat.to_str().unwrap());
+    let burn = "stack.node.burn_us=1000";
+    let cases: [(&str, Vec<&str>, i32, &str); 5] = [
+        (
+            "index",
+            vec!["index", "--out", o],
+            0,
+            &format!("index of {n} runs"),
+        ),
+        (
+            "capacity 2a",
+            vec!["capacity", "2a", "--out", o],
+            0,
+            "capacity of 2a over 3 rounds",
+        ),
+        (
+            "compare 2a --no-run",
+            vec![
+                "compare",
+                "2a",
+                "--b",
+                burn,
+                "--quick",
+                "--no-run",
+                "--reuse",
+                "--json",
+                "--out",
+                o,
+                "--catalog",
+                c,
+            ],
+            1,
+            "\"rounds_b\": 3",
+        ),
+        (
+            "matrix plan 2a",
+            vec![
+                "matrix",
+                "plan",
+                "2a",
+                "--rounds",
+                "3",
+                "--quick",
+                "--set",
+                burn,
+                "--plan",
+                "m.plan",
+                "--out",
+                o,
+                "--catalog",
+                c,
+            ],
+            0,
+            "0 cell(s) to run, 3 already complete",
+        ),
+        ("status", vec!["status"], 0, "host lock"),
+    ];
+    let budget = Duration::from_secs(10) + Duration::from_millis(40) * n as u32;
+    let mut failed = Vec::new();
+    println!("{n} runs: command, exit, seconds, peak RSS MiB (bounds: {max_mib} MiB, {budget:?})");
+    for (name, args, code, says) in &cases {
+        let r = run(t.path(), args);
+        println!(
+            "  {name:<22} {:>4} {:>8.2} {:>7.1}",
+            r.code.unwrap_or(-1),
+            r.took.as_secs_f64(),
+            r.rss_mib
+        );
+        let mut p = Vec::new();
+        if r.code != Some(*code) {
+            p.push(format!("exit {:?}, not {code}", r.code));
+        }
+        if !r.text.contains(says) {
+            p.push(format!("no `{says}`"));
+        }
+        if r.rss_mib > max_mib {
+            p.push(format!("peak RSS {:.0} MiB", r.rss_mib));
+        }
+        if r.took > budget {
+            p.push(format!("took {:?}", r.took));
+        }
+        if !p.is_empty() {
+            let head: String = r.text.chars().take(2000).collect();
+            failed.push(format!("{name}: {}\n{head}", p.join("; ")));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n---\n"));
+}
+
+#[test]
+fn many_runs_are_read_in_bounded_memory() {
+    commands_hold_their_bounds(1_500, 64.0);
+}
+
+#[test]
+#[ignore = "20,000 run directories: minutes in a debug build; run with --ignored"]
+fn twenty_thousand_runs() {
+    commands_hold_their_bounds(20_000, 256.0);
+}
