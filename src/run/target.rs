@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-
 use super::compare::{self as runner, CompareRequest, ExperimentPlan, Joining};
 use crate::error::invalid;
 use crate::experiment::{self as catalog_files, Catalog, Experiment};
