@@ -181,7 +181,7 @@ pub fn holding(lock: &Path) -> Holding {
     };
     let held = flock_held(&file);
     let pid = held.then(|| flock_pid(&file)).flatten();
-    judge(held, pid, records(lock), |p| crate::owner::proc_uids(p))
+    judge(held, pid, records(lock), crate::owner::proc_uids)
 }
 
 /// Which record names the holder: the lock is held, its process runs on this host, and it is

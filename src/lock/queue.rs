@@ -104,10 +104,13 @@ pub(crate) fn waiting(lock: &Path) -> Vec<Waiter> {
 /// waiting for it, whatever its entry says), then the next one gets its grace.
 #[derive(Debug, Default)]
 pub(crate) struct Patience {
-    passed: Vec<(u32, String, DateTime<Utc>)>,
+    passed: Vec<WaiterKey>,
     /// Since when the lock is seen free with this first waiter ahead.
-    free_since: Option<(std::time::Instant, (u32, String, DateTime<Utc>))>,
+    free_since: Option<(std::time::Instant, WaiterKey)>,
 }
+
+/// A waiter: its pid, host and since when it waits.
+type WaiterKey = (u32, String, DateTime<Utc>);
 
 impl Patience {
     /// How many of `ahead` (oldest first) to wait for; `free` tells whether the lock is free

@@ -896,7 +896,8 @@ fn run_case(c: &Case, dir: &Path) -> Outcome {
         .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
-    let (code, rss_kib) = crate::out_scale::wait_peak(child);
+    let w = crate::out_scale::wait_peak(child);
+    let (code, rss_kib) = (w.code, w.rss_kib);
     let took = t.elapsed();
     let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
     let text = read(&err_path) + &read(&out_path);
