@@ -257,3 +257,30 @@ fn an_early_decision_says_its_estimate_reads_high() {
         "{full}"
     );
 }
+
+/// The held-out A/A batch (tests/fixtures/compare/2a-aa-dec05: recorded after the rule was
+/// set, left out of every pool the rule and its tables were made from): the test that ships
+/// raises no false alarm on it, and reads the noise its run printed (6.8 %, +21.2 % to detect
+/// within 6 pairs).
+#[test]
+fn the_held_out_aa_batch_raises_no_false_alarm() {
+    let t = tempfile::tempdir().unwrap();
+    copy(t.path(), "2a-aa-dec05", &|_, _| {});
+    let o = perflab(t.path())
+        .args(["compare", "2a", "--aa", "--quick", "--no-run", "--max-rounds", "6", "--json"])
+        .output()
+        .unwrap();
+    let v = json(&o);
+    let row = &v["rows"][0];
+    assert!(
+        !matches!(row["verdict"].as_str(), Some("regressed" | "improved")),
+        "{}",
+        row["why"]
+    );
+    assert_eq!(o.status.code(), Some(if row["verdict"] == "same" { 0 } else { 3 }));
+    let cal = &row["calibration"];
+    assert_eq!(cal["pairs"], 6);
+    let sd = cal["paired_sd_pct"].as_f64().unwrap();
+    assert!((sd - 6.81).abs() < 0.05, "{sd}");
+    assert_eq!(cal["detectable_pct"], 21.2);
+}

@@ -16,13 +16,18 @@ const FIX: &str = "tests/fixtures/compare";
 /// A recorded round: its label, report and manifest.
 struct Round(String, Report, Manifest);
 
-/// The clean batches of an experiment (no `--set` override in any round), each oldest first.
+/// A fixture batch holding this file is held out: recorded after the rule was set, never in
+/// the pools the rule and its tables were made from.
+const HELD_OUT: &str = "HELD-OUT.md";
+
+/// The clean batches of an experiment (no `--set` override in any round), each oldest first,
+/// the held-out ones left out.
 fn clean_batches(exp: &str) -> Vec<(String, Vec<Round>)> {
     let mut names: Vec<PathBuf> = std::fs::read_dir(FIX)
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.join(exp).is_dir())
+        .filter(|p| p.join(exp).is_dir() && !p.join(HELD_OUT).exists())
         .collect();
     names.sort();
     let mut out = Vec::new();
