@@ -258,29 +258,44 @@ fn an_early_decision_says_its_estimate_reads_high() {
     );
 }
 
-/// The held-out A/A batch (tests/fixtures/compare/2a-aa-dec05: recorded after the rule was
-/// set, left out of every pool the rule and its tables were made from): the test that ships
-/// raises no false alarm on it, and reads the noise its run printed (6.8 %, +21.2 % to detect
-/// within 6 pairs).
+/// The held-out A/A batches (tests/fixtures/compare/2a-aa-dec05*, recorded after the rule was
+/// set, left out of every pool the rule and its tables were made from; HELD-OUT.md in each):
+/// the test that ships raises no false alarm on either, and reads the noise their runs printed
+/// (a busy host: 6.8 %, +21.2 % to detect within 6 pairs; a quiet one: 6.0 %, +10.7 % within
+/// 10).
 #[test]
-fn the_held_out_aa_batch_raises_no_false_alarm() {
-    let t = tempfile::tempdir().unwrap();
-    copy(t.path(), "2a-aa-dec05", &|_, _| {});
-    let o = perflab(t.path())
-        .args(["compare", "2a", "--aa", "--quick", "--no-run", "--max-rounds", "6", "--json"])
-        .output()
-        .unwrap();
-    let v = json(&o);
-    let row = &v["rows"][0];
-    assert!(
-        !matches!(row["verdict"].as_str(), Some("regressed" | "improved")),
-        "{}",
-        row["why"]
-    );
-    assert_eq!(o.status.code(), Some(if row["verdict"] == "same" { 0 } else { 3 }));
-    let cal = &row["calibration"];
-    assert_eq!(cal["pairs"], 6);
-    let sd = cal["paired_sd_pct"].as_f64().unwrap();
-    assert!((sd - 6.81).abs() < 0.05, "{sd}");
-    assert_eq!(cal["detectable_pct"], 21.2);
+fn the_held_out_aa_batches_raise_no_false_alarm() {
+    for (batch, pairs, sd_pct, detectable) in [
+        ("2a-aa-dec05", 6, 6.81, 21.2),
+        ("2a-aa-dec05-quiet", 10, 5.98, 10.7),
+    ] {
+        let t = tempfile::tempdir().unwrap();
+        copy(t.path(), batch, &|_, _| {});
+        let max = pairs.to_string();
+        let o = perflab(t.path())
+            .args([
+                "compare",
+                "2a",
+                "--aa",
+                "--quick",
+                "--no-run",
+                "--max-rounds",
+                &max,
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let v = json(&o);
+        let row = &v["rows"][0];
+        assert!(
+            !matches!(row["verdict"].as_str(), Some("regressed" | "improved")),
+            "{batch}: {}",
+            row["why"]
+        );
+        let cal = &row["calibration"];
+        assert_eq!(cal["pairs"], pairs, "{batch}");
+        let sd = cal["paired_sd_pct"].as_f64().unwrap();
+        assert!((sd - sd_pct).abs() < 0.05, "{batch}: {sd}");
+        assert_eq!(cal["detectable_pct"], detectable, "{batch}");
+    }
 }
