@@ -88,33 +88,23 @@ fn a_comparison_counts_its_batch_and_reuse_refuses_two_builds() {
     // the plain rounds alone (same build) join with --reuse, unpaired
     let t2 = tempfile::tempdir().unwrap();
     copy(t2.path(), "2a-base", &|_, _| {});
+    let plain = [
+        "compare",
+        "2a",
+        "--b",
+        "burn_us=1000",
+        "--quick",
+        "--no-run",
+        "--json",
+    ];
     let o = perflab(t2.path())
-        .args([
-            "compare",
-            "2a",
-            "--b",
-            "burn_us=1000",
-            "--quick",
-            "--no-run",
-            "--reuse",
-            "--json",
-        ])
+        .args(plain)
+        .arg("--reuse")
         .output()
         .unwrap();
     assert_eq!(json(&o)["rows"][0]["rounds_a"], 3);
     // without --reuse there is no batch: nothing is judged, and it says how to judge them
-    let o = perflab(t2.path())
-        .args([
-            "compare",
-            "2a",
-            "--b",
-            "burn_us=1000",
-            "--quick",
-            "--no-run",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let o = perflab(t2.path()).args(plain).output().unwrap();
     assert_eq!(json(&o)["rows"][0]["rounds_a"], 0);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--reuse judges every recorded round"));
 }
@@ -184,11 +174,14 @@ fn an_aa_batch_calibrates_the_host_and_is_cited() {
     let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(&recorded, cal);
     // a later comparison on this host cites it
-    let text = perflab(out)
-        .args(["compare", "2a", "--b", "burn_us=800", "--quick", "--no-run"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&text.stdout);
+    let later = || {
+        let o = perflab(out)
+            .args(["compare", "2a", "--b", "burn_us=800", "--quick", "--no-run"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let stdout = later();
     assert!(
         stdout.contains("2a: this host's A/A calibration of 2a"),
         "{stdout}"
@@ -197,11 +190,7 @@ fn an_aa_batch_calibrates_the_host_and_is_cited() {
     let mut other = recorded.clone();
     other["host"]["hostname"] = Value::from("elsewhere");
     std::fs::write(&file, other.to_string()).unwrap();
-    let text = perflab(out)
-        .args(["compare", "2a", "--b", "burn_us=800", "--quick", "--no-run"])
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8_lossy(&text.stdout).contains("A/A calibration"));
+    assert!(!later().contains("A/A calibration"));
     for (extra, says) in [
         (
             &["--b", "burn_us=1"][..],
