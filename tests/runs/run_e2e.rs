@@ -250,8 +250,14 @@ fn declared_sources_reach_the_report(m: &rundir::Manifest, r: &Value) {
     for s in steps(r) {
         let src = &s["server"]["sources"];
         assert!(src["nginx.samples"].as_f64().unwrap_or(0.0) >= 1.0, "{s}");
-        assert!(src["nginx.active_max"].as_f64().unwrap_or(0.0) >= 1.0, "{s}");
-        assert!(s["server"]["pg"]["top"].is_string(), "pg lines read back: {s}");
+        assert!(
+            src["nginx.active_max"].as_f64().unwrap_or(0.0) >= 1.0,
+            "{s}"
+        );
+        assert!(
+            s["server"]["pg"]["top"].is_string(),
+            "pg lines read back: {s}"
+        );
         if let Some(rps) = src["nginx.requests_per_s"].as_f64() {
             let sent = s["sent_per_s"].as_f64().unwrap();
             assert!(
