@@ -246,7 +246,6 @@ fn declared_sources_reach_the_report(m: &rundir::Manifest, r: &Value) {
         let n = counts.lines(SampleFile::Source(name));
         assert!(n > 0, "no {name} samples: {counts:?}");
     }
-    let mut rates = 0;
     for s in steps(r) {
         let src = &s["server"]["sources"];
         assert!(src["nginx.samples"].as_f64().unwrap_or(0.0) >= 1.0, "{s}");
@@ -258,16 +257,26 @@ fn declared_sources_reach_the_report(m: &rundir::Manifest, r: &Value) {
             s["server"]["pg"]["top"].is_string(),
             "pg lines read back: {s}"
         );
-        if let Some(rps) = src["nginx.requests_per_s"].as_f64() {
-            let sent = s["sent_per_s"].as_f64().unwrap();
-            assert!(
-                (sent * 0.8..=sent * 1.2 + 3.0).contains(&rps),
-                "nginx read {rps} requests/s, k6 sent {sent}/s: {s}"
-            );
-            rates += 1;
+        match src["nginx.requests_per_s"].as_f64() {
+            Some(rps) => {
+                let sent = s["sent_per_s"].as_f64().unwrap();
+                assert!(
+                    (sent * 0.8..=sent * 1.2 + 3.0).contains(&rps),
+                    "nginx read {rps} requests/s, k6 sent {sent}/s: {s}"
+                );
+            }
+            // a 5-second quick step may hold too few 2-second readings for a rate: then the
+            // report says so, as for php-fpm's `accepted conn`
+            None => {
+                let said = r["unusable"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|u| u["step"] == s["name"] && u["figure"] == "nginx.requests_per_s");
+                assert!(said, "no nginx rate and no reason: {s}");
+            }
         }
     }
-    assert!(rates > 0, "no step had two nginx samples: {r}");
 }
 
 #[test]
