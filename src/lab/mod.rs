@@ -376,6 +376,20 @@ pub(crate) trait LabDescriptor: Sync {
     }
 }
 
+/// Every sampler source the labs declare (`source`), each name once, in `Lab::ALL`'s order:
+/// the files a run directory may hold, the counts a manifest may carry.
+pub(crate) fn sources() -> Vec<&'static SourceDecl> {
+    let mut v: Vec<&'static SourceDecl> = Vec::new();
+    for lab in Lab::ALL {
+        for s in descriptor(lab).info().sources {
+            if !v.iter().any(|x| x.name == s.name) {
+                v.push(s);
+            }
+        }
+    }
+    v
+}
+
 /// Where the image keeps PostgreSQL's cluster (`images/pg/init.sh`).
 const PGDATA: &str = "/var/lib/postgresql/lab";
 

@@ -1,9 +1,10 @@
 //! Sampler sources as data: what a lab's containers offer the samplers ("GET this path every
 //! 2 s as JSON into `samples/<name>.jsonl`", "run these SQL queries"). One generic sampler
-//! (`sample::source`) runs each declaration; the analysis reads the file back through its row
-//! of `analyze::samples::sources` (its columns, their per-step figures and quantity names).
+//! (`sample::source`) runs each declaration (`lab::sources` lists them all); the analysis
+//! reads the file back through its row of `analyze::samples::sources` (its columns, their
+//! per-step figures and quantity names).
 //! Adding a source is its declaration here or in a lab's file and that row. Pure data.
-use super::Role;
+use super::role::Role;
 
 /// One source of a lab's samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,30 +59,10 @@ impl Read {
     }
 }
 
-/// Every source the labs declare, each name once, in `Lab::ALL`'s order: the files a run
-/// directory may hold, the counts a manifest may carry.
-pub(crate) fn all() -> Vec<&'static SourceDecl> {
-    let mut v: Vec<&'static SourceDecl> = Vec::new();
-    for lab in super::Lab::ALL {
-        for s in super::descriptor(lab).info().sources {
-            if !v.iter().any(|x| x.name == s.name) {
-                v.push(s);
-            }
-        }
-    }
-    v
-}
-
-/// The declared source named `name`.
-#[cfg(test)]
-pub(crate) fn named(name: &str) -> Option<&'static SourceDecl> {
-    all().into_iter().find(|s| s.name == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lab::{Lab, descriptor};
+    use crate::lab::{Lab, descriptor, sources};
 
     #[test]
     fn each_source_is_offered_by_a_container_of_its_lab_and_named_once_per_lab() {
@@ -95,11 +76,11 @@ mod tests {
             }
         }
         // a name two labs share is one source (pg's, of the php and node labs)
-        let names: Vec<_> = all().iter().map(|s| s.name).collect();
+        let names: Vec<_> = sources().iter().map(|s| s.name).collect();
         let set: std::collections::BTreeSet<_> = names.iter().collect();
         assert_eq!(names.len(), set.len());
         for n in ["fpm", "nginx", "pg"] {
-            assert!(named(n).is_some(), "{n}");
+            assert!(sources().iter().any(|s| s.name == n), "{n}");
         }
     }
 }

@@ -65,7 +65,7 @@ macro_rules! sample_files {
 
             /// Every file: the fixed ones, then the sources every lab declares.
             pub(crate) fn all() -> Vec<SampleFile> {
-                let sources = crate::lab::source::all().into_iter().map(|s| SampleFile::Source(s.name));
+                let sources = crate::lab::sources().into_iter().map(|s| SampleFile::Source(s.name));
                 SampleFile::FIXED.iter().copied().chain(sources).collect()
             }
 
@@ -184,7 +184,7 @@ impl Samplers {
         let mut s = Samplers::new(stop);
         let out = fast::FastOut::files(&shared)?;
         s.fast(out, targets.containers, opts.fast, shared.stop.clone());
-        let declared: Vec<SampleFile> = crate::lab::source::all()
+        let declared: Vec<SampleFile> = crate::lab::sources()
             .into_iter()
             .map(|d| SampleFile::Source(d.name))
             .collect();

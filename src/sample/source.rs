@@ -186,8 +186,13 @@ mod tests {
 
     #[test]
     fn a_source_without_its_way_in_is_not_sampled() {
-        let fpm = crate::lab::source::named("fpm").unwrap();
-        let pg = crate::lab::source::named("pg").unwrap();
+        let named = |n: &str| {
+            crate::lab::sources()
+                .into_iter()
+                .find(|s| s.name == n)
+                .unwrap()
+        };
+        let (fpm, pg) = (named("fpm"), named("pg"));
         assert!(SourceSampler::new(fpm, None, None).is_none());
         assert!(SourceSampler::new(pg, Some("http://x"), None).is_none());
         let Some(Ok(s)) = SourceSampler::new(fpm, Some("http://10.0.0.2:80"), None) else {

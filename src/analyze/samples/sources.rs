@@ -236,11 +236,7 @@ mod tests {
     #[test]
     fn every_figure_is_named_after_its_source_and_reads_a_column_it_has() {
         for row in ROWS {
-            assert!(
-                crate::lab::source::all()
-                    .iter()
-                    .any(|s| s.name == row.source)
-            );
+            assert!(crate::lab::sources().iter().any(|s| s.name == row.source));
             for f in row.figures {
                 assert!(
                     f.name.starts_with(&format!("{}.", row.source)),
