@@ -160,6 +160,23 @@ impl Write for QuietStdout {
     }
 }
 
+/// The log on stderr: `warn` with `--quiet`, else `info`, or `PERFLAB_LOG`; colours on a terminal
+/// unless `NO_COLOR`.
+pub(crate) fn init_tracing(quiet: bool) {
+    let default = if quiet { "warn" } else { "info" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("PERFLAB_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let ansi = std::env::var_os("NO_COLOR").is_none()
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,8 @@
-//! CLI commands for the analysis area: `perflab analyze` (any k6 CSV) and `perflab report` (a run directory).
-use crate::analyze::{self, Params};
+//! CLI commands for the analysis area: `perflab analyze` (any k6 CSV: `report::loose`),
+//! `perflab report` (a run directory) and `perflab index`.
 use crate::error::invalid;
 use crate::report;
-use crate::rundir::read::{FileKind, RunFile};
-use crate::rundir::{inputs, layout};
+use crate::rundir::layout;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -49,165 +48,19 @@ pub struct AnalyzeArgs {
     pub json: bool,
 }
 
-/// The files `analyze` reads, in the order given, each an existing file: the first real
-/// problem of `analyze missing.csv` is the missing file, not a flag.
-fn check_inputs(a: &AnalyzeArgs) -> anyhow::Result<()> {
-    let given = [
-        ("", &a.csv),
-        ("--summary ", &a.summary),
-        ("--k6-log ", &a.k6_log),
-    ];
-    for (flag, p) in given
-        .into_iter()
-        .flat_map(|(f, ps)| ps.iter().map(move |p| (f, p)))
-    {
-        match std::fs::metadata(p) {
-            Ok(m) if m.is_file() => {}
-            Ok(_) => return Err(invalid(format!("{flag}{}: not a file", p.display()))),
-            Err(e) => {
-                return Err(invalid(format!(
-                    "{flag}{}: {}",
-                    p.display(),
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        "no such file".to_string()
-                    } else {
-                        e.to_string()
-                    }
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The numeric flags of `analyze`: fractions in [0, 1), positive bounded quantities.
-fn check_numbers(a: &AnalyzeArgs) -> anyhow::Result<()> {
-    for (what, v) in [
-        ("--error-budget", a.error_budget),
-        ("--goodput-tolerance", a.goodput_tolerance),
-    ] {
-        if !(0.0..1.0).contains(&v) {
-            return Err(invalid(format!(
-                "{what} {v}: give a fraction between 0 and 1 (0.01 = 1 %)"
-            )));
-        }
-    }
-    for (what, v, unit, max) in [
-        ("--slo-ms", a.slo_ms, "milliseconds", 3_600_000.0),
-        ("--slo-p99-ms", a.slo_p99_ms, "milliseconds", 3_600_000.0),
-        ("--hold-s", a.hold_s, "seconds", 86_400.0),
-        ("--max-vus", a.max_vus, "VUs", 1e9),
-        ("--think-time-s", a.think_time_s, "seconds", 3_600.0),
-    ] {
-        if let Some(v) = v.filter(|v| !(*v > 0.0 && *v <= max)) {
-            return Err(invalid(format!(
-                "{what} {v}: give a positive number of {unit} (at most {max})"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The report's source: the CSV files (merged when several) and the summaries they came with.
-fn source_of(a: &AnalyzeArgs) -> analyze::model::Source {
-    let names: Vec<String> = a
-        .csv
-        .iter()
-        .map(|p| {
-            p.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        })
-        .collect();
-    let title = match names.len() {
-        1 => names[0].clone(),
-        n => format!("{} ({n} runners, merged)", names.join(" + ")),
-    };
-    let csv_label = a
-        .csv
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(" + ");
-    analyze::model::Source {
-        title,
-        csv: csv_label,
-        summary: (!a.summary.is_empty()).then(|| {
-            a.summary
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" + ")
-        }),
-        ..Default::default()
-    }
-}
-
 pub(crate) fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    check_inputs(&a)?;
-    check_numbers(&a)?;
-    let mut caveats = Vec::new();
-    let mut sums = Vec::new();
-    for p in &a.summary {
-        let (s, c) = inputs::k6_summary(&RunFile::loose(p, FileKind::K6Summary))?;
-        caveats.extend(c);
-        sums.push(s);
-    }
-    let summary = match sums.len() {
-        0 => None,
-        1 => sums.pop(),
-        _ => Some(crate::analyze::merge::merge_summaries(sums)),
-    };
-    let slo = a.slo_ms.or_else(|| summary.as_ref().and_then(|s| s.slo_p95_ms())).ok_or_else(|| {
-        invalid(format!(
-            "{}: no SLO: pass --slo-ms N, or --summary FILE whose per-step thresholds carry `p(95)<N`",
-            a.csv[0].display()
-        ))
+    let r = report::loose::analyze(&report::loose::Input {
+        csv: a.csv,
+        summary: a.summary,
+        slo_ms: a.slo_ms,
+        slo_p99_ms: a.slo_p99_ms,
+        error_budget: a.error_budget,
+        goodput_tolerance: a.goodput_tolerance,
+        hold_s: a.hold_s,
+        max_vus: a.max_vus,
+        think_time_s: a.think_time_s,
+        k6_log: a.k6_log,
     })?;
-    let slo_p99 = a
-        .slo_p99_ms
-        .or_else(|| summary.as_ref().and_then(|s| s.slo_p99_ms()));
-    for (q, v) in [("p95", Some(slo)), ("p99", slo_p99)] {
-        if let Some(v) = v.filter(|v| !(*v > 0.0 && v.is_finite())) {
-            return Err(invalid(format!(
-                "{}: the summary's {q} threshold {v} ms is not a positive number: pass --slo-ms N",
-                a.summary.first().unwrap_or(&a.csv[0]).display()
-            )));
-        }
-    }
-    let mut parts = Vec::new();
-    for p in &a.csv {
-        let (k6, c) = inputs::k6_csv(&RunFile::loose(p, FileKind::K6Csv))?;
-        caveats.extend(c);
-        parts.push(k6);
-    }
-    let k6 = crate::analyze::merge::merge_k6(parts);
-    let mut params = Params::new(slo);
-    params.slo_p99_ms = slo_p99;
-    params.error_budget = a.error_budget;
-    params.goodput_tolerance = a.goodput_tolerance;
-    params.hold_s = a.hold_s;
-    params.max_vus = a.max_vus;
-    params.think_time_s = a.think_time_s;
-    for log in &a.k6_log {
-        let ((aborted, insufficient), c) =
-            inputs::k6_log(&RunFile::loose(log, FileKind::K6Log)).map_err(|e| e.into_anyhow())?;
-        caveats.extend(c);
-        params.aborted = Some(params.aborted.unwrap_or(false) || aborted);
-        params.insufficient_vus |= insufficient;
-    }
-    let source = source_of(&a);
-    let csv_label = source.csv.clone();
-    let inputs = analyze::Inputs {
-        k6,
-        summary,
-        samples: Default::default(),
-        params,
-        logs: Default::default(),
-        source,
-        caveats,
-    };
-    let r = analyze::analyze_run(inputs).map_err(|e| invalid(format!("{csv_label}: {e}")))?;
     let out = if a.json {
         serde_json::to_string_pretty(&r.to_analyze_json())? + "\n"
     } else {
@@ -283,13 +136,7 @@ pub struct IndexArgs {
 /// `perflab index`: rebuild out/index.html and print its path.
 pub(crate) fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     let root = a.out.unwrap_or_else(crate::rundir::default_out_root);
-    if !root.is_dir() {
-        return Err(invalid(format!(
-            "{}: no such directory (pass --out DIR, the out/ root of `perflab run`)",
-            root.display()
-        )));
-    }
-    let b = crate::html::index::write(&root)?;
+    let b = crate::html::index::write_root(&root)?;
     crate::say!(
         "index of {} runs, {} KB, built in {} ms",
         b.runs,

@@ -1,17 +1,17 @@
-//! `perflab compare`'s arguments, and the comparison of recorded runs (`compare RUN_A RUN_B`,
-//! each side one run or several comma-separated rounds): the verdict as text, `--json` or
-//! `--html`, and the exit code; `compare TARGET --a .. --b ..`'s flags to the typed options of
+//! `perflab compare`'s arguments; the comparison of recorded runs (`compare RUN_A RUN_B`, each
+//! side one run or several comma-separated rounds: `run::recorded`) printed as text or
+//! `--json`, and its exit code; `compare TARGET --a .. --b ..`'s flags to the typed options of
 //! `run::target`, which runs and judges the two configurations.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
 use super::catalog::{CatalogArg, PlanArgs};
 use crate::error::invalid;
+use crate::run::recorded;
 use crate::run::target::{self, TargetCompare};
 use crate::verify::compare;
-use crate::verify::load::{self, LoadedRun};
 
 /// `perflab compare --help`'s closing text: the exit codes and where the rule is written.
 pub(crate) const COMPARE_AFTER_HELP: &str = "\
@@ -150,61 +150,16 @@ impl ExpArgs {
     }
 }
 
-/// One side of `compare`: its comma-separated runs, each resolved like a RUN argument.
-fn compare_side(arg: &str, out: &Path) -> anyhow::Result<Vec<LoadedRun>> {
-    let parts: Vec<&str> = arg.split(',').map(str::trim).collect();
-    if parts.iter().any(|p| p.is_empty()) {
-        return Err(invalid(format!(
-            "`{arg}`: an empty run in the list; give run directories separated by commas"
-        )));
-    }
-    parts
-        .into_iter()
-        .map(|p| load::resolve_run(p, out, None))
-        .collect()
-}
-
 pub(crate) fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    // the runs first (the first real problem), then the settings, then where the page goes
-    let ra = compare_side(&a.run_a, &a.out)?;
-    let rb = compare_side(a.run_b.as_deref().unwrap_or_default(), &a.out)?;
-    let settings = a.settings();
-    settings.check().map_err(invalid)?;
-    for (side, runs) in [("A", &ra), ("B", &rb)] {
-        if runs.len() > settings.max_rounds {
-            return Err(invalid(format!(
-                "side {side} has {} rounds, more than the plan of --max-rounds {}: the boundary must be planned before the rounds are seen; give --max-rounds {} to judge them as one plan, or fewer rounds",
-                runs.len(),
-                settings.max_rounds,
-                runs.len()
-            )));
-        }
-    }
-    if let Some(path) = &a.html {
-        crate::html::check_page_path(path)?;
-    }
-    let la: Vec<String> = ra.iter().map(LoadedRun::label).collect();
-    let lb: Vec<String> = rb.iter().map(LoadedRun::label).collect();
-    let sa: Vec<compare::Run> = ra
-        .iter()
-        .zip(&la)
-        .map(|(r, l)| (l.as_str(), &r.report, &r.manifest))
-        .collect();
-    let sb: Vec<compare::Run> = rb
-        .iter()
-        .zip(&lb)
-        .map(|(r, l)| (l.as_str(), &r.report, &r.manifest))
-        .collect();
-    compare::sides::check(&sa, &sb).map_err(|e| invalid(format!("compare: {e}")))?;
-    let c = compare::compare_rounds_with(&sa, &sb, &settings);
-    if let Some(path) = &a.html {
-        let dirs = |runs: &[LoadedRun]| runs.iter().map(|r| r.dir.clone()).collect::<Vec<_>>();
-        let page = crate::html::compare_page::render(&c, &dirs(&ra), &dirs(&rb), path);
-        crate::rundir::output_path::write_file("--html", path, page.as_bytes())?;
-        if !a.json {
-            crate::say!("wrote {}", path.display());
-        }
-    }
+    let r = recorded::Recorded {
+        run_a: &a.run_a,
+        run_b: a.run_b.as_deref().unwrap_or_default(),
+        out: &a.out,
+        settings: a.settings(),
+        html: a.html.as_deref(),
+        json: a.json,
+    };
+    let c = recorded::compare(&r)?;
     if a.json {
         crate::out!("{}", serde_json::to_string_pretty(&c)?);
     } else {

@@ -11,8 +11,6 @@ pub mod export;
 pub mod lab;
 pub mod matrix;
 pub mod run;
-pub mod show;
-pub(crate) mod show_fit;
 pub mod status;
 pub mod suite;
 pub mod tools;
@@ -118,7 +116,7 @@ pub enum Command {
 /// Parse the process arguments, run, and map errors to exit codes (2 = invalid input, 1 = failure).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.quiet);
+    crate::output::init_tracing(cli.quiet);
     let code = match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -129,21 +127,6 @@ pub fn main() -> ExitCode {
     // `sudo perflab ... --out ~/runs`: what it wrote belongs to the participant, not to root.
     crate::atomic::hand_to_invoker();
     code
-}
-
-fn init_tracing(quiet: bool) {
-    let default = if quiet { "warn" } else { "info" };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("PERFLAB_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let ansi = std::env::var_os("NO_COLOR").is_none()
-        && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(ansi)
-        .with_target(false)
-        .without_time()
-        .try_init();
 }
 
 /// Dispatch one parsed command. Returns the exit code on success.

@@ -1,15 +1,12 @@
-//! `perflab run` arguments: validate and plan first (exit 2 on bad input, nothing started),
-//! then hand over to `crate::run`.
+//! `perflab run` arguments; `run::resolve` checks and plans them first (exit 2 on bad input,
+//! nothing started), then `crate::run` runs.
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
 use super::catalog::{CatalogArg, PlanArgs};
-use crate::images::Suite;
-use crate::lock::Wait;
-use crate::run::{self, RunRequest};
-use crate::rundir::cell::CellName;
+use crate::run::resolve::{self, Checked, RunInput};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -58,101 +55,30 @@ pub struct RunArgs {
     pub catalog: CatalogArg,
 }
 
-/// `--run-name NAME`: a cell name, for one round of one experiment.
-fn check_run_name(
-    a: &RunArgs,
-    resolved: &[crate::plan::Resolved],
-) -> anyhow::Result<Option<CellName>> {
-    let Some(name) = &a.run_name else {
-        return Ok(None);
-    };
-    let bad = |m: String| crate::error::invalid(format!("--run-name: {m}"));
-    let n = CellName::parse(name).map_err(bad)?;
-    if resolved.len() != 1 || a.rounds != 1 {
-        return Err(bad(format!(
-            "{name} names one round of one experiment, but {} runs {} experiment(s) x {} round(s); give one experiment and no --rounds (the round is the name's r{})",
-            a.target,
-            resolved.len(),
-            a.rounds,
-            n.round
-        )));
-    }
-    Ok(Some(n))
-}
-
 pub(crate) fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    // Everything that can be wrong with the input is found before anything starts, the
-    // target first (the first real problem), then the flags.
-    let catalog = a.catalog.load()?;
-    let resolved = a.plan.resolve(&catalog, &a.target)?;
-    if a.rounds == 0 {
-        return Err(crate::error::InvalidInput("--rounds 0: give at least 1 round".into()).into());
-    }
-    let suite: Suite = a.suite.parse()?;
-    let generators =
-        crate::load::segments::check_count(a.generators).map_err(crate::error::InvalidInput)?;
-    let placement = crate::docker::placement::parse(
-        &a.hosts,
-        a.publish_on.as_deref(),
-        &crate::docker::endpoint::default_contexts_dir(),
-    )?;
-    let layout = a.plan.layout()?;
-    if a.fit {
-        crate::run::resolve::check_fittable(&a.target, &resolved, quiet)?;
-    }
-    let run_name = check_run_name(&a, &resolved)?;
-    if let Some(n) = &run_name
-        && let Some(done) = run::complete_cell(&a.out, &resolved[0].experiment.id, n)
-    {
-        crate::out!("{:<14} {n} already complete  {}", a.target, done.display());
-        return Ok(ExitCode::SUCCESS);
-    }
-    // last of the checks: it creates the directory, which bad input elsewhere must not leave
-    crate::run::resolve::check_out_root(&a.out)?;
-    // out/<experiment>/ of each, where it exists: a real directory, never a link out of --out
-    for r in &resolved {
-        crate::atomic::check_dirs_under(&a.out, &[&r.experiment.id])?;
-    }
-    for r in &resolved {
-        for w in &r.warnings {
-            if !quiet {
-                crate::say!("{w}");
-            }
-        }
-    }
-    let req = RunRequest {
+    let input = RunInput {
         target: a.target.clone(),
-        resolved,
-        overrides: a.plan.set.clone(),
-        layout,
         rounds: a.rounds,
-        suite,
-        align: !a.plan.no_align,
-        wait: if a.no_wait { Wait::NoWait } else { Wait::Block },
-        out_root: a.out.clone(),
-        quiet,
+        suite: a.suite,
+        no_wait: a.no_wait,
         no_samplers: a.no_samplers,
-        generators,
-        placement,
-        refine: a.refine.then_some(crate::run::Refining {
-            quick: a.plan.quick,
-        }),
+        out: a.out,
+        generators: a.generators,
+        hosts: a.hosts,
+        publish_on: a.publish_on,
+        refine: a.refine,
         fit: a.fit,
         k6_dashboard: a.k6_dashboard,
-        run_name: run_name.clone(),
+        run_name: a.run_name,
+        planning: a.plan.planning(&a.catalog),
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let mut progress = crate::images::build_progress(quiet);
-    let summary = rt.block_on(run::execute(req, &mut progress))?;
-    Ok(if summary.interrupted {
-        ExitCode::from(130)
-    } else if summary.harness_failed {
-        ExitCode::from(crate::error::EXIT_FAILURE)
-    } else {
-        ExitCode::SUCCESS
-    })
+    match resolve::run_request(input, quiet)? {
+        Checked::Complete(n, done) => {
+            crate::out!("{:<14} {n} already complete  {}", a.target, done.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Checked::Run(req) => crate::run::execute_blocking(*req),
+    }
 }
 
 /// `perflab sample-agent` (hidden): the sampler that runs in a container on another engine.

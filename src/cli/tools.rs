@@ -1,20 +1,13 @@
-//! CLI of the methodology tools: `noise-check`, `calib`, `cpu-per-request` (see `crate::tools`),
-//! and `host-speed` (`crate::host::speed`).
-//! Input is checked here (exit 2, nothing started); the work happens in `crate::tools`.
+//! CLI of the methodology tools: `noise-check`, `calib`, `cpu-per-request` (see `crate::tools`;
+//! `tools::start` checks their input: exit 2, nothing started), and `host-speed`
+//! (`crate::host::speed`).
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
 
-use crate::error::InvalidInput;
-use crate::experiment::Lab;
-use crate::images::Suite;
-use crate::lock::Wait;
-use crate::tools::calib_report::CalibSettings;
-use crate::tools::cpr_report::CprSettings;
-use crate::tools::noise_report::NoiseSettings;
-use crate::tools::{self, Common};
+use crate::tools::{Common, start};
 
 /// Options of every tool.
 #[derive(Debug, Args)]
@@ -32,16 +25,7 @@ pub struct CommonArgs {
 
 impl CommonArgs {
     fn common(&self, quiet: bool) -> Common {
-        Common {
-            out_root: self.out.clone(),
-            wait: if self.no_wait {
-                Wait::NoWait
-            } else {
-                Wait::Block
-            },
-            quiet,
-            json: self.json,
-        }
+        Common::new(self.out.clone(), self.no_wait, quiet, self.json)
     }
 }
 
@@ -116,90 +100,39 @@ pub struct CprArgs {
     pub quiet: bool,
 }
 
-fn positive(flag: &str, v: f64, hint: &str) -> Result<()> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(InvalidInput(format!("{flag} {v}: must be a positive number ({hint})")).into())
-    }
-}
-
 pub(crate) fn noise_check(a: NoiseCheckArgs) -> Result<ExitCode> {
-    positive("--seconds", a.seconds, "e.g. --seconds 130")?;
-    positive("--threshold-ms", a.threshold_ms, "e.g. --threshold-ms 30")?;
-    positive("--sleep-ms", a.sleep_ms, "e.g. --sleep-ms 1")?;
-    let (cpu, _) = tools::measured_cpu(a.cpu)?;
-    let settings = NoiseSettings {
-        cpu,
+    let n = start::Noise {
+        cpu: a.cpu,
         seconds: a.seconds,
         threshold_ms: a.threshold_ms,
         sleep_ms: a.sleep_ms,
     };
-    let common = a.common.common(a.quiet);
-    super::lab::runtime()?.block_on(tools::noise::run(settings, common))
+    start::noise_check(n, a.common.common(a.quiet))
 }
 
 pub(crate) fn calib(a: CalibArgs) -> Result<ExitCode> {
-    if a.repeats == 0 {
-        return Err(InvalidInput("--repeats 0: give at least 1 repeat".into()).into());
-    }
-    positive("--work-ms", a.work_ms, "e.g. --work-ms 200")?;
-    let (cpu, _) = tools::measured_cpu(a.cpu)?;
-    let settings = CalibSettings {
-        cpu,
+    let c = start::Calib {
+        cpu: a.cpu,
         repeats: a.repeats,
         work_ms: a.work_ms,
     };
-    let common = a.common.common(a.quiet);
-    super::lab::runtime()?.block_on(tools::calib::run(settings, common))
+    start::calib(c, a.common.common(a.quiet))
 }
 
 pub(crate) fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
-    let Some(lab) = Lab::from_name(&a.lab).filter(|l| {
-        !crate::lab::descriptor(*l)
-            .info()
-            .cpu_per_request_endpoints
-            .is_empty()
-    }) else {
-        return Err(InvalidInput(format!(
-            "unknown lab `{}`: cpu-per-request measures php or node",
-            a.lab
-        ))
-        .into());
-    };
-    if a.n == 0 {
-        return Err(
-            InvalidInput("--repeats 0: give at least 1 request per endpoint".into()).into(),
-        );
-    }
-    if !(a.idle_s.is_finite() && a.idle_s >= 0.0) {
-        return Err(InvalidInput(format!("--idle-s {}: must be 0 or more", a.idle_s)).into());
-    }
-    if let Some(bad) = a.endpoints.iter().find(|e| !e.starts_with('/')) {
-        return Err(InvalidInput(format!(
-            "--endpoint `{bad}`: give a path starting with `/`, e.g. --endpoint /api/db"
-        ))
-        .into());
-    }
-    let suite: Suite = a.suite.parse()?;
-    let online = crate::plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let layout = crate::plan::layout::resolve(&online, a.cpus.as_deref(), a.force_cpus)?;
-    let endpoints = if a.endpoints.is_empty() {
-        tools::cpr::default_endpoints(lab)
-    } else {
-        a.endpoints.clone()
-    };
-    let settings = CprSettings {
-        lab: lab.as_str().into(),
+    let common = a.common.common(a.quiet);
+    let c = start::Cpr {
+        lab: a.lab,
         n: a.n,
-        endpoints,
+        suite: a.suite,
+        endpoints: a.endpoints,
         warmup: a.warmup,
         idle_s: a.idle_s,
         fresh_connections: a.fresh_connections,
-        suite: suite.as_str().into(),
+        cpus: a.cpus,
+        force_cpus: a.force_cpus,
     };
-    let common = a.common.common(a.quiet);
-    super::lab::runtime()?.block_on(tools::cpr::run(lab, settings, layout, suite, common))
+    start::cpu_per_request(c, common)
 }
 
 #[derive(Debug, Args)]
@@ -223,15 +156,7 @@ pub struct HostSpeedArgs {
 
 /// `perflab host-speed`: the probe's readings, one a line.
 pub(crate) fn host_speed(a: HostSpeedArgs) -> Result<ExitCode> {
-    let cpus = match &a.cpus {
-        Some(s) => {
-            crate::host::parse_cpu_list(s).map_err(|e| InvalidInput(format!("--cpus {s}: {e}")))?
-        }
-        None => crate::host::online_cpus().map_err(anyhow::Error::msg)?,
-    };
-    if !(1..=100).contains(&a.repeat) {
-        return Err(InvalidInput(format!("--repeats {}: between 1 and 100", a.repeat)).into());
-    }
+    let cpus = crate::host::speed::cpus_to_probe(a.cpus.as_deref(), a.repeat)?;
     for _ in 0..a.repeat {
         let r = crate::host::speed::measure(&cpus);
         if a.json {

@@ -2,16 +2,13 @@
 //! `run::missing` runs what `--run-missing` lacks, `verify::gather` judges the claims; here the
 //! table or JSON is printed, `verify all` writes the findings report, and the verdict is the
 //! exit code.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
 use super::catalog::CatalogArg;
-use crate::experiment::Catalog;
 use crate::run::missing::{self, TopUp};
-use crate::rundir;
-use crate::verify::targets::{self, Recorded, Target};
 use crate::verify::{gather, render};
 
 #[derive(Debug, Args)]
@@ -67,22 +64,24 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     check_suite(&a.suite)?;
     let cat = a.catalog.load()?;
-    let as_dir = Path::new(&a.target);
-    let single_run = as_dir.is_dir() && as_dir.join(rundir::MANIFEST_FILE).exists();
-    let out_root = out_root(&a, as_dir, single_run)?;
-    let rec = Recorded {
-        out_root: &out_root,
+    let ask = missing::Ask {
+        target: &a.target,
         suite: a.suite.as_deref(),
         fit: a.fit,
+        out: a.out.as_deref(),
+        top_up: a.run_missing.then_some(TopUp {
+            want: a.rounds.unwrap_or(1) as usize,
+            quick: a.quick,
+            no_align: a.no_align,
+            quiet,
+        }),
     };
-    let mut skipped = Vec::new();
-    let targets = if single_run {
-        vec![targets::single_target(&cat, as_dir)?]
-    } else {
-        targets(&a, &cat, &rec, &mut skipped, quiet)?
-    };
-    let now = chrono::Utc::now();
-    let f = gather::findings(&targets, &rec, now, skipped);
+    let missing::Judged {
+        findings: f,
+        now,
+        out_root,
+        single_run,
+    } = missing::findings(&cat, &ask)?;
     if a.json {
         crate::output::emit(&render::json(&f));
     } else {
@@ -109,40 +108,4 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(crate::error::EXIT_FAILURE)
     })
-}
-
-/// Root of the run directories: `--out`, else a run directory's out root, else `out`.
-fn out_root(a: &VerifyArgs, as_dir: &Path, single_run: bool) -> anyhow::Result<PathBuf> {
-    Ok(match (&a.out, single_run) {
-        (Some(o), _) => o.clone(),
-        (None, true) => as_dir
-            .canonicalize()?
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(".")),
-        (None, false) => PathBuf::from("out"),
-    })
-}
-
-/// The experiments `a.target` names with their newest complete runs; with `--run-missing`, the
-/// ones without are run first.
-fn targets<'c>(
-    a: &VerifyArgs,
-    cat: &'c Catalog,
-    rec: &Recorded<'_>,
-    skipped: &mut Vec<String>,
-    quiet: bool,
-) -> anyhow::Result<Vec<Target<'c>>> {
-    let mut targets = targets::targets(cat, &a.target, rec, skipped)?;
-    if a.run_missing {
-        let opts = TopUp {
-            want: a.rounds.unwrap_or(1) as usize,
-            quick: a.quick,
-            no_align: a.no_align,
-            quiet,
-        };
-        missing::top_up(cat, &mut targets, rec, opts, skipped)?;
-    }
-    Ok(targets)
 }

@@ -4,6 +4,7 @@
 //! overrides (`overrides`).
 pub mod bounds;
 pub mod catalog;
+pub(crate) mod check_files;
 mod claims;
 pub mod diag;
 pub mod fit;

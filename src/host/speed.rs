@@ -158,6 +158,20 @@ impl SpeedReading {
     }
 }
 
+/// `perflab host-speed`'s CPUs: `--cpus` (a list such as 0-1), else every online CPU; and its
+/// `--repeats`, 1 to 100 (bad input: exit 2).
+pub(crate) fn cpus_to_probe(cpus: Option<&str>, repeats: u32) -> anyhow::Result<Vec<u32>> {
+    use crate::error::InvalidInput;
+    let cpus = match cpus {
+        Some(s) => super::parse_cpu_list(s).map_err(|e| InvalidInput(format!("--cpus {s}: {e}")))?,
+        None => super::online_cpus().map_err(anyhow::Error::msg)?,
+    };
+    if !(1..=100).contains(&repeats) {
+        return Err(InvalidInput(format!("--repeats {repeats}: between 1 and 100")).into());
+    }
+    Ok(cpus)
+}
+
 /// `b / a - 1` in %, when both are known and positive.
 pub(crate) fn change_pct(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {

@@ -185,6 +185,17 @@ fn load_rows(out_root: &Path) -> anyhow::Result<Vec<IndexRow>> {
     Ok(rows)
 }
 
+/// `perflab index`: [`write`] on an existing out/ root (else bad input, exit 2).
+pub(crate) fn write_root(out_root: &Path) -> anyhow::Result<IndexBuilt> {
+    if !out_root.is_dir() {
+        return Err(crate::error::invalid(format!(
+            "{}: no such directory (pass --out DIR, the out/ root of `perflab run`)",
+            out_root.display()
+        )));
+    }
+    write(out_root)
+}
+
 /// Build `out_root/index.html` over every run directory, and the compare pages it links.
 pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
     let t0 = Instant::now();

@@ -387,6 +387,28 @@ pub(crate) fn waiting_message(w: &Waiting) -> String {
     }
 }
 
+/// `perflab lock-hold` (a debug command: lock contention between real processes): take the
+/// host lock, say so on stdout, hold it `seconds`, release it and say so.
+pub(crate) fn hold_for(purpose: Purpose, seconds: f64, no_wait: bool) -> anyhow::Result<()> {
+    use std::io::Write;
+    let wait = if no_wait { Wait::NoWait } else { Wait::Block };
+    let lock = acquire(&lock_path(), purpose, wait, |h| {
+        crate::say!("{}", waiting_message(h));
+    })?;
+    let mut out = crate::output::stdout();
+    writeln!(
+        out,
+        "locked pid {} at {}",
+        std::process::id(),
+        chrono::Utc::now().to_rfc3339()
+    )?;
+    out.flush()?;
+    std::thread::sleep(std::time::Duration::from_secs_f64(seconds.max(0.0)));
+    drop(lock);
+    writeln!(out, "released at {}", chrono::Utc::now().to_rfc3339())?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

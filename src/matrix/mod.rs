@@ -10,6 +10,7 @@ pub mod joblog;
 pub mod local;
 pub mod plan;
 pub mod planfile;
+pub(crate) mod run;
 pub mod slurm;
 pub mod status;
 
@@ -29,6 +30,18 @@ pub(crate) struct Flags {
 }
 
 impl Flags {
+    /// The planning flags `run` takes, and `--fit`.
+    pub(crate) fn of(p: &crate::run::resolve::Planning, fit: bool) -> Flags {
+        Flags {
+            quick: p.quick,
+            fit,
+            no_align: p.no_align,
+            force_cpus: p.force_cpus,
+            cpus: p.cpus.clone(),
+            sets: p.set.clone(),
+        }
+    }
+
     /// The flags as `perflab run` arguments, in a fixed order.
     pub(crate) fn args(&self) -> Vec<String> {
         let mut v = Vec::new();

@@ -27,6 +27,17 @@ pub(crate) struct Request {
     pub made_by: String,
 }
 
+/// The targets as given, space- or comma-separated: one id each.
+pub(crate) fn split_targets(given: &[String]) -> Vec<String> {
+    given
+        .iter()
+        .flat_map(|t| t.split(','))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// `--suites trixie,forky`: each suite once, at least one.
 pub(crate) fn parse_suites(s: &str) -> anyhow::Result<Vec<Suite>> {
     let mut v: Vec<Suite> = Vec::new();

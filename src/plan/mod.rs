@@ -5,6 +5,8 @@ pub mod align;
 pub mod fit;
 pub mod layout;
 pub mod pause;
+pub(crate) mod show;
+pub(crate) mod show_fit;
 
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
 use crate::experiment::{Diagnostic, Experiment, LoadSettings, Model, Script};

@@ -1,8 +1,10 @@
 //! Renderers of a `Report`: report.txt, report.md (plots embedded), report.json, SVG plots
 //! (report.html and out/index.html, which show the claims too, are `html`'s).
 //! Files are written atomically (temp file + rename).
+pub(crate) mod catalog;
 pub mod content;
 pub mod glossary;
+pub(crate) mod loose;
 pub mod markdown;
 pub mod meaning;
 pub mod plots;

@@ -20,6 +20,16 @@ use crate::session::signals::Interrupt;
 use crate::session::sweep::{self, Asker, Fate};
 use crate::stack::{self, LabStack, Pinning, StartOptions, defaults};
 
+/// The async runtime of the commands that drive the engine outside a run (two workers).
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
+    use anyhow::Context;
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
+}
+
 /// Where a stack's settings come from, as `up` and `smoke` are given them.
 pub(crate) struct StackRequest<'a> {
     /// A lab (`php`, ...) or a catalog experiment id.

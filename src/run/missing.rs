@@ -1,8 +1,11 @@
 //! `perflab verify --run-missing`: the rounds the verified experiments (and the ones their
 //! claims compare against) lack, run through `perflab run`'s pipeline with its per-round lines
 //! on stderr (stdout stays the table or the JSON), then the short targets read again.
+use std::path::{Path, PathBuf};
+
 use crate::experiment::Catalog;
 use crate::plan::PlanOptions;
+use crate::verify::findings::Findings;
 use crate::verify::targets::{self, Recorded, Target};
 
 /// How `--run-missing` runs the rounds it lacks.
@@ -15,6 +18,69 @@ pub(crate) struct TopUp {
     /// `--no-align`: start k6 at once.
     pub(crate) no_align: bool,
     pub(crate) quiet: bool,
+}
+
+/// What `perflab verify` is asked (past `--quantities`).
+pub(crate) struct Ask<'a> {
+    /// A run directory, an experiment or group id, or `all`.
+    pub target: &'a str,
+    pub suite: Option<&'a str>,
+    pub fit: bool,
+    /// `--out` [default: a run directory's out root, else `out`].
+    pub out: Option<&'a Path>,
+    /// `--run-missing`: how the rounds the targets lack are run.
+    pub top_up: Option<TopUp>,
+}
+
+/// The claims judged, when, on which out/ root, and whether the target was one run directory.
+pub(crate) struct Judged {
+    pub findings: Findings,
+    pub now: chrono::DateTime<chrono::Utc>,
+    pub out_root: PathBuf,
+    pub single_run: bool,
+}
+
+/// The claims of `ask.target` judged on its recorded runs (the ones it lacks run first with
+/// `--run-missing`).
+pub(crate) fn findings(cat: &Catalog, ask: &Ask) -> anyhow::Result<Judged> {
+    let as_dir = Path::new(ask.target);
+    let single_run = as_dir.is_dir() && as_dir.join(crate::rundir::MANIFEST_FILE).exists();
+    let out_root = targets::out_root(ask.out, as_dir, single_run)?;
+    let rec = Recorded {
+        out_root: &out_root,
+        suite: ask.suite,
+        fit: ask.fit,
+    };
+    let mut skipped = Vec::new();
+    let found = if single_run {
+        vec![targets::single_target(cat, as_dir)?]
+    } else {
+        self::targets(cat, ask.target, &rec, ask.top_up, &mut skipped)?
+    };
+    let now = chrono::Utc::now();
+    let findings = crate::verify::gather::findings(&found, &rec, now, skipped);
+    Ok(Judged {
+        findings,
+        now,
+        out_root,
+        single_run,
+    })
+}
+
+/// The experiments `target` names with their newest complete runs; with `top_up`
+/// (`--run-missing`), the ones without are run first.
+fn targets<'c>(
+    cat: &'c Catalog,
+    target: &str,
+    rec: &Recorded<'_>,
+    top_up: Option<TopUp>,
+    skipped: &mut Vec<String>,
+) -> anyhow::Result<Vec<Target<'c>>> {
+    let mut found = targets::targets(cat, target, rec, skipped)?;
+    if let Some(opts) = top_up {
+        self::top_up(cat, &mut found, rec, opts, skipped)?;
+    }
+    Ok(found)
 }
 
 /// Run the rounds the targets and their `against:` experiments lack, then read the targets

@@ -6,12 +6,16 @@
 //! planning flags to planned experiments and a CPU layout; `missing`: `verify --run-missing`; `lifecycle`: `up`, `smoke`, `down`
 //! and `cleanup`.
 
+pub(crate) mod build;
 pub(crate) mod calibration;
 pub mod compare;
 pub(crate) mod lifecycle;
 pub(crate) mod missing;
+pub(crate) mod recorded;
 pub(crate) mod outline;
 pub(crate) mod resolve;
+pub(crate) mod stack_text;
+pub(crate) mod status;
 pub(crate) mod target;
 
 use std::collections::BTreeSet;
@@ -154,6 +158,23 @@ pub(crate) async fn docker_env<'a>(req: &'a RunRequest, p: &'a Prepared) -> Dock
         },
         repo_root: images::recipe::repo_root(),
     }
+}
+
+/// [`execute`] on its own runtime, with the images' build progress on stderr: the exit code
+/// (130 interrupted, 1 a harness failure, else 0).
+pub(crate) fn execute_blocking(req: RunRequest) -> Result<std::process::ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let mut progress = images::build_progress(req.quiet);
+    let summary = rt.block_on(execute(req, &mut progress))?;
+    Ok(if summary.interrupted {
+        std::process::ExitCode::from(130)
+    } else if summary.harness_failed {
+        std::process::ExitCode::from(crate::error::EXIT_FAILURE)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
 }
 
 /// Execute a request. Image builds happen before the lock (they do not disturb measurements

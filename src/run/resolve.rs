@@ -1,10 +1,142 @@
-//! From an experiment or group id and the planning flags to what a run takes: its
-//! experiments with `--set` applied and planned, and the CPU layout on this host; the checks of
-//! a run's input that need no engine (`--out` writable, `--fit` applicable).
+//! From an experiment or group id and the planning flags to what a run takes: the catalog, its
+//! experiments with `--set` applied and planned, and the CPU layout on this host; `perflab
+//! run`'s input checked in order, before anything starts (the target first, then the flags,
+//! `--out` last: it creates the directory), into a `RunRequest`.
+use std::path::{Path, PathBuf};
+
 use anyhow::Context;
 
 use crate::experiment::{self, Catalog};
+use crate::lock::Wait;
 use crate::plan::{self, CpuLayout, PlanOptions, Resolved};
+use crate::run::{Refining, RunRequest};
+use crate::rundir::cell::CellName;
+use crate::verify::quantities::Quantities;
+
+/// The catalog of `dir`; invalid files are bad input (exit 2).
+pub(crate) fn catalog(dir: &Path) -> anyhow::Result<Catalog> {
+    Catalog::load(dir, &Quantities).map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
+}
+
+/// The flags that shape a plan, as given: `--quick --set --cpus --force-cpus --no-align`, and
+/// the catalog they are read against.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Planning {
+    pub quick: bool,
+    pub set: Vec<String>,
+    pub cpus: Option<String>,
+    pub force_cpus: bool,
+    pub no_align: bool,
+    pub catalog_dir: PathBuf,
+}
+
+/// `perflab run`'s input as given, before any check.
+pub(crate) struct RunInput {
+    pub target: String,
+    pub rounds: u32,
+    pub suite: String,
+    pub no_wait: bool,
+    pub no_samplers: bool,
+    pub out: PathBuf,
+    pub generators: u32,
+    pub hosts: Vec<String>,
+    pub publish_on: Option<String>,
+    pub refine: bool,
+    pub fit: bool,
+    pub k6_dashboard: bool,
+    pub run_name: Option<String>,
+    pub planning: Planning,
+}
+
+/// What checked input asks for: a run, or nothing (`--run-name` names a complete cell: its
+/// directory).
+pub(crate) enum Checked {
+    Run(Box<RunRequest>),
+    Complete(CellName, PathBuf),
+}
+
+/// Everything that can be wrong with `perflab run`'s input, found before anything starts,
+/// the target first (the first real problem), then the flags; a group's warnings are said.
+pub(crate) fn run_request(i: RunInput, quiet: bool) -> anyhow::Result<Checked> {
+    let p = &i.planning;
+    let resolved = experiments(&catalog(&p.catalog_dir)?, &i.target, &p.set, p.options())?;
+    if i.rounds == 0 {
+        return Err(crate::error::InvalidInput("--rounds 0: give at least 1 round".into()).into());
+    }
+    let suite: crate::images::Suite = i.suite.parse()?;
+    let generators =
+        crate::load::segments::check_count(i.generators).map_err(crate::error::InvalidInput)?;
+    let placement = crate::docker::placement::parse(
+        &i.hosts,
+        i.publish_on.as_deref(),
+        &crate::docker::endpoint::default_contexts_dir(),
+    )?;
+    let layout = layout(p.cpus.as_deref(), p.force_cpus)?;
+    if i.fit {
+        check_fittable(&i.target, &resolved, quiet)?;
+    }
+    let run_name = check_run_name(&i, &resolved)?;
+    if let Some(n) = &run_name
+        && let Some(done) = super::complete_cell(&i.out, &resolved[0].experiment.id, n)
+    {
+        return Ok(Checked::Complete(n.clone(), done));
+    }
+    // last of the checks: it creates the directory, which bad input elsewhere must not leave
+    check_out_root(&i.out)?;
+    // out/<experiment>/ of each, where it exists: a real directory, never a link out of --out
+    for r in &resolved {
+        crate::atomic::check_dirs_under(&i.out, &[&r.experiment.id])?;
+    }
+    for w in resolved.iter().flat_map(|r| &r.warnings) {
+        if !quiet {
+            crate::say!("{w}");
+        }
+    }
+    Ok(Checked::Run(Box::new(RunRequest {
+        target: i.target.clone(),
+        resolved,
+        overrides: p.set.clone(),
+        layout,
+        rounds: i.rounds,
+        suite,
+        align: !p.no_align,
+        wait: if i.no_wait { Wait::NoWait } else { Wait::Block },
+        out_root: i.out.clone(),
+        quiet,
+        no_samplers: i.no_samplers,
+        generators,
+        placement,
+        refine: i.refine.then_some(Refining { quick: p.quick }),
+        fit: i.fit,
+        k6_dashboard: i.k6_dashboard,
+        run_name,
+    })))
+}
+
+/// `--run-name NAME`: a cell name, for one round of one experiment.
+fn check_run_name(i: &RunInput, resolved: &[Resolved]) -> anyhow::Result<Option<CellName>> {
+    let Some(name) = &i.run_name else {
+        return Ok(None);
+    };
+    let bad = |m: String| crate::error::invalid(format!("--run-name: {m}"));
+    let n = CellName::parse(name).map_err(bad)?;
+    if resolved.len() != 1 || i.rounds != 1 {
+        return Err(bad(format!(
+            "{name} names one round of one experiment, but {} runs {} experiment(s) x {} round(s); give one experiment and no --rounds (the round is the name's r{})",
+            i.target,
+            resolved.len(),
+            i.rounds,
+            n.round
+        )));
+    }
+    Ok(Some(n))
+}
+
+impl Planning {
+    pub(crate) fn options(&self) -> PlanOptions {
+        PlanOptions { quick: self.quick }
+    }
+}
 
 /// The experiments `id` (experiment or group) runs, with the overrides `set` applied and
 /// planned (`opts`).

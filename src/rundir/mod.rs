@@ -326,6 +326,16 @@ pub fn experiments(out_root: &Path) -> Vec<String> {
     ids
 }
 
+/// The latest run of `id` under `out_root` that recorded a fit: its folder name and record.
+pub(crate) fn last_fit(out_root: &Path, id: &str) -> Option<(String, fit::FitRecord)> {
+    let mut runs = list_runs(out_root, Some(id));
+    runs.reverse();
+    runs.into_iter().find_map(|d| {
+        let m = d.read_manifest().ok()?;
+        Some((d.name(), m.measurements.fit?))
+    })
+}
+
 /// All run directories under `out_root` (of one experiment, or all), oldest first.
 pub fn list_runs(out_root: &Path, experiment_id: Option<&str>) -> Vec<RunDir> {
     let exp_dirs: Vec<PathBuf> = match experiment_id {

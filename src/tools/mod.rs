@@ -10,6 +10,7 @@ pub(crate) mod cpr_report;
 pub mod noise;
 pub(crate) mod noise_report;
 pub mod render;
+pub(crate) mod start;
 pub(crate) use crate::analyze::stats;
 
 use std::collections::BTreeMap;
@@ -37,6 +38,19 @@ pub(crate) struct Common {
     pub wait: Wait,
     pub quiet: bool,
     pub json: bool,
+}
+
+impl Common {
+    /// From the flags: `--out`, `--no-wait` (fail at once on a held lock), `--json`.
+    pub(crate) fn new(out_root: PathBuf, no_wait: bool, quiet: bool, json: bool) -> Common {
+        let wait = if no_wait { Wait::NoWait } else { Wait::Block };
+        Common {
+            out_root,
+            wait,
+            quiet,
+            json,
+        }
+    }
 }
 
 /// A tool run in progress: its directory, manifest and the host lock it holds.

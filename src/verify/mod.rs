@@ -7,6 +7,7 @@
 //! judges and the rounds `--run-missing` lacks (through `load`), and `gather` judges them into
 //! the findings and writes the findings report.
 pub mod capacity;
+pub(crate) mod capacity_runs;
 pub mod compare;
 pub mod config;
 pub(crate) mod consistent;

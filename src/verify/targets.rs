@@ -2,7 +2,7 @@
 //! its rounds (the newest configuration's complete runs), the experiments their claims compare
 //! against, and the rounds `--run-missing` still has to run. Reads run directories through
 //! `load`.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::load::{self, LoadedRun};
 use super::rounds;
@@ -50,6 +50,20 @@ pub(crate) fn experiments_with_claims<'c>(
         }
     }
     Ok(out)
+}
+
+/// Root of the run directories: `--out`, else a run directory's out root, else `out`.
+pub(crate) fn out_root(out: Option<&Path>, as_dir: &Path, single_run: bool) -> anyhow::Result<PathBuf> {
+    Ok(match (out, single_run) {
+        (Some(o), _) => o.to_path_buf(),
+        (None, true) => as_dir
+            .canonicalize()?
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(".")),
+        (None, false) => PathBuf::from("out"),
+    })
 }
 
 /// The run directory `dir` and its experiment.

@@ -3,7 +3,7 @@
 use super::graph::{Graph, cycles, order_violations, parse_floors, paths};
 use super::model::analyze;
 use super::scan::{Function, Visibility, functions, mask, visibility};
-use super::{module_graph, size_violations, unknown_modules};
+use super::{cli_violations, module_graph, size_violations, unknown_modules};
 use std::collections::HashMap;
 
 const DOC: &str = "# A\n\n## The pipeline\n\n| floor | module | owns |\n|---|---|---|\n\
@@ -221,6 +221,30 @@ fn a_101_line_function_and_a_601_line_file_fail() {
     assert_eq!(
         v,
         ["src/m.rs: 601 lines (limit 600). Fix: split it by concept into files of its module"]
+    );
+}
+
+#[test]
+fn a_cli_over_1500_lines_fails_and_other_modules_do_not_count() {
+    let lines = |n: usize| "fn a() {}\n".repeat(n);
+    let (half, other) = (lines(750), lines(400));
+    let files = |extra: &str| {
+        krate(&[
+            ("src/lib.rs", "mod cli;\nmod low;\n"),
+            ("src/cli/mod.rs", "mod a;\nmod b;\n"),
+            ("src/cli/a.rs", &half),
+            ("src/cli/b.rs", extra),
+            ("src/low.rs", &other),
+        ])
+    };
+    // 2 + 750 + 748 = 1,500: at the limit; the 400 lines of `low` are not the cli's
+    assert!(cli_violations(&files(&lines(748)).files).is_empty());
+    let v = cli_violations(&files(&lines(749)).files);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(
+        v[0].starts_with("src/cli/: 1501 lines in 3 files (limit 1500; largest: src/cli/a.rs 750, src/cli/b.rs 749, src/cli/mod.rs 2)"),
+        "{}",
+        v[0]
     );
 }
 

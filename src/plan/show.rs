@@ -1,5 +1,6 @@
-//! Text rendering of `perflab show` for one experiment: settings, timeline, VUs, layout, alignment.
-use crate::experiment::{Lab, Model, Script, StackSettings};
+//! What `perflab show` prints of a plan: one experiment's settings, timeline, VUs, layout and
+//! alignment (text or JSON), and a group's runs in order.
+use crate::experiment::{self, Lab, Model, Script, StackSettings};
 use crate::plan::Resolved;
 use crate::plan::{Alignment, CpuLayout, Plan, Slot, WindowKind};
 use std::io::Write;
@@ -257,5 +258,79 @@ fn render_align(out: &mut impl Write, p: &Plan, alignment: &Alignment) -> std::i
     } else {
         writeln!(out, "align     off: k6 starts at once")?;
     }
+    Ok(())
+}
+
+/// `perflab show ID --json` of one experiment: its file, the experiment, the overrides, the
+/// plan, the CPU layout (or why not), the alignment if started now, and the warnings.
+pub(crate) fn json(
+    file: &Path,
+    r: &Resolved,
+    overrides: &[String],
+    layout: &Result<CpuLayout, String>,
+    alignment: &Alignment,
+) -> serde_json::Value {
+    serde_json::json!({
+        "id": r.experiment.id,
+        "kind": "experiment",
+        "file": file.display().to_string(),
+        "experiment": r.experiment,
+        "overrides": overrides,
+        "plan": r.plan,
+        "cpu_layout": layout.as_ref().ok(),
+        "cpu_layout_error": layout.as_ref().err(),
+        "alignment_if_started_now": alignment,
+        "warnings": r.warnings.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+/// `perflab show GROUP`: its members' runs in order with their load time, as text or JSON.
+pub(crate) fn group(
+    out: &mut impl Write,
+    g: &experiment::Group,
+    members: &[Resolved],
+    json: bool,
+) -> anyhow::Result<()> {
+    let total: u32 = members.iter().map(|r| r.plan.total_s).sum();
+    if json {
+        let v = serde_json::json!({
+            "id": g.id,
+            "kind": "group",
+            "description": g.description,
+            "members": g.members,
+            "runs": members.iter().map(|r| serde_json::json!({
+                "id": r.experiment.id, "lab": r.experiment.lab, "total_s": r.plan.total_s,
+                "steps": r.experiment.load.steps,
+            })).collect::<Vec<_>>(),
+            "total_load_s": total,
+        });
+        serde_json::to_writer_pretty(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(out, "{}  (group)\n  {}\n", g.id, g.description)?;
+    writeln!(out, "runs, in order, each on a fresh stack:")?;
+    for (i, r) in members.iter().enumerate() {
+        writeln!(
+            out,
+            "  {:>2}. {:<12} {:<5} {:>6}  steps {}",
+            i + 1,
+            r.experiment.id,
+            r.experiment.lab.as_str(),
+            mmss(r.plan.total_s),
+            r.experiment
+                .load
+                .steps
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )?;
+    }
+    writeln!(
+        out,
+        "\nload time {} in total (plus stack start, warm-up requests, minute alignment and teardown per run)",
+        mmss(total)
+    )?;
     Ok(())
 }

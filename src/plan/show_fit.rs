@@ -3,23 +3,11 @@
 //! and, when an earlier fitted run of it exists under `--out`, the fitted values those
 //! measured quantities give now (a preview; the run calibrates again).
 use std::io::Write;
-use std::path::Path;
 
 use crate::claim::fmt_num;
 use crate::experiment::Experiment;
 use crate::experiment::fit::QUANTITIES;
 use crate::plan::fit::{self, Quantities};
-use crate::rundir::{self, fit::FitRecord};
-
-/// The latest run of `id` under `out_root` that recorded a fit: its folder name and record.
-pub(crate) fn last_fit(out_root: &Path, id: &str) -> Option<(String, FitRecord)> {
-    let mut runs = rundir::list_runs(out_root, Some(id));
-    runs.reverse();
-    runs.into_iter().find_map(|d| {
-        let m = d.read_manifest().ok()?;
-        Some((d.name(), m.measurements.fit?))
-    })
-}
 
 fn quantity_lines(out: &mut impl Write, q: &Quantities) -> std::io::Result<()> {
     for (name, meaning) in QUANTITIES {
@@ -30,11 +18,12 @@ fn quantity_lines(out: &mut impl Write, q: &Quantities) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Write the fitting of `e` (which has a `fit:` section), with a preview from `last`.
+/// Write the fitting of `e` (which has a `fit:` section), with a preview from `last`: the
+/// latest fitted run's name and the quantities it measured.
 pub(crate) fn render(
     out: &mut impl Write,
     e: &Experiment,
-    last: Option<&(String, FitRecord)>,
+    last: Option<(&str, &Quantities)>,
 ) -> std::io::Result<()> {
     let Some(f) = &e.fit else {
         writeln!(
@@ -70,7 +59,7 @@ pub(crate) fn render(
         writeln!(out, "          published {published}")?;
         writeln!(out, "          why: {}", r.why)?;
     }
-    let Some((run, rec)) = last else {
+    let Some((run, quantities)) = last else {
         writeln!(
             out,
             "preview   no earlier fitted run of {} under --out: the numbers come from the run's own calibration",
@@ -79,8 +68,8 @@ pub(crate) fn render(
         return Ok(());
     };
     writeln!(out, "preview   with the quantities measured by {run}:")?;
-    quantity_lines(out, &rec.quantities)?;
-    match fit::apply(e, f, &rec.quantities) {
+    quantity_lines(out, quantities)?;
+    match fit::apply(e, f, quantities) {
         Ok((_, rules)) => {
             for r in rules {
                 writeln!(out, "    {} {} -> {}", r.set, r.article, r.fitted)?;
