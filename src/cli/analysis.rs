@@ -110,19 +110,8 @@ pub(crate) fn report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         crate::out!("{}", path.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let r = crate::html::render_run_dir(run_dir)?;
-    crate::say!(
-        "wrote {}, {}, {}, {}, {}, {} in {}",
-        layout::REPORT_TXT,
-        layout::REPORT_MD,
-        layout::REPORT_FILE,
-        layout::REPORT_HTML,
-        report::STEPS_SVG,
-        report::TIMELINE_SVG,
-        run_dir.display()
-    );
-    let m = crate::html::run_manifest(run_dir);
-    crate::output::stdout().write_all(report::text::render(&r, m.as_ref()).as_bytes())?;
+    let text = crate::html::rerender_all(run_dir)?;
+    crate::output::stdout().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -4,8 +4,8 @@ use crate::experiment::check_files::{self, Checked};
 use crate::experiment::{self, Catalog, CatalogEntry, Lab};
 pub(crate) use crate::plan::Resolved;
 use crate::plan::{self, CpuLayout, PlanOptions, show};
-use crate::run::resolve::Planning;
 use crate::report::catalog as list;
+use crate::run::resolve::Planning;
 use crate::verify::quantities::Quantities;
 use clap::Args;
 use std::io::Write;
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Where the catalog is (shared by list/show/validate/run).
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct CatalogArg {
     /// Catalog directory [default: $PERFLAB_CATALOG, else ./experiments]
     #[arg(long, value_name = "DIR")]
@@ -34,7 +34,7 @@ impl CatalogArg {
 }
 
 /// Flags that shape a plan; `perflab run` flattens the same struct.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct PlanArgs {
     /// Scale hold/ramp/warm-up down to a quarter (CI); recorded in the plan
     #[arg(long)]

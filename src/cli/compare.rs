@@ -85,7 +85,7 @@ impl CompareArgs {
 }
 
 /// The flags of `compare TARGET --a ... --b ...` (flattened into `compare`'s).
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, PartialEq, Args)]
 pub struct ExpArgs {
     /// With one TARGET: side A's difference from the experiment as published (repeatable):
     /// suite=forky, or any --set key such as stack.node.burn_us=1000 [default: as published, trixie]
@@ -129,24 +129,9 @@ pub struct ExpArgs {
 }
 
 impl ExpArgs {
-    /// Whether any flag of this mode was given.
+    /// Whether any flag of this mode was given (each flag's default means "not given").
     pub(crate) fn given(&self) -> bool {
-        let p = &self.plan;
-        !self.a.is_empty()
-            || !self.b.is_empty()
-            || self.resume
-            || self.no_run
-            || self.reuse
-            || self.run_out
-            || self.aa
-            || self.fit
-            || self.no_wait
-            || p.quick
-            || !p.set.is_empty()
-            || p.cpus.is_some()
-            || p.force_cpus
-            || p.no_align
-            || self.catalog.catalog.is_some()
+        *self != Self::default()
     }
 }
 

@@ -1,5 +1,5 @@
-//! CLI commands for the lab area: `build`, `up`, `down`, `cleanup`, `smoke`: their flags,
-//! and what they print. The stack's life (the host lock, Ctrl-C, what is removed) is
+//! CLI commands for the lab area: `build`, `up`, `down`, `cleanup`, `smoke`, `status`: their
+//! flags, and what they print. The stack's life (the host lock, Ctrl-C, what is removed) is
 //! `run::lifecycle`'s, the images' build `run::build`'s, their text `run::stack_text`'s.
 use crate::experiment::Experiment;
 use crate::images::Suite;
@@ -14,17 +14,15 @@ use std::process::ExitCode;
 pub struct BuildArgs {
     /// Debian suite, or `all` (every suite, one after the other: prepare a workshop host
     /// before the participants arrive).
-    #[arg(long, default_value = "trixie", value_parser = super::suite::values(true))]
+    #[arg(long, default_value = "trixie", value_parser = super::suites(true))]
     pub suite: String,
     /// Print the image set (tags, ids, sizes, versions) as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    #[arg(from_global)]
-    pub quiet: bool,
 }
 
-pub(crate) fn build(args: BuildArgs) -> Result<ExitCode> {
-    crate::run::build::build(&args.suite, args.json, args.quiet)
+pub(crate) fn build(args: BuildArgs, quiet: bool) -> Result<ExitCode> {
+    crate::run::build::build(&args.suite, args.json, quiet)
 }
 
 /// Options shared by `up` and `smoke`.
@@ -35,7 +33,7 @@ pub struct StackArgs {
     #[arg(value_name = "LAB|EXPERIMENT")]
     pub lab: String,
     /// Debian suite of the images.
-    #[arg(long, default_value = "trixie", value_parser = super::suite::values(false))]
+    #[arg(long, default_value = "trixie", value_parser = super::suites(false))]
     pub suite: String,
     /// Take the stack settings from this experiment file (its lab must match LAB).
     #[arg(long, value_name = "FILE")]
@@ -75,14 +73,12 @@ pub struct UpArgs {
     /// Also publish the entry point on this fixed port (bound to 127.0.0.1 only).
     #[arg(long, value_name = "PORT")]
     pub publish: Option<u16>,
-    #[arg(from_global)]
-    pub quiet: bool,
 }
 
-pub(crate) fn up(args: UpArgs) -> Result<ExitCode> {
+pub(crate) fn up(args: UpArgs, quiet: bool) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
     lifecycle::runtime()?.block_on(async {
-        match lifecycle::up(&exp, &pinning, suite, args.publish, args.quiet).await? {
+        match lifecycle::up(&exp, &pinning, suite, args.publish, quiet).await? {
             Ok(s) => crate::output::emit(&text::stack(&s)),
             Err(code) => return Ok(code),
         }
@@ -138,15 +134,12 @@ pub struct SmokeArgs {
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    #[arg(from_global)]
-    pub quiet: bool,
 }
 
-pub(crate) fn smoke(args: SmokeArgs) -> Result<ExitCode> {
+pub(crate) fn smoke(args: SmokeArgs, quiet: bool) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
-    let smoked = lifecycle::runtime()?.block_on(lifecycle::smoke(
-        &exp, &pinning, suite, args.keep, args.quiet,
-    ))?;
+    let smoked = lifecycle::runtime()?
+        .block_on(lifecycle::smoke(&exp, &pinning, suite, args.keep, quiet))?;
     let (report, s) = match smoked {
         Ok(x) => x,
         Err(code) => return Ok(code),
@@ -167,3 +160,14 @@ pub(crate) fn smoke(args: SmokeArgs) -> Result<ExitCode> {
     })
 }
 
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print `{"lock": {...}, "stacks": [...]}` as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(crate) fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
+    crate::output::emit(&crate::run::status::render(a.json)?);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,9 +1,9 @@
 //! Command-line interface (clap): parses arguments and dispatches to the per-area command files.
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod analysis;
-pub mod capacity;
 pub mod catalog;
 pub mod compare;
 pub mod docs;
@@ -11,8 +11,6 @@ pub mod export;
 pub mod lab;
 pub mod matrix;
 pub mod run;
-pub mod status;
-pub mod suite;
 pub mod tools;
 pub mod verify;
 
@@ -58,7 +56,7 @@ pub enum Command {
     Smoke(lab::SmokeArgs),
     /// Who holds the host lock and until about when, who waits, and whose lab stacks are up.
     #[command(after_help = "Example:\n  perflab status --json")]
-    Status(status::StatusArgs),
+    Status(lab::StatusArgs),
     /// Analyze any k6 per-request CSV (plain or gzip).
     #[command(after_help = "Example:\n  perflab analyze k6.csv.gz --slo-ms 200")]
     Analyze(analysis::AnalyzeArgs),
@@ -77,7 +75,7 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
     #[command(after_help = "Example:\n  perflab capacity 1a --peak 900")]
-    Capacity(capacity::CapacityArgs),
+    Capacity(verify::CapacityArgs),
     /// Measure the host's own noise: late wake-ups of a 1 ms sleep loop pinned to an app CPU.
     #[command(after_help = "Example:\n  perflab noise-check --seconds 60")]
     NoiseCheck(tools::NoiseCheckArgs),
@@ -136,22 +134,22 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(a) => catalog::show(a),
         Command::Validate(a) => catalog::validate(a),
         Command::Run(a) => run::run(a, cli.quiet),
-        Command::Build(a) => lab::build(a),
-        Command::Up(a) => lab::up(a),
+        Command::Build(a) => lab::build(a, cli.quiet),
+        Command::Up(a) => lab::up(a, cli.quiet),
         Command::Down(a) => lab::down(a),
         Command::Cleanup(a) => lab::cleanup(a),
-        Command::Smoke(a) => lab::smoke(a),
-        Command::Status(a) => status::status(a),
+        Command::Smoke(a) => lab::smoke(a, cli.quiet),
+        Command::Status(a) => lab::status(a),
         Command::Analyze(a) => analysis::analyze(a),
         Command::Report(a) => analysis::report(a),
         Command::Index(a) => analysis::index(a),
         Command::Verify(a) => verify::verify(a, cli.quiet),
         Command::Compare(a) if compare::wants_target(&a) => compare::compare_target(a, cli.quiet),
         Command::Compare(a) => compare::compare(a),
-        Command::Capacity(a) => capacity::capacity(a),
-        Command::NoiseCheck(a) => tools::noise_check(a),
-        Command::Calib(a) => tools::calib(a),
-        Command::CpuPerRequest(a) => tools::cpu_per_request(a),
+        Command::Capacity(a) => verify::capacity(a),
+        Command::NoiseCheck(a) => tools::noise_check(a, cli.quiet),
+        Command::Calib(a) => tools::calib(a, cli.quiet),
+        Command::CpuPerRequest(a) => tools::cpu_per_request(a, cli.quiet),
         Command::HostSpeed(a) => tools::host_speed(a),
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
@@ -160,4 +158,17 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }
+}
+
+/// The values `--suite` takes, from the one list of suites (`images::Suite::ALL`) with what each
+/// ships, so help and shell completions list them and the parser refuses another, naming them.
+pub(crate) fn suites(all: bool) -> PossibleValuesParser {
+    let mut v: Vec<PossibleValue> = crate::images::Suite::ALL
+        .iter()
+        .map(|s| PossibleValue::new(s.as_str()).help(s.about()))
+        .collect();
+    if all {
+        v.push(PossibleValue::new("all").help("every suite, one after the other"));
+    }
+    PossibleValuesParser::new(v)
 }

@@ -45,8 +45,6 @@ pub struct NoiseCheckArgs {
     pub sleep_ms: f64,
     #[command(flatten)]
     pub common: CommonArgs,
-    #[arg(from_global)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -62,8 +60,6 @@ pub struct CalibArgs {
     pub work_ms: f64,
     #[command(flatten)]
     pub common: CommonArgs,
-    #[arg(from_global)]
-    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -74,7 +70,7 @@ pub struct CprArgs {
     #[arg(long = "repeats", alias = "n", default_value_t = 300, value_name = "N")]
     pub n: u32,
     /// Debian suite of the images
-    #[arg(long, default_value = "trixie", value_parser = super::suite::values(false))]
+    #[arg(long, default_value = "trixie", value_parser = super::suites(false))]
     pub suite: String,
     /// Endpoint to measure (repeatable) [default: php /api/ping /api/db /api/slow; node /cpu /db /dbsleep]
     #[arg(long = "endpoint", value_name = "PATH")]
@@ -96,31 +92,29 @@ pub struct CprArgs {
     pub force_cpus: bool,
     #[command(flatten)]
     pub common: CommonArgs,
-    #[arg(from_global)]
-    pub quiet: bool,
 }
 
-pub(crate) fn noise_check(a: NoiseCheckArgs) -> Result<ExitCode> {
+pub(crate) fn noise_check(a: NoiseCheckArgs, quiet: bool) -> Result<ExitCode> {
     let n = start::Noise {
         cpu: a.cpu,
         seconds: a.seconds,
         threshold_ms: a.threshold_ms,
         sleep_ms: a.sleep_ms,
     };
-    start::noise_check(n, a.common.common(a.quiet))
+    start::noise_check(n, a.common.common(quiet))
 }
 
-pub(crate) fn calib(a: CalibArgs) -> Result<ExitCode> {
+pub(crate) fn calib(a: CalibArgs, quiet: bool) -> Result<ExitCode> {
     let c = start::Calib {
         cpu: a.cpu,
         repeats: a.repeats,
         work_ms: a.work_ms,
     };
-    start::calib(c, a.common.common(a.quiet))
+    start::calib(c, a.common.common(quiet))
 }
 
-pub(crate) fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
-    let common = a.common.common(a.quiet);
+pub(crate) fn cpu_per_request(a: CprArgs, quiet: bool) -> Result<ExitCode> {
+    let common = a.common.common(quiet);
     let c = start::Cpr {
         lab: a.lab,
         n: a.n,

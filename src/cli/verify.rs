@@ -1,7 +1,7 @@
-//! `perflab verify`: its arguments; `verify::targets` picks the recorded rounds,
-//! `run::missing` runs what `--run-missing` lacks, `verify::gather` judges the claims; here the
-//! table or JSON is printed, `verify all` writes the findings report, and the verdict is the
-//! exit code.
+//! `perflab verify` and `perflab capacity`: their arguments; `run::missing` picks the recorded
+//! rounds (running what `--run-missing` lacks), judges the claims and writes `verify all`'s
+//! findings report, `verify::capacity_runs` reads capacity's rounds; here the table or JSON is
+//! printed, and the verdict is the exit code.
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::catalog::CatalogArg;
 use crate::run::missing::{self, TopUp};
-use crate::verify::{gather, render};
+use crate::verify::{capacity_runs, render};
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -29,7 +29,7 @@ pub struct VerifyArgs {
     #[arg(long, requires = "run_missing")]
     pub no_align: bool,
     /// Only runs made with this Debian suite's images
-    #[arg(long, value_parser = super::suite::values(false))]
+    #[arg(long, value_parser = super::suites(false))]
     pub suite: Option<String>,
     /// Root of the run directories [default: $PERFLAB_OUT, else ./out; for a run directory, its out root]
     #[arg(long, env = "PERFLAB_OUT")]
@@ -50,19 +50,11 @@ pub struct VerifyArgs {
     pub catalog: CatalogArg,
 }
 
-pub(super) fn check_suite(s: &Option<String>) -> anyhow::Result<()> {
-    if let Some(s) = s {
-        s.parse::<crate::images::Suite>()?;
-    }
-    Ok(())
-}
-
 pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     if a.quantities {
         crate::output::emit(&render::quantities_help());
         return Ok(ExitCode::SUCCESS);
     }
-    check_suite(&a.suite)?;
     let cat = a.catalog.load()?;
     let ask = missing::Ask {
         target: &a.target,
@@ -76,14 +68,10 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             quiet,
         }),
     };
-    let missing::Judged {
-        findings: f,
-        now,
-        out_root,
-        single_run,
-    } = missing::findings(&cat, &ask)?;
+    let judged = missing::findings(&cat, &ask)?;
+    let f = &judged.findings;
     if a.json {
-        crate::output::emit(&render::json(&f));
+        crate::output::emit(&render::json(f));
     } else {
         crate::output::emit(&render::text(&f.claims, &f.missing));
     }
@@ -92,13 +80,8 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             crate::say!("skipped {s}");
         }
     }
-    if a.target == "all" && !single_run {
-        // out/verify/ is a real directory, never a link out of the out/ root
-        let parent = match &a.findings_dir {
-            Some(d) => d.clone(),
-            None => crate::atomic::create_dirs_under(&out_root, &["verify"])?,
-        };
-        let dir = gather::write_findings(&parent, now, &f)?;
+    if a.target == "all" && !judged.single_run {
+        let dir = missing::write_report(&judged, a.findings_dir.as_deref())?;
         if !quiet {
             crate::say!("findings report: {}", dir.display());
         }
@@ -108,4 +91,43 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(crate::error::EXIT_FAILURE)
     })
+}
+
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// Experiment id
+    pub experiment: String,
+    /// Share of the max sustainable rate to plan with (lab-spec: 0.6-0.8)
+    #[arg(long, default_value_t = 0.7)]
+    pub margin: f64,
+    /// Peak rate to plan for (rps): prints the nodes and the database checks
+    #[arg(long)]
+    pub peak: Option<f64>,
+    /// Newest complete rounds to use (at least 3)
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Only runs made with this Debian suite's images
+    #[arg(long, value_parser = super::suites(false))]
+    pub suite: Option<String>,
+    #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub(crate) fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
+    let c = capacity_runs::capacity(&capacity_runs::Input {
+        out: &a.out,
+        experiment: &a.experiment,
+        suite: a.suite.as_deref(),
+        rounds: a.rounds,
+        margin: a.margin,
+        peak: a.peak,
+    })?;
+    if a.json {
+        crate::out!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        crate::output::emit(&crate::verify::capacity::render_text(&c));
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -120,8 +120,7 @@ pub(crate) fn k8s_files(a: &K8sInput) -> anyhow::Result<()> {
             sampler_addr: "127.0.0.1".into(),
         },
     };
-    let files =
-        k8s::manifests(&e).map_err(|m| invalid(format!("{}: {m}", a.experiment)))?;
+    let files = k8s::manifests(&e).map_err(|m| invalid(format!("{}: {m}", a.experiment)))?;
     std::fs::create_dir_all(&a.dir)?;
     for (name, text) in &files {
         crate::rundir::output_path::write_file("--dir", &a.dir.join(name), text.as_bytes())?;

@@ -163,7 +163,9 @@ impl SpeedReading {
 pub(crate) fn cpus_to_probe(cpus: Option<&str>, repeats: u32) -> anyhow::Result<Vec<u32>> {
     use crate::error::InvalidInput;
     let cpus = match cpus {
-        Some(s) => super::parse_cpu_list(s).map_err(|e| InvalidInput(format!("--cpus {s}: {e}")))?,
+        Some(s) => {
+            super::parse_cpu_list(s).map_err(|e| InvalidInput(format!("--cpus {s}: {e}")))?
+        }
         None => super::online_cpus().map_err(anyhow::Error::msg)?,
     };
     if !(1..=100).contains(&repeats) {

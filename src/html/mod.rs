@@ -23,6 +23,24 @@ pub(crate) fn check_page_path(path: &Path) -> anyhow::Result<()> {
     crate::rundir::output_path::check_file("--html", path).map(|_| ())
 }
 
+/// `perflab report RUN_DIR`: every report of the run re-rendered from its files (said on
+/// stderr), and report.txt's text to print.
+pub(crate) fn rerender_all(dir: &Path) -> anyhow::Result<String> {
+    let r = render_run_dir(dir)?;
+    crate::say!(
+        "wrote {}, {}, {}, {}, {}, {} in {}",
+        crate::rundir::layout::REPORT_TXT,
+        crate::rundir::layout::REPORT_MD,
+        crate::rundir::layout::REPORT_FILE,
+        REPORT_HTML,
+        crate::report::STEPS_SVG,
+        crate::report::TIMELINE_SVG,
+        dir.display()
+    );
+    let m = run_manifest(dir);
+    Ok(crate::report::text::render(&r, m.as_ref()))
+}
+
 /// `report::render_run_dir` and the run's report.html beside the other reports: every file is
 /// rendered before the first is written, so a failure leaves the old set whole.
 pub(crate) fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {

@@ -21,7 +21,11 @@ pub(crate) fn write_plan(
     let mut skipped_runs = Vec::new();
     let plan = super::plan::build(req, catalog, chrono::Utc::now(), &mut skipped_runs)?;
     plan_path(plan_file)?;
-    crate::rundir::output_path::write_file("--plan", plan_file, planfile::render(&plan).as_bytes())?;
+    crate::rundir::output_path::write_file(
+        "--plan",
+        plan_file,
+        planfile::render(&plan).as_bytes(),
+    )?;
     if !quiet {
         for s in &skipped_runs {
             crate::say!("skipped {s}");
@@ -134,7 +138,13 @@ pub(crate) fn run(r: &RunInput) -> anyhow::Result<ExitCode> {
         }
     };
     crate::html::index::rebuild_after_round(&out);
-    let st = status::status(&plan, &status::Where { work: &work, out: &out });
+    let st = status::status(
+        &plan,
+        &status::Where {
+            work: &work,
+            out: &out,
+        },
+    );
     crate::output::emit(&status::render(&st));
     Ok(ExitCode::from(match code {
         130 => 130,

@@ -93,7 +93,11 @@ pub(crate) fn markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io:
 
 /// The aligned table of `perflab list`, fitted to `width` columns: the steps or members and
 /// the finding wrap onto continuation lines.
-pub(crate) fn text(out: &mut impl Write, items: &[ListItem<'_>], width: usize) -> std::io::Result<()> {
+pub(crate) fn text(
+    out: &mut impl Write,
+    items: &[ListItem<'_>],
+    width: usize,
+) -> std::io::Result<()> {
     let headers = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"];
     let cells: Vec<[String; 5]> = items
         .iter()
@@ -155,4 +159,3 @@ fn lab_rank(lab: &str) -> usize {
         .position(|l| l.as_str() == lab)
         .unwrap_or(Lab::ALL.len())
 }
-

@@ -67,6 +67,16 @@ pub(crate) fn findings(cat: &Catalog, ask: &Ask) -> anyhow::Result<Judged> {
     })
 }
 
+/// `verify all`'s findings report, in a new folder under `findings_dir`, else under
+/// <out>/verify/ (a real directory, never a link out of the out/ root).
+pub(crate) fn write_report(j: &Judged, findings_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let parent = match findings_dir {
+        Some(d) => d.to_path_buf(),
+        None => crate::atomic::create_dirs_under(&j.out_root, &["verify"])?,
+    };
+    crate::verify::gather::write_findings(&parent, j.now, &j.findings)
+}
+
 /// The experiments `target` names with their newest complete runs; with `top_up`
 /// (`--run-missing`), the ones without are run first.
 fn targets<'c>(

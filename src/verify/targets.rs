@@ -53,7 +53,11 @@ pub(crate) fn experiments_with_claims<'c>(
 }
 
 /// Root of the run directories: `--out`, else a run directory's out root, else `out`.
-pub(crate) fn out_root(out: Option<&Path>, as_dir: &Path, single_run: bool) -> anyhow::Result<PathBuf> {
+pub(crate) fn out_root(
+    out: Option<&Path>,
+    as_dir: &Path,
+    single_run: bool,
+) -> anyhow::Result<PathBuf> {
     Ok(match (out, single_run) {
         (Some(o), _) => o.to_path_buf(),
         (None, true) => as_dir
