@@ -155,15 +155,11 @@ pub(crate) fn calib(a: CalibArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
-    let Some(lab) = Lab::from_name(&a.lab).filter(|l| {
-        !crate::lab::descriptor(*l)
-            .info()
-            .cpu_per_request_endpoints
-            .is_empty()
-    }) else {
+    let Some(lab) = Lab::with_cpu_per_request().find(|l| l.as_str() == a.lab) else {
         return Err(InvalidInput(format!(
-            "unknown lab `{}`: cpu-per-request measures php or node",
-            a.lab
+            "unknown lab `{}`: cpu-per-request measures {}",
+            a.lab,
+            Lab::list_or(Lab::with_cpu_per_request())
         ))
         .into());
     };

@@ -4,6 +4,7 @@
 //! (`tests/fixtures/toy-lab/server.js`) and its YAML (`tests/fixtures/toy-lab/toy-hello.yaml`):
 //! the tests below take it through the catalog, `--set`, the plan, the stack's declarations
 //! and the claims' quantities without any other file naming it.
+use super::settings::{Bound, Issue, Section};
 use super::*;
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +14,20 @@ use serde::{Deserialize, Serialize};
 pub struct ToySettings {
     /// How long the app waits before it answers (ms).
     pub delay_ms: u32,
+}
+
+impl Section for ToySettings {
+    const BOUNDS: &'static [Bound<Self>] = &[Bound {
+        key: "delay_ms",
+        max: 60_000.0,
+        unit: "ms",
+        what: "the toy app's wait before it answers (a minute)",
+        get: |t| t.delay_ms.into(),
+    }];
+
+    fn check(&self, _stack: &StackSettings) -> Vec<Issue> {
+        Vec::new()
+    }
 }
 
 pub(crate) struct Toy;

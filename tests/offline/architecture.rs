@@ -10,6 +10,7 @@ mod checker_tests;
 mod graph;
 mod model;
 mod scan;
+mod stated;
 
 use graph::{Edge, Floors, Graph, cycles, order_violations, parse_floors};
 use model::{Crate, SrcFile, analyze, read_tree};
