@@ -311,9 +311,17 @@ pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
             c.failed_attempts.join("; ")
         ));
     }
-    let q: Vec<String> = ["app_ceiling", "peak_app_ceiling", "db_ceiling", "pool_rps"]
+    use crate::experiment::fit::FitQ;
+    let ceilings = [
+        FitQ::AppCeiling,
+        FitQ::PeakAppCeiling,
+        FitQ::DbCeiling,
+        FitQ::PoolRps,
+    ];
+    let q: Vec<String> = ceilings
         .iter()
-        .filter_map(|k| f.quantities.get(*k).map(|v| format!("{k} {v:.0} rps")))
+        .map(|k| k.name())
+        .filter_map(|k| f.quantities.get(k).map(|v| format!("{k} {v:.0} rps")))
         .collect();
     if !q.is_empty() {
         b.lines.push(format!("measured ceilings: {}", q.join(", ")));

@@ -16,7 +16,7 @@ use super::measurement::{Measurement, Stepped};
 use super::refine::{Judge, Refine};
 use super::{Phase, Stop};
 use crate::analyze::Report;
-use crate::experiment::fit::Fit;
+use crate::experiment::fit::{self, Fit, FitQ, Inputs, Measured, Published};
 use crate::experiment::{Experiment, Model, Script};
 use crate::plan::fit::{self as fitting, Quantities};
 use crate::plan::{self, PlanOptions};
@@ -65,9 +65,9 @@ pub(crate) const WORKING_SHARE: f64 = 0.5;
 /// measured (the app's or the database's CPU, the pool's N/W), when that is at least 1.5x
 /// `rate` (else the low rate already is the working point).
 pub fn working_rate(q: &Quantities, rate: u32) -> Option<u32> {
-    let lowest = ["app_ceiling", "db_ceiling", "pool_rps"]
+    let lowest = [FitQ::AppCeiling, FitQ::DbCeiling, FitQ::PoolRps]
         .iter()
-        .filter_map(|k| q.get(*k).copied())
+        .filter_map(|k| q.get(k.name()).copied())
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold(f64::INFINITY, f64::min);
     let w = (lowest * WORKING_SHARE).floor();
@@ -116,7 +116,7 @@ pub(crate) fn peak_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experim
 }
 
 /// The quantities of a calibration (measured and published) with the ceilings derived, and
-/// the peak probe's (`peak_*`) when one ran.
+/// the peak probe's (`peak_*`) when one ran: every row of the fit's registry it has.
 pub fn quantities(
     e: &Experiment,
     c: &Calibration,
@@ -124,30 +124,20 @@ pub fn quantities(
     app_cpus: usize,
     db_cpus: usize,
 ) -> Quantities {
-    let mut q = fitting::published(e, app_cpus, db_cpus);
-    q.insert("rate".into(), f64::from(c.rate));
-    q.insert("ok_per_s".into(), c.ok_per_s);
-    q.insert("w_ms".into(), c.w_ms);
-    if let Some(v) = c.app_ms {
-        q.insert("app_ms".into(), v);
-    }
-    if let Some(v) = c.db_ms {
-        q.insert("db_ms".into(), v);
-    }
-    if let Some(p) = peak {
-        q.insert("peak_rate".into(), f64::from(p.rate));
-        q.insert("peak_ok_per_s".into(), p.ok_per_s);
-        q.insert("peak_w_ms".into(), p.w_ms);
-        q.insert("peak_p95_ms".into(), p.p95_ms);
-        if let Some(v) = p.p99_ms {
-            q.insert("peak_p99_ms".into(), v);
-        }
-        if let Some(v) = p.app_ms {
-            q.insert("peak_app_ms".into(), v);
-        }
-    }
-    fitting::derive(&mut q);
-    q
+    let measured = |c: &Calibration| Measured {
+        rate: f64::from(c.rate),
+        ok_per_s: c.ok_per_s,
+        w_ms: c.w_ms,
+        p95_ms: c.p95_ms,
+        p99_ms: c.p99_ms,
+        app_ms: c.app_ms,
+        db_ms: c.db_ms,
+    };
+    fit::values(&Inputs {
+        published: Published::of(e, app_cpus, db_cpus),
+        calibration: Some(measured(c)),
+        peak: peak.map(measured),
+    })
 }
 
 /// The peak probe's rate: `expr` over the calibration's quantities, rounded, at least

@@ -7,8 +7,10 @@ use super::diag::Diagnostic;
 use super::schema::Experiment;
 use crate::claim::expr::{Arg, ArgValue, Expr, Name, Resolve};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
+
+mod quantities;
+pub use quantities::{FitQ, Inputs, Measured, Published, Quantities, values};
 
 /// How an experiment's published numbers are fitted to the host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,7 +22,7 @@ pub struct Fit {
     /// Applied in order; each sets one field.
     pub rules: Vec<FitRule>,
     /// The calibrated ceiling the knee-needing claims are about, in the steps' units (an
-    /// expression over [`QUANTITIES`]: `db_ceiling`, `pool_rps`); the fitted top step must
+    /// expression over [`FitQ`]: `db_ceiling`, `pool_rps`); the fitted top step must
     /// reach [`super::reach::REACH`] times it (`validate` checks it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<String>,
@@ -66,69 +68,11 @@ fn default_hold() -> u32 {
 pub struct FitRule {
     /// The field, as `--set` names it: `load.steps`, `stack.node.pg_conn_timeout_ms`.
     pub set: String,
-    /// The fitted value: an expression over [`QUANTITIES`]; a list applies it to each of its
+    /// The fitted value: an expression over [`FitQ`]; a list applies it to each of its
     /// published values `x`. Integer fields are rounded; a list is kept strictly increasing.
     pub to: String,
     /// The article's relation in words, kept in the manifest beside the numbers.
     pub why: String,
-}
-
-/// The names a rule's expression may use, with their meaning (shown by `show --fit`).
-pub const QUANTITIES: &[(&str, &str)] = &[
-    ("x", "the published value (each element, for a list)"),
-    ("top", "the published top step"),
-    ("rate", "the calibration's offered rate, requests/s"),
-    ("ok_per_s", "successful responses/s during the calibration"),
-    (
-        "w_ms",
-        "mean latency at the calibration rate (the service time W), ms",
-    ),
-    ("app_ms", "app-box CPU ms per successful request"),
-    ("db_ms", "PostgreSQL CPU ms per successful request"),
-    ("app_cpus", "CPUs the layout gives the app"),
-    ("db_cpus", "CPUs the layout gives PostgreSQL"),
-    (
-        "app_ceiling",
-        "app_cpus * 1000 / app_ms: the app's CPU ceiling, requests/s",
-    ),
-    (
-        "db_ceiling",
-        "db_cpus * 1000 / db_ms: PostgreSQL's CPU ceiling, requests/s",
-    ),
-    (
-        "pool",
-        "the app's workers or pool slots (php max_children, node pool_max x processes, demo workers)",
-    ),
-    (
-        "pool_rps",
-        "pool * 1000 / w_ms: the pool's ceiling N/W, requests/s",
-    ),
-    ("max_vus", "the published load.max_vus"),
-    (
-        "think_s",
-        "the published load.think_time_s (0 for open models)",
-    ),
-    ("peak_rate", "the peak probe's offered rate, requests/s"),
-    (
-        "peak_ok_per_s",
-        "successful responses/s during the peak probe",
-    ),
-    ("peak_w_ms", "mean latency during the peak probe, ms"),
-    ("peak_p95_ms", "p95 latency during the peak probe, ms"),
-    ("peak_p99_ms", "p99 latency during the peak probe, ms"),
-    (
-        "peak_app_ms",
-        "app-box CPU ms per successful request during the peak probe",
-    ),
-    (
-        "peak_app_ceiling",
-        "app_cpus * 1000 / peak_app_ms: the app's CPU ceiling where it binds, requests/s",
-    ),
-];
-
-/// The quantities only the peak probe measures (a rule reading one needs `calibrate.peak`).
-pub(crate) fn is_peak_quantity(name: &str) -> bool {
-    name.starts_with("peak_")
 }
 
 /// Functions a rule may call, with their arity.
@@ -200,11 +144,7 @@ fn check_rule_to(file: &Path, fit: &Fit, field: String, src: &str, d: &mut Vec<D
     let e = match check_expr(src) {
         Ok(e) => e,
         Err(m) => {
-            d.push(Diagnostic::error(file, field, m).help(format!(
-                "names: {}; functions: {}",
-                QUANTITIES.iter().map(|q| q.0).collect::<Vec<_>>().join(", "),
-                FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
-            )));
+            d.push(Diagnostic::error(file, field, m).help(names_help(src)));
             return;
         }
     };
@@ -212,7 +152,7 @@ fn check_rule_to(file: &Path, fit: &Fit, field: String, src: &str, d: &mut Vec<D
         d.push(Diagnostic::error(file, field.clone(), m).help(CONSTANT_HELP));
     }
     if fit.calibrate.peak.is_none()
-        && let Some(n) = e.names().into_iter().find(|n| is_peak_quantity(&n.path))
+        && let Some(n) = e.names().into_iter().find(|n| is_peak(&n.path))
     {
         d.push(
             Diagnostic::error(
@@ -238,7 +178,7 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
                 let bad = e
                     .names()
                     .into_iter()
-                    .find(|n| is_peak_quantity(&n.path) || n.path == "x");
+                    .find(|n| is_peak(&n.path) || n.path == FitQ::X.name());
                 if let Some(n) = bad {
                     d.push(
                         err(
@@ -249,25 +189,51 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
                     );
                 }
             }
-            Err(m) => d.push(
-                err("fit.calibrate.peak".into(), m)
-                    .help("a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\""),
-            ),
+            Err(m) => d.push(err("fit.calibrate.peak".into(), m).help(format!(
+                "a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\"; {}",
+                names_help(src)
+            ))),
         }
     }
+}
+
+/// A name of the registry only the peak probe measures.
+fn is_peak(name: &str) -> bool {
+    FitQ::from_name(name).is_some_and(FitQ::is_peak)
+}
+
+/// The fix of an expression that does not check: the name it most likely meant (an unknown
+/// one's nearest in the registry), then every name and function a rule may use.
+fn names_help(src: &str) -> String {
+    let names = FitQ::ALL.iter().map(|q| q.name());
+    let unknown = crate::claim::expr::parse(src).ok().and_then(|e| {
+        e.names()
+            .into_iter()
+            .find(|n| FitQ::from_name(&n.path).is_none())
+            .map(|n| n.path.clone())
+    });
+    let guess = unknown
+        .and_then(|u| super::diag::did_you_mean(&u, names.clone()))
+        .map(|g| format!("did you mean `{g}`? "))
+        .unwrap_or_default();
+    format!(
+        "{guess}names: {} (`perflab show EXP --fit` says what each is); functions: {}",
+        names.collect::<Vec<_>>().join(", "),
+        FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// A rule's names and calls resolved over calibrated quantities `q`, with `x` the published
 /// value (NaN where there is none).
 pub(crate) struct FitEnv<'a> {
-    pub q: &'a BTreeMap<String, f64>,
+    pub q: &'a Quantities,
     pub x: f64,
 }
 
 impl Resolve for FitEnv<'_> {
     type Err = String;
     fn name(&mut self, n: &Name) -> Result<f64, String> {
-        if n.path == "x" {
+        if n.path == FitQ::X.name() {
             return Ok(self.x);
         }
         self.q.get(&n.path).copied().ok_or_else(|| {
@@ -297,7 +263,7 @@ impl Resolve for FitEnv<'_> {
 pub(crate) fn check_expr(src: &str) -> Result<Expr, String> {
     let e = crate::claim::expr::parse(src).map_err(|e| e.to_string())?;
     for n in e.names() {
-        if n.against || n.selector.is_some() || !QUANTITIES.iter().any(|q| q.0 == n.path) {
+        if n.against || n.selector.is_some() || FitQ::from_name(&n.path).is_none() {
             return Err(format!("`{}` is not a fit quantity", n.text));
         }
     }
