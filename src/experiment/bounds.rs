@@ -301,7 +301,7 @@ mod tests {
     /// fails here.
     #[test]
     fn every_numeric_settable_key_has_a_limit() {
-        use crate::experiment::overrides::{apply, settable_keys};
+        use crate::experiment::{keys::settable_keys, overrides::apply};
         let mut numeric = std::collections::BTreeSet::new();
         for e in one_per_lab() {
             for key in settable_keys(e.lab) {
@@ -330,7 +330,7 @@ mod tests {
     /// the bound it is not refused for its size.
     #[test]
     fn set_past_each_limit_is_refused_naming_key_value_and_bound() {
-        use crate::experiment::overrides::{apply, settable_keys};
+        use crate::experiment::{keys::settable_keys, overrides::apply};
         for l in limits() {
             let l = &l;
             let e = one_per_lab()

@@ -1,5 +1,6 @@
 //! Semantic checks on a parsed experiment or group, beyond what the types enforce.
 use super::diag::{Diagnostic, did_you_mean};
+pub(crate) use super::schema::valid_id;
 use super::schema::*;
 use crate::claim::quantities::Names;
 use std::path::Path;
@@ -14,14 +15,6 @@ pub(crate) fn vus_needed_at_slo(load: &LoadSettings) -> u32 {
 pub(crate) fn vus_needed_at_timeout(load: &LoadSettings) -> u32 {
     let max = load.steps.iter().copied().max().unwrap_or(0);
     max.saturating_mul(load.timeout_s)
-}
-
-/// Is `id` a valid catalog id (lowercase letters, digits, `-`)?
-pub(crate) fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// The checks of a catalog file's experiment: [`check_experiment`]'s, and that a fitted plan

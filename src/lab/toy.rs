@@ -170,10 +170,10 @@ mod tests {
         let (set, _) = overrides::apply(&e, &["delay_ms=9".into()]).unwrap();
         assert_eq!(set.stack.toy.as_ref().unwrap().delay_ms, 9);
         assert_eq!(
-            overrides::resolve_key(Lab::Toy, "delay_ms").unwrap(),
+            crate::experiment::keys::resolve_key(Lab::Toy, "delay_ms").unwrap(),
             "stack.toy.delay_ms"
         );
-        assert!(overrides::resolve_key(Lab::Toy, "max_children").is_err());
+        assert!(crate::experiment::keys::resolve_key(Lab::Toy, "max_children").is_err());
         // its endpoint is checked against the descriptor's
         let src = std::fs::read_to_string(YAML).unwrap();
         let bad = src.replace("endpoint: /hello", "endpoint: /api/db");

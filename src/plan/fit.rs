@@ -177,7 +177,7 @@ pub fn apply(
     let mut sets = Vec::new();
     let mut base = e.clone();
     for (i, r) in fit.rules.iter().enumerate() {
-        let key = overrides::resolve_key(e.lab, r.set.trim())
+        let key = crate::experiment::keys::resolve_key(e.lab, r.set.trim())
             .map_err(|m| format!("fit.rules[{i}].set: {m}"))?;
         let old = field(&tree, &key)
             .ok_or_else(|| format!("fit.rules[{i}].set: `{key}` has no published value to fit"))?;

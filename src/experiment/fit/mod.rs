@@ -6,74 +6,11 @@
 use super::diag::Diagnostic;
 use super::schema::Experiment;
 use crate::claim::expr::{Arg, ArgValue, Expr, Name, Resolve};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 mod quantities;
+pub use super::schema::{Calibrate, Fit, FitRule};
 pub use quantities::{FitQ, Inputs, Measured, Published, Quantities, values};
-
-/// How an experiment's published numbers are fitted to the host.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Fit {
-    /// The calibration load, before the measured steps on the same stack.
-    #[serde(default)]
-    pub calibrate: Calibrate,
-    /// Applied in order; each sets one field.
-    pub rules: Vec<FitRule>,
-    /// The calibrated ceiling the knee-needing claims are about, in the steps' units (an
-    /// expression over [`FitQ`]: `db_ceiling`, `pool_rps`); the fitted top step must
-    /// reach [`super::reach::REACH`] times it (`validate` checks it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ceiling: Option<String>,
-}
-
-/// The calibration load: one open-model step well under any knee.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Calibrate {
-    /// Requests per second.
-    #[serde(default = "default_rate")]
-    pub rate: u32,
-    /// Seconds held (the measured window).
-    #[serde(default = "default_hold")]
-    pub hold_s: u32,
-    /// A peak probe after the calibration: an open load at this rate (an expression over the
-    /// calibration's quantities, e.g. `1.2 * app_ceiling`) for `hold_s`, with the published
-    /// VUs, so the quantities `peak_*` are measured where a ceiling binds (`loads/peak/`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak: Option<String>,
-}
-
-impl Default for Calibrate {
-    fn default() -> Self {
-        Calibrate {
-            rate: default_rate(),
-            hold_s: default_hold(),
-            peak: None,
-        }
-    }
-}
-
-fn default_rate() -> u32 {
-    20
-}
-fn default_hold() -> u32 {
-    15
-}
-
-/// One fitted field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FitRule {
-    /// The field, as `--set` names it: `load.steps`, `stack.node.pg_conn_timeout_ms`.
-    pub set: String,
-    /// The fitted value: an expression over [`FitQ`]; a list applies it to each of its
-    /// published values `x`. Integer fields are rounded; a list is kept strictly increasing.
-    pub to: String,
-    /// The article's relation in words, kept in the manifest beside the numbers.
-    pub why: String,
-}
 
 /// Functions a rule may call, with their arity.
 pub(crate) const FUNCTIONS: &[(&str, usize)] = &[
@@ -117,7 +54,7 @@ pub(crate) fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let mut seen = Vec::new();
     for (i, r) in fit.rules.iter().enumerate() {
         let at = |f: &str| format!("fit.rules[{i}].{f}");
-        match super::overrides::resolve_key(e.lab, r.set.trim()) {
+        match super::keys::resolve_key(e.lab, r.set.trim()) {
             Ok(k) if seen.contains(&k) => d.push(
                 err(at("set"), format!("`{k}` is set by an earlier rule"))
                     .help("one rule per field"),
