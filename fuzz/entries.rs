@@ -181,7 +181,7 @@ impl Resolve for AnyValue {
 /// with a `fit:`, and checked, evaluated and applied as its first fit rule and its peak probe.
 pub fn expression(data: &[u8]) {
     let text = String::from_utf8_lossy(data).into_owned();
-    if let Ok(e) = perflab::claim::expr::parse(&text) {
+    if let Ok(e) = perflab::claim::parse(&text) {
         let _ = (
             e.to_string(),
             e.names().len(),

@@ -143,7 +143,7 @@ fn is_peak(name: &str) -> bool {
 /// one's nearest in the registry), then every name and function a rule may use.
 fn names_help(src: &str) -> String {
     let names = FitQ::ALL.iter().map(|q| q.name());
-    let unknown = crate::claim::expr::parse(src).ok().and_then(|e| {
+    let unknown = crate::claim::parse(src).ok().and_then(|e| {
         e.names()
             .into_iter()
             .find(|n| FitQ::from_name(&n.path).is_none())
@@ -198,7 +198,7 @@ impl Resolve for FitEnv<'_> {
 
 /// Parse a rule's expression and check its names and calls.
 pub(crate) fn check_expr(src: &str) -> Result<Expr, String> {
-    let e = crate::claim::expr::parse(src).map_err(|e| e.to_string())?;
+    let e = crate::claim::parse(src).map_err(|e| e.to_string())?;
     for n in e.names() {
         if n.against || n.selector.is_some() || FitQ::from_name(&n.path).is_none() {
             return Err(format!("`{}` is not a fit quantity", n.text));
