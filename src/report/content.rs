@@ -18,8 +18,8 @@ use crate::analyze::model::*;
 
 pub(crate) use super::table::Block;
 
-use cells::{block, opt, utc_full};
 pub(crate) use cells::order_roles;
+use cells::{block, opt, utc_full};
 
 pub(crate) fn header(r: &Report) -> Block {
     let p = &r.params;

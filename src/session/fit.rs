@@ -14,12 +14,13 @@ use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
 pub use super::refine::calibration_of;
 use super::refine::{Judge, Refine};
-use super::{Phase, Stop};
+use super::trail::Stop;
 use crate::experiment::fit::{self, Fit, FitQ, Inputs, Measured, Published};
 use crate::experiment::{Experiment, Model, Script};
 use crate::plan::fit::{self as fitting, Quantities};
 use crate::plan::{self, PlanOptions};
 use crate::rundir::fit::{Calibration, FitRecord};
+use crate::rundir::phase::Phase;
 
 /// Share of the lowest screened ceiling the working-point calibration offers.
 pub(crate) const WORKING_SHARE: f64 = 0.5;

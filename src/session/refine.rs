@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 
-use super::Stop;
 use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
+use super::trail::Stop;
 use crate::analyze::refine::{Bisection, Next, Probe, RefineLimits};
 use crate::analyze::{Report, Verdict};
 use crate::experiment::{Experiment, Model};
