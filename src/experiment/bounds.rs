@@ -335,7 +335,7 @@ mod tests {
             let l = &l;
             let e = one_per_lab()
                 .into_iter()
-                .find(|e| settable_keys(e.lab).iter().any(|k| *k == l.key))
+                .find(|e| settable_keys(e.lab).contains(&l.key))
                 .unwrap();
             let list = |v: f64| match l.key.as_str() {
                 "load.steps" => format!("[{v}]"),

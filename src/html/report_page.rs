@@ -107,18 +107,6 @@ pub(crate) fn page(title: &str, heading: &str, body: &str, script: Option<&str>)
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            esc(r#"<script>alert("x")</script> & 'y'"#),
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
-        );
-    }
-}
-
 /// The one way the pages build a link: relative path segments (a `..` climbs), each
 /// percent-encoded but for `A-Z a-z 0-9 - . _ ~`, joined by `/` and prefixed `./`. A segment
 /// cannot name a scheme (`javascript:`), a host, a query, a fragment or a markup character,
@@ -136,4 +124,16 @@ pub fn href<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc(r#"<script>alert("x")</script> & 'y'"#),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;"
+        );
+    }
 }
