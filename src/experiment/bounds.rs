@@ -145,6 +145,10 @@ const fn limit(
 /// injecting (4294967295 was 71 minutes).
 pub(crate) const MAX_BURN_US: u32 = 1_000_000;
 
+/// Largest `stack.node.wait_us`: 10 s of waiting per answer, twice the catalog's usual client
+/// timeout (5 s), past which every request times out and nothing is measured.
+pub(crate) const MAX_WAIT_US: u32 = 10_000_000;
+
 /// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its largest value;
 /// a test keeps it complete, and docs/reference/experiment-yaml.md's table is [`markdown`] of it.
 #[rustfmt::skip]
@@ -182,6 +186,7 @@ pub(crate) static LIMITS: &[Limit] = &[
     limit("stack.node.pool_max", 1_000.0, "connections", "the pg pool of each process", |e| node(e, |n| n.pool_max)),
     limit("stack.node.pg_conn_timeout_ms", MAX_MS, "ms", "pg's connectionTimeoutMillis (an hour)", |e| node(e, |n| n.pg_conn_timeout_ms)),
     limit("stack.node.burn_us", MAX_BURN_US as f64, "µs", "CPU burnt per request (1 s)", |e| node(e, |n| n.burn_us)),
+    limit("stack.node.wait_us", MAX_WAIT_US as f64, "µs", "waiting per answer without CPU (10 s; a multiple of 1000)", |e| node(e, |n| n.wait_us)),
     limit("stack.demo.workers", 1_000.0, "workers", "the demo server's concurrent slots", |e| demo(e, |d| d.workers)),
     limit("stack.demo.service_ms", 60_000.0, "ms", "the time a request holds a slot (a minute)", |e| demo(e, |d| d.service_ms)),
 ];
@@ -367,6 +372,28 @@ mod tests {
         let e = catalog_experiment("exp1");
         let d = apply(&e, &["stack.php.burn_us=4294967295".into()]).unwrap_err();
         assert_eq!(d[0].message, "4294967295 is above 1000000");
+    }
+
+    /// `stack.node.wait_us`: Node's timers count whole milliseconds, so a value that is not a
+    /// multiple of 1000 is refused naming the field and the two nearest values; past 10 s the
+    /// bound refuses it; a whole number of ms is accepted and reaches the app's environment.
+    #[test]
+    fn the_node_wait_is_whole_milliseconds_within_its_bound() {
+        use crate::experiment::overrides::apply;
+        let e = catalog_experiment("2a");
+        let d = apply(&e, &["stack.node.wait_us=2500".into()]).unwrap_err();
+        let text = d.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
+        assert!(d.iter().any(|d| d.field == "stack.node.wait_us"), "{text}");
+        assert!(text.contains("2500 is not a whole number of milliseconds"), "{text}");
+        assert!(text.contains("e.g. 2000 or 3000"), "{text}");
+        let d = apply(&e, &["stack.node.wait_us=20000000".into()]).unwrap_err();
+        assert!(d.iter().any(|d| d.message == "20000000 is above 10000000"), "{d:?}");
+        let (ok, _) = apply(&e, &["stack.node.wait_us=3000".into()]).unwrap();
+        assert_eq!(ok.stack.node.as_ref().unwrap().wait_us, 3000);
+        assert_eq!(
+            ok.stack.injected(),
+            ["stack.node.wait_us=3000 (3000 µs of waiting per answer in the app, no CPU)"]
+        );
     }
 
     #[test]

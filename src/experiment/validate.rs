@@ -160,6 +160,21 @@ fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
                 ));
             }
         }
+        if n.wait_us % 1000 != 0 {
+            let ms = n.wait_us / 1000;
+            d.push(
+                Diagnostic::error(
+                    file,
+                    "stack.node.wait_us",
+                    format!("{} is not a whole number of milliseconds", n.wait_us),
+                )
+                .help(format!(
+                    "Node's timers count whole milliseconds: give a multiple of 1000 µs, e.g. {} or {}",
+                    ms * 1000,
+                    (ms + 1) * 1000
+                )),
+            );
+        }
     }
     if let Some(m) = &s.demo
         && (m.workers == 0 || m.service_ms == 0)

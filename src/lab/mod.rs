@@ -360,6 +360,11 @@ pub(crate) trait LabDescriptor: Sync {
     fn burn_us(&self, _stack: &StackSettings) -> Option<u32> {
         None
     }
+    /// The waiting injected per answer without CPU (`stack.<lab>.wait_us`), for a lab that has
+    /// the knob.
+    fn wait_us(&self, _stack: &StackSettings) -> Option<u32> {
+        None
+    }
     fn defaults(&self) -> LabDefaults;
     /// Its stack section in one line (`perflab show`), when `stack` has one.
     fn summary(&self, stack: &StackSettings) -> Option<String>;
@@ -415,6 +420,15 @@ fn burn_note(us: u32) -> String {
         String::new()
     } else {
         format!(", INJECTED burn {us} µs CPU per request")
+    }
+}
+
+/// The summary's note of an injected wait (`stack.<lab>.wait_us`), empty when 0.
+fn wait_note(us: u32) -> String {
+    if us == 0 {
+        String::new()
+    } else {
+        format!(", INJECTED wait {us} µs per answer (no CPU)")
     }
 }
 

@@ -20,6 +20,11 @@ pub struct NodeSettings {
     /// Injected CPU work: µs of CPU burnt per request in the Express handler (0 = none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub burn_us: u32,
+    /// Injected latency: µs every answer waits on a timer before it is sent, the event loop
+    /// free meanwhile, so no CPU is spent (0 = none). Node's timers count whole milliseconds:
+    /// a multiple of 1000, at most `bounds::MAX_WAIT_US`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wait_us: u32,
     /// Serve the app's code and PostgreSQL's cluster from volumes filled at stack start (true,
     /// the default), or through the image's storage driver (false), as `stack.php.code_volumes`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -45,6 +50,7 @@ const INFO: LabInfo = LabInfo {
         "pool_max",
         "pg_conn_timeout_ms",
         "burn_us",
+        "wait_us",
         "code_volumes",
     ],
     roles: &[Role::Pg, Role::NodeApp],
@@ -89,6 +95,7 @@ fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
         ("POOL_MAX", n.pool_max.to_string()),
         ("PG_CONN_TIMEOUT_MS", n.pg_conn_timeout_ms.to_string()),
         ("BURN_US", n.burn_us.to_string()),
+        ("WAIT_US", n.wait_us.to_string()),
     ]);
     // The app pre-opens its pool at boot: PostgreSQL must answer first.
     c.after_ready = Some(Role::Pg);
@@ -112,6 +119,10 @@ impl LabDescriptor for Node {
 
     fn burn_us(&self, stack: &StackSettings) -> Option<u32> {
         stack.node.as_ref().map(|s| s.burn_us)
+    }
+
+    fn wait_us(&self, stack: &StackSettings) -> Option<u32> {
+        stack.node.as_ref().map(|s| s.wait_us)
     }
 
     fn containers(
@@ -166,10 +177,11 @@ impl LabDescriptor for Node {
             format!("node:cluster {} workers", n.processes)
         };
         Some(format!(
-            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}{}",
+            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}{}{}",
             n.pool_max,
             n.pg_conn_timeout_ms,
-            burn_note(n.burn_us)
+            burn_note(n.burn_us),
+            wait_note(n.wait_us)
         ))
     }
 
@@ -181,6 +193,7 @@ impl LabDescriptor for Node {
                     pool_max: 10,
                     pg_conn_timeout_ms: 3000,
                     burn_us: 0,
+                    wait_us: 0,
                     code_volumes: true,
                 }),
                 ..Default::default()

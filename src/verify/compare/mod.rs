@@ -48,6 +48,7 @@
 pub mod calibration;
 pub mod drift;
 pub mod hosts;
+pub mod latency;
 pub mod pair;
 pub mod paired;
 pub mod render;
@@ -65,6 +66,7 @@ pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
 pub use sequential::{Boundary, Call, Family, LogTest, Plan, Settings};
 pub use speed::SpeedSignal;
+pub use latency::LatencySignal;
 pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
 
 use crate::analyze::model::Report;
@@ -92,6 +94,11 @@ pub struct RoundsComparison {
     pub rounds_a: Rounds,
     pub rounds_b: Rounds,
     pub cpu: CpuSignal,
+    /// The second deciding signal: the median latency of ok requests at the busiest step every
+    /// round passed.
+    pub latency: LatencySignal,
+    /// The deciding signals that moved (`cpu`, `latency`): what a decided verdict rests on.
+    pub moved: Vec<&'static str>,
     pub capacity: CapacitySignal,
     /// Both sides' host speeds (a verdict the host's own change explains is inconclusive).
     pub host_speed: SpeedSignal,
@@ -139,14 +146,22 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let ra: Vec<rounds::RoundIn> = a.iter().map(|(l, r, _)| (*l, *r)).collect();
     let rb: Vec<rounds::RoundIn> = b.iter().map(|(l, r, _)| (*l, *r)).collect();
     let steps = rounds::cpu_steps(&ra, &rb);
-    let side_a = rounds::rounds(a, injected(a), &steps);
-    let side_b = rounds::rounds(b, injected(b), &steps);
-    let plan = Plan::new(settings, a.len().max(b.len()));
+    let lat_step = rounds::latency_step(&ra, &rb);
+    let side_a = rounds::rounds(a, injected(a), &steps, lat_step);
+    let side_b = rounds::rounds(b, injected(b), &steps, lat_step);
+    // each deciding signal at its share of the comparison's false-alarm budget
+    let plan = Plan::new(&settings.per_signal(), a.len().max(b.len()));
     let pairing = paired::pairing(&tags(a), &tags(b));
     let sides = (&side_a, &side_b);
     let cpu = verdict::cpu_signal(&steps, sides, &plan, &pairing);
+    let lat = latency::latency_signal(lat_step, sides, &plan, &pairing);
     let capacity = verdict::capacity_signal(sides, rounds::lowest_step(&ra), &plan, &pairing);
+    let first = compare(a[0], b[0]);
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
+    let (v, why) = match a.len().min(b.len()) {
+        0 | 1 => (v, why),
+        _ => latency::join((v, why), cpu.says, &lat, &first.unit),
+    };
     let host_speed = speed::speed_signal(a, b);
     let (v, why) = speed::temper(v, why, &host_speed);
     let hosts = hosts::hosts_signal(a, b, &host_speed);
@@ -173,11 +188,13 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
             .or_else(|| (a.len() >= 2 && b.len() >= 2).then(|| plan.boundary(a.len(), b.len()))),
         rounds_a: side_a,
         rounds_b: side_b,
+        moved: latency::moved(cpu.says, lat.says),
         cpu,
+        latency: lat,
         capacity,
         host_speed,
         hosts,
         steal,
-        first: compare(a[0], b[0]),
+        first,
     }
 }

@@ -105,7 +105,7 @@ fn one_or_none(v: &[u32]) -> bool {
     v.len() <= 1
 }
 
-fn says(test: &Option<LogTest>, higher_is_worse: bool) -> Signal {
+pub(crate) fn says(test: &Option<LogTest>, higher_is_worse: bool) -> Signal {
     match test.as_ref().map(|t| t.call) {
         None => Signal::Missing,
         Some(Call::Within) => Signal::Same,
@@ -116,7 +116,7 @@ fn says(test: &Option<LogTest>, higher_is_worse: bool) -> Signal {
     }
 }
 
-fn logs(v: &[f64]) -> Vec<f64> {
+pub(crate) fn logs(v: &[f64]) -> Vec<f64> {
     v.iter().map(|x| x.ln()).collect()
 }
 
@@ -328,6 +328,8 @@ mod tests {
             cpu_spread_pct: spread_pct(cpu),
             steal_pct: rates.iter().map(|_| None).collect(),
             steal_flagged: Vec::new(),
+            latency_ms: Vec::new(),
+            latency_median: None,
             injected: Vec::new(),
         }
     }
