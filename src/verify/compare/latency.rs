@@ -9,27 +9,16 @@
 //! (`signals::latency_noise`, docs/regression.md). Pure.
 use super::paired::Pairing;
 use super::rounds::Rounds;
-use super::sequential::{LogTest, Plan};
-use super::verdict::{Signal, Verdict, logs, ratio_text, says};
-use serde::Serialize;
+use super::sequential::Plan;
+use super::verdict::{Measured, Signal, Verdict, ratio_text, step_signal};
 
 /// A round's median latency is not known better than this (SD of the logs).
 pub(crate) const LATENCY_SD_FLOOR: f64 = 0.01;
 
-/// The median latency of ok requests at the latency step, both sides.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LatencySignal {
-    /// The busiest step every round of both sides passed below its knee (None: no such step).
-    pub step: Option<u32>,
-    pub a_median: Option<f64>,
-    pub b_median: Option<f64>,
-    /// B / A of the geometric means - 1, in %.
-    pub delta_pct: Option<f64>,
-    pub test: Option<LogTest>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pairing: Option<String>,
-    pub says: Signal,
-}
+/// The median latency of ok requests at the latency step, both sides: `step` the busiest
+/// step every round of both sides passed below its knee (None: no such step), medians and
+/// the test as the CPU signal has them.
+pub type LatencySignal = super::verdict::CpuSignal;
 
 /// The latency signal from both sides' per-round latencies at `step`, paired or not as
 /// `pairing` says.
@@ -39,20 +28,13 @@ pub(crate) fn latency_signal(
     plan: &Plan,
     pairing: &Pairing,
 ) -> LatencySignal {
-    let (la, lb) = (&a.latency_ms, &b.latency_ms);
-    let complete = la.len() == a.runs.len() && lb.len() == b.runs.len();
-    let test = (step.is_some() && complete)
-        .then(|| pairing.test(plan, &logs(la), &logs(lb), LATENCY_SD_FLOOR))
-        .flatten();
-    LatencySignal {
-        step,
-        a_median: a.latency_median,
-        b_median: b.latency_median,
-        delta_pct: test.as_ref().map(|t| (t.ratio - 1.0) * 100.0),
-        says: says(&test, true),
-        pairing: test.as_ref().map(|_| pairing.text()),
-        test,
-    }
+    let side = |r: &Rounds| Measured {
+        values: r.latency_ms.clone(),
+        rounds: r.runs.len(),
+        median: r.latency_median,
+    };
+    let steps: Vec<u32> = step.into_iter().collect();
+    step_signal(&steps, (side(a), side(b)), (plan, pairing), LATENCY_SD_FLOOR)
 }
 
 /// "latency (median of ok requests at 175 rps) B/A 1.21 (+21.0 %), ...".
