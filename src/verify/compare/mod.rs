@@ -31,6 +31,12 @@
 //! * CPU worse: the interval entirely above 1 and B/A at least 1 + `--min-effect` (3 %);
 //!   better: the mirror; same: the whole interval within ±`--margin` (5 %), an equivalence
 //!   test; anything else unclear, with the rounds a side that would decide at this estimate;
+//! * the latency signal, the second deciding one (`latency`): the median latency of ok
+//!   requests at the busiest step every round of both sides passed below its knee, the same
+//!   test; each deciding signal at half the comparison's false-alarm budget
+//!   (`Settings::per_signal`; a matrix splits over its rows first, `Settings::family`). Latency
+//!   worse is `regressed`, better `improved` (unless the CPU regressed); `same` needs both
+//!   within the margin or the latency missing; `moved` names the signals that moved;
 //! * the capacity signal: each round's max sustainable rate (refined with `--refine`, else the
 //!   last passing step below the knee; none passing counts as half the lowest step), the same
 //!   test with its SD floored at 5 % (whole steps); it never decides alone but is never hidden:
