@@ -382,12 +382,22 @@ mod tests {
         use crate::experiment::overrides::apply;
         let e = catalog_experiment("2a");
         let d = apply(&e, &["stack.node.wait_us=2500".into()]).unwrap_err();
-        let text = d.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n");
+        let text = d
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(d.iter().any(|d| d.field == "stack.node.wait_us"), "{text}");
-        assert!(text.contains("2500 is not a whole number of milliseconds"), "{text}");
+        assert!(
+            text.contains("2500 is not a whole number of milliseconds"),
+            "{text}"
+        );
         assert!(text.contains("e.g. 2000 or 3000"), "{text}");
         let d = apply(&e, &["stack.node.wait_us=20000000".into()]).unwrap_err();
-        assert!(d.iter().any(|d| d.message == "20000000 is above 10000000"), "{d:?}");
+        assert!(
+            d.iter().any(|d| d.message == "20000000 is above 10000000"),
+            "{d:?}"
+        );
         let (ok, _) = apply(&e, &["stack.node.wait_us=3000".into()]).unwrap();
         assert_eq!(ok.stack.node.as_ref().unwrap().wait_us, 3000);
         assert_eq!(

@@ -700,9 +700,16 @@ fn batch_pairs(batch: &str) -> Vec<(f64, f64)> {
         v.iter().map(|r| (r.0.as_str(), &r.1, &r.2)).collect()
     }
     let c = perflab::verify::compare::compare_rounds(&runs(&a), &runs(&b));
-    assert_eq!(c.cpu.pairing.as_deref(), Some(format!("paired over {} pairs", a.len()).as_str()));
+    assert_eq!(
+        c.cpu.pairing.as_deref(),
+        Some(format!("paired over {} pairs", a.len()).as_str())
+    );
     let (ra, rb) = (&c.rounds_a, &c.rounds_b);
-    assert_eq!(ra.latency_ms.len(), a.len(), "{batch}: latency in every round");
+    assert_eq!(
+        ra.latency_ms.len(),
+        a.len(),
+        "{batch}: latency in every round"
+    );
     (0..a.len())
         .map(|i| {
             (
@@ -728,15 +735,24 @@ const HELD_OUT_PAIRS: [&str; 2] = ["2a-aa-dec05", "2a-aa-dec05-quiet"];
 #[test]
 fn the_second_signal_on_recorded_pairs() {
     for b in HELD_OUT_PAIRS {
-        assert!(Path::new(FIX).join(b).join(HELD_OUT).exists(), "{b} is held out");
+        assert!(
+            Path::new(FIX).join(b).join(HELD_OUT).exists(),
+            "{b} is held out"
+        );
     }
     for b in DESIGN_PAIRS {
-        assert!(!Path::new(FIX).join(b).join(HELD_OUT).exists(), "{b} is not held out");
+        assert!(
+            !Path::new(FIX).join(b).join(HELD_OUT).exists(),
+            "{b} is not held out"
+        );
     }
     let s = Settings::default();
     let pct = |x: f64| format!("{:.1} %", x * 100.0);
     let mut rows = Vec::new();
-    for (name, batches) in [("design (2a-dec04-burn, 2a-slowed)", &DESIGN_PAIRS), ("held out (2a-aa-dec05, -quiet)", &HELD_OUT_PAIRS)] {
+    for (name, batches) in [
+        ("design (2a-dec04-burn, 2a-slowed)", &DESIGN_PAIRS),
+        ("held out (2a-aa-dec05, -quiet)", &HELD_OUT_PAIRS),
+    ] {
         let pairs = simulate::RecordedPairs::new(&batches.map(batch_pairs));
         let (sd_cpu, sd_lat) = pairs.sd_pct();
         let none = simulate::two_signal_tally(&pairs, (0.0, 0.0), &s, (TRIALS, 41));
@@ -758,12 +774,23 @@ fn the_second_signal_on_recorded_pairs() {
         // the design pool within the budget; the held-out one (two batches of unlike noise,
         // heavier tails than the normal the boundary is calibrated on) within 1.5 x, as the
         // paired test on a drifting host is held
-        let allowed = if name.starts_with("design") { 0.01 } else { 0.015 };
+        let allowed = if name.starts_with("design") {
+            0.01
+        } else {
+            0.015
+        };
         assert!(none.share(none.any_moved) <= allowed, "{name}: {none:?}");
-        assert!(lat20.cpu.alarms() <= 0.01, "{name}: the CPU called a latency shift: {lat20:?}");
+        assert!(
+            lat20.cpu.alarms() <= 0.01,
+            "{name}: the CPU called a latency shift: {lat20:?}"
+        );
         // the latency finds it more often than the CPU (10 points on the design pairs; on the
         // held-out ones, 23 % noisy, more often at all)
-        let margin = if name.starts_with("design") { 0.1 } else { 0.02 };
+        let margin = if name.starts_with("design") {
+            0.1
+        } else {
+            0.02
+        };
         assert!(
             lat20.latency.detected(20.0) > lat20.cpu.detected(20.0) + margin,
             "{name}: {lat20:?}"

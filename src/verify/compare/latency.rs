@@ -34,7 +34,12 @@ pub(crate) fn latency_signal(
         median: r.latency_median,
     };
     let steps: Vec<u32> = step.into_iter().collect();
-    step_signal(&steps, (side(a), side(b)), (plan, pairing), LATENCY_SD_FLOOR)
+    step_signal(
+        &steps,
+        (side(a), side(b)),
+        (plan, pairing),
+        LATENCY_SD_FLOOR,
+    )
 }
 
 /// "latency (median of ok requests at 175 rps) B/A 1.21 (+21.0 %), ...".
@@ -75,18 +80,16 @@ pub(crate) fn join(
         Signal::Unclear | Signal::Missing => "with the CPU per request not decided",
     };
     match (l.says, v) {
-        (Signal::Worse, Verdict::Regressed) => (
-            v,
-            format!("B answers slower too (latency): {why}; {lat}"),
-        ),
+        (Signal::Worse, Verdict::Regressed) => {
+            (v, format!("B answers slower too (latency): {why}; {lat}"))
+        }
         (Signal::Worse, _) => (
             Verdict::Regressed,
             format!("B answers slower (latency) {cpu_state}: {lat}; {why}"),
         ),
-        (Signal::Better, Verdict::Improved) => (
-            v,
-            format!("B answers faster too (latency): {why}; {lat}"),
-        ),
+        (Signal::Better, Verdict::Improved) => {
+            (v, format!("B answers faster too (latency): {why}; {lat}"))
+        }
         (Signal::Better, Verdict::Regressed) => (v, format!("{why}; {lat} (B faster)")),
         (Signal::Better, _) => (
             Verdict::Improved,
@@ -111,7 +114,8 @@ mod tests {
 
     /// The ten clean rounds of 2a recorded on 2026-12-04 (steps 50-175 rps passed in every one).
     fn dec04() -> Vec<(String, Report, Manifest)> {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compare/2a-dec04/2a");
+        let dir =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compare/2a-dec04/2a");
         let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
             .unwrap()
             .flatten()
@@ -145,14 +149,16 @@ mod tests {
         for (l, r, m) in &mut b {
             l.insert_str(0, "b-");
             if paired {
-                m.measurements.compare.as_mut().unwrap().side = crate::rundir::batch::CompareSide::B;
+                m.measurements.compare.as_mut().unwrap().side =
+                    crate::rundir::batch::CompareSide::B;
             }
             for s in &mut r.steps {
                 s.ok_p50_ms *= lat;
                 s.ms_cpu_per_ok = s.ms_cpu_per_ok.map(|c| c * cpu);
             }
         }
-        let side = |v: &[(String, Report, Manifest)]| -> Vec<(String, Report, Manifest)> { v.to_vec() };
+        let side =
+            |v: &[(String, Report, Manifest)]| -> Vec<(String, Report, Manifest)> { v.to_vec() };
         let (a, b) = (side(&a), side(&b));
         let ra: Vec<super::super::Run> = a.iter().map(|(l, r, m)| (l.as_str(), r, m)).collect();
         let rb: Vec<super::super::Run> = b.iter().map(|(l, r, m)| (l.as_str(), r, m)).collect();
@@ -174,18 +180,36 @@ mod tests {
         assert!((t.ratio - 1.2).abs() < 1e-9 && t.low > 1.0, "{t:?}");
         let text = super::super::render::text(&c);
         assert!(text.contains("moved: latency\n"), "{text}");
-        assert!(text.contains("latency (median of ok requests) at 175 rps"), "{text}");
+        assert!(
+            text.contains("latency (median of ok requests) at 175 rps"),
+            "{text}"
+        );
         // the mirror is an improvement, named too
         let c = judged(1.0 / 1.2, 1.0);
-        assert_eq!((c.verdict, c.moved.clone()), (Verdict::Improved, vec!["latency"]), "{}", c.why);
+        assert_eq!(
+            (c.verdict, c.moved.clone()),
+            (Verdict::Improved, vec!["latency"]),
+            "{}",
+            c.why
+        );
         // +20 % CPU with the latency unchanged: the CPU names it, not the latency
         let c = judged(1.0, 1.2);
-        assert_eq!((c.verdict, c.moved.clone()), (Verdict::Regressed, vec!["cpu"]), "{}", c.why);
+        assert_eq!(
+            (c.verdict, c.moved.clone()),
+            (Verdict::Regressed, vec!["cpu"]),
+            "{}",
+            c.why
+        );
         assert_eq!(c.latency.says, Signal::Unclear, "{:?}", c.latency);
         // both moved: both named
         let c = judged(1.2, 1.2);
         assert_eq!(c.moved, ["cpu", "latency"]);
-        assert!(c.why.starts_with("B answers slower too (latency): B spends more CPU"), "{}", c.why);
+        assert!(
+            c.why
+                .starts_with("B answers slower too (latency): B spends more CPU"),
+            "{}",
+            c.why
+        );
     }
 
     /// No change: neither signal moves; `same` is claimed when both are within the margin
@@ -201,8 +225,16 @@ mod tests {
         assert_eq!(c.latency.pairing.as_deref(), Some("paired over 10 pairs"));
         // paired, +20 % latency alone: found at once, the CPU the same
         let c = shifted(1.2, 1.0, true);
-        assert_eq!((c.verdict, c.cpu.says, c.latency.says), (Verdict::Regressed, Signal::Same, Signal::Worse));
-        assert!(c.why.starts_with("B answers slower (latency) at the same CPU per request"), "{}", c.why);
+        assert_eq!(
+            (c.verdict, c.cpu.says, c.latency.says),
+            (Verdict::Regressed, Signal::Same, Signal::Worse)
+        );
+        assert!(
+            c.why
+                .starts_with("B answers slower (latency) at the same CPU per request"),
+            "{}",
+            c.why
+        );
         let l = LatencySignal {
             says: Signal::Unclear,
             ..c.latency.clone()

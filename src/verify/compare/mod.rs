@@ -68,11 +68,11 @@ pub mod stats;
 pub mod verdict;
 
 pub(crate) use drift::StealSignal;
+pub use latency::LatencySignal;
 pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
 pub use sequential::{Boundary, Call, Family, LogTest, Plan, Settings};
 pub use speed::SpeedSignal;
-pub use latency::LatencySignal;
 pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
 
 use crate::analyze::model::Report;

@@ -2,10 +2,10 @@
 //! request at the common step, steal), the two signals with their intervals, the host, the
 //! boundary, and the differences. For one run a side, the steps side by side as before. Pure.
 use super::RoundsComparison;
+use super::latency::LatencySignal;
 use super::pair::{diff_notes, render_text};
 use super::rounds::{RateBasis, Rounds, STEAL_FLAG_PCT};
 use super::sequential::{DECIDING_SIGNALS, LogTest, Settings, pct};
-use super::latency::LatencySignal;
 use super::verdict::{CapacitySignal, CpuSignal, Signal, ratio_text};
 use crate::report::table::{Block, Table, blocks_text};
 

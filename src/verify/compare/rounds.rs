@@ -360,7 +360,11 @@ mod tests {
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50]);
         b.steps[0].failed_rate = 0.2;
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [100]);
-        assert_eq!(latency_step(&[("a", &a)], &[("b", &b)]), None, "no step passed by all");
+        assert_eq!(
+            latency_step(&[("a", &a)], &[("b", &b)]),
+            None,
+            "no step passed by all"
+        );
         let m = manifest();
         let r = rounds(&[("a", &a, &m)], Vec::new(), &[50, 100, 125, 150], None);
         assert!((r.cpu_ms_per_ok[0] - 4.0).abs() < 1e-12);
@@ -385,7 +389,12 @@ mod tests {
         let r = rounds(&[("a", &a, &m)], Vec::new(), &[], None);
         assert!(r.steal_flagged.is_empty());
         a.checks.host_share.as_mut().unwrap().steal_cores = Some(0.3);
-        let r = rounds(&[("a", &a, &m), ("b", &recorded(), &m)], Vec::new(), &[], None);
+        let r = rounds(
+            &[("a", &a, &m), ("b", &recorded(), &m)],
+            Vec::new(),
+            &[],
+            None,
+        );
         assert_eq!(r.steal_flagged, ["a"]);
         assert_eq!(r.steal_pct[0], Some(15.0));
         // runs recorded before steal was sampled: unknown

@@ -615,7 +615,10 @@ mod tests {
             f.text(),
             "99 % over 8 rows (each row at 99.875 %, each of its 2 signals at 99.9375 %)"
         );
-        assert_eq!(s.family(1).1.text(), "99 % (each of its 2 signals at 99.5 %)");
+        assert_eq!(
+            s.family(1).1.text(),
+            "99 % (each of its 2 signals at 99.5 %)"
+        );
         // a stricter share, a stricter boundary
         let plan = |s: &Settings| Plan::new(s, 10).nominal_alpha;
         assert!(plan(&s.per_signal()) < plan(&s) * 0.6);

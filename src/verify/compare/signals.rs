@@ -8,8 +8,8 @@ use super::rounds::{
     RoundIn, common_step, cpu_at, cpu_over, cpu_steps, latency_at, latency_step, max_sustainable,
     passing_steps, spread_pct,
 };
-use crate::analyze::model::{Report, StepReport};
 use super::stats::sd_of_logs;
+use crate::analyze::model::{Report, StepReport};
 use serde::Serialize;
 
 /// The candidates, in the order of `values`.
@@ -109,7 +109,10 @@ pub fn latency_values(rounds: &[RoundIn]) -> Vec<Vec<Option<f64>>> {
     let mut out = Vec::new();
     for stat in stats {
         let at = |t: Option<u32>| -> Vec<Option<f64>> {
-            rounds.iter().map(|(_, r)| t.and_then(|t| stat(r, t))).collect()
+            rounds
+                .iter()
+                .map(|(_, r)| t.and_then(|t| stat(r, t)))
+                .collect()
         };
         out.push(at(common));
         out.push(at(passing.last().copied()));

@@ -490,7 +490,11 @@ impl RecordedPairs {
             let n = v.len() as f64;
             let var_n = variance(&v) * (n - 1.0) / n;
             let h = 1.06 * var_n.sqrt() * n.powf(-0.2);
-            let shrink = if var_n > 0.0 { 1.0 / (1.0 + h * h / var_n).sqrt() } else { 1.0 };
+            let shrink = if var_n > 0.0 {
+                1.0 / (1.0 + h * h / var_n).sqrt()
+            } else {
+                1.0
+            };
             (h, shrink)
         };
         let (hc, sc) = smooth(pairs.iter().map(|p| p.0).collect());
@@ -565,7 +569,9 @@ pub fn two_signal_tally(
         let mut end = (Call::Undecided, Call::Undecided, plan.planned_rounds);
         for n in FIRST_LOOK..=plan.planned_rounds {
             let cc = plan.call(&c[..n], CPU_SD_FLOOR).unwrap_or(Call::Undecided);
-            let lc = plan.call(&l[..n], LATENCY_SD_FLOOR).unwrap_or(Call::Undecided);
+            let lc = plan
+                .call(&l[..n], LATENCY_SD_FLOOR)
+                .unwrap_or(Call::Undecided);
             end = (cc, lc, n);
             if moved(cc) || moved(lc) || (cc == Call::Within && lc == Call::Within) {
                 break;
