@@ -498,6 +498,25 @@ mod tests {
         assert!(c.iter().skip(1).all(|c| c.shared_volume));
     }
 
+    /// `stack.node.wait_us` reaches the app as `WAIT_US` (0 by default), and the summary marks
+    /// it injected.
+    #[test]
+    fn the_node_wait_reaches_the_app() {
+        let mut node = crate::stack::defaults::lab_experiment(Lab::Node);
+        let d = descriptor(Lab::Node);
+        let env = |e: &crate::experiment::Experiment| {
+            d.containers(&e.stack, &ctx()).unwrap()[1].env.clone()
+        };
+        assert!(env(&node).contains(&("WAIT_US".into(), "0".into())));
+        node.stack.node.as_mut().unwrap().wait_us = 3000;
+        assert!(env(&node).contains(&("WAIT_US".into(), "3000".into())));
+        let summary = d.summary(&node.stack).unwrap();
+        assert!(
+            summary.ends_with(", INJECTED wait 3000 µs per answer (no CPU)"),
+            "{summary}"
+        );
+    }
+
     #[test]
     fn code_volumes_can_be_turned_off_to_measure_the_storage_drivers_cost() {
         for (lab, key, paths) in [
