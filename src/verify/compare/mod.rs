@@ -90,7 +90,8 @@ pub struct RoundsComparison {
     pub why: String,
     /// `regressed`, `improved` or `same`: a sequential comparison stops here.
     pub decided: bool,
-    /// Undecided CPU signal: the rounds a side that would decide it at this estimate and SD.
+    /// Undecided: the rounds a side that would decide the CPU signal at this estimate and SD
+    /// (the latency's when the CPU is within the margin and the latency undecided).
     pub rounds_needed: Option<usize>,
     /// ... and how many more a side that is (the larger side's count taken).
     pub more_rounds: Option<usize>,
@@ -175,11 +176,12 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let steal = drift::steal_signal(&side_a, &side_b, cpu.test.as_ref().map(|t| t.ratio));
     let (v, why) = drift::temper(v, why, &steal);
     let why = speed::explain_noise(v, why, &host_speed);
-    let rounds_needed = cpu
-        .test
-        .as_ref()
+    // the CPU's, else (a CPU within the margin, the latency undecided) the latency's
+    let rounds_needed = [&cpu.test, &lat.test]
+        .into_iter()
+        .flatten()
         .filter(|_| !v.decided())
-        .and_then(|t| t.rounds_needed);
+        .find_map(|t| t.rounds_needed);
     RoundsComparison {
         verdict: v,
         why,
