@@ -160,7 +160,8 @@ fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
                 ));
             }
         }
-        if n.wait_us % 1000 != 0 {
+        // past its bound the bound's own error names it (`bounds::LIMITS`)
+        if n.wait_us % 1000 != 0 && n.wait_us <= super::bounds::MAX_WAIT_US {
             let ms = n.wait_us / 1000;
             d.push(
                 Diagnostic::error(
