@@ -28,15 +28,7 @@ impl Noise {
     /// The smoothed bootstrap of recorded per-round values (each > 0; at least 2).
     pub fn recorded(values: &[f64]) -> Noise {
         let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-        let n = logs.len() as f64;
-        // plug-in variance (divisor n), as the bootstrap resamples it
-        let var_n = variance(&logs) * (n - 1.0) / n;
-        let h = 1.06 * var_n.sqrt() * n.powf(-0.2);
-        let shrink = if var_n > 0.0 {
-            1.0 / (1.0 + h * h / var_n).sqrt()
-        } else {
-            1.0
-        };
+        let (h, shrink) = smoothing(&logs);
         Noise::Recorded { logs, h, shrink }
     }
 
@@ -61,6 +53,21 @@ impl Noise {
             }
         }
     }
+}
+
+/// The smoothed bootstrap's jitter for values `v` (logs): Silverman's bandwidth `h` on the
+/// plug-in variance (divisor n, as the bootstrap resamples it), and the factor that shrinks a
+/// jittered draw back to that variance.
+fn smoothing(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let var_n = variance(v) * (n - 1.0) / n;
+    let h = 1.06 * var_n.sqrt() * n.powf(-0.2);
+    let shrink = if var_n > 0.0 {
+        1.0 / (1.0 + h * h / var_n).sqrt()
+    } else {
+        1.0
+    };
+    (h, shrink)
 }
 
 /// `planned` rounds a side, B shifted by `effect_pct`: (A's logs, B's logs).
@@ -486,19 +493,8 @@ impl RecordedPairs {
             let scale = (k / (k - 1.0)).sqrt();
             pairs.extend(b.iter().map(|(c, l)| ((c - mc) * scale, (l - ml) * scale)));
         }
-        let smooth = |v: Vec<f64>| {
-            let n = v.len() as f64;
-            let var_n = variance(&v) * (n - 1.0) / n;
-            let h = 1.06 * var_n.sqrt() * n.powf(-0.2);
-            let shrink = if var_n > 0.0 {
-                1.0 / (1.0 + h * h / var_n).sqrt()
-            } else {
-                1.0
-            };
-            (h, shrink)
-        };
-        let (hc, sc) = smooth(pairs.iter().map(|p| p.0).collect());
-        let (hl, sl) = smooth(pairs.iter().map(|p| p.1).collect());
+        let (hc, sc) = smoothing(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+        let (hl, sl) = smoothing(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
         RecordedPairs {
             pairs,
             h: (hc, hl),
