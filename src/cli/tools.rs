@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 
+use crate::lab::Lab;
 use crate::tools::{Common, start};
 
 /// Options of every tool.
@@ -64,7 +65,8 @@ pub struct CalibArgs {
 
 #[derive(Debug, Args)]
 pub struct CprArgs {
-    /// The lab: php or node
+    /// The lab (the labs `cpu-per-request` measures, from the registry)
+    #[arg(help = format!("The lab: {}", Lab::list_or(Lab::with_cpu_per_request())))]
     pub lab: String,
     /// Sequential requests per endpoint (the old spelling `--n` is still accepted)
     #[arg(long = "repeats", alias = "n", default_value_t = 300, value_name = "N")]

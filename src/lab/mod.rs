@@ -22,6 +22,8 @@ mod toy;
 pub use php::Listen;
 pub use postgres::PostgresSettings;
 pub use role::{Role, Slot};
+use settings::Section;
+pub(crate) use settings::{Issue, Limit};
 pub(crate) use source::SourceDecl;
 
 use serde::{Deserialize, Serialize};
@@ -92,6 +94,32 @@ macro_rules! labs {
                 match lab {
                     $( $(#[cfg($cfg)])? Lab::$v => self.$m.is_some(), )+
                 }
+            }
+
+            /// Every bounded number of `stack:` as its section's type declares it
+            /// (`settings::Section::BOUNDS`): PostgreSQL's, then each lab's in the registry's
+            /// order, with its value when the section is there.
+            pub(crate) fn bounded(&self) -> Vec<(Limit, Option<f64>)> {
+                let mut out: Vec<(Limit, Option<f64>)> =
+                    settings::bounded("postgres", Some(&self.postgres)).collect();
+                $(
+                    $(#[cfg($cfg)])?
+                    out.extend(settings::bounded(stringify!($m), self.$m.as_ref()));
+                )+
+                out
+            }
+
+            /// The checks of the sections that are there (`settings::Section::check`), in the
+            /// same order.
+            pub(crate) fn issues(&self) -> Vec<Issue> {
+                let mut out = self.postgres.check(self);
+                $(
+                    $(#[cfg($cfg)])?
+                    if let Some(s) = &self.$m {
+                        out.extend(s.check(self));
+                    }
+                )+
+                out
             }
         }
     };
@@ -288,6 +316,17 @@ pub(crate) struct LabDefaults {
     pub script: Script,
 }
 
+/// A CPU-per-request figure of the article (ms), which `cpu-per-request` compares its own with:
+/// `what` is a sampler column or `wall`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ArticleCpuFigure {
+    pub endpoint: &'static str,
+    pub what: &'static str,
+    pub low_ms: f64,
+    pub high_ms: f64,
+    pub note: &'static str,
+}
+
 /// A config quantity a lab offers to claims: (name, help).
 pub(crate) type QuantityDecl = (&'static str, &'static str);
 
@@ -363,6 +402,11 @@ pub(crate) trait LabDescriptor: Sync {
     fn burn_us(&self, _stack: &StackSettings) -> Option<u32> {
         None
     }
+    /// The waiting injected per answer without CPU (`stack.<lab>.wait_us`), for a lab that has
+    /// the knob.
+    fn wait_us(&self, _stack: &StackSettings) -> Option<u32> {
+        None
+    }
     fn defaults(&self) -> LabDefaults;
     /// Its stack section in one line (`perflab show`), when `stack` has one.
     fn summary(&self, stack: &StackSettings) -> Option<String>;
@@ -373,6 +417,15 @@ pub(crate) trait LabDescriptor: Sync {
     /// PostgreSQL connections one app node holds (capacity planning), when it holds any.
     fn connections_per_node(&self, _stack: &StackSettings) -> Option<u32> {
         None
+    }
+    /// The article's CPU per request on this lab (none: nothing to compare with).
+    fn article_cpu_figures(&self) -> &'static [ArticleCpuFigure] {
+        &[]
+    }
+    /// The components worth a version column for this lab's runs, in order: (manifest key,
+    /// column); k6's follows them.
+    fn version_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[("pg.postgres", "postgres")]
     }
 }
 
@@ -432,6 +485,15 @@ fn burn_note(us: u32) -> String {
         String::new()
     } else {
         format!(", INJECTED burn {us} µs CPU per request")
+    }
+}
+
+/// The summary's note of an injected wait (`stack.<lab>.wait_us`), empty when 0.
+fn wait_note(us: u32) -> String {
+    if us == 0 {
+        String::new()
+    } else {
+        format!(", INJECTED wait {us} µs per answer (no CPU)")
     }
 }
 
@@ -499,6 +561,25 @@ mod tests {
                 .contains(&("PG_MONITOR_PASSWORD".into(), "mpw".into()))
         );
         assert!(c.iter().skip(1).all(|c| c.shared_volume));
+    }
+
+    /// `stack.node.wait_us` reaches the app as `WAIT_US` (0 by default), and the summary marks
+    /// it injected.
+    #[test]
+    fn the_node_wait_reaches_the_app() {
+        let mut node = crate::stack::defaults::lab_experiment(Lab::Node);
+        let d = descriptor(Lab::Node);
+        let env = |e: &crate::experiment::Experiment| {
+            d.containers(&e.stack, &ctx()).unwrap()[1].env.clone()
+        };
+        assert!(env(&node).contains(&("WAIT_US".into(), "0".into())));
+        node.stack.node.as_mut().unwrap().wait_us = 3000;
+        assert!(env(&node).contains(&("WAIT_US".into(), "3000".into())));
+        let summary = d.summary(&node.stack).unwrap();
+        assert!(
+            summary.ends_with(", INJECTED wait 3000 µs per answer (no CPU)"),
+            "{summary}"
+        );
     }
 
     #[test]

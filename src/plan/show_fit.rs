@@ -6,12 +6,13 @@ use std::io::Write;
 
 use crate::claim::fmt_num;
 use crate::experiment::Experiment;
-use crate::experiment::fit::QUANTITIES;
+use crate::experiment::fit::FitQ;
 use crate::plan::fit::{self, Quantities};
 
 fn quantity_lines(out: &mut impl Write, q: &Quantities) -> std::io::Result<()> {
-    for (name, meaning) in QUANTITIES {
-        if let Some(v) = q.get(*name) {
+    for f in FitQ::ALL {
+        if let Some(v) = q.get(f.name()) {
+            let (name, meaning) = (f.name(), f.help());
             writeln!(out, "    {name:<16} {:>10}  {meaning}", fmt_num(*v))?;
         }
     }

@@ -77,25 +77,15 @@ pub(crate) fn calib(a: Calib, common: Common) -> Result<ExitCode> {
     runtime()?.block_on(super::calib::run(settings, common))
 }
 
-/// The lab `cpu-per-request` measures: one whose descriptor lists endpoints to measure.
-fn cpr_lab(name: &str) -> Result<Lab> {
-    Lab::from_name(name)
-        .filter(|l| {
-            !crate::lab::descriptor(*l)
-                .info()
-                .cpu_per_request_endpoints
-                .is_empty()
-        })
-        .ok_or_else(|| {
-            InvalidInput(format!(
-                "unknown lab `{name}`: cpu-per-request measures php or node"
-            ))
-            .into()
-        })
-}
-
 pub(crate) fn cpu_per_request(a: Cpr, common: Common) -> Result<ExitCode> {
-    let lab = cpr_lab(&a.lab)?;
+    let Some(lab) = Lab::with_cpu_per_request().find(|l| l.as_str() == a.lab) else {
+        return Err(InvalidInput(format!(
+            "unknown lab `{}`: cpu-per-request measures {}",
+            a.lab,
+            Lab::list_or(Lab::with_cpu_per_request())
+        ))
+        .into());
+    };
     if a.n == 0 {
         return Err(
             InvalidInput("--repeats 0: give at least 1 request per endpoint".into()).into(),
