@@ -49,7 +49,7 @@ pub struct AnalyzeArgs {
 }
 
 pub(crate) fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    let r = report::loose::analyze(&report::loose::Input {
+    let input = report::loose::Input {
         csv: a.csv,
         summary: a.summary,
         slo_ms: a.slo_ms,
@@ -60,12 +60,8 @@ pub(crate) fn analyze(a: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         max_vus: a.max_vus,
         think_time_s: a.think_time_s,
         k6_log: a.k6_log,
-    })?;
-    let out = if a.json {
-        serde_json::to_string_pretty(&r.to_analyze_json())? + "\n"
-    } else {
-        report::text::render(&r, None)
     };
+    let out = report::loose::render(&input, a.json)?;
     crate::output::stdout().write_all(out.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
@@ -126,12 +122,6 @@ pub struct IndexArgs {
 pub(crate) fn index(a: IndexArgs) -> anyhow::Result<ExitCode> {
     let root = a.out.unwrap_or_else(crate::rundir::default_out_root);
     let b = crate::html::index::write_root(&root)?;
-    crate::say!(
-        "index of {} runs, {} KB, built in {} ms",
-        b.runs,
-        b.bytes / 1024,
-        b.millis
-    );
     crate::out!("{}", b.path.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -1,14 +1,12 @@
 //! CLI commands for the catalog area: `list`, `show`, `validate`, the shared planning flags
 //! (`--quick --set --cpus --force-cpus --no-align`) that `run` reuses, and hidden `lock-hold`.
-use crate::experiment::check_files::{self, Checked};
-use crate::experiment::{self, Catalog, CatalogEntry, Lab};
-pub(crate) use crate::plan::Resolved;
-use crate::plan::{self, CpuLayout, PlanOptions, show};
+use crate::experiment::check_files;
+use crate::experiment::{self, Catalog, Lab};
+use crate::plan::Planning;
+use crate::plan::{PlanOptions, Resolved};
 use crate::report::catalog as list;
-use crate::run::resolve::Planning;
 use crate::verify::quantities::Quantities;
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -71,11 +69,6 @@ impl PlanArgs {
         let opts = PlanOptions { quick: self.quick };
         crate::run::resolve::experiments(catalog, id, &self.set, opts)
     }
-
-    /// The CPU layout on this host (online CPUs from sysfs, `--cpus` override).
-    pub(crate) fn layout(&self) -> anyhow::Result<CpuLayout> {
-        crate::run::resolve::layout(self.cpus.as_deref(), self.force_cpus)
-    }
 }
 
 #[derive(Debug, Args)]
@@ -95,16 +88,14 @@ pub struct ListArgs {
 
 pub(crate) fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
     let cat = args.catalog.load()?;
-    let items = list::items(&cat, args.lab.as_deref());
     let mut out = crate::output::stdout();
-    if args.json {
-        serde_json::to_writer_pretty(&mut out, &items)?;
-        writeln!(out)?;
-    } else if args.markdown {
-        list::markdown(&mut out, &items)?;
-    } else {
-        list::text(&mut out, &items, crate::output::width())?;
-    }
+    list::write(
+        &mut out,
+        &cat,
+        args.lab.as_deref(),
+        args.json,
+        args.markdown,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -131,30 +122,10 @@ pub(crate) fn show(args: ShowArgs) -> anyhow::Result<ExitCode> {
     let cat = args.catalog.load()?;
     let file = cat.lookup(&args.id)?;
     let resolved = args.plan.resolve(&cat, &args.id)?;
-    let layout = match (&args.plan.cpus, args.plan.layout()) {
-        (Some(_), Err(e)) => return Err(e),
-        (_, l) => l.map_err(|e| e.to_string()),
-    };
+    let p = args.plan.planning(&args.catalog);
     let mut out = crate::output::stdout();
-    if let CatalogEntry::Group(g) = &file.entry {
-        show::group(&mut out, g, &resolved, args.json)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let r = &resolved[0];
-    let alignment = plan::align(chrono::Utc::now(), &r.plan, !args.plan.no_align);
-    if args.json {
-        let v = show::json(&file.path, r, &args.plan.set, &layout, &alignment);
-        serde_json::to_writer_pretty(&mut out, &v)?;
-        writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    show::render_experiment(&mut out, &file.path, r, &layout, &alignment)?;
-    if args.fit {
-        writeln!(out)?;
-        let last = crate::rundir::last_fit(&args.out, &r.experiment.id);
-        let last = last.as_ref().map(|(run, f)| (run.as_str(), &f.quantities));
-        plan::show_fit::render(&mut out, &r.experiment, last)?;
-    }
+    let fit_from = args.fit.then_some(args.out.as_path());
+    list::show(&mut out, file, &resolved, &p, args.json, fit_from)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -170,29 +141,13 @@ pub struct ValidateArgs {
 }
 
 pub(crate) fn validate(args: ValidateArgs) -> anyhow::Result<ExitCode> {
-    match check_files::check(&args.catalog.dir(), &args.files, &Quantities)? {
-        Checked::OthersFailed(other) => {
-            tracing::warn!(
-                "other catalog files have errors:\n{}",
-                crate::output::plain(&experiment::diag::render(&other))
-            );
-            crate::out!("ok: {} file(s)", args.files.len());
-        }
-        Checked::Valid(v) => {
-            if !args.no_warnings {
-                for w in &v.warnings {
-                    crate::say!("{w}");
-                }
-            }
-            crate::out!(
-                "ok: {} file(s) valid ({} experiments, {} groups), {} warning(s)",
-                v.files,
-                v.files - v.groups,
-                v.groups,
-                v.warnings.len()
-            );
+    let checked = check_files::check(&args.catalog.dir(), &args.files, &Quantities)?;
+    if !args.no_warnings {
+        for w in &checked.warnings {
+            crate::say!("{w}");
         }
     }
+    crate::out!("{}", checked.summary(args.files.len()));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -13,34 +13,8 @@ use crate::run::recorded;
 use crate::run::target::{self, TargetCompare};
 use crate::verify::compare;
 
-/// `perflab compare --help`'s closing text: the exit codes and where the rule is written.
-pub(crate) const COMPARE_AFTER_HELP: &str = "\
-Verdict: B/A of the rounds' app CPU per ok request over the steps every round passed (their \
-geometric mean; else at the lowest common step), with an interval \
-from Student's t on the logs at a boundary that accounts for looking after every pair of rounds \
-(up to --max-rounds a side). regressed: the interval is above 1 and B/A >= 1 + --min-effect; \
-improved: the mirror; same: the interval lies within +-(--margin); else inconclusive, with the \
-rounds a side that would decide. See docs/regression.md.
-
-Exit codes:
-  0  no regression (same or improved)
-  1  regressed
-  2  bad input (unreadable run, a run twice, runs of different experiments, sides that differ in \
-more than the suite and --set overrides, settings out of range); nothing compared
-  3  inconclusive, and nothing regressed
-
-With one TARGET (an experiment or group) and --a/--b, the rounds of the two configurations run \
-alternately, each on a fresh stack, until each experiment's verdict is decided or --max-rounds \
-a side; complete rounds of either configuration already under --out count. The exit code is \
-over the experiments' rows (1 when one regressed, else 3 when one is inconclusive, else 0), \
-130 when interrupted (the complete rounds are kept), 1 when a round's harness failed. \
-docs/ci/regression.yml is a CI job that fails on 1.
-
-Example:
-  perflab compare 2a --a suite=trixie --b suite=forky --quick --html cmp.html";
-
 #[derive(Debug, Args)]
-#[command(after_help = COMPARE_AFTER_HELP)]
+#[command(after_help = compare::HELP)]
 pub struct CompareArgs {
     /// Side A: a run directory, an experiment id (its newest complete run), or several run
     /// directories separated by commas (rounds)
@@ -144,13 +118,7 @@ pub(crate) fn compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         html: a.html.as_deref(),
         json: a.json,
     };
-    let c = recorded::compare(&r)?;
-    if a.json {
-        crate::out!("{}", serde_json::to_string_pretty(&c)?);
-    } else {
-        crate::output::emit(&compare::render::text(&c));
-    }
-    Ok(ExitCode::from(compare::exit_code([c.verdict])))
+    recorded::compare(&r)
 }
 
 /// `compare` with one TARGET (or any flag of that mode): two configurations run alternately.

@@ -1,7 +1,6 @@
 //! The CLI's own documentation, generated from the clap command tree so it always matches
 //! this binary: man pages (`perflab man`) and shell completions (`perflab completions SHELL`).
 //! docs/reference/cli.md is generated from the same tree by tests/offline/docs.rs.
-use anyhow::Context;
 use clap::ValueEnum;
 use std::io::Write;
 use std::path::PathBuf;
@@ -81,15 +80,7 @@ pub(crate) fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<ExitCode>
     let Some(dir) = args.dir else {
         return write_stdout(&pages[0].1);
     };
-    // every page's path is checked before the first is written
-    crate::rundir::output_path::check_dir("--dir", &dir)?;
-    for (name, _) in &pages {
-        crate::rundir::output_path::check_file("--dir", &dir.join(name))?;
-    }
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    for (name, page) in &pages {
-        crate::rundir::output_path::write_file("--dir", &dir.join(name), page)?;
-    }
+    crate::rundir::output_path::write_files("--dir", &dir, &pages)?;
     crate::say!("{} man pages written to {}", pages.len(), dir.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -80,13 +80,12 @@ pub struct UpArgs {
 
 pub(crate) fn up(args: UpArgs, quiet: bool) -> Result<ExitCode> {
     let (exp, pinning, suite) = args.stack.resolve()?;
-    lifecycle::runtime()?.block_on(async {
-        match lifecycle::up(&exp, &pinning, suite, args.publish, quiet).await? {
-            Ok(s) => crate::output::emit(&text::stack(&s)),
-            Err(code) => return Ok(code),
-        }
-        Ok(ExitCode::SUCCESS)
-    })
+    let up = lifecycle::up(&exp, &pinning, suite, args.publish, quiet);
+    match lifecycle::runtime()?.block_on(up)? {
+        Ok(s) => crate::output::emit(&text::stack(&s)),
+        Err(code) => return Ok(code),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Debug, Args)]
@@ -147,20 +146,8 @@ pub(crate) fn smoke(args: SmokeArgs, quiet: bool) -> Result<ExitCode> {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    if args.json {
-        crate::out!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        crate::output::emit(&text::smoke(&report));
-    }
-    if args.keep {
-        crate::output::emit(&text::stack(&s));
-    }
-    crate::say!("{}", text::smoke_verdict(&report, exp.lab, suite));
-    Ok(if report.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::error::EXIT_FAILURE)
-    })
+    text::print_smoke(&report, args.json, args.keep.then_some(&s))?;
+    Ok(text::smoke_verdict(&report, exp.lab, suite))
 }
 
 #[derive(Debug, Args)]

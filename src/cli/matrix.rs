@@ -135,11 +135,6 @@ fn run(r: RunCmd, quiet: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn show_status(s: StatusCmd) -> anyhow::Result<ExitCode> {
-    let st = matrix::run::plan_status(&s.plan, &s.out)?;
-    if s.json {
-        crate::out!("{}", serde_json::to_string_pretty(&st)?);
-    } else {
-        crate::output::emit(&matrix::status::render(&st));
-    }
+    crate::output::emit(&matrix::run::plan_status(&s.plan, &s.out, s.json)?);
     Ok(ExitCode::SUCCESS)
 }

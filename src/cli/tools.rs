@@ -152,14 +152,6 @@ pub struct HostSpeedArgs {
 
 /// `perflab host-speed`: the probe's readings, one a line.
 pub(crate) fn host_speed(a: HostSpeedArgs) -> Result<ExitCode> {
-    let cpus = crate::host::speed::cpus_to_probe(a.cpus.as_deref(), a.repeat)?;
-    for _ in 0..a.repeat {
-        let r = crate::host::speed::measure(&cpus);
-        if a.json {
-            println!("{}", serde_json::to_string(&r)?);
-        } else {
-            println!("{}  {}", r.at.format("%H:%M:%S"), r.text());
-        }
-    }
+    crate::host::speed::print_readings(a.cpus.as_deref(), a.repeat, a.json)?;
     Ok(ExitCode::SUCCESS)
 }

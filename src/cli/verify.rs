@@ -69,28 +69,8 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }),
     };
     let judged = missing::findings(&cat, &ask)?;
-    let f = &judged.findings;
-    if a.json {
-        crate::output::emit(&render::json(f));
-    } else {
-        crate::output::emit(&render::text(&f.claims, &f.missing));
-    }
-    if !quiet {
-        for s in &f.skipped {
-            crate::say!("skipped {s}");
-        }
-    }
-    if a.target == "all" && !judged.single_run {
-        let dir = missing::write_report(&judged, a.findings_dir.as_deref())?;
-        if !quiet {
-            crate::say!("findings report: {}", dir.display());
-        }
-    }
-    Ok(if f.all_pass() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(crate::error::EXIT_FAILURE)
-    })
+    let report_in = (a.target == "all").then_some(a.findings_dir.as_deref());
+    missing::print(&judged, a.json, report_in, quiet)
 }
 
 #[derive(Debug, Args)]
@@ -124,10 +104,6 @@ pub(crate) fn capacity(a: CapacityArgs) -> anyhow::Result<ExitCode> {
         margin: a.margin,
         peak: a.peak,
     })?;
-    if a.json {
-        crate::out!("{}", serde_json::to_string_pretty(&c)?);
-    } else {
-        crate::output::emit(&crate::verify::capacity::render_text(&c));
-    }
+    crate::output::emit(&capacity_runs::render(&c, a.json)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -8,18 +8,27 @@ use super::schema::CatalogEntry;
 use crate::claim::quantities::Names;
 use crate::error::InvalidInput;
 
-/// What `validate` found, when the files asked about have no error.
-pub(crate) enum Checked {
-    /// The files are valid, but other files of the catalog have errors (these).
-    OthersFailed(Vec<Diagnostic>),
-    Valid(Valid),
+/// What `validate` found when the files asked about have no error: how many it checked, how
+/// many are groups, and their warnings; or that other files of the catalog have errors (they
+/// are logged as a warning).
+pub(crate) struct Checked {
+    /// None: the files are valid, but others of the catalog are not.
+    counts: Option<(usize, usize)>,
+    pub warnings: Vec<Diagnostic>,
 }
 
-/// The files checked, how many are groups, and their warnings.
-pub(crate) struct Valid {
-    pub files: usize,
-    pub groups: usize,
-    pub warnings: Vec<Diagnostic>,
+impl Checked {
+    /// `validate`'s line on stdout (`given`: the number of files named).
+    pub(crate) fn summary(&self, given: usize) -> String {
+        match self.counts {
+            None => format!("ok: {given} file(s)"),
+            Some((files, groups)) => format!(
+                "ok: {files} file(s) valid ({} experiments, {groups} groups), {} warning(s)",
+                files - groups,
+                self.warnings.len()
+            ),
+        }
+    }
 }
 
 /// Check `files` (none: every file of `dir`) with the catalog of `dir`; an error in them is
@@ -43,8 +52,15 @@ pub(crate) fn check(dir: &Path, files: &[PathBuf], names: &dyn Names) -> anyhow:
                 return Err(super::invalid(&errs).into());
             }
             // errors only in files not asked about
-            let other = diags.into_iter().filter(Diagnostic::is_error).collect();
-            Ok(Checked::OthersFailed(other))
+            let other: Vec<Diagnostic> = diags.into_iter().filter(Diagnostic::is_error).collect();
+            tracing::warn!(
+                "other catalog files have errors:\n{}",
+                crate::output::plain(&super::diag::render(&other))
+            );
+            Ok(Checked {
+                counts: None,
+                warnings: Vec::new(),
+            })
         }
         Ok(cat) => {
             let warnings = cat.warnings().into_iter().filter(mine).cloned().collect();
@@ -57,11 +73,10 @@ pub(crate) fn check(dir: &Path, files: &[PathBuf], names: &dyn Names) -> anyhow:
                 .iter()
                 .filter(|f| matches!(f.entry, CatalogEntry::Group(_)))
                 .count();
-            Ok(Checked::Valid(Valid {
-                files: checked.len(),
-                groups,
+            Ok(Checked {
+                counts: Some((checked.len(), groups)),
                 warnings,
-            }))
+            })
         }
     }
 }

@@ -7,8 +7,8 @@ pub mod k8s;
 use std::path::PathBuf;
 
 use crate::error::{InvalidInput, invalid};
-use crate::plan::Slot;
-use crate::run::resolve::{self, Planning};
+use crate::plan::{Planning, Slot};
+use crate::run::resolve;
 
 /// `perflab export k8s`'s input as given.
 pub(crate) struct K8sInput {

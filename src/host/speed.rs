@@ -158,9 +158,24 @@ impl SpeedReading {
     }
 }
 
+/// `perflab host-speed`: `repeats` readings of `cpus` (every online CPU when not given), one a
+/// line on stdout (`json`: JSON lines).
+pub(crate) fn print_readings(cpus: Option<&str>, repeats: u32, json: bool) -> anyhow::Result<()> {
+    let cpus = cpus_to_probe(cpus, repeats)?;
+    for _ in 0..repeats {
+        let r = measure(&cpus);
+        if json {
+            println!("{}", serde_json::to_string(&r)?);
+        } else {
+            println!("{}  {}", r.at.format("%H:%M:%S"), r.text());
+        }
+    }
+    Ok(())
+}
+
 /// `perflab host-speed`'s CPUs: `--cpus` (a list such as 0-1), else every online CPU; and its
 /// `--repeats`, 1 to 100 (bad input: exit 2).
-pub(crate) fn cpus_to_probe(cpus: Option<&str>, repeats: u32) -> anyhow::Result<Vec<u32>> {
+fn cpus_to_probe(cpus: Option<&str>, repeats: u32) -> anyhow::Result<Vec<u32>> {
     use crate::error::InvalidInput;
     let cpus = match cpus {
         Some(s) => {

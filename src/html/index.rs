@@ -148,7 +148,8 @@ fn load_rows(out_root: &Path) -> anyhow::Result<Vec<IndexRow>> {
     Ok(rows)
 }
 
-/// `perflab index`: [`write`] on an existing out/ root (else bad input, exit 2).
+/// `perflab index`: [`write`] on an existing out/ root (else bad input, exit 2), its size and
+/// time said on stderr.
 pub(crate) fn write_root(out_root: &Path) -> anyhow::Result<IndexBuilt> {
     if !out_root.is_dir() {
         return Err(crate::error::invalid(format!(
@@ -156,7 +157,10 @@ pub(crate) fn write_root(out_root: &Path) -> anyhow::Result<IndexBuilt> {
             out_root.display()
         )));
     }
-    write(out_root)
+    let b = write(out_root)?;
+    let (runs, kb, ms) = (b.runs, b.bytes / 1024, b.millis);
+    crate::say!("index of {runs} runs, {kb} KB, built in {ms} ms");
+    Ok(b)
 }
 
 /// Build `out_root/index.html` over every run directory, and the compare pages it links.

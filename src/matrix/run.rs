@@ -203,10 +203,15 @@ fn slurm(r: &RunInput, plan: &Plan, work: &Path, out: &Path) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
-/// `perflab matrix status`: where each cell of the plan stands.
-pub(crate) fn plan_status(plan_file: &Path, out: &Path) -> anyhow::Result<status::MatrixStatus> {
+/// `perflab matrix status`: where each cell of the plan stands, as text or JSON.
+pub(crate) fn plan_status(plan_file: &Path, out: &Path, json: bool) -> anyhow::Result<String> {
     let plan_file = plan_path(plan_file)?;
     let plan = planfile::read(&plan_file)?;
     let work = super::work_dir(&plan_file, &plan);
-    Ok(status::status(&plan, &status::Where { work: &work, out }))
+    let st = status::status(&plan, &status::Where { work: &work, out });
+    Ok(if json {
+        serde_json::to_string_pretty(&st)? + "\n"
+    } else {
+        status::render(&st)
+    })
 }

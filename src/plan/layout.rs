@@ -155,6 +155,12 @@ pub fn auto(online: &CpuSet) -> Result<CpuLayout, InvalidInput> {
     })
 }
 
+/// The CPU layout on this host: its online CPUs (sysfs), with the `--cpus` override.
+pub(crate) fn on_this_host(cpus: Option<&str>, force_cpus: bool) -> anyhow::Result<CpuLayout> {
+    let online = online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(resolve(&online, cpus, force_cpus)?)
+}
+
 /// Layout from `--cpus loadgen=0,db=1,app=2-3` (roles not named keep the automatic choice).
 /// Rejects offline CPUs, and app overlapping loadgen/db unless `force`.
 pub fn resolve(

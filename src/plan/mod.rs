@@ -5,6 +5,7 @@ pub mod align;
 pub mod fit;
 pub mod layout;
 pub mod pause;
+pub(crate) mod planning;
 pub(crate) mod show;
 pub(crate) mod show_fit;
 
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 
 pub use align::Alignment;
 pub use layout::{CpuLayout, CpuSet, Slot};
+pub(crate) use planning::Planning;
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
 pub(crate) const PLAN_SCHEMA_VERSION: u32 = 1;

@@ -1,10 +1,52 @@
 //! What `perflab list` prints of the catalog: its entries in the article's order (experiments
 //! first, by lab), as JSON items, the markdown table of docs/catalog.md, or an aligned table
-//! fitted to the terminal.
+//! fitted to the terminal; and what `perflab show` prints of an entry's plan (`plan::show`),
+//! with the `--fit` preview from the last fitted run.
 use std::io::Write;
+use std::path::Path;
 
-use crate::experiment::{Catalog, CatalogEntry, Lab};
+use crate::experiment::{Catalog, CatalogEntry, CatalogFile, Lab};
+use crate::plan::{Planning, Resolved, show};
 use crate::report::table::Table;
+
+/// `perflab show ID` of its catalog `file`: a group's runs, or one experiment's plan (text or JSON) with the CPU
+/// layout on this host and the alignment if started now; `fit_from`: the out/ root whose last
+/// fitted run previews `--fit`.
+pub(crate) fn show(
+    out: &mut impl Write,
+    file: &CatalogFile,
+    resolved: &[Resolved],
+    p: &Planning,
+    json: bool,
+    fit_from: Option<&Path>,
+) -> anyhow::Result<()> {
+    let layout = match (
+        &p.cpus,
+        crate::plan::layout::on_this_host(p.cpus.as_deref(), p.force_cpus),
+    ) {
+        (Some(_), Err(e)) => return Err(e),
+        (_, l) => l.map_err(|e| e.to_string()),
+    };
+    if let CatalogEntry::Group(g) = &file.entry {
+        return show::group(out, g, resolved, json);
+    }
+    let r = &resolved[0];
+    let alignment = crate::plan::align(chrono::Utc::now(), &r.plan, !p.no_align);
+    if json {
+        let v = show::json(&file.path, r, &p.set, &layout, &alignment);
+        serde_json::to_writer_pretty(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    show::render_experiment(out, &file.path, r, &layout, &alignment)?;
+    if let Some(root) = fit_from {
+        writeln!(out)?;
+        let last = crate::rundir::last_fit(root, &r.experiment.id);
+        let last = last.as_ref().map(|(run, f)| (run.as_str(), &f.quantities));
+        crate::plan::show_fit::render(out, &r.experiment, last)?;
+    }
+    Ok(())
+}
 
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct ListItem<'a> {
@@ -18,8 +60,29 @@ pub(crate) struct ListItem<'a> {
     file: String,
 }
 
+/// `perflab list`: the entries of `cat` (of `only_lab`) as JSON, the markdown table, or the
+/// aligned table fitted to the terminal.
+pub(crate) fn write(
+    out: &mut impl Write,
+    cat: &Catalog,
+    only_lab: Option<&str>,
+    json: bool,
+    markdown: bool,
+) -> anyhow::Result<()> {
+    let items = items(cat, only_lab);
+    if json {
+        serde_json::to_writer_pretty(&mut *out, &items)?;
+        writeln!(out)?;
+    } else if markdown {
+        self::markdown(out, &items)?;
+    } else {
+        text(out, &items, crate::output::width())?;
+    }
+    Ok(())
+}
+
 /// The catalog's entries (of `only_lab`): experiments in the article's order, groups last.
-pub(crate) fn items<'c>(cat: &'c Catalog, only_lab: Option<&str>) -> Vec<ListItem<'c>> {
+fn items<'c>(cat: &'c Catalog, only_lab: Option<&str>) -> Vec<ListItem<'c>> {
     let mut items: Vec<ListItem> = Vec::new();
     for (id, f) in &cat.files {
         let lab = cat.lab_of(id);
@@ -69,7 +132,7 @@ pub(crate) fn items<'c>(cat: &'c Catalog, only_lab: Option<&str>) -> Vec<ListIte
 }
 
 /// The catalog table of docs/catalog.md.
-pub(crate) fn markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
+fn markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()> {
     writeln!(
         out,
         "| id | kind | lab | steps / members | article finding |"
@@ -93,11 +156,7 @@ pub(crate) fn markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io:
 
 /// The aligned table of `perflab list`, fitted to `width` columns: the steps or members and
 /// the finding wrap onto continuation lines.
-pub(crate) fn text(
-    out: &mut impl Write,
-    items: &[ListItem<'_>],
-    width: usize,
-) -> std::io::Result<()> {
+fn text(out: &mut impl Write, items: &[ListItem<'_>], width: usize) -> std::io::Result<()> {
     let headers = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"];
     let cells: Vec<[String; 5]> = items
         .iter()

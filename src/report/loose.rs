@@ -117,9 +117,19 @@ fn source_of(a: &Input) -> analyze::model::Source {
     }
 }
 
+/// `perflab analyze`'s output: the report's text, or with `json` its JSON object.
+pub(crate) fn render(a: &Input, json: bool) -> anyhow::Result<String> {
+    let r = analyze(a)?;
+    Ok(if json {
+        serde_json::to_string_pretty(&r.to_analyze_json())? + "\n"
+    } else {
+        super::text::render(&r, None)
+    })
+}
+
 /// The report of `a`'s files (bad input, exit 2: a missing file, a flag out of range, no SLO,
 /// files the analysis refuses).
-pub(crate) fn analyze(a: &Input) -> anyhow::Result<Report> {
+fn analyze(a: &Input) -> anyhow::Result<Report> {
     check_inputs(a)?;
     check_numbers(a)?;
     let mut caveats = Vec::new();

@@ -67,9 +67,43 @@ pub(crate) fn findings(cat: &Catalog, ask: &Ask) -> anyhow::Result<Judged> {
     })
 }
 
+/// `perflab verify`'s output: the claims' table (or JSON) on stdout, the runs left out on
+/// stderr, and with `report_in` (`verify all`, not of one run directory) the findings report
+/// written; exit 1 unless every claim passed.
+pub(crate) fn print(
+    j: &Judged,
+    json: bool,
+    report_in: Option<Option<&Path>>,
+    quiet: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    use crate::verify::render;
+    let f = &j.findings;
+    if json {
+        crate::output::emit(&render::json(f));
+    } else {
+        crate::output::emit(&render::text(&f.claims, &f.missing));
+    }
+    if !quiet {
+        for s in &f.skipped {
+            crate::say!("skipped {s}");
+        }
+    }
+    if let Some(findings_dir) = report_in.filter(|_| !j.single_run) {
+        let dir = write_report(j, findings_dir)?;
+        if !quiet {
+            crate::say!("findings report: {}", dir.display());
+        }
+    }
+    Ok(if f.all_pass() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(crate::error::EXIT_FAILURE)
+    })
+}
+
 /// `verify all`'s findings report, in a new folder under `findings_dir`, else under
 /// <out>/verify/ (a real directory, never a link out of the out/ root).
-pub(crate) fn write_report(j: &Judged, findings_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+fn write_report(j: &Judged, findings_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
     let parent = match findings_dir {
         Some(d) => d.to_path_buf(),
         None => crate::atomic::create_dirs_under(&j.out_root, &["verify"])?,

@@ -3,9 +3,10 @@
 //! plan of `--max-rounds`, sides that differ in more than the suite and `--set`), the verdict
 //! of `verify::compare` and, with `--html`, its page.
 use std::path::Path;
+use std::process::ExitCode;
 
 use crate::error::invalid;
-use crate::verify::compare::{self, RoundsComparison};
+use crate::verify::compare;
 use crate::verify::load::{self, LoadedRun};
 
 /// What `compare RUN_A RUN_B` is asked.
@@ -34,8 +35,9 @@ fn compare_side(arg: &str, out: &Path) -> anyhow::Result<Vec<LoadedRun>> {
         .collect()
 }
 
-/// The comparison of `r`'s two sides, its page written with `--html`.
-pub(crate) fn compare(a: &Recorded) -> anyhow::Result<RoundsComparison> {
+/// The comparison of `a`'s two sides printed (text, or `--json`), its page written with
+/// `--html`; the exit code of its verdict.
+pub(crate) fn compare(a: &Recorded) -> anyhow::Result<ExitCode> {
     // the runs first (the first real problem), then the settings, then where the page goes
     let ra = compare_side(a.run_a, a.out)?;
     let rb = compare_side(a.run_b, a.out)?;
@@ -76,5 +78,10 @@ pub(crate) fn compare(a: &Recorded) -> anyhow::Result<RoundsComparison> {
             crate::say!("wrote {}", path.display());
         }
     }
-    Ok(c)
+    if a.json {
+        crate::out!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        crate::output::emit(&compare::render::text(&c));
+    }
+    Ok(ExitCode::from(compare::exit_code([c.verdict])))
 }

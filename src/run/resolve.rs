@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use crate::experiment::{self, Catalog};
 use crate::lock::Wait;
-use crate::plan::{self, CpuLayout, PlanOptions, Resolved};
+use crate::plan::{self, CpuLayout, PlanOptions, Planning, Resolved};
 use crate::run::{Refining, RunRequest};
 use crate::rundir::cell::CellName;
 use crate::verify::quantities::Quantities;
@@ -16,18 +16,6 @@ use crate::verify::quantities::Quantities;
 /// The catalog of `dir`; invalid files are bad input (exit 2).
 pub(crate) fn catalog(dir: &Path) -> anyhow::Result<Catalog> {
     Catalog::load(dir, &Quantities).map_err(|d| anyhow::Error::new(experiment::invalid(&d)))
-}
-
-/// The flags that shape a plan, as given: `--quick --set --cpus --force-cpus --no-align`, and
-/// the catalog they are read against.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Planning {
-    pub quick: bool,
-    pub set: Vec<String>,
-    pub cpus: Option<String>,
-    pub force_cpus: bool,
-    pub no_align: bool,
-    pub catalog_dir: PathBuf,
 }
 
 /// `perflab run`'s input as given, before any check.
@@ -132,12 +120,6 @@ fn check_run_name(i: &RunInput, resolved: &[Resolved]) -> anyhow::Result<Option<
     Ok(Some(n))
 }
 
-impl Planning {
-    pub(crate) fn options(&self) -> PlanOptions {
-        PlanOptions { quick: self.quick }
-    }
-}
-
 /// The experiments `id` (experiment or group) runs, with the overrides `set` applied and
 /// planned (`opts`).
 pub(crate) fn experiments(
@@ -171,8 +153,7 @@ pub(crate) fn experiments(
 
 /// The CPU layout on this host (online CPUs from sysfs, the `--cpus` override).
 pub(crate) fn layout(cpus: Option<&str>, force_cpus: bool) -> anyhow::Result<CpuLayout> {
-    let online = plan::layout::online_cpus().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(plan::layout::resolve(&online, cpus, force_cpus)?)
+    plan::layout::on_this_host(cpus, force_cpus)
 }
 
 /// `--out` must be a directory perflab can create and write in: checked before any image,

@@ -1,5 +1,7 @@
 //! What `perflab up` and `smoke --keep` print of a started stack (how to reach it, its pinning
 //! and containers, how to stop it) and `smoke` of its checks, one line each.
+use std::process::ExitCode;
+
 use crate::images::Suite;
 use crate::lab::Lab;
 use crate::stack::LabStack;
@@ -44,8 +46,25 @@ pub(crate) fn stack(s: &LabStack) -> String {
     out.iter().map(|l| format!("{l}\n")).collect()
 }
 
+/// `smoke`'s report on stdout (JSON, or one line per check), then with `--keep` the stack.
+pub(crate) fn print_smoke(
+    report: &SmokeReport,
+    json: bool,
+    kept: Option<&LabStack>,
+) -> anyhow::Result<()> {
+    if json {
+        crate::out!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        crate::output::emit(&smoke(report));
+    }
+    if let Some(s) = kept {
+        crate::output::emit(&stack(s));
+    }
+    Ok(())
+}
+
 /// The smoke report, one line per check.
-pub(crate) fn smoke(report: &SmokeReport) -> String {
+fn smoke(report: &SmokeReport) -> String {
     report
         .checks
         .iter()
@@ -60,19 +79,16 @@ pub(crate) fn smoke(report: &SmokeReport) -> String {
         .collect()
 }
 
-/// `smoke`'s last line: passed, with the suite and the time, or how many checks failed.
-pub(crate) fn smoke_verdict(report: &SmokeReport, lab: Lab, suite: Suite) -> String {
+/// `smoke`'s last line on stderr, passed (with the suite and the time) or how many checks
+/// failed, and its exit code (1 when one failed).
+pub(crate) fn smoke_verdict(report: &SmokeReport, lab: Lab, suite: Suite) -> ExitCode {
     if report.passed() {
-        format!(
-            "{} smoke passed ({suite}, {:.1} s)",
-            lab.as_str(),
-            report.seconds
-        )
+        let s = report.seconds;
+        crate::say!("{} smoke passed ({suite}, {s:.1} s)", lab.as_str());
+        ExitCode::SUCCESS
     } else {
-        format!(
-            "{} smoke FAILED: {} check(s)",
-            lab.as_str(),
-            report.failures().len()
-        )
+        let n = report.failures().len();
+        crate::say!("{} smoke FAILED: {n} check(s)", lab.as_str());
+        ExitCode::from(crate::error::EXIT_FAILURE)
     }
 }

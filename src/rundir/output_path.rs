@@ -130,6 +130,25 @@ fn outside_run_dirs(flag: &str, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Write `files` (name, bytes) into the folder a flag names, created if need be: every path is
+/// checked before the first is written.
+pub(crate) fn write_files(
+    flag: &str,
+    dir: &Path,
+    files: &[(String, Vec<u8>)],
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    check_dir(flag, dir)?;
+    for (name, _) in files {
+        check_file(flag, &dir.join(name))?;
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (name, bytes) in files {
+        write_file(flag, &dir.join(name), bytes)?;
+    }
+    Ok(())
+}
+
 /// Write `bytes` as the file of `flag` at `path` by the rule: checked (again: the check
 /// before the work may be minutes old), its folder created, written atomically; a path that
 /// was free must still be (the rename never replaces what appeared since).

@@ -18,6 +18,15 @@ pub(crate) struct Input<'a> {
     pub peak: Option<f64>,
 }
 
+/// `perflab capacity`'s output: the capacity as text, or as JSON.
+pub(crate) fn render(c: &Capacity, json: bool) -> anyhow::Result<String> {
+    Ok(if json {
+        serde_json::to_string_pretty(c)? + "\n"
+    } else {
+        capacity::render_text(c)
+    })
+}
+
 /// The capacity of `a.experiment` over its newest `a.rounds` complete rounds under `a.out`.
 pub(crate) fn capacity(a: &Input) -> anyhow::Result<Capacity> {
     // the experiment first (the first real problem), then the flags

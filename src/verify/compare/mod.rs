@@ -73,7 +73,7 @@ pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
 pub use sequential::{Boundary, Call, Family, LogTest, Plan, Settings};
 pub use speed::SpeedSignal;
-pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
+pub use verdict::{CapacitySignal, CpuSignal, HELP, Signal, Verdict, exit_code};
 
 use crate::rundir;
 use serde::Serialize;

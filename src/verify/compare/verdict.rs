@@ -39,6 +39,33 @@ impl Verdict {
     }
 }
 
+/// `perflab compare --help`'s closing text: the verdict's rule and the exit codes ([`exit_code`]),
+/// and where the rule is written.
+pub const HELP: &str = "\
+Verdict: B/A of the rounds' app CPU per ok request over the steps every round passed (their \
+geometric mean; else at the lowest common step), with an interval \
+from Student's t on the logs at a boundary that accounts for looking after every pair of rounds \
+(up to --max-rounds a side). regressed: the interval is above 1 and B/A >= 1 + --min-effect; \
+improved: the mirror; same: the interval lies within +-(--margin); else inconclusive, with the \
+rounds a side that would decide. See docs/regression.md.
+
+Exit codes:
+  0  no regression (same or improved)
+  1  regressed
+  2  bad input (unreadable run, a run twice, runs of different experiments, sides that differ in \
+more than the suite and --set overrides, settings out of range); nothing compared
+  3  inconclusive, and nothing regressed
+
+With one TARGET (an experiment or group) and --a/--b, the rounds of the two configurations run \
+alternately, each on a fresh stack, until each experiment's verdict is decided or --max-rounds \
+a side; complete rounds of either configuration already under --out count. The exit code is \
+over the experiments' rows (1 when one regressed, else 3 when one is inconclusive, else 0), \
+130 when interrupted (the complete rounds are kept), 1 when a round's harness failed. \
+docs/ci/regression.yml is a CI job that fails on 1.
+
+Example:
+  perflab compare 2a --a suite=trixie --b suite=forky --quick --html cmp.html";
+
 /// `perflab compare`'s exit code for one or more verdicts (one per row): 1 when any regressed,
 /// else 3 when any is inconclusive, else 0.
 pub fn exit_code(verdicts: impl IntoIterator<Item = Verdict>) -> u8 {
