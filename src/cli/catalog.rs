@@ -2,11 +2,12 @@
 //! (`--quick --set --cpus --force-cpus --no-align`) that `run` reuses, and hidden `lock-hold`.
 use crate::experiment::check_files;
 use crate::experiment::{self, Catalog, Lab};
-use crate::plan::Planning;
+use crate::plan::planning::Planning;
 use crate::plan::{PlanOptions, Resolved};
 use crate::report::catalog as list;
 use crate::verify::quantities::Quantities;
 use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -172,4 +173,17 @@ pub(crate) fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
     let purpose = crate::lock::Purpose::new(&args.experiment, args.expected_s);
     crate::lock::hold_for(purpose, args.seconds, args.no_wait)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The values `--suite` takes, from the one list of suites (`images::Suite::ALL`) with what each
+/// ships, so help and shell completions list them and the parser refuses another, naming them.
+pub(crate) fn suites(all: bool) -> PossibleValuesParser {
+    let mut v: Vec<PossibleValue> = crate::images::Suite::ALL
+        .iter()
+        .map(|s| PossibleValue::new(s.as_str()).help(s.about()))
+        .collect();
+    if all {
+        v.push(PossibleValue::new("all").help("every suite, one after the other"));
+    }
+    PossibleValuesParser::new(v)
 }

@@ -36,7 +36,7 @@ pub struct K8sArgs {
     #[arg(long, default_value = "perflab")]
     pub registry: String,
     /// Debian suite of the images
-    #[arg(long, default_value = "trixie", value_parser = super::suites(false))]
+    #[arg(long, default_value = "trixie", value_parser = super::catalog::suites(false))]
     pub suite: String,
     /// Whole CPUs of each slot (requests = limits): loadgen=1,db=1,app=2
     #[arg(

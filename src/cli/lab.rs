@@ -14,7 +14,7 @@ use std::process::ExitCode;
 pub struct BuildArgs {
     /// Debian suite, or `all` (every suite, one after the other: prepare a workshop host
     /// before the participants arrive).
-    #[arg(long, default_value = "trixie", value_parser = super::suites(true))]
+    #[arg(long, default_value = "trixie", value_parser = super::catalog::suites(true))]
     pub suite: String,
     /// Print the image set (tags, ids, sizes, versions) as JSON on stdout.
     #[arg(long)]
@@ -36,7 +36,7 @@ pub struct StackArgs {
     ))]
     pub lab: String,
     /// Debian suite of the images.
-    #[arg(long, default_value = "trixie", value_parser = super::suites(false))]
+    #[arg(long, default_value = "trixie", value_parser = super::catalog::suites(false))]
     pub suite: String,
     /// Take the stack settings from this experiment file (its lab must match LAB).
     #[arg(long, value_name = "FILE")]

@@ -1,5 +1,4 @@
 //! Command-line interface (clap): parses arguments and dispatches to the per-area command files.
-use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -158,17 +157,4 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::LockHold(a) => catalog::lock_hold(a),
         Command::SampleAgent(a) => run::sample_agent(a),
     }
-}
-
-/// The values `--suite` takes, from the one list of suites (`images::Suite::ALL`) with what each
-/// ships, so help and shell completions list them and the parser refuses another, naming them.
-pub(crate) fn suites(all: bool) -> PossibleValuesParser {
-    let mut v: Vec<PossibleValue> = crate::images::Suite::ALL
-        .iter()
-        .map(|s| PossibleValue::new(s.as_str()).help(s.about()))
-        .collect();
-    if all {
-        v.push(PossibleValue::new("all").help("every suite, one after the other"));
-    }
-    PossibleValuesParser::new(v)
 }

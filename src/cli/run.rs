@@ -16,7 +16,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1)]
     pub rounds: u32,
     /// Debian suite of the images
-    #[arg(long, default_value = "trixie", value_parser = super::suites(false))]
+    #[arg(long, default_value = "trixie", value_parser = super::catalog::suites(false))]
     pub suite: String,
     /// Fail at once when another perflab run holds the host lock
     #[arg(long)]

@@ -72,7 +72,7 @@ pub struct CprArgs {
     #[arg(long = "repeats", alias = "n", default_value_t = 300, value_name = "N")]
     pub n: u32,
     /// Debian suite of the images
-    #[arg(long, default_value = "trixie", value_parser = super::suites(false))]
+    #[arg(long, default_value = "trixie", value_parser = super::catalog::suites(false))]
     pub suite: String,
     /// Endpoint to measure (repeatable) [default: php /api/ping /api/db /api/slow; node /cpu /db /dbsleep]
     #[arg(long = "endpoint", value_name = "PATH")]

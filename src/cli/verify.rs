@@ -29,7 +29,7 @@ pub struct VerifyArgs {
     #[arg(long, requires = "run_missing")]
     pub no_align: bool,
     /// Only runs made with this Debian suite's images
-    #[arg(long, value_parser = super::suites(false))]
+    #[arg(long, value_parser = super::catalog::suites(false))]
     pub suite: Option<String>,
     /// Root of the run directories [default: $PERFLAB_OUT, else ./out; for a run directory, its out root]
     #[arg(long, env = "PERFLAB_OUT")]
@@ -87,7 +87,7 @@ pub struct CapacityArgs {
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
     /// Only runs made with this Debian suite's images
-    #[arg(long, value_parser = super::suites(false))]
+    #[arg(long, value_parser = super::catalog::suites(false))]
     pub suite: Option<String>,
     #[arg(long, env = "PERFLAB_OUT", default_value = "out")]
     pub out: PathBuf,

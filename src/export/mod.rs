@@ -7,7 +7,8 @@ pub mod k8s;
 use std::path::PathBuf;
 
 use crate::error::{InvalidInput, invalid};
-use crate::plan::{Planning, Slot};
+use crate::plan::Slot;
+use crate::plan::planning::Planning;
 use crate::run::resolve;
 
 /// `perflab export k8s`'s input as given.

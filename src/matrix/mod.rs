@@ -31,7 +31,7 @@ pub(crate) struct Flags {
 
 impl Flags {
     /// The planning flags `run` takes, and `--fit`.
-    pub(crate) fn of(p: &crate::plan::Planning, fit: bool) -> Flags {
+    pub(crate) fn of(p: &crate::plan::planning::Planning, fit: bool) -> Flags {
         Flags {
             quick: p.quick,
             fit,

@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 
 pub use align::Alignment;
 pub use layout::{CpuLayout, CpuSet, Slot};
-pub(crate) use planning::Planning;
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
 pub(crate) const PLAN_SCHEMA_VERSION: u32 = 1;

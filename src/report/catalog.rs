@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::experiment::{Catalog, CatalogEntry, CatalogFile, Lab};
-use crate::plan::{Planning, Resolved, show};
+use crate::plan::planning::Planning;
+use crate::plan::{Resolved, show};
 use crate::report::table::Table;
 
 /// `perflab show ID` of its catalog `file`: a group's runs, or one experiment's plan (text or JSON) with the CPU

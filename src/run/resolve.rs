@@ -8,7 +8,8 @@ use anyhow::Context;
 
 use crate::experiment::{self, Catalog};
 use crate::lock::Wait;
-use crate::plan::{self, CpuLayout, PlanOptions, Planning, Resolved};
+use crate::plan::planning::Planning;
+use crate::plan::{self, CpuLayout, PlanOptions, Resolved};
 use crate::run::{Refining, RunRequest};
 use crate::rundir::cell::CellName;
 use crate::verify::quantities::Quantities;
