@@ -21,7 +21,7 @@ mod toy;
 
 pub use php::Listen;
 pub use postgres::PostgresSettings;
-pub use role::{Role, Slot};
+pub use role::{Role, RoleDecl, Slot};
 pub(crate) use source::SourceDecl;
 
 use serde::{Deserialize, Serialize};
@@ -187,13 +187,16 @@ pub(crate) struct ContainerDecl {
     pub after_ready: Option<Role>,
     /// Readiness, checked in order once every container is started.
     pub ready: Vec<WaitFor>,
+    /// The table `pg_prewarm` loads when `postgres.prewarm` is on (the database's container).
+    pub prewarm_table: Option<&'static str>,
 }
 
 impl ContainerDecl {
-    fn new(role: Role, memory_mib: i64) -> ContainerDecl {
+    /// `role`'s container, with its declared memory.
+    fn new(role: Role) -> ContainerDecl {
         ContainerDecl {
             role,
-            memory_mib,
+            memory_mib: role.memory_mib(),
             env: Vec::new(),
             cmd: None,
             files: Vec::new(),
@@ -202,6 +205,7 @@ impl ContainerDecl {
             publish: None,
             after_ready: None,
             ready: Vec::new(),
+            prewarm_table: None,
         }
     }
 }
@@ -299,17 +303,15 @@ pub(crate) struct LabInfo {
     /// The keys of its `stack.<lab>:` section (the fields of its settings struct; a test keeps
     /// them in sync).
     pub settings_keys: &'static [&'static str],
-    /// The roles of its stack, in start order.
+    /// The roles of its stack, in start order: `Role::PG` and the lab's own, declared in its
+    /// file (`Role::declare`).
     pub roles: &'static [Role],
     /// A volume its containers share.
     pub volume: Option<VolumeDecl>,
     /// What its containers offer the samplers (`source`: php-fpm's status page, nginx's
-    /// `stub_status`, PostgreSQL's activity), each read by the one generic sampler.
+    /// `stub_status`, PostgreSQL's activity, each read by the one generic sampler; the node
+    /// app's metrics lines, cut from its output at collection).
     pub sources: &'static [SourceDecl],
-    /// The role whose stdout carries the 2-second metrics lines (`samples/node.jsonl`).
-    pub metrics_role: Option<Role>,
-    /// The table `pg_prewarm` loads when `postgres.prewarm` is on.
-    pub prewarm_table: Option<&'static str>,
     /// Its sources in the images' build contexts.
     pub assets: &'static [Asset],
     /// The config quantities of its stack section (`LabDescriptor::quantity`).
@@ -326,7 +328,13 @@ pub(crate) struct LabInfo {
 impl LabInfo {
     /// The lab has a PostgreSQL.
     pub(crate) fn uses_pg(&self) -> bool {
-        self.roles.contains(&Role::Pg)
+        self.roles.contains(&Role::PG)
+    }
+    /// Its source cut from a container's output (`Read::OutputLines`), if it has one.
+    pub(crate) fn output_source(&self) -> Option<&'static SourceDecl> {
+        self.sources
+            .iter()
+            .find(|s| s.read == source::Read::OutputLines)
     }
     /// The version matrix's name of the process behind sampler column `column`.
     pub(crate) fn process_name<'a>(&self, column: &'a str) -> &'a str {
@@ -390,12 +398,37 @@ pub(crate) fn sources() -> Vec<&'static SourceDecl> {
     v
 }
 
+/// Every role: the infrastructure's base image and PostgreSQL, each lab's declared roles in
+/// `Lab::ALL`'s order (each once), k6 last. The order of maps keyed by role (a manifest's
+/// images, a stack's containers) and of the report's CPU columns within a slot; what a
+/// recorded role name (`cgroup.jsonl`, a manifest's keys) is read back against.
+pub(crate) fn roles() -> &'static [Role] {
+    static ROLES: std::sync::OnceLock<Vec<Role>> = std::sync::OnceLock::new();
+    ROLES.get_or_init(|| {
+        let mut v = vec![Role::BASE, Role::PG];
+        let declared = Lab::ALL.iter().flat_map(|l| descriptor(*l).info().roles);
+        for r in declared.chain(&[Role::K6]) {
+            if !v.contains(r) {
+                v.push(*r);
+            }
+        }
+        v
+    })
+}
+
 /// Where the image keeps PostgreSQL's cluster (`images/pg/init.sh`).
 const PGDATA: &str = "/var/lib/postgresql/lab";
 
-/// The PostgreSQL container of the php and node labs; `code_volumes` is the lab's own setting.
-fn postgres(stack: &StackSettings, ctx: &StartContext, code_volumes: bool) -> ContainerDecl {
-    let mut c = ContainerDecl::new(Role::Pg, 512);
+/// The PostgreSQL container of the php and node labs; `code_volumes` is the lab's own setting,
+/// `prewarm_table` its big table (`postgres.prewarm`).
+fn postgres(
+    stack: &StackSettings,
+    ctx: &StartContext,
+    code_volumes: bool,
+    prewarm_table: &'static str,
+) -> ContainerDecl {
+    let mut c = ContainerDecl::new(Role::PG);
+    c.prewarm_table = Some(prewarm_table);
     // The cluster from a volume filled from the image, like the app's code: through the
     // storage driver every file PostgreSQL opens or writes (each new backend's relation files,
     // the WAL) is a round trip to a FUSE daemon outside the database's cgroup. The lab's own
@@ -476,7 +509,7 @@ mod tests {
                 .count();
             assert_eq!(entries, 1, "{lab}: one entry point");
             assert!(c.iter().all(|c| !c.ready.is_empty()), "{lab}");
-            assert!(c.iter().all(|c| c.role.image() != Role::Base));
+            assert!(c.iter().all(|c| c.role.image() != Role::BASE));
             assert!(!d.smoke(&exp.stack).unwrap().is_empty());
             let mut other = exp.clone();
             other.stack = Default::default();
@@ -490,7 +523,7 @@ mod tests {
         let c = descriptor(Lab::Node)
             .containers(&node.stack, &ctx())
             .unwrap();
-        assert_eq!(c[1].after_ready, Some(Role::Pg), "the pool opens at boot");
+        assert_eq!(c[1].after_ready, Some(Role::PG), "the pool opens at boot");
         let php = crate::stack::defaults::lab_experiment(Lab::Php);
         let c = descriptor(Lab::Php).containers(&php.stack, &ctx()).unwrap();
         assert!(c[1].env.contains(&("DB_PASSWORD".into(), "pw".into())));

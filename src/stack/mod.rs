@@ -124,6 +124,9 @@ pub struct PgConn {
     pub dbname: String,
     /// The role the lab app logs in as (filter `pg_stat_activity.usename` on it).
     pub app_user: String,
+    /// The table `pg_prewarm` loads (`ContainerDecl::prewarm_table`), when the lab names one.
+    #[serde(skip)]
+    pub prewarm_table: Option<&'static str>,
 }
 
 impl PgConn {
@@ -293,7 +296,7 @@ impl LabStack {
     }
 
     /// A stack with nothing started yet.
-    fn new(run_id: &str, lab: Lab, pinning: &Pinning, opts: &StartOptions) -> LabStack {
+    pub(crate) fn new(run_id: &str, lab: Lab, pinning: &Pinning, opts: &StartOptions) -> LabStack {
         LabStack {
             run_id: run_id.to_string(),
             lab,
@@ -330,7 +333,12 @@ impl LabStack {
 
     /// The container spec of a declared container: named and aliased after its role, pinned to
     /// its role's slot, labelled with the run.
-    fn spec(&self, decl: &ContainerDecl, images: &ImageSet, opts: &StartOptions) -> ContainerSpec {
+    pub(crate) fn spec(
+        &self,
+        decl: &ContainerDecl,
+        images: &ImageSet,
+        opts: &StartOptions,
+    ) -> ContainerSpec {
         let role = decl.role;
         let mut spec = ContainerSpec {
             name: format!("{}-{}", self.prefix(), role.log_name()),
@@ -419,6 +427,7 @@ impl LabStack {
                     password: ctx.monitor_password.clone(),
                     dbname: "lab".into(),
                     app_user: "lab".into(),
+                    prewarm_table: decl.prewarm_table,
                 });
             }
             None => {}
