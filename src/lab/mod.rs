@@ -524,9 +524,15 @@ mod tests {
             .containers(&node.stack, &ctx())
             .unwrap();
         assert_eq!(c[1].after_ready, Some(Role::PG), "the pool opens at boot");
+        assert_eq!(
+            c[0].prewarm_table,
+            Some("orders"),
+            "postgres.prewarm's table"
+        );
         let php = crate::stack::defaults::lab_experiment(Lab::Php);
         let c = descriptor(Lab::Php).containers(&php.stack, &ctx()).unwrap();
         assert!(c[1].env.contains(&("DB_PASSWORD".into(), "pw".into())));
+        assert_eq!(c[0].prewarm_table, Some("products"));
         assert!(
             c[0].env
                 .contains(&("PG_MONITOR_PASSWORD".into(), "mpw".into()))
