@@ -30,6 +30,7 @@ pub(crate) const DEMO: Role = Role::declare(&RoleDecl {
     image: "node-app",
     slot: Slot::App,
     memory_mib: 256,
+    process: "demo",
 });
 
 const INFO: LabInfo = LabInfo {
@@ -57,7 +58,6 @@ const INFO: LabInfo = LabInfo {
     ],
     cpu_per_request_endpoints: &[],
     cpu_per_request_caveat: None,
-    process_names: &[],
 };
 
 impl LabDescriptor for Demo {

@@ -320,9 +320,6 @@ pub(crate) struct LabInfo {
     pub cpu_per_request_endpoints: &'static [&'static str],
     /// A caveat `cpu-per-request` records for this lab.
     pub cpu_per_request_caveat: Option<&'static str>,
-    /// The version matrix's name of a sampler column of this lab, where it is not the column
-    /// (`(column, name)`: the node lab's `app` is `node`).
-    pub process_names: &'static [(&'static str, &'static str)],
 }
 
 impl LabInfo {
@@ -336,12 +333,11 @@ impl LabInfo {
             .iter()
             .find(|s| s.read == source::Read::OutputLines)
     }
-    /// The version matrix's name of the process behind sampler column `column`.
+    /// The version matrix's name of the process behind sampler column `column`: its role's
+    /// declared `process` (the node lab's `app` is `node`).
     pub(crate) fn process_name<'a>(&self, column: &'a str) -> &'a str {
-        self.process_names
-            .iter()
-            .find(|(c, _)| *c == column)
-            .map_or(column, |(_, n)| n)
+        let role = self.roles.iter().find(|r| r.column() == column);
+        role.map_or(column, |r| r.process())
     }
 }
 

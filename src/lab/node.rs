@@ -45,6 +45,7 @@ pub(crate) const APP: Role = Role::declare(&RoleDecl {
     image: "node-app",
     slot: Slot::App,
     memory_mib: 1024,
+    process: "node",
 });
 
 const INFO: LabInfo = LabInfo {
@@ -80,7 +81,6 @@ const INFO: LabInfo = LabInfo {
     ],
     cpu_per_request_endpoints: &["/cpu", "/db", "/dbsleep"],
     cpu_per_request_caveat: None,
-    process_names: &[("app", "node")],
 };
 
 fn settings(stack: &StackSettings) -> Result<&NodeSettings, String> {

@@ -65,6 +65,7 @@ pub(crate) const FPM: Role = Role::declare(&RoleDecl {
     image: "php-fpm",
     slot: Slot::App,
     memory_mib: 768,
+    process: "fpm",
 });
 /// nginx in front of php-fpm, the lab's entry point.
 pub(crate) const NGINX: Role = Role::declare(&RoleDecl {
@@ -73,6 +74,7 @@ pub(crate) const NGINX: Role = Role::declare(&RoleDecl {
     image: "nginx",
     slot: Slot::App,
     memory_mib: 256,
+    process: "nginx",
 });
 
 const INFO: LabInfo = LabInfo {
@@ -134,7 +136,6 @@ const INFO: LabInfo = LabInfo {
         "the requests come from perflab on the load generator's CPUs, not from a loop inside the \
          nginx container as in the article, so our nginx figure holds nginx alone",
     ),
-    process_names: &[],
 };
 
 /// `GET /api/ping` through nginx and php-fpm.

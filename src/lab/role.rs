@@ -23,6 +23,8 @@ pub struct RoleDecl {
     pub slot: Slot,
     /// Its container's memory limit (MiB; 0 for the roles that run no container of a stack).
     pub memory_mib: i64,
+    /// The process it runs, as the version matrix names it (the node app's `app` is `node`).
+    pub process: &'static str,
 }
 
 /// A role, a declared `RoleDecl`. Serializes as its name (`fpm`, `app`, `demo`, ...), the form
@@ -40,6 +42,7 @@ impl Role {
         image: "base",
         slot: Slot::Loadgen,
         memory_mib: 0,
+        process: "base",
     });
     /// PostgreSQL, of the labs that have a database (`lab::postgres`).
     pub const PG: Role = Role::declare(&RoleDecl {
@@ -48,6 +51,7 @@ impl Role {
         image: "pg",
         slot: Slot::Db,
         memory_mib: 512,
+        process: "pg",
     });
     /// The load generator.
     pub const K6: Role = Role::declare(&RoleDecl {
@@ -56,6 +60,7 @@ impl Role {
         image: "k6",
         slot: Slot::Loadgen,
         memory_mib: 0,
+        process: "k6",
     });
 
     /// The role `decl` declares (a lab's `const`).
@@ -114,6 +119,11 @@ impl Role {
     /// The CPU slot of the plan's layout the role is pinned to.
     pub(crate) fn slot(self) -> Slot {
         self.0.slot
+    }
+
+    /// The process it runs, as the version matrix names it.
+    pub(crate) fn process(self) -> &'static str {
+        self.0.process
     }
 
     /// Its container's memory limit, MiB.
@@ -347,6 +357,7 @@ mod tests {
             image: "pgbouncer",
             slot: Slot::Db,
             memory_mib: 64,
+            process: "bouncer",
         });
         let roles = [Role::PG, BOUNCER, Role::K6, BOUNCER];
         let names: Vec<_> = images_of(&roles).iter().map(|r| r.image_name()).collect();

@@ -25,6 +25,7 @@ pub(crate) const TOY: Role = Role::declare(&RoleDecl {
     image: "node-app",
     slot: Slot::App,
     memory_mib: 128,
+    process: "toy",
 });
 
 const INFO: LabInfo = LabInfo {
@@ -37,7 +38,6 @@ const INFO: LabInfo = LabInfo {
     quantities: &[],
     cpu_per_request_endpoints: &[],
     cpu_per_request_caveat: None,
-    process_names: &[],
 };
 
 const SERVER: &str = include_str!("../../tests/fixtures/toy-lab/server.js");
