@@ -275,7 +275,7 @@ fn ceiling(cores: f64, whose: &str) -> (f64, String) {
 fn server(w: &mut WindowServer, p: &Params, found: &mut Found) {
     let mut gone: Vec<String> = Vec::new();
     for (column, v) in &w.cpu_pct {
-        let role = Role::all().iter().copied().find(|r| r.column() == column);
+        let role = Role::named(column);
         let limit = role
             .and_then(|r| role_cores(r, p))
             .map(|c| ceiling(c, column));

@@ -147,11 +147,6 @@ impl Role {
         Role::with_containers().map(Role::column)
     }
 
-    /// The role whose sampler column is `column` (`fpm`, `pg`, `k6`, ...).
-    pub(crate) fn from_column(column: &str) -> Option<Role> {
-        Role::named(column)
-    }
-
     /// Its place in `all` (roles declared nowhere, as a test's, after them by name).
     fn rank(self) -> usize {
         Role::all()
