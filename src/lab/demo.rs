@@ -60,7 +60,7 @@ const INFO: LabInfo = LabInfo {
     sources: &[
         // the server's 2-second metrics lines, cut from its output (`lab::metrics`)
         SourceDecl {
-            name: "node",
+            name: super::metrics::SOURCE,
             offered_by: DEMO,
             read: source::Read::OutputLines,
             every_ms: 2000,

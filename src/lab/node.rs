@@ -84,7 +84,7 @@ const INFO: LabInfo = LabInfo {
         postgres::PG_SOURCE,
         // the app's 2-second metrics lines, cut from its output (`lab::metrics`)
         SourceDecl {
-            name: "node",
+            name: super::metrics::SOURCE,
             offered_by: APP,
             read: source::Read::OutputLines,
             every_ms: 2000,
