@@ -15,6 +15,7 @@ pub mod refine;
 pub mod round;
 pub mod signals;
 pub mod sweep;
+pub mod twin;
 
 use std::future::Future;
 use std::time::Instant;

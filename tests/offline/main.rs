@@ -17,6 +17,7 @@ mod cli_show;
 mod compare_batches;
 mod compare_cli;
 mod compare_interleave;
+mod compare_turns;
 mod compare_matrix_cli;
 mod compare_power;
 mod cut_step_cpu;

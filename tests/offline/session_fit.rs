@@ -128,6 +128,7 @@ fn fitted_round(
         layout: &layout,
         quiet: true,
         name: None,
+        twin: None,
     };
     let mut m = Fitted {
         experiment: e.clone(),

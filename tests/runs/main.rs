@@ -7,6 +7,7 @@ mod serial_support;
 pub use serial_support::serial;
 
 mod compare_e2e;
+mod turns_e2e;
 mod fit_e2e;
 mod generators_e2e;
 mod pause_e2e;
