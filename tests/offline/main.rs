@@ -20,6 +20,7 @@ mod compare_interleave;
 mod compare_turns;
 mod compare_matrix_cli;
 mod compare_power;
+mod compare_heldout_power;
 mod cut_step_cpu;
 mod docs;
 mod export_k8s;
