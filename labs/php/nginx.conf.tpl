@@ -30,6 +30,14 @@ http {
             fastcgi_pass unix:/run/php/status.sock;
         }
 
+        # nginx's own counters (stub_status), for the same sampler only; its reads are not
+        # the load's, so they stay out of the access log
+        location = /nginx-status {
+            allow __SAMPLER__; deny all;
+            stub_status;
+            access_log off;
+        }
+
         location / {
             include fastcgi_params;
             fastcgi_param SCRIPT_FILENAME /srv/app/public/index.php;

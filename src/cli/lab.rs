@@ -181,8 +181,10 @@ fn print_stack(s: &LabStack) {
         s.start_seconds
     );
     crate::out!("  entry point:   {}", s.entry_url);
-    if let Some(u) = &s.fpm_status_url {
-        crate::out!("  fpm status:    {u}");
+    for (name, label) in [("fpm", "fpm status:   "), ("nginx", "nginx status: ")] {
+        if let Some(u) = s.source_url(name) {
+            crate::out!("  {label} {u}");
+        }
     }
     if let Some(pg) = &s.pg {
         crate::out!(

@@ -28,7 +28,7 @@ const INFO: LabInfo = LabInfo {
     settings_keys: &["workers", "service_ms"],
     roles: &[Role::DemoApp],
     volume: None,
-    fpm_status_path: None,
+    sources: &[],
     metrics_role: Some(Role::DemoApp),
     prewarm_table: None,
     assets: &[Asset {

@@ -14,6 +14,7 @@ mod php;
 mod postgres;
 pub mod role;
 mod settings;
+pub(crate) mod source;
 pub(crate) mod templates;
 #[cfg(test)]
 mod toy;
@@ -21,6 +22,7 @@ mod toy;
 pub use php::Listen;
 pub use postgres::PostgresSettings;
 pub use role::{Role, Slot};
+pub(crate) use source::SourceDecl;
 
 use serde::{Deserialize, Serialize};
 
@@ -301,8 +303,9 @@ pub(crate) struct LabInfo {
     pub roles: &'static [Role],
     /// A volume its containers share.
     pub volume: Option<VolumeDecl>,
-    /// The php-fpm status page below the entry point (sampled, and shown by `perflab up`).
-    pub fpm_status_path: Option<&'static str>,
+    /// What its containers offer the samplers (`source`: php-fpm's status page, nginx's
+    /// `stub_status`, PostgreSQL's activity), each read by the one generic sampler.
+    pub sources: &'static [SourceDecl],
     /// The role whose stdout carries the 2-second metrics lines (`samples/node.jsonl`).
     pub metrics_role: Option<Role>,
     /// The table `pg_prewarm` loads when `postgres.prewarm` is on.
@@ -371,6 +374,20 @@ pub(crate) trait LabDescriptor: Sync {
     fn connections_per_node(&self, _stack: &StackSettings) -> Option<u32> {
         None
     }
+}
+
+/// Every sampler source the labs declare (`source`), each name once, in `Lab::ALL`'s order:
+/// the files a run directory may hold, the counts a manifest may carry.
+pub(crate) fn sources() -> Vec<&'static SourceDecl> {
+    let mut v: Vec<&'static SourceDecl> = Vec::new();
+    for lab in Lab::ALL {
+        for s in descriptor(lab).info().sources {
+            if !v.iter().any(|x| x.name == s.name) {
+                v.push(s);
+            }
+        }
+    }
+    v
 }
 
 /// Where the image keeps PostgreSQL's cluster (`images/pg/init.sh`).

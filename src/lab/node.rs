@@ -49,7 +49,7 @@ const INFO: LabInfo = LabInfo {
     ],
     roles: &[Role::Pg, Role::NodeApp],
     volume: None,
-    fpm_status_path: None,
+    sources: &[postgres::PG_SOURCE],
     metrics_role: Some(Role::NodeApp),
     prewarm_table: Some("orders"),
     assets: &[Asset {

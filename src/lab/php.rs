@@ -1,6 +1,7 @@
 //! The PHP lab (lab-spec §3): PostgreSQL, php-fpm running Laravel and nginx in front of it,
 //! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
 use super::settings::{is_true, is_zero, yes};
+use super::source::Read;
 use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_nginx};
 use super::*;
 use serde::{Deserialize, Serialize};
@@ -76,7 +77,27 @@ const INFO: LabInfo = LabInfo {
         label: "php-sockets",
         target: "/run/php",
     }),
-    fpm_status_path: Some("/fpm-status?json"),
+    sources: &[
+        postgres::PG_SOURCE,
+        // php-fpm's status page of the hidden status pool, through nginx (sampler only).
+        SourceDecl {
+            name: "fpm",
+            offered_by: Role::PhpFpm,
+            read: Read::HttpJson {
+                path: "/fpm-status?json",
+            },
+            every_ms: 2000,
+        },
+        // nginx's `stub_status` (connections and requests; sampler only: `nginx.conf.tpl`).
+        SourceDecl {
+            name: "nginx",
+            offered_by: Role::Nginx,
+            read: Read::HttpText {
+                path: "/nginx-status",
+            },
+            every_ms: 2000,
+        },
+    ],
     metrics_role: None,
     prewarm_table: Some("products"),
     assets: &[Asset {

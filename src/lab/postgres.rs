@@ -1,6 +1,34 @@
 //! `stack.postgres:`, the settings of the PostgreSQL container of the labs that have one.
 use serde::{Deserialize, Serialize};
 
+use super::Role;
+use super::source::{Read, Shape, SourceDecl, SqlField};
+
+/// `samples/pg.jsonl` of the labs with a PostgreSQL: `pg_stat_activity` grouped by state and
+/// wait event, and the databases' commit counter, read through the harness's own connection
+/// (opened before the lab's workers take every slot: exp2-pgconn fills `max_connections`).
+pub(crate) const PG_SOURCE: SourceDecl = SourceDecl {
+    name: "pg",
+    offered_by: Role::Pg,
+    read: Read::Sql {
+        fields: &[
+            SqlField {
+                field: "activity",
+                query: "select coalesce(state, '') as state, wait_event_type, wait_event, count(*) as count \
+                        from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid() \
+                        group by 1, 2, 3 order by 4 desc",
+                shape: Shape::Rows,
+            },
+            SqlField {
+                field: "xact_commit",
+                query: "select coalesce(sum(xact_commit), 0)::bigint from pg_stat_database",
+                shape: Shape::Value,
+            },
+        ],
+    },
+    every_ms: 2000,
+};
+
 /// `stack.postgres:`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

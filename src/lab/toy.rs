@@ -22,7 +22,7 @@ const INFO: LabInfo = LabInfo {
     settings_keys: &["delay_ms"],
     roles: &[Role::DemoApp],
     volume: None,
-    fpm_status_path: None,
+    sources: &[],
     metrics_role: None,
     prewarm_table: None,
     assets: &[],

@@ -256,9 +256,11 @@ impl DockerEngine<'_> {
         if !self.env.loadgen.off_host {
             containers.extend(generators::targets(&self.round.gens));
         }
+        let stack = self.stack()?;
         Ok(SamplerTargets {
             containers,
-            fpm_status_url: self.stack()?.fpm_status_url.clone(),
+            sources: crate::lab::descriptor(stack.lab).info().sources,
+            entry_url: Some(stack.entry_url.clone()),
             pg: self.round.pg.clone(),
         })
     }

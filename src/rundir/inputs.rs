@@ -9,6 +9,7 @@ use crate::analyze::logs::LogDigest;
 use crate::analyze::merge;
 use crate::analyze::model::{GeneratorSource, LoadModel, Params, Source};
 use crate::analyze::samples::Samples;
+use crate::analyze::samples::sources::{self, SourcePoint};
 use crate::analyze::summary::{self, K6Summary};
 use crate::error::invalid;
 use crate::experiment::Model;
@@ -86,31 +87,61 @@ pub(crate) fn k6_log(f: &RunFile) -> Result<((bool, bool), Vec<String>), ReadErr
 /// The samplers' files under `dir/samples/` (missing files are empty); a torn last line is
 /// dropped and its file named in `torn`, what else the read changed goes to `caveats`.
 pub fn samples(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<Samples> {
-    fn read<T: serde::de::DeserializeOwned>(
-        l: &Layout,
-        s: SampleFile,
-        torn: &mut Vec<String>,
-        caveats: &mut Vec<String>,
-    ) -> anyhow::Result<Vec<T>> {
-        let f = l.file(l.samples(s), FileKind::Samples);
-        let (v, notes, cut) = read::jsonl(&f)?;
-        if cut {
-            torn.push(f.label);
-        }
-        caveats.extend(notes.caveats());
-        Ok(v)
-    }
     let (l, mut t) = (Layout::new(dir), Vec::new());
     Ok(Samples {
-        cgroup: read(&l, SampleFile::Cgroup, &mut t, caveats)?,
-        host: read(&l, SampleFile::Host, &mut t, caveats)?,
-        fpm: read(&l, SampleFile::Fpm, &mut t, caveats)?,
-        pg: read(&l, SampleFile::Pg, &mut t, caveats)?,
-        node: read(&l, SampleFile::Node, &mut t, caveats)?,
-        hostprocs: read(&l, SampleFile::HostProcs, &mut t, caveats)?,
+        cgroup: sample_lines(&l, SampleFile::Cgroup, &mut t, caveats)?,
+        host: sample_lines(&l, SampleFile::Host, &mut t, caveats)?,
+        fpm: sample_lines(&l, SampleFile::Source("fpm"), &mut t, caveats)?,
+        pg: sample_lines(&l, SampleFile::Source("pg"), &mut t, caveats)?,
+        node: sample_lines(&l, SampleFile::Node, &mut t, caveats)?,
+        hostprocs: sample_lines(&l, SampleFile::HostProcs, &mut t, caveats)?,
+        sources: source_rows(&l, &mut t, caveats)?,
         access: access_logs(&l, caveats)?,
         torn: t,
     })
+}
+
+/// The lines of one samples file, through the bounded reader.
+fn sample_lines<T: serde::de::DeserializeOwned>(
+    l: &Layout,
+    s: SampleFile,
+    torn: &mut Vec<String>,
+    caveats: &mut Vec<String>,
+) -> anyhow::Result<Vec<T>> {
+    let f = l.file(l.samples(s), FileKind::Samples);
+    let (v, notes, cut) = read::jsonl(&f)?;
+    if cut {
+        torn.push(f.label);
+    }
+    caveats.extend(notes.caveats());
+    Ok(v)
+}
+
+/// The files of the sources the analysis reads through their registry row
+/// (`analyze::samples::sources`), by source; lines without the row's columns are left out and
+/// said.
+fn source_rows(
+    l: &Layout,
+    torn: &mut Vec<String>,
+    caveats: &mut Vec<String>,
+) -> anyhow::Result<std::collections::BTreeMap<String, Vec<SourcePoint>>> {
+    let mut out = std::collections::BTreeMap::new();
+    for row in sources::ROWS {
+        let file = SampleFile::Source(row.source);
+        let lines: Vec<serde_json::Value> = sample_lines(l, file, torn, caveats)?;
+        if lines.is_empty() {
+            continue;
+        }
+        let (points, skipped) = sources::points(row, &lines);
+        if skipped > 0 {
+            caveats.push(format!(
+                "samples/{}: {skipped} line(s) without its figures, left out",
+                file.file()
+            ));
+        }
+        out.insert(row.source.to_string(), points);
+    }
+    Ok(out)
 }
 
 /// Read the log `f` line by line into `each` when it is there; a log that is no regular file

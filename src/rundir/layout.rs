@@ -297,7 +297,7 @@ pub fn names() -> Vec<String> {
         v.extend([k.summary(), k.log(), k.dashboard()].map(file));
     }
     v.push(dir(l.samples_dir()));
-    v.extend(SampleFile::ALL.map(|s| file(l.samples(s))));
+    v.extend(SampleFile::all().into_iter().map(|s| file(l.samples(s))));
     v.push(file(l.agent_host_samples("<role>")));
     v.push(dir(l.logs_dir()));
     v.extend([l.log("<name>"), l.access_log("<server>")].map(file));
@@ -319,7 +319,7 @@ mod tests {
         );
         assert_eq!(l.generator_of(0, 1).log(), Path::new("/out/x/r1/k6/k6.log"));
         assert_eq!(
-            l.load("probe-1").samples(SampleFile::Pg),
+            l.load("probe-1").samples(SampleFile::Source("pg")),
             Path::new("/out/x/r1/loads/probe-1/samples/pg.jsonl")
         );
         let f = l.file(l.access_log("nginx"), FileKind::AccessLog);

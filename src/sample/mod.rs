@@ -1,22 +1,22 @@
 //! Server-side samplers that run beside k6, and their registry: the files they write under the
 //! run's `samples/` folder (`sample_files!` below: `SampleFile`, each file's name and the key
-//! of its count in the summary), what to sample (`SamplerTargets`), and `Samplers::start` /
-//! `stop`, which spawn one task per sampler and add up their summaries.
-//! Every line is JSON (`t` = unix ms, UTC), flushed per line so an aborted run keeps what was
-//! sampled. The periodic one-source samplers (`fpm.rs`: php-fpm status through the hidden
-//! pool, `pg.rs`: `pg_stat_activity`, every 2 s) are `sampler::Sampler`s run by one loop; the
-//! fast sampler (`fast.rs`, every 1 s) reads cgroups, `/proc/stat` and the host's processes in
-//! one tick so their lines share `t`. `pin.rs` keeps perflab's own threads off the app's CPUs.
+//! of its count in the summary; a lab's declared sources are `SampleFile::Source`), what to
+//! sample (`SamplerTargets`), and `Samplers::start` / `stop`, which spawn one task per sampler
+//! and add up their summaries. Every line is JSON (`t` = unix ms, UTC), flushed per line so an
+//! aborted run keeps what was sampled. The sources a lab declares (`lab::source`: php-fpm's
+//! status, nginx's `stub_status`, `pg_stat_activity`, each every 2 s) are read by one generic
+//! `sampler::Sampler` (`source.rs`) run by one loop; the fast sampler (`fast.rs`, every 1 s)
+//! reads cgroups, `/proc/stat` and the host's processes in one tick so their lines share `t`.
+//! `pin.rs` keeps perflab's own threads off the app's CPUs.
 pub mod agent;
 pub mod cgroup;
 mod fast;
-mod fpm;
 pub mod host;
-mod pg;
 mod pin;
 pub mod procs;
 pub mod records;
 mod sampler;
+mod source;
 pub mod stack;
 mod summary;
 mod writer;
@@ -28,21 +28,22 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::lab::Role;
+use crate::lab::{Role, SourceDecl};
 pub(crate) use pin::pin_process_to;
-use sampler::{Sampler, Shared};
+use sampler::Shared;
 pub(crate) use summary::SamplerSummary;
 
-/// The registry of the files under a run's `samples/`, one row each after its doc:
+/// The registry of the fixed files under a run's `samples/`, one row each after its doc:
 /// `Variant: "name"`, then `, counted as "key"` when the samplers' summary counts its lines.
-/// The file is `<name>.jsonl`; a sampler that writes it is `<name>` in `sampler-errors.jsonl`
-/// (`Sampler::FILE`); `key` is its count in the manifest's `samplers` object. `SampleFile`,
-/// `SampleFile::ALL` (what the run directory's layout lists), `name`, `file` and `count_key`
-/// derive from this table; the order of the rows is the order of the counts in the manifest.
+/// The file is `<name>.jsonl`; a sampler that writes it is `<name>` in `sampler-errors.jsonl`;
+/// `key` is its count in the manifest's `samplers` object. `SampleFile`, `SampleFile::all`
+/// (what the run directory's layout lists), `name`, `file` and `count_key` derive from this
+/// table and the labs' declared sources (`SampleFile::Source`, counted as `<name>_samples`,
+/// after the fixed rows); the order of the rows is the order of the counts in the manifest.
 /// A row may carry a `#[cfg(..)]` (the unit tests' sampler is one).
 macro_rules! sample_files {
-    (@key) => { None };
-    (@key $key:literal) => { Some($key) };
+    (@key) => { None::<&str> };
+    (@key $key:literal) => { Some::<&str>($key) };
     ($(
         $(#[doc = $doc:literal])*
         $(#[cfg($cfg:meta)])?
@@ -52,34 +53,41 @@ macro_rules! sample_files {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum SampleFile {
             $( $(#[doc = $doc])* $(#[cfg($cfg)])? $v, )+
+            /// A source a lab declares (`lab::source::SourceDecl`), by its name: `fpm.jsonl`
+            /// (php-fpm's status, `FpmSample`), `pg.jsonl` (`pg_stat_activity`, `PgSample`),
+            /// `nginx.jsonl` (nginx's `stub_status`), ...
+            Source(&'static str),
         }
 
         impl SampleFile {
-            /// Every file, in the registry's order.
-            pub(crate) const ALL: [SampleFile; {
-                let all: &[SampleFile] = &[$( $(#[cfg($cfg)])? SampleFile::$v, )+];
-                all.len()
-            }] = [$( $(#[cfg($cfg)])? SampleFile::$v, )+];
+            /// The fixed files, in the registry's order.
+            const FIXED: &'static [SampleFile] = &[$( $(#[cfg($cfg)])? SampleFile::$v, )+];
+
+            /// Every file: the fixed ones, then the sources every lab declares.
+            pub(crate) fn all() -> Vec<SampleFile> {
+                let sources = crate::lab::sources().into_iter().map(|s| SampleFile::Source(s.name));
+                SampleFile::FIXED.iter().copied().chain(sources).collect()
+            }
 
             /// The file's name without `.jsonl`: its sampler's name in `sampler-errors.jsonl`.
             pub(crate) const fn name(self) -> &'static str {
                 match self {
                     $( $(#[cfg($cfg)])? SampleFile::$v => $name, )+
+                    SampleFile::Source(name) => name,
                 }
             }
 
             /// The file's name in `samples/`.
-            pub(crate) const fn file(self) -> &'static str {
-                match self {
-                    $( $(#[cfg($cfg)])? SampleFile::$v => concat!($name, ".jsonl"), )+
-                }
+            pub(crate) fn file(self) -> String {
+                format!("{}.jsonl", self.name())
             }
 
             /// The key of its count of lines in the samplers' summary, if the samplers count
             /// them.
-            pub(crate) const fn count_key(self) -> Option<&'static str> {
+            pub(crate) fn count_key(self) -> Option<String> {
                 match self {
-                    $( $(#[cfg($cfg)])? SampleFile::$v => sample_files!(@key $($key)?), )+
+                    $( $(#[cfg($cfg)])? SampleFile::$v => sample_files!(@key $($key)?).map(String::from), )+
+                    SampleFile::Source(name) => Some(format!("{name}_samples")),
                 }
             }
         }
@@ -93,10 +101,6 @@ sample_files! {
     Host: "host", counted as "host_samples";
     /// `hostprocs.jsonl`: the host's processes by source, irq and softirq (`HostProcsSample`).
     HostProcs: "hostprocs", counted as "procs_samples";
-    /// `fpm.jsonl`: php-fpm's status (`FpmSample`).
-    Fpm: "fpm", counted as "fpm_samples";
-    /// `pg.jsonl`: `pg_stat_activity` (`PgSample`).
-    Pg: "pg", counted as "pg_samples";
     /// `node.jsonl`: the Node app's metrics lines (`NodeSample`), collected from its log.
     Node: "node";
     /// `sampler-errors.jsonl`: what a sampler failed to read.
@@ -134,25 +138,26 @@ pub(crate) struct ContainerTarget {
 #[derive(Default)]
 pub(crate) struct SamplerTargets {
     pub containers: Vec<ContainerTarget>,
-    /// e.g. `http://127.0.0.1:PORT/fpm-status?json` (through nginx to the hidden status pool).
-    pub fpm_status_url: Option<String>,
+    /// The sources the lab declares (`LabInfo::sources`).
+    pub sources: &'static [SourceDecl],
+    /// The entry point from the host (`LabStack::entry_url`), which the HTTP sources are read
+    /// below.
+    pub entry_url: Option<String>,
     /// A connection opened by the caller before the lab's workers take every slot
-    /// (exp2-pgconn fills `max_connections` on purpose).
+    /// (exp2-pgconn fills `max_connections` on purpose), which the SQL sources use.
     pub pg: Option<std::sync::Arc<tokio_postgres::Client>>,
 }
 
-/// Sampling periods.
+/// Sampling periods (the declared sources have their own).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SamplerOptions {
     pub fast: Duration,
-    pub slow: Duration,
 }
 
 impl Default for SamplerOptions {
     fn default() -> Self {
         SamplerOptions {
             fast: Duration::from_secs(1),
-            slow: Duration::from_secs(2),
         }
     }
 }
@@ -168,7 +173,8 @@ pub(crate) struct Samplers {
 
 impl Samplers {
     /// Start every sampler the targets allow, writing to `files` (their folder created if
-    /// missing). A periodic sampler is one `periodic` call here: its target made its `Sampler`.
+    /// missing): the fast one, and each declared source the run has a way to (an entry point,
+    /// a database connection). Every source any lab declares is counted, 0 when not run.
     pub(crate) fn start(
         files: &SampleFiles,
         targets: SamplerTargets,
@@ -178,12 +184,19 @@ impl Samplers {
         let mut s = Samplers::new(stop);
         let out = fast::FastOut::files(&shared)?;
         s.fast(out, targets.containers, opts.fast, shared.stop.clone());
-        s.periodic(
-            &shared,
-            opts.slow,
-            targets.fpm_status_url.map(fpm::FpmSampler::new),
-        )?;
-        s.periodic(&shared, opts.slow, targets.pg.map(|c| Ok(pg::PgSampler(c))))?;
+        let declared: Vec<SampleFile> = crate::lab::sources()
+            .into_iter()
+            .map(|d| SampleFile::Source(d.name))
+            .collect();
+        s.base.expect(&declared);
+        for decl in targets.sources {
+            let (entry, pg) = (targets.entry_url.as_deref(), targets.pg.as_ref());
+            if let Some(sampler) = source::SourceSampler::new(decl, entry, pg) {
+                let every = Duration::from_millis(decl.every_ms);
+                let file = SampleFile::Source(decl.name);
+                s.tasks.push(sampler::spawn(file, sampler, every, &shared)?);
+            }
+        }
         Ok(s)
     }
 
@@ -216,21 +229,6 @@ impl Samplers {
         self.tasks.push(fast::spawn(out, containers, period, stop));
     }
 
-    /// Spawn `sampler` every `period` if this run has its target (`Some`; `Err`: it could not
-    /// be set up, which it records); its count is in the summary either way.
-    fn periodic<S: Sampler>(
-        &mut self,
-        shared: &Shared,
-        period: Duration,
-        sampler: Option<Result<S, String>>,
-    ) -> std::io::Result<()> {
-        self.base.expect(&[S::FILE]);
-        if let Some(s) = sampler {
-            self.tasks.push(sampler::spawn(s, period, shared)?);
-        }
-        Ok(())
-    }
-
     /// Stop all samplers and merge their summaries.
     pub(crate) async fn stop(self) -> SamplerSummary {
         let _ = self.stop.send(true);
@@ -259,34 +257,39 @@ mod tests {
         let summary = s.stop().await;
         assert_eq!(
             serde_json::to_string(&summary).unwrap(),
-            r#"{"cgroup_samples":0,"host_samples":0,"procs_samples":0,"fpm_samples":0,"pg_samples":0,"errors":0,"perflab_cores_mean":null,"dockerd_cores_mean":null}"#
+            r#"{"cgroup_samples":0,"host_samples":0,"procs_samples":0,"fpm_samples":0,"nginx_samples":0,"pg_samples":0,"errors":0,"perflab_cores_mean":null,"dockerd_cores_mean":null}"#
         );
         for f in [SampleFile::Cgroup, SampleFile::Host, SampleFile::HostProcs] {
             assert!(files.path(f).is_file(), "{f:?}");
         }
-        assert!(!files.path(SampleFile::Fpm).exists());
+        assert!(!files.path(SampleFile::Source("fpm")).exists());
         assert!(files.path(SampleFile::Errors).is_file());
     }
 
     #[test]
     fn the_files_keep_their_names_and_the_errors_their_samplers() {
-        let names: Vec<_> = SampleFile::ALL.iter().map(|f| f.file()).collect();
+        let names: Vec<_> = SampleFile::all().iter().map(|f| f.file()).collect();
+        for n in [
+            "cgroup.jsonl",
+            "host.jsonl",
+            "hostprocs.jsonl",
+            "fpm.jsonl",
+            "pg.jsonl",
+            "nginx.jsonl",
+            "node.jsonl",
+            "sampler-errors.jsonl",
+        ] {
+            assert!(names.contains(&n.to_string()), "{n}: {names:?}");
+        }
         assert_eq!(
-            names[..7],
-            [
-                "cgroup.jsonl",
-                "host.jsonl",
-                "hostprocs.jsonl",
-                "fpm.jsonl",
-                "pg.jsonl",
-                "node.jsonl",
-                "sampler-errors.jsonl"
-            ]
-        );
-        assert_eq!(
-            [SampleFile::Cgroup, SampleFile::Fpm, SampleFile::Pg].map(SampleFile::name),
-            ["cgroup", "fpm", "pg"]
+            [SampleFile::Cgroup, SampleFile::Source("fpm")].map(SampleFile::name),
+            ["cgroup", "fpm"]
         );
         assert_eq!(SampleFile::Node.count_key(), None);
+        // the recorded manifests' keys
+        let keys: Vec<_> = ["fpm", "pg"]
+            .map(|n| SampleFile::Source(n).count_key().unwrap())
+            .to_vec();
+        assert_eq!(keys, ["fpm_samples", "pg_samples"]);
     }
 }

@@ -1,10 +1,9 @@
 //! The `Sampler` trait (one periodic reading of one source, written as one JSON line) and the
-//! loop that runs any sampler: its ticks, its file in the run's `samples/` (its `FILE`), its
-//! failures in `sampler-errors.jsonl` under its file's name and its count in the summary under
-//! its file's key. Also what every sampler shares: the folder, the errors' file and the stop
-//! signal (`Shared`), the ticker, the clock and the error line. A new sampler is its own file
-//! with an `impl Sampler`, its row of `sample_files!` and one `periodic` line in
-//! `Samplers::start` (`mod.rs`).
+//! loop that runs any sampler: its ticks, its file in the run's `samples/`, its failures in
+//! `sampler-errors.jsonl` under its file's name and its count in the summary under its file's
+//! key. Also what every sampler shares: the folder, the errors' file and the stop signal
+//! (`Shared`), the ticker, the clock and the error line. The one periodic sampler is
+//! `source.rs`'s, which runs every source a lab declares (`lab::source`).
 use std::future::Future;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -19,9 +18,6 @@ use super::{SampleFile, SampleFiles};
 
 /// One periodic reading of one source (php-fpm's status, `pg_stat_activity`, ...).
 pub(crate) trait Sampler: Send + 'static {
-    /// Its file under `samples/` (a row of `sample_files!`): where its lines go, its name in
-    /// `sampler-errors.jsonl` and the key the summary counts its lines under.
-    const FILE: SampleFile;
     /// One line of its file.
     type Line: Serialize + Send;
     /// One reading, stamped `t` (unix ms); an error is recorded and the loop goes on.
@@ -60,18 +56,27 @@ impl Shared {
     }
 }
 
-/// Run `sampler` every `period` until the stop, one line per reading to its file (created now).
-/// A sampler that could not be set up (`Err`) records why once and writes nothing.
+/// Run `sampler` every `period` until the stop, one line per reading to `file` (created now):
+/// where its lines go, its name in `sampler-errors.jsonl` and the key the summary counts its
+/// lines under. A sampler that could not be set up (`Err`) records why once and writes nothing.
 pub(crate) fn spawn<S: Sampler>(
+    file: SampleFile,
     sampler: Result<S, String>,
     period: Duration,
     shared: &Shared,
 ) -> std::io::Result<JoinHandle<SamplerSummary>> {
-    let out = shared.create(S::FILE)?;
-    Ok(tokio::spawn(run(sampler, out, period, shared.clone())))
+    let out = shared.create(file)?;
+    Ok(tokio::spawn(run(
+        file,
+        sampler,
+        out,
+        period,
+        shared.clone(),
+    )))
 }
 
 async fn run<S: Sampler>(
+    file: SampleFile,
     sampler: Result<S, String>,
     out: JsonlWriter,
     period: Duration,
@@ -85,7 +90,7 @@ async fn run<S: Sampler>(
         Ok(s) => s,
         Err(e) => {
             summary.errors += 1;
-            record_error(&errors, S::FILE.name(), e);
+            record_error(&errors, file.name(), e);
             return summary;
         }
     };
@@ -94,12 +99,12 @@ async fn run<S: Sampler>(
         match sampler.read(now_ms()).await {
             Ok(line) => {
                 if out.write(&line).is_ok() {
-                    summary.count_line(S::FILE);
+                    summary.count_line(file);
                 }
             }
             Err(e) => {
                 summary.errors += 1;
-                record_error(&errors, S::FILE.name(), e);
+                record_error(&errors, file.name(), e);
             }
         }
     }
@@ -161,7 +166,6 @@ mod tests {
     struct Counting(u64, Option<watch::Sender<bool>>);
 
     impl Sampler for Counting {
-        const FILE: SampleFile = SampleFile::Counting;
         type Line = u64;
         async fn read(&mut self, _t: i64) -> Result<u64, String> {
             self.0 += 1;
@@ -200,10 +204,15 @@ mod tests {
         let (stop, shared) = Shared::open(&files).unwrap();
         let sampler = Counting(0, Some(stop));
         // six readings (the sixth stops the loop); the third and the sixth fail
-        let s = spawn(Ok(sampler), Duration::from_millis(1), &shared)
-            .unwrap()
-            .await
-            .unwrap();
+        let s = spawn(
+            SampleFile::Counting,
+            Ok(sampler),
+            Duration::from_millis(1),
+            &shared,
+        )
+        .unwrap()
+        .await
+        .unwrap();
         assert_eq!((s.lines(SampleFile::Counting), s.errors), (4, 2), "{s:?}");
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["counting_samples"], 4, "{json}");
@@ -220,10 +229,15 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let files = folder(d.path());
         let (_stop, shared) = Shared::open(&files).unwrap();
-        let s = spawn::<Counting>(Err("no client".into()), Duration::from_millis(1), &shared)
-            .unwrap()
-            .await
-            .unwrap();
+        let s = spawn::<Counting>(
+            SampleFile::Counting,
+            Err("no client".into()),
+            Duration::from_millis(1),
+            &shared,
+        )
+        .unwrap()
+        .await
+        .unwrap();
         assert_eq!((s.lines(SampleFile::Counting), s.errors), (0, 1));
         assert!(lines(&files.path(SampleFile::Counting)).is_empty());
         let errs = lines(&files.path(SampleFile::Errors));

@@ -75,9 +75,9 @@ impl<'de> Deserialize<'de> for Lines {
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Lines, A::Error> {
                 let mut lines = BTreeMap::new();
                 while let Some(key) = m.next_key::<String>()? {
-                    match SampleFile::ALL
+                    match SampleFile::all()
                         .into_iter()
-                        .find(|f| f.count_key() == Some(key.as_str()))
+                        .find(|f| f.count_key().as_deref() == Some(key.as_str()))
                     {
                         Some(f) => {
                             lines.insert(f, m.next_value()?);
@@ -113,8 +113,8 @@ mod tests {
                 SampleFile::Cgroup,
                 SampleFile::Host,
                 SampleFile::HostProcs,
-                SampleFile::Fpm,
-                SampleFile::Pg
+                SampleFile::Source("fpm"),
+                SampleFile::Source("pg")
             ]
             .map(|f| s.lines(f)),
             [108, 36, 36, 0, 19]
@@ -128,7 +128,10 @@ mod tests {
         let s: SamplerSummary = serde_json::from_str(BEFORE_PROCS).unwrap();
         assert_eq!(s.lines(SampleFile::HostProcs), 0);
         assert_eq!(
-            (s.lines(SampleFile::Cgroup), s.lines(SampleFile::Pg)),
+            (
+                s.lines(SampleFile::Cgroup),
+                s.lines(SampleFile::Source("pg"))
+            ),
             (108, 19)
         );
         assert_eq!(serde_json::to_string(&s).unwrap(), BEFORE_PROCS);
@@ -152,14 +155,14 @@ mod tests {
             dockerd_cores_mean: Some(0.2),
             ..Default::default()
         };
-        (0..2).for_each(|_| b.count_line(SampleFile::Fpm));
-        total.expect(&[SampleFile::Pg]);
+        (0..2).for_each(|_| b.count_line(SampleFile::Source("fpm")));
+        total.expect(&[SampleFile::Source("pg")]);
         total.add(&a);
         total.add(&b);
         assert_eq!(
             (
                 total.lines(SampleFile::Cgroup),
-                total.lines(SampleFile::Fpm),
+                total.lines(SampleFile::Source("fpm")),
                 total.errors
             ),
             (3, 2, 3)

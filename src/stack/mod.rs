@@ -179,8 +179,6 @@ pub struct LabStack {
     pub access: Access,
     /// The entry point from a container on the lab network (k6): `http://nginx:80`, `http://app:3000`.
     pub target_url: String,
-    /// php-fpm status through the hidden pool, from the host (`...?json`).
-    pub fpm_status_url: Option<String>,
     /// Seconds from `start` to ready.
     pub start_seconds: f64,
 }
@@ -317,7 +315,6 @@ impl LabStack {
             entry_published: false,
             access: Access::default(),
             target_url: String::new(),
-            fpm_status_url: None,
             start_seconds: 0.0,
         }
     }
@@ -412,10 +409,6 @@ impl LabStack {
                     entry_url(&self.entry_ip, self.entry_port)
                 };
                 self.target_url = format!("http://{}:{port}", decl.role.log_name());
-                self.fpm_status_url = crate::lab::descriptor(self.lab)
-                    .info()
-                    .fpm_status_path
-                    .map(|p| format!("{}{p}", self.entry_url));
             }
             Some(Publish::Database(port)) => {
                 let (host, port) = match c.host_ports.get(&port) {
@@ -434,6 +427,14 @@ impl LabStack {
             None => {}
         }
         self.containers.insert(decl.role, c);
+    }
+
+    /// The URL from the host of the lab's HTTP sampler source `name` (`fpm`: php-fpm's status
+    /// through the hidden pool, `nginx`: nginx's `stub_status`), if the lab declares it.
+    pub fn source_url(&self, name: &str) -> Option<String> {
+        let info = crate::lab::descriptor(self.lab).info();
+        let s = info.sources.iter().find(|s| s.name == name)?;
+        Some(format!("{}{}", self.entry_url, s.read.http_path()?))
     }
 
     pub fn container(&self, role: Role) -> Option<&StackContainer> {

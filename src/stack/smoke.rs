@@ -278,7 +278,7 @@ async fn status_under_burst(
             tokio::spawn(async move { get(&c, &u).await.0 })
         })
         .collect();
-    let status_url = stack.fpm_status_url.clone().context("no fpm status URL")?;
+    let status_url = stack.source_url("fpm").context("no fpm status URL")?;
     let (proof, last) = busy_status(client, &status_url, n).await;
     let mut codes = std::collections::BTreeMap::<u16, usize>::new();
     for h in burst {

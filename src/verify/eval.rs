@@ -147,6 +147,10 @@ impl Resolve for Ctx<'_> {
                 let s = self.step_for(n, run)?;
                 q.read(&StepCtx::new(run.report, s, &n.path))
             }
+            Reader::Source(name) => {
+                let s = self.step_for(n, run)?;
+                StepCtx::new(run.report, s, &n.path).source(name)
+            }
         }
     }
 
@@ -339,7 +343,7 @@ fn unusable_figure(c: &Compiled, ctx: &Ctx<'_>) -> Option<String> {
             Some(ctx.run)
         };
         let reader = quantities::lookup(&n.path).map(|q| q.reader);
-        if let (Some(Reader::Step(_)), Some(run)) = (reader, run) {
+        if let (Some(Reader::Step(_) | Reader::Source(_)), Some(run)) = (reader, run) {
             read.push((run, n.selector, n.path.as_str()));
         }
     }

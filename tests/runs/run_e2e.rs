@@ -5,6 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use perflab::rundir;
+use perflab::rundir::layout::SampleFile;
 
 use crate::run_support;
 use run_support::shared::{SharedRun, demo_open_refined};
@@ -211,6 +212,7 @@ fn exp2_pgconn_refused_connections_are_http_500() {
     // php-fpm read the app and Laravel from volumes filled at stack start, not through the
     // storage driver, and the volumes went with the stack
     let m = rundir::read_manifest(&dir).unwrap();
+    declared_sources_reach_the_report(&m, &r);
     let fpm = &m.measurements.stack.containers.as_ref().unwrap()["php-fpm"];
     assert_eq!(
         fpm.code_volumes,
@@ -232,6 +234,49 @@ fn exp2_pgconn_refused_connections_are_http_500() {
         log.contains("too many clients") || log.contains("remaining connection slots are reserved"),
         "Laravel's log shows PostgreSQL refusing connections"
     );
+}
+
+/// Every source the php lab declares was sampled by the one generic sampler (php-fpm's status,
+/// `pg_stat_activity` through the harness's connection, nginx's `stub_status`), and nginx's
+/// figures reached report.json through their registry row: nginx read as many requests per
+/// second as k6 sent, plus the samplers' own.
+fn declared_sources_reach_the_report(m: &rundir::Manifest, r: &Value) {
+    let counts = m.measurements.samplers.as_ref().expect("samplers' counts");
+    for name in ["fpm", "pg", "nginx"] {
+        let n = counts.lines(SampleFile::Source(name));
+        assert!(n > 0, "no {name} samples: {counts:?}");
+    }
+    for s in steps(r) {
+        let src = &s["server"]["sources"];
+        assert!(src["nginx.samples"].as_f64().unwrap_or(0.0) >= 1.0, "{s}");
+        assert!(
+            src["nginx.active_max"].as_f64().unwrap_or(0.0) >= 1.0,
+            "{s}"
+        );
+        assert!(
+            s["server"]["pg"]["top"].is_string(),
+            "pg lines read back: {s}"
+        );
+        match src["nginx.requests_per_s"].as_f64() {
+            Some(rps) => {
+                let sent = s["sent_per_s"].as_f64().unwrap();
+                assert!(
+                    (sent * 0.8..=sent * 1.2 + 3.0).contains(&rps),
+                    "nginx read {rps} requests/s, k6 sent {sent}/s: {s}"
+                );
+            }
+            // a 5-second quick step may hold too few 2-second readings for a rate: then the
+            // report says so, as for php-fpm's `accepted conn`
+            None => {
+                let said = r["unusable"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|u| u["step"] == s["name"] && u["figure"] == "nginx.requests_per_s");
+                assert!(said, "no nginx rate and no reason: {s}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! Shared hosts, real PHP stack: nothing is published, and php-fpm's status page answers only
-//! perflab's sampler (the host, through the lab network's gateway), not k6 or any other
-//! container on the lab network.
+//! Shared hosts, real PHP stack: nothing is published, and php-fpm's status page and nginx's
+//! `stub_status` answer only perflab's sampler (the host, through the lab network's gateway),
+//! not k6 or any other container on the lab network.
 use crate::stack_support;
 use perflab::docker::ExitStatus;
 use perflab::experiment::Lab;
@@ -10,6 +10,7 @@ const SCRIPT: &str = r#"
 import http from 'k6/http';
 export default function () {
   console.log('STATUS=' + http.get('http://nginx:80/fpm-status?json').status);
+  console.log('STUB=' + http.get('http://nginx:80/nginx-status').status);
   console.log('PING=' + http.get('http://nginx:80/api/ping').status);
 }
 "#;
@@ -22,7 +23,8 @@ async fn fpm_status_answers_the_sampler_only() {
     let id = run_id("shfpm");
     let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
 
-    let from_host = reqwest::get(s.fpm_status_url.clone().unwrap()).await;
+    let from_host = reqwest::get(s.source_url("fpm").unwrap()).await;
+    let stub_from_host = reqwest::get(s.source_url("nginx").unwrap()).await;
     let mut spec = s.k6_spec(&set, "k6");
     spec.cmd = Some(vec![
         "run".into(),
@@ -52,10 +54,14 @@ async fn fpm_status_answers_the_sampler_only() {
     let from_host = from_host.expect("the host reaches nginx at its lab address");
     assert_eq!(from_host.status().as_u16(), 200);
     assert!(from_host.text().await.unwrap().contains("active processes"));
+    let stub = stub_from_host.expect("the host reaches nginx's stub_status");
+    assert_eq!(stub.status().as_u16(), 200);
+    assert!(stub.text().await.unwrap().contains("Active connections:"));
     assert_eq!(run.unwrap().status, ExitStatus::Exited(0), "{logs}");
     // k6 reaches the app, not the status page (nginx answers 403 to any other address).
     assert!(logs.contains("PING=200"), "{logs}");
     assert!(logs.contains("STATUS=403"), "{logs}");
+    assert!(logs.contains("STUB=403"), "{logs}");
     assert!(published.is_empty(), "published: {published:?}");
     assert!(leftovers(&d, &id).await.is_empty());
 }

@@ -49,7 +49,7 @@ async fn php_stack_tcp_persistent_passes_smoke() {
     let nginx = s.container(Role::Nginx).unwrap();
     let addr = nginx.address.as_deref().expect("nginx has a lab address");
     assert_eq!(
-        s.fpm_status_url.as_deref(),
+        s.source_url("fpm").as_deref(),
         Some(format!("http://{addr}:80/fpm-status?json").as_str())
     );
     assert!(

@@ -5,6 +5,7 @@ mod apps;
 mod cpus;
 mod host;
 mod series;
+pub(crate) mod sources;
 mod window;
 
 use crate::lab::Role;
@@ -15,6 +16,7 @@ pub(crate) use cpus::{CpuSplit, HOST_LIMITED_PCT, Pinning};
 pub(crate) use host::NEGLIGIBLE as NEGLIGIBLE_CORES;
 pub use host::host_share;
 pub use series::{MIN_STEP_SAMPLES, Span};
+pub use sources::SourcePoint;
 pub use window::*;
 
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,10 @@ pub struct Samples {
     /// The host's processes outside the lab by source (`hostprocs.jsonl`).
     #[serde(default)]
     pub hostprocs: Vec<HostProcsSample>,
+    /// The readings of the sources read through their registry row (`sources::ROWS`), by
+    /// source (`nginx`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sources: BTreeMap<String, Vec<SourcePoint>>,
     /// The php-fpm and nginx access logs (diag-acc only).
     #[serde(default)]
     pub access: super::access::AccessLogs,
@@ -47,6 +53,7 @@ impl Samples {
             && self.pg.is_empty()
             && self.node.is_empty()
             && self.hostprocs.is_empty()
+            && self.sources.values().all(Vec::is_empty)
     }
     pub fn sort(&mut self) {
         self.cgroup.sort_by_key(|s| s.t);
@@ -55,6 +62,9 @@ impl Samples {
         self.pg.sort_by_key(|s| s.t);
         self.node.sort_by_key(|s| s.t);
         self.hostprocs.sort_by_key(|s| s.t);
+        self.sources
+            .values_mut()
+            .for_each(|v| v.sort_by_key(|s| s.t));
     }
 }
 

@@ -53,6 +53,10 @@ pub struct WindowServer {
     pub fpm: Option<FpmWindow>,
     pub pg: Option<PgWindow>,
     pub node: Option<NodeWindow>,
+    /// The figures of the sources read through their registry row (`sources::ROWS`), by
+    /// quantity name (`nginx.active_max`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sources: BTreeMap<String, f64>,
     /// Criterion 5: saturated resources, as short phrases ("fpm 20/20 busy, listen queue 186").
     pub saturated: Vec<String>,
     /// Figures the window could not measure or the bounds rule took out, by their claim name
@@ -117,6 +121,7 @@ pub(crate) fn window(
         node_saturation(&mut w.saturated, node, &nw, rules);
         w.node = Some(nw);
     }
+    super::sources::window(s, span, &mut w);
     db_core_saturation(&mut w, &ticks, rules);
     if let Some(cores) = app_cores {
         app_box_saturation(&mut w, &ticks, cores, rules);

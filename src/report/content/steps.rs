@@ -1,23 +1,25 @@
 //! The per-step table with its notes, and the per-second table around the knee.
 use super::{Block, block, f1, ms, opt, order_roles, roles, utc};
 use crate::analyze::model::*;
+use crate::analyze::samples::sources::Figure;
 use crate::report::table::Table;
 
 pub fn steps_block(r: &Report) -> Block {
     let mut b = block("Steps");
     let roles = roles(r);
     let has_server = r.steps.iter().any(|s| s.server.is_some());
-    let h = steps_headers(&roles, has_server);
+    let shown = source_columns(r);
+    let h = steps_headers(&roles, has_server, &shown);
     let mut t = Table::new(h.clone());
     t.left = vec![0, h.len() - 1];
-    let figures = cell_figures(&roles, has_server);
+    let figures = cell_figures(&roles, has_server, &shown);
     let unusable: std::collections::HashSet<(&str, &str)> = r
         .unusable
         .iter()
         .map(|u| (u.step.as_str(), u.figure.as_str()))
         .collect();
     for s in &r.steps {
-        let mut row = step_cells(s, &roles, has_server);
+        let mut row = step_cells(s, &roles, has_server, &shown);
         for (cell, figure) in row.iter_mut().zip(&figures) {
             if unusable.contains(&(s.name.as_str(), figure.as_str())) {
                 *cell = "n/a".into();
@@ -49,8 +51,23 @@ pub fn steps_block(r: &Report) -> Block {
     b
 }
 
-/// The steps table's columns: one CPU column per role, server columns when sampled.
-fn steps_headers(roles: &[String], has_server: bool) -> Vec<String> {
+/// The figures of the declared sampler sources with a column of their own (a header in their
+/// registry row, `analyze::samples::sources`) that some step has.
+fn source_columns(r: &Report) -> Vec<&'static Figure> {
+    let rows = crate::analyze::samples::sources::ROWS.iter();
+    let has = |name: &str| {
+        let servers = r.steps.iter().filter_map(|s| s.server.as_ref());
+        servers.into_iter().any(|w| w.sources.contains_key(name))
+    };
+    let figures = rows.flat_map(|row| row.figures);
+    figures
+        .filter(|f| f.header.is_some() && has(f.name))
+        .collect()
+}
+
+/// The steps table's columns: one CPU column per role, server columns when sampled, one per
+/// shown source figure.
+fn steps_headers(roles: &[String], has_server: bool, shown: &[&Figure]) -> Vec<String> {
     let mut h: Vec<String> = [
         "step", "target", "sent/s", "ok/s", "p50", "p95", "p99", "max", "ok p95", "failed",
         "non-200", "drop", "maxVU",
@@ -64,12 +81,13 @@ fn steps_headers(roles: &[String], has_server: bool) -> Vec<String> {
     if has_server {
         h.extend(["msCPU/ok".into(), "psi%".into()]);
     }
+    h.extend(shown.iter().filter_map(|f| f.header).map(String::from));
     h.extend(["p99 n".into(), "verdict".into()]);
     h
 }
 
 /// The claim name of each cell of a step's row (empty: a cell no figure of the bounds rule).
-fn cell_figures(roles: &[String], has_server: bool) -> Vec<String> {
+fn cell_figures(roles: &[String], has_server: bool, shown: &[&Figure]) -> Vec<String> {
     let mut v: Vec<String> = [
         "",
         "",
@@ -92,11 +110,17 @@ fn cell_figures(roles: &[String], has_server: bool) -> Vec<String> {
     if has_server {
         v.extend(["ms_cpu_per_ok".into(), "psi_pct".into()]);
     }
+    v.extend(shown.iter().map(|f| f.name.to_string()));
     v
 }
 
 /// One step's row of the steps table.
-fn step_cells(s: &StepReport, roles: &[String], has_server: bool) -> Vec<String> {
+fn step_cells(
+    s: &StepReport,
+    roles: &[String],
+    has_server: bool,
+    shown: &[&Figure],
+) -> Vec<String> {
     let mut row = vec![
         s.name.clone(),
         s.target.to_string(),
@@ -131,6 +155,10 @@ fn step_cells(s: &StepReport, roles: &[String], has_server: bool) -> Vec<String>
         row.push(opt(s.server.as_ref().and_then(|w| w.psi_pct), |v| {
             format!("{v:.0}")
         }));
+    }
+    for f in shown {
+        let v = s.server.as_ref().and_then(|w| w.sources.get(f.name));
+        row.push(opt(v.copied(), |v| format!("{v:.0}")));
     }
     row.push(format!(
         "{:.0}{}",

@@ -73,6 +73,10 @@ pub(crate) enum Reader {
     /// A lab's own setting (config scope): one of its descriptor's `info().quantities`, which
     /// the descriptor reads.
     Lab(Lab, &'static str),
+    /// A step figure of a declared sampler source (`nginx.active_max`), by its name: a
+    /// figure of its row in `analyze::samples::sources`, read from the step's
+    /// `server.sources`.
+    Source(&'static str),
 }
 
 /// One named quantity.
@@ -87,7 +91,7 @@ impl Quantity {
     /// Where it is read: its reader's kind.
     pub(crate) fn scope(&self) -> Scope {
         match self.reader {
-            Reader::Step(_) => Scope::Step,
+            Reader::Step(_) | Reader::Source(_) => Scope::Step,
             Reader::Run(_) => Scope::Run,
             Reader::Config(_) | Reader::Lab(..) => Scope::Config,
         }
@@ -97,7 +101,7 @@ impl Quantity {
     pub(crate) fn lab(&self) -> Option<Lab> {
         match self.reader {
             Reader::Lab(lab, _) => Some(lab),
-            Reader::Step(_) | Reader::Run(_) | Reader::Config(_) => None,
+            Reader::Step(_) | Reader::Source(_) | Reader::Run(_) | Reader::Config(_) => None,
         }
     }
 }
@@ -125,10 +129,21 @@ fn lab_rows() -> impl Iterator<Item = Quantity> {
     })
 }
 
+/// The step figures of the declared sampler sources, each row's in its order.
+fn source_rows() -> impl Iterator<Item = Quantity> {
+    let rows = crate::analyze::samples::sources::ROWS.iter();
+    rows.flat_map(|r| r.figures).map(|f| Quantity {
+        reader: Reader::Source(f.name),
+        name: f.name,
+        help: f.help,
+    })
+}
+
 /// Every quantity (the families `cpu.<role>` and `non200.<status>` once each), in order:
-/// step, run, the labs' settings, config.
+/// step, the sources' step figures, run, the labs' settings, config.
 pub(crate) fn all() -> impl Iterator<Item = Quantity> {
     rows!(StepQ, Reader::Step)
+        .chain(source_rows())
         .chain(rows!(RunQ, Reader::Run))
         .chain(lab_rows())
         .chain(rows!(ConfigQ, Reader::Config))
@@ -241,7 +256,7 @@ mod tests {
         let mut n: Vec<&str> = all().map(|q| q.name).collect();
         assert_eq!(
             n.len(),
-            107,
+            116,
             "a row was lost or added: update this count with it"
         );
         n.sort();

@@ -77,6 +77,17 @@ impl<'a> StepCtx<'a> {
         self.need(self.s.server.as_ref(), "no server samples")
     }
 
+    /// A declared source's figure (`nginx.active_max`): the step's, or why it has none.
+    pub(crate) fn source(&self, name: &str) -> Result<f64, Missing> {
+        let w = self.server()?;
+        if let Some(v) = w.sources.get(name) {
+            return Ok(*v);
+        }
+        let why = w.unusable.get(name).map_or("no samples", String::as_str);
+        let source = name.split('.').next().unwrap_or(name);
+        Err(format!("`{name}`: {source} {why} in {}", self.step))
+    }
+
     fn fpm(&self) -> Result<&'a FpmWindow, Missing> {
         self.need(self.server()?.fpm.as_ref(), "no php-fpm status samples")
     }
