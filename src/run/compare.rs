@@ -313,9 +313,14 @@ impl SideRunner for DockerSides<'_, '_> {
         let twins = Twins::default();
         let (twin_a, twin_b) = (twins.side(0), twins.side(1));
         let round = ta.pair;
+        // one progress line on the terminal: A's (B's would interleave with it)
+        let env_b = DockerEnv {
+            quiet: true,
+            ..self.envs[1].clone()
+        };
         let (oa, ob) = tokio::join!(
             run_one(self.reqs[0], self.envs[0], &ra, round, interrupt, (Some(ta), Some(&twin_a))),
-            run_one(self.reqs[1], self.envs[1], &rb, round, interrupt, (Some(tb), Some(&twin_b))),
+            run_one(self.reqs[1], &env_b, &rb, round, interrupt, (Some(tb), Some(&twin_b))),
         );
         let (oa, ob) = (oa?, ob?);
         if !self.reqs[0].quiet {
