@@ -181,7 +181,7 @@ impl Resolve for AnyValue {
 /// with a `fit:`, and checked, evaluated and applied as its first fit rule and its peak probe.
 pub fn expression(data: &[u8]) {
     let text = String::from_utf8_lossy(data).into_owned();
-    if let Ok(e) = perflab::claim::expr::parse(&text) {
+    if let Ok(e) = perflab::claim::parse(&text) {
         let _ = (
             e.to_string(),
             e.names().len(),
@@ -202,8 +202,8 @@ pub fn expression(data: &[u8]) {
     let d = perflab::experiment::validate::check_experiment(Path::new("fuzz.yaml"), &x);
     let _ = perflab::experiment::diag::render(&d);
     let mut q = perflab::plan::fit::published(base, 1, 1);
-    for (i, (name, _)) in perflab::experiment::fit::QUANTITIES.iter().enumerate() {
-        q.entry(name.to_string()).or_insert(1.5 + i as f64);
+    for (i, f) in perflab::experiment::fit::FitQ::ALL.iter().enumerate() {
+        q.entry(f.name().to_string()).or_insert(1.5 + i as f64);
     }
     let _ = perflab::plan::fit::evaluate(&text, &q);
     let mut fit = base.fit.clone().expect("has a fit");

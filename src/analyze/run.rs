@@ -55,11 +55,6 @@ fn infer_hold_s(steps: &[StepAgg]) -> f64 {
     spans.get(spans.len() / 2).copied().unwrap_or(1.0)
 }
 
-/// End (unix ms) of a window of `window_s` seconds from `start_ms`.
-fn end_ms(start_ms: i64, window_s: f64) -> i64 {
-    start_ms + (window_s * 1000.0) as i64
-}
-
 /// The error for a CSV without step tags, naming what its requests were tagged with.
 fn no_steps(k6: &K6Data) -> AnalyzeError {
     let found = if k6.excluded.is_empty() {
@@ -94,7 +89,7 @@ fn access_rows(samples: &Samples, steps: &[StepReport]) -> Vec<super::access::Ac
         .iter()
         .map(|s| {
             let from = s.start_ms.div_euclid(1000);
-            let to = end_ms(s.start_ms, s.window_s).div_euclid(1000);
+            let to = seconds::end_ms(s.start_ms, s.window_s).div_euclid(1000);
             super::access::window(&samples.access, &s.name, from, to)
         })
         .collect()

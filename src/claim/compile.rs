@@ -1,6 +1,7 @@
 //! A claim as written (`schema::Claim`) compiled: its expressions parsed, its `at:` and its one
 //! comparison checked. Static: what the names mean and whether a run has them is not asked here.
-use super::expr::{Expr, Selector, parse};
+use super::expr::{Expr, Selector};
+use super::parse::parse;
 use super::schema::{Bound, Claim, StepAt, Tol};
 
 /// Where the value is read.

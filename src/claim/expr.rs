@@ -7,7 +7,6 @@
 //! An expression is small by construction: [`parse`] refuses a source over [`MAX_LEN`] bytes or
 //! [`MAX_TOKENS`] tokens and nesting past [`MAX_NESTING`], so a tree has at most `MAX_TOKENS`
 //! nodes and the recursive walks below (evaluation, display, drop) stay shallow.
-pub use super::parse::parse;
 use std::fmt;
 use thiserror::Error;
 

@@ -2,7 +2,7 @@
 //! this binary: man pages (`perflab man`) and shell completions (`perflab completions SHELL`).
 //! docs/reference/cli.md is generated from the same tree by tests/offline/docs.rs.
 use anyhow::Context;
-use clap::{CommandFactory, ValueEnum};
+use clap::ValueEnum;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,8 +39,9 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// `perflab completions SHELL`: the completion script on stdout.
-pub(crate) fn completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
+/// `perflab completions SHELL`: the completion script of `cmd` (perflab's command tree) on
+/// stdout.
+pub(crate) fn completions(args: CompletionsArgs, cmd: clap::Command) -> anyhow::Result<ExitCode> {
     use clap_complete::Shell as S;
     let shell = match args.shell {
         Shell::Bash => S::Bash,
@@ -50,14 +51,13 @@ pub(crate) fn completions(args: CompletionsArgs) -> anyhow::Result<ExitCode> {
         Shell::PowerShell => S::PowerShell,
     };
     let mut buf = Vec::new();
-    clap_complete::generate(shell, &mut visible_command(), "perflab", &mut buf);
+    clap_complete::generate(shell, &mut visible(cmd), "perflab", &mut buf);
     write_stdout(&buf)
 }
 
 /// perflab's command tree without its hidden subcommands (the debug lock holder, the remote
 /// sampler, these generators): clap_complete would offer them after `perflab <TAB>`.
-fn visible_command() -> clap::Command {
-    let cmd = super::Cli::command();
+fn visible(cmd: clap::Command) -> clap::Command {
     let subs: Vec<clap::Command> = cmd
         .get_subcommands()
         .filter(|s| !s.is_hide_set())
@@ -74,9 +74,10 @@ fn visible_command() -> clap::Command {
     top
 }
 
-/// `perflab man [--dir DIR]`: perflab(1) on stdout, or every page written into DIR.
-pub(crate) fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
-    let pages = man_pages()?;
+/// `perflab man [--dir DIR]`: perflab(1) on stdout, or every page written into DIR; `cmd` is
+/// perflab's command tree.
+pub(crate) fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<ExitCode> {
+    let pages = man_pages(cmd)?;
     let Some(dir) = args.dir else {
         return write_stdout(&pages[0].1);
     };
@@ -95,8 +96,8 @@ pub(crate) fn man(args: ManArgs) -> anyhow::Result<ExitCode> {
 
 /// Every man page as (file name, roff): perflab.1 first, then one per visible subcommand
 /// (`perflab-run.1`, named as `clap_mangen::generate_to` names them).
-pub(crate) fn man_pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    let mut cmd = super::Cli::command().disable_help_subcommand(true);
+pub(crate) fn man_pages(cmd: clap::Command) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut cmd = cmd.disable_help_subcommand(true);
     cmd.build();
     let mut pages = vec![render(cmd.clone())?];
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

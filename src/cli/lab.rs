@@ -113,9 +113,12 @@ fn print_images(set: &ImageSet) {
 /// Options shared by `up` and `smoke`.
 #[derive(Debug, Args)]
 pub struct StackArgs {
-    /// A lab (php, node, demo: the article's default settings) or a catalog experiment id
-    /// (exp3-n5, 1c, ...: that experiment's stack settings).
-    #[arg(value_name = "LAB|EXPERIMENT")]
+    /// A lab (the registry's: the article's default settings) or a catalog experiment id
+    #[arg(value_name = "LAB|EXPERIMENT", help = format!(
+        "A lab ({}: the article's default settings) or a catalog experiment id (exp3-n5, 1c, ...: \
+         that experiment's stack settings)",
+        crate::lab::Lab::ALL.map(crate::lab::Lab::as_str).join(", ")
+    ))]
     pub lab: String,
     /// Debian suite of the images.
     #[arg(long, default_value = "trixie", value_parser = super::suite::values(false))]

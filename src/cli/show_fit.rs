@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::claim::fmt_num;
 use crate::experiment::Experiment;
-use crate::experiment::fit::QUANTITIES;
+use crate::experiment::fit::FitQ;
 use crate::plan::fit::{self, Quantities};
 use crate::rundir::{self, fit::FitRecord};
 
@@ -22,8 +22,9 @@ pub(crate) fn last_fit(out_root: &Path, id: &str) -> Option<(String, FitRecord)>
 }
 
 fn quantity_lines(out: &mut impl Write, q: &Quantities) -> std::io::Result<()> {
-    for (name, meaning) in QUANTITIES {
-        if let Some(v) = q.get(*name) {
+    for f in FitQ::ALL {
+        if let Some(v) = q.get(f.name()) {
+            let (name, meaning) = (f.name(), f.help());
             writeln!(out, "    {name:<16} {:>10}  {meaning}", fmt_num(*v))?;
         }
     }

@@ -84,7 +84,8 @@ pub struct CalibArgs {
 
 #[derive(Debug, Args)]
 pub struct CprArgs {
-    /// The lab: php or node
+    /// The lab (the labs `cpu-per-request` measures, from the registry)
+    #[arg(help = format!("The lab: {}", Lab::list_or(Lab::with_cpu_per_request())))]
     pub lab: String,
     /// Sequential requests per endpoint (the old spelling `--n` is still accepted)
     #[arg(long = "repeats", alias = "n", default_value_t = 300, value_name = "N")]
@@ -155,15 +156,11 @@ pub(crate) fn calib(a: CalibArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn cpu_per_request(a: CprArgs) -> Result<ExitCode> {
-    let Some(lab) = Lab::from_name(&a.lab).filter(|l| {
-        !crate::lab::descriptor(*l)
-            .info()
-            .cpu_per_request_endpoints
-            .is_empty()
-    }) else {
+    let Some(lab) = Lab::with_cpu_per_request().find(|l| l.as_str() == a.lab) else {
         return Err(InvalidInput(format!(
-            "unknown lab `{}`: cpu-per-request measures php or node",
-            a.lab
+            "unknown lab `{}`: cpu-per-request measures {}",
+            a.lab,
+            Lab::list_or(Lab::with_cpu_per_request())
         ))
         .into());
     };

@@ -1,9 +1,9 @@
 //! Ranges a real run can use, checked before anything is computed from them: the size and
 //! nesting of a catalog file (before YAML parsing), and every number of `load:` and `stack:`
-//! (before the plan's u32 arithmetic; [`LIMITS`], whether from a file or `--set`), so hostile
+//! (before the plan's u32 arithmetic; [`limits`], whether from a file or `--set`), so hostile
 //! input gets exit 2 in bounded memory and time.
 use super::diag::Diagnostic;
-use super::schema::{DemoSettings, Experiment, NodeSettings, PhpSettings};
+use super::schema::{Experiment, StackSettings};
 use std::io::Read;
 use std::path::Path;
 
@@ -90,7 +90,7 @@ pub(crate) fn check_source(path: &Path, src: &str) -> Result<(), Vec<Diagnostic>
     Ok(())
 }
 
-/// Every number of `e` within what a run can do: [`LIMITS`], the step count, the run's length.
+/// Every number of `e` within what a run can do: [`limits`], the step count, the run's length.
 pub(crate) fn check_bounds(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let l = &e.load;
     let mut err = |field: &str, msg: String| {
@@ -114,14 +114,14 @@ pub(crate) fn check_bounds(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>)
     check_limits(file, e, d);
 }
 
-/// The largest value of one numeric field (file key and `--set` key), with its unit and what
-/// it is, for the error's fix and the bounds table of docs/reference/experiment-yaml.md.
-pub(crate) struct Limit {
-    pub key: &'static str,
-    pub max: f64,
-    pub unit: &'static str,
-    pub what: &'static str,
-    /// The field's values in an experiment (none when its section or option is absent).
+pub(crate) use crate::lab::Limit;
+
+/// A [`Limit`] of `load:`, with the field's values in an experiment.
+struct LoadLimit {
+    key: &'static str,
+    max: f64,
+    unit: &'static str,
+    what: &'static str,
     get: fn(&Experiment) -> Vec<f64>,
 }
 
@@ -131,8 +131,8 @@ const fn limit(
     unit: &'static str,
     what: &'static str,
     get: fn(&Experiment) -> Vec<f64>,
-) -> Limit {
-    Limit {
+) -> LoadLimit {
+    LoadLimit {
         key,
         max,
         unit,
@@ -141,14 +141,10 @@ const fn limit(
     }
 }
 
-/// Largest `stack.<lab>.burn_us`: a second of CPU per request, past any regression worth
-/// injecting (4294967295 was 71 minutes).
-pub(crate) const MAX_BURN_US: u32 = 1_000_000;
-
-/// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its largest value;
-/// a test keeps it complete, and docs/reference/experiment-yaml.md's table is [`markdown`] of it.
+/// Every numeric field of `load:` with its largest value; those of `stack:` are declared by
+/// their sections' types (`lab::StackSettings::bounded`).
 #[rustfmt::skip]
-pub(crate) static LIMITS: &[Limit] = &[
+static LOAD: &[LoadLimit] = &[
     limit("load.steps", MAX_RATE as f64, "rps or VUs", "each step's offered load",
         |e| e.load.steps.iter().map(|s| f64::from(*s)).collect()),
     limit("load.hold_s", MAX_PHASE_S as f64, "s", "a step's measured hold (one day)",
@@ -172,40 +168,37 @@ pub(crate) static LIMITS: &[Limit] = &[
     limit("load.timeout_s", MAX_TIMEOUT_S as f64, "s", "the client timeout (an hour)",
         |e| vec![f64::from(e.load.timeout_s)]),
     limit("load.think_time_s", MAX_MS / 1000.0, "s", "the closed model's think time", |e| e.load.think_time_s.into_iter().collect()),
-    limit("stack.postgres.max_connections", 10_000.0, "connections", "PostgreSQL's max_connections",
-        |e| vec![f64::from(e.stack.postgres.max_connections)]),
-    limit("stack.php.max_children", 1_000.0, "workers", "php-fpm's static pool (each worker tens of MB)", |e| php(e, |p| p.max_children)),
-    limit("stack.php.backlog", 65_535.0, "connections", "listen.backlog (the kernel's somaxconn ceiling)", |e| php(e, |p| p.backlog)),
-    limit("stack.php.warmup_requests", 100_000.0, "requests", "sequential warm-up requests", |e| php(e, |p| p.warmup_requests)),
-    limit("stack.php.burn_us", MAX_BURN_US as f64, "µs", "CPU burnt per request (1 s)", |e| php(e, |p| p.burn_us)),
-    limit("stack.node.processes", 256.0, "processes", "node:cluster workers", |e| node(e, |n| n.processes)),
-    limit("stack.node.pool_max", 1_000.0, "connections", "the pg pool of each process", |e| node(e, |n| n.pool_max)),
-    limit("stack.node.pg_conn_timeout_ms", MAX_MS, "ms", "pg's connectionTimeoutMillis (an hour)", |e| node(e, |n| n.pg_conn_timeout_ms)),
-    limit("stack.node.burn_us", MAX_BURN_US as f64, "µs", "CPU burnt per request (1 s)", |e| node(e, |n| n.burn_us)),
-    limit("stack.demo.workers", 1_000.0, "workers", "the demo server's concurrent slots", |e| demo(e, |d| d.workers)),
-    limit("stack.demo.service_ms", 60_000.0, "ms", "the time a request holds a slot (a minute)", |e| demo(e, |d| d.service_ms)),
 ];
 
-/// A number of the php section, if any (a [`Limit`]'s getter).
-fn php(e: &Experiment, f: fn(&PhpSettings) -> u32) -> Vec<f64> {
-    e.stack.php.iter().map(|p| f64::from(f(p))).collect()
+/// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its bound and,
+/// given an experiment, its values there (none when its section or option is absent). A test
+/// keeps it complete.
+fn rows(e: Option<&Experiment>) -> Vec<(Limit, Vec<f64>)> {
+    let load = LOAD.iter().map(|l| {
+        let limit = Limit {
+            key: l.key.to_string(),
+            max: l.max,
+            unit: l.unit,
+            what: l.what,
+        };
+        (limit, e.map_or(Vec::new(), l.get))
+    });
+    let bounded = e.map_or_else(|| StackSettings::default().bounded(), |e| e.stack.bounded());
+    let stack = bounded
+        .into_iter()
+        .map(|(limit, value)| (limit, value.into_iter().collect()));
+    load.chain(stack).collect()
 }
 
-/// A number of the node section, if any.
-fn node(e: &Experiment, f: fn(&NodeSettings) -> u32) -> Vec<f64> {
-    e.stack.node.iter().map(|n| f64::from(f(n))).collect()
+/// Every numeric field's bound, `load:`'s then `stack:`'s (each lab's in the registry's order).
+pub(crate) fn limits() -> Vec<Limit> {
+    rows(None).into_iter().map(|(l, _)| l).collect()
 }
 
-/// A number of the demo section, if any.
-fn demo(e: &Experiment, f: fn(&DemoSettings) -> u32) -> Vec<f64> {
-    e.stack.demo.iter().map(|d| f64::from(f(d))).collect()
-}
-
-/// Every number of `e` within its [`LIMITS`] row: the error names the field (the element of a
+/// Every number of `e` within its [`Limit`]: the error names the field (the element of a
 /// list), the value, the bound and the fix.
 fn check_limits(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
-    for l in LIMITS {
-        let values = (l.get)(e);
+    for (l, values) in rows(Some(e)) {
         let Some((i, v)) = values
             .iter()
             .enumerate()
@@ -213,7 +206,7 @@ fn check_limits(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
         else {
             continue;
         };
-        let field = match l.key {
+        let field = match l.key.as_str() {
             "load.steps" => format!("{}[{i}]", l.key),
             k => k.to_string(),
         };
@@ -228,10 +221,10 @@ fn check_limits(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     }
 }
 
-/// The bounds table of [`LIMITS`] (docs/reference/experiment-yaml.md; tests/offline/docs.rs keeps it current).
+/// The bounds table of [`limits`] (docs/reference/experiment-yaml.md; tests/offline/docs.rs keeps it current).
 pub fn markdown() -> String {
     let mut out = String::from("| key | at most | unit | what |\n|---|---:|---|---|\n");
-    for l in LIMITS {
+    for l in limits() {
         out.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",
             l.key, l.max, l.unit, l.what
@@ -294,16 +287,21 @@ mod tests {
         assert_eq!(fields(&x), ["load.hold_s"]);
     }
 
-    /// One experiment of each lab.
-    fn one_per_lab() -> [Experiment; 3] {
-        ["exp1", "1a", "demo-open"].map(catalog_experiment)
+    /// One experiment of each lab of the registry (the unit tests' toy lab too): its defaults.
+    fn one_per_lab() -> Vec<Experiment> {
+        crate::lab::Lab::ALL
+            .into_iter()
+            .map(crate::stack::defaults::lab_experiment)
+            .collect()
     }
 
-    /// Every key `--set` takes that holds a number has a [`LIMITS`] row, and every row is a
-    /// key `--set` takes: a key is numeric when `7` (or `[7]`) is not a type error there.
+    /// Every key `--set` takes that holds a number has a bound, and every bound is a key
+    /// `--set` takes: a key is numeric when `7` (or `[7]`) is not a type error there. Over
+    /// every lab of the registry, so a lab's numeric setting without a `Section::BOUNDS` row
+    /// fails here.
     #[test]
     fn every_numeric_settable_key_has_a_limit() {
-        use crate::experiment::overrides::{apply, settable_keys};
+        use crate::experiment::{keys::settable_keys, overrides::apply};
         let mut numeric = std::collections::BTreeSet::new();
         for e in one_per_lab() {
             for key in settable_keys(e.lab) {
@@ -319,7 +317,12 @@ mod tests {
             }
         }
         let rows: std::collections::BTreeSet<String> =
-            LIMITS.iter().map(|l| l.key.to_string()).collect();
+            limits().into_iter().map(|l| l.key).collect();
+        let unbounded: Vec<&String> = numeric.difference(&rows).collect();
+        assert!(
+            unbounded.is_empty(),
+            "numeric settings without a bound: {unbounded:?}"
+        );
         assert_eq!(numeric, rows);
     }
 
@@ -327,13 +330,14 @@ mod tests {
     /// the bound it is not refused for its size.
     #[test]
     fn set_past_each_limit_is_refused_naming_key_value_and_bound() {
-        use crate::experiment::overrides::{apply, settable_keys};
-        for l in LIMITS {
+        use crate::experiment::{keys::settable_keys, overrides::apply};
+        for l in limits() {
+            let l = &l;
             let e = one_per_lab()
                 .into_iter()
-                .find(|e| settable_keys(e.lab).iter().any(|k| k == l.key))
+                .find(|e| settable_keys(e.lab).contains(&l.key))
                 .unwrap();
-            let list = |v: f64| match l.key {
+            let list = |v: f64| match l.key.as_str() {
                 "load.steps" => format!("[{v}]"),
                 _ => v.to_string(),
             };
@@ -342,7 +346,7 @@ mod tests {
             let field = if l.key == "load.steps" {
                 "load.steps[0]"
             } else {
-                l.key
+                l.key.as_str()
             };
             let hit = d
                 .iter()
@@ -372,7 +376,7 @@ mod tests {
     #[test]
     fn the_limits_table_lists_every_row() {
         let t = markdown();
-        assert_eq!(t.lines().count(), LIMITS.len() + 2);
+        assert_eq!(t.lines().count(), limits().len() + 2);
         assert!(t.contains("| `stack.php.burn_us` | 1000000 | µs | CPU burnt per request (1 s) |"));
     }
 }

@@ -1,8 +1,8 @@
 //! Checks of an experiment's `expect:` claims: names unique, expressions parse (`claim`), every
 //! name a known quantity the claim can read, one comparison, `needs` on config only.
 use super::diag::{Diagnostic, did_you_mean};
+use super::schema::valid_id;
 use super::schema::{Claim, Experiment, StepAt};
-use super::validate::valid_id;
 use crate::claim::expr::{Arg, Expr, Name};
 use crate::claim::quantities::{Names, Scope};
 use crate::claim::{Comparison, Compiled, Selector, compile, parse_at};

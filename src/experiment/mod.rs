@@ -8,6 +8,7 @@ mod claims;
 pub mod diag;
 pub mod fit;
 pub mod groups;
+pub(crate) mod keys;
 pub mod overrides;
 pub mod pause;
 pub mod reach;

@@ -2,25 +2,7 @@
 //! twin load that runs the same step after it (the coordinated-omission demo, `demo-pause`).
 use super::diag::Diagnostic;
 use super::schema::{Experiment, Script};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// The app is frozen (every process of its container stopped) for `for_s` seconds, `at_s`
-/// seconds into the hold of the first step; the measured load is open, and a closed load of
-/// `closed_vus` VUs with `closed_think_time_s` between iterations then runs the same step on
-/// the same stack with the same freeze.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Pause {
-    /// Seconds into the first step's hold (D = `hold_s`) at which the freeze starts.
-    pub at_s: f64,
-    /// How long the app stays frozen (P, seconds): 0 < P < D.
-    pub for_s: f64,
-    /// VUs of the closed twin load.
-    pub closed_vus: u32,
-    /// Think time of the closed twin load (s).
-    pub closed_think_time_s: f64,
-}
 
 /// `load.pause`'s checks: 0 < for_s < hold_s, 0 <= at_s <= hold_s - for_s, an open measured
 /// load (the closed one is the twin), some VUs and a think time for the twin.
@@ -64,7 +46,7 @@ pub(crate) fn check_pause(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) 
             format!("{}: must be > 0", p.closed_think_time_s),
         ));
     }
-    if e.load.model != super::Model::Open || e.load.script != Script::Stepped {
+    if e.load.model != super::schema::Model::Open || e.load.script != Script::Stepped {
         d.push(
             Diagnostic::error(file, "load.model", "a pause needs the open model with `script: stepped` (its closed twin is run from `load.pause`)")
                 .help("set `script: stepped` and `model: open`"),

@@ -3,12 +3,11 @@
 //! fitted top step must offer at least [`REACH`] times it, so a ceiling the calibration read
 //! low still lies under the top step. Checked by `validate` on synthetic hosts; the fit tests
 //! check it on recorded calibrations.
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::diag::Diagnostic;
-use super::fit::{Fit, FitEnv, check_expr};
-use super::schema::{Experiment, Model};
+use super::fit::{Fit, FitEnv, Inputs, Measured, Published, Quantities, check_expr, values};
+use super::schema::Experiment;
 use crate::claim::Claim;
 use crate::claim::compile::{At, Comparison, Compiled, compile};
 use crate::claim::expr::{Expr, Selector};
@@ -44,11 +43,7 @@ fn needs_knee(c: &Compiled) -> bool {
 }
 
 /// The fitted top step over the ceiling on quantities `q`: (top, ceiling), or why not.
-pub fn top_and_ceiling(
-    e: &Experiment,
-    fit: &Fit,
-    q: &BTreeMap<String, f64>,
-) -> Result<(f64, f64), String> {
+pub fn top_and_ceiling(e: &Experiment, fit: &Fit, q: &Quantities) -> Result<(f64, f64), String> {
     let src = fit.ceiling.as_deref().ok_or("no `fit.ceiling`")?;
     let ceiling = eval(src, q, f64::NAN)?;
     let rule = fit
@@ -60,7 +55,7 @@ pub fn top_and_ceiling(
     Ok((eval(&rule.to, q, top)?.round(), ceiling))
 }
 
-fn eval(src: &str, q: &BTreeMap<String, f64>, x: f64) -> Result<f64, String> {
+fn eval(src: &str, q: &Quantities, x: f64) -> Result<f64, String> {
     check_expr(src)?.eval(&mut FitEnv { q, x })
 }
 
@@ -68,44 +63,35 @@ fn eval(src: &str, q: &BTreeMap<String, f64>, x: f64) -> Result<f64, String> {
 /// binding first, as (app_ms, db_ms, w_ms).
 const HOSTS: [(f64, f64, f64); 3] = [(10.0, 3.0, 12.0), (3.0, 10.0, 15.0), (5.0, 4.0, 200.0)];
 
-fn synthetic(e: &Experiment, (app_ms, db_ms, w_ms): (f64, f64, f64)) -> BTreeMap<String, f64> {
-    let mut q = BTreeMap::new();
-    let top = f64::from(e.load.steps.last().copied().unwrap_or(0));
-    let think = match e.load.model {
-        Model::Closed => e.load.think_time_s.unwrap_or(0.0),
-        Model::Open => 0.0,
-    };
-    let pool = f64::from(e.stack.slots().unwrap_or(10));
+fn synthetic(e: &Experiment, (app_ms, db_ms, w_ms): (f64, f64, f64)) -> Quantities {
+    let mut published = Published::of(e, 1, 1);
+    let pool = *published.pool.get_or_insert(10.0);
     let ceiling = (1000.0 / app_ms)
         .min(1000.0 / db_ms)
         .min(pool * 1000.0 / w_ms);
-    let pairs = [
-        ("top", top),
-        ("max_vus", f64::from(e.load.max_vus)),
-        ("think_s", think),
-        ("pool", pool),
-        ("app_cpus", 1.0),
-        ("db_cpus", 1.0),
-        ("rate", 20.0),
-        ("ok_per_s", 20.0),
-        ("w_ms", w_ms),
-        ("app_ms", app_ms),
-        ("db_ms", db_ms),
-        ("app_ceiling", 1000.0 / app_ms),
-        ("db_ceiling", 1000.0 / db_ms),
-        ("pool_rps", pool * 1000.0 / w_ms),
-        ("peak_rate", 1.4 * ceiling),
-        ("peak_ok_per_s", ceiling),
-        ("peak_w_ms", 5.0 * w_ms),
-        ("peak_p95_ms", 10.0 * w_ms),
-        ("peak_p99_ms", 12.0 * w_ms),
-        ("peak_app_ms", 0.8 * app_ms),
-        ("peak_app_ceiling", 1250.0 / app_ms),
-    ];
-    for (k, v) in pairs {
-        q.insert(k.to_string(), v);
-    }
-    q
+    let calibration = Measured {
+        rate: 20.0,
+        ok_per_s: 20.0,
+        w_ms,
+        p95_ms: 2.0 * w_ms,
+        p99_ms: None,
+        app_ms: Some(app_ms),
+        db_ms: Some(db_ms),
+    };
+    let peak = Measured {
+        rate: 1.4 * ceiling,
+        ok_per_s: ceiling,
+        w_ms: 5.0 * w_ms,
+        p95_ms: 10.0 * w_ms,
+        p99_ms: Some(12.0 * w_ms),
+        app_ms: Some(0.8 * app_ms),
+        db_ms: None,
+    };
+    values(&Inputs {
+        published,
+        calibration: Some(calibration),
+        peak: Some(peak),
+    })
 }
 
 /// Check that a fitted experiment whose claims need a knee names its ceiling and that its

@@ -76,7 +76,7 @@ pub struct Experiment {
     pub expect: Vec<Claim>,
     /// How the published numbers translate to this host (`perflab run --fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fit: Option<super::fit::Fit>,
+    pub fit: Option<Fit>,
 }
 
 /// A named sequence of experiments run back to back, each on a fresh stack.
@@ -151,7 +151,7 @@ pub struct LoadSettings {
     pub vu_cap_reason: Option<String>,
     /// A freeze of the app in the first step, and the closed twin load (`demo-pause`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pause: Option<super::pause::Pause>,
+    pub pause: Option<Pause>,
 }
 
 fn default_model() -> Model {
@@ -165,4 +165,92 @@ fn default_error_budget() -> f64 {
 }
 fn default_true() -> bool {
     true
+}
+
+/// The app is frozen (every process of its container stopped) for `for_s` seconds, `at_s`
+/// seconds into the hold of the first step; the measured load is open, and a closed load of
+/// `closed_vus` VUs with `closed_think_time_s` between iterations then runs the same step on
+/// the same stack with the same freeze.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pause {
+    /// Seconds into the first step's hold (D = `hold_s`) at which the freeze starts.
+    pub at_s: f64,
+    /// How long the app stays frozen (P, seconds): 0 < P < D.
+    pub for_s: f64,
+    /// VUs of the closed twin load.
+    pub closed_vus: u32,
+    /// Think time of the closed twin load (s).
+    pub closed_think_time_s: f64,
+}
+
+/// How an experiment's published numbers are fitted to the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fit {
+    /// The calibration load, before the measured steps on the same stack.
+    #[serde(default)]
+    pub calibrate: Calibrate,
+    /// Applied in order; each sets one field.
+    pub rules: Vec<FitRule>,
+    /// The calibrated ceiling the knee-needing claims are about, in the steps' units (an
+    /// expression over the fit's quantities (`fit::FitQ`): `db_ceiling`, `pool_rps`); the fitted top step must
+    /// reach `reach::REACH` times it (`validate` checks it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<String>,
+}
+
+/// The calibration load: one open-model step well under any knee.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibrate {
+    /// Requests per second.
+    #[serde(default = "default_rate")]
+    pub rate: u32,
+    /// Seconds held (the measured window).
+    #[serde(default = "default_hold")]
+    pub hold_s: u32,
+    /// A peak probe after the calibration: an open load at this rate (an expression over the
+    /// calibration's quantities, e.g. `1.2 * app_ceiling`) for `hold_s`, with the published
+    /// VUs, so the quantities `peak_*` are measured where a ceiling binds (`loads/peak/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<String>,
+}
+
+impl Default for Calibrate {
+    fn default() -> Self {
+        Calibrate {
+            rate: default_rate(),
+            hold_s: default_hold(),
+            peak: None,
+        }
+    }
+}
+
+fn default_rate() -> u32 {
+    20
+}
+fn default_hold() -> u32 {
+    15
+}
+
+/// One fitted field.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitRule {
+    /// The field, as `--set` names it: `load.steps`, `stack.node.pg_conn_timeout_ms`.
+    pub set: String,
+    /// The fitted value: an expression over the fit's quantities (`fit::FitQ`); a list applies it to each of its
+    /// published values `x`. Integer fields are rounded; a list is kept strictly increasing.
+    pub to: String,
+    /// The article's relation in words, kept in the manifest beside the numbers.
+    pub why: String,
+}
+
+/// Is `id` a valid catalog id (lowercase letters, digits, `-`)?
+pub(crate) fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }

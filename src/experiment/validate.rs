@@ -1,5 +1,6 @@
 //! Semantic checks on a parsed experiment or group, beyond what the types enforce.
 use super::diag::{Diagnostic, did_you_mean};
+pub(crate) use super::schema::valid_id;
 use super::schema::*;
 use crate::claim::quantities::Names;
 use std::path::Path;
@@ -14,14 +15,6 @@ pub(crate) fn vus_needed_at_slo(load: &LoadSettings) -> u32 {
 pub(crate) fn vus_needed_at_timeout(load: &LoadSettings) -> u32 {
     let max = load.steps.iter().copied().max().unwrap_or(0);
     max.saturating_mul(load.timeout_s)
-}
-
-/// Is `id` a valid catalog id (lowercase letters, digits, `-`)?
-pub(crate) fn valid_id(id: &str) -> bool {
-    !id.is_empty()
-        && id
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 /// The checks of a catalog file's experiment: [`check_experiment`]'s, and that a fitted plan
@@ -91,84 +84,19 @@ fn check_sections(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The lab's own section, then every section's checks as its type declares them
+/// (`lab::settings::Section::check`).
 fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     check_sections(file, e, d);
-    let s = &e.stack;
-    if s.postgres.max_connections == 0 {
-        d.push(Diagnostic::error(
-            file,
-            "stack.postgres.max_connections",
-            "must be > 0",
-        ));
-    }
-    if let Some(p) = &s.php {
-        if p.max_children == 0 {
-            d.push(Diagnostic::error(
-                file,
-                "stack.php.max_children",
-                "must be > 0",
-            ));
-        }
-        if p.backlog == 0 {
-            d.push(Diagnostic::error(
-                file,
-                "stack.php.backlog",
-                "must be > 0 (article: 511)",
-            ));
-        }
-        let over = p.persistent && p.max_children > s.postgres.max_connections;
-        match &p.oversubscribe_reason {
-            None if over => d.push(
-                Diagnostic::warning(
-                    file,
-                    "stack.php.max_children",
-                    format!(
-                        "{} persistent workers > postgres max_connections {}: {} workers will \
-                         get `too many clients`",
-                        p.max_children,
-                        s.postgres.max_connections,
-                        p.max_children - s.postgres.max_connections
-                    ),
-                )
-                .help(
-                    "lower max_children, raise stack.postgres.max_connections, or state why \
-                     the failures are intended in `stack.php.oversubscribe_reason`",
-                ),
-            ),
-            Some(_) if !over => d.push(
-                Diagnostic::warning(
-                    file,
-                    "stack.php.oversubscribe_reason",
-                    "the persistent workers fit in postgres max_connections",
-                )
-                .help("remove oversubscribe_reason"),
-            ),
-            _ => {}
-        }
-    }
-    if let Some(n) = &s.node {
-        for (f, v) in [
-            ("processes", n.processes),
-            ("pool_max", n.pool_max),
-            ("pg_conn_timeout_ms", n.pg_conn_timeout_ms),
-        ] {
-            if v == 0 {
-                d.push(Diagnostic::error(
-                    file,
-                    format!("stack.node.{f}"),
-                    "must be > 0",
-                ));
-            }
-        }
-    }
-    if let Some(m) = &s.demo
-        && (m.workers == 0 || m.service_ms == 0)
-    {
-        d.push(Diagnostic::error(
-            file,
-            "stack.demo",
-            "workers and service_ms must be > 0",
-        ));
+    for i in e.stack.issues() {
+        let diag = match i.warning {
+            false => Diagnostic::error(file, i.field, i.message),
+            true => Diagnostic::warning(file, i.field, i.message),
+        };
+        d.push(Diagnostic {
+            help: i.help,
+            ..diag
+        });
     }
 }
 

@@ -4,8 +4,9 @@
 //! config that differ. Self-contained like report.html: inline CSS, no script, no URL.
 use std::path::{Component, Path, PathBuf};
 
-use super::report::{block_html, injected_html, no_marks, table_html};
+use super::report::{block_html, injected_html};
 use super::report_page::{esc, page};
+use super::table::{no_marks, table_html};
 use crate::report::table::{Block, Table};
 use crate::verify::compare::render::{
     capacity_line, cpu_line, decided_line, round_header, round_rows, rule_line,

@@ -4,7 +4,7 @@
 //! a symbolic link under out/) and linked from each row of batch B. Two runs that are not neighbours: `perflab compare A B --html FILE`.
 use std::path::{Path, PathBuf};
 
-use super::index::IndexRow;
+use super::index_page::IndexRow;
 use crate::analyze::Report;
 use crate::rundir::Manifest;
 use crate::verify::compare::{self, Run};

@@ -1,10 +1,73 @@
 //! The HTML of `out/index.html`: one table per experiment (rows of `IndexRow`), a knee (and
 //! refined max sustainable rate) history plot per experiment coloured by suite, and a small inline filter script (text and suite,
 //! also read from `#suite=...&q=...` on load); without JavaScript every run is listed.
-use super::index::{IndexRow, knee_text, search_text};
 use super::report_page::{PALETTE, esc, page};
 use chrono::{DateTime, Utc};
 use std::collections::BTreeMap;
+
+/// One run as the index shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct IndexRow {
+    pub experiment: String,
+    /// The directory name, `20261130T035648Z-r1`.
+    pub run: String,
+    pub round: u32,
+    pub created: DateTime<Utc>,
+    pub suite: Option<String>,
+    /// Short component versions (`php 8.4.27`, `postgres 17.12`, ...).
+    pub versions: Vec<(String, String)>,
+    /// `complete`, `failed`, `aborted`, `running`, or `unreadable` (no status.json).
+    pub state: String,
+    pub reason: Option<String>,
+    /// The knee target and its unit; `None` with a report = no knee.
+    pub knee: Option<(u32, String)>,
+    pub has_report: bool,
+    /// Claims pass / fail / n/a, when the run has a report and a manifest.
+    pub claims: Option<(usize, usize, usize)>,
+    /// Host caveats (sharing, steal, layout), from the manifest and the report.
+    pub caveats: Vec<String>,
+    /// The link to report.html from the out/ root (`html::href`), when present and the run's
+    /// folders are linkable (`html::linkable_run`).
+    pub href: Option<String>,
+    /// The refined max sustainable rate (`perflab run --refine`), in the knee's unit.
+    pub max_sustainable: Option<u32>,
+    /// The compare page of this run's rounds against the previous rounds of the experiment,
+    /// relative to the out/ root (`index_compare`).
+    pub compare_href: Option<String>,
+    /// That comparison's verdict in a few words ("regressed +12 %"), and why (its tooltip).
+    pub compare_verdict: Option<(String, String)>,
+    /// Provenance: the host that ran it (`host.hostname`) and, for its title, the CPU model,
+    /// the speed reading and the matrix cell's scheduler job.
+    pub host: Option<String>,
+    pub host_title: Option<String>,
+}
+
+/// A cell's text for the knee column.
+pub(crate) fn knee_text(r: &IndexRow) -> String {
+    match (&r.knee, r.has_report) {
+        (Some((k, u)), _) => format!("{k} {u}"),
+        (None, true) => "no knee".into(),
+        (None, false) => "-".into(),
+    }
+}
+
+/// The row's searchable text (the filter matches it, lower-case).
+pub(crate) fn search_text(r: &IndexRow) -> String {
+    let mut s = format!(
+        "{} {} {} {} {} {} {}",
+        r.host.as_deref().unwrap_or(""),
+        r.experiment,
+        r.run,
+        r.suite.as_deref().unwrap_or(""),
+        r.state,
+        knee_text(r),
+        r.reason.as_deref().unwrap_or("")
+    );
+    for (k, v) in &r.versions {
+        s.push_str(&format!(" {k} {v}"));
+    }
+    esc(&s.to_lowercase())
+}
 
 const SCRIPT: &str = r#"
 (function(){

@@ -2,8 +2,8 @@
 //! both sides as declared, one row per experiment (a regressed verdict marked) with its name
 //! linking to that experiment's compare page, and each row's why. Self-contained like
 //! report.html: inline CSS, no script, no URL.
-use super::report::table_html;
 use super::report_page::{esc, page};
+use super::table::table_html;
 use crate::verify::compare::Verdict;
 use crate::verify::matrix::{self, Matrix};
 

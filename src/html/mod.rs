@@ -11,6 +11,7 @@ pub(crate) mod matrix_page;
 pub mod report;
 pub(crate) mod report_meta;
 pub mod report_page;
+mod table;
 
 use std::path::Path;
 
@@ -43,24 +44,7 @@ pub(crate) fn render_run_dir(dir: &Path) -> anyhow::Result<Report> {
 
 pub(crate) use crate::rundir::layout::REPORT_HTML;
 
-/// The one way the pages build a link: relative path segments (a `..` climbs), each
-/// percent-encoded but for `A-Z a-z 0-9 - . _ ~`, joined by `/` and prefixed `./`. A segment
-/// cannot name a scheme (`javascript:`), a host, a query, a fragment or a markup character,
-/// whatever folder or manifest it came from.
-pub fn href<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> String {
-    let mut out = String::from(".");
-    for s in segments {
-        out.push('/');
-        for b in s.as_ref().bytes() {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                out.push(char::from(b));
-            } else {
-                out.push_str(&format!("%{b:02X}"));
-            }
-        }
-    }
-    out
-}
+pub use report_page::href;
 
 /// A run directory's folders as the pages link them: `(experiment, run)` when the parent is an
 /// experiment id and the folder a run name (`rundir::valid_run_name`); other folders (copied

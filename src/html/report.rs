@@ -1,6 +1,7 @@
 //! `report.html`: one self-contained page (inline CSS, inline SVG plots, no script, no URL)
 //! rendered from the same `Block`s as report.txt / report.md, in the order a reader needs it.
 use super::report_page::{self as html_page, esc};
+use super::table::{Mark, no_marks, table_html, table_html_with};
 use crate::analyze::Report;
 use crate::experiment::catalog::Catalog;
 use crate::report::content::{self, Block};
@@ -35,59 +36,6 @@ pub(crate) fn claims_of(
         manifest: m,
     };
     crate::verify::findings::verify_run(exp, view, &|_| None)
-}
-
-/// Marks a failed cell: `Some(label)` (the failed criterion numbers, maybe empty), or `None`.
-pub(crate) type Mark<'a> = &'a dyn Fn(usize, usize) -> Option<String>;
-
-/// A table as HTML: a scrolling box, right-aligned numeric columns, failed cells marked.
-pub(crate) fn table_html(t: &Table, mark: Mark) -> String {
-    table_html_with(t, mark, false)
-}
-
-/// [`table_html`], each header the glossary explains (`report::glossary`) with its
-/// explanation as a tooltip (`title`, escaped like the text).
-fn table_html_with(t: &Table, mark: Mark, glossed: bool) -> String {
-    if t.rows.is_empty() {
-        return "<p class=\"note\">(no rows in this report)</p>\n".into();
-    }
-    let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
-    let align = |i: usize| if t.left.contains(&i) { "l" } else { "r" };
-    for (i, h) in t.headers.iter().enumerate() {
-        let title = crate::report::glossary::lookup(h)
-            .filter(|_| glossed)
-            .map(|x| format!(" title=\"{}: {}\"", esc(x.term), esc(x.text)))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "<th class=\"{}\"{title}>{}</th>",
-            align(i),
-            esc(h)
-        ));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for (ri, row) in t.rows.iter().enumerate() {
-        out.push_str("<tr>");
-        for (ci, c) in row.iter().enumerate() {
-            match mark(ri, ci) {
-                None => out.push_str(&format!("<td class=\"{}\">{}</td>", align(ci), esc(c))),
-                Some(n) if n.is_empty() => {
-                    out.push_str(&format!("<td class=\"{} fail\">{}</td>", align(ci), esc(c)))
-                }
-                Some(n) => out.push_str(&format!(
-                    "<td class=\"{} fail\" title=\"fails criterion {n}\">{}<sup>✗{n}</sup></td>",
-                    align(ci),
-                    esc(c)
-                )),
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n");
-    out
-}
-
-pub(crate) fn no_marks(_: usize, _: usize) -> Option<String> {
-    None
 }
 
 /// A block as a section: its lines as paragraphs, its table, its notes in small print.

@@ -1,8 +1,8 @@
 //! The run's context on `report.html`: the line under the title (experiment, round, time,
 //! suite, CPUs), the host-sharing warning in the verdict, and the closing section (versions,
 //! where the data came from, k6's own dashboard when it was saved, the resolved config).
-use super::report::{no_marks, table_html};
 use super::report_page::esc;
+use super::table::{no_marks, table_html};
 use crate::analyze::Report;
 use crate::report::table::Table;
 use crate::rundir::Manifest;
@@ -92,7 +92,7 @@ pub(crate) fn versions_html(m: Option<&Manifest>, provenance: &[String]) -> Stri
             .map(|f| {
                 format!(
                     "<a href=\"{}\">{}</a>",
-                    esc(&super::href(f)),
+                    esc(&super::report_page::href(f)),
                     esc(&f.join("/"))
                 )
             })

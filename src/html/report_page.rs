@@ -107,6 +107,25 @@ pub(crate) fn page(title: &str, heading: &str, body: &str, script: Option<&str>)
     )
 }
 
+/// The one way the pages build a link: relative path segments (a `..` climbs), each
+/// percent-encoded but for `A-Z a-z 0-9 - . _ ~`, joined by `/` and prefixed `./`. A segment
+/// cannot name a scheme (`javascript:`), a host, a query, a fragment or a markup character,
+/// whatever folder or manifest it came from.
+pub fn href<S: AsRef<str>>(segments: impl IntoIterator<Item = S>) -> String {
+    let mut out = String::from(".");
+    for s in segments {
+        out.push('/');
+        for b in s.as_ref().bytes() {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! The base rootfs: `debootstrap --variant=minbase <suite>` on the host, packed as a tar for the
 //! `FROM scratch` base build. Needs root and the `debootstrap` package (scripts/test.sh installs it).
-use super::Suite;
+use super::suite::Suite;
 use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};

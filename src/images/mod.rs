@@ -5,8 +5,11 @@ mod base;
 pub mod k6;
 mod progress;
 pub(crate) mod recipe;
+mod suite;
 
+pub use progress::BuildProgress;
 pub(crate) use progress::build_progress;
+pub use suite::Suite;
 
 use crate::docker::{BuildEvent, Cancel, ContainerSpec, Docker};
 use crate::lab::Role;
@@ -17,64 +20,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// Debian suite the images are built from.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Suite {
-    #[default]
-    /// Debian 13 (stable): nginx 1.26, PHP 8.4, Laravel 10, PostgreSQL 17, Node 20, Express 4.
-    Trixie,
-    /// Debian testing: closest to the article (Laravel 13, PostgreSQL 18, Node 24, Express 5).
-    Forky,
-    /// Debian 12: nginx 1.22, PHP 8.2, Laravel 8, PostgreSQL 15, Node 18.
-    Bookworm,
-}
-
-impl Suite {
-    pub const ALL: [Suite; 3] = [Suite::Trixie, Suite::Forky, Suite::Bookworm];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Suite::Trixie => "trixie",
-            Suite::Forky => "forky",
-            Suite::Bookworm => "bookworm",
-        }
-    }
-
-    /// What the suite is, in a few words (`--suite`'s help and completions).
-    pub(crate) fn about(self) -> &'static str {
-        match self {
-            Suite::Trixie => "Debian 13, the default: PHP 8.4, Laravel 10, PostgreSQL 17, Node 20",
-            Suite::Forky => {
-                "Debian testing, closest to the article: Laravel 13, PostgreSQL 18, Node 24"
-            }
-            Suite::Bookworm => "Debian 12: PHP 8.2, Laravel 8, PostgreSQL 15, Node 18",
-        }
-    }
-}
-
-impl std::str::FromStr for Suite {
-    type Err = crate::error::InvalidInput;
-    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
-        Suite::ALL
-            .into_iter()
-            .find(|x| x.as_str() == s)
-            .ok_or_else(|| {
-                crate::error::InvalidInput(format!(
-                    "unknown Debian suite `{s}`: use one of trixie (default), forky, bookworm"
-                ))
-            })
-    }
-}
-
-impl std::fmt::Display for Suite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// A built role image: its tag, engine id, size and the versions it ships.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -128,26 +73,6 @@ impl ImageSet {
         }
         m
     }
-}
-
-/// Progress of `ensure_built`, for a progress line.
-#[derive(Debug, Clone)]
-pub enum BuildProgress {
-    /// The role's image exists already.
-    UpToDate { role: Role, tag: String },
-    /// A build starts; its full output goes to `log`.
-    Building {
-        role: Role,
-        tag: String,
-        log: PathBuf,
-    },
-    /// A Dockerfile step or a phase (debootstrap) of the current build.
-    Step { role: Role, step: String },
-    Built {
-        role: Role,
-        tag: String,
-        seconds: f64,
-    },
 }
 
 /// A build to do: role, tag, parent tag, context files, log path.

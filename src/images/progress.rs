@@ -1,6 +1,7 @@
 //! The image builds' progress on stderr (`perflab build`, and before `up`, `run`, the tools).
-use super::BuildProgress;
+use crate::lab::Role;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 
 /// Progress printer for image builds: one line per step on a terminal, plain lines otherwise.
 pub(crate) fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
@@ -36,4 +37,24 @@ pub(crate) fn build_progress(quiet: bool) -> impl FnMut(BuildProgress) + Send {
             }
         }
     }
+}
+
+/// Progress of `ensure_built`, for a progress line.
+#[derive(Debug, Clone)]
+pub enum BuildProgress {
+    /// The role's image exists already.
+    UpToDate { role: Role, tag: String },
+    /// A build starts; its full output goes to `log`.
+    Building {
+        role: Role,
+        tag: String,
+        log: PathBuf,
+    },
+    /// A Dockerfile step or a phase (debootstrap) of the current build.
+    Step { role: Role, step: String },
+    Built {
+        role: Role,
+        tag: String,
+        seconds: f64,
+    },
 }

@@ -1,6 +1,7 @@
 //! Image recipes: which files make up each role's build context, and the content hash that
 //! names its tag (recipe files + suite + parent tag), so an unchanged recipe is never rebuilt.
-use super::{Role, Suite};
+use super::suite::Suite;
+use crate::lab::Role;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! The demo lab: the tiny capacity server of seed 002 (`WORKERS` x `SERVICE_MS`), no database,
 //! for seconds-long runs; it runs from the node-app image and writes a metrics line every 2 s.
 use super::metrics::DEMO_METRICS_FIELDS;
+use super::settings::{Bound, Issue, Section};
 use super::*;
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +13,24 @@ pub struct DemoSettings {
     pub workers: u32,
     #[serde(default = "default_demo_service_ms")]
     pub service_ms: u32,
+}
+
+impl Section for DemoSettings {
+    #[rustfmt::skip]
+    const BOUNDS: &'static [Bound<Self>] = &[
+        Bound { key: "workers", max: 1_000.0, unit: "workers", what: "the demo server's concurrent slots", get: |d| d.workers.into() },
+        Bound { key: "service_ms", max: 60_000.0, unit: "ms", what: "the time a request holds a slot (a minute)", get: |d| d.service_ms.into() },
+    ];
+
+    fn check(&self, _stack: &StackSettings) -> Vec<Issue> {
+        if self.workers == 0 || self.service_ms == 0 {
+            return vec![Issue::error(
+                "stack.demo",
+                "workers and service_ms must be > 0",
+            )];
+        }
+        Vec::new()
+    }
 }
 
 fn default_demo_workers() -> u32 {

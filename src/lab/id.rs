@@ -19,6 +19,27 @@ impl Lab {
         super::descriptor(self).info().settings_keys
     }
 
+    /// The names of `labs` as a sentence lists them, in the order given: `php, node or demo`
+    /// (for messages: derived from the registry, never written by hand).
+    pub(crate) fn list_or(labs: impl IntoIterator<Item = Lab>) -> String {
+        let names: Vec<&str> = labs.into_iter().map(Lab::as_str).collect();
+        match names.split_last() {
+            None => String::new(),
+            Some((last, [])) => last.to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        }
+    }
+
+    /// The labs `cpu-per-request` measures (those that declare its endpoints).
+    pub(crate) fn with_cpu_per_request() -> impl Iterator<Item = Lab> {
+        Lab::ALL.into_iter().filter(|l| {
+            !super::descriptor(*l)
+                .info()
+                .cpu_per_request_endpoints
+                .is_empty()
+        })
+    }
+
     /// The lab's stack has a PostgreSQL (`stack.postgres:` applies).
     pub(crate) fn uses_postgres(self) -> bool {
         super::descriptor(self).info().uses_pg()

@@ -22,6 +22,8 @@ mod toy;
 pub use php::Listen;
 pub use postgres::PostgresSettings;
 pub use role::{Role, Slot};
+use settings::Section;
+pub(crate) use settings::{Issue, Limit};
 pub(crate) use source::SourceDecl;
 
 use serde::{Deserialize, Serialize};
@@ -92,6 +94,32 @@ macro_rules! labs {
                 match lab {
                     $( $(#[cfg($cfg)])? Lab::$v => self.$m.is_some(), )+
                 }
+            }
+
+            /// Every bounded number of `stack:` as its section's type declares it
+            /// (`settings::Section::BOUNDS`): PostgreSQL's, then each lab's in the registry's
+            /// order, with its value when the section is there.
+            pub(crate) fn bounded(&self) -> Vec<(Limit, Option<f64>)> {
+                let mut out: Vec<(Limit, Option<f64>)> =
+                    settings::bounded("postgres", Some(&self.postgres)).collect();
+                $(
+                    $(#[cfg($cfg)])?
+                    out.extend(settings::bounded(stringify!($m), self.$m.as_ref()));
+                )+
+                out
+            }
+
+            /// The checks of the sections that are there (`settings::Section::check`), in the
+            /// same order.
+            pub(crate) fn issues(&self) -> Vec<Issue> {
+                let mut out = self.postgres.check(self);
+                $(
+                    $(#[cfg($cfg)])?
+                    if let Some(s) = &self.$m {
+                        out.extend(s.check(self));
+                    }
+                )+
+                out
             }
         }
     };
@@ -288,6 +316,17 @@ pub(crate) struct LabDefaults {
     pub script: Script,
 }
 
+/// A CPU-per-request figure of the article (ms), which `cpu-per-request` compares its own with:
+/// `what` is a sampler column or `wall`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ArticleCpuFigure {
+    pub endpoint: &'static str,
+    pub what: &'static str,
+    pub low_ms: f64,
+    pub high_ms: f64,
+    pub note: &'static str,
+}
+
 /// A config quantity a lab offers to claims: (name, help).
 pub(crate) type QuantityDecl = (&'static str, &'static str);
 
@@ -373,6 +412,15 @@ pub(crate) trait LabDescriptor: Sync {
     /// PostgreSQL connections one app node holds (capacity planning), when it holds any.
     fn connections_per_node(&self, _stack: &StackSettings) -> Option<u32> {
         None
+    }
+    /// The article's CPU per request on this lab (none: nothing to compare with).
+    fn article_cpu_figures(&self) -> &'static [ArticleCpuFigure] {
+        &[]
+    }
+    /// The components worth a version column for this lab's runs, in order: (manifest key,
+    /// column); k6's follows them.
+    fn version_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[("pg.postgres", "postgres")]
     }
 }
 

@@ -1,7 +1,7 @@
 //! The Node lab (lab-spec §4): PostgreSQL and the Express app (one process or `node:cluster`
 //! workers, each with its own pg pool), which writes a metrics line every 2 seconds.
 use super::metrics::NODE_METRICS_FIELDS;
-use super::settings::{is_true, is_zero, yes};
+use super::settings::{Bound, Issue, MAX_BURN_US, Section, is_true, is_zero, positive, yes};
 use super::*;
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +24,27 @@ pub struct NodeSettings {
     /// the default), or through the image's storage driver (false), as `stack.php.code_volumes`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub code_volumes: bool,
+}
+
+impl Section for NodeSettings {
+    #[rustfmt::skip]
+    const BOUNDS: &'static [Bound<Self>] = &[
+        Bound { key: "processes", max: 256.0, unit: "processes", what: "node:cluster workers", get: |n| n.processes.into() },
+        Bound { key: "pool_max", max: 1_000.0, unit: "connections", what: "the pg pool of each process", get: |n| n.pool_max.into() },
+        Bound { key: "pg_conn_timeout_ms", max: 3_600_000.0, unit: "ms", what: "pg's connectionTimeoutMillis (an hour)", get: |n| n.pg_conn_timeout_ms.into() },
+        Bound { key: "burn_us", max: MAX_BURN_US, unit: "µs", what: "CPU burnt per request (1 s)", get: |n| n.burn_us.into() },
+    ];
+
+    fn check(&self, _stack: &StackSettings) -> Vec<Issue> {
+        positive(
+            "node",
+            &[
+                ("processes", self.processes),
+                ("pool_max", self.pool_max),
+                ("pg_conn_timeout_ms", self.pg_conn_timeout_ms),
+            ],
+        )
+    }
 }
 
 fn one() -> u32 {
@@ -67,6 +88,31 @@ const INFO: LabInfo = LabInfo {
     process_names: &[("app", "node")],
 };
 
+/// The article's CPU per request on the node lab: measured under load, not sequentially.
+const ARTICLE_CPU: [ArticleCpuFigure; 3] = [
+    ArticleCpuFigure {
+        endpoint: "/cpu",
+        what: "app",
+        low_ms: 5.45,
+        high_ms: 5.45,
+        note: "under load, 1 process (exp 2b), from the app's own counters; not sequential",
+    },
+    ArticleCpuFigure {
+        endpoint: "/db",
+        what: "app",
+        low_ms: 1.68,
+        high_ms: 1.74,
+        note: "under load at 150 rps (exp 1a), the app's cpu_ms_per_req; not sequential",
+    },
+    ArticleCpuFigure {
+        endpoint: "/db",
+        what: "pg",
+        low_ms: 2.9,
+        high_ms: 3.3,
+        note: "pg CPU per query at 100 rps (exp 1a); not sequential",
+    },
+];
+
 fn settings(stack: &StackSettings) -> Result<&NodeSettings, String> {
     own_section(stack.node.as_ref(), Lab::Node)
 }
@@ -108,6 +154,19 @@ fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
 impl LabDescriptor for Node {
     fn info(&self) -> &'static LabInfo {
         &INFO
+    }
+
+    fn article_cpu_figures(&self) -> &'static [ArticleCpuFigure] {
+        &ARTICLE_CPU
+    }
+
+    fn version_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("pg.postgres", "postgres"),
+            ("node-app.node", "node"),
+            ("node-app.express", "express"),
+            ("node-app.pg", "node-pg"),
+        ]
     }
 
     fn burn_us(&self, stack: &StackSettings) -> Option<u32> {

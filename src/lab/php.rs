@@ -1,6 +1,6 @@
 //! The PHP lab (lab-spec §3): PostgreSQL, php-fpm running Laravel and nginx in front of it,
 //! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
-use super::settings::{is_true, is_zero, yes};
+use super::settings::{Bound, Issue, MAX_BURN_US, Section, is_true, is_zero, yes};
 use super::source::Read;
 use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_nginx};
 use super::*;
@@ -47,6 +47,59 @@ pub struct PhpSettings {
     /// failure is the point, exp2-pgconn). Without it that is a validation warning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oversubscribe_reason: Option<String>,
+}
+
+impl Section for PhpSettings {
+    #[rustfmt::skip]
+    const BOUNDS: &'static [Bound<Self>] = &[
+        Bound { key: "max_children", max: 1_000.0, unit: "workers", what: "php-fpm's static pool (each worker tens of MB)", get: |p| p.max_children.into() },
+        Bound { key: "backlog", max: 65_535.0, unit: "connections", what: "listen.backlog (the kernel's somaxconn ceiling)", get: |p| p.backlog.into() },
+        Bound { key: "warmup_requests", max: 100_000.0, unit: "requests", what: "sequential warm-up requests", get: |p| p.warmup_requests.into() },
+        Bound { key: "burn_us", max: MAX_BURN_US, unit: "µs", what: "CPU burnt per request (1 s)", get: |p| p.burn_us.into() },
+    ];
+
+    /// Workers and backlog above 0; more persistent workers than PostgreSQL's connections only
+    /// with a reason, and a reason only when there are.
+    fn check(&self, stack: &StackSettings) -> Vec<Issue> {
+        let mut d = Vec::new();
+        if self.max_children == 0 {
+            d.push(Issue::error("stack.php.max_children", "must be > 0"));
+        }
+        if self.backlog == 0 {
+            d.push(Issue::error(
+                "stack.php.backlog",
+                "must be > 0 (article: 511)",
+            ));
+        }
+        let pg = stack.postgres.max_connections;
+        let over = self.persistent && self.max_children > pg;
+        match &self.oversubscribe_reason {
+            None if over => d.push(
+                Issue::warning(
+                    "stack.php.max_children",
+                    format!(
+                        "{} persistent workers > postgres max_connections {pg}: {} workers will \
+                         get `too many clients`",
+                        self.max_children,
+                        self.max_children - pg
+                    ),
+                )
+                .help(
+                    "lower max_children, raise stack.postgres.max_connections, or state why \
+                     the failures are intended in `stack.php.oversubscribe_reason`",
+                ),
+            ),
+            Some(_) if !over => d.push(
+                Issue::warning(
+                    "stack.php.oversubscribe_reason",
+                    "the persistent workers fit in postgres max_connections",
+                )
+                .help("remove oversubscribe_reason"),
+            ),
+            _ => {}
+        }
+        d
+    }
 }
 
 fn default_backlog() -> u32 {
@@ -129,6 +182,39 @@ const PING: WaitFor = WaitFor::Http {
     body: "\"pong\":true",
 };
 
+/// The article's CPU per request, 300 sequential requests per endpoint (cgroup deltas; its
+/// nginx figure includes the wget loop run inside the nginx container).
+const ARTICLE_CPU: [ArticleCpuFigure; 9] = {
+    const SEQ: &str = "300 sequential requests, cgroup delta";
+    const NGX: &str =
+        "300 sequential requests; includes the wget loop run inside the nginx container";
+    const fn fig(
+        endpoint: &'static str,
+        what: &'static str,
+        ms: f64,
+        note: &'static str,
+    ) -> ArticleCpuFigure {
+        ArticleCpuFigure {
+            endpoint,
+            what,
+            low_ms: ms,
+            high_ms: ms,
+            note,
+        }
+    }
+    [
+        fig("/api/ping", "php-fpm", 7.1, SEQ),
+        fig("/api/ping", "nginx", 3.4, NGX),
+        fig("/api/ping", "wall", 9.0, SEQ),
+        fig("/api/db", "php-fpm", 9.0, SEQ),
+        fig("/api/db", "nginx", 3.3, NGX),
+        fig("/api/db", "wall", 13.0, SEQ),
+        fig("/api/slow", "php-fpm", 14.2, SEQ),
+        fig("/api/slow", "nginx", 5.0, NGX),
+        fig("/api/slow", "wall", 126.0, SEQ),
+    ]
+};
+
 fn settings(stack: &StackSettings) -> Result<&PhpSettings, String> {
     own_section(stack.php.as_ref(), Lab::Php)
 }
@@ -190,6 +276,19 @@ fn nginx(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
 impl LabDescriptor for Php {
     fn info(&self) -> &'static LabInfo {
         &INFO
+    }
+
+    fn article_cpu_figures(&self) -> &'static [ArticleCpuFigure] {
+        &ARTICLE_CPU
+    }
+
+    fn version_keys(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("php-fpm.php", "php"),
+            ("php-fpm.laravel", "laravel"),
+            ("nginx.nginx", "nginx"),
+            ("pg.postgres", "postgres"),
+        ]
     }
 
     fn burn_us(&self, stack: &StackSettings) -> Option<u32> {

@@ -1,4 +1,6 @@
 //! `stack.postgres:`, the settings of the PostgreSQL container of the labs that have one.
+use super::StackSettings;
+use super::settings::{Bound, Issue, Section, positive};
 use serde::{Deserialize, Serialize};
 
 use super::Role;
@@ -50,6 +52,17 @@ impl Default for PostgresSettings {
             prewarm: false,
             xact_delta: false,
         }
+    }
+}
+
+impl Section for PostgresSettings {
+    #[rustfmt::skip]
+    const BOUNDS: &'static [Bound<Self>] = &[
+        Bound { key: "max_connections", max: 10_000.0, unit: "connections", what: "PostgreSQL's max_connections", get: |p| p.max_connections.into() },
+    ];
+
+    fn check(&self, _stack: &StackSettings) -> Vec<Issue> {
+        positive("postgres", &[("max_connections", self.max_connections)])
     }
 }
 

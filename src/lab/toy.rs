@@ -4,6 +4,7 @@
 //! (`tests/fixtures/toy-lab/server.js`) and its YAML (`tests/fixtures/toy-lab/toy-hello.yaml`):
 //! the tests below take it through the catalog, `--set`, the plan, the stack's declarations
 //! and the claims' quantities without any other file naming it.
+use super::settings::{Bound, Issue, Section};
 use super::*;
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +14,20 @@ use serde::{Deserialize, Serialize};
 pub struct ToySettings {
     /// How long the app waits before it answers (ms).
     pub delay_ms: u32,
+}
+
+impl Section for ToySettings {
+    const BOUNDS: &'static [Bound<Self>] = &[Bound {
+        key: "delay_ms",
+        max: 60_000.0,
+        unit: "ms",
+        what: "the toy app's wait before it answers (a minute)",
+        get: |t| t.delay_ms.into(),
+    }];
+
+    fn check(&self, _stack: &StackSettings) -> Vec<Issue> {
+        Vec::new()
+    }
 }
 
 pub(crate) struct Toy;
@@ -155,10 +170,10 @@ mod tests {
         let (set, _) = overrides::apply(&e, &["delay_ms=9".into()]).unwrap();
         assert_eq!(set.stack.toy.as_ref().unwrap().delay_ms, 9);
         assert_eq!(
-            overrides::resolve_key(Lab::Toy, "delay_ms").unwrap(),
+            crate::experiment::keys::resolve_key(Lab::Toy, "delay_ms").unwrap(),
             "stack.toy.delay_ms"
         );
-        assert!(overrides::resolve_key(Lab::Toy, "max_children").is_err());
+        assert!(crate::experiment::keys::resolve_key(Lab::Toy, "max_children").is_err());
         // its endpoint is checked against the descriptor's
         let src = std::fs::read_to_string(YAML).unwrap();
         let bad = src.replace("endpoint: /hello", "endpoint: /api/db");

@@ -1,6 +1,5 @@
 //! Minute alignment: when to start k6 so the first step begins on a wall-clock minute (:00),
 //! so that minute-boundary host stalls fall into untagged ramp windows (lab-spec §4). Pure.
-use super::Plan;
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -18,15 +17,7 @@ pub struct Alignment {
     pub aligned: bool,
 }
 
-/// Compute the k6 start for `plan` given the current time. With `enabled = false` k6 starts now.
-///
-/// The first step starts `plan.align_offset_s` after k6 starts (the warm-up for breakpoint.js,
-/// 0 for stepped.js); the smallest minute boundary `M >= now + offset` gives `k6_start = M - offset`.
-pub fn align(now: DateTime<Utc>, plan: &Plan, enabled: bool) -> Alignment {
-    align_offset(now, plan.align_offset_s, plan.total_s, enabled)
-}
-
-/// [`align`] on bare numbers (offset of the first step and total duration, seconds).
+/// `plan::align` on bare numbers (offset of the first step and total duration, seconds).
 pub(crate) fn align_offset(
     now: DateTime<Utc>,
     offset_s: u32,

@@ -1,18 +1,15 @@
 //! Applying an experiment's `fit:` rules to the quantities a calibration measured: the fitted
 //! experiment (validated like `--set`) and, for each rule, the published and the fitted value
 //! side by side with the numbers the rule used. Pure; the calibration itself is the session's.
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use serde_yaml::Value;
 
 use crate::claim::expr::Expr;
 use crate::claim::schema::{Bound, StepAt};
-use crate::experiment::fit::{Fit, FitEnv, check_expr};
-use crate::experiment::{Experiment, Model, overrides};
+use crate::experiment::fit::{Fit, FitEnv, Inputs, Published, check_expr, values};
+use crate::experiment::{Experiment, overrides};
 
-/// The calibrated quantities by name (`experiment::fit::QUANTITIES`).
-pub type Quantities = BTreeMap<String, f64>;
+pub use crate::experiment::fit::Quantities;
 
 /// One rule as applied: what it set, from what, to what, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,40 +26,11 @@ pub struct AppliedRule {
 /// The published quantities a rule may read before any calibration: `top`, `max_vus`,
 /// `think_s`, `pool`, and the layout's CPU counts.
 pub fn published(e: &Experiment, app_cpus: usize, db_cpus: usize) -> Quantities {
-    let mut q = Quantities::new();
-    q.insert(
-        "top".into(),
-        f64::from(e.load.steps.last().copied().unwrap_or(0)),
-    );
-    q.insert("max_vus".into(), f64::from(e.load.max_vus));
-    let think = match e.load.model {
-        Model::Closed => e.load.think_time_s.unwrap_or(0.0),
-        Model::Open => 0.0,
-    };
-    q.insert("think_s".into(), think);
-    if let Some(p) = e.stack.slots() {
-        q.insert("pool".into(), f64::from(p));
-    }
-    q.insert("app_cpus".into(), app_cpus as f64);
-    q.insert("db_cpus".into(), db_cpus as f64);
-    q
-}
-
-/// Quantities derived from the measured ones: the ceilings.
-pub(crate) fn derive(q: &mut Quantities) {
-    let pairs = [
-        ("app_ceiling", "app_cpus", "app_ms"),
-        ("peak_app_ceiling", "app_cpus", "peak_app_ms"),
-        ("db_ceiling", "db_cpus", "db_ms"),
-        ("pool_rps", "pool", "w_ms"),
-    ];
-    for (out, n, per) in pairs {
-        if let (Some(n), Some(ms)) = (q.get(n), q.get(per))
-            && *ms > 0.0
-        {
-            q.insert(out.into(), n * 1000.0 / ms);
-        }
-    }
+    values(&Inputs {
+        published: Published::of(e, app_cpus, db_cpus),
+        calibration: None,
+        peak: None,
+    })
 }
 
 /// The field at a dotted key of the experiment's YAML form.
@@ -209,7 +177,7 @@ pub fn apply(
     let mut sets = Vec::new();
     let mut base = e.clone();
     for (i, r) in fit.rules.iter().enumerate() {
-        let key = overrides::resolve_key(e.lab, r.set.trim())
+        let key = crate::experiment::keys::resolve_key(e.lab, r.set.trim())
             .map_err(|m| format!("fit.rules[{i}].set: {m}"))?;
         let old = field(&tree, &key)
             .ok_or_else(|| format!("fit.rules[{i}].set: `{key}` has no published value to fit"))?;

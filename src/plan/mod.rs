@@ -12,7 +12,7 @@ use crate::experiment::{Diagnostic, Experiment, LoadSettings, Model, Script};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub use align::{Alignment, align};
+pub use align::Alignment;
 pub use layout::{CpuLayout, CpuSet, Slot};
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
@@ -196,6 +196,36 @@ pub(crate) fn step_tag(index: usize, model: Model, target: u32) -> String {
     format!("{:02}_{unit}{target}", index + 1)
 }
 
+/// Compute the k6 start for `plan` given the current time. With `enabled = false` k6 starts now.
+///
+/// The first step starts `plan.align_offset_s` after k6 starts (the warm-up for breakpoint.js,
+/// 0 for stepped.js); the smallest minute boundary `M >= now + offset` gives `k6_start = M - offset`.
+pub fn align(now: chrono::DateTime<chrono::Utc>, plan: &Plan, enabled: bool) -> Alignment {
+    align::align_offset(now, plan.align_offset_s, plan.total_s, enabled)
+}
+
+/// The pause of a load whose first step is `first`, held `hold` s (after `--quick`) where the
+/// experiment says `l.hold_s`: the pause's middle keeps its place in the step, `for_s` is kept,
+/// and the pause stays within the step.
+fn pause_plan(l: &LoadSettings, first: Option<&Step>, hold: u32) -> Option<pause::PausePlan> {
+    let p = l.pause.as_ref()?;
+    let first = first?;
+    let scale = if l.hold_s == 0 {
+        1.0
+    } else {
+        f64::from(hold) / f64::from(l.hold_s)
+    };
+    let room = (f64::from(hold) - p.for_s).max(0.0);
+    // the pause's middle keeps its place in the step (P is kept, D scaled)
+    let at_s = ((p.at_s + p.for_s / 2.0) * scale - p.for_s / 2.0).clamp(0.0, room);
+    Some(pause::PausePlan {
+        start_s: f64::from(first.hold_start_s) + at_s,
+        for_s: p.for_s,
+        at_s,
+        step_target: first.target,
+    })
+}
+
 /// Build the plan of an (already validated) experiment.
 pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
     let l = &e.load;
@@ -247,7 +277,7 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         pause: None,
         turns: None,
     };
-    plan.pause = pause::pause_plan(l, plan.steps.first(), hold);
+    plan.pause = pause_plan(l, plan.steps.first(), hold);
     plan.k6_env = k6_env(&plan);
     plan
 }

@@ -2,8 +2,7 @@
 //! the step D and keeping the pause P), and the closed twin of such an experiment.
 use serde::{Deserialize, Serialize};
 
-use super::Step;
-use crate::experiment::{Experiment, LoadSettings, Model, Script};
+use crate::experiment::{Experiment, Model, Script};
 
 /// The freeze of one load, as planned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -16,30 +15,6 @@ pub struct PausePlan {
     pub at_s: f64,
     /// The step it falls in (D = the plan's `hold_s`).
     pub step_target: u32,
-}
-
-impl PausePlan {}
-
-/// The pause of a load whose first step is `first`, held `hold` s (after `--quick`) where the
-/// experiment says `l.hold_s`: the pause's middle keeps its place in the step, `for_s` is kept,
-/// and the pause stays within the step.
-pub(crate) fn pause_plan(l: &LoadSettings, first: Option<&Step>, hold: u32) -> Option<PausePlan> {
-    let p = l.pause.as_ref()?;
-    let first = first?;
-    let scale = if l.hold_s == 0 {
-        1.0
-    } else {
-        f64::from(hold) / f64::from(l.hold_s)
-    };
-    let room = (f64::from(hold) - p.for_s).max(0.0);
-    // the pause's middle keeps its place in the step (P is kept, D scaled)
-    let at_s = ((p.at_s + p.for_s / 2.0) * scale - p.for_s / 2.0).clamp(0.0, room);
-    Some(PausePlan {
-        start_s: f64::from(first.hold_start_s) + at_s,
-        for_s: p.for_s,
-        at_s,
-        step_target: first.target,
-    })
 }
 
 /// The closed twin of an experiment with `load.pause`: the same step and freeze with

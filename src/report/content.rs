@@ -1,5 +1,6 @@
 //! The report's content, independent of the output format: header lines, tables, findings.
 //! Here the header, the verdict and the cell formats; the other blocks live in `content/`.
+mod cells;
 mod checks;
 mod logs;
 mod omission;
@@ -17,62 +18,8 @@ use crate::analyze::model::*;
 
 pub(crate) use super::table::Block;
 
-fn block(title: &str) -> Block {
-    Block::new(title)
-}
-
-fn f1(v: f64) -> String {
-    format!("{v:.1}")
-}
-
-/// Latency cell: integers from 100 ms up, one decimal below.
-pub(crate) fn ms(v: f64) -> String {
-    let s = fmt_ms(v);
-    s.trim_end_matches(" ms").to_string()
-}
-
-fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    v.map(f).unwrap_or_else(|| "-".into())
-}
-
-fn utc(t_s: i64) -> String {
-    chrono::DateTime::from_timestamp(t_s, 0)
-        .map(|d| d.format("%H:%M:%S").to_string())
-        .unwrap_or_default()
-}
-
-fn utc_full(t_ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(t_ms)
-        .map(|d| d.format("%Y-%m-%d %H:%M:%SZ").to_string())
-        .unwrap_or_default()
-}
-
-/// Put role names in display order: the app box first, then the database and the generator
-/// (`Role::ALL`'s order within each; the base image runs no container).
-pub(crate) fn order_roles<'a>(present: impl IntoIterator<Item = &'a String>) -> Vec<String> {
-    use crate::lab::Role;
-    use crate::plan::layout::Slot;
-    let order: Vec<&str> = [Slot::App, Slot::Db, Slot::Loadgen]
-        .into_iter()
-        .flat_map(|slot| Role::with_containers().filter(move |r| r.slot() == slot))
-        .map(Role::column)
-        .collect();
-    let mut v: Vec<String> = present.into_iter().cloned().collect();
-    v.sort();
-    v.dedup();
-    v.sort_by_key(|r| order.iter().position(|o| o == r).unwrap_or(order.len()));
-    v
-}
-
-/// Roles with CPU data, in display order.
-fn roles(r: &Report) -> Vec<String> {
-    order_roles(
-        r.steps
-            .iter()
-            .filter_map(|s| s.server.as_ref())
-            .flat_map(|w| w.cpu_pct.keys()),
-    )
-}
+pub(crate) use cells::order_roles;
+use cells::{block, opt, utc_full};
 
 pub(crate) fn header(r: &Report) -> Block {
     let p = &r.params;
@@ -311,9 +258,17 @@ pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
             c.failed_attempts.join("; ")
         ));
     }
-    let q: Vec<String> = ["app_ceiling", "peak_app_ceiling", "db_ceiling", "pool_rps"]
+    use crate::experiment::fit::FitQ;
+    let ceilings = [
+        FitQ::AppCeiling,
+        FitQ::PeakAppCeiling,
+        FitQ::DbCeiling,
+        FitQ::PoolRps,
+    ];
+    let q: Vec<String> = ceilings
         .iter()
-        .filter_map(|k| f.quantities.get(*k).map(|v| format!("{k} {v:.0} rps")))
+        .map(|k| k.name())
+        .filter_map(|k| f.quantities.get(k).map(|v| format!("{k} {v:.0} rps")))
         .collect();
     if !q.is_empty() {
         b.lines.push(format!("measured ceilings: {}", q.join(", ")));

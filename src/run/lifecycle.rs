@@ -34,7 +34,7 @@ pub(crate) struct StackRequest<'a> {
 
 pub(crate) fn parse_lab(s: &str) -> std::result::Result<Lab, InvalidInput> {
     Lab::from_name(s)
-        .ok_or_else(|| InvalidInput(format!("unknown lab `{s}`: use php, node or demo")))
+        .ok_or_else(|| InvalidInput(format!("unknown lab `{s}`: use {}", Lab::list_or(Lab::ALL))))
 }
 
 impl StackRequest<'_> {
@@ -64,8 +64,10 @@ impl StackRequest<'_> {
         let catalog = catalog()?;
         let entry = catalog.lookup(self.lab).map_err(|e| {
             InvalidInput(format!(
-                "`{}` is neither a lab (php, node, demo) nor an experiment: {}",
-                self.lab, e.0
+                "`{}` is neither a lab ({}) nor an experiment: {}",
+                self.lab,
+                Lab::ALL.map(Lab::as_str).join(", "),
+                e.0
             ))
         })?;
         match &entry.entry {

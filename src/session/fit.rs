@@ -5,58 +5,22 @@
 //! experiment's `fit:` rules turn the published numbers into fitted ones (`plan::fit`); a rule on a stack setting restarts the stack with it; then
 //! the fitted steps run (and `--refine`'s probes, when asked). The manifest keeps the
 //! calibration, the published and the fitted plan, and every rule with both values.
-use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 
 use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
+pub use super::refine::calibration_of;
 use super::refine::{Judge, Refine};
-use super::{Phase, Stop};
-use crate::analyze::Report;
-use crate::experiment::fit::Fit;
+use super::trail::Stop;
+use crate::experiment::fit::{self, Fit, FitQ, Inputs, Measured, Published};
 use crate::experiment::{Experiment, Model, Script};
 use crate::plan::fit::{self as fitting, Quantities};
 use crate::plan::{self, PlanOptions};
 use crate::rundir::fit::{Calibration, FitRecord};
-
-/// The calibration's numbers from its analysed load (one step).
-pub fn calibration_of(r: &Report, rate: u32, hold_s: u32) -> Result<Calibration> {
-    let s = r
-        .steps
-        .first()
-        .context("the calibration load left no step in its data")?;
-    let db_ms = s
-        .server
-        .as_ref()
-        .and_then(|w| w.cpu_pct.get("pg"))
-        .filter(|_| s.ok_per_s > 0.0)
-        .map(|pct| pct * 10.0 / s.ok_per_s);
-    // Under its knee means latency within the SLO and the generator on schedule (criteria 1
-    // and 4). Errors and the goodput they cost (2, 3) do not disqualify it: an experiment whose
-    // mechanism is a refused share (exp2-pgconn) fails them at any rate, and the CPU per
-    // *successful* request is still measured.
-    let saturated = |c: u8| c == 1 || c == 4;
-    let pass = !s.failures.iter().any(|f| saturated(f.criterion));
-    let why: Vec<String> = s.failures.iter().map(|f| f.text.clone()).collect();
-    Ok(Calibration {
-        rate,
-        hold_s,
-        ok_per_s: s.ok_per_s,
-        w_ms: s.avg_ms,
-        p95_ms: s.p95_ms,
-        p99_ms: Some(s.p99_ms),
-        app_ms: s.ms_cpu_per_ok,
-        db_ms,
-        pass,
-        why: why.join("; "),
-        failed_attempts: Vec::new(),
-        screening: None,
-        readings: Vec::new(),
-    })
-}
+use crate::rundir::phase::Phase;
 
 /// Share of the lowest screened ceiling the working-point calibration offers.
 pub(crate) const WORKING_SHARE: f64 = 0.5;
@@ -65,9 +29,9 @@ pub(crate) const WORKING_SHARE: f64 = 0.5;
 /// measured (the app's or the database's CPU, the pool's N/W), when that is at least 1.5x
 /// `rate` (else the low rate already is the working point).
 pub fn working_rate(q: &Quantities, rate: u32) -> Option<u32> {
-    let lowest = ["app_ceiling", "db_ceiling", "pool_rps"]
+    let lowest = [FitQ::AppCeiling, FitQ::DbCeiling, FitQ::PoolRps]
         .iter()
-        .filter_map(|k| q.get(*k).copied())
+        .filter_map(|k| q.get(k.name()).copied())
         .filter(|v| v.is_finite() && *v > 0.0)
         .fold(f64::INFINITY, f64::min);
     let w = (lowest * WORKING_SHARE).floor();
@@ -116,7 +80,7 @@ pub(crate) fn peak_experiment(e: &Experiment, rate: u32, hold_s: u32) -> Experim
 }
 
 /// The quantities of a calibration (measured and published) with the ceilings derived, and
-/// the peak probe's (`peak_*`) when one ran.
+/// the peak probe's (`peak_*`) when one ran: every row of the fit's registry it has.
 pub fn quantities(
     e: &Experiment,
     c: &Calibration,
@@ -124,30 +88,20 @@ pub fn quantities(
     app_cpus: usize,
     db_cpus: usize,
 ) -> Quantities {
-    let mut q = fitting::published(e, app_cpus, db_cpus);
-    q.insert("rate".into(), f64::from(c.rate));
-    q.insert("ok_per_s".into(), c.ok_per_s);
-    q.insert("w_ms".into(), c.w_ms);
-    if let Some(v) = c.app_ms {
-        q.insert("app_ms".into(), v);
-    }
-    if let Some(v) = c.db_ms {
-        q.insert("db_ms".into(), v);
-    }
-    if let Some(p) = peak {
-        q.insert("peak_rate".into(), f64::from(p.rate));
-        q.insert("peak_ok_per_s".into(), p.ok_per_s);
-        q.insert("peak_w_ms".into(), p.w_ms);
-        q.insert("peak_p95_ms".into(), p.p95_ms);
-        if let Some(v) = p.p99_ms {
-            q.insert("peak_p99_ms".into(), v);
-        }
-        if let Some(v) = p.app_ms {
-            q.insert("peak_app_ms".into(), v);
-        }
-    }
-    fitting::derive(&mut q);
-    q
+    let measured = |c: &Calibration| Measured {
+        rate: f64::from(c.rate),
+        ok_per_s: c.ok_per_s,
+        w_ms: c.w_ms,
+        p95_ms: c.p95_ms,
+        p99_ms: c.p99_ms,
+        app_ms: c.app_ms,
+        db_ms: c.db_ms,
+    };
+    fit::values(&Inputs {
+        published: Published::of(e, app_cpus, db_cpus),
+        calibration: Some(measured(c)),
+        peak: peak.map(measured),
+    })
 }
 
 /// The peak probe's rate: `expr` over the calibration's quantities, rounded, at least
@@ -411,12 +365,4 @@ impl<J: Judge + Clone> Measurement for Fitted<J> {
         };
         r.run(stage).await
     }
-}
-
-/// The calibration's analysis (the real judge's default).
-pub(crate) fn analysed_calibration(dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
-    let inputs = crate::rundir::inputs::run_dir(dir)?;
-    let r = crate::analyze::analyze_run(inputs)
-        .map_err(|e| anyhow!("analysing the calibration in {}: {e}", dir.display()))?;
-    calibration_of(&r, rate, hold_s)
 }

@@ -19,11 +19,12 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::Measurement;
 use super::round::RoundOutcome;
 use super::signals::Interrupt;
-use super::{Engine, Stop};
+use super::trail::Stop;
 use crate::rundir::RunState;
 pub(crate) use crate::rundir::batch::{CompareSide, CompareTag, Design};
 use crate::verify::compare::{RoundsComparison, Settings};

@@ -8,10 +8,11 @@ use anyhow::anyhow;
 use super::engine::{Engine, GeneratorEnd, LoadSpec};
 use super::records::Records;
 use super::signals::Interrupt;
-use super::{Phase, Stop, Trail};
+use super::trail::{Stop, Trail};
 use crate::docker::ExitStatus;
 use crate::load;
 use crate::plan::{self, Alignment, Plan};
+use crate::rundir::phase::Phase;
 use crate::rundir::{Manifest, RunDir};
 
 /// With `--no-align`, gated generators' test clock starts this long from now (room to start N

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use super::engine::{Engine, LoadSpec};
 use super::load_phase::Stage;
-use super::{Phase, Stop};
+use super::trail::Stop;
 use crate::plan::Plan;
+use crate::rundir::phase::Phase;
 
 /// The measuring part of a round, between warm-up and the wind-down.
 #[allow(async_fn_in_trait)]

@@ -5,10 +5,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result, anyhow};
 
-use super::Stop;
 use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
+use super::trail::Stop;
 use crate::analyze::omission::{self, ClosedTwin, Omission};
 use crate::experiment::Experiment;
 use crate::plan::{self, PlanOptions};

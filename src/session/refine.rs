@@ -6,12 +6,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
 
-use super::Stop;
 use super::engine::Engine;
 use super::load_phase::Stage;
 use super::measurement::{Measurement, Stepped};
+use super::trail::Stop;
 use crate::analyze::refine::{Bisection, Next, Probe, RefineLimits};
 use crate::analyze::{Report, Verdict};
 use crate::experiment::{Experiment, Model};
@@ -26,8 +26,52 @@ pub trait Judge {
     fn probe(&self, dir: &Path, target: u32) -> Result<Probe>;
     /// A calibration load's numbers (`--fit`), from its outputs in `dir`.
     fn calibration(&self, dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
-        super::fit::analysed_calibration(dir, rate, hold_s)
+        analysed_calibration(dir, rate, hold_s)
     }
+}
+
+/// The calibration's analysis (the real judge's default).
+pub(crate) fn analysed_calibration(dir: &Path, rate: u32, hold_s: u32) -> Result<Calibration> {
+    let inputs = crate::rundir::inputs::run_dir(dir)?;
+    let r = crate::analyze::analyze_run(inputs)
+        .map_err(|e| anyhow!("analysing the calibration in {}: {e}", dir.display()))?;
+    calibration_of(&r, rate, hold_s)
+}
+
+/// The calibration's numbers from its analysed load (one step).
+pub fn calibration_of(r: &Report, rate: u32, hold_s: u32) -> Result<Calibration> {
+    let s = r
+        .steps
+        .first()
+        .context("the calibration load left no step in its data")?;
+    let db_ms = s
+        .server
+        .as_ref()
+        .and_then(|w| w.cpu_pct.get("pg"))
+        .filter(|_| s.ok_per_s > 0.0)
+        .map(|pct| pct * 10.0 / s.ok_per_s);
+    // Under its knee means latency within the SLO and the generator on schedule (criteria 1
+    // and 4). Errors and the goodput they cost (2, 3) do not disqualify it: an experiment whose
+    // mechanism is a refused share (exp2-pgconn) fails them at any rate, and the CPU per
+    // *successful* request is still measured.
+    let saturated = |c: u8| c == 1 || c == 4;
+    let pass = !s.failures.iter().any(|f| saturated(f.criterion));
+    let why: Vec<String> = s.failures.iter().map(|f| f.text.clone()).collect();
+    Ok(Calibration {
+        rate,
+        hold_s,
+        ok_per_s: s.ok_per_s,
+        w_ms: s.avg_ms,
+        p95_ms: s.p95_ms,
+        p99_ms: Some(s.p99_ms),
+        app_ms: s.ms_cpu_per_ok,
+        db_ms,
+        pass,
+        why: why.join("; "),
+        failed_attempts: Vec::new(),
+        screening: None,
+        readings: Vec::new(),
+    })
 }
 
 /// The real judge: `perflab analyze` on the load's directory (its k6 CSV, samples, plan.json).

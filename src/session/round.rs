@@ -11,9 +11,10 @@ use super::load_phase::Stage;
 use super::measurement::Measurement;
 use super::records::Records;
 use super::signals::Interrupt;
-use super::{Phase, Stop, Trail};
+use super::trail::{Stop, Trail};
 use crate::experiment::Experiment;
 use crate::plan::{CpuLayout, Plan};
+use crate::rundir::phase::Phase;
 use crate::rundir::{Manifest, RunDir, RunState};
 
 /// What one round needs besides the engine.
@@ -159,12 +160,12 @@ fn finish(
     result: Result<(), Stop>,
     stopped_in: Option<Phase>,
 ) -> Result<RoundOutcome> {
-    let super::Verdict {
+    let super::trail::Verdict {
         mut state,
         mut reason,
         phase,
         ..
-    } = super::verdict(&result, stopped_in);
+    } = super::trail::verdict(&result, stopped_in);
     let mut phase = phase;
     let mut verdict = None;
     if has_k6_data(dir) {

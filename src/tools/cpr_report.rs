@@ -123,58 +123,23 @@ pub(crate) struct CprReport {
     pub host_speed: Vec<String>,
 }
 
-fn fig(endpoint: &str, what: &str, low: f64, high: f64, note: &str) -> ArticleFigure {
-    ArticleFigure {
-        endpoint: endpoint.into(),
-        what: what.into(),
-        low_ms: low,
-        high_ms: high,
-        note: note.into(),
-    }
-}
-
-/// The article's figures for a lab.
+/// The article's figures for a lab (its descriptor's `article_cpu_figures`; none for a name
+/// that is no lab).
 pub(crate) fn article_figures(lab: &str) -> Vec<ArticleFigure> {
-    const SEQ: &str = "300 sequential requests, cgroup delta";
-    const NGX: &str =
-        "300 sequential requests; includes the wget loop run inside the nginx container";
-    match lab {
-        "php" => vec![
-            fig("/api/ping", "php-fpm", 7.1, 7.1, SEQ),
-            fig("/api/ping", "nginx", 3.4, 3.4, NGX),
-            fig("/api/ping", "wall", 9.0, 9.0, SEQ),
-            fig("/api/db", "php-fpm", 9.0, 9.0, SEQ),
-            fig("/api/db", "nginx", 3.3, 3.3, NGX),
-            fig("/api/db", "wall", 13.0, 13.0, SEQ),
-            fig("/api/slow", "php-fpm", 14.2, 14.2, SEQ),
-            fig("/api/slow", "nginx", 5.0, 5.0, NGX),
-            fig("/api/slow", "wall", 126.0, 126.0, SEQ),
-        ],
-        "node" => vec![
-            fig(
-                "/cpu",
-                "app",
-                5.45,
-                5.45,
-                "under load, 1 process (exp 2b), from the app's own counters; not sequential",
-            ),
-            fig(
-                "/db",
-                "app",
-                1.68,
-                1.74,
-                "under load at 150 rps (exp 1a), the app's cpu_ms_per_req; not sequential",
-            ),
-            fig(
-                "/db",
-                "pg",
-                2.9,
-                3.3,
-                "pg CPU per query at 100 rps (exp 1a); not sequential",
-            ),
-        ],
-        _ => Vec::new(),
-    }
+    let Some(lab) = crate::lab::Lab::from_name(lab) else {
+        return Vec::new();
+    };
+    crate::lab::descriptor(lab)
+        .article_cpu_figures()
+        .iter()
+        .map(|f| ArticleFigure {
+            endpoint: f.endpoint.into(),
+            what: f.what.into(),
+            low_ms: f.low_ms,
+            high_ms: f.high_ms,
+            note: f.note.into(),
+        })
+        .collect()
 }
 
 fn per_request(ns: u64, n: usize) -> f64 {

@@ -6,7 +6,7 @@
 //! TARGET` counts for a side (`side`) are all held to it. Pure.
 use std::collections::BTreeMap;
 
-use crate::experiment::{Experiment, Lab, overrides};
+use crate::experiment::{Experiment, Lab, keys::resolve_key};
 use crate::rundir::Manifest;
 
 /// A configuration of one experiment.
@@ -104,7 +104,7 @@ pub(crate) fn normalized(sets: &[String], lab: Lab) -> BTreeMap<String, String> 
         .filter_map(|s| s.split_once('='))
         .map(|(k, v)| {
             let k = k.trim();
-            let key = overrides::resolve_key(lab, k).unwrap_or_else(|_| k.to_string());
+            let key = resolve_key(lab, k).unwrap_or_else(|_| k.to_string());
             let value: String = v
                 .chars()
                 .filter(|c| !c.is_whitespace() && *c != '[' && *c != ']')

@@ -5,7 +5,7 @@ use super::quantities::{self, Call, FUNCTIONS, Missing, Reader, StepCtx};
 use crate::analyze::bounds::cited_figure;
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::compile::{At, Comparison, Compiled, compile};
-use crate::claim::expr::{self, Arg, ArgValue, Expr, Name, Resolve, Selector};
+use crate::claim::expr::{Arg, ArgValue, Expr, Name, Resolve, Selector};
 use crate::claim::{Claim, Tol, fmt_num};
 use crate::rundir::Manifest;
 use serde::{Deserialize, Serialize};
@@ -62,11 +62,27 @@ pub struct ClaimResult {
     pub value: Option<f64>,
     /// Judged over several rounds: the median round's verdict, with the spread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rounds: Option<super::rounds::RoundsSummary>,
+    pub rounds: Option<RoundsSummary>,
     /// The claim was judged on steps whose app or database CPUs the host took (steal, other
     /// processes): which, and why. The threshold does not change; the verdict says less.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_limited: Option<String>,
+}
+
+/// What a verdict over rounds rests on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundsSummary {
+    /// Rounds with a value.
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The median round's run.
+    pub median_run: String,
+    /// Every round's verdict, as pass / fail / n/a counts.
+    pub pass: usize,
+    pub fail: usize,
+    pub not_applicable: usize,
 }
 
 /// Find the step a selector names.
@@ -176,7 +192,11 @@ struct Point {
 
 fn check(cmp: &Comparison, v: f64, ctx: &mut Ctx<'_>) -> Result<(bool, String), Missing> {
     let show = |text: &str, val: f64| {
-        if expr::parse(text).ok().and_then(|e| e.as_number()).is_some() {
+        if crate::claim::parse(text)
+            .ok()
+            .and_then(|e| e.as_number())
+            .is_some()
+        {
             fmt_num(val)
         } else {
             format!("{text} = {}", fmt_num(val))

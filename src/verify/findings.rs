@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     pub experiment: String,
-    /// php, node or demo: which versions matter.
+    /// The lab's name: which versions matter (its descriptor's `version_keys`).
     pub lab: String,
     pub run: String,
     pub suite: Option<String>,
@@ -113,23 +113,11 @@ pub(crate) fn key_versions(
     lab: &str,
     components: &BTreeMap<String, String>,
 ) -> Vec<(String, String)> {
-    const KEYS: [(&str, &str); 8] = [
-        ("php-fpm.php", "php"),
-        ("php-fpm.laravel", "laravel"),
-        ("nginx.nginx", "nginx"),
-        ("pg.postgres", "postgres"),
-        ("node-app.node", "node"),
-        ("node-app.express", "express"),
-        ("node-app.pg", "node-pg"),
-        ("k6.k6", "k6"),
-    ];
-    let ours = |k: &str| match lab {
-        "php" => k.starts_with("php-fpm.") || k.starts_with("nginx."),
-        "node" => k.starts_with("node-app."),
-        _ => false,
-    } || k.starts_with("pg.") || k.starts_with("k6.");
-    KEYS.iter()
-        .filter(|(k, _)| ours(k))
+    let own = crate::lab::Lab::from_name(lab).map_or(&[("pg.postgres", "postgres")][..], |l| {
+        crate::lab::descriptor(l).version_keys()
+    });
+    own.iter()
+        .chain(&[("k6.k6", "k6")])
         .filter_map(|(k, short)| {
             let v = components.get(*k)?;
             // "17.12 (Debian 17.12-0+deb13u1)" -> "17.12"; "k6 v1.1.0 (commit...)" -> "v1.1.0"

@@ -2,27 +2,9 @@
 //! run, so a claim that reads one is evaluated on every round of the experiment's configuration
 //! and judged by the median round (the lower median for an even count), with the spread and
 //! how many rounds the verdict rests on. Other claims read the newest round. Pure.
-use super::eval::{ClaimResult, ClaimVerdict};
+use super::eval::{ClaimResult, ClaimVerdict, RoundsSummary};
 use crate::claim::Claim;
-use crate::claim::expr;
 use crate::claim::fmt_num;
-use serde::{Deserialize, Serialize};
-
-/// What a verdict over rounds rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RoundsSummary {
-    /// Rounds with a value.
-    pub n: usize,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    /// The median round's run.
-    pub median_run: String,
-    /// Every round's verdict, as pass / fail / n/a counts.
-    pub pass: usize,
-    pub fail: usize,
-    pub not_applicable: usize,
-}
 
 /// The run quantities that move by a step between rounds.
 const ROUND_JUDGED: [&str; 6] = [
@@ -36,7 +18,7 @@ const ROUND_JUDGED: [&str; 6] = [
 
 /// A claim whose value reads a knee or a max sustainable rate (its own or `against.`'s).
 pub(crate) fn judged_over_rounds(c: &Claim) -> bool {
-    expr::parse(&c.value).is_ok_and(|e| {
+    crate::claim::parse(&c.value).is_ok_and(|e| {
         e.names()
             .iter()
             .any(|n| n.selector.is_none() && ROUND_JUDGED.contains(&n.path.as_str()))

@@ -10,6 +10,7 @@ mod checker_tests;
 mod graph;
 mod model;
 mod scan;
+mod stated;
 
 use graph::{Edge, Floors, Graph, cycles, order_violations, parse_floors};
 use model::{Crate, SrcFile, analyze, read_tree};
@@ -225,7 +226,9 @@ fn pub_share(krate: &Crate) -> String {
     )
 }
 
-fn circles(krate: &Crate) -> String {
+/// The file circles inside each module, one line per circle (its files and one loop through
+/// them).
+pub fn circle_lines(krate: &Crate) -> Vec<String> {
     let mut lines = Vec::new();
     for (module, graph) in &krate.file_graphs {
         let short = |f: &String| f.trim_start_matches("src/").to_string();
@@ -250,10 +253,43 @@ fn circles(krate: &Crate) -> String {
             ));
         }
     }
+    lines
+}
+
+fn circles(krate: &Crate) -> String {
+    let lines = circle_lines(krate);
     format!(
-        "file circles inside modules (files that use each other, directly or round a loop; reported, \
-         not checked): {}\n{}\n",
+        "file circles inside modules (files that use each other, directly or round a loop; at \
+         most {MAX_CIRCLES}): {}\n{}\n",
         lines.len(),
         lines.join("\n")
     )
+}
+
+/// The most file circles inside modules (issue 40 measured 22; its goal is 2). Those left: the
+/// lab and sampler registries (their rows' files use the registry's types, which the registry
+/// lists: kept so a lab or a sampler is one file and a row), and mod.rs files whose children
+/// use the types they define (analyze, docker, lock, rundir, stack).
+pub const MAX_CIRCLES: usize = 8;
+
+/// The file circles do not grow, and none comes back in `experiment` (it tied 11 files).
+#[test]
+fn file_circles_inside_modules_do_not_grow() {
+    let (krate, _) = load();
+    let lines = circle_lines(krate);
+    let experiment: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.starts_with("  experiment:"))
+        .collect();
+    assert!(
+        experiment.is_empty(),
+        "a file circle in experiment/: {experiment:?}. Fix: move what both files use below them (schema.rs, keys.rs)"
+    );
+    assert!(
+        lines.len() <= MAX_CIRCLES,
+        "{} file circles inside modules, at most {MAX_CIRCLES}:\n{}\nFix: move the item both \
+         sides of the new circle use into a file below them (see docs/architecture.md)",
+        lines.len(),
+        lines.join("\n")
+    );
 }

@@ -116,6 +116,37 @@ fn unknown_names_empty_reasons_and_duplicate_fields_are_named() {
         "{e:#?}"
     );
     assert!(e[0].message.contains("app_celing"), "{}", e[0]);
+    // the fix names the registry's nearest name, then every name a rule may read
+    let help = e[0].help.as_deref().unwrap_or("");
+    assert!(help.starts_with("did you mean `app_ceiling`?"), "{help}");
+    for f in perflab::experiment::fit::FitQ::ALL {
+        assert!(help.contains(f.name()), "{help} lacks {}", f.name());
+    }
+    assert!(e[0].to_string().contains("t.yaml"), "{}", e[0]);
+}
+
+/// `perflab validate` on a file whose rule reads a name the fit's registry lacks: exit 2,
+/// naming the file, the field and the fix.
+#[test]
+fn validate_refuses_an_unknown_fit_name_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let fit = "fit:\n  rules:\n    - set: load.steps\n      to: \"x * w_msec\"\n      why: \"w\"\n";
+    std::fs::write(dir.path().join("t.yaml"), format!("{BASE}{fit}")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .arg("validate")
+        .arg(dir.path().join("t.yaml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for says in [
+        "t.yaml",
+        "fit.rules[0].to",
+        "`w_msec` is not a fit quantity",
+        "did you mean `w_ms`?",
+    ] {
+        assert!(err.contains(says), "{says}: {err}");
+    }
 }
 
 const KNEE_CLAIM: &str = r#"expect:

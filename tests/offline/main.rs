@@ -25,6 +25,8 @@ mod cut_step_cpu;
 mod docs;
 mod export_k8s;
 mod fit_rules;
+#[path = "../fit_support/mod.rs"]
+mod fit_support;
 mod fit_validate;
 mod fuzz_replay;
 mod generators_report;
@@ -45,6 +47,7 @@ mod rundir_contract;
 mod rundir_layout;
 mod rundir_naming;
 mod session_fit;
+mod session_fit_recorded;
 mod session_phases;
 mod shared_host_report;
 mod stack_cli;

@@ -40,7 +40,7 @@ pub(super) fn data_warnings(
     let mut w = Vec::new();
     let first = &steps[0];
     if let Some(t) = k6.first_drop_ms
-        && t < super::end_ms(first.start_ms, first.window_s)
+        && t < super::seconds::end_ms(first.start_ms, first.window_s)
     {
         w.push("iterations dropped from the very first step: the generator (VUs), not the system, limited the load".into());
     }

@@ -47,7 +47,7 @@ pub(super) fn checks(m: &Measured, warnings: &mut Vec<String>) -> Checks {
         cross_check(m.steps, sum, &mut checks, warnings);
     }
     let last = m.steps.last().expect("non-empty");
-    let measured_end = super::end_ms(last.start_ms, last.window_s);
+    let measured_end = super::seconds::end_ms(last.start_ms, last.window_s);
     checks.host_share = samples::host_share(m.samples, m.steps[0].start_ms, measured_end);
     if let Some(h) = &checks.host_share {
         warnings.extend(super::caveats::host_share_warnings(h));
@@ -56,8 +56,11 @@ pub(super) fn checks(m: &Measured, warnings: &mut Vec<String>) -> Checks {
         .steps
         .iter()
         .filter_map(|s| {
-            let share =
-                samples::host_share(m.samples, s.start_ms, super::end_ms(s.start_ms, s.window_s))?;
+            let share = samples::host_share(
+                m.samples,
+                s.start_ms,
+                super::seconds::end_ms(s.start_ms, s.window_s),
+            )?;
             Some(StepHostShare {
                 step: s.name.clone(),
                 share,
@@ -138,7 +141,7 @@ fn halves(k6: &K6Data, start_ms: i64, window_s: f64) -> (f64, f64) {
 fn drain_s(k6: &K6Data, steps: &[StepReport]) -> f64 {
     let last = steps.last().expect("non-empty");
     let last_agg = k6.steps.last().expect("non-empty");
-    let window_end = super::end_ms(last.start_ms, last.window_s);
+    let window_end = super::seconds::end_ms(last.start_ms, last.window_s);
     ((last_agg.last_end_ms - window_end) as f64 / 1000.0).max(0.0)
 }
 

@@ -3,6 +3,11 @@ use crate::analyze::k6csv::K6Data;
 use crate::analyze::model::{SecondRow, StepReport};
 use crate::analyze::samples::{self, Samples};
 
+/// End (unix ms) of a window of `window_s` seconds from `start_ms`.
+pub(super) fn end_ms(start_ms: i64, window_s: f64) -> i64 {
+    start_ms + (window_s * 1000.0) as i64
+}
+
 /// One row per second of the timeline in `range` (default: all of it); `rel` counts from `rel0`.
 fn timeline_rows(
     k6: &K6Data,

@@ -19,7 +19,7 @@ pub(super) fn step_row(
     let ok = a.ok.percentiles();
     let start_ms = a.first_start_ms;
     let (window_s, truncated) = window_s(a, hold_s);
-    let end_ms = super::end_ms(start_ms, window_s);
+    let end_ms = super::seconds::end_ms(start_ms, window_s);
     // Goodput: successful responses completed inside the window.
     let (ok_done, dropped) = k6.timeline.ok_and_drops(start_ms, end_ms);
     let (max_vus, mean_vus) = vus_in(k6, start_ms, end_ms);

@@ -1,9 +1,10 @@
 //! The blocks checking the measurement: Little's law and stability, the ceilings, the closed
 //! model's coordinated omission, the abort lag, the cross-check with k6's summary, and where
 //! the host's CPU went.
-use super::{Block, block, f1, ms, opt};
+use super::cells::{block, f1, ms, opt};
 use crate::analyze::fmt_ms;
 use crate::analyze::model::*;
+use crate::report::table::Block;
 use crate::report::table::Table;
 
 pub fn checks_blocks(r: &Report) -> Vec<Block> {

@@ -1,6 +1,7 @@
 //! The report's closing blocks: distinct log messages, access logs per step, and caveats.
-use super::{Block, block};
+use super::cells::block;
 use crate::analyze::model::Report;
+use crate::report::table::Block;
 use crate::report::table::Table;
 
 pub fn logs_block(r: &Report) -> Option<Block> {

@@ -1,9 +1,10 @@
 //! The coordinated-omission block of a run with `load.pause` (`demo-pause`): the open load's
 //! p99, the closed twin's, the twin corrected from its intended schedule, and P - 0.01 D.
-use super::{Block, block};
+use super::cells::block;
 use crate::analyze::fmt_ms;
 use crate::analyze::model::Report;
 use crate::analyze::omission::Side;
+use crate::report::table::Block;
 use crate::report::table::Table;
 
 pub fn omission_block(r: &Report) -> Option<Block> {

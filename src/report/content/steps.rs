@@ -1,7 +1,8 @@
 //! The per-step table with its notes, and the per-second table around the knee.
-use super::{Block, block, f1, ms, opt, order_roles, roles, utc};
+use super::cells::{block, f1, ms, opt, order_roles, roles, utc};
 use crate::analyze::model::*;
 use crate::analyze::samples::sources::Figure;
+use crate::report::table::Block;
 use crate::report::table::Table;
 
 pub fn steps_block(r: &Report) -> Block {

@@ -3,7 +3,7 @@
 //! whole line and the watch says where it broke; a second gzip member (k6 writes one, so the
 //! file was concatenated) ends the stream and the watch refuses the file; bytes after the
 //! member that are not gzip are ignored and said.
-use super::{ReadError, RunFile, open_regular};
+use super::file::{ReadError, RunFile, open_regular};
 use flate2::bufread::GzDecoder;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::FileExt;

@@ -1,6 +1,6 @@
 //! Line by line reads: logs (long lines cut, a tail cap) and the samplers' JSON lines (a head
 //! cap, long or garbled lines left out and counted, a torn last line dropped).
-use super::{BOM, Over, ReadError, ReadNotes, RunFile, lossy, open_regular};
+use super::file::{BOM, Over, ReadError, ReadNotes, RunFile, lossy, open_regular};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 /// Lines of at most `cap` bytes from a `BufRead`: a longer line is cut there (the rest of it is

@@ -1,6 +1,7 @@
 use super::lines::{jsonl_within, lines_within};
 use super::*;
 use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn file(dir: &Path, rel: &str, bytes: &[u8], kind: FileKind) -> RunFile {

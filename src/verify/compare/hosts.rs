@@ -3,7 +3,7 @@
 //! decided verdict on it is `inconclusive` unless both sides' host speed readings agree
 //! (compute kernel within `host::speed::COMPUTE_DRIFT_PCT`): another machine alone moves CPU
 //! per request. Pure.
-use super::Run;
+use super::rounds::Run;
 use super::speed::SpeedSignal;
 use super::verdict::Verdict;
 use crate::host::speed::COMPUTE_DRIFT_PCT;

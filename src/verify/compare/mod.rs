@@ -67,12 +67,10 @@ pub use sequential::{Boundary, Call, Family, LogTest, Plan, Settings};
 pub use speed::SpeedSignal;
 pub use verdict::{CapacitySignal, CpuSignal, Signal, Verdict, exit_code};
 
-use crate::analyze::model::Report;
-use crate::rundir::{self, Manifest};
+use crate::rundir;
 use serde::Serialize;
 
-/// One round given to `compare_rounds`: label, report, manifest.
-pub(crate) type Run<'a> = (&'a str, &'a Report, &'a Manifest);
+pub(crate) use rounds::Run;
 
 /// The whole comparison: the verdict, both sides' rounds, the two signals, and the first
 /// round of each side side by side (with the versions and config that differ).

@@ -2,10 +2,12 @@
 //! the steps of the CPU signal (those every round of both sides passed below its knee, else
 //! the common step), the app CPU per ok request there, and the hypervisor's steal during the
 //! round. Pure.
-use super::Run;
 use crate::analyze::model::{Report, Verdict};
 use crate::rundir::Manifest;
 use serde::Serialize;
+
+/// One round given to `compare_rounds`: label, report, manifest.
+pub(crate) type Run<'a> = (&'a str, &'a Report, &'a Manifest);
 
 /// A round as the comparison reads it: its label and its report.
 pub(crate) type RoundIn<'a> = (&'a str, &'a Report);

@@ -5,7 +5,7 @@
 //! suite, `--set` overrides, `--quick`, `--fit`, an unfitted run's resolved stack and load);
 //! between the sides only the suite and the `--set` overrides (an injected `burn_us` among
 //! them, and the stack they resolve to) may differ. Pure: the message names the runs.
-use super::Run;
+use super::rounds::Run;
 use crate::verify::config::Config;
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 //! `inconclusive`. Each round whose slower reading (before or after its loads) fell more than
 //! `COMPUTE_DRIFT_PCT` below the fastest round's is named as run on a slowed host, and an
 //! undecided verdict says so: the rounds' noise is then the host's. Pure.
-use super::Run;
+use super::rounds::Run;
 use super::rounds::median;
 use super::verdict::Verdict;
 use crate::host::speed::{COMPUTE_DRIFT_PCT, HostSpeed, SpeedReading, change_pct, moved};

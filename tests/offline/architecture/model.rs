@@ -14,7 +14,10 @@ pub struct SrcFile {
     pub top: Option<String>,
     /// Only compiled for tests (`#[cfg(test)] mod tests;`).
     pub test_only: bool,
+    /// Masked text with test code blanked, char for char aligned with `text`.
     pub prod: String,
+    /// The file as written.
+    pub text: String,
     /// Every function, test ones included, with whether it is test code.
     pub functions: Vec<(Function, bool)>,
     pub visibility: Visibility,
@@ -157,6 +160,7 @@ pub fn analyze(sources: &[(String, String)]) -> Crate {
             test_only: false,
             visibility: visibility(&production.text),
             prod: production.text,
+            text: text.clone(),
             functions: functions.collect(),
             children,
             module_path: module_path(rel),

@@ -6,130 +6,11 @@
 use super::diag::Diagnostic;
 use super::schema::Experiment;
 use crate::claim::expr::{Arg, ArgValue, Expr, Name, Resolve};
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 
-/// How an experiment's published numbers are fitted to the host.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Fit {
-    /// The calibration load, before the measured steps on the same stack.
-    #[serde(default)]
-    pub calibrate: Calibrate,
-    /// Applied in order; each sets one field.
-    pub rules: Vec<FitRule>,
-    /// The calibrated ceiling the knee-needing claims are about, in the steps' units (an
-    /// expression over [`QUANTITIES`]: `db_ceiling`, `pool_rps`); the fitted top step must
-    /// reach [`super::reach::REACH`] times it (`validate` checks it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ceiling: Option<String>,
-}
-
-/// The calibration load: one open-model step well under any knee.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Calibrate {
-    /// Requests per second.
-    #[serde(default = "default_rate")]
-    pub rate: u32,
-    /// Seconds held (the measured window).
-    #[serde(default = "default_hold")]
-    pub hold_s: u32,
-    /// A peak probe after the calibration: an open load at this rate (an expression over the
-    /// calibration's quantities, e.g. `1.2 * app_ceiling`) for `hold_s`, with the published
-    /// VUs, so the quantities `peak_*` are measured where a ceiling binds (`loads/peak/`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub peak: Option<String>,
-}
-
-impl Default for Calibrate {
-    fn default() -> Self {
-        Calibrate {
-            rate: default_rate(),
-            hold_s: default_hold(),
-            peak: None,
-        }
-    }
-}
-
-fn default_rate() -> u32 {
-    20
-}
-fn default_hold() -> u32 {
-    15
-}
-
-/// One fitted field.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FitRule {
-    /// The field, as `--set` names it: `load.steps`, `stack.node.pg_conn_timeout_ms`.
-    pub set: String,
-    /// The fitted value: an expression over [`QUANTITIES`]; a list applies it to each of its
-    /// published values `x`. Integer fields are rounded; a list is kept strictly increasing.
-    pub to: String,
-    /// The article's relation in words, kept in the manifest beside the numbers.
-    pub why: String,
-}
-
-/// The names a rule's expression may use, with their meaning (shown by `show --fit`).
-pub const QUANTITIES: &[(&str, &str)] = &[
-    ("x", "the published value (each element, for a list)"),
-    ("top", "the published top step"),
-    ("rate", "the calibration's offered rate, requests/s"),
-    ("ok_per_s", "successful responses/s during the calibration"),
-    (
-        "w_ms",
-        "mean latency at the calibration rate (the service time W), ms",
-    ),
-    ("app_ms", "app-box CPU ms per successful request"),
-    ("db_ms", "PostgreSQL CPU ms per successful request"),
-    ("app_cpus", "CPUs the layout gives the app"),
-    ("db_cpus", "CPUs the layout gives PostgreSQL"),
-    (
-        "app_ceiling",
-        "app_cpus * 1000 / app_ms: the app's CPU ceiling, requests/s",
-    ),
-    (
-        "db_ceiling",
-        "db_cpus * 1000 / db_ms: PostgreSQL's CPU ceiling, requests/s",
-    ),
-    (
-        "pool",
-        "the app's workers or pool slots (php max_children, node pool_max x processes, demo workers)",
-    ),
-    (
-        "pool_rps",
-        "pool * 1000 / w_ms: the pool's ceiling N/W, requests/s",
-    ),
-    ("max_vus", "the published load.max_vus"),
-    (
-        "think_s",
-        "the published load.think_time_s (0 for open models)",
-    ),
-    ("peak_rate", "the peak probe's offered rate, requests/s"),
-    (
-        "peak_ok_per_s",
-        "successful responses/s during the peak probe",
-    ),
-    ("peak_w_ms", "mean latency during the peak probe, ms"),
-    ("peak_p95_ms", "p95 latency during the peak probe, ms"),
-    ("peak_p99_ms", "p99 latency during the peak probe, ms"),
-    (
-        "peak_app_ms",
-        "app-box CPU ms per successful request during the peak probe",
-    ),
-    (
-        "peak_app_ceiling",
-        "app_cpus * 1000 / peak_app_ms: the app's CPU ceiling where it binds, requests/s",
-    ),
-];
-
-/// The quantities only the peak probe measures (a rule reading one needs `calibrate.peak`).
-pub(crate) fn is_peak_quantity(name: &str) -> bool {
-    name.starts_with("peak_")
-}
+mod quantities;
+pub use super::schema::{Calibrate, Fit, FitRule};
+pub use quantities::{FitQ, Inputs, Measured, Published, Quantities, values};
 
 /// Functions a rule may call, with their arity.
 pub(crate) const FUNCTIONS: &[(&str, usize)] = &[
@@ -173,7 +54,7 @@ pub(crate) fn check_fit(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     let mut seen = Vec::new();
     for (i, r) in fit.rules.iter().enumerate() {
         let at = |f: &str| format!("fit.rules[{i}].{f}");
-        match super::overrides::resolve_key(e.lab, r.set.trim()) {
+        match super::keys::resolve_key(e.lab, r.set.trim()) {
             Ok(k) if seen.contains(&k) => d.push(
                 err(at("set"), format!("`{k}` is set by an earlier rule"))
                     .help("one rule per field"),
@@ -200,11 +81,7 @@ fn check_rule_to(file: &Path, fit: &Fit, field: String, src: &str, d: &mut Vec<D
     let e = match check_expr(src) {
         Ok(e) => e,
         Err(m) => {
-            d.push(Diagnostic::error(file, field, m).help(format!(
-                "names: {}; functions: {}",
-                QUANTITIES.iter().map(|q| q.0).collect::<Vec<_>>().join(", "),
-                FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
-            )));
+            d.push(Diagnostic::error(file, field, m).help(names_help(src)));
             return;
         }
     };
@@ -212,7 +89,7 @@ fn check_rule_to(file: &Path, fit: &Fit, field: String, src: &str, d: &mut Vec<D
         d.push(Diagnostic::error(file, field.clone(), m).help(CONSTANT_HELP));
     }
     if fit.calibrate.peak.is_none()
-        && let Some(n) = e.names().into_iter().find(|n| is_peak_quantity(&n.path))
+        && let Some(n) = e.names().into_iter().find(|n| is_peak(&n.path))
     {
         d.push(
             Diagnostic::error(
@@ -238,7 +115,7 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
                 let bad = e
                     .names()
                     .into_iter()
-                    .find(|n| is_peak_quantity(&n.path) || n.path == "x");
+                    .find(|n| is_peak(&n.path) || n.path == FitQ::X.name());
                 if let Some(n) = bad {
                     d.push(
                         err(
@@ -249,25 +126,51 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
                     );
                 }
             }
-            Err(m) => d.push(
-                err("fit.calibrate.peak".into(), m)
-                    .help("a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\""),
-            ),
+            Err(m) => d.push(err("fit.calibrate.peak".into(), m).help(format!(
+                "a rate from the calibration's ceilings: e.g. \"1.2 * app_ceiling\"; {}",
+                names_help(src)
+            ))),
         }
     }
+}
+
+/// A name of the registry only the peak probe measures.
+fn is_peak(name: &str) -> bool {
+    FitQ::from_name(name).is_some_and(FitQ::is_peak)
+}
+
+/// The fix of an expression that does not check: the name it most likely meant (an unknown
+/// one's nearest in the registry), then every name and function a rule may use.
+fn names_help(src: &str) -> String {
+    let names = FitQ::ALL.iter().map(|q| q.name());
+    let unknown = crate::claim::parse(src).ok().and_then(|e| {
+        e.names()
+            .into_iter()
+            .find(|n| FitQ::from_name(&n.path).is_none())
+            .map(|n| n.path.clone())
+    });
+    let guess = unknown
+        .and_then(|u| super::diag::did_you_mean(&u, names.clone()))
+        .map(|g| format!("did you mean `{g}`? "))
+        .unwrap_or_default();
+    format!(
+        "{guess}names: {} (`perflab show EXP --fit` says what each is); functions: {}",
+        names.collect::<Vec<_>>().join(", "),
+        FUNCTIONS.iter().map(|f| f.0).collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// A rule's names and calls resolved over calibrated quantities `q`, with `x` the published
 /// value (NaN where there is none).
 pub(crate) struct FitEnv<'a> {
-    pub q: &'a BTreeMap<String, f64>,
+    pub q: &'a Quantities,
     pub x: f64,
 }
 
 impl Resolve for FitEnv<'_> {
     type Err = String;
     fn name(&mut self, n: &Name) -> Result<f64, String> {
-        if n.path == "x" {
+        if n.path == FitQ::X.name() {
             return Ok(self.x);
         }
         self.q.get(&n.path).copied().ok_or_else(|| {
@@ -295,9 +198,9 @@ impl Resolve for FitEnv<'_> {
 
 /// Parse a rule's expression and check its names and calls.
 pub(crate) fn check_expr(src: &str) -> Result<Expr, String> {
-    let e = crate::claim::expr::parse(src).map_err(|e| e.to_string())?;
+    let e = crate::claim::parse(src).map_err(|e| e.to_string())?;
     for n in e.names() {
-        if n.against || n.selector.is_some() || !QUANTITIES.iter().any(|q| q.0 == n.path) {
+        if n.against || n.selector.is_some() || FitQ::from_name(&n.path).is_none() {
             return Err(format!("`{}` is not a fit quantity", n.text));
         }
     }
