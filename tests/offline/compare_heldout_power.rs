@@ -57,7 +57,8 @@ fn sd_pct(d: &[f64]) -> f64 {
 
 #[test]
 fn power_on_held_out_pairs_is_what_the_page_says() {
-    let s = Settings::default();
+    // the CPU signal's share of the budget, as it ships beside the latency signal
+    let s = Settings::default().per_signal();
     let batches = held_out("2a");
     assert!(batches.len() >= 2, "the held-out A/A batches: {batches:?}");
     let pooled: Vec<f64> = batches.iter().flat_map(|(_, d)| d.clone()).collect();

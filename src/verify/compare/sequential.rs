@@ -84,26 +84,40 @@ impl Settings {
     }
 }
 
-/// How a matrix of rows (`compare GROUP`) shares the false-alarm budget: each row is judged at
-/// `row_confidence` = 1 - (1 - `confidence`) / rows (an α split, Bonferroni's), so that the
-/// chance of a false `regressed` or `improved` on any row, whatever the rows' dependence,
-/// stays within 1 - `confidence`. The rows' tests are sequential, each with its own stopping
-/// looks, so a step-down correction (Holm's) on their last p-values would not hold its level;
-/// the split does.
+/// The signals that decide a verdict (`regressed`, `improved`): the CPU per ok request and the
+/// latency at the busiest passing step (`super::latency`). Each is tested at its share of a
+/// row's false-alarm budget, `Settings::per_signal`.
+pub const DECIDING_SIGNALS: [&str; 2] = ["cpu", "latency"];
+
+/// How a matrix of rows (`compare GROUP`) and the deciding signals of each row share the
+/// false-alarm budget: each row is judged at `row_confidence` = 1 - (1 - `confidence`) / rows,
+/// and each of its signals at `signal_confidence` = 1 - (1 - `row_confidence`) / signals (an α
+/// split, Bonferroni's), so that the chance of a false `regressed` or `improved` from any
+/// signal of any row, whatever their dependence, stays within 1 - `confidence`. The tests are
+/// sequential, each with its own stopping looks, so a step-down correction (Holm's) on their
+/// last p-values would not hold its level; the split does.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Family {
     pub rows: usize,
     pub confidence: f64,
     pub row_confidence: f64,
+    /// Deciding signals per row (`DECIDING_SIGNALS`).
+    pub signals: usize,
+    pub signal_confidence: f64,
 }
 
 impl Family {
-    /// `99 % over 8 rows (each row at 99.875 %)`.
+    /// `99 % over 8 rows (each row at 99.875 %, each of its 2 signals at 99.9375 %)`.
     pub(crate) fn text(&self) -> String {
+        let signals = format!(
+            "each of its {} signals at {} %",
+            self.signals,
+            pct(self.signal_confidence)
+        );
         match self.rows {
-            0 | 1 => format!("{} %", pct(self.confidence)),
+            0 | 1 => format!("{} % ({signals})", pct(self.confidence)),
             n => format!(
-                "{} % over {n} rows (each row at {} %)",
+                "{} % over {n} rows (each row at {} %, {signals})",
                 pct(self.confidence),
                 pct(self.row_confidence)
             ),
@@ -111,20 +125,27 @@ impl Family {
     }
 }
 
-fn pct(c: f64) -> String {
+pub(crate) fn pct(c: f64) -> String {
     let s = format!("{:.4}", c * 100.0);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// 1 - (1 - `confidence`) / `k`: the share of a false-alarm budget split `k` ways.
+fn split(confidence: f64, k: usize) -> f64 {
+    1.0 - (1.0 - confidence) / k.max(1) as f64
+}
+
 impl Settings {
     /// The settings each of `rows` rows is judged with, and the family they make (one row or
-    /// none: these settings).
+    /// none: these settings). Each row's signals then split its share (`per_signal`).
     pub fn family(&self, rows: usize) -> (Settings, Family) {
-        let row_confidence = 1.0 - (1.0 - self.confidence) / rows.max(1) as f64;
+        let row_confidence = split(self.confidence, rows);
         let family = Family {
             rows,
             confidence: self.confidence,
             row_confidence,
+            signals: DECIDING_SIGNALS.len(),
+            signal_confidence: split(row_confidence, DECIDING_SIGNALS.len()),
         };
         (
             Settings {
@@ -133,6 +154,15 @@ impl Settings {
             },
             family,
         )
+    }
+
+    /// The settings each deciding signal of one comparison (a row) is tested with: the
+    /// comparison's false-alarm budget split over `DECIDING_SIGNALS`.
+    pub fn per_signal(&self) -> Settings {
+        Settings {
+            confidence: split(self.confidence, DECIDING_SIGNALS.len()),
+            ..*self
+        }
     }
 }
 
@@ -568,6 +598,30 @@ mod tests {
         };
         let plan = Plan::new(&odd, 3);
         assert_eq!(plan.rounds_needed(1.06f64.ln(), 0.05, 3), None);
+    }
+
+    /// The false-alarm budget is split over the rows, then over each row's deciding signals:
+    /// rows x signals tests, each at its share, sum to at most 1 - confidence.
+    #[test]
+    fn the_budget_splits_over_rows_then_signals() {
+        let s = Settings::default();
+        assert!((s.per_signal().confidence - 0.995).abs() < 1e-12);
+        let (row, f) = s.family(8);
+        assert!((row.confidence - 0.99875).abs() < 1e-12);
+        assert!((row.per_signal().confidence - f.signal_confidence).abs() < 1e-15);
+        let tests = (f.rows * f.signals) as f64;
+        assert!(tests * (1.0 - f.signal_confidence) <= 1.0 - s.confidence + 1e-15);
+        assert_eq!(
+            f.text(),
+            "99 % over 8 rows (each row at 99.875 %, each of its 2 signals at 99.9375 %)"
+        );
+        assert_eq!(
+            s.family(1).1.text(),
+            "99 % (each of its 2 signals at 99.5 %)"
+        );
+        // a stricter share, a stricter boundary
+        let plan = |s: &Settings| Plan::new(s, 10).nominal_alpha;
+        assert!(plan(&s.per_signal()) < plan(&s) * 0.6);
     }
 
     #[test]
