@@ -74,7 +74,8 @@ fn power_on_held_out_pairs_is_what_the_page_says() {
                 // that the t reads ties as certainty (the page says so); the pooled 16 hold
                 // the level
                 if name.starts_with("both") {
-                    assert!(t.alarms() <= 0.015, "{name}: false alarms {t:?}");
+                    let nominal = 1.0 - s.confidence;
+                    assert!(t.alarms() <= 1.5 * nominal, "{name}: false alarms {t:?}");
                 }
                 let same = t.share(t.within);
                 cells.push(format!("{:.2} %, same {:.1} %", t.alarms() * 100.0, same * 100.0));
