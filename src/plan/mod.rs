@@ -182,7 +182,20 @@ pub struct Plan {
     pub pause: Option<pause::PausePlan>,
     /// This side's turns when `perflab compare` interleaves two stacks step by step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turns: Option<turns::Turns>,
+    pub turns: Option<Turns>,
+}
+
+/// One side's turns in a pair by turns (`plan.json`'s `turns`; `turns::split` makes them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turns {
+    /// `A` or `B`.
+    pub side: String,
+    /// Per step: whether this side takes the level's first turn.
+    pub first: Vec<bool>,
+    /// Per step: seconds at rate 0 before its ramp (the other side's turns).
+    pub idle_s: Vec<u32>,
+    /// One turn: the step's ramp and hold (s).
+    pub slot_s: u32,
 }
 
 /// Tag of a stepped.js step: `r0150`.

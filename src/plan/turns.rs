@@ -6,23 +6,8 @@
 //! on both sides alike. A side waits at rate 0 while the other is loaded; each side's plan is
 //! its own timeline with those waits (`IDLE` for breakpoint.js), so each side's round is an
 //! ordinary run directory whose step windows simply have gaps between them.
-use serde::{Deserialize, Serialize};
-
-use super::{K6Stage, Plan};
+use super::{K6Stage, Plan, Turns};
 use crate::experiment::Model;
-
-/// One side's turns in an interleaved round (`plan.json`'s `turns`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Turns {
-    /// `A` or `B`.
-    pub side: String,
-    /// Per step: whether this side takes the level's first turn.
-    pub first: Vec<bool>,
-    /// Per step: seconds at rate 0 before its ramp (the other side's turns).
-    pub idle_s: Vec<u32>,
-    /// One turn: the step's ramp and hold (s).
-    pub slot_s: u32,
-}
 
 /// Why two plans cannot take turns within one round (the comparison then runs whole rounds).
 pub fn check(a: &Plan, b: &Plan) -> Result<(), String> {

@@ -2,7 +2,7 @@
 //! whole pairs resampled from the held-out A/A batches (tests/fixtures/compare/*/HELD-OUT.md,
 //! recorded after the rule was set and left out of every pool the rule and its other tables
 //! were made from), a change injected on B, judged by the paired sequential test the CLI ships
-//! (`simulate::pairs_resampled`). The table is docs/regression.md's "Power on held-out pairs";
+//! (`resample::pairs_resampled`). The table is docs/regression.md's "Power on held-out pairs";
 //! this test fails when the page and the simulation disagree. Seeded.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use perflab::analyze::model::Report;
 use perflab::rundir::batch::CompareSide;
 use perflab::verify::compare::sequential::Settings;
 use perflab::verify::compare::signals;
-use perflab::verify::compare::simulate;
+use perflab::verify::compare::resample;
 
 const FIX: &str = "tests/fixtures/compare";
 
@@ -68,7 +68,7 @@ fn power_on_held_out_pairs_is_what_the_page_says() {
         let mut cells = vec![format!("{} pairs, SD {:.1} %", d.len(), sd_pct(&d))];
         let mut detected = Vec::new();
         for e in [0.0, 5.0, 10.0, 15.0, 20.0] {
-            let t = simulate::pairs_resampled(&d, e, &s, (4000, 7));
+            let t = resample::pairs_resampled(&d, e, &s, (4000, 7));
             if e == 0.0 {
                 // a batch alone is 6 or 10 values: its resamples repeat a pair often enough
                 // that the t reads ties as certainty (the page says so); the pooled 16 hold

@@ -360,36 +360,6 @@ pub(crate) fn paired_sequential(plan: &PairedPlan, d: &[f64]) -> (Call, usize) {
     (Call::Undecided, d.len())
 }
 
-/// `trials` sequential comparisons on whole pairs resampled from recorded ones, judged by the
-/// paired test `compare` ships: each trial draws the plan's pairs' differences of logs (B - A)
-/// with replacement from `diffs`, centred on 0 (recorded A/A pairs: their own mean is an
-/// estimate of no change, not a change), B shifted by `effect_pct`.
-pub fn pairs_resampled(
-    diffs: &[f64],
-    effect_pct: f64,
-    settings: &Settings,
-    (trials, seed): (usize, u64),
-) -> Tally {
-    let plan = PairedPlan::new(settings, settings.max_rounds);
-    let (m, shift) = (mean(diffs), (1.0 + effect_pct / 100.0).ln());
-    let mut rng = Rng::new(seed);
-    let mut t = Tally {
-        trials,
-        ..Tally::default()
-    };
-    for _ in 0..trials {
-        let d: Vec<f64> = (0..plan.planned_rounds)
-            .map(|_| {
-                let i = ((rng.uniform() * diffs.len() as f64) as usize).min(diffs.len() - 1);
-                diffs[i] - m + shift
-            })
-            .collect();
-        let (c, n) = paired_sequential(&plan, &d);
-        t.add(c, n);
-    }
-    t
-}
-
 /// `trials` simulated CI runs of a matrix (`compare GROUP`) of `rows` rows of `signals`
 /// deciding signals each under no change: each signal of each row its own paired rounds
 /// (independent: the α split's worst case), each judged by the paired sequential test at
