@@ -37,5 +37,26 @@ print_times() {
   awk -F'\t' '{s[$1] += $3} END {for (b in s) printf "  %7.1f  %s in all\n", s[b], b}' "$times" | sort -rn >&2
 }
 trap print_times EXIT
-cargo test --locked "$@"
+if [ "$#" -gt 0 ]; then
+  cargo test --locked "$@"
+else
+  # First what measures nothing (docs/ci-time.md): the unit tests and `offline`, and beside
+  # them, from the start, `offline`'s 20,000-run test (one CPU-bound child process at a time,
+  # minutes in a debug build; in the same libtest run it would start late and run alone at
+  # the end). None of them starts Docker or takes the host lock, so sharing the two CPUs only
+  # slows them; the 20,000-run test's bounds are CPU and wall time far above a shared host's.
+  big=out_scale::twenty_thousand_runs
+  mkdir -p target/tmp
+  cargo test --locked --test offline "$big" -- --exact >target/tmp/out-scale.log 2>&1 &
+  big_pid=$!
+  failed=0
+  cargo test --locked --lib --bins --test offline -- --skip "$big" || failed=1
+  wait "$big_pid" || failed=1
+  cat target/tmp/out-scale.log
+  cargo test --locked --doc || failed=1
+  [ "$failed" = 0 ] || exit 1
+  # Then the binaries that start Docker and measure, one after the other with nothing beside
+  # them (each runs its tests one at a time: `serial()`).
+  cargo test --locked --test browser --test runs --test scaleout --test stacks
+fi
 echo "test build: $(du -sh target 2>/dev/null | cut -f1) in target/" >&2

@@ -4,7 +4,8 @@
 // orders), /dbsleep (pg_sleep(0.02): holds a pool connection, ~no CPU). Every 2 s each process
 // prints one JSON metrics line on stdout. PROCESSES > 1 runs node:cluster (SCHED_RR), each
 // worker with its own pool. BURN_US > 0 spends that much CPU time in every request (an injected
-// regression for `perflab compare`).
+// regression for `perflab compare`); WAIT_US > 0 waits that long before every answer without
+// spending CPU (a timer: an injected latency regression at unchanged CPU).
 const cluster = require('node:cluster');
 const crypto = require('node:crypto');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
@@ -15,6 +16,9 @@ const POOL_MAX = Number(process.env.POOL_MAX || 10);
 const PG_CONN_TIMEOUT_MS = Number(process.env.PG_CONN_TIMEOUT_MS || 3000);
 // Injected regression (perflab `stack.node.burn_us`): CPU µs spent in every request's handler.
 const BURN_US = Number(process.env.BURN_US || 0);
+// Injected latency (perflab `stack.node.wait_us`): µs every answer waits on a timer, the event
+// loop free meanwhile. Node's timers count whole milliseconds: perflab accepts multiples of 1000.
+const WAIT_MS = Number(process.env.WAIT_US || 0) / 1000;
 const LOG_EVERY_MS = 2000;
 
 if (PROCESSES > 1 && cluster.isPrimary) {
@@ -134,6 +138,12 @@ async function worker() {
     });
   }
 
+  // Every answer of the endpoints, after WAIT_MS on a timer when a wait is injected.
+  const answer = (res, body) => {
+    if (WAIT_MS > 0) setTimeout(() => res.json(body), WAIT_MS);
+    else res.json(body);
+  };
+
   const fail = (res, err) => {
     countError(err);
     res.status(500).json({ error: String((err && err.message) || err) });
@@ -141,7 +151,7 @@ async function worker() {
 
   app.get('/cpu', (req, res) => {
     const key = crypto.pbkdf2Sync('password', 'salt', 24000, 32, 'sha256');
-    res.json({ key: key.toString('hex') });
+    answer(res, { key: key.toString('hex') });
   });
 
   app.get('/db', async (req, res) => {
@@ -153,7 +163,7 @@ async function worker() {
       );
       notePoolWaiting();
       const r = await q;
-      res.json({ customer, ...r.rows[0] });
+      answer(res, { customer, ...r.rows[0] });
     } catch (err) {
       fail(res, err);
     }
@@ -164,7 +174,7 @@ async function worker() {
       const q = pool.query('SELECT pg_sleep(0.02)');
       notePoolWaiting();
       await q;
-      res.json({ slept_ms: 20 });
+      answer(res, { slept_ms: 20 });
     } catch (err) {
       fail(res, err);
     }

@@ -379,4 +379,36 @@ mod tests {
         assert_eq!(t.lines().count(), limits().len() + 2);
         assert!(t.contains("| `stack.php.burn_us` | 1000000 | µs | CPU burnt per request (1 s) |"));
     }
+
+    /// `stack.node.wait_us`: Node's timers count whole milliseconds, so a value that is not a
+    /// multiple of 1000 is refused naming the field and the two nearest values; past 10 s the
+    /// bound refuses it; a whole number of ms is accepted and reaches the app's environment.
+    #[test]
+    fn the_node_wait_is_whole_milliseconds_within_its_bound() {
+        use crate::experiment::overrides::apply;
+        let e = catalog_experiment("2a");
+        let d = apply(&e, &["stack.node.wait_us=2500".into()]).unwrap_err();
+        let text = d
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(d.iter().any(|d| d.field == "stack.node.wait_us"), "{text}");
+        assert!(
+            text.contains("2500 is not a whole number of milliseconds"),
+            "{text}"
+        );
+        assert!(text.contains("e.g. 2000 or 3000"), "{text}");
+        let d = apply(&e, &["stack.node.wait_us=20000000".into()]).unwrap_err();
+        assert!(
+            d.iter().any(|d| d.message == "20000000 is above 10000000"),
+            "{d:?}"
+        );
+        let (ok, _) = apply(&e, &["stack.node.wait_us=3000".into()]).unwrap();
+        assert_eq!(ok.stack.node.as_ref().unwrap().wait_us, 3000);
+        assert_eq!(
+            ok.stack.injected(),
+            ["stack.node.wait_us=3000 (3000 µs of waiting per answer in the app, no CPU)"]
+        );
+    }
 }

@@ -9,7 +9,7 @@ use super::report_page::{esc, page};
 use super::table::{no_marks, table_html};
 use crate::report::table::{Block, Table};
 use crate::verify::compare::render::{
-    capacity_line, cpu_line, decided_line, round_header, round_rows, rule_line,
+    capacity_line, cpu_line, decided_line, latency_line, round_header, round_rows, rule_line,
 };
 use crate::verify::compare::{Diff, Rounds, RoundsComparison, Verdict, pair, rounds};
 
@@ -137,15 +137,22 @@ pub(crate) fn render(
     let mut signals = Block::new("Signals");
     signals.lines = vec![
         cpu_line(&c.cpu, unit, &c.rounds_a, &c.rounds_b),
+        latency_line(&c.latency, unit),
         capacity_line(&c.capacity, unit, &c.rounds_a, &c.rounds_b),
         c.host_speed.line(),
     ];
+    if !c.moved.is_empty() {
+        signals
+            .lines
+            .insert(0, format!("moved: {}", c.moved.join(", ")));
+    }
     signals.lines.push(c.steal.line());
     signals.lines.push(decided_line(c));
     signals.notes.push(format!(
         "Rule: B/A of the rounds' CPU per ok request over the steps every round passed (their \
          geometric mean; the lowest step measured in every round when they share fewer than \
-         two), with an interval from Student's t on the logs; {}; a regression \
+         two), and of their median latency of ok requests at the busiest step every round \
+         passed, each with an interval from Student's t on the logs; {}; a regression \
          whose max sustainable rate rose, or on a host more than 15 % slower (host speed probe) \
          or with more steal beyond the rounds' noise, is inconclusive (docs/regression.md).",
         rule_line(c).trim_start_matches("rule: ")

@@ -306,6 +306,11 @@ pub(crate) trait LabDescriptor: Sync {
     fn burn_us(&self, _stack: &StackSettings) -> Option<u32> {
         None
     }
+    /// The waiting injected per answer without CPU (`stack.<lab>.wait_us`), for a lab that has
+    /// the knob.
+    fn wait_us(&self, _stack: &StackSettings) -> Option<u32> {
+        None
+    }
     fn defaults(&self) -> LabDefaults;
     /// Its stack section in one line (`perflab show`), when `stack` has one.
     fn summary(&self, stack: &StackSettings) -> Option<String>;
@@ -412,6 +417,15 @@ fn burn_note(us: u32) -> String {
     }
 }
 
+/// The summary's note of an injected wait (`stack.<lab>.wait_us`), empty when 0.
+fn wait_note(us: u32) -> String {
+    if us == 0 {
+        String::new()
+    } else {
+        format!(", INJECTED wait {us} µs per answer (no CPU)")
+    }
+}
+
 fn env(pairs: &[(&str, String)]) -> Vec<(String, String)> {
     pairs
         .iter()
@@ -482,6 +496,25 @@ mod tests {
                 .contains(&("PG_MONITOR_PASSWORD".into(), "mpw".into()))
         );
         assert!(c.iter().skip(1).all(|c| c.shared_volume));
+    }
+
+    /// `stack.node.wait_us` reaches the app as `WAIT_US` (0 by default), and the summary marks
+    /// it injected.
+    #[test]
+    fn the_node_wait_reaches_the_app() {
+        let mut node = crate::stack::defaults::lab_experiment(Lab::Node);
+        let d = descriptor(Lab::Node);
+        let env = |e: &crate::experiment::Experiment| {
+            d.containers(&e.stack, &ctx()).unwrap()[1].env.clone()
+        };
+        assert!(env(&node).contains(&("WAIT_US".into(), "0".into())));
+        node.stack.node.as_mut().unwrap().wait_us = 3000;
+        assert!(env(&node).contains(&("WAIT_US".into(), "3000".into())));
+        let summary = d.summary(&node.stack).unwrap();
+        assert!(
+            summary.ends_with(", INJECTED wait 3000 µs per answer (no CPU)"),
+            "{summary}"
+        );
     }
 
     #[test]

@@ -20,6 +20,11 @@ pub struct NodeSettings {
     /// Injected CPU work: µs of CPU burnt per request in the Express handler (0 = none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub burn_us: u32,
+    /// Injected latency: µs every answer waits on a timer before it is sent, the event loop
+    /// free meanwhile, so no CPU is spent (0 = none). Node's timers count whole milliseconds:
+    /// a multiple of 1000, at most [`MAX_WAIT_US`].
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wait_us: u32,
     /// Serve the app's code and PostgreSQL's cluster from volumes filled at stack start (true,
     /// the default), or through the image's storage driver (false), as `stack.php.code_volumes`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -33,19 +38,39 @@ impl Section for NodeSettings {
         Bound { key: "pool_max", max: 1_000.0, unit: "connections", what: "the pg pool of each process", get: |n| n.pool_max.into() },
         Bound { key: "pg_conn_timeout_ms", max: 3_600_000.0, unit: "ms", what: "pg's connectionTimeoutMillis (an hour)", get: |n| n.pg_conn_timeout_ms.into() },
         Bound { key: "burn_us", max: MAX_BURN_US, unit: "µs", what: "CPU burnt per request (1 s)", get: |n| n.burn_us.into() },
+        Bound { key: "wait_us", max: MAX_WAIT_US as f64, unit: "µs", what: "waiting per answer without CPU (10 s; a multiple of 1000)", get: |n| n.wait_us.into() },
     ];
 
     fn check(&self, _stack: &StackSettings) -> Vec<Issue> {
-        positive(
+        let mut issues = positive(
             "node",
             &[
                 ("processes", self.processes),
                 ("pool_max", self.pool_max),
                 ("pg_conn_timeout_ms", self.pg_conn_timeout_ms),
             ],
-        )
+        );
+        // past its bound the bound's own error names it
+        if self.wait_us % 1000 != 0 && self.wait_us <= MAX_WAIT_US {
+            let ms = self.wait_us / 1000;
+            let mut i = Issue::error(
+                "stack.node.wait_us",
+                format!("{} is not a whole number of milliseconds", self.wait_us),
+            );
+            i.help = Some(format!(
+                "Node's timers count whole milliseconds: give a multiple of 1000 µs, e.g. {} or {}",
+                ms * 1000,
+                (ms + 1) * 1000
+            ));
+            issues.push(i);
+        }
+        issues
     }
 }
+
+/// Largest `stack.node.wait_us`: 10 s of waiting per answer, twice the catalog's usual client
+/// timeout (5 s), past which every request times out and nothing is measured.
+pub(crate) const MAX_WAIT_US: u32 = 10_000_000;
 
 fn one() -> u32 {
     1
@@ -76,6 +101,7 @@ const INFO: LabInfo = LabInfo {
         "pool_max",
         "pg_conn_timeout_ms",
         "burn_us",
+        "wait_us",
         "code_volumes",
     ],
     roles: &[Role::PG, APP],
@@ -151,6 +177,7 @@ fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
         ("POOL_MAX", n.pool_max.to_string()),
         ("PG_CONN_TIMEOUT_MS", n.pg_conn_timeout_ms.to_string()),
         ("BURN_US", n.burn_us.to_string()),
+        ("WAIT_US", n.wait_us.to_string()),
     ]);
     // The app pre-opens its pool at boot: PostgreSQL must answer first.
     c.after_ready = Some(Role::PG);
@@ -187,6 +214,10 @@ impl LabDescriptor for Node {
 
     fn burn_us(&self, stack: &StackSettings) -> Option<u32> {
         stack.node.as_ref().map(|s| s.burn_us)
+    }
+
+    fn wait_us(&self, stack: &StackSettings) -> Option<u32> {
+        stack.node.as_ref().map(|s| s.wait_us)
     }
 
     fn containers(
@@ -244,10 +275,11 @@ impl LabDescriptor for Node {
             format!("node:cluster {} workers", n.processes)
         };
         Some(format!(
-            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}{}",
+            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}{}{}",
             n.pool_max,
             n.pg_conn_timeout_ms,
-            burn_note(n.burn_us)
+            burn_note(n.burn_us),
+            wait_note(n.wait_us)
         ))
     }
 
@@ -259,6 +291,7 @@ impl LabDescriptor for Node {
                     pool_max: 10,
                     pg_conn_timeout_ms: 3000,
                     burn_us: 0,
+                    wait_us: 0,
                     code_volumes: true,
                 }),
                 ..Default::default()

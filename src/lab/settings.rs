@@ -97,17 +97,27 @@ pub(super) fn positive(name: &str, fields: &[(&str, u32)]) -> Vec<Issue> {
 pub(super) const MAX_BURN_US: f64 = 1_000_000.0;
 
 impl StackSettings {
-    /// The injected CPU work of the lab's section (`stack.<lab>.burn_us`), when not 0: a run
-    /// made with it is not a clean run, and its reports say so.
+    /// The work injected on purpose in the lab's section, when not 0: CPU burnt
+    /// (`stack.<lab>.burn_us`) and waiting without CPU (`stack.<lab>.wait_us`). A run made with
+    /// either is not a clean run, and its reports say so.
     pub fn injected(&self) -> Vec<String> {
-        Lab::ALL
+        let burns = Lab::ALL
             .into_iter()
             .filter_map(|lab| descriptor(lab).burn_us(self).map(|us| (lab, us)))
             .filter(|(_, us)| *us > 0)
             .map(|(lab, us)| {
                 format!("stack.{lab}.burn_us={us} ({us} µs of CPU burnt per request in the app)")
-            })
-            .collect()
+            });
+        let waits = Lab::ALL
+            .into_iter()
+            .filter_map(|lab| descriptor(lab).wait_us(self).map(|us| (lab, us)))
+            .filter(|(_, us)| *us > 0)
+            .map(|(lab, us)| {
+                format!(
+                    "stack.{lab}.wait_us={us} ({us} µs of waiting per answer in the app, no CPU)"
+                )
+            });
+        burns.chain(waits).collect()
     }
 
     /// The app's concurrent request slots, its pool N (`LabDescriptor::slots`: php

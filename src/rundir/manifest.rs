@@ -72,8 +72,7 @@ impl Manifest {
 
     /// Parse a manifest of any known schema (older ones migrated to the current one).
     pub fn parse(text: &str) -> anyhow::Result<Manifest> {
-        let v: serde_json::Value = serde_json::from_str(text)?;
-        Ok(serde_json::from_value(migrate::manifest_to_current(v)?)?)
+        migrate::manifest_from_text(text)
     }
 
     /// The Debian suite of the run's images: `measurements.stack.suite`, else the base image's tag

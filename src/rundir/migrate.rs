@@ -3,6 +3,7 @@
 use super::manifest::MANIFEST_SCHEMA_VERSION;
 use anyhow::{bail, ensure};
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// The `schema_version` every file carries.
@@ -11,9 +12,22 @@ struct Versioned {
     schema_version: u32,
 }
 
+/// A manifest's text as `T` of the current schema: parsed straight into `T` when it already is
+/// current (no JSON tree built: `index` and `compare --no-run` read a manifest per run
+/// directory, and the tree and its copy were most of their time), else through the JSON value
+/// and [`manifest_to_current`].
+pub(crate) fn manifest_from_text<T: DeserializeOwned>(text: &str) -> anyhow::Result<T> {
+    let Versioned { schema_version } = serde_json::from_str(text)?;
+    if schema_version == MANIFEST_SCHEMA_VERSION {
+        return Ok(serde_json::from_str(text)?);
+    }
+    let v: Value = serde_json::from_str(text)?;
+    Ok(serde_json::from_value(manifest_to_current(v)?)?)
+}
+
 /// A manifest of schema 1 or 2 as a schema-2 JSON value.
 pub(crate) fn manifest_to_current(mut v: Value) -> anyhow::Result<Value> {
-    let Versioned { schema_version } = serde_json::from_value(v.clone())?;
+    let Versioned { schema_version } = Versioned::deserialize(&v)?;
     ensure!(
         schema_version <= MANIFEST_SCHEMA_VERSION,
         "manifest schema {schema_version} is newer than this perflab reads ({MANIFEST_SCHEMA_VERSION}): upgrade perflab"

@@ -2,9 +2,11 @@
 //! it records every call in order, keeps a set of the "objects" it created (containers,
 //! generators) so a test can see what teardown left, fails or fires the interrupt at the
 //! operation a test names, never waits on its clock, and leaves a recorded k6 CSV in the run
-//! directory when given one, so the report phase runs on real data.
+//! directory when given one, so the report phase runs on real data; or, given a recorded run
+//! directory, each load's own recorded k6 output and samples (a calibration, a working point,
+//! a peak probe, the measured steps), so the real analysis judges them as it did on the host.
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::rundir::measurements::{K6Resume, Warmup};
 use anyhow::{Result, anyhow};
@@ -52,6 +54,8 @@ pub struct FakeEngine {
     trigger: Trigger,
     /// A recorded k6 CSV (gzip) each load leaves as `k6/requests.csv.gz`.
     k6_csv: Option<PathBuf>,
+    /// A recorded run directory whose loads each load replays ([`FakeEngine::with_recording`]).
+    recording: Option<PathBuf>,
     /// The exit code the generators end with (0, 99 for crossed thresholds, else a failure).
     pub exit_code: i64,
     now: DateTime<Utc>,
@@ -69,6 +73,7 @@ impl FakeEngine {
             fault,
             trigger,
             k6_csv: None,
+            recording: None,
             exit_code: 0,
             now: "2026-11-30T12:00:00Z".parse().expect("a valid instant"),
             experiments: Vec::new(),
@@ -76,10 +81,66 @@ impl FakeEngine {
         (engine, interrupt)
     }
 
+    /// A second engine (the other stack of a pair by turns) whose faults fire the same
+    /// interrupt as this one's.
+    pub fn sibling(&self, fault: Option<Fault>) -> FakeEngine {
+        let (mut e, _) = FakeEngine::new(fault);
+        e.trigger = self.trigger.clone();
+        e
+    }
+
+    /// The fake clock reads `t` at first (two engines apart in time, as two stacks that took
+    /// different times to come up).
+    pub fn starting_at(mut self, t: DateTime<Utc>) -> FakeEngine {
+        self.now = t;
+        self
+    }
+
     /// Loads leave this recorded k6 CSV in the run directory.
     pub fn with_k6_csv(mut self, csv: PathBuf) -> FakeEngine {
         self.k6_csv = Some(csv);
         self
+    }
+
+    /// Each load leaves the k6 output and samples a real run left for the same load: the
+    /// measured steps those of `run`, an extra load labelled L those of `run/loads/L/`. The
+    /// plan the session wrote for the load must be the one recorded there (else the replay
+    /// would judge another load's data, and the load fails naming both files).
+    pub fn with_recording(mut self, run: PathBuf) -> FakeEngine {
+        self.recording = Some(run);
+        self
+    }
+
+    /// The recorded load for `out_dir` (a run directory or one of its `loads/<label>/`) copied
+    /// into it: `k6/` and `samples/`, after its plan is checked against the recorded one.
+    fn replay(run: &Path, out_dir: &Path) -> Result<()> {
+        let from = match out_dir.parent() {
+            Some(p) if p.file_name() == Some("loads".as_ref()) => run
+                .join("loads")
+                .join(out_dir.file_name().unwrap_or_default()),
+            _ => run.to_path_buf(),
+        };
+        let plan = |d: &Path| -> Result<(PathBuf, serde_json::Value)> {
+            let f = crate::rundir::Layout::new(d).plan();
+            let text = std::fs::read_to_string(&f).map_err(|e| anyhow!("{}: {e}", f.display()))?;
+            Ok((f, serde_json::from_str(&text)?))
+        };
+        let ((recorded, a), (written, b)) = (plan(&from)?, plan(out_dir)?);
+        if a != b {
+            return Err(anyhow!(
+                "{} is not the recorded {}: the replay went another way",
+                written.display(),
+                recorded.display()
+            ));
+        }
+        for sub in ["k6", "samples"] {
+            std::fs::create_dir_all(out_dir.join(sub))?;
+            for f in std::fs::read_dir(from.join(sub))? {
+                let f = f?;
+                std::fs::copy(f.path(), out_dir.join(sub).join(f.file_name()))?;
+            }
+        }
+        Ok(())
     }
 
     /// Record `op`; fail or fire the interrupt when the fault names it. Returns true when the
@@ -201,6 +262,9 @@ impl Engine for FakeEngine {
         std::fs::write(k6.log(), "fake k6 log\nlast line\n")?;
         if let Some(csv) = &self.k6_csv {
             std::fs::copy(csv, k6.requests_csv_gz())?;
+        }
+        if let Some(run) = &self.recording {
+            Self::replay(run, &load.out_dir)?;
         }
         Ok(statuses
             .into_iter()

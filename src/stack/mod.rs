@@ -9,6 +9,7 @@
 mod access;
 mod collect;
 pub mod defaults;
+pub(crate) mod footprint;
 mod ready;
 pub mod smoke;
 pub mod warmup;
@@ -191,6 +192,8 @@ pub fn stack_labels(run_id: &str, lab: Lab, role: &str) -> BTreeMap<String, Stri
 }
 
 const MIB: i64 = 1024 * 1024;
+/// The load generator's memory limit (1 GiB, as the article's).
+const K6_MEMORY_BYTES: i64 = 1024 * MIB;
 /// `RLIMIT_NOFILE` for lab containers: 65536, or less when the host's hard limit is lower
 /// (the engine cannot raise a container above its own limit).
 pub(crate) fn nofile_limit() -> i64 {
@@ -482,7 +485,7 @@ impl LabStack {
             image: images.get(Role::K6).tag.clone(),
             labels: stack_labels(&self.run_id, self.lab, Role::K6.log_name()),
             cpuset: Some(self.pinning.cpuset(Role::K6.slot()).to_string()),
-            memory_bytes: Some(1024 * MIB),
+            memory_bytes: Some(K6_MEMORY_BYTES),
             network: Some(self.network.clone()),
             nofile: Some(nofile_limit()),
             init: true,

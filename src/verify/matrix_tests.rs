@@ -174,7 +174,7 @@ fn the_summary_counts_rows_and_the_exit_code_follows_the_worst() {
     assert!(
         m.summary
             .line
-            .contains("2 experiment(s), B (burn_us=1000) against A (published, trixie): 1 regressed (2a), 0 improved, 0 same, 1 inconclusive (exp1); confidence 99 % over 2 rows (each row at 99.5 %); exit 1"),
+            .contains("2 experiment(s), B (burn_us=1000) against A (published, trixie): 1 regressed (2a), 0 improved, 0 same, 1 inconclusive (exp1); confidence 99 % over 2 rows (each row at 99.5 %, each of its 2 signals at 99.75 %); exit 1"),
         "{}",
         m.summary.line
     );

@@ -250,13 +250,14 @@ fn an_early_decision_says_its_estimate_reads_high() {
 /// The held-out A/A batches (tests/fixtures/compare/2a-aa-dec05*, recorded after the rule was
 /// set, left out of every pool the rule and its tables were made from; HELD-OUT.md in each):
 /// the test that ships raises no false alarm on either, and reads the noise their runs printed
-/// (a busy host: 6.8 %, +21.2 % to detect within 6 pairs; a quiet one: 6.0 %, +10.7 % within
-/// 10).
+/// (a busy host: 6.8 %, +21.2 % to detect within 6 pairs as printed, +24.9 % with the CPU
+/// test at its share beside the latency signal; a quiet one: 6.0 %, +10.7 %, now +11.7 %,
+/// within 10).
 #[test]
 fn the_held_out_aa_batches_raise_no_false_alarm() {
     for (batch, pairs, sd_pct, detectable) in [
-        ("2a-aa-dec05", 6, 6.81, 21.2),
-        ("2a-aa-dec05-quiet", 10, 5.98, 10.7),
+        ("2a-aa-dec05", 6, 6.81, 24.9),
+        ("2a-aa-dec05-quiet", 10, 5.98, 11.7),
     ] {
         let t = tempfile::tempdir().unwrap();
         copy(t.path(), batch, &|_, _| {});

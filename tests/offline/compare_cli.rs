@@ -430,8 +430,9 @@ fn the_settings_and_the_boundary_are_shown() {
     let text = compare_text(&list("exp1-base"), &list("exp1-burn"), 3);
     for s in [
         "verdict: INCONCLUSIVE (the CPU interval is too wide to decide: about",
-        "B/A 1.295 (+29.5 %), 99.8",
-        "rule: 99 % confidence over a plan of 10 rounds a side",
+        "B/A 1.295 (+29.5 %), 99.92 % interval",
+        "rule: 99 % confidence over a plan of 10 rounds a side, split over the 2 deciding signals (cpu, latency: each at 99.5 %)",
+        "latency: no step passed below its knee in every round of both sides",
         "boundary: 9 looks, each at α' = 0.0",
         "decided: no; about",
         "steal on the app's and database's CPUs (hypervisor, mean over the steps): A 1.5 %, B 1.8 %",

@@ -5,6 +5,7 @@
 //! detection that never falls as rounds are added. Seeded: the figures are the same every run.
 use perflab::analyze::model::Report;
 use perflab::rundir::Manifest;
+use perflab::rundir::batch::CompareSide;
 use perflab::verify::compare::paired::PairedPlan;
 use perflab::verify::compare::sequential::{Plan, Settings};
 use perflab::verify::compare::signals;
@@ -32,20 +33,25 @@ fn clean_batches(exp: &str) -> Vec<(String, Vec<Round>)> {
     names.sort();
     let mut out = Vec::new();
     for batch in names {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(batch.join(exp))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.join("report.json").exists())
-            .collect();
-        dirs.sort();
-        let rounds: Vec<Round> = dirs.iter().map(|d| read(d)).collect();
+        let rounds = read_rounds(&batch.join(exp));
         if !rounds.is_empty() && rounds.iter().all(|r| r.2.overrides.is_empty()) {
             let name = batch.file_name().unwrap().to_string_lossy().into_owned();
             out.push((name, rounds));
         }
     }
     out
+}
+
+/// The rounds of one experiment's folder in a batch, in their folders' order (oldest first).
+fn read_rounds(dir: &Path) -> Vec<Round> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("report.json").exists())
+        .collect();
+    dirs.sort();
+    dirs.iter().map(|d| read(d)).collect()
 }
 
 fn read(dir: &Path) -> Round {
@@ -356,12 +362,13 @@ fn paired_rounds_on_a_drifting_host_keep_false_alarms_and_detect_more() {
     }
 }
 
-/// A suite matrix in CI under no change: 8 rows, each its own paired rounds, at three noises
-/// (the measured 3.4 % paired SD, a quiet host's 1.5 %, a busy one's 6 %) and with
-/// `--min-effect 0` (where the level alone guards). Judged at the family's split
-/// (`Settings::family`, what `compare GROUP` ships), a false exit 1 comes in at most 1 % of CI
-/// runs and a false decision of either sign in at most 1.25 %; judged each at the matrix's
-/// own 99 %, as often or more (the figures are printed and in docs/regression.md).
+/// A suite matrix in CI under no change: 8 rows of 2 deciding signals each, each signal its
+/// own paired rounds, at three noises (the measured 3.4 % paired SD, a quiet host's 1.5 %, a
+/// busy one's 6 %) and with `--min-effect 0` (where the level alone guards). Each signal judged
+/// at its share of the family (`Settings::family`, then `per_signal`: what `compare GROUP`
+/// ships), a false exit 1 comes in at most 1 % of CI runs and a false decision of either sign
+/// in at most 1.25 %; judged each at the matrix's own 99 %, as often or more (the figures are
+/// printed and in docs/regression.md).
 #[test]
 fn a_matrix_of_rows_exits_1_under_no_change_in_at_most_1_percent_of_runs() {
     let defaults = Settings::default();
@@ -371,16 +378,20 @@ fn a_matrix_of_rows_exits_1_under_no_change_in_at_most_1_percent_of_runs() {
     };
     let (_, family) = defaults.family(8);
     assert!((family.row_confidence - 0.99875).abs() < 1e-12);
+    assert!((family.signal_confidence - 0.999375).abs() < 1e-12);
+    let signals = family.signals;
+    assert_eq!(signals, 2);
     let noises = [(1.5, 3.0), (PAIRED_SD_PCT, UNPAIRED_SD_PCT), (6.0, 10.0)];
     for (s, (paired, unpaired)) in noises
         .iter()
         .map(|n| (defaults, *n))
         .chain([(no_min_effect, noises[1])])
     {
-        let split = s.family(8).0;
+        let split = s.family(8).0.per_signal();
         let noise = PairedNoise::measured(paired, unpaired);
-        let (exit1_split, any_split) = simulate::family_alarms(&noise, 8, &split, (4000, 81));
-        let (exit1_none, any_none) = simulate::family_alarms(&noise, 8, &s, (4000, 81));
+        let (exit1_split, any_split) =
+            simulate::family_alarms(&noise, (8, signals), &split, (4000, 81));
+        let (exit1_none, any_none) = simulate::family_alarms(&noise, (8, signals), &s, (4000, 81));
         println!(
             "| {paired} % | {} % | {:.2} % | {:.2} % | {:.2} % | {:.2} % |",
             s.min_effect_pct,
@@ -399,8 +410,8 @@ fn a_matrix_of_rows_exits_1_under_no_change_in_at_most_1_percent_of_runs() {
             "{paired} %: {any_none} vs {any_split}"
         );
         if s.min_effect_pct == 0.0 {
-            // the level alone guards: 8 rows at 99 % each alarm far beyond 1 %
-            assert!(any_none >= 0.03, "{paired} %, no min effect: {any_none}");
+            // the level alone guards: 8 rows x 2 signals at 99 % each alarm far beyond 1 %
+            assert!(any_none >= 0.05, "{paired} %, no min effect: {any_none}");
         }
     }
 }
@@ -573,15 +584,7 @@ fn the_tables_of_docs_regression_are_what_the_simulation_prints() {
         println!("n {n}: {:.3}", bootstrap_coverage(n, level, 2000, 2000));
     }
     rows.extend(paired_tables(&s));
-    let page = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/regression.md"),
-    )
-    .unwrap();
-    let stale: Vec<&String> = rows.iter().filter(|r| !page.contains(r.as_str())).collect();
-    assert!(
-        stale.is_empty(),
-        "docs/regression.md lacks these rows the simulation prints (paste them in): {stale:#?}"
-    );
+    assert_rows_in_page(&rows);
 }
 
 /// The paired tables of docs/regression.md: paired against unpaired on rounds drawn with a
@@ -641,4 +644,172 @@ fn paired_tables(s: &Settings) -> Vec<String> {
         println!("n {n}: df {}, t {:.2}", b.df, b.t_crit);
     }
     rows
+}
+
+/// The latency signal's candidates on the clean rounds the rule was made from (held-out
+/// batches left out), as docs/regression.md's table: the median of ok requests at the busiest
+/// step every round passed (what the verdict reads) has the least noise within batches of the
+/// candidates measured there, and the report's mean is quieter than the p95 (the choice the
+/// issue put: p95 or mean).
+#[test]
+fn the_latency_signal_is_the_candidate_with_the_least_noise() {
+    for exp in ["2a", "exp1"] {
+        let batches = clean_batches(exp);
+        let ins: Vec<Vec<(&str, &Report)>> = batches
+            .iter()
+            .map(|(_, b)| b.iter().map(|r| (r.0.as_str(), &r.1)).collect())
+            .collect();
+        let table = signals::latency_noise(&ins);
+        let sd = |x: &signals::CandidateNoise| x.within_batch_sd_log_pct.unwrap_or(f64::INFINITY);
+        for c in &table {
+            println!(
+                "| {exp} | {} | {:.1} % | {} of {} |",
+                c.candidate,
+                sd(c),
+                c.within_batch_rounds,
+                c.rounds
+            );
+        }
+        let chosen = &table[7];
+        assert!(chosen.candidate.ends_with("(the verdict's)"));
+        assert!(chosen.within_batch_rounds >= 6, "{exp}: {chosen:?}");
+        for c in &table {
+            assert!(sd(chosen) <= sd(c), "{exp}: {chosen:?} against {c:?}");
+        }
+        // at the busiest passing step the mean is quieter than the p95
+        assert!(sd(&table[4]) < sd(&table[1]), "{exp}: {table:?}");
+        // the verdict's function reads the same values
+        for b in &ins {
+            assert_eq!(signals::latency_primary(b), signals::latency_values(b)[7]);
+        }
+    }
+}
+
+/// A recorded paired batch's pairs: (CPU, latency) log differences, B - A, as the verdict
+/// reads them (each signal's steps chosen over the whole batch).
+fn batch_pairs(batch: &str) -> Vec<(f64, f64)> {
+    let rounds = read_rounds(&Path::new(FIX).join(batch).join("2a"));
+    let tag = |r: &Round| r.2.measurements.compare.clone().unwrap();
+    let side = |s: CompareSide| {
+        let mut v: Vec<&Round> = rounds.iter().filter(|r| tag(r).side == s).collect();
+        v.sort_by_key(|r| tag(r).pair);
+        v
+    };
+    let (a, b) = (side(CompareSide::A), side(CompareSide::B));
+    fn runs<'r>(v: &[&'r Round]) -> Vec<(&'r str, &'r Report, &'r Manifest)> {
+        v.iter().map(|r| (r.0.as_str(), &r.1, &r.2)).collect()
+    }
+    let c = perflab::verify::compare::compare_rounds(&runs(&a), &runs(&b));
+    assert_eq!(
+        c.cpu.pairing.as_deref(),
+        Some(format!("paired over {} pairs", a.len()).as_str())
+    );
+    let (ra, rb) = (&c.rounds_a, &c.rounds_b);
+    assert_eq!(
+        ra.latency_ms.len(),
+        a.len(),
+        "{batch}: latency in every round"
+    );
+    (0..a.len())
+        .map(|i| {
+            (
+                (rb.cpu_ms_per_ok[i] / ra.cpu_ms_per_ok[i]).ln(),
+                (rb.latency_ms[i] / ra.latency_ms[i]).ln(),
+            )
+        })
+        .collect()
+}
+
+/// The paired batches the rule was made from (2026-12-03 and 12-04: a side with burnt CPU and
+/// one without; centred, each pair's difference less its batch's mean is what no change
+/// looks like) and the held-out A/A batches of 2026-12-05 (HELD-OUT.md), reported only.
+const DESIGN_PAIRS: [&str; 2] = ["2a-dec04-burn", "2a-slowed"];
+const HELD_OUT_PAIRS: [&str; 2] = ["2a-aa-dec05", "2a-aa-dec05-quiet"];
+
+/// The two deciding signals on recorded pairs resampled whole, with the paired test that
+/// ships at its split (docs/regression.md's table): under no change the verdict's false
+/// alarms (either signal) stay within 1 - confidence on the design pairs (within 1.5 x on
+/// the held-out ones, reported: 1.1 %); +20 % latency at unchanged CPU is found
+/// by the latency signal, and the CPU signal does not call it; +10 % CPU is found by the CPU
+/// signal. Every row is found verbatim in docs/regression.md.
+#[test]
+fn the_second_signal_on_recorded_pairs() {
+    for b in HELD_OUT_PAIRS {
+        assert!(
+            Path::new(FIX).join(b).join(HELD_OUT).exists(),
+            "{b} is held out"
+        );
+    }
+    for b in DESIGN_PAIRS {
+        assert!(
+            !Path::new(FIX).join(b).join(HELD_OUT).exists(),
+            "{b} is not held out"
+        );
+    }
+    let s = Settings::default();
+    let pct = |x: f64| format!("{:.1} %", x * 100.0);
+    let mut rows = Vec::new();
+    for (name, batches) in [
+        ("design (2a-dec04-burn, 2a-slowed)", &DESIGN_PAIRS),
+        ("held out (2a-aa-dec05, -quiet)", &HELD_OUT_PAIRS),
+    ] {
+        let pairs = simulate::RecordedPairs::new(&batches.map(batch_pairs));
+        let (sd_cpu, sd_lat) = pairs.sd_pct();
+        let none = simulate::two_signal_tally(&pairs, (0.0, 0.0), &s, (TRIALS, 41));
+        let lat20 = simulate::two_signal_tally(&pairs, (0.0, 20.0), &s, (TRIALS, 42));
+        let cpu10 = simulate::two_signal_tally(&pairs, (10.0, 0.0), &s, (TRIALS, 43));
+        let row = format!(
+            "| {name} | {} | {sd_cpu:.1} % | {sd_lat:.1} % | {} | {} | {} | {} ({:.1}) | {} | {} ({:.1}) |",
+            pairs.pairs.len(),
+            pct(none.share(none.any_moved)),
+            pct(none.cpu.alarms()),
+            pct(none.latency.alarms()),
+            pct(lat20.latency.detected(20.0)),
+            lat20.latency.mean_rounds(),
+            pct(lat20.cpu.alarms()),
+            pct(cpu10.cpu.detected(10.0)),
+            cpu10.cpu.mean_rounds(),
+        );
+        println!("{row}");
+        // the design pool within the budget; the held-out one (two batches of unlike noise,
+        // heavier tails than the normal the boundary is calibrated on) within 1.5 x, as the
+        // paired test on a drifting host is held
+        let allowed = if name.starts_with("design") {
+            0.01
+        } else {
+            0.015
+        };
+        assert!(none.share(none.any_moved) <= allowed, "{name}: {none:?}");
+        assert!(
+            lat20.cpu.alarms() <= 0.01,
+            "{name}: the CPU called a latency shift: {lat20:?}"
+        );
+        // the latency finds it more often than the CPU (10 points on the design pairs; on the
+        // held-out ones, 23 % noisy, more often at all)
+        let margin = if name.starts_with("design") {
+            0.1
+        } else {
+            0.02
+        };
+        assert!(
+            lat20.latency.detected(20.0) > lat20.cpu.detected(20.0) + margin,
+            "{name}: {lat20:?}"
+        );
+        rows.push(row);
+    }
+    assert_rows_in_page(&rows);
+}
+
+/// Every row is found verbatim in docs/regression.md: the page cannot keep figures the
+/// simulation no longer gives.
+fn assert_rows_in_page(rows: &[String]) {
+    let page = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/regression.md"),
+    )
+    .unwrap();
+    let stale: Vec<&String> = rows.iter().filter(|r| !page.contains(r.as_str())).collect();
+    assert!(
+        stale.is_empty(),
+        "docs/regression.md lacks these rows the simulation prints (paste them in): {stale:#?}"
+    );
 }

@@ -16,16 +16,44 @@ use perflab::session::refine::Judge;
 use perflab::session::round::{RoundOutcome, RoundSpec};
 use perflab::session::{Phase, run_round};
 
-fn demo_open() -> Experiment {
+/// The catalog's experiment `id`.
+pub(crate) fn experiment(id: &str) -> Experiment {
     let c = Catalog::load(
         Path::new("experiments"),
         &perflab::verify::quantities::Quantities,
     )
     .unwrap();
-    let CatalogEntry::Experiment(e) = &c.get("demo-open").unwrap().entry else {
-        panic!("demo-open is an experiment")
+    let CatalogEntry::Experiment(e) = &c.get(id).unwrap().entry else {
+        panic!("{id} is an experiment")
     };
     e.clone()
+}
+
+fn demo_open() -> Experiment {
+    experiment("demo-open")
+}
+
+/// The fitted round of `spec` through `engine`, judged by `judge` (quick, no `--refine`).
+pub(crate) fn run_fitted<J: Judge + Clone>(
+    engine: &mut FakeEngine,
+    interrupt: &perflab::session::signals::Interrupt,
+    spec: &RoundSpec,
+    judge: J,
+    align: bool,
+) -> RoundOutcome {
+    let mut m = Fitted {
+        experiment: spec.experiment.clone(),
+        align,
+        quick: true,
+        refine: false,
+        judge,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(run_round(engine, spec, &mut m, interrupt))
+        .unwrap()
 }
 
 /// A host whose calibration measures a service time of `w_ms` (the demo's N/W = 16000 / w_ms).
@@ -128,21 +156,9 @@ fn fitted_round(
         layout: &layout,
         quiet: true,
         name: None,
+        twin: None,
     };
-    let mut m = Fitted {
-        experiment: e.clone(),
-        align: true,
-        quick: true,
-        refine: false,
-        judge: host,
-    };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let o = rt
-        .block_on(run_round(&mut engine, &spec, &mut m, &interrupt))
-        .unwrap();
+    let o = run_fitted(&mut engine, &interrupt, &spec, host, true);
     (engine, o, out)
 }
 

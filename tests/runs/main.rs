@@ -7,7 +7,10 @@ mod serial_support;
 pub use serial_support::serial;
 
 mod compare_e2e;
+mod turns_e2e;
 mod fit_e2e;
+#[path = "../fit_support/mod.rs"]
+mod fit_support;
 mod generators_e2e;
 mod pause_e2e;
 mod run_e2e;

@@ -82,7 +82,7 @@ pub fn of(
         high: t.high,
         verdict: c.verdict,
         same: c.verdict == Verdict::Same,
-        detectable_pct: detectable_pct(t.sd_log_pct, &c.settings),
+        detectable_pct: detectable_pct(t.sd_log_pct, &c.settings.per_signal()),
     })
 }
 

@@ -183,6 +183,8 @@ mod tests {
                 .map(|(i, _)| format!("x/r{}", i + 1))
                 .collect(),
             steal_pct: steal.to_vec(),
+            latency_ms: Vec::new(),
+            latency_median: None,
             injected: Vec::new(),
         }
     }

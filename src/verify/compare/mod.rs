@@ -31,6 +31,12 @@
 //! * CPU worse: the interval entirely above 1 and B/A at least 1 + `--min-effect` (3 %);
 //!   better: the mirror; same: the whole interval within ±`--margin` (5 %), an equivalence
 //!   test; anything else unclear, with the rounds a side that would decide at this estimate;
+//! * the latency signal, the second deciding one (`latency`): the median latency of ok
+//!   requests at the busiest step every round of both sides passed below its knee, the same
+//!   test; each deciding signal at half the comparison's false-alarm budget
+//!   (`Settings::per_signal`; a matrix splits over its rows first, `Settings::family`). Latency
+//!   worse is `regressed`, better `improved` (unless the CPU regressed); `same` needs both
+//!   within the margin or the latency missing; `moved` names the signals that moved;
 //! * the capacity signal: each round's max sustainable rate (refined with `--refine`, else the
 //!   last passing step below the knee; none passing counts as half the lowest step), the same
 //!   test with its SD floored at 5 % (whole steps); it never decides alone but is never hidden:
@@ -48,9 +54,11 @@
 pub mod calibration;
 pub mod drift;
 pub mod hosts;
+pub mod latency;
 pub mod pair;
 pub mod paired;
 pub mod render;
+pub mod resample;
 pub mod rounds;
 pub mod sequential;
 pub mod sides;
@@ -61,6 +69,7 @@ pub mod stats;
 pub mod verdict;
 
 pub(crate) use drift::StealSignal;
+pub use latency::LatencySignal;
 pub use pair::{Comparison, Diff, Side, StepPair, compare, render_text};
 pub use rounds::{RateBasis, Rounds};
 pub use sequential::{Boundary, Call, Family, LogTest, Plan, Settings};
@@ -80,7 +89,8 @@ pub struct RoundsComparison {
     pub why: String,
     /// `regressed`, `improved` or `same`: a sequential comparison stops here.
     pub decided: bool,
-    /// Undecided CPU signal: the rounds a side that would decide it at this estimate and SD.
+    /// Undecided: the rounds a side that would decide the CPU signal at this estimate and SD
+    /// (the latency's when the CPU is within the margin and the latency undecided).
     pub rounds_needed: Option<usize>,
     /// ... and how many more a side that is (the larger side's count taken).
     pub more_rounds: Option<usize>,
@@ -90,6 +100,11 @@ pub struct RoundsComparison {
     pub rounds_a: Rounds,
     pub rounds_b: Rounds,
     pub cpu: CpuSignal,
+    /// The second deciding signal: the median latency of ok requests at the busiest step every
+    /// round passed.
+    pub latency: LatencySignal,
+    /// The deciding signals that moved (`cpu`, `latency`): what a decided verdict rests on.
+    pub moved: Vec<&'static str>,
     pub capacity: CapacitySignal,
     /// Both sides' host speeds (a verdict the host's own change explains is inconclusive).
     pub host_speed: SpeedSignal,
@@ -137,14 +152,22 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let ra: Vec<rounds::RoundIn> = a.iter().map(|(l, r, _)| (*l, *r)).collect();
     let rb: Vec<rounds::RoundIn> = b.iter().map(|(l, r, _)| (*l, *r)).collect();
     let steps = rounds::cpu_steps(&ra, &rb);
-    let side_a = rounds::rounds(a, injected(a), &steps);
-    let side_b = rounds::rounds(b, injected(b), &steps);
-    let plan = Plan::new(settings, a.len().max(b.len()));
+    let lat_step = rounds::latency_step(&ra, &rb);
+    let side_a = rounds::rounds(a, injected(a), &steps, lat_step);
+    let side_b = rounds::rounds(b, injected(b), &steps, lat_step);
+    // each deciding signal at its share of the comparison's false-alarm budget
+    let plan = Plan::new(&settings.per_signal(), a.len().max(b.len()));
     let pairing = paired::pairing(&tags(a), &tags(b));
     let sides = (&side_a, &side_b);
     let cpu = verdict::cpu_signal(&steps, sides, &plan, &pairing);
+    let lat = latency::latency_signal(lat_step, sides, &plan, &pairing);
     let capacity = verdict::capacity_signal(sides, rounds::lowest_step(&ra), &plan, &pairing);
+    let first = compare(a[0], b[0]);
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
+    let (v, why) = match a.len().min(b.len()) {
+        0 | 1 => (v, why),
+        _ => latency::join((v, why), cpu.says, &lat, &first.unit),
+    };
     let host_speed = speed::speed_signal(a, b);
     let (v, why) = speed::temper(v, why, &host_speed);
     let hosts = hosts::hosts_signal(a, b, &host_speed);
@@ -152,11 +175,12 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let steal = drift::steal_signal(&side_a, &side_b, cpu.test.as_ref().map(|t| t.ratio));
     let (v, why) = drift::temper(v, why, &steal);
     let why = speed::explain_noise(v, why, &host_speed);
-    let rounds_needed = cpu
-        .test
-        .as_ref()
+    // the CPU's, else (a CPU within the margin, the latency undecided) the latency's
+    let rounds_needed = [&cpu.test, &lat.test]
+        .into_iter()
+        .flatten()
         .filter(|_| !v.decided())
-        .and_then(|t| t.rounds_needed);
+        .find_map(|t| t.rounds_needed);
     RoundsComparison {
         verdict: v,
         why,
@@ -171,11 +195,13 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
             .or_else(|| (a.len() >= 2 && b.len() >= 2).then(|| plan.boundary(a.len(), b.len()))),
         rounds_a: side_a,
         rounds_b: side_b,
+        moved: latency::moved(cpu.says, lat.says),
         cpu,
+        latency: lat,
         capacity,
         host_speed,
         hosts,
         steal,
-        first: compare(a[0], b[0]),
+        first,
     }
 }

@@ -2,9 +2,10 @@
 //! request at the common step, steal), the two signals with their intervals, the host, the
 //! boundary, and the differences. For one run a side, the steps side by side as before. Pure.
 use super::RoundsComparison;
+use super::latency::LatencySignal;
 use super::pair::{diff_notes, render_text};
 use super::rounds::{RateBasis, Rounds, STEAL_FLAG_PCT};
-use super::sequential::{LogTest, Settings};
+use super::sequential::{DECIDING_SIGNALS, LogTest, Settings, pct};
 use super::verdict::{CapacitySignal, CpuSignal, Signal, ratio_text};
 use crate::report::table::{Block, Table, blocks_text};
 
@@ -100,6 +101,21 @@ pub(crate) fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> Str
     )
 }
 
+/// The latency signal in one line.
+pub(crate) fn latency_line(l: &LatencySignal, unit: &str) -> String {
+    let Some(step) = l.step else {
+        return "latency: no step passed below its knee in every round of both sides".into();
+    };
+    let ms = |m: Option<f64>| m.map_or("-".into(), |m| format!("{m:.2} ms"));
+    format!(
+        "latency (median of ok requests) at {step} {unit}, the busiest step every round passed: median A {}, B {}{}: {}",
+        ms(l.a_median),
+        ms(l.b_median),
+        test_text(&l.test),
+        signal_str(l.says)
+    )
+}
+
 /// The capacity signal in one line.
 pub(crate) fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Rounds) -> String {
     let list = |r: &Rounds| {
@@ -122,11 +138,14 @@ pub(crate) fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Roun
 pub(crate) fn rule_line(c: &RoundsComparison) -> String {
     let s: &Settings = &c.settings;
     let mut l = format!(
-        "rule: {} % confidence over a plan of {} rounds a side; regressed (improved) when the interval is entirely above (below) 1 and the change at least {} %; same when it lies within ±{} %",
+        "rule: {} % confidence over a plan of {} rounds a side, split over the {} deciding signals ({}: each at {} %); regressed (improved) when the interval is entirely above (below) 1 and the change at least {} %; same when it lies within ±{} %",
         s.confidence * 100.0,
         c.boundary
             .as_ref()
             .map_or(s.max_rounds, |b| b.planned_rounds),
+        DECIDING_SIGNALS.len(),
+        DECIDING_SIGNALS.join(", "),
+        pct(s.per_signal().confidence),
         s.min_effect_pct,
         s.margin_pct
     );
@@ -186,7 +205,11 @@ pub fn text(c: &RoundsComparison) -> String {
             v.lines.push(format!("INJECTED in {name}: {i}"));
         }
     }
+    if !c.moved.is_empty() {
+        v.lines.push(format!("moved: {}", c.moved.join(", ")));
+    }
     v.lines.push(cpu_line(&c.cpu, unit, a, b));
+    v.lines.push(latency_line(&c.latency, unit));
     v.lines.push(capacity_line(&c.capacity, unit, a, b));
     v.lines.push(c.host_speed.line());
     v.lines.push(c.hosts.line());

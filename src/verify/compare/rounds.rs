@@ -42,6 +42,10 @@ pub struct Rounds {
     pub steal_pct: Vec<Option<f64>>,
     /// The rounds whose steal is over `STEAL_FLAG_PCT`.
     pub steal_flagged: Vec<String>,
+    /// Per round: the median latency of ok requests at the latency signal's step
+    /// (`latency_step`), when every round has it.
+    pub latency_ms: Vec<f64>,
+    pub latency_median: Option<f64>,
     /// Work injected on purpose in any round (`stack.<lab>.burn_us`).
     pub injected: Vec<String>,
 }
@@ -139,6 +143,24 @@ pub(crate) fn cpu_over(r: &Report, steps: &[u32]) -> Option<f64> {
     }
 }
 
+/// The latency signal's step: the busiest step that every round of both sides passed below its
+/// knee (a latency at a failing step is the queue's, unbounded; the busiest of the passing
+/// ones had the least noise of the candidates, `signals::latency_noise`). None when no step
+/// passed in every round.
+pub(crate) fn latency_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
+    let all: Vec<RoundIn> = a.iter().chain(b).copied().collect();
+    passing_steps(&all).last().copied()
+}
+
+/// The median latency of ok requests (ms) of a round at step `t` (None when not measured).
+pub(crate) fn latency_at(r: &Report, t: u32) -> Option<f64> {
+    r.steps
+        .iter()
+        .find(|s| s.target == t)
+        .map(|s| s.ok_p50_ms)
+        .filter(|v| *v > 0.0)
+}
+
 /// "at 50 rps" for one step, "over 50-175 rps (the 5 steps every round passed; geometric
 /// mean)" for several: where the CPU signal was read.
 pub(crate) fn steps_text(steps: &[u32], unit: &str) -> String {
@@ -207,14 +229,24 @@ pub(crate) fn steal_pct(r: &Report, m: &Manifest) -> Option<f64> {
     Some(cores / m.host.online_cpu_count.max(1) as f64 * 100.0)
 }
 
-/// One side's figures; `steps` are the CPU signal's steps of both sides (`cpu_steps`).
-pub(crate) fn rounds(side: &[Run], injected: Vec<String>, steps: &[u32]) -> Rounds {
+/// One side's figures; `steps` are the CPU signal's steps of both sides (`cpu_steps`), `lat`
+/// the latency signal's step (`latency_step`).
+pub(crate) fn rounds(
+    side: &[Run],
+    injected: Vec<String>,
+    steps: &[u32],
+    lat: Option<u32>,
+) -> Rounds {
     let rates: Vec<(u32, RateBasis)> = side.iter().map(|(_, r, _)| max_sustainable(r)).collect();
     let cpu: Vec<f64> = side
         .iter()
         .filter_map(|(_, r, _)| cpu_over(r, steps))
         .collect();
     let steal: Vec<Option<f64>> = side.iter().map(|(_, r, m)| steal_pct(r, m)).collect();
+    let latency: Vec<f64> = side
+        .iter()
+        .filter_map(|(_, r, _)| lat.and_then(|t| latency_at(r, t)))
+        .collect();
     Rounds {
         runs: side.iter().map(|(l, _, _)| l.to_string()).collect(),
         max_sustainable: rates.iter().map(|r| r.0).collect(),
@@ -230,6 +262,8 @@ pub(crate) fn rounds(side: &[Run], injected: Vec<String>, steps: &[u32]) -> Roun
             .map(|((l, _, _), _)| l.to_string())
             .collect(),
         steal_pct: steal,
+        latency_median: median(&latency),
+        latency_ms: latency,
         injected,
     }
 }
@@ -275,7 +309,7 @@ mod tests {
         }
         assert_eq!(common_step(&[("a", &a)], &[("b", &b)]), None);
         let m = manifest();
-        let r = rounds(&[("a", &a, &m)], Vec::new(), &[50]);
+        let r = rounds(&[("a", &a, &m)], Vec::new(), &[50], Some(50));
         assert_eq!(r.cpu_ms_per_ok.len(), 1);
         assert_eq!(r.max_sustainable, [125]);
         assert_eq!(r.max_sustainable_from, [RateBasis::PassingStep]);
@@ -305,6 +339,9 @@ mod tests {
         let a = passed_to_150([8.0, 4.0, 4.0, 2.0]);
         let mut b = passed_to_150([6.0, 5.0, 5.0, 5.0]);
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50, 100, 125, 150]);
+        // the latency signal reads the busiest of them
+        assert_eq!(latency_step(&[("a", &a)], &[("b", &b)]), Some(150));
+        assert_eq!(latency_at(&a, 150), Some(a.steps[3].ok_p50_ms));
         assert!((cpu_over(&a, &[50, 100, 125, 150]).unwrap() - 4.0).abs() < 1e-12);
         assert_eq!(
             cpu_over(&a, &[50]),
@@ -319,13 +356,19 @@ mod tests {
         // steps at or above a round's knee do not count
         b.knee = Some(100);
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50]);
+        assert_eq!(latency_step(&[("a", &a)], &[("b", &b)]), Some(50));
         // fewer than two shared passing steps: the common step, as before
         b.steps[0].verdict = Verdict::Fail;
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50]);
         b.steps[0].failed_rate = 0.2;
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [100]);
+        assert_eq!(
+            latency_step(&[("a", &a)], &[("b", &b)]),
+            None,
+            "no step passed by all"
+        );
         let m = manifest();
-        let r = rounds(&[("a", &a, &m)], Vec::new(), &[50, 100, 125, 150]);
+        let r = rounds(&[("a", &a, &m)], Vec::new(), &[50, 100, 125, 150], None);
         assert!((r.cpu_ms_per_ok[0] - 4.0).abs() < 1e-12);
         assert_eq!(steps_text(&[50], "rps"), "at 50 rps");
         assert_eq!(
@@ -345,10 +388,15 @@ mod tests {
         // 0.0199 cores stolen over the host's 2 CPUs: 1.0 % of each
         let s = steal_pct(&a, &m).unwrap();
         assert!((s - 0.995).abs() < 0.01, "{s}");
-        let r = rounds(&[("a", &a, &m)], Vec::new(), &[]);
+        let r = rounds(&[("a", &a, &m)], Vec::new(), &[], None);
         assert!(r.steal_flagged.is_empty());
         a.checks.host_share.as_mut().unwrap().steal_cores = Some(0.3);
-        let r = rounds(&[("a", &a, &m), ("b", &recorded(), &m)], Vec::new(), &[]);
+        let r = rounds(
+            &[("a", &a, &m), ("b", &recorded(), &m)],
+            Vec::new(),
+            &[],
+            None,
+        );
         assert_eq!(r.steal_flagged, ["a"]);
         assert_eq!(r.steal_pct[0], Some(15.0));
         // runs recorded before steal was sampled: unknown

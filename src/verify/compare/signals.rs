@@ -5,9 +5,11 @@
 //! rate (refined, else the last passing step: coarse). The verdict uses (b) where the rounds
 //! share two or more passing steps, else (a) (`primary`). Pure.
 use super::rounds::{
-    RoundIn, common_step, cpu_at, cpu_over, cpu_steps, max_sustainable, passing_steps, spread_pct,
+    RoundIn, common_step, cpu_at, cpu_over, cpu_steps, latency_at, latency_step, max_sustainable,
+    passing_steps, spread_pct,
 };
 use super::stats::sd_of_logs;
+use crate::analyze::model::{Report, StepReport};
 use serde::Serialize;
 
 /// The candidates, in the order of `values`.
@@ -76,10 +78,91 @@ pub struct CandidateNoise {
 
 /// Each candidate's noise over `batches` (each a list of rounds made together).
 pub fn noise(batches: &[Vec<RoundIn>]) -> Vec<CandidateNoise> {
+    noise_of(batches, &CANDIDATES, |r| values(r).to_vec())
+}
+
+/// The latency signal's candidates, in the order of `latency_values`: a statistic of a step's
+/// latency (p95 of ok requests, mean of all requests: the report keeps no mean of the ok ones,
+/// median of ok requests) at the lowest common step, at the busiest step every round passed
+/// below its knee, and over all those steps (geometric mean).
+pub(crate) const LATENCY_CANDIDATES: [&str; 9] = [
+    "p95 of ok requests at the lowest common step",
+    "p95 of ok requests at the busiest passing step",
+    "p95 of ok requests over the passing steps (mean of logs)",
+    "mean of all requests at the lowest common step",
+    "mean of all requests at the busiest passing step",
+    "mean of all requests over the passing steps (mean of logs)",
+    "median of ok requests at the lowest common step",
+    "median of ok requests at the busiest passing step (the verdict's)",
+    "median of ok requests over the passing steps (mean of logs)",
+];
+
+/// Each latency candidate's value per round (None where a round has none).
+pub fn latency_values(rounds: &[RoundIn]) -> Vec<Vec<Option<f64>>> {
+    let common = common_step(rounds, &[]);
+    let passing = passing_steps(rounds);
+    let stats: [fn(&Report, u32) -> Option<f64>; 3] = [
+        |r, t| step_field(r, t, |s| s.ok_p95_ms),
+        |r, t| step_field(r, t, |s| s.avg_ms),
+        |r, t| step_field(r, t, |s| s.ok_p50_ms),
+    ];
+    let mut out = Vec::new();
+    for stat in stats {
+        let at = |t: Option<u32>| -> Vec<Option<f64>> {
+            rounds
+                .iter()
+                .map(|(_, r)| t.and_then(|t| stat(r, t)))
+                .collect()
+        };
+        out.push(at(common));
+        out.push(at(passing.last().copied()));
+        out.push(
+            rounds
+                .iter()
+                .map(|(_, r)| {
+                    let logs: Option<Vec<f64>> =
+                        passing.iter().map(|t| stat(r, *t).map(f64::ln)).collect();
+                    logs.filter(|l| !l.is_empty())
+                        .map(|l| (l.iter().sum::<f64>() / l.len() as f64).exp())
+                })
+                .collect(),
+        );
+    }
+    out
+}
+
+fn step_field(r: &Report, t: u32, f: fn(&StepReport) -> f64) -> Option<f64> {
+    r.steps
+        .iter()
+        .find(|s| s.target == t)
+        .map(f)
+        .filter(|v| *v > 0.0)
+}
+
+/// Each latency candidate's noise over `batches`.
+pub fn latency_noise(batches: &[Vec<RoundIn>]) -> Vec<CandidateNoise> {
+    noise_of(batches, &LATENCY_CANDIDATES, latency_values)
+}
+
+/// The verdict's latency signal per round of one batch taken as one side (`rounds::latency_step`).
+pub fn latency_primary(rounds: &[RoundIn]) -> Vec<Option<f64>> {
+    let step = latency_step(rounds, &[]);
+    rounds
+        .iter()
+        .map(|(_, r)| step.and_then(|t| latency_at(r, t)))
+        .collect()
+}
+
+/// The noise of candidates `names` whose per-round values `values` gives.
+fn noise_of(
+    batches: &[Vec<RoundIn>],
+    names: &[&'static str],
+    values: impl Fn(&[RoundIn]) -> Vec<Vec<Option<f64>>>,
+) -> Vec<CandidateNoise> {
     let all: Vec<RoundIn> = batches.iter().flatten().copied().collect();
     let overall = values(&all);
-    let per_batch: Vec<[Vec<Option<f64>>; 3]> = batches.iter().map(|b| values(b)).collect();
-    (0..CANDIDATES.len())
+    let per_batch: Vec<Vec<Vec<Option<f64>>>> = batches.iter().map(|b| values(b)).collect();
+    (0..names.len())
         .map(|i| {
             let v: Vec<f64> = overall[i].iter().flatten().copied().collect();
             let complete = v.len() == all.len() && v.len() >= 2;
@@ -93,7 +176,7 @@ pub fn noise(batches: &[Vec<RoundIn>]) -> Vec<CandidateNoise> {
                 }
             }
             CandidateNoise {
-                candidate: CANDIDATES[i],
+                candidate: names[i],
                 rounds: all.len(),
                 measured: v.len(),
                 sd_log_pct: complete.then(|| sd_of_logs(&v) * 100.0),

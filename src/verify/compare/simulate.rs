@@ -28,15 +28,7 @@ impl Noise {
     /// The smoothed bootstrap of recorded per-round values (each > 0; at least 2).
     pub fn recorded(values: &[f64]) -> Noise {
         let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-        let n = logs.len() as f64;
-        // plug-in variance (divisor n), as the bootstrap resamples it
-        let var_n = variance(&logs) * (n - 1.0) / n;
-        let h = 1.06 * var_n.sqrt() * n.powf(-0.2);
-        let shrink = if var_n > 0.0 {
-            1.0 / (1.0 + h * h / var_n).sqrt()
-        } else {
-            1.0
-        };
+        let (h, shrink) = smoothing(&logs);
         Noise::Recorded { logs, h, shrink }
     }
 
@@ -61,6 +53,21 @@ impl Noise {
             }
         }
     }
+}
+
+/// The smoothed bootstrap's jitter for values `v` (logs): Silverman's bandwidth `h` on the
+/// plug-in variance (divisor n, as the bootstrap resamples it), and the factor that shrinks a
+/// jittered draw back to that variance.
+fn smoothing(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let var_n = variance(v) * (n - 1.0) / n;
+    let h = 1.06 * var_n.sqrt() * n.powf(-0.2);
+    let shrink = if var_n > 0.0 {
+        1.0 / (1.0 + h * h / var_n).sqrt()
+    } else {
+        1.0
+    };
+    (h, shrink)
 }
 
 /// `planned` rounds a side, B shifted by `effect_pct`: (A's logs, B's logs).
@@ -353,14 +360,17 @@ pub(crate) fn paired_sequential(plan: &PairedPlan, d: &[f64]) -> (Call, usize) {
     (Call::Undecided, d.len())
 }
 
-/// `trials` simulated CI runs of a matrix (`compare GROUP`) of `rows` rows under no change:
-/// each row its own paired rounds (independent rows: the α split's worst case), judged by the
-/// paired sequential test at `settings` (the per-row settings the family gives, or the
-/// matrix's own to see what no split would do). The share of runs that exit 1 (any row
-/// `regressed`) and that hold any false decided change (`regressed` or `improved`).
+/// `trials` simulated CI runs of a matrix (`compare GROUP`) of `rows` rows of `signals`
+/// deciding signals each under no change: each signal of each row its own paired rounds
+/// (independent: the α split's worst case), each judged by the paired sequential test at
+/// `settings` (what each signal is tested at: the family's per-signal settings, or the
+/// matrix's own to see what no split would do) up to its own first decision (a row stops at
+/// its first decided signal, so this counts at least the looks that ship). The share of runs
+/// that exit 1 (any `regressed`) and that hold any false decided change (`regressed` or
+/// `improved`).
 pub fn family_alarms(
     noise: &PairedNoise,
-    rows: usize,
+    (rows, signals): (usize, usize),
     settings: &Settings,
     (trials, seed): (usize, u64),
 ) -> (f64, f64) {
@@ -368,7 +378,7 @@ pub fn family_alarms(
     let mut rng = Rng::new(seed);
     let (mut exit_one, mut any) = (0usize, 0usize);
     for _ in 0..trials {
-        let calls: Vec<Call> = (0..rows)
+        let calls: Vec<Call> = (0..rows * signals)
             .map(|_| {
                 let [a, b] = noise.draw(0.0, settings.max_rounds, &mut rng);
                 let d: Vec<f64> = a.iter().zip(&b).map(|(x, y)| y - x).collect();
@@ -456,4 +466,118 @@ pub fn stopping_bias(
         pct(&full),
         stopped.len() as f64 / trials.max(1) as f64,
     )
+}
+
+/// Recorded paired batches of both deciding signals, for resampling whole pairs: each pair's
+/// difference of the logs (B - A) of the CPU signal and of the latency signal, centred on each
+/// signal's mean over its batch (scaled by sqrt(k / (k - 1)) for k pairs, so the centred
+/// differences keep their variance): what no change looks like on that host.
+#[derive(Debug, Clone)]
+pub struct RecordedPairs {
+    /// (CPU, latency) per pair.
+    pub pairs: Vec<(f64, f64)>,
+    h: (f64, f64),
+    shrink: (f64, f64),
+}
+
+impl RecordedPairs {
+    /// From batches, each a list of (CPU, latency) log differences of its pairs (at least 2).
+    pub fn new(batches: &[Vec<(f64, f64)>]) -> RecordedPairs {
+        let mut pairs = Vec::new();
+        for b in batches.iter().filter(|b| b.len() >= 2) {
+            let k = b.len() as f64;
+            let (mc, ml) = (
+                b.iter().map(|p| p.0).sum::<f64>() / k,
+                b.iter().map(|p| p.1).sum::<f64>() / k,
+            );
+            let scale = (k / (k - 1.0)).sqrt();
+            pairs.extend(b.iter().map(|(c, l)| ((c - mc) * scale, (l - ml) * scale)));
+        }
+        let (hc, sc) = smoothing(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+        let (hl, sl) = smoothing(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+        RecordedPairs {
+            pairs,
+            h: (hc, hl),
+            shrink: (sc, sl),
+        }
+    }
+
+    /// The SD of each signal's centred differences, in %: (CPU, latency).
+    pub fn sd_pct(&self) -> (f64, f64) {
+        let sd = |v: Vec<f64>| variance(&v).sqrt() * 100.0;
+        (
+            sd(self.pairs.iter().map(|p| p.0).collect()),
+            sd(self.pairs.iter().map(|p| p.1).collect()),
+        )
+    }
+
+    /// `n` pairs drawn whole (both signals of one recorded pair), smoothed, B shifted by
+    /// `effects` (% of CPU, % of latency): the per-pair differences of each signal.
+    fn draw(&self, effects: (f64, f64), n: usize, rng: &mut Rng) -> [Vec<f64>; 2] {
+        let shift = |e: f64| (1.0 + e / 100.0).ln();
+        let (mut c, mut l) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            let (x, y) = self.pairs[rng.below(self.pairs.len())];
+            c.push((x + self.h.0 * rng.normal()) * self.shrink.0 + shift(effects.0));
+            l.push((y + self.h.1 * rng.normal()) * self.shrink.1 + shift(effects.1));
+        }
+        [c, l]
+    }
+}
+
+/// How simulated two-signal comparisons ended: each signal's call at the look that decided
+/// the verdict (or the plan's last).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TwoSignalTally {
+    pub cpu: Tally,
+    pub latency: Tally,
+    /// Either signal higher or lower: under no change, the verdict's false alarms.
+    pub any_moved: usize,
+    /// Both within the margin (`same`).
+    pub same: usize,
+}
+
+impl TwoSignalTally {
+    pub fn share(&self, n: usize) -> f64 {
+        n as f64 / self.cpu.trials.max(1) as f64
+    }
+}
+
+/// `trials` sequential comparisons of whole recorded pairs resampled, B shifted by `effects`
+/// (% of CPU, % of latency), judged as `compare` judges them: each signal by the paired test
+/// at its share of `settings`' budget (`Settings::per_signal`), a look after every pair, the
+/// batch stopping when the verdict is decided (a signal higher or lower, or both within).
+pub fn two_signal_tally(
+    pairs: &RecordedPairs,
+    effects: (f64, f64),
+    settings: &Settings,
+    (trials, seed): (usize, u64),
+) -> TwoSignalTally {
+    use super::latency::LATENCY_SD_FLOOR;
+    let plan = PairedPlan::new(&settings.per_signal(), settings.max_rounds);
+    let mut rng = Rng::new(seed);
+    let mut t = TwoSignalTally::default();
+    t.cpu.trials = trials;
+    t.latency.trials = trials;
+    let moved = |c: Call| matches!(c, Call::Higher | Call::Lower);
+    for _ in 0..trials {
+        let [c, l] = pairs.draw(effects, plan.planned_rounds, &mut rng);
+        let mut end = (Call::Undecided, Call::Undecided, plan.planned_rounds);
+        for n in FIRST_LOOK..=plan.planned_rounds {
+            let cc = plan.call(&c[..n], CPU_SD_FLOOR).unwrap_or(Call::Undecided);
+            let lc = plan
+                .call(&l[..n], LATENCY_SD_FLOOR)
+                .unwrap_or(Call::Undecided);
+            end = (cc, lc, n);
+            if moved(cc) || moved(lc) || (cc == Call::Within && lc == Call::Within) {
+                break;
+            }
+        }
+        let (cc, lc, n) = end;
+        t.cpu.add(cc, n);
+        t.latency.add(lc, n);
+        t.any_moved += usize::from(moved(cc) || moved(lc));
+        t.same += usize::from(cc == Call::Within && lc == Call::Within);
+    }
+    t
 }

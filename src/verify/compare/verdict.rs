@@ -68,7 +68,8 @@ pub enum Signal {
     Missing,
 }
 
-/// App CPU per ok request over the signal's steps, both sides.
+/// App CPU per ok request over the signal's steps, both sides (and the latency signal, read
+/// at one step: `latency::LatencySignal`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CpuSignal {
     /// The lowest of the signal's steps (its target, in `unit`): the common step when it is one.
@@ -128,16 +129,38 @@ pub(crate) fn cpu_signal(
     plan: &Plan,
     pairing: &Pairing,
 ) -> CpuSignal {
-    let (ca, cb) = (&a.cpu_ms_per_ok, &b.cpu_ms_per_ok);
-    let complete = ca.len() == a.runs.len() && cb.len() == b.runs.len();
+    let side = |r: &Rounds| Measured {
+        values: r.cpu_ms_per_ok.clone(),
+        rounds: r.runs.len(),
+        median: r.cpu_median,
+    };
+    step_signal(steps, (side(a), side(b)), (plan, pairing), CPU_SD_FLOOR)
+}
+
+/// One side's per-round values of a signal read at steps (one per round when complete).
+pub(crate) struct Measured {
+    pub values: Vec<f64>,
+    pub rounds: usize,
+    pub median: Option<f64>,
+}
+
+/// A signal read at `steps` (none: not measurable) from both sides' values, tested (paired
+/// or not as the pairing says) when every round has a value, its SD floored at `floor`.
+pub(crate) fn step_signal(
+    steps: &[u32],
+    (a, b): (Measured, Measured),
+    (plan, pairing): (&Plan, &Pairing),
+    floor: f64,
+) -> CpuSignal {
+    let complete = a.values.len() == a.rounds && b.values.len() == b.rounds;
     let test = (!steps.is_empty() && complete)
-        .then(|| pairing.test(plan, &logs(ca), &logs(cb), CPU_SD_FLOOR))
+        .then(|| pairing.test(plan, &logs(&a.values), &logs(&b.values), floor))
         .flatten();
     CpuSignal {
         step: steps.first().copied(),
         steps: steps.to_vec(),
-        a_median: a.cpu_median,
-        b_median: b.cpu_median,
+        a_median: a.median,
+        b_median: b.median,
         delta_pct: test.as_ref().map(|t| (t.ratio - 1.0) * 100.0),
         says: says(&test, true),
         pairing: test.as_ref().map(|_| pairing.text()),
@@ -328,6 +351,8 @@ mod tests {
             cpu_spread_pct: spread_pct(cpu),
             steal_pct: rates.iter().map(|_| None).collect(),
             steal_flagged: Vec::new(),
+            latency_ms: Vec::new(),
+            latency_median: None,
             injected: Vec::new(),
         }
     }

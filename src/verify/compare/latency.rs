@@ -1,0 +1,246 @@
+//! `compare`'s second deciding signal: the latency at a fixed busy step, the median of ok
+//! requests at the busiest step every round of both sides passed below its knee
+//! (`rounds::latency_step`), B/A with its interval by the same test as the CPU signal (paired
+//! or not) at its share of the false-alarm budget (`Settings::per_signal`); and how it joins
+//! the CPU and capacity verdict (`join`): a verdict names the signals that moved. Of the
+//! candidates (p95, mean, median of ok requests; at the lowest step, the busiest passing one,
+//! or over the passing steps) the median at the busiest passing step had the least
+//! round-to-round noise on the recorded batches the rule was made from
+//! (`signals::latency_noise`, docs/regression.md). Pure.
+use super::paired::Pairing;
+use super::rounds::Rounds;
+use super::sequential::Plan;
+use super::verdict::{Measured, Signal, Verdict, ratio_text, step_signal};
+
+/// A round's median latency is not known better than this (SD of the logs).
+pub(crate) const LATENCY_SD_FLOOR: f64 = 0.01;
+
+/// The median latency of ok requests at the latency step, both sides: `step` the busiest
+/// step every round of both sides passed below its knee (None: no such step), medians and
+/// the test as the CPU signal has them.
+pub type LatencySignal = super::verdict::CpuSignal;
+
+/// The latency signal from both sides' per-round latencies at `step`, paired or not as
+/// `pairing` says.
+pub(crate) fn latency_signal(
+    step: Option<u32>,
+    (a, b): (&Rounds, &Rounds),
+    plan: &Plan,
+    pairing: &Pairing,
+) -> LatencySignal {
+    let side = |r: &Rounds| Measured {
+        values: r.latency_ms.clone(),
+        rounds: r.runs.len(),
+        median: r.latency_median,
+    };
+    let steps: Vec<u32> = step.into_iter().collect();
+    step_signal(
+        &steps,
+        (side(a), side(b)),
+        (plan, pairing),
+        LATENCY_SD_FLOOR,
+    )
+}
+
+/// "latency (median of ok requests at 175 rps) B/A 1.21 (+21.0 %), ...".
+fn text(l: &LatencySignal, unit: &str) -> String {
+    match (&l.test, l.step) {
+        (Some(t), Some(s)) => format!(
+            "latency (median of ok requests at {s} {unit}) {}",
+            ratio_text(t)
+        ),
+        _ => "no latency at a step every round passed".into(),
+    }
+}
+
+/// The deciding signals that moved (`cpu`, `latency`), in that order.
+pub(crate) fn moved(cpu: Signal, lat: Signal) -> Vec<&'static str> {
+    let m = |s: Signal| matches!(s, Signal::Worse | Signal::Better);
+    [("cpu", cpu), ("latency", lat)]
+        .into_iter()
+        .filter(|(_, s)| m(*s))
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// The verdict of the CPU and capacity signals (`verdict::decide`) joined with the latency
+/// signal: latency worse makes it `regressed` (better: `improved`, unless the CPU regressed),
+/// naming the signal; a latency not decided keeps a `same` from being claimed.
+pub(crate) fn join(
+    (v, why): (Verdict, String),
+    cpu: Signal,
+    l: &LatencySignal,
+    unit: &str,
+) -> (Verdict, String) {
+    let lat = text(l, unit);
+    let cpu_state = match cpu {
+        Signal::Same => "at the same CPU per request",
+        Signal::Worse => "and spends more CPU per request",
+        Signal::Better => "though it spends less CPU per request",
+        Signal::Unclear | Signal::Missing => "with the CPU per request not decided",
+    };
+    match (l.says, v) {
+        (Signal::Worse, Verdict::Regressed) => {
+            (v, format!("B answers slower too (latency): {why}; {lat}"))
+        }
+        (Signal::Worse, _) => (
+            Verdict::Regressed,
+            format!("B answers slower (latency) {cpu_state}: {lat}; {why}"),
+        ),
+        (Signal::Better, Verdict::Improved) => {
+            (v, format!("B answers faster too (latency): {why}; {lat}"))
+        }
+        (Signal::Better, Verdict::Regressed) => (v, format!("{why}; {lat} (B faster)")),
+        (Signal::Better, _) => (
+            Verdict::Improved,
+            format!("B answers faster (latency) {cpu_state}: {lat}; {why}"),
+        ),
+        (Signal::Unclear, Verdict::Same) => (
+            Verdict::Inconclusive,
+            format!("the CPU per request is the same but the latency is not decided: {why}; {lat}"),
+        ),
+        _ => (v, format!("{why}; {lat}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sequential::Settings;
+    use super::super::{RoundsComparison, Verdict, compare_rounds_with};
+    use super::*;
+    use crate::analyze::model::Report;
+    use crate::rundir::Manifest;
+    use std::path::PathBuf;
+
+    /// The ten clean rounds of 2a recorded on 2026-12-04 (steps 50-175 rps passed in every one).
+    fn dec04() -> Vec<(String, Report, Manifest)> {
+        let dir =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compare/2a-dec04/2a");
+        let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        runs.sort();
+        runs.iter()
+            .map(|d| {
+                let m = std::fs::read_to_string(d.join("manifest.json")).unwrap();
+                (
+                    d.file_name().unwrap().to_string_lossy().into_owned(),
+                    crate::rundir::read_report(d).unwrap(),
+                    Manifest::parse(&m).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    /// The same rounds on both sides, B's latency at every step multiplied by `lat` and its
+    /// CPU per ok request by `cpu`: unpaired (B's rounds tagged as the batch's A side too), so
+    /// the rounds' own spread is the noise (5.7 % for the latency, 6.4 % for the CPU).
+    fn judged(lat: f64, cpu: f64) -> RoundsComparison {
+        shifted(lat, cpu, false)
+    }
+
+    /// As `judged`; `paired`: B's round i tagged as the B side of pair i, so that each pair's
+    /// difference is the shift alone.
+    fn shifted(lat: f64, cpu: f64, paired: bool) -> RoundsComparison {
+        let a = dec04();
+        let mut b = dec04();
+        for (l, r, m) in &mut b {
+            l.insert_str(0, "b-");
+            if paired {
+                m.measurements.compare.as_mut().unwrap().side =
+                    crate::rundir::batch::CompareSide::B;
+            }
+            for s in &mut r.steps {
+                s.ok_p50_ms *= lat;
+                s.ms_cpu_per_ok = s.ms_cpu_per_ok.map(|c| c * cpu);
+            }
+        }
+        let side =
+            |v: &[(String, Report, Manifest)]| -> Vec<(String, Report, Manifest)> { v.to_vec() };
+        let (a, b) = (side(&a), side(&b));
+        let ra: Vec<super::super::Run> = a.iter().map(|(l, r, m)| (l.as_str(), r, m)).collect();
+        let rb: Vec<super::super::Run> = b.iter().map(|(l, r, m)| (l.as_str(), r, m)).collect();
+        compare_rounds_with(&ra, &rb, &Settings::default())
+    }
+
+    /// +20 % latency at unchanged CPU: the latency signal finds it, the CPU signal does not,
+    /// and the verdict names the latency.
+    #[test]
+    fn a_latency_only_shift_is_found_by_the_latency_signal_and_named() {
+        let c = judged(1.2, 1.0);
+        assert_eq!(c.latency.step, Some(175), "{:?}", c.latency);
+        assert_eq!(c.latency.says, Signal::Worse, "{}", c.why);
+        assert_ne!(c.cpu.says, Signal::Worse, "{}", c.why);
+        assert_eq!(c.verdict, Verdict::Regressed, "{}", c.why);
+        assert_eq!(c.moved, ["latency"]);
+        assert!(c.why.starts_with("B answers slower (latency)"), "{}", c.why);
+        let t = c.latency.test.as_ref().unwrap();
+        assert!((t.ratio - 1.2).abs() < 1e-9 && t.low > 1.0, "{t:?}");
+        let text = super::super::render::text(&c);
+        assert!(text.contains("moved: latency\n"), "{text}");
+        assert!(
+            text.contains("latency (median of ok requests) at 175 rps"),
+            "{text}"
+        );
+        // the mirror is an improvement, named too
+        let c = judged(1.0 / 1.2, 1.0);
+        assert_eq!(
+            (c.verdict, c.moved.clone()),
+            (Verdict::Improved, vec!["latency"]),
+            "{}",
+            c.why
+        );
+        // +20 % CPU with the latency unchanged: the CPU names it, not the latency
+        let c = judged(1.0, 1.2);
+        assert_eq!(
+            (c.verdict, c.moved.clone()),
+            (Verdict::Regressed, vec!["cpu"]),
+            "{}",
+            c.why
+        );
+        assert_eq!(c.latency.says, Signal::Unclear, "{:?}", c.latency);
+        // both moved: both named
+        let c = judged(1.2, 1.2);
+        assert_eq!(c.moved, ["cpu", "latency"]);
+        assert!(
+            c.why
+                .starts_with("B answers slower too (latency): B spends more CPU"),
+            "{}",
+            c.why
+        );
+    }
+
+    /// No change: neither signal moves; `same` is claimed when both are within the margin
+    /// (paired rounds that differ by nothing), and not while the latency is undecided.
+    #[test]
+    fn no_change_moves_no_signal() {
+        let c = judged(1.0, 1.0);
+        assert!(c.moved.is_empty(), "{}", c.why);
+        assert_eq!(c.verdict, Verdict::Inconclusive, "{}", c.why);
+        let c = shifted(1.0, 1.0, true);
+        assert!(c.moved.is_empty(), "{}", c.why);
+        assert_eq!(c.verdict, Verdict::Same, "{}", c.why);
+        assert_eq!(c.latency.pairing.as_deref(), Some("paired over 10 pairs"));
+        // paired, +20 % latency alone: found at once, the CPU the same
+        let c = shifted(1.2, 1.0, true);
+        assert_eq!(
+            (c.verdict, c.cpu.says, c.latency.says),
+            (Verdict::Regressed, Signal::Same, Signal::Worse)
+        );
+        assert!(
+            c.why
+                .starts_with("B answers slower (latency) at the same CPU per request"),
+            "{}",
+            c.why
+        );
+        let l = LatencySignal {
+            says: Signal::Unclear,
+            ..c.latency.clone()
+        };
+        let (v, why) = join((Verdict::Same, "same".into()), Signal::Same, &l, "rps");
+        assert_eq!(v, Verdict::Inconclusive);
+        assert!(why.contains("latency is not decided"), "{why}");
+    }
+}
