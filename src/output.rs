@@ -132,6 +132,13 @@ macro_rules! out {
     }};
 }
 
+/// Bytes (a man page, a completion script) through [`stdout`], flushed; what a gone reader
+/// (`perflab man | head`) cannot take is dropped.
+pub(crate) fn emit_bytes(bytes: &[u8]) {
+    let mut out = stdout();
+    let _ = out.write_all(bytes).and_then(|_| out.flush());
+}
+
 /// `print!` of a rendered text (it carries its own newlines) through [`stdout`], as [`plain`] text.
 pub(crate) fn emit(text: &str) {
     let _ = stdout().write_all(text.as_bytes());

@@ -9,7 +9,9 @@
 //
 // Env: BASE, ENDPOINT, MODEL (open|closed), STEPS, RAMP (8), HOLD (22), WARMUP (20),
 //      WARMUP_RPS (20), SLO_P95 (100), PRE_VUS (100), MAX_VUS (300), SLEEP (0.2, closed think
-//      time), NOABORT ('1' disables the guards), TIMEOUT ('5s').
+//      time), NOABORT ('1' disables the guards), TIMEOUT ('5s'), IDLE (per step, seconds at
+//      rate 0 before its ramp: `perflab compare`'s per-step interleaving, where another
+//      stack is loaded meanwhile; absent: none).
 import http from 'k6/http';
 import exec from 'k6/execution';
 import { sleep } from 'k6';
@@ -28,6 +30,7 @@ const MAX_VUS = Number(__ENV.MAX_VUS || 300);
 const SLEEP = Number(__ENV.SLEEP || 0.2);
 const TIMEOUT = __ENV.TIMEOUT || '5s';
 const STEP_LEN = RAMP + HOLD;
+const IDLE = __ENV.IDLE ? __ENV.IDLE.split(',').map(Number) : STEPS.map(() => 0);
 
 if (MODEL !== 'open' && MODEL !== 'closed') {
   throw new Error(`MODEL must be 'open' or 'closed', got '${MODEL}'`);
@@ -36,11 +39,26 @@ if (STEPS.some((s) => !Number.isFinite(s) || s <= 0)) {
   throw new Error(`STEPS must be a comma-separated list of positive numbers, got '${__ENV.STEPS}'`);
 }
 
+if (IDLE.length !== STEPS.length || IDLE.some((s) => !Number.isInteger(s) || s < 0)) {
+  throw new Error(`IDLE must hold one whole number of seconds >= 0 per step, got '${__ENV.IDLE}'`);
+}
+
+// Each step starts (its ramp) after its idle time; STARTS[i] is s from the scenario's start.
+const STARTS = [];
 const stages = [];
-for (const s of STEPS) {
+let clock = 0;
+STEPS.forEach((s, i) => {
+  if (IDLE[i] > 0) {
+    // Rate 0 at once (the other stack's turn), then the ramp from 0 to this step.
+    if (i > 0) stages.push({ target: 0, duration: '0s' });
+    stages.push({ target: 0, duration: `${IDLE[i]}s` });
+  }
+  clock += IDLE[i];
+  STARTS.push(clock);
   stages.push({ target: s, duration: `${RAMP}s` });
   stages.push({ target: s, duration: `${HOLD}s` });
-}
+  clock += STEP_LEN;
+});
 
 const stepName = (i) => `${String(i + 1).padStart(2, '0')}_${MODEL === 'open' ? 'rps' : 'vus'}${STEPS[i]}`;
 
@@ -88,8 +106,10 @@ export function warm() {
 
 export default function () {
   const t = (Date.now() - exec.scenario.startTime) / 1000;
-  const i = Math.floor(t / STEP_LEN);
-  const inHold = i < STEPS.length && (t - i * STEP_LEN) >= RAMP;
+  let i = STARTS.length - 1;
+  while (i > 0 && t < STARTS[i]) i -= 1;
+  const inStep = t - STARTS[i];
+  const inHold = inStep >= RAMP && inStep < STEP_LEN;
   http.get(`${BASE}${ENDPOINT}`, { timeout: TIMEOUT,
     tags: { step: inHold ? stepName(i) : 'ramp', phase: inHold ? 'hold' : 'ramp' } });
   if (MODEL === 'closed') sleep(SLEEP);

@@ -7,7 +7,9 @@
 //
 // Env: URL, STEPS (rps list), HOLD (s, 20), SLO_MS (200), ABORT_P95_MS (2.5 x SLO),
 //      ABORT ('0' disables the guards), VUS (600 = preAllocated = max), TIMEOUT ('10s'),
-//      PRE_VUS (optional: preAllocatedVUs below VUS, e.g. seed 002's 200 of 2000).
+//      PRE_VUS (optional: preAllocatedVUs below VUS, e.g. seed 002's 200 of 2000), IDLE (per
+//      step, seconds at rate 0 before it: `perflab compare`'s per-step interleaving, where
+//      another stack is loaded meanwhile; absent: none).
 import http from 'k6/http';
 import exec from 'k6/execution';
 
@@ -25,13 +27,28 @@ if (STEPS.some((r) => !Number.isFinite(r) || r <= 0)) {
   throw new Error(`STEPS must be a comma-separated list of positive rates, got '${__ENV.STEPS}'`);
 }
 
+const IDLE = __ENV.IDLE ? __ENV.IDLE.split(',').map(Number) : STEPS.map(() => 0);
+if (IDLE.length !== STEPS.length || IDLE.some((s) => !Number.isInteger(s) || s < 0)) {
+  throw new Error(`IDLE must hold one whole number of seconds >= 0 per step, got '${__ENV.IDLE}'`);
+}
+
 const label = (r) => 'r' + String(r).padStart(4, '0');
 
+// STARTS[i]: when step i starts, s from the scenario's start (after its idle time).
+const STARTS = [];
 const stages = [];
-for (const r of STEPS) {
+let clock = 0;
+STEPS.forEach((r, i) => {
+  if (IDLE[i] > 0) {
+    if (i > 0) stages.push({ target: 0, duration: '0s' }); // rate 0 at once: the other stack's turn
+    stages.push({ target: 0, duration: `${IDLE[i]}s` });
+  }
+  clock += IDLE[i];
+  STARTS.push(clock);
   stages.push({ target: r, duration: '0s' }); // jump instantly to the step rate
   stages.push({ target: r, duration: `${HOLD}s` }); // hold it
-}
+  clock += HOLD;
+});
 
 const thresholds = {
   // Global guard: abort once the run is clearly broken. Thresholds are evaluated on the
@@ -54,7 +71,7 @@ export const options = {
   scenarios: {
     step: {
       executor: 'ramping-arrival-rate',
-      startRate: STEPS[0],
+      startRate: IDLE[0] > 0 ? 0 : STEPS[0],
       timeUnit: '1s',
       preAllocatedVUs: PRE_VUS,
       maxVUs: VUS,
@@ -65,6 +82,7 @@ export const options = {
 
 export default function () {
   const elapsed = (Date.now() - exec.scenario.startTime) / 1000;
-  const idx = Math.min(Math.floor(elapsed / HOLD), STEPS.length - 1);
+  let idx = STARTS.length - 1;
+  while (idx > 0 && elapsed < STARTS[idx]) idx -= 1;
   http.get(URL, { tags: { stage: label(STEPS[idx]) }, timeout: TIMEOUT });
 }

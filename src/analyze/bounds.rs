@@ -147,8 +147,8 @@ pub fn steps(steps: &mut [StepReport], p: &Params) -> Vec<Unusable> {
 /// CPU figure (taken out, or not measured): not usable either.
 fn app_derived(s: &mut StepReport, found: &mut Found) {
     let Some(w) = s.server.as_ref() else { return };
-    let Some(role) = Role::ALL
-        .into_iter()
+    let Some(role) = Role::all()
+        .iter()
         .filter(|r| r.is_app_box())
         .map(|r| format!("cpu.{}", r.column()))
         .find(|f| w.unusable.contains_key(f))
@@ -275,7 +275,7 @@ fn ceiling(cores: f64, whose: &str) -> (f64, String) {
 fn server(w: &mut WindowServer, p: &Params, found: &mut Found) {
     let mut gone: Vec<String> = Vec::new();
     for (column, v) in &w.cpu_pct {
-        let role = Role::ALL.into_iter().find(|r| r.column() == column);
+        let role = Role::named(column);
         let limit = role
             .and_then(|r| role_cores(r, p))
             .map(|c| ceiling(c, column));
@@ -289,7 +289,7 @@ fn server(w: &mut WindowServer, p: &Params, found: &mut Found) {
             gone.push(column.clone());
         }
     }
-    let app_roles: Vec<&str> = Role::ALL
+    let app_roles: Vec<&str> = Role::all()
         .iter()
         .filter(|r| r.is_app_box())
         .map(|r| r.column())

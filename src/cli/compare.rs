@@ -90,6 +90,13 @@ pub struct ExpArgs {
     /// and records it under --out for later comparisons on this host to cite
     #[arg(long)]
     pub aa: bool,
+    /// How a pair is made: `rounds` (the default) runs whole rounds one after the other in ABBA
+    /// order; `steps` brings both sides' stacks up side by side and lets them take turns at each
+    /// load level within one round (readings seconds apart; measured noisier than rounds on a
+    /// loaded host, docs/regression.md); `auto` takes turns where both stacks fit the host's
+    /// memory and the load can (open model, no --fit), whole rounds otherwise, and says why
+    #[arg(long, value_enum, default_value_t)]
+    pub design: crate::run::design::Wanted,
     /// Calibrate, then fit the published numbers to this host, on both sides (as `run --fit`)
     #[arg(long)]
     pub fit: bool,
@@ -151,6 +158,7 @@ pub(crate) fn compare_target(a: CompareArgs, quiet: bool) -> anyhow::Result<Exit
         reuse: x.reuse,
         run_out: x.run_out,
         aa: x.aa,
+        design: x.design,
         fit: x.fit,
         no_wait: x.no_wait,
         html: a.html.clone(),

@@ -2,7 +2,6 @@
 //! this binary: man pages (`perflab man`) and shell completions (`perflab completions SHELL`).
 //! docs/reference/cli.md is generated from the same tree by tests/offline/docs.rs.
 use clap::ValueEnum;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,7 +50,8 @@ pub(crate) fn completions(args: CompletionsArgs, cmd: clap::Command) -> anyhow::
     };
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut visible(cmd), "perflab", &mut buf);
-    write_stdout(&buf)
+    crate::output::emit_bytes(&buf);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// perflab's command tree without its hidden subcommands (the debug lock holder, the remote
@@ -78,7 +78,8 @@ fn visible(cmd: clap::Command) -> clap::Command {
 pub(crate) fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<ExitCode> {
     let pages = man_pages(cmd)?;
     let Some(dir) = args.dir else {
-        return write_stdout(&pages[0].1);
+        crate::output::emit_bytes(&pages[0].1);
+        return Ok(ExitCode::SUCCESS);
     };
     crate::rundir::output_path::write_files("--dir", &dir, &pages)?;
     crate::say!("{} man pages written to {}", pages.len(), dir.display());
@@ -102,11 +103,4 @@ fn render(cmd: clap::Command) -> anyhow::Result<(String, Vec<u8>)> {
     let mut page = Vec::new();
     man.render(&mut page)?;
     Ok((man.get_filename(), page))
-}
-
-/// Through the program's stdout, which drops what a gone reader (`perflab man | head`) cannot take.
-fn write_stdout(bytes: &[u8]) -> anyhow::Result<ExitCode> {
-    let mut out = crate::output::stdout();
-    let _ = out.write_all(bytes).and_then(|_| out.flush());
-    Ok(ExitCode::SUCCESS)
 }

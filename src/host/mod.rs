@@ -64,9 +64,20 @@ pub(crate) fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 
 /// `MemTotal` of a meminfo text, in bytes.
 pub(crate) fn parse_mem_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    meminfo_bytes(meminfo, "MemTotal:")
+}
+
+/// A `<field> N kB` line of a meminfo text, in bytes.
+fn meminfo_bytes(meminfo: &str, field: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    kb.checked_mul(1024)
+}
+
+/// The memory this host can give new work now (`MemAvailable`), in bytes.
+pub(crate) fn mem_available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    meminfo_bytes(&meminfo, "MemAvailable:")
 }
 
 /// `PRETTY_NAME` of an os-release text.

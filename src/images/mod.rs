@@ -88,7 +88,7 @@ type PendingBuild = (
 pub(crate) fn planned_tags(suite: Suite) -> Result<Vec<(Role, String)>> {
     let root = recipe::repo_root();
     let mut out: Vec<(Role, String)> = Vec::new();
-    for role in Role::IMAGES {
+    for role in Role::images() {
         let files = recipe::context_files(&root, role)
             .with_context(|| format!("reading the recipe of image `{}`", role.image_name()))?;
         let parent = role
@@ -183,7 +183,7 @@ async fn plan_builds(
 ) -> Result<(BTreeMap<Role, String>, Vec<Vec<PendingBuild>>)> {
     let mut tags: BTreeMap<Role, String> = BTreeMap::new();
     let mut todo: Vec<Vec<PendingBuild>> = vec![Vec::new(), Vec::new()];
-    for role in Role::IMAGES {
+    for role in Role::images() {
         let files = recipe::context_files(root, role)
             .with_context(|| format!("reading the recipe of image `{}`", role.image_name()))?;
         let parent = role.parent().map(|p| tags[&p].clone());
@@ -197,7 +197,7 @@ async fn plan_builds(
                 suite,
                 &hash[..12]
             ));
-            let stage = usize::from(role != Role::Base);
+            let stage = usize::from(role != Role::BASE);
             todo[stage].push((role, tag, parent, files, log_path));
         } else {
             progress(BuildProgress::UpToDate { role, tag });
@@ -272,13 +272,13 @@ async fn image_set(
         suite,
         images: BTreeMap::new(),
     };
-    for role in Role::IMAGES {
+    for role in Role::images() {
         let tag = &tags[&role];
         let info = docker
             .image_info(tag)
             .await?
             .with_context(|| format!("image {tag} vanished after the build"))?;
-        let versions = if role == Role::Base {
+        let versions = if role == Role::BASE {
             BTreeMap::new()
         } else {
             cached_versions(docker, root, tag, &info.id).await?
@@ -312,7 +312,7 @@ async fn build_one(
     let mut log = std::fs::File::create(log_path)
         .with_context(|| format!("creating {}", log_path.display()))?;
     let mut rootfs: Option<base::Rootfs> = None;
-    if role == Role::Base {
+    if role == Role::BASE {
         progress(BuildProgress::Step {
             role,
             step: format!("debootstrap --variant=minbase {suite}"),

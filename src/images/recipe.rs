@@ -35,7 +35,7 @@ fn sources(role: Role) -> Vec<(String, String)> {
     let assets = crate::experiment::Lab::ALL
         .into_iter()
         .flat_map(|lab| crate::lab::descriptor(lab).info().assets)
-        .filter(|a| a.image == role);
+        .filter(|a| a.image.image_name() == role.image_name());
     v.extend(assets.map(|a| (a.dir.to_string(), a.prefix.to_string())));
     v
 }
@@ -161,25 +161,33 @@ mod tests {
     fn hash_changes_with_content_suite_and_parent() {
         let a = vec![f("Dockerfile", "FROM x")];
         let b = vec![f("Dockerfile", "FROM y")];
-        let h = recipe_hash(Role::Pg, Suite::Trixie, Some("p:1"), &a);
-        assert_eq!(h, recipe_hash(Role::Pg, Suite::Trixie, Some("p:1"), &a));
-        assert_ne!(h, recipe_hash(Role::Pg, Suite::Trixie, Some("p:1"), &b));
-        assert_ne!(h, recipe_hash(Role::Pg, Suite::Forky, Some("p:1"), &a));
-        assert_ne!(h, recipe_hash(Role::Pg, Suite::Trixie, Some("p:2"), &a));
-        assert_ne!(h, recipe_hash(Role::Nginx, Suite::Trixie, Some("p:1"), &a));
-        assert!(tag_for(Role::Pg, Suite::Trixie, &h).starts_with("perflab/pg:trixie-"));
+        let h = recipe_hash(Role::PG, Suite::Trixie, Some("p:1"), &a);
+        assert_eq!(h, recipe_hash(Role::PG, Suite::Trixie, Some("p:1"), &a));
+        assert_ne!(h, recipe_hash(Role::PG, Suite::Trixie, Some("p:1"), &b));
+        assert_ne!(h, recipe_hash(Role::PG, Suite::Forky, Some("p:1"), &a));
+        assert_ne!(h, recipe_hash(Role::PG, Suite::Trixie, Some("p:2"), &a));
+        assert_ne!(
+            h,
+            recipe_hash(
+                Role::named("nginx").unwrap(),
+                Suite::Trixie,
+                Some("p:1"),
+                &a
+            )
+        );
+        assert!(tag_for(Role::PG, Suite::Trixie, &h).starts_with("perflab/pg:trixie-"));
     }
 
     #[test]
     fn repo_recipes_are_found() {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        for role in Role::IMAGES {
+        for role in Role::images() {
             let files = context_files(&root, role).unwrap();
             assert!(files.iter().any(|f| f.path == "Dockerfile"), "{role:?}");
         }
-        let php = context_files(&root, Role::PhpFpm).unwrap();
+        let php = context_files(&root, Role::named("fpm").unwrap()).unwrap();
         assert!(php.iter().any(|f| f.path == "app/routes/api.php"));
-        let node = context_files(&root, Role::NodeApp).unwrap();
+        let node = context_files(&root, Role::named("app").unwrap()).unwrap();
         assert!(node.iter().any(|f| f.path == "node/server.js"));
         assert!(node.iter().any(|f| f.path == "demo/server.js"));
     }

@@ -42,16 +42,32 @@ fn default_demo_service_ms() -> u32 {
 
 pub(crate) struct Demo;
 
+/// The capacity server (its column `demo`, its container `app`), run from the node-app image.
+pub(crate) const DEMO: Role = Role::declare(&RoleDecl {
+    name: "demo",
+    log_name: "app",
+    image: "node-app",
+    slot: Slot::App,
+    memory_mib: 256,
+    process: "demo",
+});
+
 const INFO: LabInfo = LabInfo {
     endpoints: &["/work"],
     settings_keys: &["workers", "service_ms"],
-    roles: &[Role::DemoApp],
+    roles: &[DEMO],
     volume: None,
-    sources: &[],
-    metrics_role: Some(Role::DemoApp),
-    prewarm_table: None,
+    sources: &[
+        // the server's 2-second metrics lines, cut from its output (`lab::metrics`)
+        SourceDecl {
+            name: super::metrics::SOURCE,
+            offered_by: DEMO,
+            read: source::Read::OutputLines,
+            every_ms: 2000,
+        },
+    ],
     assets: &[Asset {
-        image: Role::NodeApp,
+        image: DEMO,
         dir: "labs/demo",
         prefix: "demo/",
     }],
@@ -61,7 +77,6 @@ const INFO: LabInfo = LabInfo {
     ],
     cpu_per_request_endpoints: &[],
     cpu_per_request_caveat: None,
-    process_names: &[],
 };
 
 impl LabDescriptor for Demo {
@@ -75,7 +90,7 @@ impl LabDescriptor for Demo {
         _ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
         let d = own_section(stack.demo.as_ref(), Lab::Demo)?;
-        let mut c = ContainerDecl::new(Role::DemoApp, 256);
+        let mut c = ContainerDecl::new(DEMO);
         c.publish = Some(Publish::Entry(APP_PORT));
         c.cmd = Some(vec!["node".into(), "/srv/demo/server.js".into()]);
         c.env = env(&[

@@ -2,6 +2,10 @@
 //! extraction from the app's output into `samples/node.jsonl`.
 use serde_json::json;
 
+/// The source the node and demo apps' metrics lines are (`samples/<SOURCE>.jsonl`, read back as
+/// `NodeSample`s), a `Read::OutputLines` of their app's container.
+pub(crate) const SOURCE: &str = "node";
+
 /// The fields of the Node app's metrics line (lab-spec §4).
 pub(crate) const NODE_METRICS_FIELDS: [&str; 18] = [
     "t",

@@ -6,6 +6,7 @@
 //! collect, the defaults of `perflab up`, and the quantities it offers to claims. `stack`,
 //! `images`, `sample`, `verify`, `cli` and `tools` read these instead of matching on the lab.
 //! Pure data: no I/O here (the stack interprets it).
+mod container;
 mod demo;
 mod id;
 pub mod metrics;
@@ -19,9 +20,10 @@ pub(crate) mod templates;
 #[cfg(test)]
 mod toy;
 
+pub(crate) use container::{ContainerDecl, FileDecl, Publish, StartContext, VolumeDecl, WaitFor};
 pub use php::Listen;
 pub use postgres::PostgresSettings;
-pub use role::{Role, Slot};
+pub use role::{Role, RoleDecl, Slot};
 use settings::Section;
 pub(crate) use settings::{Issue, Limit};
 pub(crate) use source::SourceDecl;
@@ -147,104 +149,6 @@ pub enum Script {
     Breakpoint,
 }
 
-/// Secrets and host facts the containers' declarations are rendered with.
-#[derive(Debug, Clone)]
-pub(crate) struct StartContext {
-    /// The app role's PostgreSQL password.
-    pub password: String,
-    /// The harness role's (`perflab`, pg_monitor) password.
-    pub monitor_password: String,
-    /// CPUs of the app slot.
-    pub app_cpus: usize,
-    /// `RLIMIT_NOFILE` of the containers.
-    pub nofile: i64,
-    /// The address the samplers' requests come from (the lab network's gateway: perflab on
-    /// the host); the only one allowed to read php-fpm's status page.
-    pub sampler_addr: String,
-}
-
-/// A published port: the entry point (nginx or the app, `--publish-on`) or the database (for
-/// the harness).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Publish {
-    Entry(u16),
-    Database(u16),
-}
-
-/// A file copied into a container before it starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileDecl {
-    pub path: String,
-    pub contents: Vec<u8>,
-    pub mode: u32,
-}
-
-/// How to tell that a container is ready; every check also requires it to keep running.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum WaitFor {
-    /// PostgreSQL answers `SELECT 1` on its published port.
-    Sql,
-    /// `GET <entry point><path>` answers `status` with a body containing `body`.
-    Http {
-        path: &'static str,
-        status: u16,
-        body: &'static str,
-    },
-    /// A line of the container's output starts with `prefix`.
-    LogLine { prefix: &'static str },
-}
-
-/// One container of a lab's stack, in start order.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ContainerDecl {
-    pub role: Role,
-    pub memory_mib: i64,
-    pub env: Vec<(String, String)>,
-    /// Overrides the image's command.
-    pub cmd: Option<Vec<String>>,
-    pub files: Vec<FileDecl>,
-    /// Mounts the lab's shared volume (`LabDescriptor::volume`).
-    pub shared_volume: bool,
-    /// Folders of the image served from a volume of their own, filled from the image when the
-    /// container is created, instead of through the engine's storage driver: with
-    /// fuse-overlayfs every file lookup of a request (php-fpm's includes and stats) crosses a
-    /// FUSE daemon outside the container's cgroup, a cost of perflab's layout, not of the lab.
-    pub code_volumes: Vec<&'static str>,
-    pub publish: Option<Publish>,
-    /// Start only once this earlier role passed its readiness checks.
-    pub after_ready: Option<Role>,
-    /// Readiness, checked in order once every container is started.
-    pub ready: Vec<WaitFor>,
-}
-
-impl ContainerDecl {
-    fn new(role: Role, memory_mib: i64) -> ContainerDecl {
-        ContainerDecl {
-            role,
-            memory_mib,
-            env: Vec::new(),
-            cmd: None,
-            files: Vec::new(),
-            shared_volume: false,
-            code_volumes: Vec::new(),
-            publish: None,
-            after_ready: None,
-            ready: Vec::new(),
-        }
-    }
-}
-
-/// A volume shared by a lab's containers (the PHP lab's unix socket directory).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct VolumeDecl {
-    /// Appended to the stack's prefix: `perflab-<run id>-<suffix>`.
-    pub suffix: &'static str,
-    /// The role label of the volume.
-    pub label: &'static str,
-    /// Where it is mounted.
-    pub target: &'static str,
-}
-
 /// One smoke check, run in order against a started stack.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SmokeCheck {
@@ -338,17 +242,15 @@ pub(crate) struct LabInfo {
     /// The keys of its `stack.<lab>:` section (the fields of its settings struct; a test keeps
     /// them in sync).
     pub settings_keys: &'static [&'static str],
-    /// The roles of its stack, in start order.
+    /// The roles of its stack, in start order: `Role::PG` and the lab's own, declared in its
+    /// file (`Role::declare`).
     pub roles: &'static [Role],
     /// A volume its containers share.
     pub volume: Option<VolumeDecl>,
     /// What its containers offer the samplers (`source`: php-fpm's status page, nginx's
-    /// `stub_status`, PostgreSQL's activity), each read by the one generic sampler.
+    /// `stub_status`, PostgreSQL's activity, each read by the one generic sampler; the node
+    /// app's metrics lines, cut from its output at collection).
     pub sources: &'static [SourceDecl],
-    /// The role whose stdout carries the 2-second metrics lines (`samples/node.jsonl`).
-    pub metrics_role: Option<Role>,
-    /// The table `pg_prewarm` loads when `postgres.prewarm` is on.
-    pub prewarm_table: Option<&'static str>,
     /// Its sources in the images' build contexts.
     pub assets: &'static [Asset],
     /// The config quantities of its stack section (`LabDescriptor::quantity`).
@@ -357,22 +259,24 @@ pub(crate) struct LabInfo {
     pub cpu_per_request_endpoints: &'static [&'static str],
     /// A caveat `cpu-per-request` records for this lab.
     pub cpu_per_request_caveat: Option<&'static str>,
-    /// The version matrix's name of a sampler column of this lab, where it is not the column
-    /// (`(column, name)`: the node lab's `app` is `node`).
-    pub process_names: &'static [(&'static str, &'static str)],
 }
 
 impl LabInfo {
     /// The lab has a PostgreSQL.
     pub(crate) fn uses_pg(&self) -> bool {
-        self.roles.contains(&Role::Pg)
+        self.roles.contains(&Role::PG)
     }
-    /// The version matrix's name of the process behind sampler column `column`.
-    pub(crate) fn process_name<'a>(&self, column: &'a str) -> &'a str {
-        self.process_names
+    /// Its source cut from a container's output (`Read::OutputLines`), if it has one.
+    pub(crate) fn output_source(&self) -> Option<&'static SourceDecl> {
+        self.sources
             .iter()
-            .find(|(c, _)| *c == column)
-            .map_or(column, |(_, n)| n)
+            .find(|s| s.read == source::Read::OutputLines)
+    }
+    /// The version matrix's name of the process behind sampler column `column`: its role's
+    /// declared `process` (the node lab's `app` is `node`).
+    pub(crate) fn process_name<'a>(&self, column: &'a str) -> &'a str {
+        let role = self.roles.iter().find(|r| r.column() == column);
+        role.map_or(column, |r| r.process())
     }
 }
 
@@ -443,12 +347,37 @@ pub(crate) fn sources() -> Vec<&'static SourceDecl> {
     v
 }
 
+/// Every role: the infrastructure's base image and PostgreSQL, each lab's declared roles in
+/// `Lab::ALL`'s order (each once), k6 last. The order of maps keyed by role (a manifest's
+/// images, a stack's containers) and of the report's CPU columns within a slot; what a
+/// recorded role name (`cgroup.jsonl`, a manifest's keys) is read back against.
+pub(crate) fn roles() -> &'static [Role] {
+    static ROLES: std::sync::OnceLock<Vec<Role>> = std::sync::OnceLock::new();
+    ROLES.get_or_init(|| {
+        let mut v = vec![Role::BASE, Role::PG];
+        let declared = Lab::ALL.iter().flat_map(|l| descriptor(*l).info().roles);
+        for r in declared.chain(&[Role::K6]) {
+            if !v.contains(r) {
+                v.push(*r);
+            }
+        }
+        v
+    })
+}
+
 /// Where the image keeps PostgreSQL's cluster (`images/pg/init.sh`).
 const PGDATA: &str = "/var/lib/postgresql/lab";
 
-/// The PostgreSQL container of the php and node labs; `code_volumes` is the lab's own setting.
-fn postgres(stack: &StackSettings, ctx: &StartContext, code_volumes: bool) -> ContainerDecl {
-    let mut c = ContainerDecl::new(Role::Pg, 512);
+/// The PostgreSQL container of the php and node labs; `code_volumes` is the lab's own setting,
+/// `prewarm_table` its big table (`postgres.prewarm`).
+fn postgres(
+    stack: &StackSettings,
+    ctx: &StartContext,
+    code_volumes: bool,
+    prewarm_table: &'static str,
+) -> ContainerDecl {
+    let mut c = ContainerDecl::new(Role::PG);
+    c.prewarm_table = Some(prewarm_table);
     // The cluster from a volume filled from the image, like the app's code: through the
     // storage driver every file PostgreSQL opens or writes (each new backend's relation files,
     // the WAL) is a round trip to a FUSE daemon outside the database's cgroup. The lab's own
@@ -538,7 +467,7 @@ mod tests {
                 .count();
             assert_eq!(entries, 1, "{lab}: one entry point");
             assert!(c.iter().all(|c| !c.ready.is_empty()), "{lab}");
-            assert!(c.iter().all(|c| c.role.image() != Role::Base));
+            assert!(c.iter().all(|c| c.role.image() != Role::BASE));
             assert!(!d.smoke(&exp.stack).unwrap().is_empty());
             let mut other = exp.clone();
             other.stack = Default::default();
@@ -552,10 +481,16 @@ mod tests {
         let c = descriptor(Lab::Node)
             .containers(&node.stack, &ctx())
             .unwrap();
-        assert_eq!(c[1].after_ready, Some(Role::Pg), "the pool opens at boot");
+        assert_eq!(c[1].after_ready, Some(Role::PG), "the pool opens at boot");
+        assert_eq!(
+            c[0].prewarm_table,
+            Some("orders"),
+            "postgres.prewarm's table"
+        );
         let php = crate::stack::defaults::lab_experiment(Lab::Php);
         let c = descriptor(Lab::Php).containers(&php.stack, &ctx()).unwrap();
         assert!(c[1].env.contains(&("DB_PASSWORD".into(), "pw".into())));
+        assert_eq!(c[0].prewarm_table, Some("products"));
         assert!(
             c[0].env
                 .contains(&("PG_MONITOR_PASSWORD".into(), "mpw".into()))

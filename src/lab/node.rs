@@ -84,6 +84,16 @@ fn default_pg_conn_timeout_ms() -> u32 {
 
 pub(crate) struct Node;
 
+/// The Express app (its column `app`, its container `app`).
+pub(crate) const APP: Role = Role::declare(&RoleDecl {
+    name: "app",
+    log_name: "app",
+    image: "node-app",
+    slot: Slot::App,
+    memory_mib: 1024,
+    process: "node",
+});
+
 const INFO: LabInfo = LabInfo {
     endpoints: &["/cpu", "/db", "/dbsleep"],
     settings_keys: &[
@@ -94,13 +104,20 @@ const INFO: LabInfo = LabInfo {
         "wait_us",
         "code_volumes",
     ],
-    roles: &[Role::Pg, Role::NodeApp],
+    roles: &[Role::PG, APP],
     volume: None,
-    sources: &[postgres::PG_SOURCE],
-    metrics_role: Some(Role::NodeApp),
-    prewarm_table: Some("orders"),
+    sources: &[
+        postgres::PG_SOURCE,
+        // the app's 2-second metrics lines, cut from its output (`lab::metrics`)
+        SourceDecl {
+            name: super::metrics::SOURCE,
+            offered_by: APP,
+            read: source::Read::OutputLines,
+            every_ms: 2000,
+        },
+    ],
     assets: &[Asset {
-        image: Role::NodeApp,
+        image: APP,
         dir: "labs/node",
         prefix: "node/",
     }],
@@ -111,7 +128,6 @@ const INFO: LabInfo = LabInfo {
     ],
     cpu_per_request_endpoints: &["/cpu", "/db", "/dbsleep"],
     cpu_per_request_caveat: None,
-    process_names: &[("app", "node")],
 };
 
 /// The article's CPU per request on the node lab: measured under load, not sequentially.
@@ -144,7 +160,7 @@ fn settings(stack: &StackSettings) -> Result<&NodeSettings, String> {
 }
 
 fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
-    let mut c = ContainerDecl::new(Role::NodeApp, 1024);
+    let mut c = ContainerDecl::new(APP);
     if n.code_volumes {
         c.code_volumes = vec!["/srv/node"];
     }
@@ -152,7 +168,7 @@ fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
     c.cmd = Some(vec!["node".into(), "/srv/node/server.js".into()]);
     c.env = env(&[
         ("PORT", APP_PORT.to_string()),
-        ("PGHOST", Role::Pg.log_name().into()),
+        ("PGHOST", Role::PG.log_name().into()),
         ("PGPORT", "5432".into()),
         ("PGUSER", "lab".into()),
         ("PGPASSWORD", ctx.password.clone()),
@@ -164,7 +180,7 @@ fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
         ("WAIT_US", n.wait_us.to_string()),
     ]);
     // The app pre-opens its pool at boot: PostgreSQL must answer first.
-    c.after_ready = Some(Role::Pg);
+    c.after_ready = Some(Role::PG);
     c.ready = vec![
         WaitFor::LogLine {
             prefix: METRICS_PREFIX,
@@ -210,7 +226,10 @@ impl LabDescriptor for Node {
         ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
         let n = settings(stack)?;
-        Ok(vec![postgres(stack, ctx, n.code_volumes), app(n, ctx)])
+        Ok(vec![
+            postgres(stack, ctx, n.code_volumes, "orders"),
+            app(n, ctx),
+        ])
     }
 
     fn smoke(&self, stack: &StackSettings) -> Result<Vec<SmokeCheck>, String> {

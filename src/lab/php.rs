@@ -111,6 +111,25 @@ fn default_php_warmup_requests() -> u32 {
 
 pub(crate) struct Php;
 
+/// php-fpm running Laravel (its column `fpm`, its container `php-fpm`).
+pub(crate) const FPM: Role = Role::declare(&RoleDecl {
+    name: "fpm",
+    log_name: "php-fpm",
+    image: "php-fpm",
+    slot: Slot::App,
+    memory_mib: 768,
+    process: "fpm",
+});
+/// nginx in front of php-fpm, the lab's entry point.
+pub(crate) const NGINX: Role = Role::declare(&RoleDecl {
+    name: "nginx",
+    log_name: "nginx",
+    image: "nginx",
+    slot: Slot::App,
+    memory_mib: 256,
+    process: "nginx",
+});
+
 const INFO: LabInfo = LabInfo {
     endpoints: &["/api/db", "/api/slow", "/api/ping"],
     settings_keys: &[
@@ -124,7 +143,7 @@ const INFO: LabInfo = LabInfo {
         "code_volumes",
         "oversubscribe_reason",
     ],
-    roles: &[Role::Pg, Role::PhpFpm, Role::Nginx],
+    roles: &[Role::PG, FPM, NGINX],
     volume: Some(VolumeDecl {
         suffix: "run-php",
         label: "php-sockets",
@@ -135,7 +154,7 @@ const INFO: LabInfo = LabInfo {
         // php-fpm's status page of the hidden status pool, through nginx (sampler only).
         SourceDecl {
             name: "fpm",
-            offered_by: Role::PhpFpm,
+            offered_by: FPM,
             read: Read::HttpJson {
                 path: "/fpm-status?json",
             },
@@ -144,17 +163,15 @@ const INFO: LabInfo = LabInfo {
         // nginx's `stub_status` (connections and requests; sampler only: `nginx.conf.tpl`).
         SourceDecl {
             name: "nginx",
-            offered_by: Role::Nginx,
+            offered_by: NGINX,
             read: Read::HttpText {
                 path: "/nginx-status",
             },
             every_ms: 2000,
         },
     ],
-    metrics_role: None,
-    prewarm_table: Some("products"),
     assets: &[Asset {
-        image: Role::PhpFpm,
+        image: FPM,
         dir: "labs/php/app",
         prefix: "app/",
     }],
@@ -172,7 +189,6 @@ const INFO: LabInfo = LabInfo {
         "the requests come from perflab on the load generator's CPUs, not from a loop inside the \
          nginx container as in the article, so our nginx figure holds nginx alone",
     ),
-    process_names: &[],
 };
 
 /// `GET /api/ping` through nginx and php-fpm.
@@ -220,7 +236,7 @@ fn settings(stack: &StackSettings) -> Result<&PhpSettings, String> {
 }
 
 fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
-    let mut c = ContainerDecl::new(Role::PhpFpm, 768);
+    let mut c = ContainerDecl::new(FPM);
     // The app and Debian's Laravel: every request includes and stats them; and the time zone,
     // which Debian's PHP reads from the system's tzdata on every request.
     if php.code_volumes {
@@ -230,7 +246,7 @@ fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
         ("APP_ENV", "production".into()),
         ("APP_DEBUG", "false".into()),
         ("DB_CONNECTION", "pgsql".into()),
-        ("DB_HOST", Role::Pg.log_name().into()),
+        ("DB_HOST", Role::PG.log_name().into()),
         ("DB_PORT", "5432".into()),
         ("DB_DATABASE", "lab".into()),
         ("DB_USERNAME", "lab".into()),
@@ -254,12 +270,12 @@ fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
 }
 
 fn nginx(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
-    let mut c = ContainerDecl::new(Role::Nginx, 256);
+    let mut c = ContainerDecl::new(NGINX);
     c.shared_volume = true;
     c.publish = Some(Publish::Entry(80));
     let conf = render_nginx(
         php,
-        Role::PhpFpm.log_name(),
+        FPM.log_name(),
         ctx.app_cpus,
         ctx.nofile,
         &ctx.sampler_addr,
@@ -302,7 +318,7 @@ impl LabDescriptor for Php {
     ) -> Result<Vec<ContainerDecl>, String> {
         let php = settings(stack)?;
         Ok(vec![
-            postgres(stack, ctx, php.code_volumes),
+            postgres(stack, ctx, php.code_volumes, "products"),
             fpm(php, ctx),
             nginx(php, ctx),
         ])
@@ -310,7 +326,7 @@ impl LabDescriptor for Php {
 
     fn collect(&self, stack: &StackSettings) -> Vec<CollectFile> {
         let mut v = vec![CollectFile {
-            role: Role::PhpFpm,
+            role: FPM,
             path: "/srv/app/storage/logs/laravel.log",
             dest: "laravel.log",
             required: false,
@@ -319,13 +335,13 @@ impl LabDescriptor for Php {
         if stack.php.as_ref().is_some_and(|p| p.access_log) {
             v.extend([
                 CollectFile {
-                    role: Role::PhpFpm,
+                    role: FPM,
                     path: FPM_ACCESS_LOG,
                     dest: "access/fpm.log",
                     required: true,
                 },
                 CollectFile {
-                    role: Role::Nginx,
+                    role: NGINX,
                     path: NGINX_ACCESS_LOG,
                     dest: "access/nginx.log",
                     required: true,

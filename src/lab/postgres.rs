@@ -11,7 +11,7 @@ use super::source::{Read, Shape, SourceDecl, SqlField};
 /// (opened before the lab's workers take every slot: exp2-pgconn fills `max_connections`).
 pub(crate) const PG_SOURCE: SourceDecl = SourceDecl {
     name: "pg",
-    offered_by: Role::Pg,
+    offered_by: Role::PG,
     read: Read::Sql {
         fields: &[
             SqlField {

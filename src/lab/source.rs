@@ -3,6 +3,8 @@
 //! (`sample::source`) runs each declaration (`lab::sources` lists them all); the analysis
 //! reads the file back through its row of `analyze::samples::sources` (its columns, their
 //! per-step figures and quantity names).
+//! A container's own output lines are a source too (`Read::OutputLines`, the node app's
+//! `node.jsonl`), cut from its log at collection instead of sampled.
 //! Adding a source is its declaration here or in a lab's file and that row. Pure data.
 use super::role::Role;
 
@@ -29,6 +31,10 @@ pub(crate) enum Read {
     /// SQL through the harness's own connection to the lab's PostgreSQL, each query one field
     /// of the line: `{"t":.., "<field>": <rows or value>, ...}`.
     Sql { fields: &'static [SqlField] },
+    /// The JSON lines of the container's own output (`lab::metrics`: the node and demo apps'
+    /// 2-second metrics lines), cut from its log when the run collects it, each with the
+    /// container's name added. No sampler reads it and the manifest counts no lines of it.
+    OutputLines,
 }
 
 /// One query of an SQL source.
@@ -54,8 +60,13 @@ impl Read {
     pub(crate) fn http_path(self) -> Option<&'static str> {
         match self {
             Read::HttpJson { path } | Read::HttpText { path } => Some(path),
-            Read::Sql { .. } => None,
+            Read::Sql { .. } | Read::OutputLines => None,
         }
+    }
+
+    /// A sampler reads it while the load runs (every kind but `OutputLines`).
+    pub(crate) fn sampled(self) -> bool {
+        self != Read::OutputLines
     }
 }
 
@@ -79,8 +90,15 @@ mod tests {
         let names: Vec<_> = sources().iter().map(|s| s.name).collect();
         let set: std::collections::BTreeSet<_> = names.iter().collect();
         assert_eq!(names.len(), set.len());
-        for n in ["fpm", "nginx", "pg"] {
+        for n in ["fpm", "nginx", "pg", "node"] {
             assert!(sources().iter().any(|s| s.name == n), "{n}");
         }
+        // the node and demo apps' metrics lines: cut from their output, sampled by no one
+        for lab in [Lab::Node, Lab::Demo] {
+            let s = descriptor(lab).info().output_source().unwrap();
+            assert_eq!((s.name, s.read.sampled()), ("node", false), "{lab}");
+            assert_eq!(s.read, Read::OutputLines);
+        }
+        assert!(descriptor(Lab::Php).info().output_source().is_none());
     }
 }

@@ -32,19 +32,27 @@ impl Section for ToySettings {
 
 pub(crate) struct Toy;
 
+/// The toy's one container: a role no enum lists, declared here with its own name, container
+/// name, slot and memory (it runs the node-app image).
+pub(crate) const TOY: Role = Role::declare(&RoleDecl {
+    name: "toy",
+    log_name: "toy-app",
+    image: "node-app",
+    slot: Slot::App,
+    memory_mib: 128,
+    process: "toy",
+});
+
 const INFO: LabInfo = LabInfo {
     endpoints: &["/hello"],
     settings_keys: &["delay_ms"],
-    roles: &[Role::DemoApp],
+    roles: &[TOY],
     volume: None,
     sources: &[],
-    metrics_role: None,
-    prewarm_table: None,
     assets: &[],
     quantities: &[],
     cpu_per_request_endpoints: &[],
     cpu_per_request_caveat: None,
-    process_names: &[],
 };
 
 const SERVER: &str = include_str!("../../tests/fixtures/toy-lab/server.js");
@@ -60,7 +68,7 @@ impl LabDescriptor for Toy {
         _ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
         let t = own_section(stack.toy.as_ref(), Lab::Toy)?;
-        let mut c = ContainerDecl::new(Role::DemoApp, 128);
+        let mut c = ContainerDecl::new(TOY);
         c.publish = Some(Publish::Entry(APP_PORT));
         c.files = vec![FileDecl {
             path: "/srv/toy/server.js".into(),
@@ -225,5 +233,87 @@ mod tests {
         assert_eq!(c[0].files[0].contents, SERVER.as_bytes());
         assert!(c[0].env.contains(&("DELAY_MS".into(), "5".into())));
         assert!(!Lab::Toy.uses_postgres());
+    }
+
+    /// The toy's role is declared in this file only (`TOY`), as PgBouncer beside PostgreSQL
+    /// would be: its name, container name, slot and memory reach the stack's container, its
+    /// labels, the cgroup lines, the report's CPU columns and the claims' names.
+    #[test]
+    fn the_toy_role_flows_from_its_declaration_alone() {
+        use crate::analyze::samples::{Pinning, Samples, SaturationRules, Span, window};
+        // named, read back by name, listed once among every lab's roles
+        assert_eq!(Role::named("toy"), Some(TOY));
+        let json = serde_json::to_string(&TOY).unwrap();
+        assert_eq!(serde_json::from_str::<Role>(&json).unwrap(), TOY);
+        assert_eq!(crate::lab::roles().iter().filter(|r| **r == TOY).count(), 1);
+        // the stack's container: name, alias, label, memory, cpuset, image
+        let e = toy_hello();
+        let c = &descriptor(Lab::Toy).containers(&e.stack, &ctx()).unwrap()[0];
+        let pinning = crate::stack::Pinning {
+            loadgen: "0".into(),
+            db: "1".into(),
+            app: "2-3".into(),
+        };
+        let opts = crate::stack::StartOptions::default();
+        let stack = crate::stack::LabStack::new("r1", Lab::Toy, &pinning, &opts);
+        let images = crate::images::ImageSet {
+            suite: crate::images::Suite::Trixie,
+            images: Role::images().into_iter().map(|r| (r, image(r))).collect(),
+        };
+        let spec = stack.spec(c, &images, &opts);
+        assert_eq!(spec.name, "perflab-r1-toy-app");
+        assert_eq!(spec.aliases, ["toy-app"]);
+        assert_eq!(spec.labels[crate::docker::LABEL_ROLE], "toy-app");
+        assert_eq!(spec.memory_bytes, Some(128 * 1024 * 1024));
+        assert_eq!(spec.cpuset.as_deref(), Some("2-3"), "the app slot");
+        assert_eq!(spec.image, "perflab/node-app:test");
+        // a cgroup line of its container, read back: its CPU column, in the app box
+        let line = r#"{"t":0,"role":"toy","container":"perflab-r1-toy-app","cpu_cores":0.5,"mem_bytes":0,"throttled_ms":0.0}"#;
+        let mut s = Samples::default();
+        for t in 0..10 {
+            let mut cg: crate::analyze::samples::CgroupSample = serde_json::from_str(line).unwrap();
+            cg.t = t * 1000;
+            s.cgroup.push(cg);
+        }
+        let pins = Pinning::default();
+        let w = window(
+            &s,
+            Span::step(0, 10_000),
+            Some(2.0),
+            &pins,
+            &SaturationRules::default(),
+        );
+        assert!((w.cpu_pct["toy"] - 50.0).abs() < 1e-9, "{:?}", w.cpu_pct);
+        assert_eq!(w.app_cores(), Some(0.5));
+        let cols = ["k6", "toy", "pg"].map(String::from);
+        assert_eq!(
+            crate::report::content::order_roles(&cols),
+            ["toy", "pg", "k6"]
+        );
+        // the claims' name
+        assert!(crate::verify::quantities::lookup("cpu.toy").is_some());
+        use crate::claim::quantities::Names;
+        let names = crate::verify::quantities::Quantities.names();
+        assert!(names.contains(&"cpu.toy".to_string()));
+    }
+
+    fn ctx() -> StartContext {
+        StartContext {
+            password: "pw".into(),
+            monitor_password: "mpw".into(),
+            app_cpus: 2,
+            nofile: 1024,
+            sampler_addr: "172.30.0.1".into(),
+        }
+    }
+
+    fn image(role: Role) -> crate::images::RoleImage {
+        crate::images::RoleImage {
+            role,
+            tag: format!("perflab/{}:test", role.image_name()),
+            id: "sha256:0".into(),
+            size_bytes: 0,
+            versions: Default::default(),
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod pause;
 pub(crate) mod planning;
 pub(crate) mod show;
 pub(crate) mod show_fit;
+pub mod turns;
 
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
 use crate::experiment::{Diagnostic, Experiment, LoadSettings, Model, Script};
@@ -182,6 +183,22 @@ pub struct Plan {
     /// The freeze of the app in the first step (`load.pause`), when the experiment has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<pause::PausePlan>,
+    /// This side's turns when `perflab compare` interleaves two stacks step by step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<Turns>,
+}
+
+/// One side's turns in a pair by turns (`plan.json`'s `turns`; `turns::split` makes them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turns {
+    /// `A` or `B`.
+    pub side: String,
+    /// Per step: whether this side takes the level's first turn.
+    pub first: Vec<bool>,
+    /// Per step: seconds at rate 0 before its ramp (the other side's turns).
+    pub idle_s: Vec<u32>,
+    /// One turn: the step's ramp and hold (s).
+    pub slot_s: u32,
 }
 
 /// Tag of a stepped.js step: `r0150`.
@@ -274,6 +291,7 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         abort,
         k6_env: BTreeMap::new(),
         pause: None,
+        turns: None,
     };
     plan.pause = pause_plan(l, plan.steps.first(), hold);
     plan.k6_env = k6_env(&plan);

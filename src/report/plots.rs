@@ -215,7 +215,7 @@ fn inflight_panel(t: &[SecondRow], x: (f64, f64), marks: Vec<(f64, String)>) -> 
 pub fn core_ceilings(p: &Params, roles: &[String]) -> Vec<(f64, String)> {
     let mut lines: Vec<(usize, Vec<&str>)> = Vec::new();
     for role in roles {
-        let cpus = match Role::from_column(role).map(Role::slot) {
+        let cpus = match Role::named(role).map(Role::slot) {
             Some(Slot::Db) => p.db_cpus.len(),
             Some(Slot::Loadgen) => p.loadgen_cpus.len(),
             Some(Slot::App) | None => p.app_cpus.len(),

@@ -23,6 +23,7 @@ use crate::session::signals::Interrupt;
 use crate::stack::{LabStack, Pinning, StartOptions, warmup};
 
 /// What every round of a command shares: engines, images, layout, placement.
+#[derive(Clone)]
 pub(crate) struct DockerEnv<'a> {
     pub docker: &'a Docker,
     pub images: &'a ImageSet,

@@ -446,7 +446,7 @@ impl Agent {
         let name = format!("perflab-{run_id}-sampler-{role}");
         let spec = ContainerSpec {
             name,
-            image: images.get(Role::Base).tag.clone(),
+            image: images.get(Role::BASE).tag.clone(),
             entrypoint: Some(vec![
                 agent::BINARY_PATH.into(),
                 "sample-agent".into(),

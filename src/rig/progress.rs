@@ -38,6 +38,17 @@ pub(crate) fn position(plan: &Plan, offset_s: f64) -> StepPosition {
             left_s: (-offset_s).ceil() as u64,
             phase: "starting",
         },
+        // a pair by turns: between this side's steps, the other side has its turn
+        None if offset_s < plan.total_s as f64 => {
+            let next = plan.steps.iter().find(|s| offset_s < s.start_s as f64);
+            StepPosition {
+                step: next.map_or(steps, |s| s.index + 1),
+                steps,
+                target: 0,
+                left_s: next.map_or(0.0, |s| s.start_s as f64 - offset_s).ceil() as u64,
+                phase: "the other side's turn",
+            }
+        }
         None => StepPosition {
             step: steps,
             steps,
@@ -170,5 +181,23 @@ mod tests {
         assert_eq!(p.phase, "starting");
         let p = position(&plan, 10_000.0);
         assert_eq!(p.phase, "stopping");
+    }
+
+    #[test]
+    fn between_its_turns_a_side_says_the_other_has_the_stack() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+        let cat = Catalog::load(&dir, &crate::verify::quantities::Quantities).unwrap();
+        let p = build(cat.expand("2a").unwrap()[0], PlanOptions { quick: true });
+        let (_, b) = crate::plan::turns::for_pair(&p, &p, 1);
+        // B waits the first level's first turn, then has its own
+        let s0 = &b.steps[0];
+        let idle = position(&b, s0.start_s as f64 - 1.0);
+        assert_eq!(
+            (idle.phase, idle.step, idle.left_s),
+            ("the other side's turn", 1, 1)
+        );
+        assert_eq!(position(&b, s0.hold_start_s as f64 + 0.5).phase, "hold");
+        assert_eq!(position(&b, b.total_s as f64 + 1.0).phase, "stopping");
+        assert_eq!(position(&p, p.total_s as f64 - 0.5).phase, "hold");
     }
 }

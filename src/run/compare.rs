@@ -11,15 +11,17 @@ use super::{RunRequest, docker_env, prepare, round_line, run_one, sweep_leftover
 use crate::experiment::Experiment;
 use crate::images;
 use crate::lock::Wait;
+use crate::plan::Resolved;
 use crate::rig::DockerEnv;
 use crate::rundir::Manifest;
-use crate::rundir::batch::CompareSide;
+use crate::rundir::batch::{CompareSide, Design};
 use crate::session::Session;
 use crate::session::interleave::{
     self, Batch, CompareTag, End, Interleaved, RecordedReferee, Schedule, SideRunner,
 };
 use crate::session::round::RoundOutcome;
 use crate::session::signals::Interrupt;
+use crate::session::twin::Twins;
 use crate::verify::compare::Settings;
 use crate::verify::config::Config;
 use crate::verify::load::{self, LoadedRun};
@@ -32,6 +34,8 @@ pub(crate) struct ExperimentPlan {
     pub batch: Batch,
     pub recorded_a: Vec<PathBuf>,
     pub recorded_b: Vec<PathBuf>,
+    /// How the pairs are made, and why whole rounds when they are.
+    pub design: (Design, Option<String>),
 }
 
 /// A validated comparison (nothing started yet). `a.resolved[i]` and `b.resolved[i]` are the
@@ -226,6 +230,11 @@ pub(crate) async fn one_experiment(
             req.settings.max_rounds,
             plan.batch.id
         );
+        let (design, why) = (&plan.design.0, plan.design.1.as_deref());
+        match why {
+            None => crate::say!("{}: pairs by {}", plan.id, design.describe()),
+            Some(why) => crate::say!("{}: pairs by {} ({why})", plan.id, design.describe()),
+        }
     }
     let mut say = |line: &str| {
         if !quiet {
@@ -240,6 +249,7 @@ pub(crate) async fn one_experiment(
         Schedule {
             max_rounds: req.settings.max_rounds,
             run_out: req.run_out,
+            design: plan.design.0,
         },
         interrupt,
         &mut say,
@@ -277,11 +287,59 @@ impl SideRunner for DockerSides<'_, '_> {
         let (req, env) = (self.reqs[i], self.envs[i]);
         let r = &req.resolved[self.experiment];
         let (side, round) = (tag.side, tag.pair);
-        let o = run_one(req, env, r, round, interrupt, Some(tag)).await?;
+        let o = run_one(req, env, r, round, interrupt, (Some(tag), None)).await?;
         if !req.quiet {
             crate::say!("{side} {}", round_line(&r.experiment.id, round, &o));
         }
         crate::html::index::rebuild_after_round(&req.out_root);
         Ok(o)
+    }
+
+    async fn pair(
+        &mut self,
+        [ta, tb]: [CompareTag; 2],
+        interrupt: &Interrupt,
+    ) -> Result<[RoundOutcome; 2]> {
+        let (ra, rb) = (
+            &self.reqs[0].resolved[self.experiment],
+            &self.reqs[1].resolved[self.experiment],
+        );
+        let (pa, pb) = crate::plan::turns::for_pair(&ra.plan, &rb.plan, ta.pair);
+        let with = |r: &Resolved, plan| Resolved { plan, ..r.clone() };
+        let (ra, rb) = (with(ra, pa), with(rb, pb));
+        let twins = Twins::default();
+        let (twin_a, twin_b) = (twins.side(0), twins.side(1));
+        let round = ta.pair;
+        // one progress line on the terminal: A's (B's would interleave with it)
+        let env_b = DockerEnv {
+            quiet: true,
+            ..self.envs[1].clone()
+        };
+        let (oa, ob) = tokio::join!(
+            run_one(
+                self.reqs[0],
+                self.envs[0],
+                &ra,
+                round,
+                interrupt,
+                (Some(ta), Some(&twin_a))
+            ),
+            run_one(
+                self.reqs[1],
+                &env_b,
+                &rb,
+                round,
+                interrupt,
+                (Some(tb), Some(&twin_b))
+            ),
+        );
+        let (oa, ob) = (oa?, ob?);
+        if !self.reqs[0].quiet {
+            let id = &ra.experiment.id;
+            crate::say!("A {}", round_line(id, round, &oa));
+            crate::say!("B {}", round_line(id, round, &ob));
+        }
+        crate::html::index::rebuild_after_round(&self.reqs[0].out_root);
+        Ok([oa, ob])
     }
 }

@@ -9,6 +9,7 @@
 pub(crate) mod build;
 pub(crate) mod calibration;
 pub mod compare;
+pub mod design;
 pub(crate) mod lifecycle;
 pub(crate) mod missing;
 pub(crate) mod outline;
@@ -42,6 +43,7 @@ use crate::session::refine::{Analysis, Refine};
 use crate::session::round::{RoundOutcome, RoundSpec};
 use crate::session::signals::Interrupt;
 use crate::session::sweep;
+use crate::session::twin::Twin;
 
 /// A validated, planned request (nothing has been started yet).
 pub(crate) struct RunRequest {
@@ -247,7 +249,7 @@ pub(crate) async fn run_one(
     r: &Resolved,
     round: u32,
     interrupt: &Interrupt,
-    tag: Option<CompareTag>,
+    (tag, twin): (Option<CompareTag>, Option<&Twin<'_>>),
 ) -> Result<RoundOutcome> {
     let spec = RoundSpec {
         experiment: &r.experiment,
@@ -258,6 +260,7 @@ pub(crate) async fn run_one(
         layout: &req.layout,
         quiet: req.quiet,
         name: req.run_name.as_ref(),
+        twin,
     };
     let mut engine = DockerEngine::new(env);
     let steps = Stepped {
@@ -340,7 +343,7 @@ async fn run_rounds(
                 continue;
             }
             let round = req.run_name.as_ref().map_or(round, |n| n.round);
-            let o = run_one(req, env, r, round, interrupt, None).await?;
+            let o = run_one(req, env, r, round, interrupt, (None, None)).await?;
             crate::out!("{}", round_line(&r.experiment.id, round, &o));
             crate::html::index::rebuild_after_round(&req.out_root);
             let state = o.state;

@@ -166,7 +166,7 @@ pub(crate) fn images_part(
 /// [`images_part`] for `missing` of the suite's images, with this checkout's recorded timings.
 pub(crate) fn images_estimate(suite: &str, missing: usize) -> Option<Part> {
     let recorded = timings::read(&timings::path(&crate::images::recipe::repo_root()));
-    images_part(suite, missing, crate::lab::Role::IMAGES.len(), &recorded)
+    images_part(suite, missing, crate::lab::Role::images().len(), &recorded)
 }
 
 /// The share of a suite's images a recorded build made (`2 of 6 images` -> 1/3).

@@ -50,6 +50,8 @@ pub(crate) struct TargetCompare {
     pub aa: bool,
     pub fit: bool,
     pub no_wait: bool,
+    /// `--design`: turns within a round, whole rounds, or turns where they can run.
+    pub design: super::design::Wanted,
     pub html: Option<PathBuf>,
     pub json: bool,
     pub out: PathBuf,
@@ -194,6 +196,7 @@ fn plans(
             },
             recorded_a: ra.iter().map(|r| r.dir.clone()).collect(),
             recorded_b: rb.iter().map(|r| r.dir.clone()).collect(),
+            design: design_of(a, c, e)?,
         };
         out.push((plan, [ra, rb]));
     }
@@ -213,6 +216,19 @@ fn plans(
         );
     }
     Ok(out)
+}
+
+/// How `e`'s pairs are made (`--design`): bad input when turns are asked for and cannot run.
+fn design_of(
+    a: &TargetCompare,
+    c: &Checked,
+    e: &Experiment,
+) -> anyhow::Result<(crate::rundir::batch::Design, Option<String>)> {
+    let i = c.experiments.iter().position(|k| k.id == e.id).unwrap_or(0);
+    let sides = (&c.resolved[0][i], &c.resolved[1][i]);
+    let app_cpus = c.layout.get(crate::lab::Slot::App).len();
+    let host = (app_cpus, crate::host::mem_available());
+    super::design::choose(a.design, sides, c.fitted(a, e), host).map_err(invalid)
 }
 
 /// Each side's joining rounds are of one configuration, image build included (`--reuse` can

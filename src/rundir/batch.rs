@@ -26,6 +26,34 @@ impl std::fmt::Display for CompareSide {
     }
 }
 
+/// How a comparison's pair was made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Design {
+    /// Whole rounds on fresh stacks, one after the other, in ABBA order over the pairs.
+    #[default]
+    Rounds,
+    /// Both stacks up side by side, the sides taking turns at each load level of one round
+    /// (`plan::turns`): the pair's two rounds ran at the same time.
+    Steps,
+}
+
+impl Design {
+    pub(crate) fn is_rounds(&self) -> bool {
+        *self == Design::Rounds
+    }
+
+    /// How a verdict names it.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Design::Rounds => "whole rounds in ABBA order",
+            Design::Steps => {
+                "sides taking turns at each load level within one round (ABBA over levels)"
+            }
+        }
+    }
+}
+
 /// The comparison batch a round was run for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompareTag {
@@ -38,4 +66,7 @@ pub struct CompareTag {
     /// empty for the experiment as published.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub declared: Vec<String>,
+    /// How the pair was made (absent: whole rounds).
+    #[serde(default, skip_serializing_if = "Design::is_rounds")]
+    pub design: Design,
 }

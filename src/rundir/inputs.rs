@@ -93,7 +93,12 @@ pub fn samples(dir: &Path, caveats: &mut Vec<String>) -> anyhow::Result<Samples>
         host: sample_lines(&l, SampleFile::Host, &mut t, caveats)?,
         fpm: sample_lines(&l, SampleFile::Source("fpm"), &mut t, caveats)?,
         pg: sample_lines(&l, SampleFile::Source("pg"), &mut t, caveats)?,
-        node: sample_lines(&l, SampleFile::Node, &mut t, caveats)?,
+        node: sample_lines(
+            &l,
+            SampleFile::Source(crate::lab::metrics::SOURCE),
+            &mut t,
+            caveats,
+        )?,
         hostprocs: sample_lines(&l, SampleFile::HostProcs, &mut t, caveats)?,
         sources: source_rows(&l, &mut t, caveats)?,
         access: access_logs(&l, caveats)?,

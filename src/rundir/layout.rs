@@ -176,11 +176,15 @@ impl Layout {
     pub(crate) fn collect_paths(&self) -> crate::stack::CollectPaths {
         crate::stack::CollectPaths {
             logs_dir: self.logs_dir(),
-            role_logs: crate::lab::Role::ALL
+            role_logs: crate::lab::Role::all()
                 .iter()
                 .map(|r| (*r, self.log(r.log_name())))
                 .collect(),
-            node_samples: self.samples(SampleFile::Node),
+            output_samples: crate::lab::sources()
+                .into_iter()
+                .filter(|s| !s.read.sampled())
+                .map(|s| (s.name, self.samples(SampleFile::Source(s.name))))
+                .collect(),
         }
     }
 

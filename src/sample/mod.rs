@@ -55,7 +55,8 @@ macro_rules! sample_files {
             $( $(#[doc = $doc])* $(#[cfg($cfg)])? $v, )+
             /// A source a lab declares (`lab::source::SourceDecl`), by its name: `fpm.jsonl`
             /// (php-fpm's status, `FpmSample`), `pg.jsonl` (`pg_stat_activity`, `PgSample`),
-            /// `nginx.jsonl` (nginx's `stub_status`), ...
+            /// `nginx.jsonl` (nginx's `stub_status`), `node.jsonl` (the node app's metrics
+            /// lines, `NodeSample`, cut from its log at collection), ...
             Source(&'static str),
         }
 
@@ -83,11 +84,14 @@ macro_rules! sample_files {
             }
 
             /// The key of its count of lines in the samplers' summary, if the samplers count
-            /// them.
+            /// them (a source cut from a container's output is not sampled, so not counted).
             pub(crate) fn count_key(self) -> Option<String> {
                 match self {
                     $( $(#[cfg($cfg)])? SampleFile::$v => sample_files!(@key $($key)?).map(String::from), )+
-                    SampleFile::Source(name) => Some(format!("{name}_samples")),
+                    SampleFile::Source(name) => crate::lab::sources()
+                        .into_iter()
+                        .any(|s| s.name == name && s.read.sampled())
+                        .then(|| format!("{name}_samples")),
                 }
             }
         }
@@ -101,8 +105,6 @@ sample_files! {
     Host: "host", counted as "host_samples";
     /// `hostprocs.jsonl`: the host's processes by source, irq and softirq (`HostProcsSample`).
     HostProcs: "hostprocs", counted as "procs_samples";
-    /// `node.jsonl`: the Node app's metrics lines (`NodeSample`), collected from its log.
-    Node: "node";
     /// `sampler-errors.jsonl`: what a sampler failed to read.
     Errors: "sampler-errors";
     /// `counting.jsonl`: the unit tests' sampler (`sampler.rs`).
@@ -186,6 +188,7 @@ impl Samplers {
         s.fast(out, targets.containers, opts.fast, shared.stop.clone());
         let declared: Vec<SampleFile> = crate::lab::sources()
             .into_iter()
+            .filter(|d| d.read.sampled())
             .map(|d| SampleFile::Source(d.name))
             .collect();
         s.base.expect(&declared);
@@ -285,7 +288,11 @@ mod tests {
             [SampleFile::Cgroup, SampleFile::Source("fpm")].map(SampleFile::name),
             ["cgroup", "fpm"]
         );
-        assert_eq!(SampleFile::Node.count_key(), None);
+        assert_eq!(
+            SampleFile::Source("node").count_key(),
+            None,
+            "cut, not sampled"
+        );
         // the recorded manifests' keys
         let keys: Vec<_> = ["fpm", "pg"]
             .map(|n| SampleFile::Source(n).count_key().unwrap())

@@ -224,11 +224,11 @@ mod tests {
         let host = "60 30 0:39 / /var/lib/docker/fuse-overlayfs/b0/merged rw - fuse.fuse-overlayfs fuse-overlayfs rw\n\
                     61 30 0:49 / /var/lib/docker/fuse-overlayfs/99/merged rw - fuse.fuse-overlayfs fuse-overlayfs rw\n";
         let lab =
-            LabContainers::from_texts(["0::/docker/abc\n"]).with_roots([(Role::Pg, container)]);
+            LabContainers::from_texts(["0::/docker/abc\n"]).with_roots([(Role::PG, container)]);
         let args = |m: &str| format!("fuse-overlayfs\0-o\0lowerdir=/l/A:/l/B\0{m}\0").into_bytes();
         let mine = args("/var/lib/docker/fuse-overlayfs/99/merged");
         let other = args("/var/lib/docker/fuse-overlayfs/b0/merged");
-        assert_eq!(lab.place_fuse(host, &mine), Placement::LabStorage(Role::Pg));
+        assert_eq!(lab.place_fuse(host, &mine), Placement::LabStorage(Role::PG));
         assert_eq!(lab.place_fuse(host, &other), Placement::Container);
         assert_eq!(lab.place_fuse(host, b""), Placement::Container);
         assert_eq!(
@@ -236,14 +236,14 @@ mod tests {
                 "fuse-overlayfs",
                 false,
                 false,
-                Placement::LabStorage(Role::Pg)
+                Placement::LabStorage(Role::PG)
             ),
             ProcSource::LabStorage
         );
         // listed under the role it serves
         let mut t = ProcTable::new(0);
         let fuse = |own| vec![(9, st("fuse-overlayfs", 1, own, 0, 3))];
-        t.advance(fuse(10), |_, _| Placement::LabStorage(Role::Pg));
+        t.advance(fuse(10), |_, _| Placement::LabStorage(Role::PG));
         let d = t.advance(fuse(25), |_, _| Placement::Host);
         assert_eq!((d[0].name.as_str(), d[0].ticks), ("fuse-overlayfs:pg", 15));
         assert_eq!(d[0].source, ProcSource::LabStorage);

@@ -32,8 +32,8 @@ enum How {
 
 impl SourceSampler {
     /// The sampler of `decl`, or `None` when this run has no way to it (no entry point from
-    /// the host for an HTTP source, no harness connection for an SQL one); `Err`: it could not
-    /// be set up.
+    /// the host for an HTTP source, no harness connection for an SQL one; a container's output
+    /// is cut at collection, not sampled); `Err`: it could not be set up.
     pub(crate) fn new(
         decl: &'static SourceDecl,
         entry_url: Option<&str>,
@@ -53,6 +53,7 @@ impl SourceSampler {
                 client: pg?.clone(),
                 fields,
             },
+            Read::OutputLines => return None,
         };
         Some(Ok(SourceSampler { how }))
     }
@@ -194,6 +195,7 @@ mod tests {
         };
         let (fpm, pg) = (named("fpm"), named("pg"));
         assert!(SourceSampler::new(fpm, None, None).is_none());
+        assert!(SourceSampler::new(named("node"), Some("http://x"), None).is_none());
         assert!(SourceSampler::new(pg, Some("http://x"), None).is_none());
         let Some(Ok(s)) = SourceSampler::new(fpm, Some("http://10.0.0.2:80"), None) else {
             panic!("an HTTP source with an entry point is sampled");

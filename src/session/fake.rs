@@ -81,6 +81,21 @@ impl FakeEngine {
         (engine, interrupt)
     }
 
+    /// A second engine (the other stack of a pair by turns) whose faults fire the same
+    /// interrupt as this one's.
+    pub fn sibling(&self, fault: Option<Fault>) -> FakeEngine {
+        let (mut e, _) = FakeEngine::new(fault);
+        e.trigger = self.trigger.clone();
+        e
+    }
+
+    /// The fake clock reads `t` at first (two engines apart in time, as two stacks that took
+    /// different times to come up).
+    pub fn starting_at(mut self, t: DateTime<Utc>) -> FakeEngine {
+        self.now = t;
+        self
+    }
+
     /// Loads leave this recorded k6 CSV in the run directory.
     pub fn with_k6_csv(mut self, csv: PathBuf) -> FakeEngine {
         self.k6_csv = Some(csv);

@@ -1,12 +1,19 @@
-//! `perflab compare EXP --a ... --b ...`: rounds of two configurations run alternately in ABBA
-//! order (A1 B1, B2 A2, A3 B3, B4 A4 ...), each a whole round on a fresh stack through the
-//! machinery `perflab run` uses, judged after every pair, until the verdict is decided or both
-//! sides reach the cap. Slow drift of the host (steal, thermal, neighbours) then lands on both
-//! sides alike instead of on one block, and a linear drift within a pair cancels over two
-//! pairs. Complete rounds already recorded of either configuration count; a side behind
-//! the other runs first, judged after each of its rounds. An interrupt keeps every complete round (the next `compare` counts
-//! them). The rounds are run by a [`SideRunner`] (Docker for real, the fake engine in tests)
-//! and judged by a [`Referee`] (`compare`'s verdict on the recorded runs, or a scripted one).
+//! `perflab compare EXP --a ... --b ...`: pairs of rounds of two configurations until the
+//! verdict is decided or both sides reach the cap, judged after every pair. A pair is made one
+//! of two ways (`Schedule::design`):
+//! - by turns (`Design::Steps`, where both stacks fit): both sides' rounds run at the same time
+//!   on two stacks side by side, taking turns at each load level (`plan::turns`, A B B A over
+//!   levels; A opens odd pairs, B even ones), so a pair's two readings of a level are seconds
+//!   apart;
+//! - as whole rounds (`Design::Rounds`) on a fresh stack each, in ABBA order over the pairs
+//!   (A1 B1, B2 A2, A3 B3 ...): slow drift of the host lands on both sides alike, and a linear
+//!   drift within a pair cancels over two pairs. A side behind the other (a resumed batch)
+//!   catches up this way in either design, judged after each of its rounds.
+//!
+//! Complete rounds already recorded of either configuration count. An interrupt keeps every
+//! complete round (the next `compare` counts them). The rounds are run by a [`SideRunner`]
+//! (Docker for real, the fake engine in tests) and judged by a [`Referee`] (`compare`'s verdict
+//! on the recorded runs, or a scripted one).
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -19,7 +26,7 @@ use super::round::RoundOutcome;
 use super::signals::Interrupt;
 use super::trail::Stop;
 use crate::rundir::RunState;
-pub(crate) use crate::rundir::batch::{CompareSide, CompareTag};
+pub(crate) use crate::rundir::batch::{CompareSide, CompareTag, Design};
 use crate::verify::compare::{RoundsComparison, Settings};
 use crate::verify::load::{self, LoadedRun};
 
@@ -34,6 +41,12 @@ impl<M: Measurement> Measurement for Tagged<M> {
     async fn run<E: Engine>(&mut self, stage: &mut Stage<'_, E>) -> Result<(), Stop> {
         if let Some(t) = &self.tag {
             stage.manifest.measurements.compare = Some(t.clone());
+            if t.design == Design::Steps {
+                stage.manifest.caveats.push(format!(
+                    "a comparison's pair by turns: the other side's stack was up beside this one, on the same CPUs, at rate 0 during this side's turns (its samplers ran too); {}'s steps are windows with the other side's turns between them",
+                    t.side
+                ));
+            }
         }
         self.inner.run(stage).await
     }
@@ -45,6 +58,13 @@ pub trait SideRunner {
     /// Round `tag.pair` of `tag.side`, its manifest tagged with `tag`. Err only when the run
     /// directory could not be made (a round that failed or was interrupted is an outcome).
     async fn round(&mut self, tag: CompareTag, interrupt: &Interrupt) -> Result<RoundOutcome>;
+    /// Both sides' rounds of one pair at the same time, taking turns at each load level
+    /// (`Design::Steps`; A takes the first level's first turn in odd pairs, B in even ones).
+    async fn pair(
+        &mut self,
+        tags: [CompareTag; 2],
+        interrupt: &Interrupt,
+    ) -> Result<[RoundOutcome; 2]>;
 }
 
 /// What the referee says of the rounds so far.
@@ -70,6 +90,9 @@ pub struct Schedule {
     /// Run every pair of the plan even when decided earlier (`--run-out`): a batch that stops
     /// at its first decided look over-reads the change; one run out does not.
     pub run_out: bool,
+    /// How a pair is made; with `Steps`, a side behind (a resumed batch) still catches up
+    /// with whole rounds.
+    pub design: Design,
 }
 
 impl Schedule {
@@ -108,8 +131,9 @@ pub struct Batch {
 }
 
 impl Batch {
-    fn tag(&self, side: CompareSide, pair: usize) -> CompareTag {
+    fn tag(&self, side: CompareSide, pair: usize, design: Design) -> CompareTag {
         CompareTag {
+            design,
             batch: self.id.clone(),
             side,
             pair: pair as u32,
@@ -182,22 +206,27 @@ pub async fn interleave(
         if interrupt.reason().is_some() {
             break End::Interrupted;
         }
-        let done = match side {
-            CompareSide::A => &mut a,
-            CompareSide::B => &mut b,
+        let both_open = a.len() == b.len() && a.len() < schedule.max_rounds;
+        let states = if schedule.design == Design::Steps && both_open {
+            let pair = a.len() + 1;
+            let tags = [CompareSide::A, CompareSide::B].map(|s| batch.tag(s, pair, Design::Steps));
+            let outs = runner.pair(tags.clone(), interrupt).await?;
+            let mut states = Vec::new();
+            for (tag, o) in tags.into_iter().zip(outs) {
+                states.push(keep(&mut a, &mut b, &mut ran, tag, o));
+            }
+            states
+        } else {
+            let n = match side {
+                CompareSide::A => a.len(),
+                CompareSide::B => b.len(),
+            };
+            let tag = batch.tag(side, n + 1, Design::Rounds);
+            let o = runner.round(tag.clone(), interrupt).await?;
+            vec![keep(&mut a, &mut b, &mut ran, tag, o)]
         };
-        let tag = batch.tag(side, done.len() + 1);
-        let o = runner.round(tag.clone(), interrupt).await?;
-        let state = o.state;
-        if state == RunState::Complete {
-            done.push(o.dir.clone());
-        }
-        ran.push((tag, o));
-        match state {
-            RunState::Complete if interrupt.reason().is_some() => break End::Interrupted,
-            RunState::Complete => {}
-            RunState::Aborted => break End::Interrupted,
-            RunState::Failed | RunState::Running => break End::HarnessFailed,
+        if let Some(end) = ended(&states, interrupt) {
+            break end;
         }
     };
     Ok(Interleaved {
@@ -207,6 +236,40 @@ pub async fn interleave(
         judgement,
         end,
     })
+}
+
+/// Count a round that ran: a complete one joins its side. Returns how it ended.
+fn keep(
+    a: &mut Vec<PathBuf>,
+    b: &mut Vec<PathBuf>,
+    ran: &mut Vec<(CompareTag, RoundOutcome)>,
+    tag: CompareTag,
+    o: RoundOutcome,
+) -> RunState {
+    let state = o.state;
+    if state == RunState::Complete {
+        match tag.side {
+            CompareSide::A => a.push(o.dir.clone()),
+            CompareSide::B => b.push(o.dir.clone()),
+        }
+    }
+    ran.push((tag, o));
+    state
+}
+
+/// Whether the loop ends after rounds that ended in `states`: an interrupt first, then a
+/// harness failure; `None` goes on.
+fn ended(states: &[RunState], interrupt: &Interrupt) -> Option<End> {
+    if states.contains(&RunState::Aborted) {
+        return Some(End::Interrupted);
+    }
+    if states
+        .iter()
+        .any(|s| matches!(s, RunState::Failed | RunState::Running))
+    {
+        return Some(End::HarnessFailed);
+    }
+    interrupt.reason().map(|_| End::Interrupted)
 }
 
 /// The real referee: `compare`'s verdict on the recorded rounds (each read once), with the

@@ -27,6 +27,9 @@ pub struct Stage<'a, E: Engine> {
     pub dir: &'a RunDir,
     pub manifest: &'a mut Manifest,
     pub quiet: bool,
+    /// The round taking turns with this one (`perflab compare`'s step design): the measured
+    /// load starts on the instant both reach.
+    pub twin: Option<&'a super::twin::Twin<'a>>,
 }
 
 /// The aligned instants of `plan` from `now`: paused generators start on the next boundary (or
@@ -80,7 +83,16 @@ impl<E: Engine> Stage<'_, E> {
             .await;
         rec.apply_load(load.measured, self.manifest);
         let paused = paused?;
-        let al = alignment(self.engine.now(), &load.plan, load.align, paused);
+        let now = match self.twin.filter(|_| load.measured) {
+            None => self.engine.now(),
+            Some(twin) => {
+                let meet = twin.meet(self.engine.now());
+                (self.trail)
+                    .run(self.interrupt, Phase::AlignedStart, Some("twin"), meet)
+                    .await?
+            }
+        };
+        let al = alignment(now, &load.plan, load.align, paused);
         if load.measured {
             self.manifest.measurements.alignment = Some(al.clone());
             self.dir.write_manifest(self.manifest)?;

@@ -16,6 +16,7 @@ pub mod round;
 pub mod signals;
 pub mod sweep;
 pub mod trail;
+pub mod twin;
 
 use std::future::Future;
 

@@ -28,6 +28,8 @@ pub struct RoundSpec<'a> {
     pub quiet: bool,
     /// A matrix cell's run-directory name (`--run-name`); `None`: `<now>-r<round>`.
     pub name: Option<&'a crate::rundir::cell::CellName>,
+    /// The round taking turns with this one on the same host (`perflab compare`'s step design).
+    pub twin: Option<&'a super::twin::Twin<'a>>,
 }
 
 /// How a round ended.
@@ -98,11 +100,15 @@ pub async fn run_round<E: Engine>(
         dir: &dir,
         manifest: &mut manifest,
         quiet: spec.quiet,
+        twin: spec.twin,
     };
     let result = match begun {
         Ok(()) => measure(&mut stage, measurement).await,
         Err(e) => Err(e),
     };
+    if let Some(twin) = spec.twin {
+        twin.leave();
+    }
     let stopped_in = result.as_ref().err().and(stage.trail.current());
     wind_down(&mut stage).await;
     stage.manifest.measurements.phases = stage.trail.records.clone();

@@ -1,5 +1,6 @@
 //! What a run keeps of a stack besides the samplers' files: every container's output in
-//! `logs/<role>.log`, the app's metrics lines in `samples/node.jsonl`, and the files the lab's
+//! `logs/<role>.log`, the sources cut from a container's output (`lab::source::Read::
+//! OutputLines`: the app's metrics lines in `samples/node.jsonl`), and the files the lab's
 //! descriptor names (Laravel's log, the access logs of diag-acc). The paths come from the run
 //! directory's layout (`rundir::layout`, above this module), passed down as [`CollectPaths`].
 use super::LabStack;
@@ -7,6 +8,7 @@ use crate::atomic;
 use crate::docker::Docker;
 use crate::experiment::Experiment;
 use crate::lab::Role;
+use crate::lab::source::Read;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
@@ -17,12 +19,12 @@ pub(crate) struct CollectPaths {
     pub logs_dir: PathBuf,
     /// Each role's container log (`logs/<role>.log`).
     pub role_logs: Vec<(Role, PathBuf)>,
-    /// The app's metrics lines (`samples/node.jsonl`).
-    pub node_samples: PathBuf,
+    /// Each source cut from a container's output, by name: its file (`samples/node.jsonl`).
+    pub output_samples: Vec<(&'static str, PathBuf)>,
 }
 
 impl LabStack {
-    /// Container logs into `to.role_logs`; the app's metrics lines into `to.node_samples`; the
+    /// Container logs into `to.role_logs`; the output sources into `to.output_samples`; the
     /// lab's other files (`lab::CollectFile`) under `to.logs_dir`.
     pub(crate) async fn collect_logs(
         &self,
@@ -39,13 +41,17 @@ impl LabStack {
                 anyhow::bail!("no log path for the {} container", role.log_name());
             };
             atomic::write_atomic(log, text.as_bytes())?;
-            if lab.info().metrics_role == Some(*role) {
+            let cut = lab.info().sources.iter().filter(|s| s.offered_by == *role);
+            for s in cut.filter(|s| s.read == Read::OutputLines) {
                 let lines = crate::lab::metrics::metrics_lines(&text, &c.name);
+                let Some((_, path)) = to.output_samples.iter().find(|(n, _)| *n == s.name) else {
+                    anyhow::bail!("no path for the {} samples", s.name);
+                };
                 if !lines.is_empty() {
-                    if let Some(dir) = to.node_samples.parent() {
+                    if let Some(dir) = path.parent() {
                         std::fs::create_dir_all(dir)?;
                     }
-                    atomic::write_atomic(&to.node_samples, lines.as_bytes())?;
+                    atomic::write_atomic(path, lines.as_bytes())?;
                 }
             }
         }

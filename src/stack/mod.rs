@@ -9,6 +9,7 @@
 mod access;
 mod collect;
 pub mod defaults;
+pub(crate) mod footprint;
 mod ready;
 pub mod smoke;
 pub mod warmup;
@@ -124,6 +125,9 @@ pub struct PgConn {
     pub dbname: String,
     /// The role the lab app logs in as (filter `pg_stat_activity.usename` on it).
     pub app_user: String,
+    /// The table `pg_prewarm` loads (`ContainerDecl::prewarm_table`), when the lab names one.
+    #[serde(skip)]
+    pub prewarm_table: Option<&'static str>,
 }
 
 impl PgConn {
@@ -188,6 +192,8 @@ pub fn stack_labels(run_id: &str, lab: Lab, role: &str) -> BTreeMap<String, Stri
 }
 
 const MIB: i64 = 1024 * 1024;
+/// The load generator's memory limit (1 GiB, as the article's).
+const K6_MEMORY_BYTES: i64 = 1024 * MIB;
 /// `RLIMIT_NOFILE` for lab containers: 65536, or less when the host's hard limit is lower
 /// (the engine cannot raise a container above its own limit).
 pub(crate) fn nofile_limit() -> i64 {
@@ -293,7 +299,7 @@ impl LabStack {
     }
 
     /// A stack with nothing started yet.
-    fn new(run_id: &str, lab: Lab, pinning: &Pinning, opts: &StartOptions) -> LabStack {
+    pub(crate) fn new(run_id: &str, lab: Lab, pinning: &Pinning, opts: &StartOptions) -> LabStack {
         LabStack {
             run_id: run_id.to_string(),
             lab,
@@ -330,7 +336,12 @@ impl LabStack {
 
     /// The container spec of a declared container: named and aliased after its role, pinned to
     /// its role's slot, labelled with the run.
-    fn spec(&self, decl: &ContainerDecl, images: &ImageSet, opts: &StartOptions) -> ContainerSpec {
+    pub(crate) fn spec(
+        &self,
+        decl: &ContainerDecl,
+        images: &ImageSet,
+        opts: &StartOptions,
+    ) -> ContainerSpec {
         let role = decl.role;
         let mut spec = ContainerSpec {
             name: format!("{}-{}", self.prefix(), role.log_name()),
@@ -419,6 +430,7 @@ impl LabStack {
                     password: ctx.monitor_password.clone(),
                     dbname: "lab".into(),
                     app_user: "lab".into(),
+                    prewarm_table: decl.prewarm_table,
                 });
             }
             None => {}
@@ -473,7 +485,7 @@ impl LabStack {
             image: images.get(Role::K6).tag.clone(),
             labels: stack_labels(&self.run_id, self.lab, Role::K6.log_name()),
             cpuset: Some(self.pinning.cpuset(Role::K6.slot()).to_string()),
-            memory_bytes: Some(1024 * MIB),
+            memory_bytes: Some(K6_MEMORY_BYTES),
             network: Some(self.network.clone()),
             nofile: Some(nofile_limit()),
             init: true,

@@ -352,8 +352,9 @@ async fn metrics_line(
     while t0.elapsed() < Duration::from_secs(5) {
         let role = crate::lab::descriptor(stack.lab)
             .info()
-            .metrics_role
-            .context("this lab writes no metrics lines")?;
+            .output_source()
+            .context("this lab writes no metrics lines")?
+            .offered_by;
         let logs = stack.logs(docker, role).await?;
         let lines: Vec<&str> = logs
             .lines()

@@ -27,14 +27,10 @@ pub(crate) async fn warm_up(stack: &LabStack, exp: &Experiment) -> Result<Warmup
     };
     let lab = crate::lab::descriptor(exp.lab);
     if exp.stack.postgres.prewarm
-        && let Some(table) = lab.info().prewarm_table
+        && let Some(pg) = stack.pg.as_ref()
+        && let Some(table) = pg.prewarm_table
     {
-        let pg = stack
-            .pg
-            .as_ref()
-            .context("no PostgreSQL in this stack")?
-            .connect()
-            .await?;
+        let pg = pg.connect().await?;
         let row = pg
             .query_one(&format!("SELECT pg_prewarm('{table}')::bigint"), &[])
             .await

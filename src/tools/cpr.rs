@@ -267,7 +267,7 @@ async fn measure(
 ) -> Result<(), Stop> {
     // The app's containers first (php-fpm, nginx / app), PostgreSQL last.
     let mut roles: Vec<_> = stack.containers.keys().copied().collect();
-    roles.sort_by_key(|r| (*r == crate::lab::Role::Pg, *r));
+    roles.sort_by_key(|r| (*r == crate::lab::Role::PG, *r));
     let mut targets = Vec::new();
     for role in roles {
         let paths = crate::sample::stack::cgroup_of(stack, env.docker, role).await?;

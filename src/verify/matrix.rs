@@ -224,8 +224,8 @@ fn side_claims(e: &Experiment, s: Side<'_>) -> Vec<ClaimResult> {
     findings::verify_rounds(e, &views, &against)
 }
 
-/// The name a cgroup role goes by in the matrix (the lab's `process_names`: the node lab's app
-/// is `node`).
+/// The name a cgroup role goes by in the matrix (its role's declared `process`: the node lab's
+/// app is `node`).
 fn process_name(lab: Lab, role: &str) -> String {
     crate::lab::descriptor(lab)
         .info()

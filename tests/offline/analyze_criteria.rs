@@ -296,9 +296,9 @@ fn exp1_samples() -> Samples {
         let t = T0 + sec * 1000;
         let knee = sec >= 80;
         for (role, cores) in [
-            (Role::PhpFpm, if knee { 1.41 } else { 0.9 }),
-            (Role::Nginx, 0.16),
-            (Role::Pg, 0.31),
+            (Role::named("fpm").unwrap(), if knee { 1.41 } else { 0.9 }),
+            (Role::named("nginx").unwrap(), 0.16),
+            (Role::PG, 0.31),
             (Role::K6, 0.25),
         ] {
             s.cgroup.push(CgroupSample {
@@ -308,7 +308,11 @@ fn exp1_samples() -> Samples {
                 cpu_cores: cores,
                 mem_bytes: 1 << 20,
                 throttled_ms: 0.0,
-                psi_some_avg10: (role == Role::PhpFpm).then_some(if knee { 68.0 } else { 45.0 }),
+                psi_some_avg10: (role == Role::named("fpm").unwrap()).then_some(if knee {
+                    68.0
+                } else {
+                    45.0
+                }),
             });
         }
         if sec % 2 == 0 {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use perflab::experiment::{Catalog, CatalogEntry, Experiment};
 use perflab::plan::{self, CpuLayout, CpuSet, Plan};
-use perflab::rundir::batch::{CompareSide, CompareTag};
+use perflab::rundir::batch::{CompareSide, CompareTag, Design};
 use perflab::rundir::{RunDir, RunState};
 use perflab::session::fake::{FakeEngine, Fault, Op};
 use perflab::session::interleave::{
@@ -22,7 +22,7 @@ use perflab::session::signals::Interrupt;
 use CompareSide::{A, B};
 
 /// demo-open's quick plan, as `run demo-open --quick` resolves it, on a 2-CPU layout.
-fn demo() -> (Experiment, Plan, CpuLayout) {
+pub(crate) fn demo() -> (Experiment, Plan, CpuLayout) {
     let catalog = Catalog::load(
         Path::new("experiments"),
         &perflab::verify::quantities::Quantities,
@@ -68,6 +68,7 @@ impl SideRunner for FakeSides<'_> {
             layout: &layout,
             quiet: true,
             name: None,
+            twin: None,
         };
         self.ran.push((tag.side, tag.pair));
         self.left_before.push(self.engine.objects.len());
@@ -81,12 +82,20 @@ impl SideRunner for FakeSides<'_> {
         };
         run_round(self.engine, &spec, &mut m, interrupt).await
     }
+
+    async fn pair(
+        &mut self,
+        _: [CompareTag; 2],
+        _: &Interrupt,
+    ) -> anyhow::Result<[RoundOutcome; 2]> {
+        panic!("these loops make whole rounds (tests/offline/compare_turns.rs: pairs by turns)")
+    }
 }
 
 /// Decides once both sides have `decide_at` rounds (never when `None`); records each look.
-struct Scripted {
-    decide_at: Option<usize>,
-    looks: Vec<(usize, usize)>,
+pub(crate) struct Scripted {
+    pub decide_at: Option<usize>,
+    pub looks: Vec<(usize, usize)>,
 }
 
 impl Referee for Scripted {
@@ -109,7 +118,7 @@ fn batch(id: &str) -> Batch {
     }
 }
 
-fn k6_csv() -> PathBuf {
+pub(crate) fn k6_csv() -> PathBuf {
     Path::new("tests/fixtures/k6/stepped-open.csv.gz").to_path_buf()
 }
 
@@ -175,6 +184,7 @@ impl Bench {
         let schedule = Schedule {
             max_rounds,
             run_out: self.run_out,
+            design: Design::Rounds,
         };
         let mut say = |l: &str| said.push(l.to_string());
         let batch = batch(id);
@@ -203,7 +213,7 @@ fn none() -> (Vec<PathBuf>, Vec<PathBuf>) {
 }
 
 /// The tag a round's manifest recorded, and its state.
-fn tag_of(dir: &Path) -> (CompareTag, RunState) {
+pub(crate) fn tag_of(dir: &Path) -> (CompareTag, RunState) {
     let d = RunDir::open(dir).unwrap();
     let m = d.read_manifest().unwrap();
     (
@@ -339,6 +349,7 @@ fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
     let s = Schedule {
         max_rounds: 3,
         run_out: false,
+        design: Design::Rounds,
     };
     assert_eq!(s.next(0, 0), Some(A));
     // ABBA on a tie: pair 2 opens with B, pair 3 with A, pair 4 with B
@@ -350,7 +361,8 @@ fn a_side_behind_runs_first_and_a_side_at_the_cap_no_more() {
     assert_eq!(
         Schedule {
             max_rounds: 5,
-            run_out: false
+            run_out: false,
+            design: Design::Rounds,
         }
         .next(3, 3),
         Some(B)
@@ -444,6 +456,7 @@ fn tag(batch: &str, side: CompareSide, pair: u32) -> CompareTag {
             A => Vec::new(),
             B => vec!["burn_us=1000".into()],
         },
+        design: Default::default(),
     }
 }
 

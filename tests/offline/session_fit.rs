@@ -156,6 +156,7 @@ fn fitted_round(
         layout: &layout,
         quiet: true,
         name: None,
+        twin: None,
     };
     let o = run_fitted(&mut engine, &interrupt, &spec, host, true);
     (engine, o, out)

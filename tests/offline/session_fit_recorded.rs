@@ -64,6 +64,7 @@ fn replay(e: &Experiment, overrides: &[String], fixture: &str) -> Replayed {
         layout: &recorded.cpu_layout,
         quiet: true,
         name: None,
+        twin: None,
     };
     let o = run_fitted(&mut engine, &interrupt, &spec, Analysed, false);
     assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);

@@ -362,6 +362,7 @@ fn round_with(
         layout: &layout,
         quiet: true,
         name: None,
+        twin: None,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -1,6 +1,7 @@
 //! End to end through the real Docker engine, k6 and the Node lab: `perflab compare 2a --b
-//! stack.node.burn_us=1000 --set load.steps=50,100 --quick --no-align --max-rounds 2` runs A1 B1
-//! B2 A2 (ABBA) on fresh stacks
+//! stack.node.burn_us=1000 --set load.steps=50,100 --quick --no-align --design rounds
+//! --max-rounds 2` runs A1 B1 B2 A2 (ABBA) as whole rounds on fresh stacks (the design where two
+//! stacks do not fit; pairs by turns: turns_e2e.rs)
 //! into normal run directories tagged with their batch, side and pair, prints the running
 //! verdict after each pair, and ends with the matrix row; plain `compare A B` on those
 //! directories and `--no-run` on the out root read the same rounds to the same verdict.
@@ -17,7 +18,7 @@ use run_support::perflab;
 /// Two of 2a's seven steps, on both sides (`--set`): the test is about the alternation, the
 /// tags and the verdict's bookkeeping, not the knee, and a round's load is then 21 s instead
 /// of about 55 (four rounds: the longest test of the binary).
-const SIDES: [&str; 10] = [
+pub(crate) const SIDES: [&str; 12] = [
     "compare",
     "2a",
     "--b",
@@ -26,6 +27,8 @@ const SIDES: [&str; 10] = [
     "load.steps=50,100",
     "--quick",
     "--no-align",
+    "--design",
+    "rounds",
     "--max-rounds",
     "2",
 ];

@@ -18,4 +18,5 @@ mod run_support;
 mod shared_host_phases;
 mod tools_cpr;
 mod tools_host;
+mod turns_e2e;
 mod verify_e2e;

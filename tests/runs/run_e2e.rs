@@ -324,7 +324,7 @@ fn smoke_entries_run_end_to_end() {
 }
 
 /// Containers and networks whose `perflab.run` label starts with `run_prefix` ("<run id> <name>").
-fn labelled(run_prefix: &str) -> Vec<String> {
+pub(crate) fn labelled(run_prefix: &str) -> Vec<String> {
     let mut found = Vec::new();
     let queries: [(&[&str], &str); 3] = [
         (&["ps", "-a"], "{{.Label \"perflab.run\"}} {{.Names}}"),

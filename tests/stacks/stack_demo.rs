@@ -66,7 +66,7 @@ async fn oneoff_cancellation_kills_the_container() {
     let id = run_id("cancel");
     let spec = ContainerSpec {
         name: format!("perflab-{id}-sleeper"),
-        image: set.get(Role::Base).tag.clone(),
+        image: set.get(Role::BASE).tag.clone(),
         cmd: Some(vec!["sleep".into(), "60".into()]),
         labels: stack::stack_labels(&id, Lab::Demo, "sleeper"),
         init: true,

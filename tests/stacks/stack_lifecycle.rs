@@ -74,7 +74,7 @@ async fn cleanup_removes_labelled_objects_and_nothing_else() {
     let c = d
         .create_container(&ContainerSpec {
             name: format!("perflab-{id}-c"),
-            image: set.get(Role::Base).tag.clone(),
+            image: set.get(Role::BASE).tag.clone(),
             cmd: Some(vec!["sleep".into(), "300".into()]),
             labels: labels.clone(),
             network: Some(format!("perflab-{id}-net")),

@@ -14,7 +14,7 @@ async fn node_stack_passes_smoke() {
     let id = run_id("node");
     let s = start(&d, &set, &exp, &id).await.expect("node stack starts");
     let report = smoke::run(&d, &s, &exp).await;
-    let app = s.container(Role::NodeApp).unwrap().clone();
+    let app = s.container(Role::named("app").unwrap()).unwrap().clone();
     s.teardown(&d).await.unwrap();
     assert_passed(&report.unwrap());
     assert_eq!(app.cpuset, s.pinning.app);
@@ -32,7 +32,7 @@ async fn node_cluster_two_workers_each_with_a_pool() {
         .await
         .expect("node cluster starts");
     let report = smoke::run(&d, &s, &exp).await;
-    let logs = s.logs(&d, Role::NodeApp).await.unwrap();
+    let logs = s.logs(&d, Role::named("app").unwrap()).await.unwrap();
     s.teardown(&d).await.unwrap();
     assert_passed(&report.unwrap());
     let pids: std::collections::BTreeSet<i64> = logs

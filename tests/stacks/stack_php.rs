@@ -16,14 +16,15 @@ async fn php_stack_tcp_persistent_passes_smoke() {
     let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
     let report = smoke::run(&d, &s, &exp).await;
     // Pinning, limits and labels as the spec says.
-    let fpm = s.container(Role::PhpFpm).unwrap().clone();
+    let fpm = s.container(Role::named("fpm").unwrap()).unwrap().clone();
     let info = d.inspect_container(&fpm.id).await.unwrap();
-    let fpm_log = s.logs(&d, Role::PhpFpm).await.unwrap();
+    let fpm_log = s.logs(&d, Role::named("fpm").unwrap()).await.unwrap();
     // Read before teardown: the cgroup goes with the container.
-    let cg_cpu_ns = match perflab::sample::stack::cgroup_of(&s, &d, Role::PhpFpm).await {
-        Ok(p) => p.read().map(|r| r.cpu_ns).map_err(anyhow::Error::from),
-        Err(e) => Err(e),
-    };
+    let cg_cpu_ns =
+        match perflab::sample::stack::cgroup_of(&s, &d, Role::named("fpm").unwrap()).await {
+            Ok(p) => p.read().map(|r| r.cpu_ns).map_err(anyhow::Error::from),
+            Err(e) => Err(e),
+        };
     s.teardown(&d).await.unwrap();
     let report = report.unwrap();
     assert_passed(&report);
@@ -46,7 +47,7 @@ async fn php_stack_tcp_persistent_passes_smoke() {
     let cpu_ns = cg_cpu_ns.expect("cgroup counters of a running container");
     assert!(cpu_ns > 0, "php-fpm used no CPU according to its cgroup");
     // Read from the host at nginx's address on the lab network: nothing is published.
-    let nginx = s.container(Role::Nginx).unwrap();
+    let nginx = s.container(Role::named("nginx").unwrap()).unwrap();
     let addr = nginx.address.as_deref().expect("nginx has a lab address");
     assert_eq!(
         s.source_url("fpm").as_deref(),
@@ -89,7 +90,7 @@ async fn http_500_from_a_broken_database_fails_the_smoke() {
     let s = start(&d, &set, &exp, &id).await.expect("php stack starts");
     // Take the database away: every new PDO connection fails -> Laravel answers 500, which a
     // smoke must not mistake for a fast app.
-    let pg = s.container(Role::Pg).unwrap().id.clone();
+    let pg = s.container(Role::PG).unwrap().id.clone();
     d.kill_container(&pg, "SIGKILL").await.unwrap();
     let report = smoke::run(&d, &s, &exp).await;
     s.teardown(&d).await.unwrap();

@@ -200,8 +200,11 @@ mod tests {
     fn busy_plus_stolen_is_app_cpu_bound_with_the_split_shown() {
         let mut s = Samples::default();
         for i in 0..10 {
-            s.cgroup
-                .push(super::super::tests::cg(i * 1000, Role::PhpFpm, 0.65));
+            s.cgroup.push(super::super::tests::cg(
+                i * 1000,
+                Role::named("fpm").unwrap(),
+                0.65,
+            ));
             s.host.push(host(i * 1000, [40.0, 98.0], [0.0, 31.0]));
         }
         let rules = SaturationRules::default();

@@ -214,7 +214,7 @@ mod tests {
         let mut s = Samples::default();
         for i in 0..10 {
             let t = 1_000_000 + i * 1000;
-            s.cgroup.push(cg(t, Role::PhpFpm, 0.9));
+            s.cgroup.push(cg(t, Role::named("fpm").unwrap(), 0.9));
             s.cgroup.push(cg(t, Role::K6, 0.1));
             // 1.5 cores busy: 1.0 lab + 0.02 harness + 0.2 steal + 0.28 other
             s.host.push(host(t, [60.0, 90.0], Some([10.0, 10.0])));
@@ -232,7 +232,7 @@ mod tests {
         let mut q = Samples::default();
         for i in 0..5 {
             let t = 2_000_000 + i * 1000;
-            q.cgroup.push(cg(t, Role::PhpFpm, 0.5));
+            q.cgroup.push(cg(t, Role::named("fpm").unwrap(), 0.5));
             q.host.push(host(t, [2.0, 51.0], Some([0.0, 0.0])));
         }
         let h = host_share(&q, 2_000_000, 2_005_000).unwrap();
@@ -279,7 +279,7 @@ mod tests {
         let mut s = Samples::default();
         for i in 0..10 {
             let t = 1_000_000 + i * 1000;
-            s.cgroup.push(cg(t, Role::PhpFpm, 0.9));
+            s.cgroup.push(cg(t, Role::named("fpm").unwrap(), 0.9));
             s.cgroup.push(cg(t, Role::K6, 0.1));
             s.host.push(host(t, [95.0, 95.0], Some([5.0, 5.0])));
             s.hostprocs.extend(procs_line(t));

@@ -289,7 +289,7 @@ fn db_core_saturation(
     per_role: &BTreeMap<Role, BTreeMap<i64, f64>>,
     rules: &SaturationRules,
 ) {
-    if let (Some(by_t), Some(pct)) = (per_role.get(&Role::Pg), w.cpu_pct.get("pg").copied()) {
+    if let (Some(by_t), Some(pct)) = (per_role.get(&Role::PG), w.cpu_pct.get("pg").copied()) {
         let high = by_t.values().filter(|c| **c >= rules.db_core).count();
         if share(high, by_t.len()) >= rules.most_of_step {
             w.saturated.push(format!("pg core at {pct:.0} %"));
@@ -339,7 +339,7 @@ impl WindowServer {
     /// App-box CPU (fpm + nginx, or the Node app / demo server) in cores; `None` when one of
     /// its roles has no usable figure in the window.
     pub(crate) fn app_cores(&self) -> Option<f64> {
-        let app_box = || Role::ALL.into_iter().filter(|r| r.is_app_box());
+        let app_box = || Role::all().iter().copied().filter(|r| r.is_app_box());
         if app_box().any(|r| self.unusable.contains_key(&format!("cpu.{}", r.column()))) {
             return None;
         }
@@ -434,10 +434,10 @@ mod tests {
         let mut s = Samples::default();
         for i in 0..10 {
             let t = i * 1000;
-            s.cgroup.push(cg(t, Role::PhpFpm, 1.41));
-            s.cgroup.push(cg(t, Role::Nginx, 0.16));
+            s.cgroup.push(cg(t, Role::named("fpm").unwrap(), 1.41));
+            s.cgroup.push(cg(t, Role::named("nginx").unwrap(), 0.16));
             s.cgroup
-                .push(cg(t, Role::Pg, if i < 9 { 0.95 } else { 0.5 }));
+                .push(cg(t, Role::PG, if i < 9 { 0.95 } else { 0.5 }));
         }
         let w = window(
             &s,

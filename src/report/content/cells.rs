@@ -35,7 +35,7 @@ pub(super) fn utc_full(t_ms: i64) -> String {
 }
 
 /// Put role names in display order: the app box first, then the database and the generator
-/// (`Role::ALL`'s order within each; the base image runs no container).
+/// (`lab::roles()`' order within each; the base image runs no container).
 pub(crate) fn order_roles<'a>(present: impl IntoIterator<Item = &'a String>) -> Vec<String> {
     use crate::lab::Role;
     use crate::plan::layout::Slot;

@@ -58,6 +58,7 @@ pub mod latency;
 pub mod pair;
 pub mod paired;
 pub mod render;
+pub mod resample;
 pub mod rounds;
 pub mod sequential;
 pub mod sides;

@@ -10,15 +10,16 @@ use super::sequential::{
     call, first_deciding,
 };
 use super::stats::{mean, variance};
-use crate::rundir::batch::CompareTag;
+use crate::rundir::batch::{CompareTag, Design};
 use std::collections::BTreeMap;
 
 /// How a comparison's rounds are tested.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Pairing {
     /// Every round of A and of B in one pair of one batch: (index in A, index in B) of each
-    /// pair, by pair number.
-    Paired(Vec<(usize, usize)>),
+    /// pair, by pair number; and how many of the pairs took turns within one round
+    /// (`Design::Steps`; the others are whole rounds).
+    Paired(Vec<(usize, usize)>, usize),
     /// The unpaired test, and why the rounds could not be paired.
     Unpaired(String),
 }
@@ -27,7 +28,19 @@ impl Pairing {
     /// "paired over 3 pairs" or "unpaired: why".
     pub(crate) fn text(&self) -> String {
         match self {
-            Pairing::Paired(p) => format!("paired over {} pairs", p.len()),
+            Pairing::Paired(p, 0) => format!("paired over {} pairs", p.len()),
+            Pairing::Paired(p, t) if *t == p.len() => format!(
+                "paired over {} pairs, each of {}",
+                p.len(),
+                Design::Steps.describe()
+            ),
+            Pairing::Paired(p, t) => format!(
+                "paired over {} pairs ({t} of {}, {} of {})",
+                p.len(),
+                Design::Steps.describe(),
+                p.len() - t,
+                Design::Rounds.describe()
+            ),
             Pairing::Unpaired(why) => format!("unpaired: {why}"),
         }
     }
@@ -37,7 +50,7 @@ impl Pairing {
     pub(crate) fn test(&self, plan: &Plan, a: &[f64], b: &[f64], sd_floor: f64) -> Option<LogTest> {
         match self {
             Pairing::Unpaired(_) => plan.test(a, b, sd_floor),
-            Pairing::Paired(pairs) => {
+            Pairing::Paired(pairs, _) => {
                 let (pa, pb): (Vec<f64>, Vec<f64>) =
                     pairs.iter().map(|(i, j)| (a[*i], b[*j])).unzip();
                 PairedPlan::new(&plan.settings, pairs.len()).test(&pa, &pb, sd_floor)
@@ -103,7 +116,11 @@ pub(crate) fn pairing(a: &[Option<&CompareTag>], b: &[Option<&CompareTag>]) -> P
             lone.join(", ")
         ));
     }
-    Pairing::Paired(na.iter().map(|(p, i)| (*i, nb[p])).collect())
+    let turns = na
+        .iter()
+        .filter(|(p, i)| a[**i].design == Design::Steps && b[nb[*p]].design == Design::Steps)
+        .count();
+    Pairing::Paired(na.iter().map(|(p, i)| (*i, nb[p])).collect(), turns)
 }
 
 /// Mean and sample SD of the differences `d` (b - a of the logs, one per pair).
