@@ -2,9 +2,11 @@
 //! of killed runs, then run every experiment of the target (a group runs its members in order)
 //! for each round on a fresh stack, and print each round's verdict. `compare`: the same rounds
 //! for two configurations, interleaved until the verdict is decided (`target`: `compare TARGET`
-//! from its typed options to the matrix). `resolve`: an id and the
-//! planning flags to planned experiments and a CPU layout; `missing`: `verify --run-missing`; `lifecycle`: `up`, `smoke`, `down`
-//! and `cleanup`.
+//! from its typed options to the matrix; `recorded`: `compare RUN_A RUN_B`). `resolve`: an id
+//! and the planning flags to planned experiments and a CPU layout, `run`'s input checked in
+//! order into its `RunRequest`; `missing`: `verify`'s findings and `--run-missing`;
+//! `lifecycle`: `up`, `smoke`, `down` and `cleanup`, and what they print (`stack_text`);
+//! `build`: `perflab build`; `status`: `perflab status`.
 
 pub(crate) mod build;
 pub(crate) mod calibration;

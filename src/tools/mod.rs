@@ -2,7 +2,8 @@
 //! `calib` (a fixed CPU loop repeated on an app CPU) and `cpu-per-request` (cgroup CPU delta of
 //! N sequential requests per endpoint). Each writes a fresh run directory `out/<tool>/<ts>-r1/`
 //! (tool manifest, raw data, report.txt/md/json, status.json) under the host lock, and honours
-//! Ctrl-C/SIGTERM like `perflab run`. Pure parts (`*_report.rs`, and `analyze::stats`) do no I/O.
+//! Ctrl-C/SIGTERM like `perflab run`. Pure parts (`*_report.rs`, and `analyze::stats`) do no I/O;
+//! `start` checks each tool's input before anything starts.
 pub mod calib;
 pub(crate) mod calib_report;
 pub(crate) mod cpr;
