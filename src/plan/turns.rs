@@ -30,7 +30,8 @@ pub fn check(a: &Plan, b: &Plan) -> Result<(), String> {
     };
     if shape(a) != shape(b) {
         return Err(
-            "the two sides' steps, ramp, hold or warm-up differ (turns pair the same levels)".into(),
+            "the two sides' steps, ramp, hold or warm-up differ (turns pair the same levels)"
+                .into(),
         );
     }
     Ok(())

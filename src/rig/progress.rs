@@ -192,7 +192,10 @@ mod tests {
         // B waits the first level's first turn, then has its own
         let s0 = &b.steps[0];
         let idle = position(&b, s0.start_s as f64 - 1.0);
-        assert_eq!((idle.phase, idle.step, idle.left_s), ("the other side's turn", 1, 1));
+        assert_eq!(
+            (idle.phase, idle.step, idle.left_s),
+            ("the other side's turn", 1, 1)
+        );
         assert_eq!(position(&b, s0.hold_start_s as f64 + 0.5).phase, "hold");
         assert_eq!(position(&b, b.total_s as f64 + 1.0).phase, "stopping");
         assert_eq!(position(&p, p.total_s as f64 - 0.5).phase, "hold");

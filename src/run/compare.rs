@@ -11,6 +11,7 @@ use super::{RunRequest, docker_env, prepare, round_line, run_one, sweep_leftover
 use crate::experiment::Experiment;
 use crate::images;
 use crate::lock::Wait;
+use crate::plan::Resolved;
 use crate::rig::DockerEnv;
 use crate::rundir::Manifest;
 use crate::rundir::batch::{CompareSide, Design};
@@ -18,10 +19,9 @@ use crate::session::Session;
 use crate::session::interleave::{
     self, Batch, CompareTag, End, Interleaved, RecordedReferee, Schedule, SideRunner,
 };
-use crate::plan::Resolved;
 use crate::session::round::RoundOutcome;
-use crate::session::twin::Twins;
 use crate::session::signals::Interrupt;
+use crate::session::twin::Twins;
 use crate::verify::compare::Settings;
 use crate::verify::config::Config;
 use crate::verify::load::{self, LoadedRun};
@@ -305,10 +305,7 @@ impl SideRunner for DockerSides<'_, '_> {
             &self.reqs[1].resolved[self.experiment],
         );
         let (pa, pb) = crate::plan::turns::for_pair(&ra.plan, &rb.plan, ta.pair);
-        let with = |r: &Resolved, plan| Resolved {
-            plan,
-            ..r.clone()
-        };
+        let with = |r: &Resolved, plan| Resolved { plan, ..r.clone() };
         let (ra, rb) = (with(ra, pa), with(rb, pb));
         let twins = Twins::default();
         let (twin_a, twin_b) = (twins.side(0), twins.side(1));
@@ -319,8 +316,22 @@ impl SideRunner for DockerSides<'_, '_> {
             ..self.envs[1].clone()
         };
         let (oa, ob) = tokio::join!(
-            run_one(self.reqs[0], self.envs[0], &ra, round, interrupt, (Some(ta), Some(&twin_a))),
-            run_one(self.reqs[1], &env_b, &rb, round, interrupt, (Some(tb), Some(&twin_b))),
+            run_one(
+                self.reqs[0],
+                self.envs[0],
+                &ra,
+                round,
+                interrupt,
+                (Some(ta), Some(&twin_a))
+            ),
+            run_one(
+                self.reqs[1],
+                &env_b,
+                &rb,
+                round,
+                interrupt,
+                (Some(tb), Some(&twin_b))
+            ),
         );
         let (oa, ob) = (oa?, ob?);
         if !self.reqs[0].quiet {

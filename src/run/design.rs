@@ -35,7 +35,10 @@ pub(crate) fn choose(
         return Ok((Design::Rounds, None));
     }
     let why = match fitted {
-        true => Err("--fit calibrates each stack under load, which two stacks cannot do by turns".to_string()),
+        true => Err(
+            "--fit calibrates each stack under load, which two stacks cannot do by turns"
+                .to_string(),
+        ),
         false => crate::plan::turns::check(&a.plan, &b.plan)
             .and_then(|()| fits((a, b), app_cpus, available)),
     };
@@ -50,7 +53,11 @@ pub(crate) fn choose(
 }
 
 /// Both stacks' memory limits within [`MEMORY_SHARE`] of what the host has available.
-fn fits((a, b): (&Resolved, &Resolved), app_cpus: usize, available: Option<u64>) -> Result<(), String> {
+fn fits(
+    (a, b): (&Resolved, &Resolved),
+    app_cpus: usize,
+    available: Option<u64>,
+) -> Result<(), String> {
     let need = |r: &Resolved| crate::stack::footprint::memory_bytes(&r.experiment, app_cpus);
     let need = need(a)? + need(b)?;
     let Some(available) = available else {
@@ -91,24 +98,41 @@ mod tests {
     fn turns_where_both_stacks_fit_rounds_otherwise_and_why() {
         let r = resolved("2a", true);
         let roomy = (2, Some(16 * GIB));
-        assert_eq!(choose(Wanted::Auto, (&r, &r), false, roomy), Ok((Design::Steps, None)));
+        assert_eq!(
+            choose(Wanted::Auto, (&r, &r), false, roomy),
+            Ok((Design::Steps, None))
+        );
         let (d, why) = choose(Wanted::Auto, (&r, &r), false, (2, Some(GIB))).unwrap();
         assert_eq!(d, Design::Rounds);
         assert!(why.unwrap().contains("memory limits"));
         let err = choose(Wanted::Steps, (&r, &r), false, (2, Some(GIB))).unwrap_err();
-        assert!(err.contains("--design steps cannot run") && err.contains("MiB"), "{err}");
+        assert!(
+            err.contains("--design steps cannot run") && err.contains("MiB"),
+            "{err}"
+        );
         let (d, why) = choose(Wanted::Auto, (&r, &r), true, roomy).unwrap();
         assert_eq!((d, why.unwrap().contains("--fit")), (Design::Rounds, true));
-        assert_eq!(choose(Wanted::Rounds, (&r, &r), false, roomy), Ok((Design::Rounds, None)));
-        assert_eq!(Wanted::default(), Wanted::Rounds, "turns are asked for (docs/regression.md)");
+        assert_eq!(
+            choose(Wanted::Rounds, (&r, &r), false, roomy),
+            Ok((Design::Rounds, None))
+        );
+        assert_eq!(
+            Wanted::default(),
+            Wanted::Rounds,
+            "turns are asked for (docs/regression.md)"
+        );
         let (d, why) = choose(Wanted::Auto, (&r, &r), false, (2, None)).unwrap();
-        assert_eq!((d, why.unwrap().contains("unknown")), (Design::Rounds, true));
+        assert_eq!(
+            (d, why.unwrap().contains("unknown")),
+            (Design::Rounds, true)
+        );
     }
 
     #[test]
     fn loads_that_cannot_take_turns_run_whole_rounds() {
         let closed = resolved("demo-closed", true);
-        let (d, why) = choose(Wanted::Auto, (&closed, &closed), false, (2, Some(64 * GIB))).unwrap();
+        let (d, why) =
+            choose(Wanted::Auto, (&closed, &closed), false, (2, Some(64 * GIB))).unwrap();
         assert_eq!(d, Design::Rounds);
         assert!(why.unwrap().contains("closed"));
         let (a, mut b) = (resolved("2a", true), resolved("2a", true));

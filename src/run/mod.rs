@@ -10,8 +10,8 @@
 
 pub(crate) mod build;
 pub(crate) mod calibration;
-pub mod design;
 pub mod compare;
+pub mod design;
 pub(crate) mod lifecycle;
 pub(crate) mod missing;
 pub(crate) mod outline;

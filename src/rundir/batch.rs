@@ -47,7 +47,9 @@ impl Design {
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Design::Rounds => "whole rounds in ABBA order",
-            Design::Steps => "sides taking turns at each load level within one round (ABBA over levels)",
+            Design::Steps => {
+                "sides taking turns at each load level within one round (ABBA over levels)"
+            }
         }
     }
 }

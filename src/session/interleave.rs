@@ -60,8 +60,11 @@ pub trait SideRunner {
     async fn round(&mut self, tag: CompareTag, interrupt: &Interrupt) -> Result<RoundOutcome>;
     /// Both sides' rounds of one pair at the same time, taking turns at each load level
     /// (`Design::Steps`; A takes the first level's first turn in odd pairs, B in even ones).
-    async fn pair(&mut self, tags: [CompareTag; 2], interrupt: &Interrupt)
-    -> Result<[RoundOutcome; 2]>;
+    async fn pair(
+        &mut self,
+        tags: [CompareTag; 2],
+        interrupt: &Interrupt,
+    ) -> Result<[RoundOutcome; 2]>;
 }
 
 /// What the referee says of the rounds so far.

@@ -34,6 +34,9 @@ mod tests {
         // two containers (PostgreSQL and the app), three for php, one for the demo
         assert!(node >= k6 + 2 * 256 * mib, "{node}");
         assert!(php >= k6 + 3 * 256 * mib, "{php}");
-        assert!(demo >= k6 + 128 * mib && demo < node.min(php), "demo {demo}");
+        assert!(
+            demo >= k6 + 128 * mib && demo < node.min(php),
+            "demo {demo}"
+        );
     }
 }

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use perflab::analyze::model::Report;
 use perflab::rundir::batch::CompareSide;
+use perflab::verify::compare::resample;
 use perflab::verify::compare::sequential::Settings;
 use perflab::verify::compare::signals;
-use perflab::verify::compare::resample;
 
 const FIX: &str = "tests/fixtures/compare";
 
@@ -25,7 +25,10 @@ fn held_out(exp: &str) -> Vec<(String, Vec<f64>)> {
         .filter(|p| p.join("HELD-OUT.md").exists() && p.join(exp).is_dir())
         .collect();
     batches.sort();
-    batches.iter().map(|b| (name(b), diffs(&b.join(exp)))).collect()
+    batches
+        .iter()
+        .map(|b| (name(b), diffs(&b.join(exp))))
+        .collect()
 }
 
 fn name(p: &Path) -> String {
@@ -36,7 +39,11 @@ fn diffs(dir: &Path) -> Vec<f64> {
     let mut rounds: Vec<(String, Report, (CompareSide, u32))> = Vec::new();
     for d in std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()) {
         let report = perflab::rundir::read_report(&d).unwrap();
-        let tag = perflab::rundir::read_manifest(&d).unwrap().measurements.compare.unwrap();
+        let tag = perflab::rundir::read_manifest(&d)
+            .unwrap()
+            .measurements
+            .compare
+            .unwrap();
         rounds.push((name(&d), report, (tag.side, tag.pair)));
     }
     let ins: Vec<(&str, &Report)> = rounds.iter().map(|r| (r.0.as_str(), &r.1)).collect();
@@ -46,7 +53,10 @@ fn diffs(dir: &Path) -> Vec<f64> {
         let (side, pair) = r.2;
         pairs.entry(pair).or_default()[usize::from(side == CompareSide::B)] = v.map(f64::ln);
     }
-    pairs.values().map(|[a, b]| b.unwrap() - a.unwrap()).collect()
+    pairs
+        .values()
+        .map(|[a, b]| b.unwrap() - a.unwrap())
+        .collect()
 }
 
 fn sd_pct(d: &[f64]) -> f64 {
@@ -78,26 +88,50 @@ fn power_on_held_out_pairs_is_what_the_page_says() {
                     assert!(t.alarms() <= 1.5 * nominal, "{name}: false alarms {t:?}");
                 }
                 let same = t.share(t.within);
-                cells.push(format!("{:.2} %, same {:.1} %", t.alarms() * 100.0, same * 100.0));
+                cells.push(format!(
+                    "{:.2} %, same {:.1} %",
+                    t.alarms() * 100.0,
+                    same * 100.0
+                ));
             } else {
                 detected.push(t.detected(e));
-                cells.push(format!("{:.1} % ({:.1})", t.detected(e) * 100.0, t.mean_rounds()));
+                cells.push(format!(
+                    "{:.1} % ({:.1})",
+                    t.detected(e) * 100.0,
+                    t.mean_rounds()
+                ));
             }
         }
-        assert!(detected.windows(2).all(|w| w[1] >= w[0]), "{name}: {detected:?}");
+        assert!(
+            detected.windows(2).all(|w| w[1] >= w[0]),
+            "{name}: {detected:?}"
+        );
         rows.push(format!("| {name} | {} |", cells.join(" | ")));
         println!("{}", rows.last().unwrap());
     }
-    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/regression.md")).unwrap();
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/regression.md"))
+            .unwrap();
     let stale: Vec<&String> = rows.iter().filter(|r| !page.contains(r.as_str())).collect();
-    assert!(stale.is_empty(), "docs/regression.md lacks these rows (paste them in): {stale:#?}");
+    assert!(
+        stale.is_empty(),
+        "docs/regression.md lacks these rows (paste them in): {stale:#?}"
+    );
 }
 
 /// The differences read here are the pairs the CLI judged: their SD is the paired noise its
 /// calibration printed for each batch (6.81 % and 5.98 %, tests/offline/compare_batches.rs).
 #[test]
 fn the_resampled_pairs_are_the_ones_the_calibration_read() {
-    let got: Vec<(String, f64)> =
-        held_out("2a").into_iter().map(|(n, d)| (n, (sd_pct(&d) * 100.0).round() / 100.0)).collect();
-    assert_eq!(got, [("2a-aa-dec05".to_string(), 6.81), ("2a-aa-dec05-quiet".to_string(), 5.98)]);
+    let got: Vec<(String, f64)> = held_out("2a")
+        .into_iter()
+        .map(|(n, d)| (n, (sd_pct(&d) * 100.0).round() / 100.0))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("2a-aa-dec05".to_string(), 6.81),
+            ("2a-aa-dec05-quiet".to_string(), 5.98)
+        ]
+    );
 }

@@ -83,7 +83,11 @@ impl SideRunner for FakeSides<'_> {
         run_round(self.engine, &spec, &mut m, interrupt).await
     }
 
-    async fn pair(&mut self, _: [CompareTag; 2], _: &Interrupt) -> anyhow::Result<[RoundOutcome; 2]> {
+    async fn pair(
+        &mut self,
+        _: [CompareTag; 2],
+        _: &Interrupt,
+    ) -> anyhow::Result<[RoundOutcome; 2]> {
         panic!("these loops make whole rounds (tests/offline/compare_turns.rs: pairs by turns)")
     }
 }

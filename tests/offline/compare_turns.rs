@@ -11,7 +11,9 @@ use perflab::plan;
 use perflab::rundir::batch::{CompareSide, CompareTag, Design};
 use perflab::rundir::{RunDir, RunState};
 use perflab::session::fake::{FakeEngine, Fault, Op};
-use perflab::session::interleave::{Batch, End, Interleaved, Schedule, SideRunner, Tagged, interleave};
+use perflab::session::interleave::{
+    Batch, End, Interleaved, Schedule, SideRunner, Tagged, interleave,
+};
 use perflab::session::measurement::Stepped;
 use perflab::session::round::{RoundOutcome, RoundSpec};
 use perflab::session::run_round;
@@ -40,7 +42,10 @@ impl Pairs<'_> {
     fn new(out: &Path, faults: [Option<Fault>; 2]) -> (Pairs<'_>, Interrupt) {
         let (a, interrupt) = FakeEngine::new(faults[0]);
         let b = a.sibling(faults[1]);
-        let engines = [a.with_k6_csv(k6_csv()), b.with_k6_csv(k6_csv()).starting_at(b_late())];
+        let engines = [
+            a.with_k6_csv(k6_csv()),
+            b.with_k6_csv(k6_csv()).starting_at(b_late()),
+        ];
         let ran = Vec::new();
         (Pairs { engines, out, ran }, interrupt)
     }
@@ -54,7 +59,11 @@ fn overrides(side: CompareSide) -> Vec<String> {
 }
 
 impl SideRunner for Pairs<'_> {
-    async fn round(&mut self, tag: CompareTag, interrupt: &Interrupt) -> anyhow::Result<RoundOutcome> {
+    async fn round(
+        &mut self,
+        tag: CompareTag,
+        interrupt: &Interrupt,
+    ) -> anyhow::Result<RoundOutcome> {
         let (exp, plan, layout) = demo();
         let o = overrides(tag.side);
         let spec = RoundSpec {
@@ -69,12 +78,22 @@ impl SideRunner for Pairs<'_> {
             twin: None,
         };
         self.ran.push((tag.side, tag.pair, tag.design));
-        let mut m = Tagged { inner: Stepped { plan: plan.clone(), align: false }, tag: Some(tag.clone()) };
+        let mut m = Tagged {
+            inner: Stepped {
+                plan: plan.clone(),
+                align: false,
+            },
+            tag: Some(tag.clone()),
+        };
         let i = usize::from(tag.side == B);
         run_round(&mut self.engines[i], &spec, &mut m, interrupt).await
     }
 
-    async fn pair(&mut self, [ta, tb]: [CompareTag; 2], interrupt: &Interrupt) -> anyhow::Result<[RoundOutcome; 2]> {
+    async fn pair(
+        &mut self,
+        [ta, tb]: [CompareTag; 2],
+        interrupt: &Interrupt,
+    ) -> anyhow::Result<[RoundOutcome; 2]> {
         let (exp, plan, layout) = demo();
         let (pa, pb) = plan::turns::for_pair(&plan, &plan, ta.pair);
         let twins = Twins::default();
@@ -94,8 +113,20 @@ impl SideRunner for Pairs<'_> {
         let (sa, sb) = (spec(&pa, &oa, &twin_a), spec(&pb, &ob, &twin_b));
         self.ran.push((A, ta.pair, ta.design));
         self.ran.push((B, tb.pair, tb.design));
-        let mut ma = Tagged { inner: Stepped { plan: pa.clone(), align: false }, tag: Some(ta) };
-        let mut mb = Tagged { inner: Stepped { plan: pb.clone(), align: false }, tag: Some(tb) };
+        let mut ma = Tagged {
+            inner: Stepped {
+                plan: pa.clone(),
+                align: false,
+            },
+            tag: Some(ta),
+        };
+        let mut mb = Tagged {
+            inner: Stepped {
+                plan: pb.clone(),
+                align: false,
+            },
+            tag: Some(tb),
+        };
         let [ea, eb] = &mut self.engines;
         let (ra, rb) = tokio::join!(
             run_round(ea, &sa, &mut ma, interrupt),
@@ -112,12 +143,34 @@ fn run(
     from: (Vec<PathBuf>, Vec<PathBuf>),
     max: usize,
 ) -> (Interleaved, Vec<(usize, usize)>) {
-    let mut referee = Scripted { decide_at: None, looks: Vec::new() };
-    let batch = Batch { id: "t1".into(), declared_a: Vec::new(), declared_b: overrides(B) };
-    let schedule = Schedule { max_rounds: max, run_out: false, design: Design::Steps };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut referee = Scripted {
+        decide_at: None,
+        looks: Vec::new(),
+    };
+    let batch = Batch {
+        id: "t1".into(),
+        declared_a: Vec::new(),
+        declared_b: overrides(B),
+    };
+    let schedule = Schedule {
+        max_rounds: max,
+        run_out: false,
+        design: Design::Steps,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut say = |_: &str| {};
-    let looped = interleave(pairs, &mut referee, &batch, from, schedule, interrupt, &mut say);
+    let looped = interleave(
+        pairs,
+        &mut referee,
+        &batch,
+        from,
+        schedule,
+        interrupt,
+        &mut say,
+    );
     let done = rt.block_on(looped).unwrap();
     (done, referee.looks)
 }
@@ -138,17 +191,32 @@ fn both_sides_of_a_pair_run_at_once_taking_turns_from_one_instant() {
     for (i, (a, b)) in done.a.iter().zip(&done.b).enumerate() {
         let (ma, mb) = (manifest(a), manifest(b));
         for (m, d, side) in [(&ma, a, A), (&mb, b, B)] {
-            assert_eq!(tag_of(d), (m.measurements.compare.clone().unwrap(), RunState::Complete));
+            assert_eq!(
+                tag_of(d),
+                (m.measurements.compare.clone().unwrap(), RunState::Complete)
+            );
             let tag = m.measurements.compare.as_ref().unwrap();
             assert_eq!((tag.side, tag.design), (side, Design::Steps));
             let turns = m.plan.turns.as_ref().expect("the plan records its turns");
             assert_eq!(turns.side, side.to_string());
             // A opens the first level of odd pairs, B of even ones
-            assert_eq!(turns.first[0], (side == A) == (i % 2 == 0), "pair {} {side}", i + 1);
-            assert!(m.caveats.iter().any(|c| c.contains("pair by turns")), "{:?}", m.caveats);
+            assert_eq!(
+                turns.first[0],
+                (side == A) == (i % 2 == 0),
+                "pair {} {side}",
+                i + 1
+            );
+            assert!(
+                m.caveats.iter().any(|c| c.contains("pair by turns")),
+                "{:?}",
+                m.caveats
+            );
         }
         // one instant for both loads: the later side's arrival (B's clock is ahead)
-        let (ka, kb) = (ma.measurements.alignment.unwrap(), mb.measurements.alignment.unwrap());
+        let (ka, kb) = (
+            ma.measurements.alignment.unwrap(),
+            mb.measurements.alignment.unwrap(),
+        );
         assert_eq!(ka.k6_start, kb.k6_start, "pair {}", i + 1);
         assert!(ka.k6_start >= b_late(), "{} before B arrived", ka.k6_start);
         // the two timelines' hold windows never overlap
@@ -175,7 +243,10 @@ fn a_side_whose_stack_fails_stops_its_twin_before_any_load() {
     assert_eq!((a.state, b.state), (RunState::Failed, RunState::Failed));
     let why = a.reason.clone().unwrap_or_default();
     assert!(why.contains("stopped before its load"), "{why}");
-    assert!(!pairs.engines[0].calls.contains(&Op::StartLoad), "A loaded alone");
+    assert!(
+        !pairs.engines[0].calls.contains(&Op::StartLoad),
+        "A loaded alone"
+    );
     for e in &pairs.engines {
         assert!(e.objects.is_empty(), "torn down: {:?}", e.objects);
     }

@@ -7,7 +7,6 @@ mod serial_support;
 pub use serial_support::serial;
 
 mod compare_e2e;
-mod turns_e2e;
 mod fit_e2e;
 #[path = "../fit_support/mod.rs"]
 mod fit_support;
@@ -19,4 +18,5 @@ mod run_support;
 mod shared_host_phases;
 mod tools_cpr;
 mod tools_host;
+mod turns_e2e;
 mod verify_e2e;

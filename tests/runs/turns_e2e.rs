@@ -34,7 +34,11 @@ fn holds(dir: &Path) -> Vec<(f64, f64, u64)> {
         .map(|s| {
             let start = s["start_ms"].as_f64().unwrap();
             let requests = s["requests"].as_u64().unwrap();
-            (start, start + 1000.0 * s["window_s"].as_f64().unwrap(), requests)
+            (
+                start,
+                start + 1000.0 * s["window_s"].as_f64().unwrap(),
+                requests,
+            )
         })
         .collect()
 }
@@ -42,7 +46,11 @@ fn holds(dir: &Path) -> Vec<(f64, f64, u64)> {
 fn by_side(out: &Path) -> [Vec<PathBuf>; 2] {
     let mut sides: [Vec<(u32, PathBuf)>; 2] = Default::default();
     for r in rundir::list_runs(out, Some("2a")) {
-        let tag = rundir::read_manifest(&r.path).unwrap().measurements.compare.unwrap();
+        let tag = rundir::read_manifest(&r.path)
+            .unwrap()
+            .measurements
+            .compare
+            .unwrap();
         sides[usize::from(tag.side == CompareSide::B)].push((tag.pair, r.path));
     }
     sides.map(|mut v| {
@@ -56,10 +64,18 @@ fn pairs_by_turns_load_two_stacks_by_turns_within_one_round() {
     let _serial = crate::serial();
     let out = tempfile::tempdir().unwrap();
     let t0 = Instant::now();
-    let o = perflab().args(turns()).args(["--json", "--out"]).arg(out.path()).output().unwrap();
+    let o = perflab()
+        .args(turns())
+        .args(["--json", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     let code = o.status.code();
-    println!("compare 2a by turns, 2 pairs: {:?}, exit {code:?}\n{stderr}", t0.elapsed());
+    println!(
+        "compare 2a by turns, 2 pairs: {:?}, exit {code:?}\n{stderr}",
+        t0.elapsed()
+    );
     assert!(matches!(code, Some(0 | 1 | 3)), "exit {code:?}\n{stderr}");
     assert!(stderr.contains("pairs by sides taking turns"), "{stderr}");
     for pair in ["A 1 / B 1 rounds: ", "A 2 / B 2 rounds: "] {
@@ -67,19 +83,34 @@ fn pairs_by_turns_load_two_stacks_by_turns_within_one_round() {
     }
     let m: Value = serde_json::from_slice(&o.stdout).unwrap();
     let row = &m["rows"][0];
-    assert_eq!((row["rounds_a"].as_u64(), row["rounds_b"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (row["rounds_a"].as_u64(), row["rounds_b"].as_u64()),
+        (Some(2), Some(2))
+    );
     let [a, b] = by_side(out.path());
     assert_eq!((a.len(), b.len()), (2, 2), "{a:?} {b:?}");
     for (i, (da, db)) in a.iter().zip(&b).enumerate() {
-        let (ma, mb) = (rundir::read_manifest(da).unwrap(), rundir::read_manifest(db).unwrap());
+        let (ma, mb) = (
+            rundir::read_manifest(da).unwrap(),
+            rundir::read_manifest(db).unwrap(),
+        );
         for (m, d) in [(&ma, da), (&mb, db)] {
-            assert_eq!(RunDir::open(d).unwrap().status().unwrap().state, RunState::Complete);
-            assert_eq!(m.measurements.compare.as_ref().unwrap().design, Design::Steps);
+            assert_eq!(
+                RunDir::open(d).unwrap().status().unwrap().state,
+                RunState::Complete
+            );
+            assert_eq!(
+                m.measurements.compare.as_ref().unwrap().design,
+                Design::Steps
+            );
             crate::run_support::bounds::assert_run_within_bounds(d);
         }
         // two stacks, one start instant (to the engine's clock: within 1 s)
         assert_ne!(ma.measurements.stack.run_id, mb.measurements.stack.run_id);
-        let (ka, kb) = (ma.measurements.alignment.unwrap(), mb.measurements.alignment.unwrap());
+        let (ka, kb) = (
+            ma.measurements.alignment.unwrap(),
+            mb.measurements.alignment.unwrap(),
+        );
         let apart = (ka.k6_start - kb.k6_start).num_milliseconds().abs();
         assert!(apart < 1000, "pair {}: starts {apart} ms apart", i + 1);
         // A opens pair 1's first level, B pair 2's
@@ -93,11 +124,18 @@ fn pairs_by_turns_load_two_stacks_by_turns_within_one_round() {
             assert!(*na > 0, "an A step without requests: {ha:?}");
             for (sb, eb, nb) in &hb {
                 assert!(*nb > 0, "a B step without requests: {hb:?}");
-                assert!(ea - 1000.0 <= *sb || eb - 1000.0 <= *sa, "A {ha:?} overlaps B {hb:?}");
+                assert!(
+                    ea - 1000.0 <= *sb || eb - 1000.0 <= *sa,
+                    "A {ha:?} overlaps B {hb:?}"
+                );
             }
         }
     }
-    assert!(labelled("run-2a-").is_empty(), "left: {:?}", labelled("run-2a-"));
+    assert!(
+        labelled("run-2a-").is_empty(),
+        "left: {:?}",
+        labelled("run-2a-")
+    );
 }
 
 #[test]
@@ -114,20 +152,39 @@ fn ctrl_c_during_the_turns_aborts_both_rounds_and_leaves_nothing() {
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    let k6s = || labelled("run-2a-").iter().filter(|l| l.ends_with("-k6")).count();
+    let k6s = || {
+        labelled("run-2a-")
+            .iter()
+            .filter(|l| l.ends_with("-k6"))
+            .count()
+    };
     while k6s() < 2 {
-        assert!(t0.elapsed() < Duration::from_secs(600), "the two k6 never ran");
-        assert!(child.try_wait().unwrap().is_none(), "perflab exited before the turns");
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "the two k6 never ran"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "perflab exited before the turns"
+        );
         std::thread::sleep(Duration::from_millis(300));
     }
     std::thread::sleep(Duration::from_secs(3));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(130), "an interrupted compare exits 130");
+    assert_eq!(
+        child.wait().unwrap().code(),
+        Some(130),
+        "an interrupted compare exits 130"
+    );
     let [a, b] = by_side(out.path());
     for d in a.iter().chain(&b) {
         let status = json(&d.join("status.json"));
         assert_eq!(status["state"], "aborted", "{}: {status}", d.display());
     }
     assert_eq!((a.len(), b.len()), (1, 1));
-    assert!(labelled("run-2a-").is_empty(), "left: {:?}", labelled("run-2a-"));
+    assert!(
+        labelled("run-2a-").is_empty(),
+        "left: {:?}",
+        labelled("run-2a-")
+    );
 }
