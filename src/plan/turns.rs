@@ -78,6 +78,8 @@ fn turns(side: &str, first: &[bool], slot: u32) -> Turns {
 fn apply(p: &Plan, t: Turns) -> Plan {
     let mut out = p.clone();
     let mut shift = 0u32;
+    // each step's shift: the waits up to and including its own
+    let mut shift_of = Vec::with_capacity(out.steps.len());
     let mut stages = Vec::new();
     for (i, step) in out.steps.iter_mut().enumerate() {
         let idle = t.idle_s[i];
@@ -94,16 +96,11 @@ fn apply(p: &Plan, t: Turns) -> Plan {
             });
         }
         shift = shift.saturating_add(idle);
+        shift_of.push(shift);
         step.start_s += shift;
         step.hold_start_s += shift;
         step.hold_end_s += shift;
         stages.extend(p.stages[2 * i..2 * i + 2].iter().cloned());
-    }
-    let mut shift_of = vec![0u32; out.steps.len()];
-    let mut acc = 0;
-    for (i, idle) in t.idle_s.iter().enumerate() {
-        acc += idle;
-        shift_of[i] = acc;
     }
     for w in &mut out.windows {
         if let Some(i) = w.step {

@@ -166,7 +166,7 @@ fn plans(
     let new_id = chrono::Utc::now().format("%Y%m%dT%H%M%SZ").to_string();
     let from_batch = a.resume || a.no_run;
     let mut out = Vec::new();
-    for e in &c.experiments {
+    for (i, e) in c.experiments.iter().enumerate() {
         let profile = (a.quick, c.fitted(a, e));
         let newest = match from_batch {
             true => c
@@ -196,7 +196,7 @@ fn plans(
             },
             recorded_a: ra.iter().map(|r| r.dir.clone()).collect(),
             recorded_b: rb.iter().map(|r| r.dir.clone()).collect(),
-            design: design_of(a, c, e)?,
+            design: design_of(a, c, i)?,
         };
         out.push((plan, [ra, rb]));
     }
@@ -218,13 +218,14 @@ fn plans(
     Ok(out)
 }
 
-/// How `e`'s pairs are made (`--design`): bad input when turns are asked for and cannot run.
+/// How the pairs of experiment `i` are made (`--design`): bad input when turns are asked for
+/// and cannot run.
 fn design_of(
     a: &TargetCompare,
     c: &Checked,
-    e: &Experiment,
+    i: usize,
 ) -> anyhow::Result<(crate::rundir::batch::Design, Option<String>)> {
-    let i = c.experiments.iter().position(|k| k.id == e.id).unwrap_or(0);
+    let e = &c.experiments[i];
     let sides = (&c.resolved[0][i], &c.resolved[1][i]);
     let app_cpus = c.layout.get(crate::lab::Slot::App).len();
     let host = (app_cpus, crate::host::mem_available());
