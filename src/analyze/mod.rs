@@ -5,6 +5,7 @@
 //! `summary::parse_summary(text)`, `samples::parse_jsonl(text)`, then `analyze_run(Inputs)`.
 pub mod access;
 pub mod bounds;
+pub mod changepoint;
 pub mod checks;
 pub mod fit;
 pub mod hist;
@@ -17,6 +18,7 @@ pub mod refine;
 pub mod run;
 pub mod samples;
 pub mod stats;
+pub mod student;
 pub mod summary;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};

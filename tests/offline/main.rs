@@ -30,6 +30,8 @@ mod fit_support;
 mod fit_validate;
 mod fuzz_replay;
 mod generators_report;
+mod history_cli;
+mod history_otava;
 mod hostile_input;
 mod lock_contention;
 mod matrix_compare;

@@ -1,0 +1,301 @@
+//! `perflab history` on out/ roots made from exp1's recorded rounds (tests/fixtures/compare):
+//! a series of nightly runs with 2.7 % noise in which php-fpm's package moves and the CPU per
+//! request rises 9 % (the change point found, the package named, `--check` and `ack`), a series
+//! too short to judge, the text, JSON and CSV, the history page and its link from the index,
+//! hostile run directories, and 1,000 run directories read in bounded time.
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+
+const SRC: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/compare/exp1-clean/exp1/20261130T223353Z-r1"
+);
+
+fn perflab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(args)
+        .env_remove("PERFLAB_OUT")
+        .output()
+        .unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A run of exp1 under `out`, `day` days after 2027-01-01, its steps' CPU per ok request and
+/// p95 times `scale`, php-fpm's package `php`.
+fn night(out: &Path, day: i64, scale: f64, php: &str) -> String {
+    let at = chrono::DateTime::parse_from_rfc3339("2027-01-01T03:00:00Z").unwrap()
+        + chrono::Duration::days(day);
+    let name = format!("{}-r1", at.format("%Y%m%dT%H%M%SZ"));
+    let d = out.join("exp1").join(&name);
+    std::fs::create_dir_all(&d).unwrap();
+    let src = Path::new(SRC);
+    let mut m = json(&src.join("manifest.json"));
+    m["run_id"] = name.clone().into();
+    m["created"] = at.to_rfc3339().into();
+    m["components"]["php-fpm.dpkg:php8.4-fpm"] = php.into();
+    std::fs::write(d.join("manifest.json"), m.to_string()).unwrap();
+    let mut r = json(&src.join("report.json"));
+    for s in r["steps"].as_array_mut().unwrap() {
+        for k in ["ms_cpu_per_ok", "p95_ms"] {
+            if let Some(v) = s[k].as_f64() {
+                s[k] = (v * scale).into();
+            }
+        }
+    }
+    std::fs::write(d.join("report.json"), r.to_string()).unwrap();
+    std::fs::copy(src.join("status.json"), d.join("status.json")).unwrap();
+    name
+}
+
+/// SplitMix64 normals: the same noise every time.
+fn noise(seed: u64, n: usize) -> Vec<f64> {
+    let mut s = seed;
+    let mut u = || {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (((z ^ (z >> 31)) >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| {
+            let (a, b) = (u(), u());
+            (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+        })
+        .collect()
+}
+
+/// 45 nights; from night 30 on, php8.4-fpm 8.4.28 and 9 % more CPU per request. The run names.
+fn series(out: &Path) -> Vec<String> {
+    noise(11, 45)
+        .iter()
+        .enumerate()
+        .map(|(i, z)| {
+            let (scale, php) = match i >= 30 {
+                true => (1.09, "8.4.28-1~deb13u1"),
+                false => (1.0, "8.4.27-1~deb13u1"),
+            };
+            night(out, i as i64, scale * (1.0 + 0.027 * z), php)
+        })
+        .collect()
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_made_change_is_found_named_alerted_and_acknowledged() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let runs = series(&out);
+    let o = out.to_str().unwrap();
+    let r = perflab(&["history", "exp1", "--out", o, "--catalog", "/nonexistent"]);
+    let s = text(&r);
+    assert!(
+        r.status.success(),
+        "{s}{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let line = s
+        .lines()
+        .find(|l| l.contains("change: cpu_ms_per_ok"))
+        .unwrap_or_else(|| panic!("no CPU change point:\n{s}"));
+    let at = format!("exp1/{}", runs[30]);
+    assert!(line.contains(&at), "{line}");
+    assert!(
+        line.contains("php-fpm.dpkg:php8.4-fpm 8.4.27-1~deb13u1 → 8.4.28-1~deb13u1"),
+        "{line}"
+    );
+    assert!(line.contains("[regression]"), "{line}");
+    // JSON: the same change point, with its p-value
+    let j: Value =
+        serde_json::from_slice(&perflab(&["history", "exp1", "--out", o, "--json"]).stdout)
+            .unwrap();
+    let c = &j["series"][0]["changes"];
+    let cpu = c
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "cpu_ms_per_ok")
+        .unwrap();
+    assert_eq!(cpu["index"], 30);
+    assert!(cpu["pvalue"].as_f64().unwrap() < 0.0002);
+    let pct = cpu["change_pct"].as_f64().unwrap();
+    assert!((5.0..13.0).contains(&pct), "{pct}");
+    // CSV: a header Otava reads, a row per point
+    let csv = text(&perflab(&["history", "exp1", "--out", o, "--csv"]));
+    assert!(
+        csv.starts_with("time,branch,run,components,cpu_ms_per_ok,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 46);
+    // the alert, then its acknowledgement
+    assert_eq!(
+        perflab(&["history", "--out", o, "--check"]).status.code(),
+        Some(1)
+    );
+    let bad = perflab(&["history", "ack", "exp1", "20990101T000000Z-r1", "--out", o]);
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains(&at),
+        "names the change points"
+    );
+    let ack = perflab(&["history", "ack", "exp1", &runs[30], "--out", o]);
+    assert!(
+        ack.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ack.stderr)
+    );
+    let file = json(&out.join("history-ack.json"));
+    assert_eq!(file["acks"][0]["point"], at.as_str());
+    let again = perflab(&["history", "--out", o, "--check"]);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // runs are never written
+    let m =
+        std::fs::read_to_string(out.join("exp1").join(&runs[30]).join("manifest.json")).unwrap();
+    assert!(!m.contains("acks"));
+}
+
+#[test]
+fn a_short_series_is_too_short_to_judge() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    for i in 0..5 {
+        night(&out, i, if i >= 3 { 1.5 } else { 1.0 }, "8.4.27");
+    }
+    let r = perflab(&["history", "--out", out.to_str().unwrap()]);
+    let s = text(&r);
+    assert!(
+        s.contains("too short to judge: 5 judged points, the window is 30"),
+        "{s}"
+    );
+    assert!(!s.contains("change:"), "{s}");
+    assert_eq!(
+        perflab(&["history", "--out", out.to_str().unwrap(), "--check"])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn the_page_is_escaped_linked_and_hostile_runs_are_bounded() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let runs = series(&out);
+    // a version and a host that are markup
+    let d = out.join("exp1").join(&runs[40]);
+    let mut m = json(&d.join("manifest.json"));
+    m["components"]["<script>alert(1)</script>"] = "\"><img src=x onerror=alert(2)>".into();
+    m["host"]["hostname"] = "<b>host</b>".into();
+    std::fs::write(d.join("manifest.json"), m.to_string()).unwrap();
+    // a manifest over the bounded reader's limit (8 MiB), and one that is not JSON
+    let big = out.join("exp1").join(night(&out, 60, 1.0, "x"));
+    std::fs::write(big.join("manifest.json"), vec![b' '; 9 << 20]).unwrap();
+    let junk = out.join("exp1").join(night(&out, 61, 1.0, "x"));
+    std::fs::write(junk.join("manifest.json"), "{not json").unwrap();
+    let o = out.to_str().unwrap();
+    let r = perflab(&["history", "--out", o, "--html"]);
+    let s = text(&r);
+    assert!(
+        r.status.success(),
+        "{s}{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert_eq!(s.matches("skipped ").count(), 2, "{s}");
+    let page = std::fs::read_to_string(out.join("history/exp1.html")).unwrap();
+    assert!(
+        !page.contains("<script>alert") && !page.contains("<img"),
+        "unescaped markup"
+    );
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(page.contains("class=\"cp\""), "a change point is marked");
+    assert!(page.contains("class=\"ver\""), "a version change is marked");
+    assert!(
+        !page.contains("http://") && !page.contains("https://"),
+        "no external resource"
+    );
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains("href=\"./history/exp1.html\""),
+        "the index links the page"
+    );
+}
+
+#[test]
+fn an_ack_never_writes_through_a_symlink() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let runs = series(&out);
+    let target = t.path().join("elsewhere.json");
+    std::fs::write(&target, "{\"acks\": []}").unwrap();
+    std::os::unix::fs::symlink(&target, out.join("history-ack.json")).unwrap();
+    let r = perflab(&[
+        "history",
+        "ack",
+        "exp1",
+        &runs[30],
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "{\"acks\": []}");
+    assert!(!out.join("history-ack.json").is_symlink());
+}
+
+/// 1,000 run directories (manifests of their own, report and status hard-linked): `history`
+/// reads each run's status, manifest and report once. The bound, 20 s, is for the debug build
+/// CI runs on shared cores (about 10 times the release build's time); the issue's 2 s is the
+/// release build's (`PERFLAB_BIN=target/release/perflab` in docs/history.md's measure).
+#[test]
+fn a_thousand_runs_in_bounded_time() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("out");
+    let first = night(&out, 0, 1.0, "8.4.27");
+    let src = out.join("exp1").join(&first);
+    let m = json(&src.join("manifest.json"));
+    let t0 = chrono::DateTime::parse_from_rfc3339("2027-06-01T00:00:00Z").unwrap();
+    for i in 1..1000 {
+        let at = t0 + chrono::Duration::hours(i);
+        let name = format!("{}-r1", at.format("%Y%m%dT%H%M%SZ"));
+        let d = out.join("exp1").join(&name);
+        std::fs::create_dir(&d).unwrap();
+        let mut m = m.clone();
+        m["run_id"] = name.into();
+        m["created"] = at.to_rfc3339().into();
+        std::fs::write(d.join("manifest.json"), m.to_string()).unwrap();
+        for f in ["report.json", "status.json"] {
+            std::fs::hard_link(src.join(f), d.join(f)).unwrap();
+        }
+    }
+    let bin: PathBuf = std::env::var_os("PERFLAB_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_perflab").into());
+    let start = Instant::now();
+    let r = Command::new(bin)
+        .args(["history", "--out", out.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let j: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(j["series"][0]["points"].as_array().unwrap().len(), 1000);
+    println!("history over 1,000 runs: {} ms", took.as_millis());
+    assert!(took.as_secs_f64() < 20.0, "{took:?}");
+}
