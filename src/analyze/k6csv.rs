@@ -13,7 +13,7 @@ use super::hist::LatencyHist;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 
-pub(crate) use timeline::Timeline;
+pub(crate) use timeline::{SecondAgg, Timeline};
 
 /// Which tag convention names the steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -122,7 +122,10 @@ pub struct K6Data {
     pub dropped_warmup: u64,
     /// Drop timestamps per scenario are folded into the timeline; this keeps the first one.
     pub first_drop_ms: Option<i64>,
-    /// Requests not in any step: `ramp`, `warmup`, `(untagged)`.
+    /// The first and last start (unix ms) of the recovery phase's requests (`stage:recover`,
+    /// `load.recover_rps`), when the run has one.
+    pub recover_span: Option<(i64, i64)>,
+    /// Requests not in any step: `ramp`, `warmup`, `(untagged)`, `recover`.
     pub excluded: BTreeMap<String, u64>,
     pub rows: u64,
     pub requests: u64,

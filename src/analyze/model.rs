@@ -460,6 +460,9 @@ pub struct Report {
     /// The host's CPU speed before and after the loads (`host::speed`), from the manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_speed: Option<crate::host::speed::HostSpeed>,
+    /// Recovery after overload (`load.recover_rps`): drain, p95 back, work wasted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<super::recovery::Recovery>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

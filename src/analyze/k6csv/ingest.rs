@@ -295,6 +295,10 @@ impl Ingest {
         }
         let v = String::from_utf8_lossy(val);
         let Some(st) = parse_step_tag(key, &v) else {
+            if key == "stage" && v == crate::plan::RECOVER_TAG {
+                let (a, b) = self.d.recover_span.unwrap_or((start_ms, start_ms));
+                self.d.recover_span = Some((a.min(start_ms), b.max(start_ms)));
+            }
             count_distinct(&mut self.d.excluded, v);
             return Ok(None);
         };
