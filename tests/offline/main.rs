@@ -31,6 +31,7 @@ mod fit_validate;
 mod fuzz_replay;
 mod generators_report;
 mod history_cli;
+mod history_nightly;
 mod history_otava;
 mod hostile_input;
 mod lock_contention;
