@@ -124,6 +124,30 @@ fn a_short_series_is_too_short_to_judge() {
             .code(),
         Some(0)
     );
+    // --since keeps the runs of that day on
+    let o = out.to_str().unwrap();
+    let since = text(&perflab(&["history", "--out", o, "--since", "2027-01-04"]));
+    assert!(
+        since.contains("too short to judge: 2 judged points"),
+        "{since}"
+    );
+    // bad input: exit 2, naming the fix
+    for (args, says) in [
+        (vec!["--since", "04/01/2027"], "YYYY-MM-DD"),
+        (vec!["--suite", "woody"], "not a suite perflab builds"),
+        (vec!["nosuchexp"], "neither an experiment"),
+        (
+            vec!["ack", "exp1"],
+            "history ack takes an experiment and a point",
+        ),
+    ] {
+        let mut a = vec!["history", "--out", o, "--catalog", "/nonexistent"];
+        a.extend(args);
+        let r = perflab(&a);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(says), "{a:?}: {err}");
+    }
 }
 
 #[test]
