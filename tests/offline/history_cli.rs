@@ -217,8 +217,8 @@ fn an_ack_never_writes_through_a_symlink() {
 
 /// 1,000 run directories (manifests of their own, report and status hard-linked): `history`
 /// reads each run's status, manifest and report once. Held to CPU time, not wall time (the
-/// tests share the cores with other builds): under 6 s in the debug build CI runs (1.4 s
-/// measured, load average 12; the release build takes about a tenth of that: docs/history.md).
+/// tests share the cores with other builds): under 6 s in the debug build CI runs (1.8 s
+/// measured; the release build 0.26 s: docs/history.md).
 /// `PERFLAB_BIN=target/release/perflab` times a release build against the 2 s.
 #[test]
 fn a_thousand_runs_in_bounded_time() {
