@@ -52,7 +52,59 @@ def synthetic(seed):
     return out
 
 
-def main(path):
+def otava_reads_csv(csv_path, window, pvalue):
+    """Otava's own CSV import (what `otava analyze` does with a csv test), then its analysis:
+    the change points per metric of each branch of a CSV `perflab history --csv` printed."""
+    from datetime import datetime, timezone
+    from otava.analysis import compute_change_points as _unused  # noqa: F401 (the same module)
+    from otava.data_selector import DataSelector
+    from otava.importer import CsvImporter
+    from otava.series import AnalysisOptions
+    from otava.test_config import CsvMetric, CsvTestConfig
+
+    with open(csv_path) as f:
+        head = f.readline().strip().split(",")
+        branches = sorted({line.split(",")[1] for line in f})
+    metrics = [m for m in head if m not in ("time", "branch", "run", "components")]
+    conf = CsvTestConfig(
+        name="perflab",
+        file=csv_path,
+        time_column="time",
+        metrics=[CsvMetric(m, 1, 1.0, m) for m in metrics],
+        attributes=["run"],
+    )
+    out = []
+    for b in branches:
+        sel = DataSelector()
+        sel.branch = b
+        sel.since_time = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        sel.until_time = datetime(2100, 1, 1, tzinfo=timezone.utc)
+        series = CsvImporter().fetch_data(conf, sel)
+        opts = AnalysisOptions()
+        opts.window_len, opts.max_pvalue = window, pvalue
+        analyzed = series.analyze(opts)
+        for m in metrics:
+            out.append(
+                {
+                    "branch": b,
+                    "metric": m,
+                    "window": window,
+                    "max_pvalue": pvalue,
+                    "points": [
+                        {
+                            "index": int(c.index),
+                            "pvalue": float(c.stats.pvalue),
+                            "mean_before": float(c.stats.mean_1),
+                            "mean_after": float(c.stats.mean_2),
+                        }
+                        for c in analyzed.change_points.get(m, [])
+                    ],
+                }
+            )
+    return out
+
+
+def main(path, csv_path=None):
     gen = CombinationGenerator(lengths=[50, 500], seed=42)
     series = [
         (ts.generator_name + f" L{len(ts)}", [round(float(x), 4) for x in ts.data])
@@ -74,6 +126,11 @@ def main(path):
         "otava_test_data": version("otava-test-data"),
         "cases": cases,
     }
+    if csv_path:
+        import os
+
+        doc["csv"] = os.path.basename(csv_path)
+        doc["csv_points"] = otava_reads_csv(csv_path, 30, 0.0002)
     with open(path, "w") as f:
         json.dump(doc, f, separators=(",", ":"))
         f.write("\n")
@@ -81,4 +138,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

@@ -67,6 +67,7 @@ fn series_text(o: &mut String, s: &Series, window: usize) {
             p.flagged.as_deref().unwrap_or("")
         );
     }
+    claims_text(o, s);
     if s.too_short {
         let _ = writeln!(
             o,
@@ -163,4 +164,33 @@ pub fn csv(h: &History) -> anyhow::Result<String> {
         }
     }
     Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// One line per claim: its verdicts over the points, oldest first (P pass, F fail, - n/a).
+fn claims_text(o: &mut String, s: &Series) {
+    let mut names: Vec<&str> = Vec::new();
+    for c in s.points.iter().flat_map(|p| &p.claims) {
+        if !names.contains(&c.claim.as_str()) {
+            names.push(&c.claim);
+        }
+    }
+    for n in names {
+        let marks: String = s
+            .points
+            .iter()
+            .map(|p| {
+                match p
+                    .claims
+                    .iter()
+                    .find(|c| c.claim == n)
+                    .map(|c| c.verdict.as_str())
+                {
+                    Some("pass") => 'P',
+                    Some("fail") => 'F',
+                    _ => '-',
+                }
+            })
+            .collect();
+        let _ = writeln!(o, "  claim {n}: {marks}");
+    }
 }

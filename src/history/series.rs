@@ -189,3 +189,92 @@ fn flips(pts: &[Point]) -> Vec<Flip> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::ClaimPoint;
+    use chrono::TimeZone;
+
+    fn pt(i: u32, verdict: &str, speed: f64) -> Point {
+        Point {
+            run: format!("exp1/r{i}"),
+            runs: vec![format!("exp1/r{i}")],
+            created: chrono::Utc
+                .with_ymd_and_hms(2027, 1, i + 1, 3, 0, 0)
+                .unwrap(),
+            values: Default::default(),
+            claims: vec![ClaimPoint {
+                claim: "knee-at".into(),
+                value: Some(1.0),
+                verdict: verdict.into(),
+            }],
+            components: Default::default(),
+            host: None,
+            speed_mops: Some(speed),
+            steal_pct: None,
+            flagged: None,
+        }
+    }
+
+    #[test]
+    fn a_flip_is_the_first_fail_after_a_pass_with_that_pass() {
+        let v = [
+            "fail", "pass", "pass", "fail", "fail", "n/a", "pass", "fail",
+        ];
+        let pts: Vec<Point> = v
+            .iter()
+            .enumerate()
+            .map(|(i, x)| pt(i as u32, x, 1.0))
+            .collect();
+        let f = flips(&pts);
+        let got: Vec<(&str, &str, usize)> = f
+            .iter()
+            .map(|f| (f.last_pass.as_str(), f.first_fail.as_str(), f.index))
+            .collect();
+        assert_eq!(got, [("exp1/r2", "exp1/r3", 3), ("exp1/r6", "exp1/r7", 7)]);
+    }
+
+    #[test]
+    fn a_point_on_a_slowed_host_is_flagged_and_left_out() {
+        let mut pts: Vec<Point> = [100.0, 99.0, 80.0, 86.0]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| pt(i as u32, "pass", *s))
+            .collect();
+        points::flag_slowed(&mut pts);
+        let flagged: Vec<bool> = pts.iter().map(|p| p.flagged.is_some()).collect();
+        assert_eq!(
+            flagged,
+            [false, false, true, false],
+            "15 % below the fastest"
+        );
+        assert!(
+            pts[2]
+                .flagged
+                .as_deref()
+                .unwrap()
+                .starts_with("slowed host: 20 %")
+        );
+        let mut s = Series {
+            experiment: "exp1".into(),
+            suite: "trixie".into(),
+            config: String::new(),
+            steps: Default::default(),
+            metrics: metrics(&pts),
+            judged: 0,
+            too_short: false,
+            changes: Vec::new(),
+            flips: Vec::new(),
+            points: pts,
+        };
+        let o = Options {
+            window: 3,
+            ..Options::default()
+        };
+        detect(&mut s, false, &o);
+        assert_eq!((s.judged, s.too_short), (3, false));
+        detect(&mut s, true, &o);
+        assert_eq!(s.judged, 4, "--all-points keeps it");
+    }
+}

@@ -139,3 +139,64 @@ fn at_most_one_false_change_point_per_hundred_series_without_change() {
     println!("{false_points} change points in {n} series of 30 points without change");
     assert!(false_points * 100 <= n, "{false_points} in {n} series");
 }
+
+/// The CSV `perflab history --csv` printed for 45 nights made from exp1's recorded round (a 9 %
+/// step with php8.4-fpm's version at night 31), read by Otava's own CSV importer and analysed
+/// at perflab's settings: the same change points as perflab's on the same columns.
+#[test]
+fn otava_reads_perflab_csv_and_finds_the_same_change_points() {
+    let doc: Value = serde_json::from_str(GOLDEN).unwrap();
+    let csv = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/history/exp1-made.csv"
+    ))
+    .unwrap();
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let head: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let runs = doc["csv_points"].as_array().unwrap();
+    assert_eq!(runs.len(), head.len() - 4, "every metric column");
+    let mut found = 0;
+    for run in runs {
+        let col = head.iter().position(|h| *h == run["metric"]).unwrap();
+        let values: Vec<f64> = rows
+            .iter()
+            .filter(|r| r[1] == *run["branch"].as_str().unwrap())
+            .map(|r| r[col].parse().unwrap())
+            .collect();
+        let o = Options {
+            window: run["window"].as_u64().unwrap() as usize,
+            max_pvalue: run["max_pvalue"].as_f64().unwrap(),
+            min_magnitude: 0.0,
+        };
+        assert_eq!(o, Options::default(), "perflab's settings");
+        let ours: Vec<(usize, f64)> = detect(&values, &o)
+            .iter()
+            .map(|c| (c.index, c.stats.pvalue))
+            .collect();
+        let theirs: Vec<(usize, f64)> = run["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["index"].as_u64().unwrap() as usize,
+                    p["pvalue"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(ours.len(), theirs.len(), "{}", run["metric"]);
+        for (a, b) in ours.iter().zip(&theirs) {
+            assert_eq!(a.0, b.0, "{}", run["metric"]);
+            assert!(
+                close(a.1, b.1, 1e-6),
+                "{}: {} vs {}",
+                run["metric"],
+                a.1,
+                b.1
+            );
+        }
+        found += theirs.len();
+    }
+    assert_eq!(found, 2, "the CPU and p95 steps at night 31, nothing else");
+}

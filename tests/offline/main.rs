@@ -31,7 +31,10 @@ mod fit_validate;
 mod fuzz_replay;
 mod generators_report;
 mod history_cli;
+mod history_nightly;
 mod history_otava;
+#[path = "../history_support/mod.rs"]
+mod history_support;
 mod hostile_input;
 mod lock_contention;
 mod matrix_compare;
