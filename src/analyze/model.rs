@@ -428,9 +428,11 @@ pub struct Report {
     pub dropped_iterations: u64,
     pub dropped_warmup: u64,
     pub checks: Checks,
-    /// The seconds around the knee (or the last step).
+    /// The seconds around the knee (or the last step); absent in the recorded fixtures.
+    #[serde(default)]
     pub per_second: Vec<SecondRow>,
-    /// The whole run, one row per second.
+    /// The whole run, one row per second; absent in the recorded fixtures.
+    #[serde(default)]
     pub timeline: Vec<SecondRow>,
     /// Distinct log messages with counts, by log name.
     #[serde(default)]
