@@ -124,3 +124,86 @@ fn no_samples_and_no_drain_are_none_not_zero() {
     });
     assert_eq!(r.p95_back_s, None);
 }
+
+/// The recorded run's k6 CSV and php-fpm samples (`tests/fixtures/recovery/<id>/`) through
+/// `analyze_run`, and the figures against a count made here from the raw lines.
+fn recorded(id: &str) -> (Recovery, Vec<serde_json::Value>) {
+    let dir = format!(
+        "{}/tests/fixtures/recovery/{id}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let csv = std::fs::File::open(format!("{dir}/requests.csv.gz")).unwrap();
+    let k6 = crate::analyze::k6csv::read_k6_csv(csv).unwrap();
+    let text = std::fs::read_to_string(format!("{dir}/fpm.jsonl")).unwrap();
+    let raw: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let samples = crate::analyze::samples::Samples {
+        fpm: crate::sample::records::parse_jsonl(&text).unwrap(),
+        ..Default::default()
+    };
+    let report = crate::analyze::analyze_run(crate::analyze::Inputs {
+        k6,
+        summary: None,
+        samples,
+        params: crate::analyze::Params::new(200.0),
+        logs: Default::default(),
+        source: Default::default(),
+        caveats: Vec::new(),
+    })
+    .unwrap();
+    (report.recovery.expect("a recovery section"), raw)
+}
+
+/// The raw sample's `listen queue`, `active processes`, `accepted conn` and time.
+fn raw(v: &serde_json::Value) -> (u64, u64, u64, i64) {
+    let s = &v["status"];
+    let n = |k: &str| s[k].as_u64().unwrap();
+    let t = v["t"].as_f64().map(|t| t as i64).unwrap_or_else(|| {
+        chrono::DateTime::parse_from_rfc3339(v["t"].as_str().unwrap())
+            .unwrap()
+            .timestamp_millis()
+    });
+    (
+        n("listen queue"),
+        n("active processes"),
+        n("accepted conn"),
+        t,
+    )
+}
+
+/// `exp3sat-recover`, recorded on a loaded host: php-fpm served ~28 requests/s, so after the
+/// drop to 22 rps the full backlog (512: listen.backlog 511 + 1) never drained in the 60 s,
+/// p95 never came back, and most of php-fpm's work went to clients already answered 504.
+#[test]
+fn a_recorded_collapse_that_did_not_drain() {
+    let (r, raw_lines) = recorded("exp3sat-recover");
+    let s: Vec<(u64, u64, u64, i64)> = raw_lines.iter().map(raw).collect();
+    let end = r.drop_ms + (r.window_s * 1000.0).round() as i64;
+    assert!((r.window_s - 60.0).abs() < 0.5, "{r:?}");
+    assert!((r.sent_per_s - 22.0).abs() < 1.0, "{r:?}");
+    // the lowest step (22 rps) at most 1 queued and 5 (all) workers active
+    assert_eq!((r.baseline_queue, r.baseline_active), (Some(1), Some(5)));
+    // the kernel's accept queue held one more than listen.backlog 511
+    let peak = s.iter().filter(|x| x.3 <= end).map(|x| x.0).max().unwrap();
+    assert_eq!((r.peak_queue, peak), (Some(512), 512));
+    // no sample of the phase back at the baseline: not drained, and p95 never back
+    let after: Vec<_> = s
+        .iter()
+        .filter(|x| x.3 >= r.drop_ms && x.3 <= end)
+        .collect();
+    assert!(after.len() >= 25, "{}", after.len());
+    assert!(after.iter().all(|x| x.0 > 1 || x.1 > 5));
+    assert_eq!((r.drained_s, r.p95_back_s), (None, None));
+    assert!(r.p95_at_drop_ms.unwrap() > 5000.0 && r.p95_at_end_ms.unwrap() > 5000.0);
+    // accepted conn from the first sample of the overload step to the last of the phase
+    let acc = r.fpm_accepted.unwrap();
+    assert!(acc > 2000, "{r:?}");
+    assert_eq!(r.wasted, Some(acc as i64 - r.ok as i64));
+    let share = r.wasted.unwrap() as f64 / acc as f64;
+    assert!(
+        share > 0.6,
+        "most of the work was for clients already answered: {r:?}"
+    );
+}
