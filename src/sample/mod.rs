@@ -12,6 +12,7 @@ pub mod agent;
 pub mod cgroup;
 mod fast;
 pub mod host;
+pub(crate) mod memory;
 mod pin;
 pub mod procs;
 pub mod records;
