@@ -12,8 +12,9 @@ listen.owner = www-data
 listen.group = www-data
 listen.mode = 0666
 listen.backlog = __BACKLOG__   ; 511
-pm = static
+pm = __PM__
 pm.max_children = __MAX_CHILDREN__
+__PM_SPARE__
 pm.max_requests = 0
 request_terminate_timeout = 30s
 ; status page served by a hidden extra pool, so it still answers when all workers are busy

@@ -27,7 +27,7 @@ pub(crate) const LOAD_KEYS: &[&str] = &[
     "recover_s",
 ];
 /// Keys of `stack.postgres:`.
-pub(crate) const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta"];
+pub(crate) const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta", "auth"];
 
 /// Every dotted key `--set` accepts for an experiment of `lab`.
 pub(crate) fn settable_keys(lab: Lab) -> Vec<String> {

@@ -84,12 +84,32 @@ fn check_sections(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     }
 }
 
+/// The name of a claim saying that no request fails (`failed_rate` or `failed` with `max: 0` or
+/// `equals: 0`), if the experiment has one.
+fn claims_no_errors(e: &Experiment) -> Option<&str> {
+    use crate::claim::schema::Bound;
+    let zero = |b: &Option<Bound>| matches!(b, Some(Bound::Num(v)) if *v == 0.0);
+    e.expect
+        .iter()
+        .find(|c| {
+            matches!(c.value.trim(), "failed_rate" | "failed") && (zero(&c.max) || zero(&c.equals))
+        })
+        .map(|c| c.name.as_str())
+}
+
 /// The lab's own section, then every section's checks as its type declares them
 /// (`lab::settings::Section::check`).
 fn check_stack(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     check_sections(file, e, d);
+    let no_errors = claims_no_errors(e);
     for i in e.stack.issues() {
-        let diag = match i.warning {
+        let fatal = i.fatal_if_no_errors_claimed && no_errors.is_some();
+        let diag = match i.warning && !fatal {
+            false if fatal => {
+                let why = no_errors.unwrap_or_default();
+                let msg = format!("{} while claim `{why}` says no request fails", i.message);
+                Diagnostic::error(file, i.field, msg)
+            }
             false => Diagnostic::error(file, i.field, i.message),
             true => Diagnostic::warning(file, i.field, i.message),
         };

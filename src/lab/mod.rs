@@ -11,6 +11,7 @@ mod demo;
 mod id;
 pub mod metrics;
 mod node;
+mod pgbouncer;
 mod php;
 mod postgres;
 pub mod role;
@@ -21,7 +22,8 @@ pub(crate) mod templates;
 mod toy;
 
 pub(crate) use container::{ContainerDecl, FileDecl, Publish, StartContext, VolumeDecl, WaitFor};
-pub use php::Listen;
+pub use pgbouncer::{Auth, DbVia};
+pub use php::{Listen, Pm};
 pub use postgres::PostgresSettings;
 pub use role::{Role, RoleDecl, Slot};
 use settings::Section;
@@ -395,6 +397,16 @@ fn postgres(
     ];
     c.publish = Some(Publish::Database(5432));
     c.ready = vec![WaitFor::Sql];
+    // Another host method than the image's scram-sha-256: its own pg_hba.conf.
+    if !stack.postgres.auth.is_scram() {
+        let hba = "/etc/perflab/pg_hba.conf";
+        c.files = vec![FileDecl {
+            path: hba.into(),
+            contents: pgbouncer::pg_hba(stack.postgres.auth).into_bytes(),
+            mode: 0o644,
+        }];
+        c.cmd = Some(vec!["-c".into(), format!("hba_file={hba}")]);
+    }
     c
 }
 
@@ -459,8 +471,10 @@ mod tests {
             let d = descriptor(lab);
             let exp = crate::stack::defaults::lab_experiment(lab);
             let c = d.containers(&exp.stack, &ctx()).unwrap();
-            let roles: Vec<Role> = c.iter().map(|c| c.role).collect();
-            assert_eq!(roles, d.info().roles, "{lab}");
+            // in the declared order; a role may be left out by a setting (PgBouncer)
+            let mut declared = d.info().roles.iter();
+            let in_order = c.iter().all(|c| declared.any(|r| *r == c.role));
+            assert!(in_order, "{lab}: containers in info().roles' order");
             let entries = c
                 .iter()
                 .filter(|c| matches!(c.publish, Some(Publish::Entry(_))))

@@ -1,10 +1,41 @@
 //! The PHP lab (lab-spec §3): PostgreSQL, php-fpm running Laravel and nginx in front of it,
 //! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
+use super::pgbouncer::{self, DbVia, PGBOUNCER};
 use super::settings::{Bound, Issue, MAX_BURN_US, Section, is_true, is_zero, yes};
 use super::source::Read;
 use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_nginx};
 use super::*;
 use serde::{Deserialize, Serialize};
+
+/// php-fpm's process manager (`stack.php.pm`): how many workers it keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pm {
+    /// `max_children` workers from the start (the article's every experiment).
+    #[default]
+    Static,
+    /// Between the spare bounds, up to `max_children` (`templates::spare_servers`).
+    Dynamic,
+    /// None while idle; one forked per request waiting, up to `max_children`.
+    Ondemand,
+}
+
+impl Pm {
+    pub(crate) fn is_static(&self) -> bool {
+        *self == Pm::Static
+    }
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Pm::Static => "static",
+            Pm::Dynamic => "dynamic",
+            Pm::Ondemand => "ondemand",
+        }
+    }
+}
+
+/// `stack.php.pool_size` when not given: PgBouncer's pool as large as the article's pool of
+/// workers (20).
+pub(crate) const DEFAULT_POOL_SIZE: u32 = 20;
 
 /// How nginx reaches php-fpm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,8 +50,19 @@ pub enum Listen {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhpSettings {
-    /// `pm.max_children` (pm = static).
+    /// `pm.max_children` (every worker under pm = static, the ceiling under dynamic and
+    /// ondemand).
     pub max_children: u32,
+    /// php-fpm's process manager: `static` (the default), `dynamic` or `ondemand`.
+    #[serde(default, skip_serializing_if = "Pm::is_static")]
+    pub pm: Pm,
+    /// How the workers reach PostgreSQL: `direct` (the default) or through `pgbouncer`.
+    #[serde(default, skip_serializing_if = "DbVia::is_direct")]
+    pub db_via: DbVia,
+    /// PgBouncer's server connections to PostgreSQL (`default_pool_size`; with `db_via:
+    /// pgbouncer`).
+    #[serde(default = "default_pool_size", skip_serializing_if = "is_default_pool")]
+    pub pool_size: u32,
     pub listen: Listen,
     /// `listen.backlog`.
     #[serde(default = "default_backlog")]
@@ -70,6 +112,7 @@ impl Section for PhpSettings {
         Bound { key: "limit_req_rps", max: 100_000.0, unit: "requests/s", what: "nginx limit_req rate (the load generator's reach)", get: |p| p.limit_req_rps.unwrap_or(0).into() },
         Bound { key: "warmup_requests", max: 100_000.0, unit: "requests", what: "sequential warm-up requests", get: |p| p.warmup_requests.into() },
         Bound { key: "burn_us", max: MAX_BURN_US, unit: "µs", what: "CPU burnt per request (1 s)", get: |p| p.burn_us.into() },
+        Bound { key: "pool_size", max: 10_000.0, unit: "connections", what: "PgBouncer's server connections (PostgreSQL's max_connections bound)", get: |p| p.pool_size.into() },
     ];
 
     /// Workers and backlog above 0; more persistent workers than PostgreSQL's connections only
@@ -97,8 +140,14 @@ impl Section for PhpSettings {
                     .help("a rate just under the knee (article: ~150 for exp1), or remove the key: no limit"),
             );
         }
+        d.extend(pgbouncer::check(
+            self.db_via,
+            self.pool_size,
+            &stack.postgres,
+        ));
         let pg = stack.postgres.max_connections;
-        let over = self.persistent && self.max_children > pg;
+        // Through PgBouncer the workers' connections end at the bouncer, not at PostgreSQL.
+        let over = self.persistent && self.db_via.is_direct() && self.max_children > pg;
         match &self.oversubscribe_reason {
             None if over => d.push(
                 Issue::warning(
@@ -128,6 +177,12 @@ impl Section for PhpSettings {
     }
 }
 
+fn default_pool_size() -> u32 {
+    DEFAULT_POOL_SIZE
+}
+fn is_default_pool(n: &u32) -> bool {
+    *n == DEFAULT_POOL_SIZE
+}
 fn default_backlog() -> u32 {
     511
 }
@@ -166,6 +221,9 @@ const INFO: LabInfo = LabInfo {
     endpoints: &["/api/db", "/api/slow", "/api/ping"],
     settings_keys: &[
         "max_children",
+        "pm",
+        "db_via",
+        "pool_size",
         "listen",
         "backlog",
         "fastcgi_timeout_s",
@@ -177,7 +235,8 @@ const INFO: LabInfo = LabInfo {
         "code_volumes",
         "oversubscribe_reason",
     ],
-    roles: &[Role::PG, FPM, NGINX],
+    // PgBouncer's container only with `db_via: pgbouncer` (`containers`).
+    roles: &[Role::PG, PGBOUNCER, FPM, NGINX],
     volume: Some(VolumeDecl {
         suffix: "run-php",
         label: "php-sockets",
@@ -220,6 +279,12 @@ const INFO: LabInfo = LabInfo {
             "limit_req_rps",
             "nginx limit_req rate (requests/s; 0 without a limit)",
         ),
+        (
+            "pgbouncer",
+            "1 when the workers reach PostgreSQL through PgBouncer",
+        ),
+        ("pool_size", "PgBouncer's server connections (pool_size)"),
+        ("pm_static", "1 under php-fpm's pm = static"),
         ("persistent", "1 with persistent PDO connections"),
         (
             "unix_socket",
@@ -292,6 +357,7 @@ fn settings(stack: &StackSettings) -> Result<&PhpSettings, String> {
 
 fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
     let mut c = ContainerDecl::new(FPM);
+    let (db_host, db_port) = pgbouncer::db_address(php.db_via);
     // The app and Debian's Laravel: every request includes and stats them; and the time zone,
     // which Debian's PHP reads from the system's tzdata on every request.
     if php.code_volumes {
@@ -301,8 +367,8 @@ fn fpm(php: &PhpSettings, ctx: &StartContext) -> ContainerDecl {
         ("APP_ENV", "production".into()),
         ("APP_DEBUG", "false".into()),
         ("DB_CONNECTION", "pgsql".into()),
-        ("DB_HOST", Role::PG.log_name().into()),
-        ("DB_PORT", "5432".into()),
+        ("DB_HOST", db_host.into()),
+        ("DB_PORT", db_port.to_string()),
         ("DB_DATABASE", "lab".into()),
         ("DB_USERNAME", "lab".into()),
         ("DB_PASSWORD", ctx.password.clone()),
@@ -372,11 +438,12 @@ impl LabDescriptor for Php {
         ctx: &StartContext,
     ) -> Result<Vec<ContainerDecl>, String> {
         let php = settings(stack)?;
-        Ok(vec![
-            postgres(stack, ctx, php.code_volumes, "products"),
-            fpm(php, ctx),
-            nginx(php, ctx),
-        ])
+        let mut v = vec![postgres(stack, ctx, php.code_volumes, "products")];
+        if !php.db_via.is_direct() {
+            v.push(pgbouncer::container(php.pool_size, &stack.postgres, ctx));
+        }
+        v.extend([fpm(php, ctx), nginx(php, ctx)]);
+        Ok(v)
     }
 
     fn collect(&self, stack: &StackSettings) -> Vec<CollectFile> {
@@ -422,7 +489,7 @@ impl LabDescriptor for Php {
                 detail: " while idle".into(),
             }
         };
-        Ok(vec![
+        let mut checks = vec![
             SmokeCheck::Endpoint {
                 path: "/api/ping",
                 keys: &["pong"],
@@ -447,8 +514,12 @@ impl LabDescriptor for Php {
                 factor: 3,
                 workers: n,
             },
-            backends,
-        ])
+        ];
+        // Through PgBouncer the backends are its pool's, opened as the load needs them.
+        if php.db_via.is_direct() {
+            checks.push(backends);
+        }
+        Ok(checks)
     }
 
     fn warmup(&self, stack: &StackSettings) -> WarmupLoad {
@@ -468,7 +539,8 @@ impl LabDescriptor for Php {
         let p = stack.php.as_ref()?;
         Some(
             format!(
-                "php-fpm pm=static max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}, {} warm-up requests",
+                "php-fpm pm={} max_children {}, listen {} (backlog {}), DB_PERSISTENT={}{}{}, {} warm-up requests",
+                p.pm.as_str(),
                 p.max_children,
                 match p.listen {
                     Listen::Tcp => "tcp :9000",
@@ -476,6 +548,11 @@ impl LabDescriptor for Php {
                 },
                 p.backlog,
                 p.persistent,
+                match p.db_via {
+                    DbVia::Direct => String::new(),
+                    DbVia::Pgbouncer =>
+                        format!(", via PgBouncer (transaction pool {})", p.pool_size),
+                },
                 if p.access_log { ", access logs on" } else { "" },
                 p.warmup_requests
             ) + &door_note(p)
@@ -488,6 +565,9 @@ impl LabDescriptor for Php {
             stack: StackSettings {
                 php: Some(PhpSettings {
                     max_children: 20,
+                    pm: Pm::Static,
+                    db_via: DbVia::Direct,
+                    pool_size: DEFAULT_POOL_SIZE,
                     listen: Listen::Tcp,
                     backlog: 511,
                     fastcgi_timeout_s: 5,
@@ -513,6 +593,9 @@ impl LabDescriptor for Php {
             "backlog" => php.backlog as f64,
             "fastcgi_timeout_s" => php.fastcgi_timeout_s as f64,
             "limit_req_rps" => php.limit_req_rps.unwrap_or(0) as f64,
+            "pgbouncer" => f64::from(u8::from(!php.db_via.is_direct())),
+            "pool_size" => php.pool_size as f64,
+            "pm_static" => f64::from(u8::from(php.pm.is_static())),
             "persistent" => f64::from(u8::from(php.persistent)),
             "unix_socket" => f64::from(u8::from(php.listen == Listen::Unix)),
             _ => return Err(format!("`{name}` is not a quantity of the php lab")),

@@ -4,6 +4,7 @@ use super::settings::{Bound, Issue, Section, positive};
 use serde::{Deserialize, Serialize};
 
 use super::Role;
+use super::pgbouncer::Auth;
 use super::source::{Read, Shape, SourceDecl, SqlField};
 
 /// `samples/pg.jsonl` of the labs with a PostgreSQL: `pg_stat_activity` grouped by state and
@@ -43,6 +44,10 @@ pub struct PostgresSettings {
     /// Report the `pg_stat_database.xact_commit` delta over the run (Node 1a).
     #[serde(default)]
     pub xact_delta: bool,
+    /// How PostgreSQL (and PgBouncer, when the app goes through it) authenticates TCP clients:
+    /// `scram-sha-256` (the image's) or `trust`, to split a connection's cost (issue 41).
+    #[serde(default, skip_serializing_if = "Auth::is_scram")]
+    pub auth: Auth,
 }
 
 impl Default for PostgresSettings {
@@ -51,6 +56,7 @@ impl Default for PostgresSettings {
             max_connections: default_max_connections(),
             prewarm: false,
             xact_delta: false,
+            auth: Auth::Scram,
         }
     }
 }

@@ -58,6 +58,10 @@ pub(crate) struct Issue {
     pub message: String,
     pub help: Option<String>,
     pub warning: bool,
+    /// A warning that is an error in an experiment whose claims say no request fails (a
+    /// `failed_rate` or `failed` claim with `max: 0` or `equals: 0`): what it warns of would
+    /// make such a claim fail by construction (a PgBouncer pool past `max_connections`).
+    pub fatal_if_no_errors_claimed: bool,
 }
 
 impl Issue {
@@ -67,6 +71,7 @@ impl Issue {
             message: message.into(),
             help: None,
             warning: false,
+            fatal_if_no_errors_claimed: false,
         }
     }
 
@@ -79,6 +84,12 @@ impl Issue {
 
     pub(super) fn help(mut self, help: impl Into<String>) -> Issue {
         self.help = Some(help.into());
+        self
+    }
+
+    /// An error, not a warning, when the experiment claims that no request fails.
+    pub(super) fn errors_claimed_fatal(mut self) -> Issue {
+        self.fatal_if_no_errors_claimed = true;
         self
     }
 }

@@ -1,6 +1,6 @@
 //! The PHP lab's config templates: the php-fpm pool and nginx server of lab-spec §3, rendered from
 //! `labs/php/*.tpl` (compiled into the binary) with an experiment's `PhpSettings`.
-use super::{Listen, PhpSettings};
+use super::{Listen, PhpSettings, Pm};
 
 const FPM_TPL: &str = include_str!("../../labs/php/php-fpm.conf.tpl");
 const NGINX_TPL: &str = include_str!("../../labs/php/nginx.conf.tpl");
@@ -39,7 +39,9 @@ pub(crate) fn render_fpm(php: &PhpSettings) -> String {
         &[
             ("__LISTEN__", listen),
             ("__BACKLOG__", php.backlog.to_string()),
+            ("__PM__", php.pm.as_str().to_string()),
             ("__MAX_CHILDREN__", php.max_children.to_string()),
+            ("__PM_SPARE__", pm_lines(php.pm, php.max_children)),
             ("__ACCESS_LOG__", access),
         ],
     )
@@ -66,6 +68,27 @@ fn limit_req(rps: Option<u32>) -> (String, String) {
             "    # no rate limit at the door (stack.php.limit_req_rps unset)".into(),
             "            # no rate limit".into(),
         ),
+    }
+}
+
+/// The spare workers of `pm = dynamic` for a pool of `n`: a quarter of it started and kept
+/// idle at least (one at least), half of it idle at most; `ondemand`'s idle timeout; nothing
+/// under `static`.
+pub(crate) fn spare_servers(n: u32) -> (u32, u32, u32) {
+    let min = (n / 4).max(1);
+    (min, min, (n / 2).max(min))
+}
+
+fn pm_lines(pm: Pm, n: u32) -> String {
+    match pm {
+        Pm::Static => "; pm = static: every worker from the start".into(),
+        Pm::Dynamic => {
+            let (start, min, max) = spare_servers(n);
+            format!(
+                "pm.start_servers = {start}\npm.min_spare_servers = {min}\npm.max_spare_servers = {max}"
+            )
+        }
+        Pm::Ondemand => "pm.process_idle_timeout = 10s".into(),
     }
 }
 
@@ -110,6 +133,9 @@ mod tests {
     fn php(listen: Listen, access_log: bool) -> PhpSettings {
         PhpSettings {
             max_children: 20,
+            pm: Pm::Static,
+            db_via: crate::lab::DbVia::Direct,
+            pool_size: 20,
             listen,
             backlog: 511,
             fastcgi_timeout_s: 5,
@@ -147,6 +173,23 @@ mod tests {
         let u = render_fpm(&php(Listen::Unix, true));
         assert!(u.contains("listen = /run/php/php-fpm.sock"));
         assert!(u.contains("access.format = \"%{%Y-%m-%dT%H:%M:%S}t %d %C"));
+    }
+
+    #[test]
+    fn dynamic_and_ondemand_render_their_pm_lines() {
+        let mut p = php(Listen::Tcp, false);
+        p.pm = Pm::Dynamic;
+        let s = render_fpm(&p);
+        assert!(s.contains("pm = dynamic\npm.max_children = 20\n"), "{s}");
+        assert!(
+            s.contains("pm.start_servers = 5\npm.min_spare_servers = 5\npm.max_spare_servers = 10")
+        );
+        assert_eq!(spare_servers(1), (1, 1, 1));
+        assert_eq!(spare_servers(120), (30, 30, 60));
+        p.pm = Pm::Ondemand;
+        let o = render_fpm(&p);
+        assert!(o.contains("pm = ondemand\n") && o.contains("pm.process_idle_timeout = 10s"));
+        assert!(!o.contains("min_spare"));
     }
 
     #[test]

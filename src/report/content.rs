@@ -3,12 +3,14 @@
 mod cells;
 mod checks;
 mod logs;
+mod memory;
 mod omission;
 mod recovery;
 mod steps;
 
 pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
+pub use memory::memory_block;
 pub use omission::omission_block;
 pub use recovery::recovery_block;
 pub use steps::{persec_block, steps_block};
@@ -312,6 +314,7 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     ];
     v.extend(fit_block(r));
     v.push(steps_block(r));
+    v.extend(memory_block(r));
     v.extend(refine_block(r));
     v.extend(omission_block(r));
     v.extend(recovery_block(r));

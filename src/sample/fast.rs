@@ -18,6 +18,8 @@ use super::sampler::{Shared, next_tick, now_ms, record_error, ticker};
 use super::summary::SamplerSummary;
 use super::targets::ContainerTarget;
 use super::writer::JsonlWriter;
+use super::memory;
+use crate::lab::Slot;
 
 /// The files whose lines the fast sampler counts.
 pub(super) const FILES: [SampleFile; 3] =
@@ -177,6 +179,10 @@ impl Fast {
                         mem_bytes: r.mem_bytes,
                         throttled_ms: r.throttled_ns.saturating_sub(prev.throttled_ns) as f64 / 1e6,
                         psi_some_avg10: r.psi_some_avg10,
+                        // the processes' PSS, on the boxes that serve (not the generator's)
+                        mem: (c.role.slot() != Slot::Loadgen)
+                            .then(|| memory::read(paths))
+                            .flatten(),
                     };
                     *prev = r;
                     if self.out.cgroup.write(&line).is_ok() {

@@ -13,6 +13,7 @@ pub mod cgroup;
 mod fast;
 mod files;
 pub mod host;
+pub(crate) mod memory;
 mod pin;
 pub mod procs;
 pub mod records;

@@ -17,6 +17,25 @@ pub struct CgroupSample {
     pub throttled_ms: f64,
     /// cgroup v2 `cpu.pressure` some avg10 (%); null on cgroup v1.
     pub psi_some_avg10: Option<f64>,
+    /// Its processes' PSS (`sample::memory`; absent in runs before it was sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem: Option<ProcsMem>,
+}
+
+/// The memory of a container's processes at one tick (`/proc/<pid>/smaps_rollup`), KiB.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcsMem {
+    /// Its processes.
+    pub procs: u32,
+    /// Their PSS summed: what the container's processes map, each shared page once.
+    pub pss_kib: u64,
+    /// The most common process name (php-fpm's master and workers, PostgreSQL's backends).
+    pub worker_name: String,
+    pub workers: u32,
+    /// Their PSS summed.
+    pub worker_pss_kib: u64,
+    /// Their private pages summed (what one more such process would add).
+    pub worker_private_kib: u64,
 }
 
 /// `samples/host.jsonl`.
@@ -156,6 +175,10 @@ pub struct FpmStatus {
     pub total_processes: u64,
     #[serde(rename = "accepted conn", default)]
     pub accepted_conn: u64,
+    /// How often the process manager wanted a worker past `pm.max_children` (a counter since
+    /// the pool started; never moves under `pm = static`, which forks no worker on demand).
+    #[serde(rename = "max children reached", default)]
+    pub max_children_reached: u64,
 }
 
 /// `samples/fpm.jsonl`.

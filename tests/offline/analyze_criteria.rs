@@ -307,6 +307,7 @@ fn exp1_samples() -> Samples {
                 container: role.column().into(),
                 cpu_cores: cores,
                 mem_bytes: 1 << 20,
+                mem: None,
                 throttled_ms: 0.0,
                 psi_some_avg10: (role == Role::named("fpm").unwrap()).then_some(if knee {
                     68.0
@@ -331,6 +332,7 @@ fn exp1_samples() -> Samples {
                     listen_queue_len: 511,
                     accepted_conn: 1000 + sec as u64 * 150,
                     max_listen_queue: 188,
+                    max_children_reached: 0,
                 },
             });
             s.pg.push(PgSample {

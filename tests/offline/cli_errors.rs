@@ -474,3 +474,52 @@ fn report_html_is_html_only_and_the_old_spelling_says_so() {
             ));
     }
 }
+
+/// A PgBouncer pool larger than PostgreSQL's max_connections (issue 41): exit 2, naming the
+/// field, the numbers and the claim, when the experiment claims that no request fails; a
+/// warning otherwise; 0 and past the bound are refused like any count.
+#[test]
+fn pgbouncer_pool_over_max_connections() {
+    perflab()
+        .args([
+            "show",
+            "exp2-pgconn-pgbouncer",
+            "--set",
+            "stack.php.pool_size=120",
+        ])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains("nothing was started"))
+        .stderr(predicate::str::contains(
+            "stack.php.pool_size: PgBouncer's pool of 120 server connections is larger than \
+             PostgreSQL's max_connections 100: 20 of them",
+        ))
+        .stderr(predicate::str::contains(
+            "claim `no-errors` says no request fails",
+        ))
+        .stderr(predicate::str::contains("help: lower stack.php.pool_size"));
+    // The same pool in an experiment that claims nothing about errors: a warning.
+    perflab()
+        .args(["validate", &fixture("pgbouncer-pool-over")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 warning(s)"))
+        .stderr(predicate::str::contains(
+            "pgbouncer-pool-over.yaml:14:5: warning: stack.php.pool_size: PgBouncer's pool of 120 \
+             server connections is larger than PostgreSQL's max_connections 100",
+        ));
+    for (set, needle) in [
+        ("pool_size=0", "stack.php.pool_size: must be > 0"),
+        ("pool_size=20000", "stack.php.pool_size"),
+        ("db_via=pgpool", "stack.php.db_via"),
+        ("pm=adaptive", "stack.php.pm"),
+        ("stack.postgres.auth=md5", "stack.postgres.auth"),
+    ] {
+        perflab()
+            .args(["show", "exp0-pgbouncer", "--set", set])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+    }
+}

@@ -13,6 +13,7 @@ mod fit_support;
 mod generators_e2e;
 mod pause_e2e;
 mod remedies_e2e;
+mod pgbouncer_e2e;
 mod run_e2e;
 #[path = "../run_support/mod.rs"]
 mod run_support;

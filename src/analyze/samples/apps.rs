@@ -16,6 +16,30 @@ pub struct FpmWindow {
     pub saturated_share: f64,
     /// `accepted conn` per second over the window.
     pub accepted_per_s: Option<f64>,
+    /// How much `max children reached` grew over the window (from the last sample before it,
+    /// or its first, to its last); left out of report.json when 0, as every run before it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_children_reached: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The growth of a counter over the window: its last reading in the window less the last
+/// before it (the first in it when none is before).
+fn counter_growth<T>(inside: &[T], near: &[T], f: impl Fn(&T) -> (i64, u64), from: i64) -> u64 {
+    let last = inside.iter().map(&f).max_by_key(|(t, _)| *t);
+    let before = near
+        .iter()
+        .map(&f)
+        .filter(|(t, _)| *t < from)
+        .max_by_key(|(t, _)| *t);
+    let first = inside.iter().map(&f).min_by_key(|(t, _)| *t);
+    match (last, before.or(first)) {
+        (Some((_, end)), Some((_, start))) => end.saturating_sub(start),
+        _ => 0,
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -66,6 +90,12 @@ pub(super) fn fpm_window(fpm: &[FpmSample], near: &[FpmSample], span: Span) -> F
         listen_queue_len: status(|s| s.listen_queue_len).max().unwrap_or(0),
         saturated_share: share(sat, fpm.len()),
         accepted_per_s: rate(near, |s| (s.t, s.status.accepted_conn), span),
+        max_children_reached: counter_growth(
+            fpm,
+            near,
+            |s| (s.t, s.status.max_children_reached),
+            span.from,
+        ),
     }
 }
 
@@ -147,4 +177,59 @@ pub(super) fn node_window(node: &[NodeSample]) -> NodeWindow {
 
 pub(super) fn share(n: usize, of: usize) -> f64 {
     if of == 0 { 0.0 } else { n as f64 / of as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A php-fpm status line as the sampler writes it (`samples/fpm.jsonl`).
+    fn line(t: i64, reached: u64, idle: u64) -> FpmSample {
+        let json = format!(
+            r#"{{"t":{t},"status":{{"accepted conn":{t},"idle processes":{idle},"listen queue":0,"max children reached":{reached},"process manager":"dynamic","total processes":20}}}}"#
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn max_children_reached_is_the_counters_growth_over_the_window() {
+        let all: Vec<FpmSample> = [(0, 3), (2000, 3), (4000, 5), (6000, 9), (8000, 12)]
+            .iter()
+            .map(|(t, n)| line(*t, *n, 0))
+            .collect();
+        assert_eq!(all[2].status.max_children_reached, 5, "parsed");
+        // window 3-7 s: inside 4 and 6 s, the last before it at 2 s (3) -> 9 - 3
+        let span = Span::step(3000, 7000);
+        let inside = &all[2..4];
+        assert_eq!(fpm_window(inside, &all, span).max_children_reached, 6);
+        // nothing before the window: from its first reading
+        assert_eq!(
+            counter_growth(
+                &all[..2],
+                &all[..2],
+                |s| (s.t, s.status.max_children_reached),
+                0
+            ),
+            0
+        );
+        assert_eq!(
+            counter_growth(
+                &all[3..],
+                &all[3..],
+                |s| (s.t, s.status.max_children_reached),
+                6000
+            ),
+            3
+        );
+        // a status without the key (an old php-fpm) reads 0; 0 is left out of report.json
+        let old: FpmSample =
+            serde_json::from_str(r#"{"t":1,"status":{"idle processes":1}}"#).unwrap();
+        assert_eq!(old.status.max_children_reached, 0);
+        let w = fpm_window(&[old.clone()], &[old], Span::step(0, 10));
+        assert!(
+            !serde_json::to_string(&w)
+                .unwrap()
+                .contains("max_children_reached")
+        );
+    }
 }

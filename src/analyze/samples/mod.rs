@@ -4,6 +4,7 @@
 mod apps;
 mod cpus;
 mod host;
+mod memory;
 mod series;
 pub(crate) mod sources;
 mod window;
@@ -15,6 +16,7 @@ pub(crate) use cpus::{CpuSplit, HOST_LIMITED_PCT, Pinning};
 /// Mean cores below which a consumer outside the lab is not named.
 pub(crate) use host::NEGLIGIBLE as NEGLIGIBLE_CORES;
 pub use host::host_share;
+pub use memory::MemWindow;
 pub use series::{MIN_STEP_SAMPLES, Span};
 pub use sources::SourcePoint;
 pub use window::*;
@@ -90,6 +92,7 @@ mod tests {
             container: role.column().into(),
             cpu_cores: cores,
             mem_bytes: 0,
+            mem: None,
             throttled_ms: 0.0,
             psi_some_avg10: Some(50.0),
         }

@@ -51,6 +51,9 @@ pub struct WindowServer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_cpus: Option<CpuSplit>,
     pub fpm: Option<FpmWindow>,
+    /// Each role's processes' PSS (MiB), when sampled (`memory`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub memory: BTreeMap<String, MemWindow>,
     pub pg: Option<PgWindow>,
     pub node: Option<NodeWindow>,
     /// The figures of the sources read through their registry row (`sources::ROWS`), by
@@ -79,6 +82,7 @@ pub(crate) fn window(
     let cg = in_window(&s.cgroup, |x| x.t, span.from, span.to);
     let ticks = cpu_by_tick(cg);
     role_cpu(&mut w, cg, series::around(&s.cgroup, |x| x.t, span), span);
+    w.memory = super::memory::memory_window(cg);
     w.k6_cpu_max_pct = ticks
         .get(&Role::K6)
         .and_then(|by_t| max(by_t.values().copied()))

@@ -156,7 +156,12 @@ pub(crate) fn lookup(path: &str) -> Option<Quantity> {
     }
     let (family, member) = path.split_once('.')?;
     let ok = match family {
-        "cpu" => Role::container_columns().any(|r| r == member),
+        "cpu"
+        | "pss_mib"
+        | "worker_pss_total_mib"
+        | "worker_pss_mib"
+        | "worker_private_mib"
+        | "mem_workers" => Role::container_columns().any(|r| r == member),
         "non200" => member.parse::<u16>().is_ok(),
         _ => false,
     };
@@ -256,7 +261,7 @@ mod tests {
         let mut n: Vec<&str> = all().map(|q| q.name).collect();
         assert_eq!(
             n.len(),
-            124,
+            133,
             "a row was lost or added: update this count with it"
         );
         n.sort();

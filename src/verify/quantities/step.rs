@@ -3,7 +3,7 @@
 //! (`little.*`, `closed.*`), read from a [`StepCtx`].
 use super::value::{Missing, b, need};
 use crate::analyze::model::{ClosedRow, LittleRow, Report, Stability, StepReport, Verdict};
-use crate::analyze::samples::{FpmWindow, NodeWindow, PgWindow, WindowServer};
+use crate::analyze::samples::{FpmWindow, MemWindow, NodeWindow, PgWindow, WindowServer};
 
 /// One step of a run, as its quantities read it; `path` may name a family's member
 /// (`cpu.pg`, `non200.500`).
@@ -71,6 +71,16 @@ impl<'a> StepCtx<'a> {
         };
         let v = self.server()?.cpu_pct.get(role).copied();
         self.need(v, &format!("no CPU samples of `{role}`"))
+    }
+
+    /// A figure of the memory of the role the path names (`pss_mib.fpm`).
+    fn mem(&self, f: fn(&MemWindow) -> f64) -> Result<f64, Missing> {
+        let Some(role) = self.member() else {
+            return Err(format!("`{}` needs a role: `{}.fpm`", self.path, self.path));
+        };
+        let m = self.server()?.memory.get(role);
+        self.need(m, &format!("no memory samples of `{role}`"))
+            .map(f)
     }
 
     fn server(&self) -> Result<&'a WindowServer, Missing> {
@@ -153,6 +163,21 @@ quantities! {
         Cpu "cpu"
             => "cpu.<role>: mean CPU of a role, % of one core (fpm, nginx, pg, app, k6, demo)"
             => c.cpu()?,
+        PssMib "pss_mib"
+            => "pss_mib.<role>: mean PSS of a role's processes, MiB (fpm: the master and its workers)"
+            => c.mem(|m| m.pss_mib)?,
+        WorkerPssTotalMib "worker_pss_total_mib"
+            => "worker_pss_total_mib.<role>: the workers' PSS summed, MiB (fpm: the pool's total)"
+            => c.mem(|m| m.worker_pss_total_mib)?,
+        WorkerPssMib "worker_pss_mib"
+            => "worker_pss_mib.<role>: one worker's PSS, MiB (the pool's total over its workers)"
+            => c.mem(|m| m.worker_pss_mib)?,
+        WorkerPrivateMib "worker_private_mib"
+            => "worker_private_mib.<role>: one worker's private pages, MiB (what one more adds)"
+            => c.mem(|m| m.worker_private_mib)?,
+        MemWorkers "mem_workers"
+            => "mem_workers.<role>: the workers the memory figures count (most seen)"
+            => c.mem(|m| m.workers as f64)?,
         AppCpu "app_cpu" => "app-box CPU in cores (fpm + nginx, or the Node app)"
             => c.need(c.server()?.app_cores(), "no app-box CPU samples")?,
         PsiPct "psi_pct" => "CPU pressure (PSI some avg10), %"
@@ -182,6 +207,9 @@ quantities! {
             => c.fpm()?.saturated_share,
         FpmAcceptedPerS "fpm.accepted_per_s" => "php-fpm `accepted conn` per second"
             => c.need(c.fpm()?.accepted_per_s, "fewer than 2 php-fpm samples")?,
+        FpmMaxChildrenReached "fpm.max_children_reached"
+            => "times php-fpm wanted a worker past max_children in the step (0 under pm = static)"
+            => c.fpm()?.max_children_reached as f64,
 
         // `pg.*`: PostgreSQL's samples in the step's window.
         PgCommitsPerS "pg.commits_per_s" => "PostgreSQL commits per second"

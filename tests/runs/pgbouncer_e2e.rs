@@ -1,0 +1,64 @@
+//! PgBouncer on the real engine (issue 41, item 3): `exp0-pgbouncer --quick` with a pool of 3
+//! server connections under 20 php-fpm workers that connect per request. The requests must
+//! pass, through the bouncer: its own log counts their transactions, and PostgreSQL never sees
+//! more of the app's backends than the pool, where per-request connects straight to it open
+//! one per busy worker.
+use crate::run_support;
+use run_support::{json, run_quick};
+
+/// The lab's client backends in one `samples/pg.jsonl` line (the harness's sampling connection
+/// is left out by the source's query).
+fn backends(line: &serde_json::Value) -> u64 {
+    let rows = line["activity"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    rows.iter().filter_map(|r| r["count"].as_u64()).sum()
+}
+
+/// The transactions per second PgBouncer's `stats:` log lines report, summed.
+fn bouncer_xacts_per_s(log: &str) -> u64 {
+    log.lines()
+        .filter_map(|l| l.split("stats: ").nth(1))
+        .filter_map(|s| s.split(" xacts/s").next()?.trim().parse::<u64>().ok())
+        .sum()
+}
+
+#[test]
+fn requests_pass_through_pgbouncer() {
+    let _serial = crate::serial();
+    let pool = 3;
+    let set = format!("stack.php.pool_size={pool}");
+    let (_out, dir) = run_quick("exp0-pgbouncer", &["--set", &set]);
+    let r = json(&dir.join("report.json"));
+    let steps = r["steps"].as_array().expect("steps");
+    let ok: f64 = steps.iter().filter_map(|s| s["ok_per_s"].as_f64()).sum();
+    let lowest = &steps[0];
+    assert_eq!(lowest["failed_rate"].as_f64(), Some(0.0), "{lowest}");
+    assert!(
+        ok > 10.0,
+        "requests answered: {ok} ok/s summed over {steps:?}"
+    );
+    // The bouncer ran in its own container and served the app's transactions.
+    let log = std::fs::read_to_string(dir.join("logs/pgbouncer.log")).expect("pgbouncer.log");
+    assert!(log.contains("process up: PgBouncer"), "{log}");
+    let xacts = bouncer_xacts_per_s(&log);
+    assert!(xacts > 0, "PgBouncer counted no transaction:\n{log}");
+    // PostgreSQL saw at most the pool's connections of the app, while it served the load.
+    let text = std::fs::read_to_string(dir.join("samples/pg.jsonl")).expect("pg.jsonl");
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() >= 5, "{} pg samples", lines.len());
+    let most = lines.iter().map(backends).max().unwrap_or(0);
+    assert!(most >= 1, "the pool's connections are visible: {text}");
+    assert!(most <= pool, "{most} backends > pool_size {pool}: {text}");
+    // Its image is recorded beside the others, its version from Debian's package.
+    let m = json(&dir.join("manifest.json"));
+    let images = m.to_string();
+    assert!(
+        images.contains("perflab/pgbouncer:"),
+        "pgbouncer image in the manifest"
+    );
+}
