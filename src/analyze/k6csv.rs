@@ -14,10 +14,10 @@ mod window;
 use std::io::{BufRead, BufReader, Read};
 
 pub(crate) use data::MAX_LINE;
-pub(crate) use timeline::{SecondAgg, Timeline};
 #[cfg(test)]
 use data::parse_step_tag;
 pub use data::{Convention, CsvError, K6Data, StepAgg, StepTag, StepUnit};
+pub(crate) use timeline::{SecondAgg, Timeline};
 
 /// Read a k6 CSV (gzip detected by its magic bytes). Decompression runs on its own thread.
 pub fn read_k6_csv<R: Read + Send + 'static>(reader: R) -> Result<K6Data, CsvError> {

@@ -1,5 +1,6 @@
 //! The PHP lab (lab-spec §3): PostgreSQL, php-fpm running Laravel and nginx in front of it,
 //! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
+use super::fpm::{Listen, Pm};
 use super::pgbouncer::{self, DbVia, PGBOUNCER};
 use super::settings::{Bound, Issue, MAX_BURN_US, Section, is_true, is_zero, yes};
 use super::source::Read;
@@ -7,45 +8,9 @@ use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_ngin
 use super::*;
 use serde::{Deserialize, Serialize};
 
-/// php-fpm's process manager (`stack.php.pm`): how many workers it keeps.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pm {
-    /// `max_children` workers from the start (the article's every experiment).
-    #[default]
-    Static,
-    /// Between the spare bounds, up to `max_children` (`templates::spare_servers`).
-    Dynamic,
-    /// None while idle; one forked per request waiting, up to `max_children`.
-    Ondemand,
-}
-
-impl Pm {
-    pub(crate) fn is_static(&self) -> bool {
-        *self == Pm::Static
-    }
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Pm::Static => "static",
-            Pm::Dynamic => "dynamic",
-            Pm::Ondemand => "ondemand",
-        }
-    }
-}
-
 /// `stack.php.pool_size` when not given: PgBouncer's pool as large as the article's pool of
 /// workers (20).
 pub(crate) const DEFAULT_POOL_SIZE: u32 = 20;
-
-/// How nginx reaches php-fpm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Listen {
-    /// TCP :9000 on the lab network.
-    Tcp,
-    /// Unix socket `/run/php/php-fpm.sock` on a volume shared by nginx and php-fpm.
-    Unix,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
