@@ -14,6 +14,7 @@ pub mod logs;
 pub mod merge;
 pub mod model;
 pub mod omission;
+pub mod recovery;
 pub mod refine;
 pub mod run;
 pub mod samples;

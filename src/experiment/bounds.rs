@@ -168,6 +168,10 @@ static LOAD: &[LoadLimit] = &[
     limit("load.timeout_s", MAX_TIMEOUT_S as f64, "s", "the client timeout (an hour)",
         |e| vec![f64::from(e.load.timeout_s)]),
     limit("load.think_time_s", MAX_MS / 1000.0, "s", "the closed model's think time", |e| e.load.think_time_s.into_iter().collect()),
+    limit("load.recover_rps", MAX_RATE as f64, "rps", "the recovery phase's rate (below the peak)",
+        |e| e.load.recover_rps.map(f64::from).into_iter().collect()),
+    limit("load.recover_s", MAX_PHASE_S as f64, "s", "the recovery phase's hold",
+        |e| e.load.recover_s.map(f64::from).into_iter().collect()),
 ];
 
 /// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its bound and,

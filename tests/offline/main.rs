@@ -39,6 +39,7 @@ mod hostile_input;
 mod lock_contention;
 mod matrix_compare;
 mod out_scale;
+mod remedies_input;
 mod report_example;
 mod report_hostcpu;
 mod report_html;

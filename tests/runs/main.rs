@@ -12,6 +12,7 @@ mod fit_e2e;
 mod fit_support;
 mod generators_e2e;
 mod pause_e2e;
+mod remedies_e2e;
 mod run_e2e;
 #[path = "../run_support/mod.rs"]
 mod run_support;

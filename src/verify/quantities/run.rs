@@ -3,6 +3,7 @@
 use super::value::{Missing, b, need};
 use crate::analyze::model::{CeilingCheck, PoolCeiling, Report};
 use crate::analyze::omission::Omission;
+use crate::analyze::recovery::Recovery;
 
 fn no_knee() -> Missing {
     "no knee: no step failed for good in the steps run".to_string()
@@ -40,6 +41,16 @@ fn pool(r: &Report) -> Result<&PoolCeiling, Missing> {
 fn cpu_ceiling(r: &Report) -> Result<&CeilingCheck, Missing> {
     need(r.checks.cpu_ceiling.as_ref(), || {
         "no CPU ceiling in the report".into()
+    })
+}
+
+/// A figure of the recovery phase (`load.recover_rps`); `None` inside: not measured there.
+fn recovery(r: &Report, f: fn(&Recovery) -> Option<f64>, what: &str) -> Result<f64, Missing> {
+    let x = need(r.recovery.as_ref(), || {
+        "no recovery phase in this run (`load.recover_rps`)".to_string()
+    })?;
+    need(f(x), || {
+        format!("{what} not measured (not within the phase, or no php-fpm samples)")
     })
 }
 
@@ -121,5 +132,25 @@ quantities! {
             => b(need(r.params.aborted, || "the k6 log was not read".to_string())?),
         InsufficientVus "insufficient_vus" => "1 when k6 logged `Insufficient VUs`"
             => b(r.params.insufficient_vus),
+        RecoverDrainedS "recover_drained_s"
+            => "recovery phase: s from the drop until php-fpm's queue and active are back at the lowest step's"
+            => recovery(r, |x| x.drained_s, "the drain")?,
+        RecoverP95BackS "recover_p95_back_s"
+            => "recovery phase: s from the drop until p95 stays under the SLO (3 seconds in a row)"
+            => recovery(r, |x| x.p95_back_s, "p95 back under the SLO")?,
+        RecoverPeakQueue "recover_peak_queue"
+            => "recovery phase: longest php-fpm listen queue from the overload to the end"
+            => recovery(r, |x| x.peak_queue.map(|q| q as f64), "the listen queue")?,
+        RecoverSentPerS "recover_sent_per_s" => "recovery phase: requests sent per second"
+            => recovery(r, |x| Some(x.sent_per_s), "the rate")?,
+        RecoverWasted "recover_wasted"
+            => "requests php-fpm ran, from the overload to the end, whose client got no answer from them (accepted - ok)"
+            => recovery(r, |x| x.wasted.map(|w| w as f64), "php-fpm's accepted conn")?,
+        RecoverWastedShare "recover_wasted_share"
+            => "recover_wasted / php-fpm's accepted requests over the same span"
+            => recovery(r, |x| match (x.wasted, x.fpm_accepted) {
+                (Some(w), Some(a)) if a > 0 => Some(w as f64 / a as f64),
+                _ => None,
+            }, "php-fpm's accepted conn")?,
     }
 }
