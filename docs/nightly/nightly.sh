@@ -12,7 +12,7 @@ out=${PERFLAB_OUT:-out}
 
 # 1. New packages: perflab's image tags hash the recipes, not the archive, so `perflab build`
 # alone keeps yesterday's images. There is no `perflab build --refresh`: removing the suite's
-# images makes the build fetch the archive again (a full rebuild, about 10 minutes, even when
+# images makes the build fetch the archive again (a full rebuild, its time not measured, even when
 # no package moved). Each run's manifest then records the versions (`components`).
 docker image ls --format '{{.Repository}}:{{.Tag}}' \
   | grep -E "^perflab/[a-z0-9-]+:${suite}-[0-9a-f]{12}$" \

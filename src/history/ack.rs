@@ -46,7 +46,7 @@ fn find<'h>(h: &'h History, exp: &str, point: &str) -> Option<&'h super::points:
         .iter()
         .filter(|s| s.experiment == exp)
         .flat_map(|s| &s.points)
-        .find(|p| p.run == point || p.run == label || p.runs.iter().any(|r| *r == label))
+        .find(|p| p.run == point || p.run == label || p.runs.contains(&label))
 }
 
 /// Record that `point` of `exp` was seen; an unknown point is bad input (exit 2). Returns the
