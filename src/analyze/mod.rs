@@ -18,6 +18,8 @@ pub mod run;
 pub mod samples;
 pub mod stats;
 pub mod summary;
+pub mod tdist;
+pub mod usl;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};
 pub use run::{AnalyzeError, Inputs, analyze_run, fmt_ms};

@@ -460,6 +460,9 @@ pub struct Report {
     /// The host's CPU speed before and after the loads (`host::speed`), from the manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_speed: Option<crate::host::speed::HostSpeed>,
+    /// The Universal Scalability Law fitted to a closed-model run's clean steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usl: Option<super::usl::UslSweep>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

@@ -152,6 +152,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let focus = &steps[knee.idx.unwrap_or(steps.len() - 1)];
     let (timeline, per_second) = seconds::timeline_and_focus(&k6, &samples, &steps[0], focus);
     let access = access_rows(&samples, &steps);
+    let usl = super::usl::sweep(model, &steps, params.error_budget, knee.knee);
     Ok(Report {
         source,
         params,
@@ -176,6 +177,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         fit: None,
         injected: Vec::new(),
         host_speed: None,
+        usl,
     })
 }
 
@@ -241,5 +243,6 @@ pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
         fit: None,
         injected: Vec::new(),
         host_speed: None,
+        usl: None,
     }
 }

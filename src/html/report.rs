@@ -365,6 +365,9 @@ pub fn render(r: &Report, x: &Extras) -> String {
     if let Some(b) = content::omission_block(r) {
         body.push_str(&block_html(&b, "omission", &no_marks));
     }
+    if let Some(b) = content::usl_block(r) {
+        body.push_str(&block_html(&b, "usl", &no_marks));
+    }
     body.push_str(&plots_html(&x.plots));
     if x.manifest.is_some() {
         body.push_str(&claims_html(&x.claims));

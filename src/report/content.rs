@@ -5,11 +5,13 @@ mod checks;
 mod logs;
 mod omission;
 mod steps;
+mod usl;
 
 pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
 pub use omission::omission_block;
 pub use steps::{persec_block, steps_block};
+pub use usl::usl_block;
 
 use super::table::Table;
 use crate::analyze::fit::Calibration;
@@ -312,6 +314,7 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.push(steps_block(r));
     v.extend(refine_block(r));
     v.extend(omission_block(r));
+    v.extend(usl_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));
     v.extend(logs_block(r));
