@@ -116,3 +116,45 @@ fn bad_points_are_refused() {
     zero.push((6.0, 0.0));
     assert!(fit(&zero).unwrap_err().contains("X > 0"));
 }
+
+/// A closed run's clean steps are the points (N = VUs, X = ok/s): a step cut short by an abort
+/// or failing past the error budget is left out; an open run has no sweep; too few clean steps
+/// give the reason and no fit; the report's block shows the fit beside the knee.
+#[test]
+fn a_closed_run_s_clean_steps_are_the_points() {
+    use crate::analyze::model::LoadModel;
+    use crate::analyze::run::{test_report, test_row};
+    let truth = [0.03, 0.0005, 50.0];
+    let mut steps: Vec<_> = [1u32, 2, 4, 8, 16, 24, 32, 48]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let mut s = test_row(n, i as i64 * 10_000);
+            s.ok_per_s = model(truth, n as f64);
+            s
+        })
+        .collect();
+    steps[6].failed_rate = 0.2;
+    steps[7].truncated = true;
+    assert_eq!(sweep(LoadModel::Open, &steps, 0.01, None), None);
+    let u = sweep(LoadModel::Closed, &steps, 0.01, Some(32)).unwrap();
+    let ns: Vec<f64> = u.points.iter().map(|p| p.0).collect();
+    assert_eq!(ns, [1.0, 2.0, 4.0, 8.0, 16.0, 24.0]);
+    let f = u.fit.as_ref().unwrap();
+    assert!((f.alpha.value - 0.03).abs() < 1e-6, "{f:?}");
+    assert!((f.gamma.value - 50.0).abs() < 1e-4, "{f:?}");
+    let mut r = test_report(steps.clone(), crate::analyze::Params::new(100.0));
+    r.model = LoadModel::Closed;
+    r.usl = Some(u);
+    let text = crate::report::content::usl_block(&r).unwrap().body_text();
+    assert!(text.contains("over 6 clean steps: α 0.03000 ["), "{text}");
+    assert!(text.contains("N_max = sqrt((1-α)/β) = 44.05 VUs"), "{text}");
+    assert!(text.contains("beside the measured knee 32 VUs"), "{text}");
+    steps[5].failed_rate = 0.5;
+    let u = sweep(LoadModel::Closed, &steps, 0.01, None).unwrap();
+    assert_eq!(u.fit, None);
+    assert_eq!(
+        u.why_not.as_deref(),
+        Some("5 points: the USL needs at least 6 clean points")
+    );
+}
