@@ -21,6 +21,7 @@ pub mod samples;
 pub mod stats;
 pub mod student;
 pub mod summary;
+pub mod usl;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};
 pub use run::{AnalyzeError, Inputs, analyze_run, fmt_ms};

@@ -465,6 +465,9 @@ pub struct Report {
     /// Recovery after overload (`load.recover_rps`): drain, p95 back, work wasted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<super::recovery::Recovery>,
+    /// The Universal Scalability Law fitted to a closed-model run's clean steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usl: Option<super::usl::UslSweep>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

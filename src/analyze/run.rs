@@ -180,6 +180,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let (timeline, per_second) = seconds::timeline_and_focus(&k6, &samples, &steps[0], focus);
     let access = access_rows(&samples, &steps);
     let recovery = recovery_of(&k6, &samples, &steps, params.slo_p95_ms);
+    let usl = super::usl::sweep(model, &steps, params.error_budget, knee.knee);
     Ok(Report {
         source,
         params,
@@ -205,6 +206,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         injected: Vec::new(),
         host_speed: None,
         recovery,
+        usl,
     })
 }
 
@@ -271,5 +273,6 @@ pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
         injected: Vec::new(),
         host_speed: None,
         recovery: None,
+        usl: None,
     }
 }

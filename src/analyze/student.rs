@@ -1,6 +1,6 @@
 //! Student's t distribution, pure and deterministic: the two-sided tail and the critical value,
-//! through the regularized incomplete beta function. `compare`'s tests and the history's change
-//! points (`changepoint`) read it.
+//! through the regularized incomplete beta function. `compare`'s tests, the history's change
+//! points (`changepoint`) and the USL fit's intervals (`usl`) read it.
 
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms: about 15 significant digits).
 pub(crate) fn ln_gamma(x: f64) -> f64 {

@@ -7,6 +7,7 @@ mod memory;
 mod omission;
 mod recovery;
 mod steps;
+mod usl;
 
 pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
@@ -14,6 +15,7 @@ pub use memory::memory_block;
 pub use omission::omission_block;
 pub use recovery::recovery_block;
 pub use steps::{persec_block, steps_block};
+pub use usl::usl_block;
 
 use super::table::Table;
 use crate::analyze::fit::Calibration;
@@ -318,6 +320,7 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.extend(refine_block(r));
     v.extend(omission_block(r));
     v.extend(recovery_block(r));
+    v.extend(usl_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));
     v.extend(logs_block(r));

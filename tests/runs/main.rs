@@ -11,6 +11,7 @@ mod fit_e2e;
 #[path = "../fit_support/mod.rs"]
 mod fit_support;
 mod generators_e2e;
+mod node_modes_e2e;
 mod pause_e2e;
 mod pgbouncer_e2e;
 mod remedies_e2e;

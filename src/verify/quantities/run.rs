@@ -4,6 +4,7 @@ use super::value::{Missing, b, need};
 use crate::analyze::model::{CeilingCheck, PoolCeiling, Report};
 use crate::analyze::omission::Omission;
 use crate::analyze::recovery::Recovery;
+use crate::analyze::usl::UslFit;
 
 fn no_knee() -> Missing {
     "no knee: no step failed for good in the steps run".to_string()
@@ -30,6 +31,24 @@ fn pause(r: &Report, f: fn(&Omission) -> f64) -> Result<f64, Missing> {
         .as_ref()
         .map(f)
         .ok_or_else(|| "no pause in this run (`load.pause` with its closed twin)".to_string())
+}
+
+/// The USL fit of a closed-model run.
+fn usl(r: &Report) -> Result<&UslFit, Missing> {
+    let u = need(r.usl.as_ref(), || {
+        "no USL sweep: the run is not a closed-model load".to_string()
+    })?;
+    need(u.fit.as_ref(), || {
+        format!("no USL fit: {}", u.why_not.as_deref().unwrap_or("?"))
+    })
+}
+
+/// γ / α, the throughput the contention alone lets through.
+fn usl_ceiling(f: &UslFit) -> Result<f64, Missing> {
+    let a = need((f.alpha.value > 0.0).then_some(f.alpha.value), || {
+        "α = 0: no contention ceiling".to_string()
+    })?;
+    Ok(f.gamma.value / a)
 }
 
 fn pool(r: &Report) -> Result<&PoolCeiling, Missing> {
@@ -152,5 +171,17 @@ quantities! {
                 (Some(w), Some(a)) if a > 0 => Some(w as f64 / a as f64),
                 _ => None,
             }, "php-fpm's accepted conn")?,
+        UslAlpha "usl.alpha" => "USL contention α of a closed-model run's clean steps"
+            => usl(r)?.alpha.value,
+        UslAlphaLo "usl.alpha_lo" => "lower end of α's two-sided 95 % interval"
+            => usl(r)?.alpha.lo,
+        UslBeta "usl.beta" => "USL coherency β of a closed-model run's clean steps"
+            => usl(r)?.beta.value,
+        UslGamma "usl.gamma" => "USL γ, the fitted throughput at N = 1 (ok/s)"
+            => usl(r)?.gamma.value,
+        UslNMax "usl.n_max" => "USL peak concurrency sqrt((1 - α) / β) (VUs)"
+            => need(usl(r)?.n_max, || "β = 0: the USL curve has no peak".to_string())?,
+        UslCeiling "usl.ceiling" => "USL contention ceiling γ / α (ok/s)"
+            => usl_ceiling(usl(r)?)?,
     }
 }
