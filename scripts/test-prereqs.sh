@@ -10,6 +10,8 @@ missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v docker >/dev/null 2>&1 || missing+=(docker.io)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# systemd-analyze verify checks the nightly recipe's units (tests/offline/history_nightly.rs)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing what the tests need; the installer's output goes to $PHASES_LOG" >&2
   apt_install "apt packages for the tests" "${missing[@]}"

@@ -17,6 +17,7 @@ pub mod docker;
 pub mod error;
 pub mod experiment;
 pub mod export;
+pub mod history;
 pub mod host;
 pub mod html;
 pub mod images;

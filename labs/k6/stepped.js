@@ -9,7 +9,9 @@
 //      ABORT ('0' disables the guards), VUS (600 = preAllocated = max), TIMEOUT ('10s'),
 //      PRE_VUS (optional: preAllocatedVUs below VUS, e.g. seed 002's 200 of 2000), IDLE (per
 //      step, seconds at rate 0 before it: `perflab compare`'s per-step interleaving, where
-//      another stack is loaded meanwhile; absent: none).
+//      another stack is loaded meanwhile; absent: none), RECOVER + RECOVER_HOLD (optional: after
+//      the last step the rate drops to RECOVER rps for RECOVER_HOLD s, the recovery phase,
+//      its requests tagged `stage:recover`).
 import http from 'k6/http';
 import exec from 'k6/execution';
 
@@ -50,6 +52,18 @@ STEPS.forEach((r, i) => {
   clock += HOLD;
 });
 
+const RECOVER = Number(__ENV.RECOVER || 0);
+const RECOVER_HOLD = Number(__ENV.RECOVER_HOLD || 0);
+if (RECOVER < 0 || !Number.isFinite(RECOVER) || (RECOVER > 0) !== (RECOVER_HOLD > 0)) {
+  throw new Error(`RECOVER and RECOVER_HOLD go together, got '${__ENV.RECOVER}' '${__ENV.RECOVER_HOLD}'`);
+}
+// RECOVER_AT: when the recovery phase starts, s from the scenario's start (Infinity: none).
+const RECOVER_AT = RECOVER > 0 ? clock : Infinity;
+if (RECOVER > 0) {
+  stages.push({ target: RECOVER, duration: '0s' }); // drop at once
+  stages.push({ target: RECOVER, duration: `${RECOVER_HOLD}s` });
+}
+
 const thresholds = {
   // Global guard: abort once the run is clearly broken. Thresholds are evaluated on the
   // CUMULATIVE metric (all steps so far), so the abort lags the knee; a looser p95 keeps a
@@ -84,5 +98,6 @@ export default function () {
   const elapsed = (Date.now() - exec.scenario.startTime) / 1000;
   let idx = STARTS.length - 1;
   while (idx > 0 && elapsed < STARTS[idx]) idx -= 1;
-  http.get(URL, { tags: { stage: label(STEPS[idx]) }, timeout: TIMEOUT });
+  const stage = elapsed >= RECOVER_AT ? 'recover' : label(STEPS[idx]);
+  http.get(URL, { tags: { stage }, timeout: TIMEOUT });
 }

@@ -5,7 +5,10 @@
 // prints one JSON metrics line on stdout. PROCESSES > 1 runs node:cluster (SCHED_RR), each
 // worker with its own pool. BURN_US > 0 spends that much CPU time in every request (an injected
 // regression for `perflab compare`); WAIT_US > 0 waits that long before every answer without
-// spending CPU (a timer: an injected latency regression at unchanged CPU).
+// spending CPU (a timer: an injected latency regression at unchanged CPU). CPU_MODE picks how
+// /cpu runs its pbkdf2 (perflab `stack.node.cpu_mode`): `sync` on the event loop (the
+// article's 2a), `async` on libuv's thread pool (UV_THREADPOOL_SIZE threads, read by libuv
+// itself), `workers` on a pool of WORKER_THREADS worker_threads fed from one queue.
 const cluster = require('node:cluster');
 const crypto = require('node:crypto');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
@@ -19,7 +22,11 @@ const BURN_US = Number(process.env.BURN_US || 0);
 // Injected latency (perflab `stack.node.wait_us`): µs every answer waits on a timer, the event
 // loop free meanwhile. Node's timers count whole milliseconds: perflab accepts multiples of 1000.
 const WAIT_MS = Number(process.env.WAIT_US || 0) / 1000;
+const CPU_MODE = process.env.CPU_MODE || 'sync';
+const WORKER_THREADS = Number(process.env.WORKER_THREADS || 4);
 const LOG_EVERY_MS = 2000;
+// The /cpu work (~5.5 ms of CPU on the article's host): pbkdf2's arguments.
+const PBKDF2 = ['password', 'salt', 24000, 32, 'sha256'];
 
 if (PROCESSES > 1 && cluster.isPrimary) {
   cluster.schedulingPolicy = cluster.SCHED_RR;
@@ -33,6 +40,59 @@ if (PROCESSES > 1 && cluster.isPrimary) {
     console.error(JSON.stringify({ t: new Date().toISOString(), event: 'boot_failed', error: String(err && err.message || err) }));
     process.exit(1);
   });
+}
+
+// The /cpu handler of CPU_MODE: pbkdf2 on the loop, on libuv's pool, or on a worker pool.
+function cpuHandler(answer, fail) {
+  const done = (res) => (err, key) => (err ? fail(res, err) : answer(res, { key: key.toString('hex') }));
+  if (CPU_MODE === 'async') return (req, res) => crypto.pbkdf2(...PBKDF2, done(res));
+  if (CPU_MODE === 'workers') {
+    const run = workerPool(WORKER_THREADS);
+    return (req, res) => run(done(res));
+  }
+  return (req, res) => done(res)(null, crypto.pbkdf2Sync(...PBKDF2));
+}
+
+// n worker_threads, each running pbkdf2Sync for one job at a time; jobs wait in one FIFO queue
+// for the next idle worker. A worker that dies ends the process (as a dead cluster worker does).
+function workerPool(n) {
+  const { Worker } = require('node:worker_threads');
+  const src = `const { parentPort } = require('node:worker_threads');
+const crypto = require('node:crypto');
+parentPort.on('message', (id) => {
+  const key = crypto.pbkdf2Sync(...${JSON.stringify(PBKDF2)});
+  parentPort.postMessage({ id, key });
+});`;
+  const idle = [];
+  const queue = [];
+  const pending = new Map();
+  let next = 0;
+  const give = (w) => {
+    const id = queue.shift();
+    if (id === undefined) idle.push(w);
+    else w.postMessage(id);
+  };
+  for (let i = 0; i < n; i++) {
+    const w = new Worker(src, { eval: true });
+    w.on('message', ({ id, key }) => {
+      const cb = pending.get(id);
+      pending.delete(id);
+      give(w);
+      cb(null, Buffer.from(key));
+    });
+    w.on('error', (err) => {
+      console.error(JSON.stringify({ t: new Date().toISOString(), event: 'worker_thread_error', error: String(err && err.message || err) }));
+      process.exit(1);
+    });
+    idle.push(w);
+  }
+  return (cb) => {
+    const id = next++;
+    pending.set(id, cb);
+    const w = idle.pop();
+    if (w) w.postMessage(id);
+    else queue.push(id);
+  };
 }
 
 async function worker() {
@@ -149,10 +209,7 @@ async function worker() {
     res.status(500).json({ error: String((err && err.message) || err) });
   };
 
-  app.get('/cpu', (req, res) => {
-    const key = crypto.pbkdf2Sync('password', 'salt', 24000, 32, 'sha256');
-    answer(res, { key: key.toString('hex') });
-  });
+  app.get('/cpu', cpuHandler(answer, fail));
 
   app.get('/db', async (req, res) => {
     const customer = 1 + Math.floor(Math.random() * 1000);

@@ -15,6 +15,7 @@ http {
     keepalive_timeout 65;
     keepalive_requests 100000;
     server_tokens off;
+__LIMIT_ZONE__
 
     server {
         listen 80 default_server;
@@ -43,8 +44,9 @@ http {
             fastcgi_param SCRIPT_FILENAME /srv/app/public/index.php;
             fastcgi_param SCRIPT_NAME /index.php;
             fastcgi_pass __FCGI__;   # tcp: php-fpm:9000 | unix: unix:/run/php/php-fpm.sock
-            fastcgi_connect_timeout 5s;
-            fastcgi_read_timeout 5s;     # > 5s waiting for PHP (queue + work) => nginx 504
+            fastcgi_connect_timeout __FCGI_TIMEOUT__s;   # backlog full: SYN dropped, retried, then 504
+            fastcgi_read_timeout __FCGI_TIMEOUT__s;     # longer waiting for PHP (queue + work) => nginx 504
+__LIMIT_REQ__
         }
     }
 }

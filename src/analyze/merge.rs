@@ -52,6 +52,10 @@ pub(crate) fn merge_k6(parts: Vec<K6Data>) -> K6Data {
         out.dropped_total += p.dropped_total;
         out.dropped_warmup += p.dropped_warmup;
         out.first_drop_ms = min_opt(out.first_drop_ms, p.first_drop_ms);
+        out.recover_span = match (out.recover_span, p.recover_span) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, y) => x.or(y),
+        };
         for (k, v) in p.excluded {
             *out.excluded.entry(k).or_default() += v;
         }

@@ -5,6 +5,7 @@
 //! `summary::parse_summary(text)`, `samples::parse_jsonl(text)`, then `analyze_run(Inputs)`.
 pub mod access;
 pub mod bounds;
+pub mod changepoint;
 pub mod checks;
 pub mod fit;
 pub mod hist;
@@ -13,11 +14,14 @@ pub mod logs;
 pub mod merge;
 pub mod model;
 pub mod omission;
+pub mod recovery;
 pub mod refine;
 pub mod run;
 pub mod samples;
 pub mod stats;
+pub mod student;
 pub mod summary;
+pub mod usl;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};
 pub use run::{AnalyzeError, Inputs, analyze_run, fmt_ms};

@@ -428,9 +428,11 @@ pub struct Report {
     pub dropped_iterations: u64,
     pub dropped_warmup: u64,
     pub checks: Checks,
-    /// The seconds around the knee (or the last step).
+    /// The seconds around the knee (or the last step); absent in the recorded fixtures.
+    #[serde(default)]
     pub per_second: Vec<SecondRow>,
-    /// The whole run, one row per second.
+    /// The whole run, one row per second; absent in the recorded fixtures.
+    #[serde(default)]
     pub timeline: Vec<SecondRow>,
     /// Distinct log messages with counts, by log name.
     #[serde(default)]
@@ -460,6 +462,12 @@ pub struct Report {
     /// The host's CPU speed before and after the loads (`host::speed`), from the manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_speed: Option<crate::host::speed::HostSpeed>,
+    /// Recovery after overload (`load.recover_rps`): drain, p95 back, work wasted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<super::recovery::Recovery>,
+    /// The Universal Scalability Law fitted to a closed-model run's clean steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usl: Option<super::usl::UslSweep>,
 }
 
 /// The object `perflab analyze --json` prints (issue 5).

@@ -95,6 +95,33 @@ fn access_rows(samples: &Samples, steps: &[StepReport]) -> Vec<super::access::Ac
         .collect()
 }
 
+/// The recovery figures when the run has a recovery phase: the baseline is the lowest step,
+/// the overload starts at the first failing step (else the top one).
+fn recovery_of(
+    k6: &K6Data,
+    samples: &Samples,
+    steps: &[StepReport],
+    slo_p95_ms: f64,
+) -> Option<super::recovery::Recovery> {
+    let span = k6.recover_span?;
+    let (first, top) = (steps.first()?, steps.last()?);
+    let over = steps
+        .iter()
+        .find(|s| s.verdict == Verdict::Fail)
+        .unwrap_or(top);
+    Some(super::recovery::recovery(&super::recovery::RecoveryInput {
+        timeline: &k6.timeline,
+        fpm: &samples.fpm,
+        span,
+        baseline: (
+            first.start_ms,
+            seconds::end_ms(first.start_ms, first.window_s),
+        ),
+        overload_ms: over.start_ms,
+        slo_p95_ms,
+    }))
+}
+
 /// Analyze one run.
 pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let Inputs {
@@ -152,6 +179,8 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let focus = &steps[knee.idx.unwrap_or(steps.len() - 1)];
     let (timeline, per_second) = seconds::timeline_and_focus(&k6, &samples, &steps[0], focus);
     let access = access_rows(&samples, &steps);
+    let recovery = recovery_of(&k6, &samples, &steps, params.slo_p95_ms);
+    let usl = super::usl::sweep(model, &steps, params.error_budget, knee.knee);
     Ok(Report {
         source,
         params,
@@ -176,6 +205,8 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         fit: None,
         injected: Vec::new(),
         host_speed: None,
+        recovery,
+        usl,
     })
 }
 
@@ -241,5 +272,7 @@ pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
         fit: None,
         injected: Vec::new(),
         host_speed: None,
+        recovery: None,
+        usl: None,
     }
 }

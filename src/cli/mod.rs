@@ -72,6 +72,9 @@ pub enum Command {
     /// run with the two configurations --a and --b declare (rounds interleaved until decided):
     /// verdict, steps, versions, config; one row per experiment.
     Compare(compare::CompareArgs),
+    /// Findings over time: series per experiment, suite and configuration, their change points
+    #[command(after_help = "Example:\n  perflab history exp1 --suite forky --check")]
+    History(crate::history::args::HistoryArgs),
     /// Max sustainable rate over >= 3 rounds, capacity with a margin, nodes for a peak.
     #[command(after_help = "Example:\n  perflab capacity 1a --peak 900")]
     Capacity(verify::CapacityArgs),
@@ -145,6 +148,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => verify::verify(a, cli.quiet),
         Command::Compare(a) if compare::wants_target(&a) => compare::compare_target(a, cli.quiet),
         Command::Compare(a) => compare::compare(a),
+        Command::History(a) => crate::history::args::run(a, &crate::html::history_page::write),
         Command::Capacity(a) => verify::capacity(a),
         Command::NoiseCheck(a) => tools::noise_check(a, cli.quiet),
         Command::Calib(a) => tools::calib(a, cli.quiet),

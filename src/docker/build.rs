@@ -1,6 +1,7 @@
 //! Image builds with the classic builder (Docker 20.10, no BuildKit) from in-memory tar contexts,
 //! stoppable (the running step's intermediate container removed), and image inspection.
-use super::{Docker, DockerError, Result};
+use super::engine::Docker;
+use super::error::{DockerError, Result};
 use bollard::query_parameters::{BuildImageOptionsBuilder, BuilderVersion};
 use futures_util::StreamExt;
 use std::collections::{BTreeMap, HashMap};
@@ -57,7 +58,7 @@ impl Docker {
         tag: &str,
         build_args: &BTreeMap<String, String>,
         labels: &BTreeMap<String, String>,
-        cancel: &impl super::Cancel,
+        cancel: &impl Cancel,
         mut on_event: impl FnMut(BuildEvent),
     ) -> Result<()> {
         let args: HashMap<String, String> = build_args.clone().into_iter().collect();
@@ -226,6 +227,23 @@ fn read_stream_lines(s: &str, seen: StreamState<'_>, on_event: &mut impl FnMut(B
         if seen.tail.len() > 30 {
             seen.tail.pop_front();
         }
+    }
+}
+
+/// Something that can ask a long engine call (an image build) to stop: Ctrl-C for the
+/// commands (`session::signals::Interrupt` implements it), [`Never`] otherwise.
+pub(crate) trait Cancel: Send + Sync {
+    /// Resolves when the call must stop.
+    fn cancelled(&self) -> impl std::future::Future<Output = ()> + Send;
+}
+
+/// A [`Cancel`] that never fires.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Never;
+
+impl Cancel for Never {
+    async fn cancelled(&self) {
+        std::future::pending::<()>().await
     }
 }
 

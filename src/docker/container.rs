@@ -1,7 +1,8 @@
 //! Containers: create from a spec (cpuset, memory, init, nofile, labels, published ports only
 //! when asked), copy files in and out as tar, start, inspect (ports, addresses), wait with
 //! cancellation, logs, kill, remove, and one-off runs (k6 and friends).
-use super::{Docker, DockerError, Result};
+use super::engine::Docker;
+use super::error::{DockerError, Result};
 use bollard::models::{
     ContainerCreateBody, EndpointSettings, HostConfig, NetworkingConfig, PortBinding,
     ResourcesUlimits,
@@ -197,7 +198,7 @@ impl Docker {
         id: &str,
         files: &[(String, Vec<u8>, u32)],
     ) -> Result<()> {
-        let tar = super::tar_of(files).map_err(|e| DockerError::Other(e.to_string()))?;
+        let tar = tar_of(files).map_err(|e| DockerError::Other(e.to_string()))?;
         self.upload_tar(id, "/", tar).await
     }
 
@@ -425,4 +426,18 @@ impl Docker {
             }
         }
     }
+}
+
+/// Build an in-memory tar archive from `(path, contents, mode)` entries.
+pub(crate) fn tar_of(files: &[(String, Vec<u8>, u32)]) -> std::io::Result<Vec<u8>> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (path, data, mode) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(*mode);
+        h.set_mtime(0);
+        h.set_cksum();
+        b.append_data(&mut h, path.trim_start_matches('/'), data.as_slice())?;
+    }
+    b.into_inner()
 }

@@ -1,10 +1,93 @@
-//! Facts about an engine (version, CPUs, cgroup version, OS), its clock against ours (the
-//! engine's `/info` SystemTime bracketed by local timestamps), and the ssh tunnel behind
-//! `ssh://` endpoints.
-use super::{Docker, DockerError, Result};
+//! The connection to an engine (`Docker`, its API version negotiated), facts about the engine
+//! (version, CPUs, cgroup version, OS), its clock against ours (the engine's `/info` SystemTime
+//! bracketed by local timestamps), and the ssh tunnel behind `ssh://` endpoints.
+use super::endpoint::Endpoint;
+use super::error::{DockerError, Result};
 use chrono::{DateTime, Utc};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// A connection to the Docker engine, with the API version negotiated down to the engine's
+/// (Docker 20.10 speaks API 1.41 at most).
+#[derive(Clone)]
+pub struct Docker {
+    inner: bollard::Docker,
+    api_version: String,
+    endpoint: Endpoint,
+    /// The `ssh -L` process forwarding an ssh endpoint's socket (ended when the last clone drops).
+    _tunnel: Option<std::sync::Arc<SshTunnel>>,
+}
+
+impl Docker {
+    /// Connect with the local defaults (DOCKER_HOST or the unix socket) and negotiate the version.
+    pub async fn connect() -> Result<Docker> {
+        Self::connect_to(&Endpoint::Local).await
+    }
+
+    /// Connect to an endpoint (see `endpoint`) and negotiate the version.
+    pub(crate) async fn connect_to(endpoint: &Endpoint) -> Result<Docker> {
+        let api = bollard::API_DEFAULT_VERSION;
+        let mut tunnel = None;
+        let conn = |e: bollard::errors::Error| DockerError::Connect(format!("{endpoint}: {e}"));
+        let d = match endpoint {
+            Endpoint::Local => bollard::Docker::connect_with_local_defaults().map_err(conn)?,
+            Endpoint::Unix(p) => bollard::Docker::connect_with_unix(p, 600, api).map_err(conn)?,
+            Endpoint::Tcp(a) => {
+                bollard::Docker::connect_with_http(&format!("tcp://{a}"), 600, api).map_err(conn)?
+            }
+            Endpoint::Ssh(target) => {
+                let t = SshTunnel::open(target)
+                    .await
+                    .map_err(|e| DockerError::Connect(format!("{endpoint}: {e}")))?;
+                let d =
+                    bollard::Docker::connect_with_unix(&t.socket_path(), 600, api).map_err(conn)?;
+                tunnel = Some(std::sync::Arc::new(t));
+                d
+            }
+        };
+        let d = d.with_timeout(std::time::Duration::from_secs(600));
+        let d = d
+            .negotiate_version()
+            .await
+            .map_err(|e| DockerError::Connect(format!("{endpoint}: {e}")))?;
+        let v = d.client_version();
+        let api_version = format!("{}.{}", v.major_version, v.minor_version);
+        // Make sure the engine really answers (negotiation falls back silently on some errors).
+        d.ping()
+            .await
+            .map_err(|e| DockerError::Connect(format!("{endpoint}: {e}")))?;
+        Ok(Docker {
+            inner: d,
+            api_version,
+            endpoint: endpoint.clone(),
+            _tunnel: tunnel,
+        })
+    }
+
+    /// The endpoint this connection talks to.
+    pub(crate) fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// The negotiated API version, e.g. `1.41`.
+    pub(crate) fn api_version(&self) -> &str {
+        &self.api_version
+    }
+
+    /// The engine's version string (`20.10.24+dfsg1`).
+    pub(crate) async fn engine_version(&self) -> Result<String> {
+        let v = self
+            .inner
+            .version()
+            .await
+            .map_err(|e| DockerError::api("version", e))?;
+        Ok(v.version.unwrap_or_default())
+    }
+
+    pub(crate) fn raw(&self) -> &bollard::Docker {
+        &self.inner
+    }
+}
 
 /// What the pre-run check records about an engine.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -115,7 +198,7 @@ impl SshTunnel {
         let socket = std::env::temp_dir().join(format!(
             "perflab-ssh-{}-{}.sock",
             std::process::id(),
-            super::random_token(6)
+            super::token::random_token(6)
         ));
         let (host, port) = match target.rsplit_once(':') {
             Some((h, p)) if p.parse::<u16>().is_ok() => (h.to_string(), Some(p.to_string())),

@@ -1,11 +1,34 @@
 //! Networks (and whether this host reaches their containers directly), volumes, and label-based
 //! listing/cleanup of everything perflab created.
-use super::{Docker, DockerError, LABEL_PERFLAB, LABEL_RUN, Result};
+use super::engine::Docker;
+use super::error::{DockerError, Result};
 use bollard::models::{NetworkCreateRequest, VolumeCreateRequest};
 use bollard::query_parameters::{
     ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
 };
 use std::collections::{BTreeMap, HashMap};
+
+/// Label put on every object perflab creates (value `1`).
+pub const LABEL_PERFLAB: &str = "perflab";
+/// Label with the run id (a stack started by `up`, `smoke` or `run`).
+pub const LABEL_RUN: &str = "perflab.run";
+/// Label with the container's role (`pg`, `php-fpm`, `nginx`, `app`, `k6`, ...).
+pub(crate) const LABEL_ROLE: &str = "perflab.role";
+/// Label with the lab (`php`, `node`, `demo`).
+pub(crate) const LABEL_LAB: &str = "perflab.lab";
+/// Label on the marker volume of a stack handed to the user (`perflab up`, `smoke --keep`):
+/// its owner exited on purpose, only `perflab down` removes it.
+pub(crate) const LABEL_KEPT: &str = "perflab.kept";
+
+/// The standard label set for an object of a run, with its owner (this process: see `owner`).
+pub fn labels(run_id: &str, lab: &str, role: &str) -> BTreeMap<String, String> {
+    let mut m = crate::owner::Owner::me().labels();
+    m.insert(LABEL_PERFLAB.to_string(), "1".to_string());
+    m.insert(LABEL_RUN.to_string(), run_id.to_string());
+    m.insert(LABEL_LAB.to_string(), lab.to_string());
+    m.insert(LABEL_ROLE.to_string(), role.to_string());
+    m
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ObjectKind {

@@ -168,6 +168,10 @@ static LOAD: &[LoadLimit] = &[
     limit("load.timeout_s", MAX_TIMEOUT_S as f64, "s", "the client timeout (an hour)",
         |e| vec![f64::from(e.load.timeout_s)]),
     limit("load.think_time_s", MAX_MS / 1000.0, "s", "the closed model's think time", |e| e.load.think_time_s.into_iter().collect()),
+    limit("load.recover_rps", MAX_RATE as f64, "rps", "the recovery phase's rate (below the peak)",
+        |e| e.load.recover_rps.map(f64::from).into_iter().collect()),
+    limit("load.recover_s", MAX_PHASE_S as f64, "s", "the recovery phase's hold",
+        |e| e.load.recover_s.map(f64::from).into_iter().collect()),
 ];
 
 /// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its bound and,
@@ -409,6 +413,87 @@ mod tests {
         assert_eq!(
             ok.stack.injected(),
             ["stack.node.wait_us=3000 (3000 µs of waiting per answer in the app, no CPU)"]
+        );
+    }
+
+    /// `stack.node.cpu_mode` and its two pools (issue 41, item 6): a mode that is not one of
+    /// the three is refused naming the field, a pool of 0 is an error, a pool the mode does not
+    /// use is a warning naming it with the fix, and the mode and pool reach the app's
+    /// environment and the stack's summary.
+    #[test]
+    fn the_node_cpu_mode_and_its_pools_are_checked() {
+        use crate::experiment::overrides::apply;
+        use crate::lab::{Lab, StartContext, descriptor};
+        let e = catalog_experiment("2a");
+        let text = |d: &[crate::experiment::Diagnostic]| {
+            d.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let d = apply(&e, &["stack.node.cpu_mode=threads".into()]).unwrap_err();
+        assert!(
+            d.iter().any(|d| d.field == "stack.node.cpu_mode"),
+            "{}",
+            text(&d)
+        );
+        for v in ["sync", "async", "workers"] {
+            assert!(text(&d).contains(v), "{}", text(&d));
+        }
+        let d = apply(&e, &["stack.node.uv_threadpool_size=0".into()]).unwrap_err();
+        let hit = d
+            .iter()
+            .find(|d| d.field == "stack.node.uv_threadpool_size");
+        assert_eq!(
+            hit.map(|d| d.message.as_str()),
+            Some("must be > 0"),
+            "{}",
+            text(&d)
+        );
+        let (_, warn) = apply(&e, &["stack.node.worker_threads=8".into()]).unwrap();
+        assert_eq!(warn.len(), 1, "{}", text(&warn));
+        assert_eq!(warn[0].field, "stack.node.worker_threads");
+        let w = text(&warn);
+        assert!(
+            w.contains("worker_threads 8 has no effect on /cpu under cpu_mode sync"),
+            "{w}"
+        );
+        assert!(w.contains("set stack.node.cpu_mode to workers"), "{w}");
+        let sets = [
+            "stack.node.cpu_mode=workers".into(),
+            "stack.node.worker_threads=8".into(),
+        ];
+        let (ok, warn) = apply(&e, &sets).unwrap();
+        assert!(warn.is_empty(), "{}", text(&warn));
+        let ctx = StartContext {
+            password: "pw".into(),
+            monitor_password: "mpw".into(),
+            app_cpus: 1,
+            nofile: 4096,
+            sampler_addr: "172.30.0.1".into(),
+        };
+        let node = descriptor(Lab::Node);
+        let env = node.containers(&ok.stack, &ctx).unwrap()[1].env.clone();
+        for (k, v) in [
+            ("CPU_MODE", "workers"),
+            ("WORKER_THREADS", "8"),
+            ("UV_THREADPOOL_SIZE", "4"),
+        ] {
+            assert!(env.contains(&(k.into(), v.into())), "{k}: {env:?}");
+        }
+        let summary = node.summary(&ok.stack).unwrap();
+        assert!(summary.contains(", /cpu on 8 worker_threads"), "{summary}");
+        let (a, _) = apply(&e, &["stack.node.cpu_mode=async".into()]).unwrap();
+        let env = node.containers(&a.stack, &ctx).unwrap()[1].env.clone();
+        assert!(
+            env.contains(&("CPU_MODE".into(), "async".into())),
+            "{env:?}"
+        );
+        // the published 2a is unchanged: sync, written as before (no new keys when serialized)
+        let yaml = serde_yaml::to_string(&e.stack).unwrap();
+        assert!(
+            !yaml.contains("cpu_mode") && !yaml.contains("threadpool"),
+            "{yaml}"
         );
     }
 }

@@ -23,6 +23,8 @@ pub(crate) const LOAD_KEYS: &[&str] = &[
     "timeout_s",
     "think_time_s",
     "vu_cap_reason",
+    "recover_rps",
+    "recover_s",
 ];
 /// Keys of `stack.postgres:`.
 pub(crate) const POSTGRES_KEYS: &[&str] = &["max_connections", "prewarm", "xact_delta", "auth"];

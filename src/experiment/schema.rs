@@ -149,6 +149,14 @@ pub struct LoadSettings {
     /// on purpose (1c, 3b).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vu_cap_reason: Option<String>,
+    /// The recovery phase (stepped.js, open model): after the last step the load drops to this
+    /// rate (requests/s, below the knee: half of it, as seed 002's stress test ends) for
+    /// `recover_s` seconds, tagged `stage:recover`; the report's recovery section reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recover_rps: Option<u32>,
+    /// Seconds the drop to `recover_rps` is held (the recovery phase's length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recover_s: Option<u32>,
     /// A freeze of the app in the first step, and the closed twin load (`demo-pause`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<Pause>,

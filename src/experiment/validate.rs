@@ -162,6 +162,7 @@ fn check_load(file: &Path, e: &Experiment, d: &mut Vec<Diagnostic>) {
     }
     check_limits(file, l, d);
     check_script(file, l, d);
+    check_recover(file, l, d);
     match l.model {
         Model::Closed => check_closed(file, l, d),
         Model::Open => check_open(file, l, d),
@@ -251,6 +252,69 @@ fn check_script(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
             "load.pre_vus",
             format!("{} exceeds max_vus {}", l.pre_vus, l.max_vus),
         ));
+    }
+}
+
+/// The recovery phase: both keys or neither, stepped.js open load without abort guards (they
+/// would stop the load before it drops), and a drop below the peak (the top step; the fitted
+/// knee is `plan::fit`'s to check).
+fn check_recover(file: &Path, l: &LoadSettings, d: &mut Vec<Diagnostic>) {
+    let err = |field: &str, msg: String| Diagnostic::error(file, field, msg);
+    let (rps, secs) = match (l.recover_rps, l.recover_s) {
+        (None, None) => return,
+        (Some(r), Some(s)) => (r, s),
+        (Some(_), None) => {
+            d.push(
+                err("load.recover_s", "is missing: recover_rps needs it".into())
+                    .help("add `recover_s: 60` (how long the drop is held), or remove recover_rps"),
+            );
+            return;
+        }
+        (None, Some(_)) => {
+            d.push(
+                err("load.recover_rps", "is missing: recover_s needs it".into())
+                    .help("add `recover_rps:` (half the knee), or remove recover_s"),
+            );
+            return;
+        }
+    };
+    if rps == 0 {
+        d.push(
+            err("load.recover_rps", "must be > 0 requests/s".into())
+                .help("half the knee, as seed 002's stress test ends"),
+        );
+    }
+    let peak = l.steps.iter().copied().max().unwrap_or(0);
+    if rps >= peak && peak > 0 {
+        d.push(
+            err(
+                "load.recover_rps",
+                format!("{rps} is not below the peak (top step {peak}): the load never drops"),
+            )
+            .help(format!(
+                "a rate below the knee: half of it (e.g. {})",
+                peak / 3
+            )),
+        );
+    }
+    if secs == 0 {
+        d.push(err("load.recover_s", "must be > 0 seconds".into()));
+    }
+    if l.script != Script::Stepped || l.model != Model::Open {
+        d.push(
+            err(
+                "load.recover_rps",
+                "only stepped.js's open load has a recovery phase".into(),
+            )
+            .help("use `script: stepped` and `model: open`, or remove recover_rps"),
+        );
+    }
+    if l.abort {
+        d.push(
+            err("load.abort", "must be false with a recovery phase".into()).help(
+                "the abort guards stop the load past the knee, before it drops: `abort: false`",
+            ),
+        );
     }
 }
 

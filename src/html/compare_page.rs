@@ -137,7 +137,7 @@ pub(crate) fn render(
     let mut signals = Block::new("Signals");
     signals.lines = vec![
         cpu_line(&c.cpu, unit, &c.rounds_a, &c.rounds_b),
-        latency_line(&c.latency, unit),
+        latency_line(&c.latency, unit, (&c.rounds_a, &c.rounds_b)),
         capacity_line(&c.capacity, unit, &c.rounds_a, &c.rounds_b),
         c.host_speed.line(),
     ];

@@ -12,6 +12,19 @@ use std::time::Instant;
 
 pub(crate) const INDEX_HTML: &str = "index.html";
 
+/// The folder of the pages under out/.
+pub(crate) const HISTORY_DIR: &str = "history";
+
+/// The page of experiment `exp` under `out_root`, when it was written.
+pub(crate) fn page_of(out_root: &Path, exp: &str) -> Option<String> {
+    let name = format!("{exp}.html");
+    out_root
+        .join(HISTORY_DIR)
+        .join(&name)
+        .is_file()
+        .then(|| super::report_page::href([HISTORY_DIR, name.as_str()]))
+}
+
 /// What building the index did.
 #[derive(Debug, Clone)]
 pub struct IndexBuilt {
@@ -167,7 +180,8 @@ pub(crate) fn write_root(out_root: &Path) -> anyhow::Result<IndexBuilt> {
 pub fn write(out_root: &Path) -> anyhow::Result<IndexBuilt> {
     let t0 = Instant::now();
     let rows = load_rows(out_root)?;
-    let page = super::index_page::render(&rows, Utc::now());
+    let history = |exp: &str| page_of(out_root, exp);
+    let page = super::index_page::render(&rows, Utc::now(), &history);
     let path = out_root.join(INDEX_HTML);
     crate::atomic::write_atomic(&path, page.as_bytes())?;
     Ok(IndexBuilt {

@@ -256,7 +256,11 @@ fn compare_cell(r: &IndexRow) -> String {
 }
 
 /// The whole index page over `rows` (any order; shown newest first within each experiment).
-pub(crate) fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
+pub(crate) fn render(
+    rows: &[IndexRow],
+    generated: DateTime<Utc>,
+    history: &dyn Fn(&str) -> Option<String>,
+) -> String {
     let mut suites: Vec<String> = rows.iter().filter_map(|r| r.suite.clone()).collect();
     suites.sort();
     suites.dedup();
@@ -285,9 +289,10 @@ pub(crate) fn render(rows: &[IndexRow], generated: DateTime<Utc>) -> String {
     for (exp, mut runs) in by_exp {
         runs.sort_by_key(|r| std::cmp::Reverse((r.created, r.run.clone())));
         body.push_str(&format!(
-            "<section class=\"exp\" id=\"exp-{e}\">\n<h2>{e} <span class=\"note\">({} run{})</span></h2>\n",
+            "<section class=\"exp\" id=\"exp-{e}\">\n<h2>{e} <span class=\"note\">({} run{}){}</span></h2>\n",
             runs.len(),
             if runs.len() == 1 { "" } else { "s" },
+            history(exp).map_or(String::new(), |h| format!(" <a href=\"{}\">history</a>", esc(&h))),
             e = esc(exp)
         ));
         if let Some(svg) = history_svg(&runs, &suites) {

@@ -4,6 +4,7 @@
 //! `verify` in the pipeline, so the report floor stays below the claims.
 pub(crate) mod compare_page;
 mod compare_plot;
+pub mod history_page;
 pub mod index;
 pub(crate) mod index_compare;
 pub(crate) mod index_page;

@@ -35,7 +35,20 @@ pub(crate) fn claims_of(
         report: r,
         manifest: m,
     };
-    crate::verify::findings::verify_run(exp, view, &|_| None)
+    let mut claims = crate::verify::findings::verify_run(exp, view, &|_| None);
+    // no other run is read here: a claim against another experiment is `verify`'s to judge
+    for c in &mut claims {
+        let against = exp.expect.iter().find(|x| x.name == c.claim);
+        if let Some(a) = against.and_then(|x| x.against.as_deref())
+            && c.against_run.is_none()
+        {
+            c.verdict = crate::verify::ClaimVerdict::NotApplicable;
+            c.reason = Some(format!(
+                "compares with `{a}`'s run: `perflab verify` checks it"
+            ));
+        }
+    }
+    claims
 }
 
 /// A block as a section: its lines as paragraphs, its table, its notes in small print.
@@ -364,6 +377,12 @@ pub fn render(r: &Report, x: &Extras) -> String {
     }
     if let Some(b) = content::omission_block(r) {
         body.push_str(&block_html(&b, "omission", &no_marks));
+    }
+    if let Some(b) = content::recovery_block(r) {
+        body.push_str(&block_html(&b, "recovery", &no_marks));
+    }
+    if let Some(b) = content::usl_block(r) {
+        body.push_str(&block_html(&b, "usl", &no_marks));
     }
     body.push_str(&plots_html(&x.plots));
     if x.manifest.is_some() {

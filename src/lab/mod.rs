@@ -8,6 +8,7 @@
 //! Pure data: no I/O here (the stack interprets it).
 mod container;
 mod demo;
+mod fpm;
 mod id;
 pub mod metrics;
 mod node;
@@ -22,8 +23,8 @@ pub(crate) mod templates;
 mod toy;
 
 pub(crate) use container::{ContainerDecl, FileDecl, Publish, StartContext, VolumeDecl, WaitFor};
+pub use fpm::{Listen, Pm};
 pub use pgbouncer::{Auth, DbVia};
-pub use php::{Listen, Pm};
 pub use postgres::PostgresSettings;
 pub use role::{Role, RoleDecl, Slot};
 use settings::Section;

@@ -5,6 +5,29 @@ use super::settings::{Bound, Issue, MAX_BURN_US, Section, is_true, is_zero, posi
 use super::*;
 use serde::{Deserialize, Serialize};
 
+/// Where `/cpu` runs its pbkdf2 (article 5.2.4, point 5: "how to fix").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuMode {
+    /// `crypto.pbkdf2Sync` on the event loop: the article's 2a, the loop blocked ~5.5 ms.
+    #[default]
+    Sync,
+    /// `crypto.pbkdf2` on libuv's thread pool (`uv_threadpool_size` threads).
+    Async,
+    /// `pbkdf2Sync` in a pool of `worker_threads` threads fed from one queue.
+    Workers,
+}
+
+impl CpuMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            CpuMode::Sync => "sync",
+            CpuMode::Async => "async",
+            CpuMode::Workers => "workers",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSettings {
@@ -29,6 +52,15 @@ pub struct NodeSettings {
     /// the default), or through the image's storage driver (false), as `stack.php.code_volumes`.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub code_volumes: bool,
+    /// Where `/cpu`'s pbkdf2 runs: `sync` (the default, the article's 2a), `async`, `workers`.
+    #[serde(default, skip_serializing_if = "is_sync")]
+    pub cpu_mode: CpuMode,
+    /// `UV_THREADPOOL_SIZE`: libuv's thread pool, which runs `async`'s pbkdf2 (Node's default 4).
+    #[serde(default = "four", skip_serializing_if = "is_four")]
+    pub uv_threadpool_size: u32,
+    /// The `worker_threads` pool of `cpu_mode: workers` (threads, each one job at a time).
+    #[serde(default = "four", skip_serializing_if = "is_four")]
+    pub worker_threads: u32,
 }
 
 impl Section for NodeSettings {
@@ -39,6 +71,8 @@ impl Section for NodeSettings {
         Bound { key: "pg_conn_timeout_ms", max: 3_600_000.0, unit: "ms", what: "pg's connectionTimeoutMillis (an hour)", get: |n| n.pg_conn_timeout_ms.into() },
         Bound { key: "burn_us", max: MAX_BURN_US, unit: "µs", what: "CPU burnt per request (1 s)", get: |n| n.burn_us.into() },
         Bound { key: "wait_us", max: MAX_WAIT_US as f64, unit: "µs", what: "waiting per answer without CPU (10 s; a multiple of 1000)", get: |n| n.wait_us.into() },
+        Bound { key: "uv_threadpool_size", max: 1_024.0, unit: "threads", what: "libuv's thread pool (libuv's own ceiling)", get: |n| n.uv_threadpool_size.into() },
+        Bound { key: "worker_threads", max: 64.0, unit: "threads", what: "the worker_threads pool (each its own V8 heap, tens of MB)", get: |n| n.worker_threads.into() },
     ];
 
     fn check(&self, _stack: &StackSettings) -> Vec<Issue> {
@@ -48,8 +82,11 @@ impl Section for NodeSettings {
                 ("processes", self.processes),
                 ("pool_max", self.pool_max),
                 ("pg_conn_timeout_ms", self.pg_conn_timeout_ms),
+                ("uv_threadpool_size", self.uv_threadpool_size),
+                ("worker_threads", self.worker_threads),
             ],
         );
+        issues.extend(self.unused_pool());
         // past its bound the bound's own error names it
         if self.wait_us % 1000 != 0 && self.wait_us <= MAX_WAIT_US {
             let ms = self.wait_us / 1000;
@@ -68,12 +105,53 @@ impl Section for NodeSettings {
     }
 }
 
+impl NodeSettings {
+    /// A warning for a pool size set away from its default that `cpu_mode` does not use.
+    fn unused_pool(&self) -> Vec<Issue> {
+        let unused = [
+            (
+                "uv_threadpool_size",
+                self.uv_threadpool_size,
+                CpuMode::Async,
+            ),
+            ("worker_threads", self.worker_threads, CpuMode::Workers),
+        ];
+        let mode = self.cpu_mode;
+        unused
+            .into_iter()
+            .filter(|(_, v, uses)| *v != 4 && *v != 0 && mode != *uses)
+            .map(|(key, v, uses)| {
+                Issue::warning(
+                    format!("stack.node.{key}"),
+                    format!(
+                        "{key} {v} has no effect on /cpu under cpu_mode {}",
+                        mode.as_str()
+                    ),
+                )
+                .help(format!(
+                    "set stack.node.cpu_mode to {}, or remove {key}",
+                    uses.as_str()
+                ))
+            })
+            .collect()
+    }
+}
+
 /// Largest `stack.node.wait_us`: 10 s of waiting per answer, twice the catalog's usual client
 /// timeout (5 s), past which every request times out and nothing is measured.
 pub(crate) const MAX_WAIT_US: u32 = 10_000_000;
 
 fn one() -> u32 {
     1
+}
+fn four() -> u32 {
+    4
+}
+fn is_four(v: &u32) -> bool {
+    *v == 4
+}
+fn is_sync(m: &CpuMode) -> bool {
+    *m == CpuMode::Sync
 }
 fn default_pool_max() -> u32 {
     10
@@ -103,6 +181,9 @@ const INFO: LabInfo = LabInfo {
         "burn_us",
         "wait_us",
         "code_volumes",
+        "cpu_mode",
+        "uv_threadpool_size",
+        "worker_threads",
     ],
     roles: &[Role::PG, APP],
     volume: None,
@@ -125,6 +206,11 @@ const INFO: LabInfo = LabInfo {
         ("pool_max", "pg Pool max per process"),
         ("processes", "Node processes (cluster workers)"),
         ("pg_conn_timeout_ms", "PG_CONN_TIMEOUT_MS"),
+        (
+            "uv_threadpool_size",
+            "UV_THREADPOOL_SIZE (libuv's pool, async /cpu)",
+        ),
+        ("worker_threads", "worker_threads pool of cpu_mode workers"),
     ],
     cpu_per_request_endpoints: &["/cpu", "/db", "/dbsleep"],
     cpu_per_request_caveat: None,
@@ -178,6 +264,9 @@ fn app(n: &NodeSettings, ctx: &StartContext) -> ContainerDecl {
         ("PG_CONN_TIMEOUT_MS", n.pg_conn_timeout_ms.to_string()),
         ("BURN_US", n.burn_us.to_string()),
         ("WAIT_US", n.wait_us.to_string()),
+        ("CPU_MODE", n.cpu_mode.as_str().into()),
+        ("UV_THREADPOOL_SIZE", n.uv_threadpool_size.to_string()),
+        ("WORKER_THREADS", n.worker_threads.to_string()),
     ]);
     // The app pre-opens its pool at boot: PostgreSQL must answer first.
     c.after_ready = Some(Role::PG);
@@ -274,8 +363,16 @@ impl LabDescriptor for Node {
         } else {
             format!("node:cluster {} workers", n.processes)
         };
+        let cpu = match n.cpu_mode {
+            CpuMode::Sync => String::new(),
+            CpuMode::Async => format!(
+                ", /cpu async on libuv's pool (UV_THREADPOOL_SIZE {})",
+                n.uv_threadpool_size
+            ),
+            CpuMode::Workers => format!(", /cpu on {} worker_threads", n.worker_threads),
+        };
         Some(format!(
-            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}{}{}",
+            "{procs}, pg pool max {} per process, PG_CONN_TIMEOUT_MS {}{cpu}{}{}",
             n.pool_max,
             n.pg_conn_timeout_ms,
             burn_note(n.burn_us),
@@ -293,6 +390,9 @@ impl LabDescriptor for Node {
                     burn_us: 0,
                     wait_us: 0,
                     code_volumes: true,
+                    cpu_mode: CpuMode::Sync,
+                    uv_threadpool_size: 4,
+                    worker_threads: 4,
                 }),
                 ..Default::default()
             },
@@ -307,6 +407,8 @@ impl LabDescriptor for Node {
             "pool_max" => n.pool_max as f64,
             "processes" => n.processes as f64,
             "pg_conn_timeout_ms" => n.pg_conn_timeout_ms as f64,
+            "uv_threadpool_size" => n.uv_threadpool_size as f64,
+            "worker_threads" => n.worker_threads as f64,
             _ => return Err(format!("`{name}` is not a quantity of the node lab")),
         })
     }

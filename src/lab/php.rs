@@ -1,5 +1,6 @@
 //! The PHP lab (lab-spec §3): PostgreSQL, php-fpm running Laravel and nginx in front of it,
 //! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
+use super::fpm::{Listen, Pm};
 use super::pgbouncer::{self, DbVia, PGBOUNCER};
 use super::settings::{Bound, Issue, MAX_BURN_US, Section, is_true, is_zero, yes};
 use super::source::Read;
@@ -7,45 +8,9 @@ use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_ngin
 use super::*;
 use serde::{Deserialize, Serialize};
 
-/// php-fpm's process manager (`stack.php.pm`): how many workers it keeps.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Pm {
-    /// `max_children` workers from the start (the article's every experiment).
-    #[default]
-    Static,
-    /// Between the spare bounds, up to `max_children` (`templates::spare_servers`).
-    Dynamic,
-    /// None while idle; one forked per request waiting, up to `max_children`.
-    Ondemand,
-}
-
-impl Pm {
-    pub(crate) fn is_static(&self) -> bool {
-        *self == Pm::Static
-    }
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Pm::Static => "static",
-            Pm::Dynamic => "dynamic",
-            Pm::Ondemand => "ondemand",
-        }
-    }
-}
-
 /// `stack.php.pool_size` when not given: PgBouncer's pool as large as the article's pool of
 /// workers (20).
 pub(crate) const DEFAULT_POOL_SIZE: u32 = 20;
-
-/// How nginx reaches php-fpm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Listen {
-    /// TCP :9000 on the lab network.
-    Tcp,
-    /// Unix socket `/run/php/php-fpm.sock` on a volume shared by nginx and php-fpm.
-    Unix,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +32,18 @@ pub struct PhpSettings {
     /// `listen.backlog`.
     #[serde(default = "default_backlog")]
     pub backlog: u32,
+    /// nginx `fastcgi_connect_timeout` and `fastcgi_read_timeout` (s): how long nginx waits to
+    /// connect to php-fpm (a full backlog drops the SYN) and then for its answer (queue +
+    /// work) before it answers 504 (article: 5 s for both). Shorter, it fails fast.
+    #[serde(
+        default = "default_fastcgi_timeout_s",
+        skip_serializing_if = "is_default_fastcgi_timeout"
+    )]
+    pub fastcgi_timeout_s: u32,
+    /// Load shedding at the door: nginx `limit_req` at this many requests/s over all clients
+    /// (`burst` a tenth of it, `nodelay`); the excess is answered 429 at once. None: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_req_rps: Option<u32>,
     /// `DB_PERSISTENT` (PDO::ATTR_PERSISTENT).
     pub persistent: bool,
     /// php-fpm access log `%d %C` and nginx `$request_time $upstream_connect_time` (diag-acc).
@@ -96,6 +73,8 @@ impl Section for PhpSettings {
     const BOUNDS: &'static [Bound<Self>] = &[
         Bound { key: "max_children", max: 1_000.0, unit: "workers", what: "php-fpm's static pool (each worker tens of MB)", get: |p| p.max_children.into() },
         Bound { key: "backlog", max: 65_535.0, unit: "connections", what: "listen.backlog (the kernel's somaxconn ceiling)", get: |p| p.backlog.into() },
+        Bound { key: "fastcgi_timeout_s", max: 600.0, unit: "s", what: "nginx fastcgi_connect_timeout and fastcgi_read_timeout (10 minutes)", get: |p| p.fastcgi_timeout_s.into() },
+        Bound { key: "limit_req_rps", max: 100_000.0, unit: "requests/s", what: "nginx limit_req rate (the load generator's reach)", get: |p| p.limit_req_rps.unwrap_or(0).into() },
         Bound { key: "warmup_requests", max: 100_000.0, unit: "requests", what: "sequential warm-up requests", get: |p| p.warmup_requests.into() },
         Bound { key: "burn_us", max: MAX_BURN_US, unit: "µs", what: "CPU burnt per request (1 s)", get: |p| p.burn_us.into() },
         Bound { key: "pool_size", max: 10_000.0, unit: "connections", what: "PgBouncer's server connections (PostgreSQL's max_connections bound)", get: |p| p.pool_size.into() },
@@ -113,6 +92,18 @@ impl Section for PhpSettings {
                 "stack.php.backlog",
                 "must be > 0 (article: 511)",
             ));
+        }
+        if self.fastcgi_timeout_s == 0 {
+            d.push(
+                Issue::error("stack.php.fastcgi_timeout_s", "must be > 0 seconds")
+                    .help("the article's 5, or under the client's timeout to fail fast: e.g. 2"),
+            );
+        }
+        if self.limit_req_rps == Some(0) {
+            d.push(
+                Issue::error("stack.php.limit_req_rps", "must be > 0 requests/s")
+                    .help("a rate just under the knee (article: ~150 for exp1), or remove the key: no limit"),
+            );
         }
         d.extend(pgbouncer::check(
             self.db_via,
@@ -160,6 +151,12 @@ fn is_default_pool(n: &u32) -> bool {
 fn default_backlog() -> u32 {
     511
 }
+fn default_fastcgi_timeout_s() -> u32 {
+    5
+}
+fn is_default_fastcgi_timeout(s: &u32) -> bool {
+    *s == default_fastcgi_timeout_s()
+}
 fn default_php_warmup_requests() -> u32 {
     200
 }
@@ -194,6 +191,8 @@ const INFO: LabInfo = LabInfo {
         "pool_size",
         "listen",
         "backlog",
+        "fastcgi_timeout_s",
+        "limit_req_rps",
         "persistent",
         "access_log",
         "warmup_requests",
@@ -237,6 +236,14 @@ const INFO: LabInfo = LabInfo {
     quantities: &[
         ("max_children", "php-fpm pm.max_children"),
         ("backlog", "php-fpm listen.backlog"),
+        (
+            "fastcgi_timeout_s",
+            "nginx fastcgi_connect_timeout and fastcgi_read_timeout (s)",
+        ),
+        (
+            "limit_req_rps",
+            "nginx limit_req rate (requests/s; 0 without a limit)",
+        ),
         (
             "pgbouncer",
             "1 when the workers reach PostgreSQL through PgBouncer",
@@ -295,6 +302,19 @@ const ARTICLE_CPU: [ArticleCpuFigure; 9] = {
         fig("/api/slow", "wall", 126.0, SEQ),
     ]
 };
+
+/// The summary's note of what nginx does at the door when it differs from the article's: a
+/// `limit_req` rate, a read timeout other than 5 s (empty otherwise).
+fn door_note(p: &PhpSettings) -> String {
+    let mut s = String::new();
+    if let Some(r) = p.limit_req_rps {
+        s += &format!(", nginx limit_req {r} r/s (excess 429)");
+    }
+    if p.fastcgi_timeout_s != default_fastcgi_timeout_s() {
+        s += &format!(", nginx fastcgi timeouts {} s", p.fastcgi_timeout_s);
+    }
+    s
+}
 
 fn settings(stack: &StackSettings) -> Result<&PhpSettings, String> {
     own_section(stack.php.as_ref(), Lab::Php)
@@ -500,7 +520,8 @@ impl LabDescriptor for Php {
                 },
                 if p.access_log { ", access logs on" } else { "" },
                 p.warmup_requests
-            ) + &burn_note(p.burn_us),
+            ) + &door_note(p)
+                + &burn_note(p.burn_us),
         )
     }
 
@@ -514,6 +535,8 @@ impl LabDescriptor for Php {
                     pool_size: DEFAULT_POOL_SIZE,
                     listen: Listen::Tcp,
                     backlog: 511,
+                    fastcgi_timeout_s: 5,
+                    limit_req_rps: None,
                     persistent: true,
                     access_log: false,
                     warmup_requests: 200,
@@ -533,6 +556,8 @@ impl LabDescriptor for Php {
         Ok(match name {
             "max_children" => php.max_children as f64,
             "backlog" => php.backlog as f64,
+            "fastcgi_timeout_s" => php.fastcgi_timeout_s as f64,
+            "limit_req_rps" => php.limit_req_rps.unwrap_or(0) as f64,
             "pgbouncer" => f64::from(u8::from(!php.db_via.is_direct())),
             "pool_size" => php.pool_size as f64,
             "pm_static" => f64::from(u8::from(php.pm.is_static())),

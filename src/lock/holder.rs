@@ -5,6 +5,7 @@
 //! their own file and nobody can replace another's. A record is believed only when the lock is
 //! held (a flock test) by the process it names: its pid is the one `/proc/locks` shows holding
 //! the lock file, or (when `/proc/locks` cannot tell) a live process of the record file's owner.
+use crate::owner::{Liveness, Owner};
 use chrono::{DateTime, Utc};
 use fs2::FileExt;
 use serde::{Deserialize, Serialize};
@@ -68,7 +69,7 @@ impl std::fmt::Display for HolderInfo {
 
 /// The folder of the holders' records: `<lock>.holder` beside the lock.
 pub fn holder_dir(lock: &Path) -> PathBuf {
-    super::beside(lock, "holder")
+    super::files::beside(lock, "holder")
 }
 
 /// This process's record, removed when dropped (while the lock is still held).
@@ -86,7 +87,7 @@ impl Drop for Record {
 /// Record `info` as the holder of `lock` in this user's file (`None` when the folder cannot be
 /// used: waiters then say "holder unknown").
 pub(crate) fn write(lock: &Path, info: &HolderInfo) -> Option<Record> {
-    let dir = super::shared_dir(&holder_dir(lock), true)?;
+    let dir = super::files::shared_dir(&holder_dir(lock), true)?;
     let path = dir.join(format!("{}.json", unsafe { libc::geteuid() }));
     let json = serde_json::to_vec(info).ok()?;
     crate::atomic::write_atomic(&path, &json).ok()?;
@@ -135,7 +136,7 @@ fn pid_in_locks(locks: &str, key: &str) -> Option<u32> {
 
 /// The records beside `lock`, each with its file's owner (uid).
 fn records(lock: &Path) -> Vec<(HolderInfo, u32)> {
-    let Some(dir) = super::shared_dir(&holder_dir(lock), false) else {
+    let Some(dir) = super::files::shared_dir(&holder_dir(lock), false) else {
         return Vec::new();
     };
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -149,7 +150,7 @@ fn records(lock: &Path) -> Vec<(HolderInfo, u32)> {
                 .to_str()
                 .is_some_and(|n| !n.starts_with('.') && n.ends_with(".json"))
         })
-        .filter_map(|e| super::read_small(&e.path()))
+        .filter_map(|e| super::files::read_small(&e.path()))
         .filter_map(|(bytes, uid)| Some((serde_json::from_slice(&bytes).ok()?, uid)))
         .collect()
 }
@@ -170,7 +171,7 @@ pub struct Holding {
 
 /// The lock at `lock` now (never waits, never creates anything).
 pub fn holding(lock: &Path) -> Holding {
-    let Ok(file) = super::open_read(lock) else {
+    let Ok(file) = super::files::open_read(lock) else {
         // no lock file: nobody holds it
         let held = (!lock.exists()).then_some(false);
         return Holding {
@@ -194,7 +195,7 @@ fn judge(
     uids: impl Fn(u32) -> Vec<u32>,
 ) -> Holding {
     let fits = |(r, uid): &(HolderInfo, u32)| {
-        held && super::queue::alive(&r.owner())
+        held && alive(&r.owner())
             && r.hostname.as_deref() == Some(crate::owner::this_host().as_str())
             && match pid {
                 Some(p) => p == r.pid,
@@ -216,6 +217,16 @@ fn judge(
         holder,
         stale,
     }
+}
+
+/// Whether `o` still runs, as far as this host can tell: another host's process counts as
+/// alive (it cannot be judged from here); one without a start time (an older perflab's holder)
+/// by its pid alone.
+pub(crate) fn alive(o: &Owner) -> bool {
+    if o.start == 0 && o.host == crate::owner::this_host() {
+        return crate::owner::proc_state(o.pid).is_some();
+    }
+    !matches!(o.liveness(), Liveness::Dead(_))
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 //! queue beside it (`queue`). The lock path lives in a world-writable directory (`/run/lock`),
 //! so it is opened without following a symlink and must be a regular file; the folders beside
 //! it are sticky (mode 1777, as /tmp).
+mod files;
 pub mod holder;
+mod purpose;
 pub mod queue;
 
 use chrono::Utc;
@@ -20,38 +22,9 @@ pub(crate) const DEFAULT_LOCK: &str = "/run/lock/perflab.lock";
 /// Environment variable that overrides the lock path.
 pub(crate) const LOCK_ENV: &str = "PERFLAB_LOCK";
 
-/// What a process takes the lock for, as the others see it while it holds the lock or waits.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Purpose {
-    /// The experiment, group or command (`exp1`, `all`, `down`, a tool's run directory).
-    pub what: String,
-    /// How long it expects to hold the lock (from its plan), when it knows.
-    pub expected_s: Option<u64>,
-}
-
-impl Purpose {
-    /// `what`, expected to hold the lock for `expected_s` seconds.
-    pub(crate) fn new(what: impl Into<String>, expected_s: Option<u64>) -> Purpose {
-        Purpose {
-            what: what.into(),
-            expected_s,
-        }
-    }
-}
-
-impl From<&str> for Purpose {
-    fn from(what: &str) -> Purpose {
-        Purpose::new(what, None)
-    }
-}
-
-impl From<&String> for Purpose {
-    fn from(what: &String) -> Purpose {
-        Purpose::new(what.as_str(), None)
-    }
-}
-
+use files::open_ro;
 pub use holder::{HolderInfo, Holding, holding};
+pub use purpose::Purpose;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
@@ -111,76 +84,6 @@ pub fn read_holder(lock: &Path) -> Option<HolderInfo> {
     let h = holding(lock);
     h.holder
         .or_else(|| h.stale.into_iter().max_by_key(|r| r.since))
-}
-
-/// `<lock>.<what>`: a folder beside the lock (its queue, its holders' records).
-pub(crate) fn beside(lock: &Path, what: &str) -> PathBuf {
-    let mut name = lock
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_else(|| "perflab.lock".into());
-    name.push(".");
-    name.push(what);
-    lock.with_file_name(name)
-}
-
-/// The folder `dir` beside the lock when it is a real directory (never a link). With `create`,
-/// it is made when missing, shared by every user of the host and sticky (1777 whatever the
-/// umask: each user writes their own files there and nobody can remove or replace another's);
-/// one of ours left without the sticky bit (an older perflab's 0777) is made sticky.
-pub(crate) fn shared_dir(dir: &Path, create: bool) -> Option<PathBuf> {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let sticky = || std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777));
-    if create {
-        match std::fs::create_dir(dir) {
-            Ok(()) => {
-                let _ = sticky();
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
-    }
-    let m = std::fs::symlink_metadata(dir).ok()?;
-    if !m.is_dir() {
-        return None;
-    }
-    if create && m.mode() & 0o1000 == 0 && m.uid() == unsafe { libc::geteuid() } {
-        let _ = sticky();
-    }
-    Some(dir.to_path_buf())
-}
-
-/// A small file of a shared folder and its owner (uid): a regular file (never through a link,
-/// never a FIFO), at most 4 KiB.
-pub(crate) fn read_small(path: &Path) -> Option<(Vec<u8>, u32)> {
-    use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
-    let f = open_ro(path).ok()?;
-    let m = f.metadata().ok()?;
-    if !m.is_file() {
-        return None;
-    }
-    let mut buf = Vec::new();
-    f.take(4096).read_to_end(&mut buf).ok()?;
-    Some((buf, m.uid()))
-}
-
-/// Open `path` read-only without following a symlink (a FIFO is never waited on).
-fn open_ro(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path)
-}
-
-/// Open the lock file read-only when it is a regular file (for a look at it: `holding`).
-pub(crate) fn open_read(path: &Path) -> std::io::Result<File> {
-    let f = open_ro(path)?;
-    match f.metadata()?.is_file() {
-        true => Ok(f),
-        false => Err(std::io::Error::other("not a regular file")),
-    }
 }
 
 /// Create the lock file: read-only for everyone but its creator (0644 whatever the umask), who

@@ -12,9 +12,9 @@
 //! [`GRACE`] (`Patience`: a real waiter takes it within 200 ms); a perflab that does not queue
 //! (an older one) can still come first. [`status`] reads the holder (`holder`) and the waiters
 //! and estimates when each will be done, in arrival order.
-use super::holder::Holding;
-use super::{HolderInfo, Purpose};
-use crate::owner::{Liveness, Owner};
+use super::holder::{HolderInfo, Holding, alive, holding};
+use super::purpose::Purpose;
+use crate::owner::Owner;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -66,7 +66,7 @@ pub(crate) fn after(t: DateTime<Utc>, s: u64) -> DateTime<Utc> {
 
 /// The queue directory of the lock file `lock`: `<lock>.waiting` beside it.
 pub fn queue_dir(lock: &Path) -> PathBuf {
-    super::beside(lock, "waiting")
+    super::files::beside(lock, "waiting")
 }
 
 /// This process in the queue; its file is removed when dropped.
@@ -162,7 +162,7 @@ impl Drop for Registration {
 /// Register this process as waiting for `lock` for `purpose`. `None` when the queue directory
 /// cannot be used (not a directory, a link, not writable): the wait goes on, unlisted.
 pub(crate) fn register(lock: &Path, purpose: &Purpose) -> Option<Registration> {
-    let dir = super::shared_dir(&queue_dir(lock), true)?;
+    let dir = super::files::shared_dir(&queue_dir(lock), true)?;
     let me = Owner::me();
     let entry = Waiter {
         pid: me.pid,
@@ -202,7 +202,7 @@ pub struct StaleWaiter {
 /// another user's may be left, and are ignored all the same).
 pub(crate) fn entries(lock: &Path, now: DateTime<Utc>) -> (Vec<Waiter>, Vec<StaleWaiter>) {
     let (mut live, mut stale) = (Vec::new(), Vec::new());
-    let Some(dir) = super::shared_dir(&queue_dir(lock), false) else {
+    let Some(dir) = super::files::shared_dir(&queue_dir(lock), false) else {
         return (live, stale);
     };
     let Ok(files) = std::fs::read_dir(&dir) else {
@@ -215,7 +215,7 @@ pub(crate) fn entries(lock: &Path, now: DateTime<Utc>) -> (Vec<Waiter>, Vec<Stal
         if name.starts_with('.') || !name.ends_with(".json") {
             continue;
         }
-        let Some((w, uid)) = super::read_small(&e.path())
+        let Some((w, uid)) = super::files::read_small(&e.path())
             .and_then(|(b, uid)| Some((serde_json::from_slice::<Waiter>(&b).ok()?, uid)))
         else {
             continue;
@@ -267,16 +267,6 @@ fn standing(w: &Waiter, uid: u32, now: DateTime<Utc>, uids: impl Fn(u32) -> Vec<
     }
 }
 
-/// Whether `o` still runs, as far as this host can tell: another host's process counts as
-/// alive (it cannot be judged from here); one without a start time (an older perflab's holder)
-/// by its pid alone.
-pub(crate) fn alive(o: &Owner) -> bool {
-    if o.start == 0 && o.host == crate::owner::this_host() {
-        return crate::owner::proc_state(o.pid).is_some();
-    }
-    !matches!(o.liveness(), Liveness::Dead(_))
-}
-
 /// The lock's holder and queue at a moment.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct QueueStatus {
@@ -314,7 +304,7 @@ pub(crate) fn status(lock: &Path, now: DateTime<Utc>) -> QueueStatus {
         pid,
         holder,
         stale,
-    } = super::holding(lock);
+    } = holding(lock);
     let (mut waiting, stale_waiters) = entries(lock, now);
     // the holder that has just taken the lock and not yet left the queue
     if let Some(h) = &holder {

@@ -206,12 +206,58 @@ pub fn apply(
             crate::experiment::diag::render(&d)
         )
     })?;
+    check_drop(&fitted, fit, q)?;
     Ok((fitted, applied))
+}
+
+/// A recovery phase must drop below the knee: with the knee known from the calibration
+/// (`fit.ceiling`), a fitted `load.recover_rps` above it is an error.
+fn check_drop(e: &Experiment, fit: &Fit, q: &Quantities) -> Result<(), String> {
+    let (Some(rate), Some(src)) = (e.load.recover_rps, fit.ceiling.as_deref()) else {
+        return Ok(());
+    };
+    let knee = evaluate(src, q).map_err(|m| format!("fit.ceiling ({src}): {m}"))?;
+    if f64::from(rate) > knee {
+        return Err(format!(
+            "load.recover_rps: the fitted drop, {rate} rps, is above the knee this host's \
+             calibration puts at {knee:.0} rps (fit.ceiling: {src}): the load would not drop \
+             below it; fit recover_rps to a fraction of the ceiling under 1 (half: x = half \
+             the published ceiling)"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::remap_step_selectors;
+
+    /// The fitted drop of a recovery phase above the fitted knee fails, naming the field,
+    /// the rate and the knee; below it passes.
+    #[test]
+    fn a_fitted_drop_above_the_knee_is_an_error() {
+        let src = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/experiments/exp3sat-recover.yaml"
+        ))
+        .unwrap();
+        let e: super::Experiment = serde_yaml::from_str(&src).unwrap();
+        let mut fit = e.fit.clone().unwrap();
+        let q: super::Quantities = [("pool_rps".to_string(), 50.0)].into();
+        assert!(super::check_drop(&e, &fit, &q).is_ok());
+        let mut high = e.clone();
+        high.load.recover_rps = Some(60);
+        let m = super::check_drop(&high, &fit, &q).unwrap_err();
+        assert!(
+            m.contains("load.recover_rps") && m.contains("60 rps") && m.contains("50 rps"),
+            "{m}"
+        );
+        fit.ceiling = None;
+        assert!(
+            super::check_drop(&high, &fit, &q).is_ok(),
+            "no known knee: validate's peak check"
+        );
+    }
 
     #[test]
     fn step_selectors_follow_the_fitted_steps_and_nothing_else_changes() {

@@ -71,6 +71,9 @@ pub enum WindowKind {
     Ramp,
     /// Hold at the target: the measured window of the step.
     Hold,
+    /// The recovery phase after the last step (`load.recover_rps`, tagged `stage:recover`):
+    /// not a step, read by the report's recovery section.
+    Recover,
 }
 
 /// One window of the k6 timeline; offsets in seconds from k6's test start.
@@ -248,7 +251,8 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
     let (hold, ramp, warmup, quick) = durations(l, opts);
     let stepped = l.script == Script::Stepped;
     let (ramp, warmup) = if stepped { (0, 0) } else { (ramp, warmup) };
-    let tl = timeline(l, hold, ramp, warmup);
+    let mut tl = timeline(l, hold, ramp, warmup);
+    tl.push_recover(l, opts);
     let max_step = l.steps.iter().copied().max().unwrap_or(0);
     let vus = vu_sizing(e, max_step);
     let abort = AbortPlan {
@@ -352,7 +356,41 @@ fn timeline(l: &LoadSettings, hold: u32, ramp: u32, warmup: u32) -> Timeline {
     tl
 }
 
+/// Tag value of the recovery phase's requests (key `stage`; `analyze` reads it back).
+pub(crate) const RECOVER_TAG: &str = "recover";
+
 impl Timeline {
+    /// The recovery phase after the last step, when the load has one (`--quick` scales it as
+    /// a hold, not below 10 s: the drain needs time to show).
+    fn push_recover(&mut self, l: &LoadSettings, opts: PlanOptions) {
+        let (Some(rate), Some(secs)) = (l.recover_rps, l.recover_s) else {
+            return;
+        };
+        let secs = if opts.quick {
+            QuickProfile::scale(secs, 10)
+        } else {
+            secs
+        };
+        self.stages.push(K6Stage {
+            target: rate,
+            duration_s: 0,
+        });
+        self.stages.push(K6Stage {
+            target: rate,
+            duration_s: secs,
+        });
+        self.windows.push(Window {
+            kind: WindowKind::Recover,
+            step: None,
+            target: rate,
+            start_s: self.end_s,
+            end_s: self.end_s.saturating_add(secs),
+            measured: false,
+            tag: Some(format!("stage:{RECOVER_TAG}")),
+        });
+        self.end_s = self.end_s.saturating_add(secs);
+    }
+
     /// Step `i`: its ramp (breakpoint.js) and its hold, from `end_s` on.
     fn push_step(&mut self, l: &LoadSettings, i: usize, target: u32, hold: u32, ramp: u32) {
         let stepped = l.script == Script::Stepped;
@@ -487,6 +525,10 @@ fn k6_env(p: &Plan) -> BTreeMap<String, String> {
                 set("PRE_VUS", p.vus.pre_vus.to_string());
             }
             set("TIMEOUT", format!("{}s", p.timeout_s));
+            if let Some(w) = p.windows.iter().find(|w| w.kind == WindowKind::Recover) {
+                set("RECOVER", w.target.to_string());
+                set("RECOVER_HOLD", (w.end_s - w.start_s).to_string());
+            }
         }
         Script::Breakpoint => {
             set("ENDPOINT", p.endpoint.clone());

@@ -180,6 +180,7 @@ fn render_timeline(out: &mut impl Write, p: &Plan) -> std::io::Result<()> {
             WindowKind::Warmup => "warm-up",
             WindowKind::Ramp => "ramp",
             WindowKind::Hold => "hold",
+            WindowKind::Recover => "recovery",
         };
         let wunit = if w.kind == WindowKind::Warmup {
             "rps"

@@ -5,13 +5,17 @@ mod checks;
 mod logs;
 mod memory;
 mod omission;
+mod recovery;
 mod steps;
+mod usl;
 
 pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
 pub use memory::memory_block;
 pub use omission::omission_block;
+pub use recovery::recovery_block;
 pub use steps::{persec_block, steps_block};
+pub use usl::usl_block;
 
 use super::table::Table;
 use crate::analyze::fit::Calibration;
@@ -315,6 +319,8 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.extend(memory_block(r));
     v.extend(refine_block(r));
     v.extend(omission_block(r));
+    v.extend(recovery_block(r));
+    v.extend(usl_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));
     v.extend(logs_block(r));

@@ -233,6 +233,11 @@ pub(crate) const GLOSSARY: &[Entry] = &[
         &["load", "requests"],
         "coordinated omission: the open load, its closed twin and the twin corrected from its intended schedule",
     ),
+    e(
+        "USL",
+        &["N", "X", "X fitted", "residual"],
+        "Universal Scalability Law X(N) = γN / (1 + α(N-1) + βN(N-1)) fitted to a closed run's clean steps: N the VUs, X the ok/s measured, X fitted the curve's, residual X - X fitted",
+    ),
 ];
 
 /// The entry explaining a table header, if any.

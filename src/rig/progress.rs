@@ -29,6 +29,7 @@ pub(crate) fn position(plan: &Plan, offset_s: f64) -> StepPosition {
                 WindowKind::Warmup => "warm-up",
                 WindowKind::Ramp => "ramp",
                 WindowKind::Hold => "hold",
+                WindowKind::Recover => "recovery",
             },
         },
         None if offset_s < 0.0 => StepPosition {

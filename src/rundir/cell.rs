@@ -3,7 +3,8 @@
 //! never overwritten, the next one gets the next suffix), the cell's state over its attempts,
 //! and the provenance a cell's manifest records (`measurements.cell`: which scheduler ran it,
 //! as which job, on which host).
-use super::{RunDir, RunState, read_status};
+use super::dir::{RunDir, read_status};
+use super::status::RunState;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -67,7 +68,7 @@ impl std::fmt::Display for CellName {
         write!(
             f,
             "{}-{}",
-            super::run_name(self.stamp, self.round),
+            super::dir::run_name(self.stamp, self.round),
             self.label
         )
     }
@@ -155,7 +156,8 @@ pub(crate) fn cell_state(out_root: &Path, experiment_id: &str, name: &str) -> Ce
             }
             Some(s)
                 if s.state == RunState::Running
-                    && (s.hostname.as_deref() != Some(here.as_str()) || super::owner_alive(&s)) =>
+                    && (s.hostname.as_deref() != Some(here.as_str())
+                        || super::status::owner_alive(&s)) =>
             {
                 last = CellState::Running {
                     dir: dir.clone(),

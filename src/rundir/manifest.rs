@@ -1,7 +1,8 @@
 //! `manifest.json` of an experiment run: everything needed to interpret and reproduce it
 //! (schema 2), and reading older schemas by migrating them first (`migrate`).
+use super::dir::RunDir;
 use super::measurements::Measurements;
-use super::{RunDir, migrate};
+use super::migrate;
 use crate::experiment::Experiment;
 use crate::host::{HostFacts, PerflabVersion};
 use crate::plan::{CpuLayout, Plan};
@@ -9,9 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Version of `manifest.json`. 2: typed measurements, the sampler agents' line counts in one
-/// map (`sampler_agent_cgroup_lines`).
-pub const MANIFEST_SCHEMA_VERSION: u32 = 2;
+pub use super::migrate::MANIFEST_SCHEMA_VERSION;
 
 /// `manifest.json`: everything needed to interpret and reproduce a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -73,7 +73,7 @@ pub struct Measurements {
     pub omission: Option<crate::analyze::omission::Omission>,
     /// The calibration and the fitted numbers (`perflab run --fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fit: Option<super::fit::FitRecord>,
+    pub fit: Option<crate::analyze::fit::FitRecord>,
     /// The host's CPU speed on the warm stack before the first load and after the last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_speed: Option<crate::host::speed::HostSpeed>,

@@ -1,10 +1,13 @@
 //! Migrations of older run-directory files to the current schema, one version step at a time:
 //! the only place that handles a file's JSON before it is typed.
-use super::manifest::MANIFEST_SCHEMA_VERSION;
 use anyhow::{bail, ensure};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+
+/// Version of `manifest.json`. 2: typed measurements, the sampler agents' line counts in one
+/// map (`sampler_agent_cgroup_lines`).
+pub const MANIFEST_SCHEMA_VERSION: u32 = 2;
 
 /// The `schema_version` every file carries.
 #[derive(Deserialize)]

@@ -35,22 +35,23 @@ pub fn to_json(r: &Report) -> String {
 }
 
 /// Parse `report.json`. Its `timeline` and `per_second` arrays may be absent (the recorded
-/// fixtures drop them to stay small).
+/// fixtures drop them to stay small). Read straight into the types, twice over the text: the
+/// version first (every other field skipped), then the report, which ignores the version
+/// (through [`ReportFile`]'s `flatten` the text went into a JSON tree and serde's buffer
+/// first: the scanner behind `index` and `compare --no-run` reads a report per run).
 pub fn parse(text: &str) -> anyhow::Result<Report> {
-    let mut v: serde_json::Value = serde_json::from_str(text)?;
-    if let Some(o) = v.as_object_mut() {
-        for k in ["timeline", "per_second"] {
-            o.entry(k)
-                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-        }
+    #[derive(Deserialize)]
+    struct Version {
+        #[serde(default = "report_v1")]
+        schema_version: u32,
     }
-    let f: ReportFile = serde_json::from_value(v)?;
+    let f: Version = serde_json::from_str(text)?;
     anyhow::ensure!(
         f.schema_version <= REPORT_SCHEMA_VERSION,
         "report schema {} is newer than this perflab reads ({REPORT_SCHEMA_VERSION}): upgrade perflab",
         f.schema_version
     );
-    let mut report = f.report;
+    let mut report: Report = serde_json::from_str(text)?;
     // A report written before the bounds rule (or edited) is held to it as it is read.
     crate::analyze::bounds::apply(&mut report);
     Ok(report)

@@ -5,8 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::Samplers;
 use super::records::{CgroupSample, HostSample};
-use super::{ContainerTarget, Samplers};
+use super::targets::ContainerTarget;
 
 /// Where the orchestrator puts the targets file inside the agent's container.
 pub(crate) const TARGETS_PATH: &str = "/agent/targets.json";

@@ -10,12 +10,15 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::cgroup::{self, CgroupPaths, CgroupReading};
+use super::files::SampleFile;
 use super::host::{self, CpuTimes};
+use super::memory;
+use super::procs;
 use super::records::{CgroupSample, HostSample};
 use super::sampler::{Shared, next_tick, now_ms, record_error, ticker};
 use super::summary::SamplerSummary;
+use super::targets::ContainerTarget;
 use super::writer::JsonlWriter;
-use super::{ContainerTarget, SampleFile, memory, procs};
 use crate::lab::Slot;
 
 /// The files whose lines the fast sampler counts.

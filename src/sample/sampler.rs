@@ -12,9 +12,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::MissedTickBehavior;
 
+use super::files::{SampleFile, SampleFiles};
 use super::summary::SamplerSummary;
 use super::writer::JsonlWriter;
-use super::{SampleFile, SampleFiles};
 
 /// One periodic reading of one source (php-fpm's status, `pg_stat_activity`, ...).
 pub(crate) trait Sampler: Send + 'static {

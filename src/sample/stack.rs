@@ -2,8 +2,8 @@
 //! role's cgroup directories, both found from the containers' init processes.
 use anyhow::{Context, Result};
 
-use super::ContainerTarget;
 use super::cgroup::{self, CgroupPaths};
+use super::targets::ContainerTarget;
 use crate::docker::Docker;
 use crate::lab::Role;
 use crate::stack::LabStack;

@@ -7,7 +7,7 @@ use std::fmt;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::SampleFile;
+use super::files::SampleFile;
 
 /// What the samplers did (`sample::Samplers::stop` returns it).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

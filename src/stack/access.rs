@@ -1,7 +1,7 @@
 //! How the host and the load generators reach a stack: at the containers' addresses on the lab
 //! network when this host routes to it (nothing published), else through ports published on
 //! 127.0.0.1 or `--publish-on`; and the one address allowed to read php-fpm's status page.
-use super::StartOptions;
+use super::options::StartOptions;
 use crate::docker::Docker;
 use anyhow::Result;
 use serde::Serialize;

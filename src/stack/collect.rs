@@ -3,7 +3,7 @@
 //! OutputLines`: the app's metrics lines in `samples/node.jsonl`), and the files the lab's
 //! descriptor names (Laravel's log, the access logs of diag-acc). The paths come from the run
 //! directory's layout (`rundir::layout`, above this module), passed down as [`CollectPaths`].
-use super::LabStack;
+use super::started::LabStack;
 use crate::atomic;
 use crate::docker::Docker;
 use crate::experiment::Experiment;

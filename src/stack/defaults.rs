@@ -39,6 +39,8 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
             max_vus: 10,
             timeout_s: 10,
             think_time_s: None,
+            recover_rps: None,
+            recover_s: None,
             pause: None,
         },
     }

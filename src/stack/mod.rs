@@ -10,181 +10,25 @@ mod access;
 mod collect;
 pub mod defaults;
 pub(crate) mod footprint;
+mod options;
 mod ready;
 pub mod smoke;
+mod started;
 pub mod warmup;
 
 use crate::docker::{self, ContainerSpec, Docker, Mount};
 use crate::experiment::{Experiment, Lab};
 use crate::images::ImageSet;
 use crate::lab::{ContainerDecl, Publish, Role, StartContext, WaitFor};
-use crate::plan::Slot;
 use anyhow::{Context, Result, bail};
-use serde::Serialize;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub use crate::docker::random_token;
 pub(crate) use access::{Access, entry_url};
 pub(crate) use collect::CollectPaths;
-
-/// CPU pinning of one stack, as Docker cpuset strings (`0`, `1`, `2-3`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Pinning {
-    pub loadgen: String,
-    pub db: String,
-    pub app: String,
-}
-
-impl Pinning {
-    /// The cpuset of a slot.
-    pub(crate) fn cpuset(&self, slot: Slot) -> &str {
-        match slot {
-            Slot::Loadgen => &self.loadgen,
-            Slot::Db => &self.db,
-            Slot::App => &self.app,
-        }
-    }
-
-    /// Number of CPUs in the app cpuset.
-    pub(crate) fn app_cpus(&self) -> usize {
-        crate::plan::CpuSet::parse(&self.app)
-            .map(|s| s.len())
-            .unwrap_or(1)
-    }
-}
-
-impl From<&crate::plan::CpuLayout> for Pinning {
-    /// The stack's view of a plan's CPU layout (`plan::layout` owns the choice).
-    fn from(layout: &crate::plan::CpuLayout) -> Pinning {
-        Pinning {
-            loadgen: layout.cpuset(Slot::Loadgen),
-            db: layout.cpuset(Slot::Db),
-            app: layout.cpuset(Slot::App),
-        }
-    }
-}
-
-/// Options for starting a stack.
-#[derive(Debug, Clone)]
-pub struct StartOptions {
-    /// Upper bound for each readiness check.
-    pub ready_timeout: Duration,
-    /// Also publish the entry point on this fixed 127.0.0.1 port (`perflab up --publish`).
-    pub publish_entry: Option<u16>,
-    /// Publish the entry point (nginx or the app) on this address, for a load generator on
-    /// another engine (`perflab run --publish-on`); also where it is published when the host
-    /// cannot reach the containers directly.
-    pub publish_ip: Option<String>,
-    /// Where PostgreSQL is published when the host cannot reach the containers directly
-    /// (127.0.0.1 by default; the stack's host address when it runs on another engine).
-    pub publish_pg_ip: Option<String>,
-}
-
-impl Default for StartOptions {
-    fn default() -> Self {
-        StartOptions {
-            ready_timeout: Duration::from_secs(60),
-            publish_entry: None,
-            publish_ip: None,
-            publish_pg_ip: None,
-        }
-    }
-}
-
-/// One running container of a stack.
-#[derive(Debug, Clone, Serialize)]
-pub struct StackContainer {
-    #[serde(serialize_with = "crate::lab::role::as_log::serialize")]
-    pub role: Role,
-    pub name: String,
-    /// Full 64-hex id (cgroup paths use it).
-    pub id: String,
-    pub image: String,
-    pub cpuset: String,
-    pub memory_bytes: i64,
-    /// Container port -> published host port (none unless published).
-    pub host_ports: BTreeMap<u16, u16>,
-    /// Its IPv4 address on the lab network.
-    pub address: Option<String>,
-    /// Folders served from a volume of their own instead of the storage driver
-    /// (`ContainerDecl::code_volumes`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub code_volumes: Vec<String>,
-}
-
-/// How the host reaches PostgreSQL (its lab address, or a published port) as the harness role `perflab`
-/// (member of pg_monitor and pg_read_all_data); the app connects as `app_user`.
-#[derive(Debug, Clone, Serialize)]
-pub struct PgConn {
-    pub host: String,
-    pub port: u16,
-    pub user: String,
-    #[serde(skip)]
-    pub password: String,
-    pub dbname: String,
-    /// The role the lab app logs in as (filter `pg_stat_activity.usename` on it).
-    pub app_user: String,
-    /// The table `pg_prewarm` loads (`ContainerDecl::prewarm_table`), when the lab names one.
-    #[serde(skip)]
-    pub prewarm_table: Option<&'static str>,
-}
-
-impl PgConn {
-    pub(crate) fn config(&self) -> tokio_postgres::Config {
-        let mut c = tokio_postgres::Config::new();
-        c.host(&self.host)
-            .port(self.port)
-            .user(&self.user)
-            .password(&self.password)
-            .dbname(&self.dbname)
-            .application_name("perflab")
-            .connect_timeout(Duration::from_secs(5));
-        c
-    }
-
-    /// Connect (the connection task is spawned on the current runtime).
-    pub(crate) async fn connect(&self) -> Result<tokio_postgres::Client> {
-        let (client, conn) = self
-            .config()
-            .connect(tokio_postgres::NoTls)
-            .await
-            .with_context(|| format!("connecting to PostgreSQL at {}:{}", self.host, self.port))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        Ok(client)
-    }
-}
-
-/// A started, ready stack. Dropping it does not remove anything: call `teardown`.
-#[derive(Debug, Clone, Serialize)]
-pub struct LabStack {
-    pub run_id: String,
-    pub lab: Lab,
-    pub network: String,
-    pub volume: Option<String>,
-    /// The volumes serving image folders past the storage driver (`ContainerDecl::code_volumes`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub code_volumes: Vec<String>,
-    #[serde(serialize_with = "crate::lab::role::as_log::map")]
-    pub containers: BTreeMap<Role, StackContainer>,
-    pub pinning: Pinning,
-    /// PostgreSQL from the host (php and node labs).
-    pub pg: Option<PgConn>,
-    /// The entry point from the host: `http://<lab address>:<port>`, or the published port.
-    pub entry_url: String,
-    /// Where the host or a load generator elsewhere reaches the entry point: the published
-    /// address and port when published (`entry_published`), else its lab address and port.
-    pub entry_port: u16,
-    pub entry_ip: String,
-    pub entry_published: bool,
-    pub access: Access,
-    /// The entry point from a container on the lab network (k6): `http://nginx:80`, `http://app:3000`.
-    pub target_url: String,
-    /// Seconds from `start` to ready.
-    pub start_seconds: f64,
-}
+pub use options::StartOptions;
+pub use started::{LabStack, PgConn, Pinning, StackContainer};
 
 /// The labels every object of a stack carries.
 pub fn stack_labels(run_id: &str, lab: Lab, role: &str) -> BTreeMap<String, String> {

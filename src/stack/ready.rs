@@ -1,7 +1,7 @@
 //! Readiness: the bounded checks a lab's descriptor declares per container (`lab::WaitFor`:
 //! PostgreSQL `SELECT 1`, the entry point's HTTP answer, the app's first metrics line); a
 //! container that exits during start-up is reported at once with its last log lines.
-use super::LabStack;
+use super::started::LabStack;
 use crate::docker::Docker;
 use crate::lab::{Role, WaitFor};
 use std::time::{Duration, Instant};

@@ -175,10 +175,21 @@ mod tests {
             if x.id == "exp1" { 3 } else { 0 }
         });
         assert_eq!(ids, vec![("exp2-mc80".into(), 3)]);
-        // An experiment that is a target is counted once, from its loaded rounds.
+        // An experiment that is a target is counted once, from its loaded rounds; exp1's own
+        // `against:` (2a, its CPU per request's yardstick) is read.
         let exp1 = cat.expand("exp1").unwrap()[0];
         let both: Vec<Target<'_>> = vec![(e, Vec::new()), (exp1, Vec::new())];
-        let ids = missing_rounds(&cat, &both, 1, &mut |_| panic!("targets are not re-read"));
-        assert_eq!(ids, vec![("exp2-mc80".into(), 1), ("exp1".into(), 1)]);
+        let ids = missing_rounds(&cat, &both, 1, &mut |x| {
+            assert_eq!(x.id, "2a", "targets are not re-read");
+            0
+        });
+        assert_eq!(
+            ids,
+            vec![
+                ("exp2-mc80".into(), 1),
+                ("exp1".into(), 1),
+                ("2a".into(), 1)
+            ]
+        );
     }
 }

@@ -8,6 +8,9 @@ pub use serial_support::serial;
 
 #[path = "../browser_support/mod.rs"]
 mod browser_support;
+mod history_browser;
+#[path = "../history_support/mod.rs"]
+mod history_support;
 mod report_browser;
 mod report_browser_run;
 #[path = "../report_support/mod.rs"]

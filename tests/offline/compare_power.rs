@@ -706,15 +706,19 @@ fn batch_pairs(batch: &str) -> Vec<(f64, f64)> {
     );
     let (ra, rb) = (&c.rounds_a, &c.rounds_b);
     assert_eq!(
-        ra.latency_ms.len(),
-        a.len(),
+        (
+            ra.latency_ms.iter().flatten().count(),
+            rb.latency_ms.iter().flatten().count()
+        ),
+        (a.len(), a.len()),
         "{batch}: latency in every round"
     );
+    let lat = |v: &[Option<f64>], i: usize| v[i].unwrap();
     (0..a.len())
         .map(|i| {
             (
                 (rb.cpu_ms_per_ok[i] / ra.cpu_ms_per_ok[i]).ln(),
-                (rb.latency_ms[i] / ra.latency_ms[i]).ln(),
+                (lat(&rb.latency_ms, i) / lat(&ra.latency_ms, i)).ln(),
             )
         })
         .collect()

@@ -30,10 +30,16 @@ mod fit_support;
 mod fit_validate;
 mod fuzz_replay;
 mod generators_report;
+mod history_cli;
+mod history_nightly;
+mod history_otava;
+#[path = "../history_support/mod.rs"]
+mod history_support;
 mod hostile_input;
 mod lock_contention;
 mod matrix_compare;
 mod out_scale;
+mod remedies_input;
 mod report_example;
 mod report_hostcpu;
 mod report_html;

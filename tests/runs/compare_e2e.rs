@@ -1,7 +1,7 @@
 //! End to end through the real Docker engine, k6 and the Node lab: `perflab compare 2a --b
-//! stack.node.burn_us=1000 --set load.steps=50,100 --quick --no-align --design rounds
-//! --max-rounds 2` runs A1 B1 B2 A2 (ABBA) as whole rounds on fresh stacks (the design where two
-//! stacks do not fit; pairs by turns: turns_e2e.rs)
+//! stack.node.burn_us=1000 --set load.steps=100 --set load.warmup_s=0 --quick --no-align
+//! --design rounds --max-rounds 2` runs A1 B1 B2 A2 (ABBA) as whole rounds on fresh stacks (the
+//! design where two stacks do not fit; pairs by turns: turns_e2e.rs)
 //! into normal run directories tagged with their batch, side and pair, prints the running
 //! verdict after each pair, and ends with the matrix row; plain `compare A B` on those
 //! directories and `--no-run` on the out root read the same rounds to the same verdict.
@@ -15,16 +15,20 @@ use serde_json::Value;
 use crate::run_support;
 use run_support::perflab;
 
-/// Two of 2a's seven steps, on both sides (`--set`): the test is about the alternation, the
-/// tags and the verdict's bookkeeping, not the knee, and a round's load is then 21 s instead
-/// of about 55 (four rounds: the longest test of the binary).
-pub(crate) const SIDES: [&str; 12] = [
+/// One of 2a's seven steps and no warm-up, on both sides (`--set`): the test is about the
+/// alternation, the tags and the verdict's bookkeeping, not the knee, and a round's load is then
+/// 8 s (a 2 s ramp, a 6 s hold) instead of about 55 (21 with two steps and the warm-up, until
+/// 2026-12-05; docs/ci-time.md). The verdict's arithmetic on real rounds is the recorded
+/// fixtures' (offline `compare_interleave`, `compare_batches`).
+pub(crate) const SIDES: [&str; 14] = [
     "compare",
     "2a",
     "--b",
     "stack.node.burn_us=1000",
     "--set",
-    "load.steps=50,100",
+    "load.steps=100",
+    "--set",
+    "load.warmup_s=0",
     "--quick",
     "--no-align",
     "--design",
@@ -109,11 +113,16 @@ fn two_configurations_alternate_on_fresh_stacks_until_the_cap() {
         );
         // --set is common to both sides and comes first; the side's own pair after it.
         let want_overrides: &[&str] = match side {
-            CompareSide::A => &["load.steps=50,100"],
-            CompareSide::B => &["load.steps=50,100", "stack.node.burn_us=1000"],
+            CompareSide::A => &["load.steps=100", "load.warmup_s=0"],
+            CompareSide::B => &[
+                "load.steps=100",
+                "load.warmup_s=0",
+                "stack.node.burn_us=1000",
+            ],
         };
         assert_eq!(m.overrides, want_overrides, "{}", d.display());
-        assert_eq!(m.experiment.load.steps, [50, 100]);
+        assert_eq!(m.experiment.load.steps, [100]);
+        assert_eq!(m.plan.warmup_s, 0, "{}", d.display());
         assert_eq!(
             m.experiment.stack.injected().is_empty(),
             side == CompareSide::A
@@ -158,8 +167,9 @@ fn two_configurations_alternate_on_fresh_stacks_until_the_cap() {
     assert_eq!(m2["rows"][0]["runs_b"], row["runs_b"]);
 }
 
-/// `compare EXP --aa` on the real engine: one configuration on both sides, two ABBA pairs
-/// (demo-open at two steps, so a round is short), the rounds told into sides by their tags,
+/// `compare EXP --aa` on the real engine: one configuration on both sides, two pairs run A B B A
+/// (ABBA; demo-open at two 5 s steps, so a round is short: at one step, 200 rps, the CPU signal
+/// had no common step and the calibration no pairs), the rounds told into sides by their tags,
 /// the calibration written under `--out` with the paired noise, and `--no-run --aa` reading
 /// the same batch back to the same calibration.
 #[test]
@@ -189,15 +199,25 @@ fn an_aa_batch_runs_one_configuration_on_both_sides() {
         (Some(2), Some(2)),
         "{stderr}"
     );
-    let sides: Vec<CompareSide> = rundir::list_runs(out.path(), Some("demo-open"))
+    let mut manifests: Vec<_> = rundir::list_runs(out.path(), Some("demo-open"))
         .into_iter()
         .map(|r| rundir::read_manifest(&r.path).unwrap())
+        .collect();
+    manifests.sort_by_key(|m| m.created);
+    let sides: Vec<(CompareSide, u32)> = manifests
+        .into_iter()
         .map(|m| {
             assert_eq!(m.overrides, ["load.steps=100,200"], "one configuration");
-            m.measurements.compare.expect("tagged").side
+            let tag = m.measurements.compare.expect("tagged");
+            (tag.side, tag.pair)
         })
         .collect();
-    assert_eq!(sides.iter().filter(|s| **s == CompareSide::A).count(), 2);
+    let (a, b) = (CompareSide::A, CompareSide::B);
+    assert_eq!(
+        sides,
+        [(a, 1), (b, 1), (b, 2), (a, 2)],
+        "ABBA, oldest first"
+    );
     let cal = &row["calibration"];
     assert_eq!(cal["pairs"], 2, "{row}");
     assert!(cal["paired_sd_pct"].as_f64().unwrap() > 0.0, "{cal}");

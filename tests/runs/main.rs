@@ -11,8 +11,10 @@ mod fit_e2e;
 #[path = "../fit_support/mod.rs"]
 mod fit_support;
 mod generators_e2e;
+mod node_modes_e2e;
 mod pause_e2e;
 mod pgbouncer_e2e;
+mod remedies_e2e;
 mod run_e2e;
 #[path = "../run_support/mod.rs"]
 mod run_support;

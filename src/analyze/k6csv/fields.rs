@@ -1,6 +1,6 @@
 //! The shape of k6's CSV: columns found by name, fields split (RFC 4180 quoting), the metrics
 //! read, timestamps in unix s, unix ms or RFC 3339, and a row's step tag.
-use super::{CsvError, MAX_COUNT, MAX_DURATION_MS};
+use super::data::{CsvError, MAX_COUNT, MAX_DURATION_MS};
 use std::borrow::Cow;
 
 /// Column positions from the header line (k6's column order varies between versions).

@@ -1,12 +1,12 @@
 //! One streaming pass over k6's CSV text: rows into per-step histograms and the timeline.
+use super::data::{CsvError, K6Data, MAX_LINE, MAX_SPAN_MS, StepAgg, parse_step_tag};
 use super::fields::{Cols, Metric, field, header, metric_of, metric_value, parse_ts, split_fields};
 use super::window::{Admit, Window};
-use super::{CsvError, K6Data, MAX_LINE, StepAgg, parse_step_tag};
 use crate::analyze::hist::LatencyHist;
 use crate::experiment::bounds::MAX_STEPS;
 
 /// The most `vus` rows read: four a second over the whole window (k6 writes one a second).
-pub(super) const MAX_VUS_SAMPLES: usize = 4 * 2 * (super::MAX_SPAN_MS / 1000) as usize;
+pub(super) const MAX_VUS_SAMPLES: usize = 4 * 2 * (MAX_SPAN_MS / 1000) as usize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -295,6 +295,10 @@ impl Ingest {
         }
         let v = String::from_utf8_lossy(val);
         let Some(st) = parse_step_tag(key, &v) else {
+            if key == "stage" && v == crate::plan::RECOVER_TAG {
+                let (a, b) = self.d.recover_span.unwrap_or((start_ms, start_ms));
+                self.d.recover_span = Some((a.min(start_ms), b.max(start_ms)));
+            }
             count_distinct(&mut self.d.excluded, v);
             return Ok(None);
         };

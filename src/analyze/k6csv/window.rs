@@ -2,7 +2,7 @@
 //! [`MAX_SPAN_MS`] of the run's anchor, the median time of its first [`ANCHOR_ROWS`] rows. A
 //! stray row (pasted from another run, a clock jump), even the very first one, is skipped and
 //! counted instead of stretching the timeline over years.
-use super::{MAX_SPAN_MS, PLAUSIBLE_MS};
+use super::data::{MAX_SPAN_MS, PLAUSIBLE_MS};
 
 /// Rows held back (at most 64 KiB each) until the anchor is chosen from their median time.
 pub(super) const ANCHOR_ROWS: usize = 64;

@@ -54,6 +54,8 @@ pub enum FileKind {
     JobErr,
     /// A plan's `controller.pid` (pid and start ticks).
     Pid,
+    /// `out/history-ack.json`, the acknowledged change points (`perflab history ack`).
+    HistoryAck,
 }
 
 impl FileKind {
@@ -74,6 +76,7 @@ impl FileKind {
             FileKind::Hosts => 1000 * 513,
             FileKind::JobLog | FileKind::JobErr => 8 * MIB,
             FileKind::Pid => 64,
+            FileKind::HistoryAck => 4 * MIB,
         }
     }
 
@@ -87,7 +90,8 @@ impl FileKind {
             | FileKind::K6Summary
             | FileKind::MatrixPlan
             | FileKind::Hosts
-            | FileKind::Pid => Over::Refuse,
+            | FileKind::Pid
+            | FileKind::HistoryAck => Over::Refuse,
             FileKind::Samples | FileKind::AccessLog | FileKind::JobLog => Over::Head,
             FileKind::K6Log | FileKind::Log | FileKind::JobErr => Over::Tail,
             FileKind::K6Csv => Over::Stream,
@@ -121,6 +125,7 @@ impl FileKind {
             FileKind::JobLog => "GNU parallel's job log or a job's output",
             FileKind::JobErr => "a job's error output",
             FileKind::Pid => "a controller's pid file",
+            FileKind::HistoryAck => "the history's acknowledgements",
         }
     }
 }

@@ -21,25 +21,57 @@ pub(crate) const LATENCY_SD_FLOOR: f64 = 0.01;
 pub type LatencySignal = super::verdict::CpuSignal;
 
 /// The latency signal from both sides' per-round latencies at `step`, paired or not as
-/// `pairing` says.
+/// `pairing` says, over the rounds that have one (`rounds::latency_rounds`): paired, a pair
+/// with a round left out is left out whole; unpaired, the round alone.
 pub(crate) fn latency_signal(
     step: Option<u32>,
     (a, b): (&Rounds, &Rounds),
     plan: &Plan,
     pairing: &Pairing,
 ) -> LatencySignal {
-    let side = |r: &Rounds| Measured {
-        values: r.latency_ms.clone(),
-        rounds: r.runs.len(),
-        median: r.latency_median,
-    };
     let steps: Vec<u32> = step.into_iter().collect();
-    step_signal(
-        &steps,
-        (side(a), side(b)),
-        (plan, pairing),
-        LATENCY_SD_FLOOR,
-    )
+    let kept = kept_pairing(pairing, (&a.latency_ms, &b.latency_ms));
+    let side = |r: &Rounds| {
+        let values: Vec<f64> = match kept {
+            // indexed by round: a left-out round's place holds a value no kept pair reads
+            Pairing::Paired(..) => r.latency_ms.iter().map(|v| v.unwrap_or(1.0)).collect(),
+            Pairing::Unpaired(_) => r.latency_ms.iter().flatten().copied().collect(),
+        };
+        Measured {
+            rounds: values.len(),
+            values,
+            median: r.latency_median,
+        }
+    };
+    step_signal(&steps, (side(a), side(b)), (plan, &kept), LATENCY_SD_FLOOR)
+}
+
+/// The pairing restricted to the pairs whose two rounds both have a latency.
+fn kept_pairing(pairing: &Pairing, (a, b): (&[Option<f64>], &[Option<f64>])) -> Pairing {
+    match pairing {
+        Pairing::Paired(pairs, turns) => {
+            let kept: Vec<(usize, usize)> = pairs
+                .iter()
+                .filter(|(i, j)| a[*i].is_some() && b[*j].is_some())
+                .copied()
+                .collect();
+            // how many took turns is kept as a count: exact when all or none did (a mixed
+            // batch, a side catching up by whole rounds, may name one turn too many)
+            let turns = (*turns).min(kept.len());
+            Pairing::Paired(kept, turns)
+        }
+        Pairing::Unpaired(why) => Pairing::Unpaired(why.clone()),
+    }
+}
+
+/// The rounds left out of the latency signal (they passed no step), by label.
+pub(crate) fn left_out(r: &Rounds) -> Vec<&str> {
+    r.runs
+        .iter()
+        .zip(&r.latency_ms)
+        .filter(|(_, v)| v.is_none())
+        .map(|(l, _)| l.as_str())
+        .collect()
 }
 
 /// "latency (median of ok requests at 175 rps) B/A 1.21 (+21.0 %), ...".
@@ -144,6 +176,16 @@ mod tests {
     /// As `judged`; `paired`: B's round i tagged as the B side of pair i, so that each pair's
     /// difference is the shift alone.
     fn shifted(lat: f64, cpu: f64, paired: bool) -> RoundsComparison {
+        shifted_with(lat, cpu, paired, |_| {})
+    }
+
+    /// As `shifted`, B's rounds edited by `edit` after the shift.
+    fn shifted_with(
+        lat: f64,
+        cpu: f64,
+        paired: bool,
+        edit: impl Fn(&mut [(String, Report, Manifest)]),
+    ) -> RoundsComparison {
         let a = dec04();
         let mut b = dec04();
         for (l, r, m) in &mut b {
@@ -157,6 +199,7 @@ mod tests {
                 s.ms_cpu_per_ok = s.ms_cpu_per_ok.map(|c| c * cpu);
             }
         }
+        edit(&mut b);
         let side =
             |v: &[(String, Report, Manifest)]| -> Vec<(String, Report, Manifest)> { v.to_vec() };
         let (a, b) = (side(&a), side(&b));
@@ -242,5 +285,48 @@ mod tests {
         let (v, why) = join((Verdict::Same, "same".into()), Signal::Same, &l, "rps");
         assert_eq!(v, Verdict::Inconclusive);
         assert!(why.contains("latency is not decided"), "{why}");
+    }
+
+    /// One round that passed no step (on a busy host, its lowest step's p95 over the SLO) no
+    /// longer removes the latency signal from the whole batch: paired, its pair is left out
+    /// and named, and +20 % is still found over the other nine; unpaired, the round alone.
+    #[test]
+    fn a_round_that_passed_no_step_leaves_only_its_pair_out_of_the_latency() {
+        let fail_third = |b: &mut [(String, Report, Manifest)]| {
+            for s in &mut b[2].1.steps {
+                s.verdict = crate::analyze::model::Verdict::Fail;
+            }
+        };
+        let c = shifted_with(1.2, 1.0, true, fail_third);
+        assert_eq!(c.latency.step, Some(175), "{:?}", c.latency);
+        assert_eq!(c.latency.pairing.as_deref(), Some("paired over 9 pairs"));
+        assert_eq!(c.cpu.pairing.as_deref(), Some("paired over 10 pairs"));
+        assert_eq!(c.latency.says, Signal::Worse, "{}", c.why);
+        assert_eq!(c.verdict, Verdict::Regressed, "{}", c.why);
+        assert_eq!(c.rounds_b.latency_ms[2], None);
+        assert_eq!(c.rounds_b.latency_ms.iter().flatten().count(), 9);
+        let label = c.rounds_b.runs[2].clone();
+        let text = super::super::render::text(&c);
+        assert!(
+            text.contains(&format!(
+                "(left out with their pairs: {label}, which passed no step)"
+            )),
+            "{text}"
+        );
+        // unpaired: the round alone is left out, B keeps nine rounds against A's ten
+        let c = shifted_with(1.2, 1.0, false, fail_third);
+        assert_eq!(c.latency.says, Signal::Worse, "{}", c.why);
+        let t = c.latency.test.as_ref().unwrap();
+        assert!((t.ratio - 1.2).abs() < 0.05, "{t:?}");
+        assert!(
+            text_has_left_out(&c, &label),
+            "{}",
+            super::super::render::text(&c)
+        );
+    }
+
+    fn text_has_left_out(c: &RoundsComparison, label: &str) -> bool {
+        super::super::render::text(c)
+            .contains(&format!("(left out: {label}, which passed no step)"))
     }
 }

@@ -32,7 +32,8 @@
 //!   better: the mirror; same: the whole interval within ±`--margin` (5 %), an equivalence
 //!   test; anything else unclear, with the rounds a side that would decide at this estimate;
 //! * the latency signal, the second deciding one (`latency`): the median latency of ok
-//!   requests at the busiest step every round of both sides passed below its knee, the same
+//!   requests at the busiest step every round of both sides passed below its knee (rounds that
+//!   passed no step left out of it, with their pairs), the same
 //!   test; each deciding signal at half the comparison's false-alarm budget
 //!   (`Settings::per_signal`; a matrix splits over its rows first, `Settings::family`). Latency
 //!   worse is `regressed`, better `improved` (unless the CPU regressed); `same` needs both

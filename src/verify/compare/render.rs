@@ -102,13 +102,28 @@ pub(crate) fn cpu_line(c: &CpuSignal, unit: &str, a: &Rounds, b: &Rounds) -> Str
 }
 
 /// The latency signal in one line.
-pub(crate) fn latency_line(l: &LatencySignal, unit: &str) -> String {
+pub(crate) fn latency_line(l: &LatencySignal, unit: &str, (a, b): (&Rounds, &Rounds)) -> String {
     let Some(step) = l.step else {
         return "latency: no step passed below its knee in every round of both sides".into();
     };
     let ms = |m: Option<f64>| m.map_or("-".into(), |m| format!("{m:.2} ms"));
+    let out: Vec<&str> = [a, b]
+        .into_iter()
+        .flat_map(super::latency::left_out)
+        .collect();
+    let pairs = match l.pairing.as_deref() {
+        Some(p) if p.starts_with("paired") => " with their pairs",
+        _ => "",
+    };
+    let left = match out.len() {
+        0 => String::new(),
+        _ => format!(
+            " (left out{pairs}: {}, which passed no step)",
+            out.join(", ")
+        ),
+    };
     format!(
-        "latency (median of ok requests) at {step} {unit}, the busiest step every round passed: median A {}, B {}{}: {}",
+        "latency (median of ok requests) at {step} {unit}, the busiest step every round passed{left}: median A {}, B {}{}: {}",
         ms(l.a_median),
         ms(l.b_median),
         test_text(&l.test),
@@ -209,7 +224,8 @@ pub fn text(c: &RoundsComparison) -> String {
         v.lines.push(format!("moved: {}", c.moved.join(", ")));
     }
     v.lines.push(cpu_line(&c.cpu, unit, a, b));
-    v.lines.push(latency_line(&c.latency, unit));
+    v.lines
+        .push(latency_line(&c.latency, unit, (&c.rounds_a, &c.rounds_b)));
     v.lines.push(capacity_line(&c.capacity, unit, a, b));
     v.lines.push(c.host_speed.line());
     v.lines.push(c.hosts.line());

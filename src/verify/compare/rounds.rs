@@ -43,8 +43,9 @@ pub struct Rounds {
     /// The rounds whose steal is over `STEAL_FLAG_PCT`.
     pub steal_flagged: Vec<String>,
     /// Per round: the median latency of ok requests at the latency signal's step
-    /// (`latency_step`), when every round has it.
-    pub latency_ms: Vec<f64>,
+    /// (`latency_step`); None (null) for a round left out of that signal, having passed no
+    /// step (`latency_rounds`).
+    pub latency_ms: Vec<Option<f64>>,
     pub latency_median: Option<f64>,
     /// Work injected on purpose in any round (`stack.<lab>.burn_us`).
     pub injected: Vec<String>,
@@ -145,11 +146,36 @@ pub(crate) fn cpu_over(r: &Report, steps: &[u32]) -> Option<f64> {
 
 /// The latency signal's step: the busiest step that every round of both sides passed below its
 /// knee (a latency at a failing step is the queue's, unbounded; the busiest of the passing
-/// ones had the least noise of the candidates, `signals::latency_noise`). None when no step
-/// passed in every round.
+/// ones had the least noise of the candidates, `signals::latency_noise`), among the rounds
+/// that passed any step at all: a round that passed none (on a busy host, the lowest step's
+/// p95 over its SLO) has no latency a passing step could give, and is left out of this signal
+/// alone (`latency_rounds`) instead of removing it for the whole batch. None when the rounds
+/// kept share no passing step.
 pub(crate) fn latency_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
-    let all: Vec<RoundIn> = a.iter().chain(b).copied().collect();
-    passing_steps(&all).last().copied()
+    let kept: Vec<RoundIn> = a
+        .iter()
+        .chain(b)
+        .filter(|r| passed_any(r))
+        .copied()
+        .collect();
+    passing_steps(&kept).last().copied()
+}
+
+/// Whether a round passed any step below its knee, with CPU measured (what `passing_steps`
+/// asks of a step).
+pub(crate) fn passed_any(r: &RoundIn) -> bool {
+    !passing_steps(std::slice::from_ref(r)).is_empty()
+}
+
+/// Per round, its latency at the latency signal's step `lat`: None for a round left out
+/// (it passed no step) or not measured there.
+pub(crate) fn latency_rounds(side: &[RoundIn], lat: Option<u32>) -> Vec<Option<f64>> {
+    side.iter()
+        .map(|r| {
+            lat.filter(|_| passed_any(r))
+                .and_then(|t| latency_at(r.1, t))
+        })
+        .collect()
 }
 
 /// The median latency of ok requests (ms) of a round at step `t` (None when not measured).
@@ -243,10 +269,9 @@ pub(crate) fn rounds(
         .filter_map(|(_, r, _)| cpu_over(r, steps))
         .collect();
     let steal: Vec<Option<f64>> = side.iter().map(|(_, r, m)| steal_pct(r, m)).collect();
-    let latency: Vec<f64> = side
-        .iter()
-        .filter_map(|(_, r, _)| lat.and_then(|t| latency_at(r, t)))
-        .collect();
+    let ins: Vec<RoundIn> = side.iter().map(|(l, r, _)| (*l, *r)).collect();
+    let latency = latency_rounds(&ins, lat);
+    let present: Vec<f64> = latency.iter().flatten().copied().collect();
     Rounds {
         runs: side.iter().map(|(l, _, _)| l.to_string()).collect(),
         max_sustainable: rates.iter().map(|r| r.0).collect(),
@@ -262,7 +287,7 @@ pub(crate) fn rounds(
             .map(|((l, _, _), _)| l.to_string())
             .collect(),
         steal_pct: steal,
-        latency_median: median(&latency),
+        latency_median: median(&present),
         latency_ms: latency,
         injected,
     }
@@ -336,7 +361,7 @@ mod tests {
 
     #[test]
     fn the_cpu_signal_is_the_geometric_mean_over_the_steps_every_round_passed() {
-        let a = passed_to_150([8.0, 4.0, 4.0, 2.0]);
+        let mut a = passed_to_150([8.0, 4.0, 4.0, 2.0]);
         let mut b = passed_to_150([6.0, 5.0, 5.0, 5.0]);
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50, 100, 125, 150]);
         // the latency signal reads the busiest of them
@@ -362,11 +387,29 @@ mod tests {
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [50]);
         b.steps[0].failed_rate = 0.2;
         assert_eq!(cpu_steps(&[("a", &a)], &[("b", &b)]), [100]);
+        // b passed no step now: it is left out of the latency signal, a's busiest step stays
+        assert_eq!(latency_step(&[("a", &a)], &[("b", &b)]), Some(150));
+        assert_eq!(latency_rounds(&[("b", &b)], Some(150)), [None]);
         assert_eq!(
-            latency_step(&[("a", &a)], &[("b", &b)]),
-            None,
-            "no step passed by all"
+            latency_rounds(&[("a", &a)], Some(150)),
+            [Some(a.steps[3].ok_p50_ms)]
         );
+        // rounds that each passed a step, but none in common: no latency step
+        let mut c = passed_to_150([6.0, 5.0, 5.0, 5.0]);
+        for s in &mut c.steps[1..] {
+            s.verdict = Verdict::Fail;
+        }
+        a.steps[0].verdict = Verdict::Fail;
+        a.knee = None;
+        for s in &mut a.steps[2..] {
+            s.verdict = Verdict::Fail;
+        }
+        assert_eq!(
+            latency_step(&[("a", &a)], &[("c", &c)]),
+            None,
+            "no step passed by all the rounds kept"
+        );
+        a.steps[0].verdict = Verdict::Pass;
         let m = manifest();
         let r = rounds(&[("a", &a, &m)], Vec::new(), &[50, 100, 125, 150], None);
         assert!((r.cpu_ms_per_ok[0] - 4.0).abs() < 1e-12);

@@ -5,8 +5,8 @@
 //! rate (refined, else the last passing step: coarse). The verdict uses (b) where the rounds
 //! share two or more passing steps, else (a) (`primary`). Pure.
 use super::rounds::{
-    RoundIn, common_step, cpu_at, cpu_over, cpu_steps, latency_at, latency_step, max_sustainable,
-    passing_steps, spread_pct,
+    RoundIn, common_step, cpu_at, cpu_over, cpu_steps, latency_rounds, latency_step,
+    max_sustainable, passed_any, passing_steps, spread_pct,
 };
 use super::stats::sd_of_logs;
 use crate::analyze::model::{Report, StepReport};
@@ -101,6 +101,7 @@ pub(crate) const LATENCY_CANDIDATES: [&str; 9] = [
 pub fn latency_values(rounds: &[RoundIn]) -> Vec<Vec<Option<f64>>> {
     let common = common_step(rounds, &[]);
     let passing = passing_steps(rounds);
+    let busiest = latency_step(rounds, &[]);
     let stats: [fn(&Report, u32) -> Option<f64>; 3] = [
         |r, t| step_field(r, t, |s| s.ok_p95_ms),
         |r, t| step_field(r, t, |s| s.avg_ms),
@@ -115,7 +116,13 @@ pub fn latency_values(rounds: &[RoundIn]) -> Vec<Vec<Option<f64>>> {
                 .collect()
         };
         out.push(at(common));
-        out.push(at(passing.last().copied()));
+        // the verdict's step, rounds that passed no step left out (`rounds::latency_step`)
+        out.push(
+            rounds
+                .iter()
+                .map(|r| busiest.filter(|_| passed_any(r)).and_then(|t| stat(r.1, t)))
+                .collect(),
+        );
         out.push(
             rounds
                 .iter()
@@ -146,11 +153,7 @@ pub fn latency_noise(batches: &[Vec<RoundIn>]) -> Vec<CandidateNoise> {
 
 /// The verdict's latency signal per round of one batch taken as one side (`rounds::latency_step`).
 pub fn latency_primary(rounds: &[RoundIn]) -> Vec<Option<f64>> {
-    let step = latency_step(rounds, &[]);
-    rounds
-        .iter()
-        .map(|(_, r)| step.and_then(|t| latency_at(r, t)))
-        .collect()
+    latency_rounds(rounds, latency_step(rounds, &[]))
 }
 
 /// The noise of candidates `names` whose per-round values `values` gives.

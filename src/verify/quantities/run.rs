@@ -3,6 +3,8 @@
 use super::value::{Missing, b, need};
 use crate::analyze::model::{CeilingCheck, PoolCeiling, Report};
 use crate::analyze::omission::Omission;
+use crate::analyze::recovery::Recovery;
+use crate::analyze::usl::UslFit;
 
 fn no_knee() -> Missing {
     "no knee: no step failed for good in the steps run".to_string()
@@ -31,6 +33,24 @@ fn pause(r: &Report, f: fn(&Omission) -> f64) -> Result<f64, Missing> {
         .ok_or_else(|| "no pause in this run (`load.pause` with its closed twin)".to_string())
 }
 
+/// The USL fit of a closed-model run.
+fn usl(r: &Report) -> Result<&UslFit, Missing> {
+    let u = need(r.usl.as_ref(), || {
+        "no USL sweep: the run is not a closed-model load".to_string()
+    })?;
+    need(u.fit.as_ref(), || {
+        format!("no USL fit: {}", u.why_not.as_deref().unwrap_or("?"))
+    })
+}
+
+/// γ / α, the throughput the contention alone lets through.
+fn usl_ceiling(f: &UslFit) -> Result<f64, Missing> {
+    let a = need((f.alpha.value > 0.0).then_some(f.alpha.value), || {
+        "α = 0: no contention ceiling".to_string()
+    })?;
+    Ok(f.gamma.value / a)
+}
+
 fn pool(r: &Report) -> Result<&PoolCeiling, Missing> {
     need(r.checks.pool_ceiling.as_ref(), || {
         "no pool ceiling in the report".into()
@@ -40,6 +60,16 @@ fn pool(r: &Report) -> Result<&PoolCeiling, Missing> {
 fn cpu_ceiling(r: &Report) -> Result<&CeilingCheck, Missing> {
     need(r.checks.cpu_ceiling.as_ref(), || {
         "no CPU ceiling in the report".into()
+    })
+}
+
+/// A figure of the recovery phase (`load.recover_rps`); `None` inside: not measured there.
+fn recovery(r: &Report, f: fn(&Recovery) -> Option<f64>, what: &str) -> Result<f64, Missing> {
+    let x = need(r.recovery.as_ref(), || {
+        "no recovery phase in this run (`load.recover_rps`)".to_string()
+    })?;
+    need(f(x), || {
+        format!("{what} not measured (not within the phase, or no php-fpm samples)")
     })
 }
 
@@ -121,5 +151,37 @@ quantities! {
             => b(need(r.params.aborted, || "the k6 log was not read".to_string())?),
         InsufficientVus "insufficient_vus" => "1 when k6 logged `Insufficient VUs`"
             => b(r.params.insufficient_vus),
+        RecoverDrainedS "recover_drained_s"
+            => "recovery phase: s from the drop until php-fpm's queue and active are back at the lowest step's"
+            => recovery(r, |x| x.drained_s, "the drain")?,
+        RecoverP95BackS "recover_p95_back_s"
+            => "recovery phase: s from the drop until p95 stays under the SLO (3 seconds in a row)"
+            => recovery(r, |x| x.p95_back_s, "p95 back under the SLO")?,
+        RecoverPeakQueue "recover_peak_queue"
+            => "recovery phase: longest php-fpm listen queue from the overload to the end"
+            => recovery(r, |x| x.peak_queue.map(|q| q as f64), "the listen queue")?,
+        RecoverSentPerS "recover_sent_per_s" => "recovery phase: requests sent per second"
+            => recovery(r, |x| Some(x.sent_per_s), "the rate")?,
+        RecoverWasted "recover_wasted"
+            => "requests php-fpm ran, from the overload to the end, whose client got no answer from them (accepted - ok)"
+            => recovery(r, |x| x.wasted.map(|w| w as f64), "php-fpm's accepted conn")?,
+        RecoverWastedShare "recover_wasted_share"
+            => "recover_wasted / php-fpm's accepted requests over the same span"
+            => recovery(r, |x| match (x.wasted, x.fpm_accepted) {
+                (Some(w), Some(a)) if a > 0 => Some(w as f64 / a as f64),
+                _ => None,
+            }, "php-fpm's accepted conn")?,
+        UslAlpha "usl.alpha" => "USL contention α of a closed-model run's clean steps"
+            => usl(r)?.alpha.value,
+        UslAlphaLo "usl.alpha_lo" => "lower end of α's two-sided 95 % interval"
+            => usl(r)?.alpha.lo,
+        UslBeta "usl.beta" => "USL coherency β of a closed-model run's clean steps"
+            => usl(r)?.beta.value,
+        UslGamma "usl.gamma" => "USL γ, the fitted throughput at N = 1 (ok/s)"
+            => usl(r)?.gamma.value,
+        UslNMax "usl.n_max" => "USL peak concurrency sqrt((1 - α) / β) (VUs)"
+            => need(usl(r)?.n_max, || "β = 0: the USL curve has no peak".to_string())?,
+        UslCeiling "usl.ceiling" => "USL contention ceiling γ / α (ok/s)"
+            => usl_ceiling(usl(r)?)?,
     }
 }

@@ -2,6 +2,7 @@
 //! `report.json`, and the families of its window (`fpm.*`, `pg.*`, `node.*`) and checks
 //! (`little.*`, `closed.*`), read from a [`StepCtx`].
 use super::value::{Missing, b, need};
+use crate::analyze::access::AccessRow;
 use crate::analyze::model::{ClosedRow, LittleRow, Report, Stability, StepReport, Verdict};
 use crate::analyze::samples::{FpmWindow, MemWindow, NodeWindow, PgWindow, WindowServer};
 
@@ -113,6 +114,17 @@ impl<'a> StepCtx<'a> {
     fn little(&self) -> Result<&'a LittleRow, Missing> {
         let l = self.r.checks.little.iter().find(|x| x.step == self.s.name);
         need(l, || format!("no Little's-law row for {}", self.step))
+    }
+
+    /// The step's access-log row (`stack.php.access_log`), one of its figures.
+    fn access(&self, f: fn(&AccessRow) -> Option<f64>) -> Result<f64, Missing> {
+        let row = self.r.access.iter().find(|x| x.step == self.s.name);
+        let row = need(row, || {
+            format!("no access-log row for {} (access_log off?)", self.step)
+        })?;
+        need(f(row), || {
+            format!("too few access-log lines in {}", self.step)
+        })
     }
 
     fn closed(&self) -> Result<&'a ClosedRow, Missing> {
@@ -244,6 +256,18 @@ quantities! {
         LittleWFromVusS "little.w_from_vus_s" => "Little's law: W = max VUs / arrival rate (s)"
             => c.need(c.little()?.w_from_vus_s, "no VU samples")?,
         LittleDiff "little.diff" => "Little's law: |L - λW| / λW" => c.little()?.diff,
+
+        // `access.*`: the step's access-log row (php-fpm `%d`, nginx `$request_time`).
+        AccessFpmP50Ms "access.fpm_p50_ms" => "php-fpm access log: p50 request duration %d (ms)"
+            => c.access(|a| a.fpm_duration_p50_ms)?,
+        AccessNginxP50Ms "access.nginx_p50_ms" => "nginx access log: p50 $request_time (ms)"
+            => c.access(|a| a.nginx_request_p50_ms)?,
+        AccessConnectP50Ms "access.upstream_connect_p50_ms"
+            => "nginx access log: p50 $upstream_connect_time (ms)"
+            => c.access(|a| a.upstream_connect_p50_ms)?,
+        AccessBacklogP50Ms "access.backlog_p50_ms"
+            => "nginx p50 - php-fpm p50: the wait before PHP took the request (ms)"
+            => c.access(|a| a.backlog_p50_ms)?,
 
         // `closed.*`: the step's closed-model row.
         ClosedNominalPerS "closed.nominal_per_s" => "closed model: VUs / (R0 + Z)"

@@ -1,0 +1,50 @@
+//! The recovery block of a run with a recovery phase (`load.recover_rps`): after the drop,
+//! how long php-fpm's backlog took to drain, how long until p95 was back under the SLO, and
+//! the work php-fpm did for clients that had already been answered or had left.
+use super::cells::{block, utc};
+use crate::analyze::fmt_ms;
+use crate::analyze::model::Report;
+use crate::analyze::recovery::P95_BACK_RUN_S;
+use crate::report::table::Block;
+
+fn secs(v: Option<f64>, none: &str) -> String {
+    v.map_or_else(|| none.to_string(), |s| format!("{s:.0} s"))
+}
+
+fn count(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".into(), |n| n.to_string())
+}
+
+pub fn recovery_block(r: &Report) -> Option<Block> {
+    let x = r.recovery.as_ref()?;
+    let mut b = block("Recovery after overload");
+    b.lines.push(format!(
+        "the load dropped at {} UTC to {:.0} requests/s sent, held {:.0} s; php-fpm's listen queue peaked at {} (baseline: at most {} queued and {} active in the lowest step)",
+        utc(x.drop_ms.div_euclid(1000)),
+        x.sent_per_s,
+        x.window_s,
+        count(x.peak_queue),
+        count(x.baseline_queue),
+        count(x.baseline_active),
+    ));
+    b.lines.push(format!(
+        "backlog drained (queue and active back at the baseline): {} after the drop",
+        secs(x.drained_s, "not within the phase (or no php-fpm samples)")
+    ));
+    b.lines.push(format!(
+        "p95 back under the {} SLO ({P95_BACK_RUN_S} seconds in a row, by completion): {} after the drop (p95 {} in the drop's first second, {} in its last)",
+        fmt_ms(r.params.slo_p95_ms),
+        secs(x.p95_back_s, "not within the phase"),
+        x.p95_at_drop_ms.map_or_else(|| "-".into(), fmt_ms),
+        x.p95_at_end_ms.map_or_else(|| "-".into(), fmt_ms),
+    ));
+    b.lines.push(match (x.fpm_accepted, x.wasted) {
+        (Some(a), Some(w)) => format!(
+            "work for clients that had given up: php-fpm accepted {a} requests from the overload to the end, {} of them answered ok: about {w} ({:.0} %) ran for a client already answered 504 or gone",
+            x.ok,
+            if a > 0 { 100.0 * w as f64 / a as f64 } else { 0.0 }
+        ),
+        _ => "work for clients that had given up: no php-fpm samples".into(),
+    });
+    Some(b)
+}
