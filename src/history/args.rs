@@ -15,7 +15,7 @@ pub struct HistoryArgs {
     #[arg(value_name = "EXP|GROUP|ack")]
     pub target: Vec<String>,
     /// Only runs made with this Debian suite's images
-    #[arg(long)]
+    #[arg(long, value_parser = crate::images::suite_values(false))]
     pub suite: Option<String>,
     /// Only runs made on or after this day (YYYY-MM-DD, UTC)
     #[arg(long, value_name = "DATE")]
@@ -37,7 +37,7 @@ pub struct HistoryArgs {
     pub all_points: bool,
     /// Write a page per experiment (out/history/<exp>.html) and link them from out/index.html
     #[arg(long)]
-    pub html: bool,
+    pub pages: bool,
     /// Catalog directory (the claims judged at each point) [default: $PERFLAB_CATALOG, else ./experiments]
     #[arg(long, value_name = "DIR", env = "PERFLAB_CATALOG")]
     pub catalog: Option<PathBuf>,
@@ -48,20 +48,6 @@ fn since(s: &str) -> anyhow::Result<DateTime<Utc>> {
         crate::error::invalid(format!("--since {s}: {e} (give a day as YYYY-MM-DD)"))
     })?;
     Ok(d.and_hms_opt(0, 0, 0).expect("midnight").and_utc())
-}
-
-fn suite(s: &str) -> anyhow::Result<String> {
-    match crate::images::Suite::ALL.iter().any(|x| x.as_str() == s) {
-        true => Ok(s.to_string()),
-        false => Err(crate::error::invalid(format!(
-            "--suite {s}: not a suite perflab builds (one of: {})",
-            crate::images::Suite::ALL
-                .iter()
-                .map(|x| x.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
 }
 
 /// The catalog, when there is one (history reads out/ without it: claims then come from each
@@ -99,7 +85,7 @@ pub fn run(a: HistoryArgs, pages: Pages<'_>) -> anyhow::Result<ExitCode> {
     };
     let req = Request {
         experiments: super::experiments(target, cat.as_ref(), &a.out)?,
-        suite: a.suite.as_deref().map(suite).transpose()?,
+        suite: a.suite.clone(),
         since: a.since.as_deref().map(since).transpose()?,
         all_points: a.all_points,
         options: Default::default(),
@@ -114,7 +100,7 @@ pub fn run(a: HistoryArgs, pages: Pages<'_>) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     print(&a, &h)?;
-    if a.html {
+    if a.pages {
         for p in pages(&a.out, &h)? {
             crate::say!("wrote {}", p.display());
         }

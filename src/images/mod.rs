@@ -9,7 +9,7 @@ mod suite;
 
 pub use progress::BuildProgress;
 pub(crate) use progress::build_progress;
-pub use suite::Suite;
+pub use suite::{Suite, possible_values as suite_values};
 
 use crate::docker::{BuildEvent, Cancel, ContainerSpec, Docker};
 use crate::lab::Role;
