@@ -32,6 +32,9 @@ pub struct HistoryArgs {
     /// Exit 1 when a change point after the last acknowledged one is a regression (or a claim failed after passing), else 0
     #[arg(long)]
     pub check: bool,
+    /// Points the change-point detection looks at together; a series with fewer judged points is too short to judge (docs/history.md: the power and false alarms at 30)
+    #[arg(long, value_name = "N", default_value_t = crate::analyze::changepoint::Options::default().window as u16, value_parser = clap::value_parser!(u16).range(4..=1000))]
+    pub window: u16,
     /// Keep the points of slowed or host-limited runs in the detection (they are always listed, marked)
     #[arg(long)]
     pub all_points: bool,
@@ -88,7 +91,10 @@ pub fn run(a: HistoryArgs, pages: Pages<'_>) -> anyhow::Result<ExitCode> {
         suite: a.suite.clone(),
         since: a.since.as_deref().map(since).transpose()?,
         all_points: a.all_points,
-        options: Default::default(),
+        options: crate::analyze::changepoint::Options {
+            window: usize::from(a.window),
+            ..Default::default()
+        },
     };
     let h = super::gather(&a.out, &req, cat.as_ref());
     if let Some((exp, point)) = acking {
