@@ -161,7 +161,7 @@ pub fn point(runs: &[&LoadedRun], steps: &Steps, claims: Option<&Experiment>) ->
         created: runs[0].manifest.created,
         values,
         claims: claims.map(|e| claim_points(e, runs)).unwrap_or_default(),
-        components: newest.manifest.components.clone(),
+        components: with_images(&newest.manifest.components, &newest.manifest.images),
         host: newest.manifest.host.hostname.clone(),
         speed_mops: runs.iter().filter_map(|r| speed(r)).reduce(f64::min),
         steal_pct: steal,
@@ -216,6 +216,22 @@ pub fn flag_slowed(points: &mut [Point]) {
 
 /// The versions that differ between two points: `name old → new` (added: `name → new`,
 /// removed: `name old → gone`).
+/// The manifest's `components` and, as `image.<role>`, each image's tag and id: a rebuilt
+/// image with the same packages (a local recipe change, a different build) still shows in a
+/// change point's diff, instead of "nothing changed".
+fn with_images(
+    components: &BTreeMap<String, String>,
+    images: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut all = components.clone();
+    all.extend(
+        images
+            .iter()
+            .map(|(k, v)| (format!("image.{k}"), v.clone())),
+    );
+    all
+}
+
 pub fn components_diff(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> Vec<String> {
     let mut out = Vec::new();
     for (k, new) in b {
@@ -263,5 +279,25 @@ mod tests {
             s.ms_cpu_per_ok = None;
         }
         assert!(Steps::of_rounds(&[("a", &a), ("b", &b)]).cpu.is_empty());
+    }
+
+    /// A rebuilt image with the same packages (the real series' opcache-off php-fpm) is named
+    /// in the diff instead of "nothing changed".
+    #[test]
+    fn an_image_rebuilt_with_the_same_packages_is_named() {
+        let comp: BTreeMap<String, String> =
+            [("php-fpm.php".to_string(), "8.4.27".to_string())].into();
+        let img = |t: &str| -> BTreeMap<String, String> {
+            [("php-fpm".to_string(), format!("perflab/php-fpm:trixie-{t}"))].into()
+        };
+        let (a, b) = (
+            with_images(&comp, &img("a56c")),
+            with_images(&comp, &img("4b8b")),
+        );
+        assert_eq!(
+            components_diff(&a, &b),
+            ["image.php-fpm perflab/php-fpm:trixie-a56c → perflab/php-fpm:trixie-4b8b"]
+        );
+        assert!(components_diff(&a, &a).is_empty());
     }
 }
