@@ -56,8 +56,7 @@ impl Docker {
     pub(crate) async fn build_image(
         &self,
         context_tar: Vec<u8>,
-        tag: &str,
-        no_cache: bool,
+        (tag, no_cache): (&str, bool),
         build_args: &BTreeMap<String, String>,
         labels: &BTreeMap<String, String>,
         cancel: &impl Cancel,

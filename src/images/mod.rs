@@ -10,6 +10,8 @@ mod suite;
 
 pub use progress::BuildProgress;
 pub(crate) use progress::build_progress;
+#[cfg(test)]
+pub(crate) use refresh::Upgrade;
 pub(crate) use refresh::{ImageRefresh, Refresh};
 pub use suite::Suite;
 
@@ -448,15 +450,22 @@ async fn build_one(
         suite.as_str().to_string(),
     );
     let r = docker
-        .build_image(ctx, tag, no_cache, &args, &labels, cancel, |ev| match ev {
-            BuildEvent::Step(s) => {
-                let _ = writeln!(log, "{s}");
-                progress(BuildProgress::Step { role, step: s });
-            }
-            BuildEvent::Line(l) => {
-                let _ = writeln!(log, "{l}");
-            }
-        })
+        .build_image(
+            ctx,
+            (tag, no_cache),
+            &args,
+            &labels,
+            cancel,
+            |ev| match ev {
+                BuildEvent::Step(s) => {
+                    let _ = writeln!(log, "{s}");
+                    progress(BuildProgress::Step { role, step: s });
+                }
+                BuildEvent::Line(l) => {
+                    let _ = writeln!(log, "{l}");
+                }
+            },
+        )
         .await;
     drop(rootfs);
     if let Err(e) = &r {

@@ -111,8 +111,8 @@ fn table(set: &ImageSet) -> String {
     out
 }
 
-/// One line per image: up to date, built, or refreshed with apt's upgrades and the recorded
-/// versions that changed (old -> new).
+/// One line per image: up to date, built, or refreshed with the recorded versions that changed
+/// and apt's upgrades (old -> new; the first 8).
 fn refresh_table(report: &[ImageRefresh]) -> String {
     let mut out = String::new();
     for r in report {
@@ -124,18 +124,65 @@ fn refresh_table(report: &[ImageRefresh]) -> String {
                     .iter()
                     .map(|(k, (a, b))| format!("{k} {a} -> {b}"))
                     .collect();
+                let mut packages: Vec<String> = upgrades
+                    .iter()
+                    .take(8)
+                    .map(|u| format!("{} {} -> {}", u.package, u.old, u.new))
+                    .collect();
+                if upgrades.len() > 8 {
+                    packages.push(format!("and {} more", upgrades.len() - 8));
+                }
                 format!(
-                    "refreshed: {} newer packages; recorded versions: {}",
-                    upgrades.len(),
+                    "refreshed: recorded versions: {}; {} newer packages: {}",
                     if moved.is_empty() {
                         "none moved".to_string()
                     } else {
                         moved.join(", ")
-                    }
+                    },
+                    upgrades.len(),
+                    packages.join(", ")
                 )
             }
         };
         out.push_str(&format!("{:<9} {what}\n", r.image));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::images::Upgrade;
+
+    #[test]
+    fn refresh_lines_name_the_state_the_moved_versions_and_the_packages() {
+        let upgrades: Vec<Upgrade> = (0..10)
+            .map(|i| Upgrade {
+                package: format!("lib{i}"),
+                old: "1.0".into(),
+                new: "1.1".into(),
+            })
+            .collect();
+        let changes = [("php".to_string(), ("8.4.27".into(), "8.4.28".into()))].into();
+        let img = |image: &str, refresh| ImageRefresh {
+            image: image.into(),
+            tag: format!("perflab/{image}:trixie-0"),
+            id: "sha256:0".into(),
+            refresh,
+        };
+        let text = refresh_table(&[
+            img("pg", Refresh::UpToDate),
+            img("k6", Refresh::Built),
+            img("php-fpm", Refresh::Refreshed { upgrades, changes }),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "pg        up to date");
+        assert_eq!(lines[1], "k6        built (was missing)");
+        assert!(lines[2].starts_with("php-fpm   refreshed: recorded versions: php 8.4.27 -> 8.4.28; 10 newer packages: lib0 1.0 -> 1.1,"), "{}", lines[2]);
+        assert!(
+            lines[2].ends_with("lib7 1.0 -> 1.1, and 2 more"),
+            "{}",
+            lines[2]
+        );
+    }
 }
