@@ -21,4 +21,4 @@ out=${PERFLAB_OUT:-out}
 "$perflab" run "$target" --suite "$suite" --out "$out" || echo "note: a round failed (see $out)" >&2
 
 # 3. The history: its pages, and the alert.
-"$perflab" history "$target" --suite "$suite" --out "$out" --html --check
+"$perflab" history "$target" --suite "$suite" --out "$out" --pages --check

@@ -7,7 +7,7 @@ use crate::plan::{PlanOptions, Resolved};
 use crate::report::catalog as list;
 use crate::verify::quantities::Quantities;
 use clap::Args;
-use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::builder::PossibleValuesParser;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -178,12 +178,5 @@ pub(crate) fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
 /// The values `--suite` takes, from the one list of suites (`images::Suite::ALL`) with what each
 /// ships, so help and shell completions list them and the parser refuses another, naming them.
 pub(crate) fn suites(all: bool) -> PossibleValuesParser {
-    let mut v: Vec<PossibleValue> = crate::images::Suite::ALL
-        .iter()
-        .map(|s| PossibleValue::new(s.as_str()).help(s.about()))
-        .collect();
-    if all {
-        v.push(PossibleValue::new("all").help("every suite, one after the other"));
-    }
-    PossibleValuesParser::new(v)
+    crate::images::suite_values(all)
 }

@@ -15,7 +15,7 @@ pub struct HistoryArgs {
     #[arg(value_name = "EXP|GROUP|ack")]
     pub target: Vec<String>,
     /// Only runs made with this Debian suite's images
-    #[arg(long)]
+    #[arg(long, value_parser = crate::images::suite_values(false))]
     pub suite: Option<String>,
     /// Only runs made on or after this day (YYYY-MM-DD, UTC)
     #[arg(long, value_name = "DATE")]
@@ -32,12 +32,15 @@ pub struct HistoryArgs {
     /// Exit 1 when a change point after the last acknowledged one is a regression (or a claim failed after passing), else 0
     #[arg(long)]
     pub check: bool,
+    /// Points the change-point detection looks at together; a series with fewer judged points is too short to judge (docs/history.md: the power and false alarms at 30)
+    #[arg(long, value_name = "N", default_value_t = crate::analyze::changepoint::Options::default().window as u16, value_parser = clap::value_parser!(u16).range(4..=1000))]
+    pub window: u16,
     /// Keep the points of slowed or host-limited runs in the detection (they are always listed, marked)
     #[arg(long)]
     pub all_points: bool,
     /// Write a page per experiment (out/history/<exp>.html) and link them from out/index.html
     #[arg(long)]
-    pub html: bool,
+    pub pages: bool,
     /// Catalog directory (the claims judged at each point) [default: $PERFLAB_CATALOG, else ./experiments]
     #[arg(long, value_name = "DIR", env = "PERFLAB_CATALOG")]
     pub catalog: Option<PathBuf>,
@@ -48,20 +51,6 @@ fn since(s: &str) -> anyhow::Result<DateTime<Utc>> {
         crate::error::invalid(format!("--since {s}: {e} (give a day as YYYY-MM-DD)"))
     })?;
     Ok(d.and_hms_opt(0, 0, 0).expect("midnight").and_utc())
-}
-
-fn suite(s: &str) -> anyhow::Result<String> {
-    match crate::images::Suite::ALL.iter().any(|x| x.as_str() == s) {
-        true => Ok(s.to_string()),
-        false => Err(crate::error::invalid(format!(
-            "--suite {s}: not a suite perflab builds (one of: {})",
-            crate::images::Suite::ALL
-                .iter()
-                .map(|x| x.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
-    }
 }
 
 /// The catalog, when there is one (history reads out/ without it: claims then come from each
@@ -99,10 +88,13 @@ pub fn run(a: HistoryArgs, pages: Pages<'_>) -> anyhow::Result<ExitCode> {
     };
     let req = Request {
         experiments: super::experiments(target, cat.as_ref(), &a.out)?,
-        suite: a.suite.as_deref().map(suite).transpose()?,
+        suite: a.suite.clone(),
         since: a.since.as_deref().map(since).transpose()?,
         all_points: a.all_points,
-        options: Default::default(),
+        options: crate::analyze::changepoint::Options {
+            window: usize::from(a.window),
+            ..Default::default()
+        },
     };
     let h = super::gather(&a.out, &req, cat.as_ref());
     if let Some((exp, point)) = acking {
@@ -114,7 +106,7 @@ pub fn run(a: HistoryArgs, pages: Pages<'_>) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     print(&a, &h)?;
-    if a.html {
+    if a.pages {
         for p in pages(&a.out, &h)? {
             crate::say!("wrote {}", p.display());
         }

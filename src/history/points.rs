@@ -65,11 +65,37 @@ impl Steps {
             .iter()
             .map(|r| (r.experiment_id.as_str(), &r.report))
             .collect();
+        Steps::of_rounds(&all)
+    }
+
+    /// compare's steps over the series' runs; when they share none (a point that fails every
+    /// step, as a bad enough regression does, or failed more than 5 % at the lowest), the
+    /// CPU reads the lowest step every run measured with CPU samples, failing or not: a figure
+    /// of each point alone, which one point's failure does not take from all the others.
+    pub(crate) fn of_rounds(all: &[RoundIn]) -> Steps {
+        let mut cpu = cr::cpu_steps(all, &[]);
+        if cpu.is_empty() {
+            cpu = lowest_measured(all).into_iter().collect();
+        }
         Steps {
-            cpu: cr::cpu_steps(&all, &[]),
-            p95: cr::latency_step(&all, &[]),
+            cpu,
+            p95: cr::latency_step(all, &[]),
         }
     }
+}
+
+/// The lowest step every run measured with CPU samples.
+fn lowest_measured(all: &[RoundIn]) -> Option<u32> {
+    let (_, first) = all.first()?;
+    first
+        .steps
+        .iter()
+        .map(|s| s.target)
+        .filter(|t| {
+            all.iter()
+                .all(|(_, r)| cr::cpu_at(r, *t).is_some_and(|v| v > 0.0))
+        })
+        .min()
 }
 
 fn p95_at(r: &Report, t: u32) -> Option<f64> {
@@ -120,7 +146,8 @@ pub fn point(runs: &[&LoadedRun], steps: &Steps, claims: Option<&Experiment>) ->
         r.report
             .steps
             .iter()
-            .filter(|s| steps.cpu.contains(&s.target))
+            // the CPU figure's steps, or every step when the series has none
+            .filter(|s| steps.cpu.is_empty() || steps.cpu.contains(&s.target))
             .find_map(|s| s.host_limited.clone())
     });
     let flagged = match (steal, limited) {
@@ -204,4 +231,37 @@ pub fn components_diff(a: &BTreeMap<String, String>, b: &BTreeMap<String, String
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recorded() -> Report {
+        crate::rundir::report::parse(include_str!(
+            "../../tests/fixtures/compare/2a-base/2a/20261130T222220Z-r1/report.json"
+        ))
+        .unwrap()
+    }
+
+    /// One point that failed every step (a regression bad enough) no longer takes the CPU
+    /// figure from the whole series: it falls back to the lowest step measured everywhere.
+    #[test]
+    fn a_point_failing_every_step_keeps_the_cpu_figure_at_the_lowest_step() {
+        let a = recorded();
+        let mut b = recorded();
+        assert_eq!(Steps::of_rounds(&[("a", &a), ("b", &b)]).cpu, [50, 125]);
+        for s in &mut b.steps {
+            s.verdict = crate::analyze::model::Verdict::Fail;
+            s.failed_rate = 0.7;
+        }
+        let st = Steps::of_rounds(&[("a", &a), ("b", &b)]);
+        assert_eq!(st.cpu, [50], "{st:?}");
+        assert!(cr::cpu_over(&b, &st.cpu).is_some());
+        // no CPU samples anywhere in one run: nothing to read
+        for s in &mut b.steps {
+            s.ms_cpu_per_ok = None;
+        }
+        assert!(Steps::of_rounds(&[("a", &a), ("b", &b)]).cpu.is_empty());
+    }
 }

@@ -1,4 +1,4 @@
-//! The history pages, `out/history/<experiment>.html` (`perflab history --html`): per series
+//! The history pages, `out/history/<experiment>.html` (`perflab history --pages`): per series
 //! (suite × configuration) one SVG plot per figure, the points (hollow: left out of the
 //! detection, slowed or host-limited), each change point a dashed line with its size, p-value
 //! and the versions that changed, each version change a tick on the time axis; then the change

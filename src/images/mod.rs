@@ -13,7 +13,7 @@ pub(crate) use progress::build_progress;
 #[cfg(test)]
 pub(crate) use refresh::Upgrade;
 pub(crate) use refresh::{ImageRefresh, Refresh};
-pub use suite::Suite;
+pub use suite::{Suite, possible_values as suite_values};
 
 use crate::docker::{BuildEvent, Cancel, ContainerSpec, Docker};
 use crate::lab::Role;

@@ -58,3 +58,17 @@ impl std::fmt::Display for Suite {
         f.write_str(self.as_str())
     }
 }
+
+/// Every `--suite` flag's parser: the suites as clap's possible values, each with what it
+/// ships, and `all` too when `all` (`build`).
+pub fn possible_values(all: bool) -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let mut v: Vec<PossibleValue> = Suite::ALL
+        .iter()
+        .map(|s| PossibleValue::new(s.as_str()).help(s.about()))
+        .collect();
+    if all {
+        v.push(PossibleValue::new("all").help("every suite, one after the other"));
+    }
+    clap::builder::PossibleValuesParser::new(v)
+}

@@ -1,5 +1,5 @@
 //! The history page in headless Chromium: 45 nights made from exp1's recorded round (a 9 %
-//! step with php8.4-fpm's version at night 31), its page written by `perflab history --html`'s
+//! step with php8.4-fpm's version at night 31), its page written by `perflab history --pages`'s
 //! writer. Nothing but the file is requested, the console stays empty, the change point and
 //! the version change are in the rendered DOM with the package named, and the page is not
 //! blank at 360 and 1280 px.

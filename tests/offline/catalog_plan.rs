@@ -175,3 +175,49 @@ fn aligned_stepped_starts_first_step_on_the_minute_across_the_hour() {
     let off = plan::align(now, &p, false);
     assert_eq!((off.wait_ms, off.k6_start), (0, now));
 }
+
+/// `exp3sat-recover`'s recovery phase: after the last step, one unmeasured window at the drop's
+/// rate (tagged `stage:recover`), its two k6 stages, its env for stepped.js and the total;
+/// `--quick` scales it as a hold, not below 10 s.
+#[test]
+fn the_recovery_phase_follows_the_last_step() {
+    let e = exp("exp3sat-recover");
+    let p = plan::build(&e, PlanOptions::default());
+    let w = p.windows.last().unwrap();
+    assert_eq!(w.kind, WindowKind::Recover);
+    assert_eq!(
+        (w.target, w.start_s, w.end_s, w.measured),
+        (22, 40, 100, false)
+    );
+    assert_eq!(w.tag.as_deref(), Some("stage:recover"));
+    assert_eq!(p.total_s, 100);
+    assert_eq!(p.steps.len(), 2, "the recovery phase is not a step");
+    assert_eq!(
+        p.stages[p.stages.len() - 2..],
+        [
+            K6Stage {
+                target: 22,
+                duration_s: 0
+            },
+            K6Stage {
+                target: 22,
+                duration_s: 60
+            }
+        ]
+    );
+    assert_eq!(
+        (
+            p.k6_env["RECOVER"].as_str(),
+            p.k6_env["RECOVER_HOLD"].as_str()
+        ),
+        ("22", "60")
+    );
+    assert_eq!(p.step_at(50.0), None, "its requests belong to no step");
+    let q = plan::build(&e, PlanOptions { quick: true });
+    let w = q.windows.last().unwrap();
+    assert_eq!((w.start_s, w.end_s), (10, 25));
+    assert_eq!(q.k6_env["RECOVER_HOLD"], "15");
+    let none = plan::build(&exp("exp3sat-n5"), PlanOptions::default());
+    assert!(!none.k6_env.contains_key("RECOVER"));
+    assert!(none.windows.iter().all(|w| w.kind != WindowKind::Recover));
+}

@@ -134,7 +134,10 @@ fn a_short_series_is_too_short_to_judge() {
     // bad input: exit 2, naming the fix
     for (args, says) in [
         (vec!["--since", "04/01/2027"], "YYYY-MM-DD"),
-        (vec!["--suite", "woody"], "not a suite perflab builds"),
+        (
+            vec!["--suite", "woody"],
+            "invalid value 'woody' for '--suite <SUITE>'",
+        ),
         (vec!["nosuchexp"], "neither an experiment"),
         (
             vec!["ack", "exp1"],
@@ -167,7 +170,7 @@ fn the_page_is_escaped_linked_and_hostile_runs_are_bounded() {
     let junk = out.join("exp1").join(night(&out, 61, 1.0, "x"));
     std::fs::write(junk.join("manifest.json"), "{not json").unwrap();
     let o = out.to_str().unwrap();
-    let r = perflab(&["history", "--out", o, "--html"]);
+    let r = perflab(&["history", "--out", o, "--pages"]);
     let s = text(&r);
     assert!(
         r.status.success(),

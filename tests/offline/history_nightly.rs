@@ -62,7 +62,7 @@ fn the_script_the_cron_line_and_the_ci_job_run_the_three_steps() {
     for step in [
         "\"$perflab\" build --suite \"$suite\" --refresh",
         "\"$perflab\" run \"$target\"",
-        "history \"$target\" --suite \"$suite\" --out \"$out\" --html --check",
+        "history \"$target\" --suite \"$suite\" --out \"$out\" --pages --check",
     ] {
         assert!(script.contains(step), "nightly.sh lacks {step}");
     }
@@ -84,7 +84,7 @@ fn the_script_the_cron_line_and_the_ci_job_run_the_three_steps() {
         .output()
         .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    for f in ["--suite", "--out", "--html", "--check"] {
+    for f in ["--suite", "--out", "--pages", "--check"] {
         assert!(help.contains(f), "history --help lacks {f}");
     }
     let bash = Command::new("bash")

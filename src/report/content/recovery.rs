@@ -39,10 +39,14 @@ pub fn recovery_block(r: &Report) -> Option<Block> {
         x.p95_at_end_ms.map_or_else(|| "-".into(), fmt_ms),
     ));
     b.lines.push(match (x.fpm_accepted, x.wasted) {
-        (Some(a), Some(w)) => format!(
-            "work for clients that had given up: php-fpm accepted {a} requests from the overload to the end, {} of them answered ok: about {w} ({:.0} %) ran for a client already answered 504 or gone",
+        (Some(a), Some(w)) if w > 0 => format!(
+            "work for clients that had given up: php-fpm accepted {a} requests from the overload to the end, and {} successful responses completed meanwhile: about {w} ({:.0} %) ran for a client already answered 504 or gone",
             x.ok,
             if a > 0 { 100.0 * w as f64 / a as f64 } else { 0.0 }
+        ),
+        (Some(a), Some(w)) => format!(
+            "work for clients that had given up: none: php-fpm accepted {a} requests from the overload to the end, and {} successful responses completed meanwhile ({w}: the count is exact only to a sample period's requests)",
+            x.ok
         ),
         _ => "work for clients that had given up: no php-fpm samples".into(),
     });
