@@ -11,13 +11,11 @@ target=${PERFLAB_TARGET:-php}
 out=${PERFLAB_OUT:-out}
 
 # 1. New packages: perflab's image tags hash the recipes, not the archive, so `perflab build`
-# alone keeps yesterday's images. There is no `perflab build --refresh`: removing the suite's
-# images makes the build fetch the archive again (a full rebuild, its time not measured, even when
-# no package moved). Each run's manifest then records the versions (`components`).
-docker image ls --format '{{.Repository}}:{{.Tag}}' \
-  | grep -E "^perflab/[a-z0-9-]+:${suite}-[0-9a-f]{12}$" \
-  | xargs -r docker image rm
-"$perflab" build --suite "$suite"
+# alone keeps yesterday's images. `--refresh` asks Debian, in a throwaway container of each image,
+# whether an installed package has a newer candidate; only those images (and, when the base has
+# one, every image built FROM it) are built again, without the build cache, under the same tags.
+# Each run's manifest then records the new versions (`components`).
+"$perflab" build --suite "$suite" --refresh
 
 # 2. The matrix: one round of each experiment; a failed round is not the history's news.
 "$perflab" run "$target" --suite "$suite" --out "$out" || echo "note: a round failed (see $out)" >&2

@@ -19,10 +19,13 @@ pub struct BuildArgs {
     /// Print the image set (tags, ids, sizes, versions) as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Ask Debian for newer packages in the existing images; rebuild only those with some.
+    #[arg(long)]
+    pub refresh: bool,
 }
 
 pub(crate) fn build(args: BuildArgs, quiet: bool) -> Result<ExitCode> {
-    crate::run::build::build(&args.suite, args.json, quiet)
+    crate::run::build::build(&args.suite, args.json, quiet, args.refresh)
 }
 
 /// Options shared by `up` and `smoke`.

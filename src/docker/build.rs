@@ -48,14 +48,15 @@ where
 }
 
 impl Docker {
-    /// Build `tag` from a tar context (with `Dockerfile` at its root). `on_event` sees every
+    /// Build `tag` from a tar context (with `Dockerfile` at its root), every step anew when
+    /// `no_cache` (`build --refresh`: the apt layers fetch today's archive). `on_event` sees every
     /// step and output line; on failure the error names the failing step and the last lines.
     /// When `cancel` fires the build stops: the request is dropped (the engine cancels the
     /// build) and the step's intermediate container is removed before this returns.
     pub(crate) async fn build_image(
         &self,
         context_tar: Vec<u8>,
-        tag: &str,
+        (tag, no_cache): (&str, bool),
         build_args: &BTreeMap<String, String>,
         labels: &BTreeMap<String, String>,
         cancel: &impl Cancel,
@@ -68,6 +69,7 @@ impl Docker {
             .t(tag)
             .rm(true)
             .forcerm(true)
+            .nocache(no_cache)
             .buildargs(&args)
             .labels(&labels)
             .version(BuilderVersion::BuilderV1)

@@ -5,10 +5,14 @@ mod base;
 pub mod k6;
 mod progress;
 pub(crate) mod recipe;
+mod refresh;
 mod suite;
 
 pub use progress::BuildProgress;
 pub(crate) use progress::build_progress;
+#[cfg(test)]
+pub(crate) use refresh::Upgrade;
+pub(crate) use refresh::{ImageRefresh, Refresh};
 pub use suite::{Suite, possible_values as suite_values};
 
 use crate::docker::{BuildEvent, Cancel, ContainerSpec, Docker};
@@ -75,13 +79,14 @@ impl ImageSet {
     }
 }
 
-/// A build to do: role, tag, parent tag, context files, log path.
+/// A build to do: role, tag, parent tag, context files, log path, without the build cache.
 type PendingBuild = (
     Role,
     String,
     Option<String>,
     Vec<recipe::ContextFile>,
     PathBuf,
+    bool,
 );
 
 /// The tags the recipes of `suite` resolve to now, parents first (no engine access).
@@ -130,6 +135,18 @@ pub(crate) async fn ensure_built_until(
     progress: &mut (dyn FnMut(BuildProgress) + Send),
     cancel: &impl Cancel,
 ) -> Result<ImageSet> {
+    build_set(docker, suite, &[], progress, cancel).await
+}
+
+/// [`ensure_built_until`], also building the images of `rebuild` again without the build
+/// cache, under the same tags (`build --refresh`).
+async fn build_set(
+    docker: &Docker,
+    suite: Suite,
+    rebuild: &[Role],
+    progress: &mut (dyn FnMut(BuildProgress) + Send),
+    cancel: &impl Cancel,
+) -> Result<ImageSet> {
     let root = recipe::repo_root();
     let log_dir = root.join("out/build-logs");
     std::fs::create_dir_all(&log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
@@ -140,7 +157,7 @@ pub(crate) async fn ensure_built_until(
     // Resolve every tag first (pure), then build what is missing: base alone, then the role
     // images `PERFLAB_BUILD_JOBS` (default 2) at a time.
     let t0 = Instant::now();
-    let (tags, todo) = plan_builds(docker, &root, &log_dir, suite, progress).await?;
+    let (tags, todo) = plan_builds(docker, &root, &log_dir, suite, rebuild, progress).await?;
     let built: usize = todo.iter().map(Vec::len).sum();
     let shared = std::sync::Mutex::new(progress);
     for stage in todo {
@@ -159,6 +176,77 @@ pub(crate) async fn ensure_built_until(
     image_set(docker, &root, suite, &tags).await
 }
 
+/// `perflab build --refresh` of one suite: check the existing images, rebuild those with newer
+/// packages (the base's children with it), build the missing ones; the set and each image's
+/// outcome, in build order.
+pub(crate) async fn refresh_until(
+    docker: &Docker,
+    suite: Suite,
+    progress: &mut (dyn FnMut(BuildProgress) + Send),
+    cancel: &impl Cancel,
+) -> Result<(ImageSet, Vec<ImageRefresh>)> {
+    let root = recipe::repo_root();
+    let mut existing: Vec<(Role, String, String)> = Vec::new();
+    let mut missing: Vec<Role> = Vec::new();
+    for (role, tag) in planned_tags(suite)? {
+        match docker.image_info(&tag).await? {
+            Some(info) => existing.push((role, tag, info.id)),
+            None => missing.push(role),
+        }
+    }
+    let checks: Vec<Result<Vec<refresh::Upgrade>>> = futures_util::stream::iter(
+        existing
+            .iter()
+            .map(|(_, tag, _)| refresh::upgradable(docker, tag, cancel)),
+    )
+    .buffered(3)
+    .collect()
+    .await;
+    let mut upgrades: BTreeMap<Role, Vec<refresh::Upgrade>> = BTreeMap::new();
+    for ((role, tag, _), check) in existing.iter().zip(checks) {
+        let found = check.with_context(|| format!("refreshing {tag}"))?;
+        if !found.is_empty() {
+            upgrades.insert(*role, found);
+        }
+    }
+    let base_moved = upgrades.contains_key(&Role::BASE);
+    let rebuild: Vec<Role> = existing
+        .iter()
+        .map(|(r, _, _)| *r)
+        .filter(|r| base_moved || upgrades.contains_key(r))
+        .collect();
+    let mut before: BTreeMap<Role, BTreeMap<String, String>> = BTreeMap::new();
+    for (role, tag, id) in existing.iter().filter(|(r, ..)| rebuild.contains(r)) {
+        if *role != Role::BASE {
+            before.insert(*role, cached_versions(docker, &root, tag, id).await?);
+        }
+    }
+    let set = build_set(docker, suite, &rebuild, progress, cancel).await?;
+    let report = set
+        .images
+        .values()
+        .map(|img| {
+            let refresh = if missing.contains(&img.role) {
+                Refresh::Built
+            } else if rebuild.contains(&img.role) {
+                Refresh::Refreshed {
+                    upgrades: upgrades.remove(&img.role).unwrap_or_default(),
+                    changes: refresh::changes(before.get(&img.role), &img.versions),
+                }
+            } else {
+                Refresh::UpToDate
+            };
+            ImageRefresh {
+                image: img.role.image_name().to_string(),
+                tag: img.tag.clone(),
+                id: img.id.clone(),
+                refresh,
+            }
+        })
+        .collect();
+    Ok((set, report))
+}
+
 /// The cross-process build lock of `suite`, held until dropped.
 async fn build_lock(root: &Path, suite: Suite) -> Result<std::fs::File> {
     let lock_path = root.join(format!("out/.build-{suite}.lock"));
@@ -173,12 +261,14 @@ async fn build_lock(root: &Path, suite: Suite) -> Result<std::fs::File> {
         .context("waiting for the image build lock")
 }
 
-/// Every image's tag, and the missing ones to build in two stages (base, then the others).
+/// Every image's tag, and the missing ones (and those of `rebuild`, without the build cache)
+/// to build in two stages (base, then the others).
 async fn plan_builds(
     docker: &Docker,
     root: &Path,
     log_dir: &Path,
     suite: Suite,
+    rebuild: &[Role],
     progress: &mut (dyn FnMut(BuildProgress) + Send),
 ) -> Result<(BTreeMap<Role, String>, Vec<Vec<PendingBuild>>)> {
     let mut tags: BTreeMap<Role, String> = BTreeMap::new();
@@ -190,7 +280,8 @@ async fn plan_builds(
         let hash = recipe::recipe_hash(role, suite, parent.as_deref(), &files);
         let tag = recipe::tag_for(role, suite, &hash);
         tags.insert(role, tag.clone());
-        if docker.image_info(&tag).await?.is_none() {
+        let again = rebuild.contains(&role);
+        if again || docker.image_info(&tag).await?.is_none() {
             let log_path = log_dir.join(format!(
                 "{}-{}-{}.log",
                 role.image_name(),
@@ -198,7 +289,7 @@ async fn plan_builds(
                 &hash[..12]
             ));
             let stage = usize::from(role != Role::BASE);
-            todo[stage].push((role, tag, parent, files, log_path));
+            todo[stage].push((role, tag, parent, files, log_path, again));
         } else {
             progress(BuildProgress::UpToDate { role, tag });
         }
@@ -220,7 +311,7 @@ async fn run_stage(
         .filter(|j| *j > 0)
         .unwrap_or(2);
     let results: Vec<Result<()>> = futures_util::stream::iter(stage.into_iter().map(
-        |(role, tag, parent, files, log_path)| async move {
+        |(role, tag, parent, files, log_path, no_cache)| async move {
             let mut report = |p: BuildProgress| (shared.lock().unwrap())(p);
             report(BuildProgress::Building {
                 role,
@@ -232,7 +323,7 @@ async fn run_stage(
                 docker,
                 role,
                 suite,
-                &tag,
+                (&tag, no_cache),
                 parent.as_deref(),
                 files,
                 &log_path,
@@ -302,7 +393,7 @@ async fn build_one(
     docker: &Docker,
     role: Role,
     suite: Suite,
-    tag: &str,
+    (tag, no_cache): (&str, bool),
     parent: Option<&str>,
     files: Vec<recipe::ContextFile>,
     log_path: &Path,
@@ -359,15 +450,22 @@ async fn build_one(
         suite.as_str().to_string(),
     );
     let r = docker
-        .build_image(ctx, tag, &args, &labels, cancel, |ev| match ev {
-            BuildEvent::Step(s) => {
-                let _ = writeln!(log, "{s}");
-                progress(BuildProgress::Step { role, step: s });
-            }
-            BuildEvent::Line(l) => {
-                let _ = writeln!(log, "{l}");
-            }
-        })
+        .build_image(
+            ctx,
+            (tag, no_cache),
+            &args,
+            &labels,
+            cancel,
+            |ev| match ev {
+                BuildEvent::Step(s) => {
+                    let _ = writeln!(log, "{s}");
+                    progress(BuildProgress::Step { role, step: s });
+                }
+                BuildEvent::Line(l) => {
+                    let _ = writeln!(log, "{l}");
+                }
+            },
+        )
         .await;
     drop(rootfs);
     if let Err(e) = &r {

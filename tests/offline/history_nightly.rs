@@ -60,12 +60,17 @@ fn the_timer_and_service_validate_with_systemd_analyze() {
 fn the_script_the_cron_line_and_the_ci_job_run_the_three_steps() {
     let script = std::fs::read_to_string(Path::new(ROOT).join("docs/nightly/nightly.sh")).unwrap();
     for step in [
-        "\"$perflab\" build --suite",
+        "\"$perflab\" build --suite \"$suite\" --refresh",
         "\"$perflab\" run \"$target\"",
         "history \"$target\" --suite \"$suite\" --out \"$out\" --pages --check",
     ] {
         assert!(script.contains(step), "nightly.sh lacks {step}");
     }
+    // new packages come in by `--refresh`, not by deleting the suite's images
+    assert!(
+        !script.contains("image rm"),
+        "nightly.sh still deletes images"
+    );
     let ci = std::fs::read_to_string(Path::new(ROOT).join("docs/ci/history.yml")).unwrap();
     assert!(ci.contains("run: docs/nightly/nightly.sh"));
     let doc = std::fs::read_to_string(Path::new(ROOT).join("docs/history.md")).unwrap();

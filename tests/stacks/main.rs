@@ -7,6 +7,7 @@
 mod serial_support;
 pub use serial_support::serial;
 
+mod build_refresh;
 mod generators_cli;
 mod shared_host_cli;
 mod shared_host_fpm;
