@@ -348,6 +348,13 @@ pub fn evaluate(
 /// A step figure the claim reads that the analysis did not show as measured (outside its
 /// physical bounds, or too few samples in the window: `analyze::bounds`): the claim is n/a,
 /// with the figure's caveat as why.
+/// Whether any step of the run has memory samples of any role.
+fn sampled_memory(r: &crate::analyze::model::Report) -> bool {
+    r.steps
+        .iter()
+        .any(|s| s.server.as_ref().is_some_and(|w| !w.memory.is_empty()))
+}
+
 fn unusable_figure(c: &Compiled, ctx: &Ctx<'_>) -> Option<String> {
     let mut exprs: Vec<&Expr> = vec![&c.value];
     match &c.cmp {
@@ -374,6 +381,15 @@ fn unusable_figure(c: &Compiled, ctx: &Ctx<'_>) -> Option<String> {
         {
             read.push((ctx.run, None, figure));
         }
+    }
+    if let Some((run, _, figure)) = read
+        .iter()
+        .find(|(run, _, f)| StepCtx::reads_memory(f) && !sampled_memory(run.report))
+    {
+        return Some(format!(
+            "`{figure}`: {} has no memory samples in any step (recorded before perflab sampled PSS)",
+            run.label
+        ));
     }
     read.iter().find_map(|(run, sel, figure)| {
         let names: std::collections::HashSet<&str> = steps_at(run.report, *sel, ctx.at)

@@ -74,6 +74,22 @@ impl<'a> StepCtx<'a> {
         self.need(v, &format!("no CPU samples of `{role}`"))
     }
 
+    /// Whether a quantity (`worker_pss_mib.fpm`) reads the memory sampler (`mem`): a run
+    /// recorded before perflab sampled memory has none in any step, and a claim on it is
+    /// n/a there (`eval`), not a fail.
+    pub(crate) fn reads_memory(path: &str) -> bool {
+        let base = path.split('.').next().unwrap_or(path);
+        [
+            StepQ::PssMib,
+            StepQ::WorkerPssTotalMib,
+            StepQ::WorkerPssMib,
+            StepQ::WorkerPrivateMib,
+            StepQ::MemWorkers,
+        ]
+        .iter()
+        .any(|q| q.name() == base)
+    }
+
     /// A figure of the memory of the role the path names (`pss_mib.fpm`).
     fn mem(&self, f: fn(&MemWindow) -> f64) -> Result<f64, Missing> {
         let Some(role) = self.member() else {
