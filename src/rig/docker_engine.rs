@@ -60,6 +60,9 @@ pub(super) struct RoundState {
     pub gate_ns: i64,
     pub pinned: bool,
     pub samplers: Option<sample::Samplers>,
+    /// Where this load's samplers write (`samples/`), set when its generators are ready: the
+    /// samplers start while the start is armed, before the instant.
+    pub sample_dir: Option<PathBuf>,
     pub progress: Option<Progress>,
     /// The app's freeze during this load (`load.pause`).
     pub freeze: Option<super::freeze::Scheduled>,
@@ -246,6 +249,7 @@ impl Engine for DockerEngine<'_> {
     }
 
     async fn generators_ready(&mut self, load: &LoadSpec, rec: &mut Records) -> Result<bool> {
+        self.round.sample_dir = Some(load.out_dir.clone());
         self.ready_generators(load, rec).await
     }
 
