@@ -7,7 +7,6 @@ use crate::plan::{PlanOptions, Resolved};
 use crate::report::catalog as list;
 use crate::verify::quantities::Quantities;
 use clap::Args;
-use clap::builder::PossibleValuesParser;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -177,6 +176,4 @@ pub(crate) fn lock_hold(args: LockHoldArgs) -> anyhow::Result<ExitCode> {
 
 /// The values `--suite` takes, from the one list of suites (`images::Suite::ALL`) with what each
 /// ships, so help and shell completions list them and the parser refuses another, naming them.
-pub(crate) fn suites(all: bool) -> PossibleValuesParser {
-    crate::images::suite_values(all)
-}
+pub(crate) use crate::images::suite_values as suites;

@@ -75,27 +75,13 @@ impl Steps {
     pub(crate) fn of_rounds(all: &[RoundIn]) -> Steps {
         let mut cpu = cr::cpu_steps(all, &[]);
         if cpu.is_empty() {
-            cpu = lowest_measured(all).into_iter().collect();
+            cpu = cr::lowest_step_where(all, |_| true).into_iter().collect();
         }
         Steps {
             cpu,
             p95: cr::latency_step(all, &[]),
         }
     }
-}
-
-/// The lowest step every run measured with CPU samples.
-fn lowest_measured(all: &[RoundIn]) -> Option<u32> {
-    let (_, first) = all.first()?;
-    first
-        .steps
-        .iter()
-        .map(|s| s.target)
-        .filter(|t| {
-            all.iter()
-                .all(|(_, r)| cr::cpu_at(r, *t).is_some_and(|v| v > 0.0))
-        })
-        .min()
 }
 
 fn p95_at(r: &Report, t: u32) -> Option<f64> {

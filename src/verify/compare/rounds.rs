@@ -70,19 +70,27 @@ pub(crate) const MAX_FAILED_RATE: f64 = 0.05;
 /// `MAX_FAILED_RATE` failed, in every round of both sides (see the module doc of `compare`
 /// for why the lowest, and why not only passing steps).
 pub(crate) fn common_step(a: &[RoundIn], b: &[RoundIn]) -> Option<u32> {
-    let (_, first) = a.first().or(b.first())?;
+    let all: Vec<RoundIn> = a.iter().chain(b).copied().collect();
+    lowest_step_where(&all, |s| s.failed_rate <= MAX_FAILED_RATE)
+}
+
+/// The lowest step of the first round measured with CPU samples, and passing `keep`, in every
+/// round given.
+pub(crate) fn lowest_step_where(
+    rounds: &[RoundIn],
+    keep: impl Fn(&crate::analyze::model::StepReport) -> bool,
+) -> Option<u32> {
+    let (_, first) = rounds.first()?;
     let measured = |r: &Report, t: u32| {
-        r.steps.iter().any(|s| {
-            s.target == t
-                && s.failed_rate <= MAX_FAILED_RATE
-                && s.ms_cpu_per_ok.is_some_and(|v| v > 0.0)
-        })
+        r.steps
+            .iter()
+            .any(|s| s.target == t && keep(s) && s.ms_cpu_per_ok.is_some_and(|v| v > 0.0))
     };
     first
         .steps
         .iter()
         .map(|s| s.target)
-        .filter(|t| a.iter().chain(b).all(|(_, r)| measured(r, *t)))
+        .filter(|t| rounds.iter().all(|(_, r)| measured(r, *t)))
         .min()
 }
 
