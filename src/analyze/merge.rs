@@ -56,6 +56,7 @@ pub(crate) fn merge_k6(parts: Vec<K6Data>) -> K6Data {
             (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
             (x, y) => x.or(y),
         };
+        out.recover_sent += p.recover_sent;
         for (k, v) in p.excluded {
             *out.excluded.entry(k).or_default() += v;
         }

@@ -16,7 +16,8 @@ pub struct Recovery {
     pub drop_ms: i64,
     /// How long the recovery phase ran, its first request to its last (s).
     pub window_s: f64,
-    /// Requests started per second in the recovery phase (the drop's rate as sent).
+    /// Requests started per second in the recovery phase (the drop's rate as sent): the
+    /// phase's requests, counted by their tag, over its first-to-last window.
     pub sent_per_s: f64,
     /// php-fpm's `listen queue` and `active processes` at their highest in the lowest step
     /// (the baseline the backlog drains back to).
@@ -48,6 +49,9 @@ pub struct RecoveryInput<'a> {
     pub fpm: &'a [FpmSample],
     /// The recovery phase's first and last request start (unix ms).
     pub span: (i64, i64),
+    /// How many requests the recovery phase started (its tagged rows): counted by tag, not by
+    /// the timeline's whole seconds, whose first one also holds the overload's last requests.
+    pub sent: u64,
     /// The lowest step's window (unix ms): the baseline.
     pub baseline: (i64, i64),
     /// When the overload began (unix ms): the first failing step's start, else the top step's.
@@ -59,9 +63,6 @@ pub struct RecoveryInput<'a> {
 pub fn recovery(inp: &RecoveryInput<'_>) -> Recovery {
     let (drop, end) = inp.span;
     let window_s = ((end - drop) as f64 / 1000.0).max(0.0);
-    let started: u64 = seconds(inp.timeline, drop, end + 1)
-        .map(|(_, s)| u64::from(s.started))
-        .sum();
     let base: Vec<&FpmSample> = within(inp.fpm, inp.baseline.0, inp.baseline.1).collect();
     let baseline_queue = base.iter().map(|s| s.status.listen_queue).max();
     let baseline_active = base.iter().map(|s| s.status.active_processes).max();
@@ -88,8 +89,9 @@ pub fn recovery(inp: &RecoveryInput<'_>) -> Recovery {
     Recovery {
         drop_ms: drop,
         window_s,
+        // n requests at a steady rate span n - 1 intervals
         sent_per_s: if window_s > 0.0 {
-            started as f64 / window_s
+            inp.sent.saturating_sub(1) as f64 / window_s
         } else {
             0.0
         },
@@ -108,7 +110,8 @@ pub fn recovery(inp: &RecoveryInput<'_>) -> Recovery {
 
 /// php-fpm's accepted requests between the first sample at or after the overload's start and
 /// the last sample up to the phase's end, and the successes completed between the same two
-/// instants (whole seconds).
+/// instants (to 100 ms: whole seconds would add up to two seconds of successes the count of
+/// accepted requests does not span).
 fn wasted_window(inp: &RecoveryInput<'_>, end: i64) -> (Option<u64>, u64) {
     let first = inp.fpm.iter().find(|s| s.t >= inp.overload_ms);
     let last = inp.fpm.iter().rev().find(|s| s.t <= end + 1000);
@@ -118,10 +121,7 @@ fn wasted_window(inp: &RecoveryInput<'_>, end: i64) -> (Option<u64>, u64) {
                 .status
                 .accepted_conn
                 .saturating_sub(a.status.accepted_conn);
-            let ok = seconds(inp.timeline, a.t, b.t)
-                .map(|(_, s)| u64::from(s.ok))
-                .sum();
-            (Some(acc), ok)
+            (Some(acc), inp.timeline.ok_and_drops(a.t, b.t).0)
         }
         _ => (None, 0),
     }

@@ -113,6 +113,7 @@ fn recovery_of(
         timeline: &k6.timeline,
         fpm: &samples.fpm,
         span,
+        sent: k6.recover_sent,
         baseline: (
             first.start_ms,
             seconds::end_ms(first.start_ms, first.window_s),

@@ -114,6 +114,8 @@ pub struct K6Data {
     /// The first and last start (unix ms) of the recovery phase's requests (`stage:recover`,
     /// `load.recover_rps`), when the run has one.
     pub recover_span: Option<(i64, i64)>,
+    /// How many requests the recovery phase started.
+    pub recover_sent: u64,
     /// Requests not in any step: `ramp`, `warmup`, `(untagged)`, `recover`.
     pub excluded: BTreeMap<String, u64>,
     pub rows: u64,

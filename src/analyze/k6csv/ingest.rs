@@ -298,6 +298,7 @@ impl Ingest {
             if key == "stage" && v == crate::plan::RECOVER_TAG {
                 let (a, b) = self.d.recover_span.unwrap_or((start_ms, start_ms));
                 self.d.recover_span = Some((a.min(start_ms), b.max(start_ms)));
+                self.d.recover_sent += 1;
             }
             count_distinct(&mut self.d.excluded, v);
             return Ok(None);

@@ -64,6 +64,7 @@ fn input<'a>(t: &'a Timeline, f: &'a [FpmSample]) -> RecoveryInput<'a> {
         timeline: t,
         fpm: f,
         span: (T0 + 20_000, T0 + 39_980),
+        sent: 1000,
         baseline: (T0, T0 + 10_000),
         overload_ms: T0 + 10_000,
         slo_p95_ms: 200.0,
@@ -77,7 +78,7 @@ fn drain_p95_and_wasted_work_after_the_drop() {
     assert_eq!(r.drop_ms, T0 + 20_000);
     assert!((r.window_s - 19.98).abs() < 1e-9, "{}", r.window_s);
     assert!(
-        (r.sent_per_s - 1000.0 / 19.98).abs() < 0.01,
+        (r.sent_per_s - 999.0 / 19.98).abs() < 0.01,
         "{}",
         r.sent_per_s
     );
@@ -97,6 +98,55 @@ fn drain_p95_and_wasted_work_after_the_drop() {
     assert_eq!(r.fpm_accepted, Some(acc));
     assert_eq!(r.wasted, Some(acc as i64 - r.ok as i64));
     assert!(r.wasted.unwrap() > 0, "{r:?}");
+}
+
+/// A drop in the middle of a second (as every real one is: the phase starts when k6's
+/// scenario does): 1000/11 rps until 20.8 s, 1000/45 after. The rate sent is the phase's, not
+/// that of its first whole second (as a CI run read it before: 27/s for 22, the overload's last
+/// 0.8 s counted in), and the successes set against php-fpm's accepted count span the same
+/// instants as that count (10.6 s to 35.5 s), not the whole seconds around them.
+#[test]
+fn a_drop_mid_second_reads_the_phases_rate_and_successes() {
+    let mut t = Timeline::default();
+    let (drop, end) = (T0 + 20_800, T0 + 35_800);
+    let (mut sent, mut span, mut starts) = (0, (i64::MAX, 0), Vec::new());
+    let mut at = T0;
+    while at < end {
+        t.record_request(at, at + 30, 30.0, 200, true);
+        starts.push(at);
+        if at >= drop {
+            sent += 1;
+            span = (span.0.min(at), at);
+        }
+        at += if at < drop { 11 } else { 45 };
+    }
+    let sample = |t_ms: i64| FpmSample {
+        t: t_ms,
+        ..fpm(0, 0, 2, 0)
+    };
+    let f: Vec<FpmSample> = (0..14).map(|i| sample(T0 + 10_600 + i * 1900)).collect();
+    let r = recovery(&RecoveryInput {
+        timeline: &t,
+        fpm: &f,
+        span,
+        sent,
+        baseline: (T0, T0 + 10_000),
+        overload_ms: T0 + 10_000,
+        slo_p95_ms: 200.0,
+    });
+    assert!((r.sent_per_s - 1000.0 / 45.0).abs() < 0.1, "{r:?}");
+    // completions (30 ms after each start) from 10.6 s to the last sample, 35.3 s
+    let (a, b) = (T0 + 10_600, f[13].t);
+    assert_eq!(b, T0 + 35_300);
+    let want = starts
+        .iter()
+        .filter(|s| (a..b).contains(&(*s + 30)))
+        .count() as f64;
+    assert!(
+        (r.ok as f64 - want).abs() <= 2.0,
+        "{} vs {want}: {r:?}",
+        r.ok
+    );
 }
 
 #[test]
