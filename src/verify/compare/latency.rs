@@ -50,14 +50,12 @@ pub(crate) fn latency_signal(
 fn kept_pairing(pairing: &Pairing, (a, b): (&[Option<f64>], &[Option<f64>])) -> Pairing {
     match pairing {
         Pairing::Paired(pairs, turns) => {
-            let kept: Vec<(usize, usize)> = pairs
+            let (kept, turns) = pairs
                 .iter()
-                .filter(|(i, j)| a[*i].is_some() && b[*j].is_some())
-                .copied()
-                .collect();
-            // how many took turns is kept as a count: exact when all or none did (a mixed
-            // batch, a side catching up by whole rounds, may name one turn too many)
-            let turns = (*turns).min(kept.len());
+                .zip(turns)
+                .filter(|((i, j), _)| a[*i].is_some() && b[*j].is_some())
+                .map(|(p, t)| (*p, *t))
+                .unzip();
             Pairing::Paired(kept, turns)
         }
         Pairing::Unpaired(why) => Pairing::Unpaired(why.clone()),
@@ -328,5 +326,24 @@ mod tests {
     fn text_has_left_out(c: &RoundsComparison, label: &str) -> bool {
         super::super::render::text(c)
             .contains(&format!("(left out: {label}, which passed no step)"))
+    }
+
+    /// A mixed batch (pairs 0 and 2 by turns, pair 1 by whole rounds) whose pair 0 lost a
+    /// round: the kept pairing names one pair by turns and one by whole rounds, not two by
+    /// turns (a count cut to the kept pairs' number named one turn too many).
+    #[test]
+    fn the_kept_pairing_keeps_each_pairs_own_design() {
+        let p = Pairing::Paired(vec![(0, 0), (1, 1), (2, 2)], vec![true, false, true]);
+        let (a, b) = (vec![None, Some(1.0), Some(1.0)], vec![Some(1.0); 3]);
+        let kept = kept_pairing(&p, (&a, &b));
+        assert_eq!(
+            kept,
+            Pairing::Paired(vec![(1, 1), (2, 2)], vec![false, true])
+        );
+        assert!(
+            kept.text().starts_with("paired over 2 pairs (1 of "),
+            "{}",
+            kept.text()
+        );
     }
 }

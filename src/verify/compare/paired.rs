@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Pairing {
     /// Every round of A and of B in one pair of one batch: (index in A, index in B) of each
-    /// pair, by pair number; and how many of the pairs took turns within one round
-    /// (`Design::Steps`; the others are whole rounds).
-    Paired(Vec<(usize, usize)>, usize),
+    /// pair, by pair number; and for each pair whether it took turns within one round
+    /// (`Design::Steps`; else whole rounds).
+    Paired(Vec<(usize, usize)>, Vec<bool>),
     /// The unpaired test, and why the rounds could not be paired.
     Unpaired(String),
 }
@@ -27,18 +27,20 @@ pub(crate) enum Pairing {
 impl Pairing {
     /// "paired over 3 pairs" or "unpaired: why".
     pub(crate) fn text(&self) -> String {
+        let turns = |f: &[bool]| f.iter().filter(|t| **t).count();
         match self {
-            Pairing::Paired(p, 0) => format!("paired over {} pairs", p.len()),
-            Pairing::Paired(p, t) if *t == p.len() => format!(
+            Pairing::Paired(p, f) if turns(f) == 0 => format!("paired over {} pairs", p.len()),
+            Pairing::Paired(p, f) if turns(f) == p.len() => format!(
                 "paired over {} pairs, each of {}",
                 p.len(),
                 Design::Steps.describe()
             ),
-            Pairing::Paired(p, t) => format!(
-                "paired over {} pairs ({t} of {}, {} of {})",
+            Pairing::Paired(p, f) => format!(
+                "paired over {} pairs ({} of {}, {} of {})",
                 p.len(),
+                turns(f),
                 Design::Steps.describe(),
-                p.len() - t,
+                p.len() - turns(f),
                 Design::Rounds.describe()
             ),
             Pairing::Unpaired(why) => format!("unpaired: {why}"),
@@ -118,8 +120,8 @@ pub(crate) fn pairing(a: &[Option<&CompareTag>], b: &[Option<&CompareTag>]) -> P
     }
     let turns = na
         .iter()
-        .filter(|(p, i)| a[**i].design == Design::Steps && b[nb[*p]].design == Design::Steps)
-        .count();
+        .map(|(p, i)| a[*i].design == Design::Steps && b[nb[p]].design == Design::Steps)
+        .collect();
     Pairing::Paired(na.iter().map(|(p, i)| (*i, nb[p])).collect(), turns)
 }
 
