@@ -36,6 +36,7 @@ mod history_otava;
 #[path = "../history_support/mod.rs"]
 mod history_support;
 mod hostile_input;
+mod live_server;
 mod lock_contention;
 mod matrix_compare;
 mod out_scale;

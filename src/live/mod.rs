@@ -1,0 +1,100 @@
+//! The live view of a run (`perflab run --live`, `--prometheus`): a small HTTP server that
+//! serves one self-contained page, its state as JSON (`/data`) and as OpenMetrics text
+//! (`/metrics`), built from what the run already reads (k6's REST API through the progress
+//! line, the samplers' files): the feed (`feed`) the rig writes, the state (`state`), the page
+//! (`page`), the OpenMetrics text (`prom`), the server with its token and path checks
+//! (`server`) and the flags (`args`). It stops with the run.
+pub mod args;
+pub mod feed;
+pub(crate) mod page;
+pub(crate) mod prom;
+pub mod server;
+pub mod state;
+
+use std::time::Duration;
+
+pub use args::LiveArgs;
+pub(crate) use args::LiveOptions;
+pub use feed::{Begin, Feed};
+use server::{Serve, Server};
+
+/// The running servers of one command and the feed they read.
+pub(crate) struct Live {
+    pub feed: Feed,
+    servers: Vec<Server>,
+    linger_s: u64,
+}
+
+/// The URL a client opens: the address as bound, the loopback spelled `127.0.0.1`, the token
+/// in the query.
+pub(crate) fn url(addr: std::net::SocketAddr, path: &str, token: Option<&str>) -> String {
+    let q = token.map(|t| format!("?token={t}")).unwrap_or_default();
+    format!("http://{addr}{path}{q}")
+}
+
+impl Live {
+    /// Bind the servers `o` asks for (the URLs said on stderr, even with `--quiet`: they are
+    /// what the flag is for); `label` names the run until its first load begins.
+    pub(crate) async fn start(o: &LiveOptions, label: &str) -> anyhow::Result<Live> {
+        let feed = Feed::new(label);
+        let mut servers = Vec::new();
+        let token = o.token.as_deref();
+        if let Some(addr) = o.page {
+            let s = Server::start(addr, o.token.clone(), Serve::Page, feed.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("--live {addr}: cannot listen: {e}"))?;
+            crate::output::say_line(&format!("live page: {}", url(s.addr, "/", token)));
+            servers.push(s);
+        }
+        if let Some(addr) = o.prometheus {
+            let s = Server::start(addr, o.token.clone(), Serve::Metrics, feed.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!("--prometheus {addr}: cannot listen: {e}"))?;
+            crate::output::say_line(&format!(
+                "OpenMetrics: {}{}",
+                url(s.addr, "/metrics", None),
+                if token.is_some() {
+                    " (Authorization: Bearer TOKEN)"
+                } else {
+                    ""
+                }
+            ));
+            servers.push(s);
+        }
+        if o.token_made
+            && let Some(t) = token
+        {
+            crate::output::say_line(&format!(
+                "live token (off the loopback every request needs it): {t}"
+            ));
+        }
+        Ok(Live {
+            feed,
+            servers,
+            linger_s: o.linger_s,
+        })
+    }
+
+    /// The run is over: show the report's link (`report`: its path in the run directory), keep
+    /// serving `linger_s` (or until `stop` resolves: Ctrl-C), then stop the servers.
+    pub(crate) async fn finish(
+        self,
+        report: Option<&str>,
+        stop: impl std::future::Future<Output = ()>,
+    ) {
+        self.feed.finish(report);
+        if self.linger_s > 0 && !self.servers.is_empty() {
+            crate::output::say_line(&format!(
+                "live page: up {} s more for its link to report.html",
+                self.linger_s
+            ));
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(self.linger_s)) => {}
+                _ = stop => {}
+            }
+        }
+        for s in self.servers {
+            s.stop().await;
+        }
+    }
+}
