@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
@@ -90,6 +91,19 @@ struct Inner {
 #[derive(Clone)]
 pub struct Feed {
     inner: Arc<Mutex<Inner>>,
+    /// CPU the live work took (ns of thread time): the polls' state and tails, each request.
+    cost_ns: Arc<AtomicU64>,
+}
+
+/// This thread's CPU time so far (ns).
+pub(crate) fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is handed.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// What the rig knows when a load begins.
@@ -111,7 +125,22 @@ impl Feed {
                 idle: LiveData::waiting(label),
                 run_dir: None,
             })),
+            cost_ns: Arc::new(AtomicU64::new(0)),
         }
+    }
+
+    /// Run `f` and charge its thread CPU time to the live view's cost.
+    pub fn charged<R>(&self, f: impl FnOnce() -> R) -> R {
+        let t0 = thread_cpu_ns();
+        let r = f();
+        self.cost_ns
+            .fetch_add(thread_cpu_ns().saturating_sub(t0), Ordering::Relaxed);
+        r
+    }
+
+    /// The CPU the live work took so far.
+    pub fn cost(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.cost_ns.load(Ordering::Relaxed))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -138,14 +167,16 @@ impl Feed {
 
     /// One poll of k6 (`None`: a generator did not answer), then the samplers' new lines.
     pub fn poll(&self, t: DateTime<Utc>, snap: Option<Snapshot>) {
-        let mut g = self.lock();
-        let Inner {
-            building, tails, ..
-        } = &mut *g;
-        if let Some(b) = building {
-            b.poll(t.timestamp_millis(), snap);
-            tails.feed(b);
-        }
+        self.charged(|| {
+            let mut g = self.lock();
+            let Inner {
+                building, tails, ..
+            } = &mut *g;
+            if let Some(b) = building {
+                b.poll(t.timestamp_millis(), snap);
+                tails.feed(b);
+            }
+        })
     }
 
     /// The load's k6 stopped: the steps not judged yet are, on its last figures.

@@ -7,7 +7,7 @@
 pub mod args;
 pub mod feed;
 pub(crate) mod page;
-pub(crate) mod prom;
+pub mod prom;
 pub mod server;
 pub mod state;
 
@@ -23,6 +23,7 @@ pub(crate) struct Live {
     pub feed: Feed,
     servers: Vec<Server>,
     linger_s: u64,
+    started: std::time::Instant,
 }
 
 /// The URL a client opens: the address as bound, the loopback spelled `127.0.0.1`, the token
@@ -72,6 +73,7 @@ impl Live {
             feed,
             servers,
             linger_s: o.linger_s,
+            started: std::time::Instant::now(),
         })
     }
 
@@ -96,5 +98,13 @@ impl Live {
         for s in self.servers {
             s.stop().await;
         }
+        let (cost, up) = (self.feed.cost(), self.started.elapsed());
+        crate::output::say_line(&format!(
+            "live view: its work (the state, the samplers' new lines, the requests answered) took \
+             {:.0} ms of CPU in {:.0} s: {:.5} cores",
+            cost.as_secs_f64() * 1000.0,
+            up.as_secs_f64(),
+            cost.as_secs_f64() / up.as_secs_f64().max(1.0)
+        ));
     }
 }

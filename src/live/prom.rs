@@ -10,7 +10,7 @@ pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0
 
 /// Every series this endpoint exports (after `perflab_`), and its help. The Grafana dashboard
 /// in docs/ may query only these (its test checks).
-pub(crate) const SERIES: &[(&str, &str)] = &[
+pub const SERIES: &[(&str, &str)] = &[
     (
         "offered_load",
         "The plan's target now (requests per second, or VUs in a closed model).",

@@ -74,7 +74,7 @@ impl Server {
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(move |req| {
                         let ctx = ctx.clone();
-                        async move { Ok::<_, Infallible>(handle(&ctx, &req)) }
+                        async move { Ok::<_, Infallible>(ctx.feed.charged(|| handle(&ctx, &req))) }
                     });
                     let conn = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), svc);

@@ -272,7 +272,10 @@ impl Building {
             if t < s.hold_end_s as f64 + CLOSE_AFTER_S {
                 break;
             }
-            let fig = snap.steps.get(&s.tag).copied().unwrap_or_default();
+            // a step k6 never ran (it aborted) is not judged: no figures, no verdict
+            let Some(fig) = snap.steps.get(&s.tag).copied().filter(|f| f.requests > 0) else {
+                break;
+            };
             let window_s = (s.hold_end_s - s.hold_start_s).max(1) as f64;
             let failed = (fig.failed_rate * fig.requests as f64).round() as u64;
             let (d0, d1) = self.window_dropped[i];
@@ -446,3 +449,7 @@ fn push_bounded<T>(v: &mut Vec<T>, x: T) {
     }
     v.push(x);
 }
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

@@ -14,6 +14,8 @@ use perflab::load::live::parse_snapshot;
 use perflab::plan::{self, PlanOptions};
 use reqwest::StatusCode;
 
+use crate::live_support::promtool_passes;
+
 const HOSTILE: &str = "r1-<script>alert(1)</script>\"}\n#";
 const TOKEN: &str = "tok-0123456789";
 
@@ -176,6 +178,7 @@ async fn data_page_and_metrics_show_the_run_with_its_name_escaped() {
         metrics.contains("perflab_container_cpu_cores{"),
         "{metrics}"
     );
+    promtool_passes(&metrics);
     for line in metrics.lines() {
         assert!(
             line.starts_with("# ") || line.starts_with("perflab_"),
