@@ -98,6 +98,7 @@ fn the_live_page_of_a_quick_run_in_headless_chromium() {
             "--quick",
             "--no-align",
             "--live",
+            "--prometheus",
             "--out",
         ])
         .arg(&out)
