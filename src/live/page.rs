@@ -88,7 +88,7 @@ function chart(parent, title, lines, d) {
 }
 function pts(d, key) { return d.client.filter(p => p[key] !== null && p[key] !== undefined).map(p => [p.t, p[key]]); }
 function server(d, chartName) {
-  return d.server.filter(s => s.chart === chartName).map(s => ({label: `${s.role} ${s.name.replace(/_/g, " ")}`, points: s.points, ceiling: s.ceiling}));
+  return d.server.filter(s => s.chart === chartName).map(s => ({label: s.name.startsWith(s.role + "_") ? s.name.replace(/_/g, " ") : `${s.role} ${s.name.replace(/_/g, " ")}`, points: s.points, ceiling: s.ceiling}));
 }
 function draw(d) {
   document.getElementById("run").textContent = d.run + (d.experiment ? ` (${d.experiment})` : "");
@@ -106,7 +106,7 @@ function draw(d) {
   document.getElementById("knee").textContent = d.knee ? d.knee.why : "";
   const charts = document.getElementById("charts");
   charts.replaceChildren();
-  chart(charts, `load (${d.unit}/s)`, [{label: "offered", points: pts(d, "offered")}, {label: "sent/s", points: pts(d, "sent_per_s")}, {label: "ok/s", points: pts(d, "ok_per_s")}, {label: "failed/s", points: pts(d, "failed_per_s")}], d);
+  chart(charts, d.unit === "rps" ? "load (requests/s)" : `load (requests/s; offered: ${d.unit})`, [{label: "offered", points: pts(d, "offered")}, {label: "sent/s", points: pts(d, "sent_per_s")}, {label: "ok/s", points: pts(d, "ok_per_s")}, {label: "failed/s", points: pts(d, "failed_per_s")}], d);
   chart(charts, "latency (ms)", [{label: "mean of the last poll", points: pts(d, "mean_ms")}, {label: "step p50 so far", points: pts(d, "p50_ms")}, {label: "step p95 so far", points: pts(d, "p95_ms")}], d);
   chart(charts, "k6", [{label: "VUs", points: pts(d, "vus")}, {label: "dropped", points: pts(d, "dropped")}], d);
   for (const [c, title] of [["cpu", "containers' CPU (cores; dashed: the slot's cores)"], ["fpm", "php-fpm"], ["pg", "PostgreSQL connections"], ["host", "the app's CPUs (share)"]]) {
@@ -128,11 +128,32 @@ function draw(d) {
   if (d.report) el("a", {href: d.report + location.search, id: "report-link"}, rep, "report.html");
   else if (d.status === "finished") rep.textContent = "the run ended without a report";
 }
-let done = false;
+// the first answer is the whole state; then only what each second adds (`since`), merged here
+function merge(old, d) {
+  if (d.since === null || !old) return d;
+  const byKey = new Map(old.server.map(s => [s.name + "/" + s.role, s]));
+  for (const s of d.server) {
+    const have = byKey.get(s.name + "/" + s.role);
+    if (!have) { old.server.push(s); continue; }
+    const last = have.points.length ? have.points[have.points.length - 1][0] : -Infinity;
+    for (const p of s.points) if (p[0] > last) have.points.push(p);
+    have.ceiling = s.ceiling;
+  }
+  d.server = old.server;
+  d.client = old.client.concat(d.client);
+  return d;
+}
+let done = false, state = null;
 async function tick() {
   try {
-    const r = await fetch("data" + location.search, {cache: "no-store"});
-    if (r.ok) { const d = await r.json(); draw(d); done = d.status === "finished"; }
+    const q = new URLSearchParams(location.search);
+    if (state) q.set("since", state.client.length ? state.client[state.client.length - 1].t : -1e9);
+    const r = await fetch("data?" + q.toString(), {cache: "no-store"});
+    if (r.ok) {
+      const d = await r.json();
+      if (state && d.since !== null && d.run !== state.run) state = null; // a new round: all again
+      else { state = merge(state, d); draw(state); done = state.status === "finished"; }
+    }
   } catch (e) { document.getElementById("status").textContent = "the run's server stopped (the run ended)"; done = true; }
   if (!done) setTimeout(tick, 1000);
 }

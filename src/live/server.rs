@@ -221,7 +221,15 @@ fn handle<B>(ctx: &Ctx, req: &Request<B>) -> Resp {
         }
     }
     let path = req.uri().path();
-    let mut r = route(ctx, path);
+    let since = req
+        .uri()
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("since="))
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| v.is_finite());
+    let mut r = route(ctx, path, since);
     if let Some(t) = set_cookie
         && let Ok(v) = HeaderValue::from_str(&format!(
             "perflab_live={t}; HttpOnly; SameSite=Strict; Path=/"
@@ -232,7 +240,7 @@ fn handle<B>(ctx: &Ctx, req: &Request<B>) -> Resp {
     r
 }
 
-fn route(ctx: &Ctx, path: &str) -> Resp {
+fn route(ctx: &Ctx, path: &str, since: Option<f64>) -> Resp {
     let feed = &ctx.feed;
     match (ctx.serve, path) {
         (_, "/metrics") => reply(
@@ -249,7 +257,11 @@ fn route(ctx: &Ctx, path: &str) -> Resp {
         (Serve::Page, "/data") => reply(
             StatusCode::OK,
             "application/json",
-            feed.with(|d| serde_json::to_vec(d).unwrap_or_default()),
+            feed.with(|d| match since {
+                Some(t) => serde_json::to_vec(&d.since(t)),
+                None => serde_json::to_vec(d),
+            })
+            .unwrap_or_default(),
         ),
         (Serve::Page, p) => match p.strip_prefix("/run/") {
             Some(rel) => run_file(feed.run_dir().as_deref(), rel),

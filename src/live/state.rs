@@ -100,7 +100,13 @@ pub struct LiveData {
     pub report: Option<String>,
     /// Say what the page cannot show (e.g. a source only read after the run).
     pub notes: Vec<String>,
+    /// `/data?since=T`: only the points after T (the server's from `SERVER_OVERLAP_S` before:
+    /// a sampler line can land after the poll that followed its time); none: every point.
+    pub since: Option<f64>,
 }
+
+/// How far before `since` the server series are sent again (the page keeps each point once).
+pub(crate) const SERVER_OVERLAP_S: f64 = 5.0;
 
 impl LiveData {
     pub(crate) fn waiting(run: &str) -> LiveData {
@@ -119,6 +125,54 @@ impl LiveData {
             server: Vec::new(),
             report: None,
             notes: Vec::new(),
+            since: None,
+        }
+    }
+
+    /// The state with only the points after `t` (the page's refresh: what it lacks, so each
+    /// request costs what a second adds, not what the run holds).
+    pub(crate) fn since(&self, t: f64) -> LiveData {
+        let tail = |n: usize, at: &dyn Fn(usize) -> f64, after: f64| {
+            let mut i = n;
+            while i > 0 && at(i - 1) > after {
+                i -= 1;
+            }
+            i
+        };
+        let c = tail(self.client.len(), &|i| self.client[i].t, t);
+        LiveData {
+            client: self.client[c..].to_vec(),
+            server: self
+                .server
+                .iter()
+                .map(|s| {
+                    let from = tail(s.points.len(), &|i| s.points[i].0, t - SERVER_OVERLAP_S);
+                    Series {
+                        points: s.points[from..].to_vec(),
+                        ..s.clone_empty()
+                    }
+                })
+                .collect(),
+            since: Some(t),
+            steps: self.steps.clone(),
+            knee: self.knee.clone(),
+            notes: self.notes.clone(),
+            run: self.run.clone(),
+            experiment: self.experiment.clone(),
+            report: self.report.clone(),
+            ..*self
+        }
+    }
+}
+
+impl Series {
+    fn clone_empty(&self) -> Series {
+        Series {
+            chart: self.chart,
+            name: self.name,
+            role: self.role.clone(),
+            ceiling: self.ceiling,
+            points: Vec::new(),
         }
     }
 }

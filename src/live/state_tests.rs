@@ -108,6 +108,36 @@ fn polls_become_per_second_points_and_closed_steps_get_the_reports_verdict() {
 }
 
 #[test]
+fn since_sends_only_the_new_points_and_the_server_series_with_an_overlap() {
+    let plan = plan();
+    let layout = crate::plan::layout::auto(&CpuSet::new(vec![0, 1, 2, 3])).unwrap();
+    let mut b = Building::new("r1", &plan, &layout, 0, Vec::new());
+    for i in 1..=20 {
+        b.poll(i * 1000, Some(snap(i as u64 * 10, 0, 1.0, &[])));
+        b.add(
+            "fpm",
+            "fpm_listen_queue",
+            "fpm",
+            None,
+            i as f64 - 0.5,
+            i as f64,
+        );
+    }
+    let d = b.data.since(17.0);
+    assert_eq!(d.since, Some(17.0));
+    let ts: Vec<f64> = d.client.iter().map(|p| p.t).collect();
+    assert_eq!(ts, [18.0, 19.0, 20.0]);
+    let first = d.server[0].points[0].0;
+    assert_eq!(first, 17.0 - SERVER_OVERLAP_S + 0.5, "from 5 s before");
+    assert_eq!(
+        (d.steps.len(), d.run.as_str(), d.status),
+        (b.data.steps.len(), "r1", "running")
+    );
+    assert_eq!(b.data.since(100.0).client.len(), 0);
+    assert_eq!(b.data.since(-1e9).client.len(), 20);
+}
+
+#[test]
 fn sampler_lines_become_series_against_their_ceilings() {
     let plan = plan();
     let layout = crate::plan::layout::auto(&CpuSet::new(vec![0, 1, 2, 3])).unwrap();

@@ -149,6 +149,14 @@ async fn data_page_and_metrics_show_the_run_with_its_name_escaped() {
         (d["experiment"].as_str(), d["status"].as_str()),
         (Some("demo-open"), Some("running"))
     );
+    let (_, body, _) = get(&at(s.addr, "/data?since=1.5"), &[]).await;
+    let delta: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        delta["client"].as_array().map(Vec::len),
+        Some(1),
+        "only the poll after 1.5 s"
+    );
+    assert_eq!(delta["since"], 1.5);
     let last = &d["client"][1];
     assert_eq!(
         last["sent_per_s"], 100.0,
