@@ -170,8 +170,13 @@ fn the_live_page_of_a_quick_run_in_headless_chromium() {
         .collect();
     assert!(outside.is_empty(), "the page requested {outside:?}");
     assert!(
-        urls.iter().any(|u| u == &format!("{own}data")),
+        urls.iter().any(|u| u.starts_with(&format!("{own}data?"))),
         "it read /data: {urls:?}"
+    );
+    assert!(
+        urls.iter()
+            .any(|u| u.starts_with(&format!("{own}data?since="))),
+        "then only what each second adds: {urls:?}"
     );
 
     let d = wait_for(port, 240, "the run's end", |d| d["status"] == "finished");
