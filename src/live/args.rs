@@ -26,6 +26,30 @@ pub struct LiveArgs {
     pub live_linger: u64,
 }
 
+/// `perflab status --live [ADDR]`: the trainer's room.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RoomArgs {
+    /// Serve the room as a page on ADDR until Ctrl-C: the host lock's holder and queue with their expected ends, each one's live page (`run --live`) and the runner's step [default: 127.0.0.1, a free port]
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = DEFAULT_ADDR)]
+    pub live: Option<String>,
+    /// The token every request to the room's page must carry; required off the loopback, made and printed when not given
+    #[arg(long, value_name = "TOKEN", env = "PERFLAB_LIVE_TOKEN")]
+    pub live_token: Option<String>,
+}
+
+impl RoomArgs {
+    /// The checked options, as `run`'s: `None` without `--live`.
+    pub(crate) fn options(&self) -> anyhow::Result<Option<LiveOptions>> {
+        LiveArgs {
+            live: self.live.clone(),
+            live_token: self.live_token.clone(),
+            prometheus: None,
+            live_linger: 0,
+        }
+        .options()
+    }
+}
+
 /// The checked flags.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LiveOptions {

@@ -8,6 +8,7 @@ pub mod args;
 pub mod feed;
 pub(crate) mod page;
 pub mod prom;
+pub mod room;
 pub mod server;
 pub mod state;
 
@@ -16,12 +17,45 @@ use std::time::Duration;
 pub use args::LiveArgs;
 pub(crate) use args::LiveOptions;
 pub use feed::{Begin, Feed};
-use server::{Serve, Server};
+use server::{Serve, Server, Source};
+
+/// `perflab status --live`: serve the room until Ctrl-C (its own runtime).
+pub(crate) fn serve_room(o: &LiveOptions) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let room = room::Room::default();
+        let refresh = room.spawn_refresh(crate::lock::lock_path());
+        let addr = o
+            .page
+            .unwrap_or(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+        let s = Server::start(addr, o.token.clone(), Serve::Page, Source::Room(room))
+            .await
+            .map_err(|e| anyhow::anyhow!("--live {addr}: cannot listen: {e}"))?;
+        crate::output::say_line(&format!(
+            "the room: {} (Ctrl-C to stop)",
+            url(s.addr, "/", o.token.as_deref())
+        ));
+        if o.token_made
+            && let Some(t) = &o.token
+        {
+            crate::output::say_line(&format!("live token: {t}"));
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        refresh.abort();
+        s.stop().await;
+        anyhow::Ok(())
+    })
+}
 
 /// The running servers of one command and the feed they read.
 pub(crate) struct Live {
     pub feed: Feed,
     servers: Vec<Server>,
+    /// The page's address as bound.
+    page: Option<std::net::SocketAddr>,
     linger_s: u64,
     started: std::time::Instant,
 }
@@ -39,18 +73,30 @@ impl Live {
     pub(crate) async fn start(o: &LiveOptions, label: &str) -> anyhow::Result<Live> {
         let feed = Feed::new(label);
         let mut servers = Vec::new();
+        let mut page = None;
         let token = o.token.as_deref();
         if let Some(addr) = o.page {
-            let s = Server::start(addr, o.token.clone(), Serve::Page, feed.clone())
-                .await
-                .map_err(|e| anyhow::anyhow!("--live {addr}: cannot listen: {e}"))?;
+            let s = Server::start(
+                addr,
+                o.token.clone(),
+                Serve::Page,
+                Source::Run(feed.clone()),
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("--live {addr}: cannot listen: {e}"))?;
             crate::output::say_line(&format!("live page: {}", url(s.addr, "/", token)));
+            page = Some(s.addr);
             servers.push(s);
         }
         if let Some(addr) = o.prometheus {
-            let s = Server::start(addr, o.token.clone(), Serve::Metrics, feed.clone())
-                .await
-                .map_err(|e| anyhow::anyhow!("--prometheus {addr}: cannot listen: {e}"))?;
+            let s = Server::start(
+                addr,
+                o.token.clone(),
+                Serve::Metrics,
+                Source::Run(feed.clone()),
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("--prometheus {addr}: cannot listen: {e}"))?;
             crate::output::say_line(&format!(
                 "OpenMetrics: {}{}",
                 url(s.addr, "/metrics", None),
@@ -72,8 +118,18 @@ impl Live {
         Ok(Live {
             feed,
             servers,
+            page,
             linger_s: o.linger_s,
             started: std::time::Instant::now(),
+        })
+    }
+
+    /// The live page's URL without its token (what the host lock's records show the room).
+    pub(crate) fn page_url(&self) -> Option<String> {
+        self.page.map(|a| match a.ip().is_unspecified() {
+            // bound to every address: the room reaches it by this host's name
+            true => format!("http://{}:{}/", crate::owner::this_host(), a.port()),
+            false => url(a, "/", None),
         })
     }
 

@@ -28,8 +28,15 @@ pub enum Serve {
     Metrics,
 }
 
+/// What a server shows: a run's feed, or the trainer's room.
+#[derive(Clone)]
+pub enum Source {
+    Run(Feed),
+    Room(super::room::Room),
+}
+
 struct Ctx {
-    feed: Feed,
+    source: Source,
     token: Option<String>,
     serve: Serve,
     /// Loopback bind: the `Host` header must name it.
@@ -50,12 +57,12 @@ impl Server {
         addr: SocketAddr,
         token: Option<String>,
         serve: Serve,
-        feed: Feed,
+        source: Source,
     ) -> std::io::Result<Server> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let ctx = Arc::new(Ctx {
-            feed,
+            source,
             token,
             serve,
             loopback: addr.ip().is_loopback(),
@@ -74,7 +81,12 @@ impl Server {
                 tokio::spawn(async move {
                     let svc = hyper::service::service_fn(move |req| {
                         let ctx = ctx.clone();
-                        async move { Ok::<_, Infallible>(ctx.feed.charged(|| handle(&ctx, &req))) }
+                        async move {
+                            Ok::<_, Infallible>(match &ctx.source {
+                                Source::Run(feed) => feed.charged(|| handle(&ctx, &req)),
+                                Source::Room(_) => handle(&ctx, &req),
+                            })
+                        }
                     });
                     let conn = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), svc);
@@ -241,7 +253,20 @@ fn handle<B>(ctx: &Ctx, req: &Request<B>) -> Resp {
 }
 
 fn route(ctx: &Ctx, path: &str, since: Option<f64>) -> Resp {
-    let feed = &ctx.feed;
+    let feed = match &ctx.source {
+        Source::Run(feed) => feed,
+        Source::Room(room) => {
+            return match path {
+                "/" => reply(
+                    StatusCode::OK,
+                    "text/html; charset=utf-8",
+                    super::room::PAGE,
+                ),
+                "/data" => reply(StatusCode::OK, "application/json", room.json()),
+                _ => text(StatusCode::NOT_FOUND, "404\n"),
+            };
+        }
+    };
     match (ctx.serve, path) {
         (_, "/metrics") => reply(
             StatusCode::OK,

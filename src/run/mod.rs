@@ -205,7 +205,8 @@ pub(crate) async fn execute(
             harness_failed: false,
         });
     };
-    let purpose = crate::lock::Purpose::new(&req.target, Some(outline.rounds_s.round() as u64));
+    let purpose = crate::lock::Purpose::new(&req.target, Some(outline.rounds_s.round() as u64))
+        .with_live(live.as_ref().and_then(|l| l.page_url()));
     let session = Session::begin(purpose, req.wait, req.quiet, interrupt).await?;
     let interrupt = session.interrupt.clone();
     sweep_leftovers(&req, &prepared).await?;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use chrono::{TimeZone, Utc};
 use perflab::experiment::{Catalog, CatalogEntry};
-use perflab::live::server::{Serve, Server};
+use perflab::live::server::{Serve, Server, Source};
 use perflab::live::{Begin, Feed};
 use perflab::load::live::parse_snapshot;
 use perflab::plan::{self, PlanOptions};
@@ -101,9 +101,14 @@ async fn off_the_loopback_every_request_needs_the_token() {
     let dir = tempfile::tempdir().unwrap();
     let feed = fed(dir.path());
     let any: SocketAddr = "0.0.0.0:0".parse().unwrap();
-    let s = Server::start(any, Some(TOKEN.into()), Serve::Page, feed.clone())
-        .await
-        .unwrap();
+    let s = Server::start(
+        any,
+        Some(TOKEN.into()),
+        Serve::Page,
+        Source::Run(feed.clone()),
+    )
+    .await
+    .unwrap();
     for path in ["/", "/data", "/metrics", "/run/report.html"] {
         let (st, body, _) = get(&at(s.addr, path), &[]).await;
         assert_eq!(st, StatusCode::UNAUTHORIZED, "{path}");
@@ -139,7 +144,7 @@ async fn data_page_and_metrics_show_the_run_with_its_name_escaped() {
     let dir = tempfile::tempdir().unwrap();
     let feed = fed(dir.path());
     let lo: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let s = Server::start(lo, None, Serve::Page, feed.clone())
+    let s = Server::start(lo, None, Serve::Page, Source::Run(feed.clone()))
         .await
         .unwrap();
     let (st, body, _) = get(&at(s.addr, "/data"), &[]).await;
@@ -233,10 +238,10 @@ async fn data_page_and_metrics_show_the_run_with_its_name_escaped() {
 async fn servers_on_port_0_never_collide_and_stop_with_the_run() {
     let feed = Feed::new("a");
     let lo: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let a = Server::start(lo, None, Serve::Page, feed.clone())
+    let a = Server::start(lo, None, Serve::Page, Source::Run(feed.clone()))
         .await
         .unwrap();
-    let b = Server::start(lo, None, Serve::Metrics, feed.clone())
+    let b = Server::start(lo, None, Serve::Metrics, Source::Run(feed.clone()))
         .await
         .unwrap();
     assert_ne!(a.addr.port(), b.addr.port());

@@ -37,6 +37,7 @@ mod history_otava;
 mod history_support;
 mod hostile_input;
 mod live_grafana;
+mod live_room;
 mod live_server;
 #[path = "../live_support/mod.rs"]
 mod live_support;
