@@ -22,6 +22,7 @@ pub mod host;
 pub mod html;
 pub mod images;
 pub mod lab;
+pub mod live;
 pub mod load;
 pub mod lock;
 pub mod matrix;

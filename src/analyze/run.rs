@@ -3,6 +3,7 @@
 //! on the measurement, the caveats, the per-second rows, the sentences' number formats.
 mod caveats;
 mod format;
+mod live;
 mod measurement;
 mod seconds;
 mod step;
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 
 pub use caveats::host_share_warnings;
 pub use format::fmt_ms;
+pub use live::{LiveJudgement, LiveStep, judge_live};
 
 /// Everything `analyze_run` needs; the caller reads the files.
 pub struct Inputs {

@@ -158,9 +158,15 @@ pub struct StatusArgs {
     /// Print `{"lock": {...}, "stacks": [...]}` as JSON on stdout
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub room: crate::live::args::RoomArgs,
 }
 
 pub(crate) fn status(a: StatusArgs) -> anyhow::Result<ExitCode> {
+    if let Some(o) = a.room.options()? {
+        crate::live::serve_room(&o)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     crate::output::emit(&crate::run::status::render(a.json)?);
     Ok(ExitCode::SUCCESS)
 }

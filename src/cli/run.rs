@@ -53,6 +53,8 @@ pub struct RunArgs {
     pub plan: PlanArgs,
     #[command(flatten)]
     pub catalog: CatalogArg,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 pub(crate) fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
@@ -71,6 +73,7 @@ pub(crate) fn run(a: RunArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         k6_dashboard: a.k6_dashboard,
         run_name: a.run_name,
         planning: a.plan.planning(&a.catalog),
+        live: a.live.options()?,
     };
     match resolve::run_request(input, quiet)? {
         Checked::Complete(n, done) => {

@@ -33,6 +33,9 @@ pub struct HolderInfo {
     /// When the holder expects to release the lock (from its plan), when it knows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_end: Option<DateTime<Utc>>,
+    /// Its live page (`perflab run --live`; the URL without a token), when it serves one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<String>,
 }
 
 impl HolderInfo {
@@ -255,6 +258,7 @@ mod tests {
             start,
             boot: me.boot.clone(),
             expected_end: None,
+            live: None,
         };
         let mine = (rec(me.pid, me.start), 1000);
         // free lock: the record is stale, whoever wrote it

@@ -265,6 +265,7 @@ pub(crate) fn acquire_until(
         start: me.start,
         boot: me.boot.clone(),
         expected_end: purpose.expected_s.map(|s| queue::after(since, s)),
+        live: purpose.live,
     };
     // best effort: a holder that cannot be recorded only makes waiters print "holder unknown"
     let record = holder::write(path, &info);

@@ -8,6 +8,8 @@ pub struct Purpose {
     pub what: String,
     /// How long it expects to hold the lock (from its plan), when it knows.
     pub expected_s: Option<u64>,
+    /// Its live page's URL (`perflab run --live`), for the trainer's `status --live`.
+    pub live: Option<String>,
 }
 
 impl Purpose {
@@ -16,7 +18,13 @@ impl Purpose {
         Purpose {
             what: what.into(),
             expected_s,
+            live: None,
         }
+    }
+
+    /// The same, serving its live page at `url`.
+    pub(crate) fn with_live(self, url: Option<String>) -> Purpose {
+        Purpose { live: url, ..self }
     }
 }
 

@@ -45,6 +45,9 @@ pub struct Waiter {
     pub since: DateTime<Utc>,
     /// How long it expects to hold the lock once it has it (from its plan), when known.
     pub expected_s: Option<u64>,
+    /// Its live page (`perflab run --live`; the URL without a token), when it serves one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<String>,
 }
 
 impl Waiter {
@@ -173,6 +176,7 @@ pub(crate) fn register(lock: &Path, purpose: &Purpose) -> Option<Registration> {
         experiment: purpose.what.clone(),
         since: Utc::now(),
         expected_s: purpose.expected_s,
+        live: purpose.live.clone(),
     };
     let path = dir.join(format!("{}.json", me.pid));
     let bytes = serde_json::to_vec(&entry).ok()?;
@@ -367,6 +371,7 @@ mod tests {
             experiment: "e".into(),
             since: DateTime::from_timestamp(since_s, 0).unwrap(),
             expected_s,
+            live: None,
         }
     }
 
@@ -382,6 +387,7 @@ mod tests {
             start: 1,
             boot: String::new(),
             expected_end: Some(DateTime::from_timestamp(1100, 0).unwrap()),
+            live: None,
         };
         let q = schedule(
             Some(&holder),

@@ -41,6 +41,8 @@ pub(crate) struct DockerEnv<'a> {
     /// The stack engine's clock against the orchestrator's.
     pub stack_clock: Option<docker::ClockOffset>,
     pub repo_root: PathBuf,
+    /// `--live`: the live page's feed (each load's plan, k6's polls, the samplers' new lines).
+    pub live: Option<crate::live::Feed>,
 }
 
 /// One round's Docker-side state, filled phase by phase.

@@ -196,6 +196,17 @@ impl DockerEngine<'_> {
         if self.round.samplers.is_none() {
             self.start_samplers(&load.out_dir, rec).await?;
         }
+        if let Some(feed) = &self.env.live {
+            let run = self.round.run_dir.file_name().map(|n| n.to_string_lossy());
+            feed.begin(&crate::live::Begin {
+                run: run.as_deref().unwrap_or(&self.round.run_id),
+                plan: &load.plan,
+                layout: self.env.layout,
+                k6_start: al.k6_start,
+                run_dir: &self.round.run_dir,
+                samples: &Layout::new(&load.out_dir).sample_files().dir,
+            });
+        }
         self.round.progress = Some(Progress::start(
             &load.plan,
             al.k6_start,
@@ -205,6 +216,7 @@ impl DockerEngine<'_> {
                 .filter_map(|g| g.api.clone())
                 .collect(),
             self.env.quiet,
+            self.env.live.clone(),
         ));
         Ok(())
     }

@@ -313,6 +313,7 @@ impl SideRunner for DockerSides<'_, '_> {
         // one progress line on the terminal: A's (B's would interleave with it)
         let env_b = DockerEnv {
             quiet: true,
+            live: None,
             ..self.envs[1].clone()
         };
         let (oa, ob) = tokio::join!(

@@ -189,6 +189,7 @@ fn run_missing(
             fit: rec.fit,
             k6_dashboard: false,
             run_name: None,
+            live: None,
         };
         if !quiet {
             crate::say!(

@@ -74,6 +74,8 @@ pub(crate) struct RunRequest {
     /// `--run-name`: this one round is a matrix cell, in the directory the name gives (one
     /// experiment, its round number from the name).
     pub run_name: Option<crate::rundir::cell::CellName>,
+    /// `--live`, `--prometheus`: the live page's servers.
+    pub live: Option<crate::live::LiveOptions>,
 }
 
 /// How `--refine` plans its probes.
@@ -161,6 +163,7 @@ pub(crate) async fn docker_env<'a>(req: &'a RunRequest, p: &'a Prepared) -> Dock
             loadgen.clock
         },
         repo_root: images::recipe::repo_root(),
+        live: None,
     }
 }
 
@@ -188,6 +191,10 @@ pub(crate) async fn execute(
     progress_build: &mut (dyn FnMut(images::BuildProgress) + Send),
 ) -> Result<RunSummary> {
     let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let live = match &req.live {
+        Some(o) => Some(crate::live::Live::start(o, &req.target).await?),
+        None => None,
+    };
     let outline = tell_outline(&req).await;
     // Ctrl-C during an image build stops it (its intermediate container removed): nothing
     // else was started, and the command exits as interrupted.
@@ -198,13 +205,29 @@ pub(crate) async fn execute(
             harness_failed: false,
         });
     };
-    let purpose = crate::lock::Purpose::new(&req.target, Some(outline.rounds_s.round() as u64));
+    let purpose = crate::lock::Purpose::new(&req.target, Some(outline.rounds_s.round() as u64))
+        .with_live(live.as_ref().and_then(|l| l.page_url()));
     let session = Session::begin(purpose, req.wait, req.quiet, interrupt).await?;
     let interrupt = session.interrupt.clone();
     sweep_leftovers(&req, &prepared).await?;
-    let env = docker_env(&req, &prepared).await;
+    let mut env = docker_env(&req, &prepared).await;
+    env.live = live.as_ref().map(|l| l.feed.clone());
     let summary = run_rounds(&req, &env, &interrupt).await?;
     drop(session);
+    if let Some(live) = live {
+        let report = summary
+            .rounds
+            .last()
+            .map(|r| crate::rundir::Layout::new(&r.dir).report_html());
+        let shown = report
+            .filter(|p| p.is_file())
+            .map(|_| crate::rundir::layout::REPORT_HTML);
+        let mut stop = interrupt.clone();
+        live.finish(shown, async move {
+            stop.wait().await;
+        })
+        .await;
+    }
     Ok(summary)
 }
 

@@ -35,6 +35,8 @@ pub(crate) struct RunInput {
     pub k6_dashboard: bool,
     pub run_name: Option<String>,
     pub planning: Planning,
+    /// `--live`, `--prometheus` (checked by `live::args`).
+    pub live: Option<crate::live::LiveOptions>,
 }
 
 /// What checked input asks for: a run, or nothing (`--run-name` names a complete cell: its
@@ -99,6 +101,7 @@ pub(crate) fn run_request(i: RunInput, quiet: bool) -> anyhow::Result<Checked> {
         fit: i.fit,
         k6_dashboard: i.k6_dashboard,
         run_name,
+        live: i.live.clone(),
     })))
 }
 

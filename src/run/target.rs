@@ -265,6 +265,7 @@ fn side_request(a: &TargetCompare, c: &Checked, i: usize, quiet: bool) -> super:
         fit: a.fit,
         k6_dashboard: false,
         run_name: None,
+        live: None,
     }
 }
 

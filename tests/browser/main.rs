@@ -11,6 +11,9 @@ mod browser_support;
 mod history_browser;
 #[path = "../history_support/mod.rs"]
 mod history_support;
+mod live_browser;
+#[path = "../live_support/mod.rs"]
+mod live_support;
 mod report_browser;
 mod report_browser_run;
 #[path = "../report_support/mod.rs"]

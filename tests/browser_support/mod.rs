@@ -44,6 +44,11 @@ pub fn chromium(url: &str, args: &[&str], profile: &Path) -> (String, String) {
 /// The URLs the page requested (Chromium's net log: requests made for a `file://` document,
 /// which carry its network isolation key; the browser's own background requests do not).
 pub fn page_requests(netlog: &Path) -> Vec<String> {
+    requests_of_site(netlog, "file://")
+}
+
+/// The URLs requested for a document whose site (its network isolation key) contains `site`.
+pub fn requests_of_site(netlog: &Path, site: &str) -> Vec<String> {
     let text = std::fs::read_to_string(netlog).unwrap();
     let log: serde_json::Value = serde_json::from_str(&text)
         .or_else(|_| serde_json::from_str(&format!("{}]}}", text.trim_end().trim_end_matches(','))))
@@ -56,7 +61,7 @@ pub fn page_requests(netlog: &Path) -> Vec<String> {
             let p = &e["params"];
             let key = p["network_isolation_key"].as_str()?;
             let url = p["url"].as_str()?;
-            key.contains("file://").then(|| url.to_string())
+            key.contains(site).then(|| url.to_string())
         })
         .collect();
     urls.sort();

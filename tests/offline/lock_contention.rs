@@ -357,6 +357,7 @@ fn an_earlier_waiter_goes_first_unless_it_is_stopped() {
         experiment: "exp-early".into(),
         since: chrono::Utc::now() - chrono::Duration::seconds(10),
         expected_s: Some(60),
+        live: None,
     };
     let queue = perflab::lock::queue::queue_dir(&lock);
     std::fs::create_dir_all(&queue).unwrap();

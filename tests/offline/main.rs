@@ -36,6 +36,11 @@ mod history_otava;
 #[path = "../history_support/mod.rs"]
 mod history_support;
 mod hostile_input;
+mod live_grafana;
+mod live_room;
+mod live_server;
+#[path = "../live_support/mod.rs"]
+mod live_support;
 mod lock_contention;
 mod matrix_compare;
 mod out_scale;
