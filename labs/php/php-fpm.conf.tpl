@@ -3,6 +3,7 @@
 error_log = /proc/self/fd/2
 log_level = notice
 daemonize = no
+pid = /run/php/php-fpm.pid     ; the master's pid, for a timed action's signal (load.actions: a reload is USR2 to it)
 
 [www]
 user = www-data

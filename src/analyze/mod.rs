@@ -4,6 +4,7 @@
 //! The caller opens the files and hands over readers/texts: `k6csv::read_k6_csv(reader)`,
 //! `summary::parse_summary(text)`, `samples::parse_jsonl(text)`, then `analyze_run(Inputs)`.
 pub mod access;
+pub mod actions;
 pub mod bounds;
 pub mod changepoint;
 pub mod checks;

@@ -49,6 +49,10 @@ pub struct Params {
     /// k6 logged `Insufficient VUs`.
     pub insufficient_vus: bool,
     pub rules: SaturationRules,
+    /// The measured load's timed actions as they ran (the manifest's; their effect is the
+    /// report's `actions`).
+    #[serde(skip)]
+    pub actions: Vec<super::actions::ActionRun>,
 }
 
 impl Params {
@@ -80,6 +84,7 @@ impl Params {
             aborted: None,
             insufficient_vus: false,
             rules: SaturationRules::default(),
+            actions: Vec::new(),
         }
     }
 }
@@ -465,6 +470,9 @@ pub struct Report {
     /// Recovery after overload (`load.recover_rps`): drain, p95 back, work wasted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<super::recovery::Recovery>,
+    /// The load's timed actions (`load.actions`: a php-fpm reload) and what followed each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<super::actions::ActionEffect>,
     /// The Universal Scalability Law fitted to a closed-model run's clean steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usl: Option<super::usl::UslSweep>,

@@ -183,6 +183,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let (timeline, per_second) = seconds::timeline_and_focus(&k6, &samples, &steps[0], focus);
     let access = access_rows(&samples, &steps);
     let recovery = recovery_of(&k6, &samples, &steps, params.slo_p95_ms);
+    let actions = super::actions::effects(&params.actions, &samples.fpm, &k6.timeline);
     let usl = super::usl::sweep(model, &steps, params.error_budget, knee.knee);
     Ok(Report {
         source,
@@ -209,6 +210,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         injected: Vec::new(),
         host_speed: None,
         recovery,
+        actions,
         usl,
     })
 }
@@ -276,6 +278,7 @@ pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
         injected: Vec::new(),
         host_speed: None,
         recovery: None,
+        actions: Vec::new(),
         usl: None,
     }
 }

@@ -6,6 +6,7 @@ mod container;
 pub mod endpoint;
 mod engine;
 mod error;
+mod exec;
 mod objects;
 pub mod placement;
 mod token;

@@ -2,6 +2,7 @@
 //! (`groups`), semantic checks
 //! (`validate`, the claims' in `claims`), input bounds (`bounds`), diagnostics (`diag`) and `--set`
 //! overrides (`overrides`).
+mod actions;
 pub mod bounds;
 pub mod catalog;
 pub(crate) mod check_files;

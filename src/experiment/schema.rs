@@ -160,6 +160,39 @@ pub struct LoadSettings {
     /// A freeze of the app in the first step, and the closed twin load (`demo-pause`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<Pause>,
+    /// Commands run in a container of the lab at planned instants of the load (a php-fpm
+    /// reload during the collapse), each through the Docker API's exec, recorded in the manifest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<Action>,
+}
+
+/// A command run in a container of the lab at a planned instant of the load: `after_s`
+/// seconds into the window `during` names (`--quick` scales it with the window).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Action {
+    /// Its name in the manifest and the report (`reload`).
+    pub name: String,
+    /// The window it falls in.
+    pub during: ActionWindow,
+    /// Seconds into that window.
+    pub after_s: f64,
+    /// The role whose container runs it (`php-fpm`): a role of the experiment's lab.
+    pub role: String,
+    /// The command, argv (no shell unless it names one): `[sh, -c, "kill -USR2 1"]`.
+    pub exec: Vec<String>,
+    /// What it does and why, in words (kept in the plan beside the instant).
+    pub why: String,
+}
+
+/// The window of the load an action falls in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionWindow {
+    /// The last step's hold (the overload, in a recovery profile).
+    Top,
+    /// The recovery phase (`load.recover_rps`, `load.recover_s`).
+    Recover,
 }
 
 fn default_model() -> Model {

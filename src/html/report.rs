@@ -381,6 +381,9 @@ pub fn render(r: &Report, x: &Extras) -> String {
     if let Some(b) = content::recovery_block(r) {
         body.push_str(&block_html(&b, "recovery", &no_marks));
     }
+    if let Some(b) = content::actions_block(r) {
+        body.push_str(&block_html(&b, "actions", &no_marks));
+    }
     if let Some(b) = content::usl_block(r) {
         body.push_str(&block_html(&b, "usl", &no_marks));
     }

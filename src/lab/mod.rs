@@ -389,7 +389,12 @@ fn postgres(
         c.code_volumes = vec![PGDATA];
     }
     c.env = vec![
-        ("PG_PASSWORD".into(), ctx.password.clone()),
+        // The app role's SCRAM verifier, not its password: PostgreSQL stores it as given, and
+        // PgBouncer's userlist.txt holds the same one (its SCRAM pass-through needs them equal).
+        (
+            "PG_PASSWORD".into(),
+            pgbouncer::scram_verifier(&ctx.password),
+        ),
         ("PG_MONITOR_PASSWORD".into(), ctx.monitor_password.clone()),
         (
             "PG_MAX_CONNECTIONS".into(),

@@ -118,10 +118,78 @@ pub(crate) fn render_ini(pool_size: u32, auth: Auth) -> String {
     )
 }
 
-/// `userlist.txt`: the app's user and its password (PgBouncer logs in to PostgreSQL with it).
+/// `userlist.txt`: the app's user and its SCRAM verifier ([`scram_verifier`]), the one
+/// PostgreSQL stores for it. With a verifier PgBouncer checks a client's SCRAM proof with a few
+/// HMACs and logs in to PostgreSQL with the client's own keys (PgBouncer's SCRAM pass-through,
+/// which needs the two verifiers identical); with the plaintext password it ran PBKDF2's 4,096
+/// rounds for every client login and every server login, one at a time on its one thread.
 fn userlist(password: &str) -> String {
     let q = |s: &str| s.replace('"', "\"\"");
-    format!("\"lab\" \"{}\"\n", q(password))
+    format!("\"lab\" \"{}\"\n", q(&scram_verifier(password)))
+}
+
+/// PBKDF2's iterations in a SCRAM-SHA-256 verifier (PostgreSQL's `scram_iterations` default).
+const SCRAM_ITERATIONS: u32 = 4096;
+
+/// The SCRAM-SHA-256 verifier of `password` as PostgreSQL stores it (RFC 5802, RFC 7677:
+/// `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`), its salt the first 16 bytes of
+/// SHA-256 over a label and the password: the same string each time it is rendered, so the app
+/// role's password in PostgreSQL (`PG_PASSWORD`, set from it) and PgBouncer's `userlist.txt`
+/// hold the same verifier. The password is a fresh random token per stack, so is the salt.
+/// The password is used as given (perflab's tokens are ASCII: SASLprep leaves them alone).
+pub(crate) fn scram_verifier(password: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let seed = Sha256::digest([b"perflab scram salt\0", password.as_bytes()].concat());
+    scram_verifier_with_salt(password.as_bytes(), &seed[..16], SCRAM_ITERATIONS)
+        .into_string(&base64::engine::general_purpose::STANDARD)
+}
+
+/// A verifier's parts, before encoding.
+struct Verifier {
+    iterations: u32,
+    salt: Vec<u8>,
+    stored_key: Vec<u8>,
+    server_key: Vec<u8>,
+}
+
+impl Verifier {
+    fn into_string(self, b64: &impl base64::Engine) -> String {
+        format!(
+            "SCRAM-SHA-256${}:{}${}:{}",
+            self.iterations,
+            b64.encode(&self.salt),
+            b64.encode(&self.stored_key),
+            b64.encode(&self.server_key)
+        )
+    }
+}
+
+fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> Vec<u8> {
+    use hmac::{KeyInit, Mac};
+    let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).expect("HMAC takes any key");
+    for p in parts {
+        m.update(p);
+    }
+    m.finalize().into_bytes().to_vec()
+}
+
+/// SaltedPassword = PBKDF2-HMAC-SHA-256(password, salt, i) (one 32-byte block: RFC 5802's
+/// Hi()), then ClientKey, StoredKey = SHA-256(ClientKey) and ServerKey.
+fn scram_verifier_with_salt(password: &[u8], salt: &[u8], iterations: u32) -> Verifier {
+    use sha2::{Digest, Sha256};
+    let mut u = hmac_sha256(password, &[salt, &1u32.to_be_bytes()]);
+    let mut salted = u.clone();
+    for _ in 1..iterations {
+        u = hmac_sha256(password, &[&u]);
+        salted.iter_mut().zip(&u).for_each(|(s, x)| *s ^= x);
+    }
+    let client_key = hmac_sha256(&salted, &[b"Client Key"]);
+    Verifier {
+        iterations,
+        salt: salt.to_vec(),
+        stored_key: Sha256::digest(&client_key).to_vec(),
+        server_key: hmac_sha256(&salted, &[b"Server Key"]),
+    }
 }
 
 /// The PgBouncer container of a php experiment with `db_via: pgbouncer`.
@@ -212,7 +280,26 @@ mod tests {
             "{ini}"
         );
         assert!(render_ini(5, Auth::Scram).contains("auth_type = scram-sha-256\n"));
-        assert_eq!(userlist("a\"b"), "\"lab\" \"a\"\"b\"\n");
+        let v = scram_verifier("pw");
+        assert_eq!(userlist("pw"), format!("\"lab\" \"{v}\"\n"));
+    }
+
+    /// The verifier PostgreSQL's clients compute: postgres-protocol's golden value for
+    /// "secret" with the salt 1..=16 (its `test_encrypt_scram_sha_256`), and the same string for
+    /// the same password each time (PostgreSQL's and PgBouncer's copies must match).
+    #[test]
+    fn the_scram_verifier_is_postgresqls_and_stable_per_password() {
+        let salt: Vec<u8> = (1..=16).collect();
+        let v = scram_verifier_with_salt(b"secret", &salt, 4096)
+            .into_string(&base64::engine::general_purpose::STANDARD);
+        assert_eq!(
+            v,
+            "SCRAM-SHA-256$4096:AQIDBAUGBwgJCgsMDQ4PEA==$8rrDg00OqaiWXJ7p+sCgHEIaBSHY89ZJl3mfIsf32oY=:05L1f+yZbiN8O0AnO40Og85NNRhvzTS57naKRWCcsIA="
+        );
+        assert_eq!(scram_verifier("abc"), scram_verifier("abc"));
+        assert_ne!(scram_verifier("abc"), scram_verifier("abd"));
+        assert!(scram_verifier("abc").starts_with("SCRAM-SHA-256$4096:"));
+        assert!(!scram_verifier("abc").contains(['\'', '"']));
     }
 
     #[test]
@@ -273,6 +360,11 @@ mod tests {
         assert_eq!(b.after_ready, Some(Role::PG));
         let ini = String::from_utf8(b.files[0].contents.clone()).unwrap();
         assert!(ini.contains("default_pool_size = 7\n") && ini.contains("auth_type = trust\n"));
+        // PostgreSQL stores the very verifier the bouncer's userlist.txt holds
+        let pg_pw = &c[0].env.iter().find(|(n, _)| n == "PG_PASSWORD").unwrap().1;
+        assert_eq!(pg_pw, &scram_verifier("pw"));
+        assert_eq!(b.files[1].contents, userlist("pw").into_bytes());
+        assert!(String::from_utf8_lossy(&b.files[1].contents).contains(pg_pw.as_str()));
         let env = |k: &str| c[2].env.iter().find(|(n, _)| n == k).unwrap().1.clone();
         assert_eq!(
             (env("DB_HOST"), env("DB_PORT")),

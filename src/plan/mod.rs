@@ -1,6 +1,7 @@
 //! Planning one experiment: step timeline (offsets from k6 start), measured windows, k6 stage
 //! lists, VU sizing by Little's law, the `--quick` profile, the k6 environment; alignment
 //! (`align`) and CPU layout (`layout`) live in submodules.
+pub mod actions;
 pub mod align;
 pub mod fit;
 pub mod layout;
@@ -10,6 +11,7 @@ pub(crate) mod show;
 pub(crate) mod show_fit;
 pub mod turns;
 
+use crate::experiment::schema::ActionWindow;
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
 use crate::experiment::{Diagnostic, Experiment, LoadSettings, Model, Script};
 use serde::{Deserialize, Serialize};
@@ -186,6 +188,9 @@ pub struct Plan {
     /// The freeze of the app in the first step (`load.pause`), when the experiment has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<pause::PausePlan>,
+    /// The timed actions of the load (`load.actions`: a php-fpm reload during the collapse).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<actions::ActionPlan>,
     /// This side's turns when `perflab compare` interleaves two stacks step by step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<Turns>,
@@ -295,9 +300,18 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         abort,
         k6_env: BTreeMap::new(),
         pause: None,
+        actions: Vec::new(),
         turns: None,
     };
     plan.pause = pause_plan(l, plan.steps.first(), hold);
+    plan.actions = actions::plan(l, |during| {
+        let kind = match during {
+            ActionWindow::Top => WindowKind::Hold,
+            ActionWindow::Recover => WindowKind::Recover,
+        };
+        let w = plan.windows.iter().rev().find(|w| w.kind == kind)?;
+        Some((w.start_s, w.end_s))
+    });
     plan.k6_env = k6_env(&plan);
     plan
 }

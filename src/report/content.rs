@@ -1,5 +1,6 @@
 //! The report's content, independent of the output format: header lines, tables, findings.
 //! Here the header, the verdict and the cell formats; the other blocks live in `content/`.
+mod actions;
 mod cells;
 mod checks;
 mod logs;
@@ -9,6 +10,7 @@ mod recovery;
 mod steps;
 mod usl;
 
+pub use actions::actions_block;
 pub use checks::checks_blocks;
 pub use logs::{access_block, logs_block, warnings_block};
 pub use memory::memory_block;
@@ -320,6 +322,7 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.extend(refine_block(r));
     v.extend(omission_block(r));
     v.extend(recovery_block(r));
+    v.extend(actions_block(r));
     v.extend(usl_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));

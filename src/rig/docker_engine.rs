@@ -68,6 +68,8 @@ pub(super) struct RoundState {
     pub progress: Option<Progress>,
     /// The app's freeze during this load (`load.pause`).
     pub freeze: Option<super::freeze::Scheduled>,
+    /// The load's timed actions (`load.actions`).
+    pub actions: Option<super::actions::Scheduled>,
     /// The host's speed was read before the first load of the round (a `--fit` restack warms
     /// up again: that first reading stays the round's).
     pub speed_before: bool,
@@ -283,6 +285,15 @@ impl Engine for DockerEngine<'_> {
             let f = super::freeze::schedule(self.env.docker, ids, &load.label, al, p);
             self.round.freeze = Some(f);
         }
+        if load.measured && !load.plan.actions.is_empty() {
+            let stack = self.stack()?;
+            let of = |role: &str| {
+                let r = crate::lab::Role::named(role)?;
+                stack.containers.get(&r).map(|c| c.id.clone())
+            };
+            let a = super::actions::schedule(self.env.docker, &load.plan.actions, al, of);
+            self.round.actions = Some(a);
+        }
         Ok(())
     }
 
@@ -309,6 +320,12 @@ impl Engine for DockerEngine<'_> {
     ) -> Result<Vec<GeneratorEnd>> {
         if let Some(f) = self.round.freeze.take() {
             rec.push(Record::Freeze(f.finish().await));
+        }
+        if let Some(a) = self.round.actions.take() {
+            a.finish()
+                .await
+                .into_iter()
+                .for_each(|r| rec.push(Record::Action(r)));
         }
         self.collect_generators(load, statuses, rec).await
     }
@@ -344,6 +361,9 @@ impl Engine for DockerEngine<'_> {
         if let Some(f) = self.round.freeze.take() {
             // a load that failed while measuring left its freeze: thaw before removing
             f.finish().await;
+        }
+        if let Some(a) = self.round.actions.take() {
+            a.finish().await;
         }
         let mut r = Self::teardown_on(self.env.docker, &run_id).await;
         let lg = self.env.loadgen;

@@ -226,6 +226,7 @@ pub(crate) fn params_from_manifest(m: &Manifest, p: &mut Params) {
     if p.pool_size.is_none() {
         p.pool_size = m.experiment.stack.slots();
     }
+    p.actions = m.measurements.actions.clone();
 }
 
 /// What the run's manifest should give the report and does not, as warnings naming the file and

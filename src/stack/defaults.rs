@@ -42,6 +42,7 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
             recover_rps: None,
             recover_s: None,
             pause: None,
+            actions: Vec::new(),
         },
     }
 }

@@ -80,3 +80,38 @@ fn shedding_holds_goodput_and_the_recovery_section_reads_the_drop() {
         assert!(text.contains(title), "{file} has the recovery section");
     }
 }
+
+/// `exp3sat-recover-reload --quick`: the timed action (`load.actions`) reloads php-fpm (USR2
+/// through the Docker API's exec) in the collapse. The manifest records it as run (exit 0),
+/// php-fpm's log shows the re-executed master taking over its listening socket (so the kernel's
+/// accept queue survives), its counters restart, and the report's `Timed actions` block reads
+/// the queue around it in report.txt, report.md, report.json and report.html.
+#[test]
+fn a_reload_in_the_collapse_keeps_the_backlog_and_restarts_the_pool() {
+    let _serial = crate::serial();
+    let (_out, dir) = run_quick("exp3sat-recover-reload", &[]);
+    let m = json(&dir.join("manifest.json"));
+    let run = &m["measurements"]["actions"][0];
+    assert_eq!(run["name"], "reload", "{run}");
+    assert_eq!(run["exit_code"].as_i64(), Some(0), "{run}");
+    assert!(
+        run["started_at"].is_string() && run["ended_at"].is_string(),
+        "{run}"
+    );
+    let log = std::fs::read_to_string(dir.join("logs/php-fpm.log")).expect("php-fpm.log");
+    assert!(log.contains("Reloading in progress"), "{log}");
+    assert!(log.contains("using inherited socket"), "{log}");
+    let r = json(&dir.join("report.json"));
+    let a = &r["actions"][0];
+    eprintln!("exp3sat-recover-reload --quick: {a}");
+    assert_eq!(a["ran"], true, "{a}");
+    assert_eq!(a["fpm_restarted"], true, "{a}");
+    assert!(
+        a["queue_before"].is_u64() && a["queue_after"].is_u64(),
+        "{a}"
+    );
+    for f in ["report.txt", "report.md", "report.html"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(text.contains("Timed actions"), "{f}");
+    }
+}

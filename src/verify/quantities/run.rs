@@ -1,6 +1,7 @@
 //! The run quantities, one row each (name, help, reader): the figures of the whole run's
 //! `report.json` (the knee, the plateau, the pause experiment, the ceilings).
 use super::value::{Missing, b, need};
+use crate::analyze::actions::ActionEffect;
 use crate::analyze::model::{CeilingCheck, PoolCeiling, Report};
 use crate::analyze::omission::Omission;
 use crate::analyze::recovery::Recovery;
@@ -60,6 +61,16 @@ fn pool(r: &Report) -> Result<&PoolCeiling, Missing> {
 fn cpu_ceiling(r: &Report) -> Result<&CeilingCheck, Missing> {
     need(r.checks.cpu_ceiling.as_ref(), || {
         "no CPU ceiling in the report".into()
+    })
+}
+
+/// A figure of the run's first timed action (`load.actions`); `None` inside: not measured.
+fn action(r: &Report, f: fn(&ActionEffect) -> Option<f64>, what: &str) -> Result<f64, Missing> {
+    let a = need(r.actions.first(), || {
+        "no timed action in this run (`load.actions`)".to_string()
+    })?;
+    need(f(a), || {
+        format!("{what}: not measured around action `{}`", a.name)
     })
 }
 
@@ -171,6 +182,24 @@ quantities! {
                 (Some(w), Some(a)) if a > 0 => Some(w as f64 / a as f64),
                 _ => None,
             }, "php-fpm's accepted conn")?,
+        ActionExitCode "action_exit_code"
+            => "the first timed action's exit code (load.actions; n/a when it did not run)"
+            => action(r, |a| a.ran.then_some(a.exit_code).flatten().map(|c| c as f64), "the exit code")?,
+        ActionQueueBefore "action_queue_before"
+            => "php-fpm's listen queue at the last sample before the first timed action"
+            => action(r, |a| a.queue_before.map(|q| q as f64), "the listen queue before")?,
+        ActionQueueAfter "action_queue_after"
+            => "php-fpm's listen queue at the first sample after the first timed action"
+            => action(r, |a| a.queue_after.map(|q| q as f64), "the listen queue after")?,
+        ActionQueueMinAfter "action_queue_min_after"
+            => "php-fpm's lowest listen queue within 10 s after the first timed action"
+            => action(r, |a| a.queue_min_after.map(|q| q as f64), "the listen queue after")?,
+        ActionFpmRestarted "action_fpm_restarted"
+            => "1 when php-fpm's counters restarted across the first timed action (accepted conn fell)"
+            => action(r, |a| a.fpm_restarted.map(b), "php-fpm's accepted conn")?,
+        ActionNon200After "action_non200_after"
+            => "answers other than 200 completed within 10 s after the first timed action"
+            => action(r, |a| Some(a.non200_after as f64), "the answers")?,
         UslAlpha "usl.alpha" => "USL contention α of a closed-model run's clean steps"
             => usl(r)?.alpha.value,
         UslAlphaLo "usl.alpha_lo" => "lower end of α's two-sided 95 % interval"
