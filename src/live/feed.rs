@@ -82,10 +82,13 @@ impl Tails {
     }
 }
 
+/// The live work's cost so far and the clock, at a moment.
+type Mark = (Duration, Instant);
+
 struct Inner {
     building: Option<Building>,
-    /// The cost and the clock when the latest load began, and when it ended.
-    load: Option<(Duration, Instant, Option<(Duration, Instant)>)>,
+    /// The mark when the latest load began, and when it ended.
+    load: Option<(Mark, Option<Mark>)>,
     tails: Tails,
     idle: LiveData,
     run_dir: Option<PathBuf>,
@@ -146,7 +149,7 @@ impl Feed {
     /// The CPU the live work took during the latest load (from its start to k6's end), and
     /// how long that was.
     pub fn load_cost(&self) -> Option<(Duration, Duration)> {
-        let (c0, t0, end) = self.lock().load?;
+        let ((c0, t0), end) = self.lock().load?;
         let (c1, t1) = end.unwrap_or((self.cost(), Instant::now()));
         Some((c1.saturating_sub(c0), t1 - t0))
     }
@@ -165,7 +168,7 @@ impl Feed {
         let notes = notes(b.plan);
         let cost = self.cost();
         let mut g = self.lock();
-        g.load = Some((cost, Instant::now(), None));
+        g.load = Some(((cost, Instant::now()), None));
         g.building = Some(Building::new(
             b.run,
             b.plan,
@@ -198,7 +201,7 @@ impl Feed {
     pub fn load_ended(&self) {
         let cost = self.cost();
         let mut g = self.lock();
-        if let Some((_, _, end)) = &mut g.load {
+        if let Some((_, end)) = &mut g.load {
             *end = Some((cost, Instant::now()));
         }
         let Inner {
