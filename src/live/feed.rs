@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use std::time::{Duration, Instant};
+
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 
@@ -80,8 +82,13 @@ impl Tails {
     }
 }
 
+/// The live work's cost so far and the clock, at a moment.
+type Mark = (Duration, Instant);
+
 struct Inner {
     building: Option<Building>,
+    /// The mark when the latest load began, and when it ended.
+    load: Option<(Mark, Option<Mark>)>,
     tails: Tails,
     idle: LiveData,
     run_dir: Option<PathBuf>,
@@ -121,6 +128,7 @@ impl Feed {
         Feed {
             inner: Arc::new(Mutex::new(Inner {
                 building: None,
+                load: None,
                 tails: Tails::default(),
                 idle: LiveData::waiting(label),
                 run_dir: None,
@@ -138,6 +146,14 @@ impl Feed {
         r
     }
 
+    /// The CPU the live work took during the latest load (from its start to k6's end), and
+    /// how long that was.
+    pub fn load_cost(&self) -> Option<(Duration, Duration)> {
+        let ((c0, t0), end) = self.lock().load?;
+        let (c1, t1) = end.unwrap_or((self.cost(), Instant::now()));
+        Some((c1.saturating_sub(c0), t1 - t0))
+    }
+
     /// The CPU the live work took so far.
     pub fn cost(&self) -> std::time::Duration {
         std::time::Duration::from_nanos(self.cost_ns.load(Ordering::Relaxed))
@@ -150,7 +166,9 @@ impl Feed {
     /// A load begins (each round's; the page shows the latest).
     pub fn begin(&self, b: &Begin) {
         let notes = notes(b.plan);
+        let cost = self.cost();
         let mut g = self.lock();
+        g.load = Some(((cost, Instant::now()), None));
         g.building = Some(Building::new(
             b.run,
             b.plan,
@@ -181,7 +199,11 @@ impl Feed {
 
     /// The load's k6 stopped: the steps not judged yet are, on its last figures.
     pub fn load_ended(&self) {
+        let cost = self.cost();
         let mut g = self.lock();
+        if let Some((_, end)) = &mut g.load {
+            *end = Some((cost, Instant::now()));
+        }
         let Inner {
             building, tails, ..
         } = &mut *g;

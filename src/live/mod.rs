@@ -154,13 +154,22 @@ impl Live {
         for s in self.servers {
             s.stop().await;
         }
-        let (cost, up) = (self.feed.cost(), self.started.elapsed());
+        let cores = |c: Duration, t: Duration| {
+            format!(
+                "{:.0} ms of CPU in {:.0} s: {:.5} cores",
+                c.as_secs_f64() * 1000.0,
+                t.as_secs_f64(),
+                c.as_secs_f64() / t.as_secs_f64().max(1.0)
+            )
+        };
+        let during = match self.feed.load_cost() {
+            Some((c, t)) => format!("{} during the load, ", cores(c, t)),
+            None => String::new(),
+        };
         crate::output::say_line(&format!(
             "live view: its work (the state, the samplers' new lines, the requests answered) took \
-             {:.0} ms of CPU in {:.0} s: {:.5} cores",
-            cost.as_secs_f64() * 1000.0,
-            up.as_secs_f64(),
-            cost.as_secs_f64() / up.as_secs_f64().max(1.0)
+             {during}{} in all",
+            cores(self.feed.cost(), self.started.elapsed())
         ));
     }
 }

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::analyze::run::{LiveStep, judge_live};
+use crate::analyze::samples::{Samples, Span};
 use crate::analyze::{LoadModel, Params};
 use crate::load::live::Snapshot;
 use crate::plan::{CpuLayout, Plan};
@@ -86,6 +87,8 @@ pub struct LiveData {
     pub unit: &'static str,
     /// `waiting` (before k6 starts), `running`, `finished`.
     pub status: &'static str,
+    /// k6's start (unix ms): every `t` here is seconds after it.
+    pub k6_start_ms: i64,
     /// Seconds since k6's start at the last poll, and the plan's length.
     pub now_s: f64,
     pub total_s: f64,
@@ -115,6 +118,7 @@ impl LiveData {
             experiment: String::new(),
             unit: "rps",
             status: "waiting",
+            k6_start_ms: 0,
             now_s: 0.0,
             total_s: 0.0,
             phase: "starting",
@@ -189,6 +193,11 @@ pub(crate) struct Building {
     /// Per step: dropped and max VUs seen inside its window.
     window_dropped: Vec<(Option<u64>, u64)>,
     window_vus: Vec<f64>,
+    /// The steps closed so far, each judged once on its figures at its close.
+    closed: Vec<LiveStep>,
+    /// The samplers' lines read so far: each closed step's server window
+    /// (`analyze::samples::window`, the report's reduction).
+    samples: Samples,
 }
 
 impl Building {
@@ -201,6 +210,10 @@ impl Building {
     ) -> Building {
         let mut params = Params::new(plan.slo_p95_ms);
         crate::rundir::inputs::params_from_plan(plan, &mut params);
+        params.app_cores = Some(layout.app.len() as f64);
+        params.app_cpus = layout.app.cpus().to_vec();
+        params.db_cpus = layout.db.cpus().to_vec();
+        params.loadgen_cpus = layout.loadgen.cpus().to_vec();
         let model = params.model.unwrap_or(LoadModel::Open);
         let mut data = LiveData::waiting(run);
         data.experiment = plan.experiment_id.clone();
@@ -209,6 +222,7 @@ impl Building {
             LoadModel::Closed => "VUs",
         };
         data.total_s = plan.total_s as f64;
+        data.k6_start_ms = k6_start_ms;
         data.notes = notes;
         data.steps = plan
             .steps
@@ -238,6 +252,8 @@ impl Building {
             last: None,
             window_dropped: vec![(None, 0); n],
             window_vus: vec![0.0; n],
+            closed: Vec::new(),
+            samples: Samples::default(),
         }
     }
 
@@ -321,8 +337,8 @@ impl Building {
     /// Judge every step whose window closed `CLOSE_AFTER_S` ago, with the analysis' criteria.
     fn close_steps(&mut self, t: f64) {
         let Some((_, snap)) = &self.last else { return };
-        let mut live = Vec::new();
-        for (i, s) in self.plan.steps.iter().enumerate() {
+        let before = self.closed.len();
+        for (i, s) in self.plan.steps.iter().enumerate().skip(before) {
             if t < s.hold_end_s as f64 + CLOSE_AFTER_S {
                 break;
             }
@@ -333,7 +349,19 @@ impl Building {
             let window_s = (s.hold_end_s - s.hold_start_s).max(1) as f64;
             let failed = (fig.failed_rate * fig.requests as f64).round() as u64;
             let (d0, d1) = self.window_dropped[i];
-            live.push(LiveStep {
+            let start_ms = self.k6_start_ms + s.hold_start_s as i64 * 1000;
+            let p = &self.params;
+            let server = (!self.samples.cgroup.is_empty()).then(|| {
+                let span = Span::step(start_ms, self.k6_start_ms + s.hold_end_s as i64 * 1000);
+                crate::analyze::samples::window(
+                    &self.samples,
+                    span,
+                    p.app_cores,
+                    &p.pinning(),
+                    &p.rules,
+                )
+            });
+            self.closed.push(LiveStep {
                 target: s.target,
                 requests: fig.requests,
                 failed,
@@ -344,16 +372,17 @@ impl Building {
                 ok_per_s: fig.requests.saturating_sub(failed) as f64 / window_s,
                 dropped: d1.saturating_sub(d0.unwrap_or(d1)),
                 max_vus: Some(self.window_vus[i]),
-                start_ms: self.k6_start_ms + s.hold_start_s as i64 * 1000,
+                start_ms,
                 window_s,
+                server,
             });
         }
-        if live.is_empty() {
+        if self.closed.len() == before {
             return;
         }
-        let j = judge_live(&live, &self.params, self.model);
-        for ((view, l), (verdict, failures)) in
-            self.data.steps.iter_mut().zip(&live).zip(j.verdicts)
+        let live = &self.closed;
+        let j = judge_live(live, &self.params, self.model);
+        for ((view, l), (verdict, failures)) in self.data.steps.iter_mut().zip(live).zip(j.verdicts)
         {
             view.verdict = Some(verdict.as_str());
             view.failures = failures;
@@ -370,6 +399,7 @@ impl Building {
 
     /// The series a role's cgroup line feeds: its CPU against its slot's cores.
     pub(crate) fn cgroup(&mut self, s: &CgroupSample) {
+        self.samples.cgroup.push(s.clone());
         let ceiling = self.layout.get(s.role.slot()).len() as f64;
         let t = self.offset(s.t);
         self.add(
@@ -383,6 +413,7 @@ impl Building {
     }
 
     pub(crate) fn fpm(&mut self, s: &FpmSample) {
+        self.samples.fpm.push(s.clone());
         let t = self.offset(s.t);
         let st = &s.status;
         self.add(
@@ -404,6 +435,7 @@ impl Building {
     }
 
     pub(crate) fn pg(&mut self, s: &PgSample) {
+        self.samples.pg.push(s.clone());
         let t = self.offset(s.t);
         let count = |f: &dyn Fn(&crate::sample::records::PgActivity) -> bool| {
             s.activity
@@ -428,6 +460,7 @@ impl Building {
 
     /// Steal and the busy share of the app's CPUs (busy includes the app's own work).
     pub(crate) fn host(&mut self, s: &HostSample) {
+        self.samples.host.push(s.clone());
         let t = self.offset(s.t);
         let app = self.layout.app.cpus().to_vec();
         let pick = |v: &[f64]| -> Option<f64> {

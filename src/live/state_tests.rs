@@ -224,3 +224,40 @@ fn sampler_lines_become_series_against_their_ceilings() {
         );
     }
 }
+
+#[test]
+fn the_knee_names_what_saturated_in_its_window_as_the_report_does() {
+    let plan = plan();
+    let layout = crate::plan::layout::auto(&CpuSet::new(vec![0, 1, 2, 3])).unwrap();
+    let (s1, s2) = (&plan.steps[0], &plan.steps[1]);
+    let mut b = Building::new("r1", &plan, &layout, 1_000_000, Vec::new());
+    let at = |s: f64| 1_000_000 + (s * 1000.0) as i64;
+    for sec in 0..=(s2.hold_end_s + 1) {
+        b.cgroup(&CgroupSample {
+            t: at(sec as f64),
+            role: Role::PG,
+            container: "pg".into(),
+            cpu_cores: if sec >= s2.hold_start_s { 0.99 } else { 0.2 },
+            mem_bytes: 1,
+            throttled_ms: 0.0,
+            psi_some_avg10: None,
+            mem: None,
+        });
+    }
+    let good = s1.target as u64 * (s1.hold_end_s - s1.hold_start_s) as u64;
+    let both = [
+        (s1.tag.as_str(), good, 20.0),
+        (s2.tag.as_str(), good * 2, 50_000.0),
+    ];
+    b.poll(at(1.0), Some(snap(10, 0, 1.0, &[])));
+    b.poll(
+        at(s2.hold_end_s as f64 + CLOSE_AFTER_S),
+        Some(snap(good * 3, 0, 20.0, &both)),
+    );
+    assert_eq!(b.data.steps[0].verdict, Some("pass"));
+    let why = &b.data.knee.as_ref().expect("a knee").why;
+    assert!(
+        why.contains("p95 50,000 ms > ") && why.contains("pg core at 99 %"),
+        "{why}"
+    );
+}

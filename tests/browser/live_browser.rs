@@ -86,6 +86,32 @@ fn shot(url: &str, tmp: &Path, n: u32) -> Vec<u8> {
     std::fs::read(&png).unwrap()
 }
 
+/// The worst age (ms, against this clock) of the newest k6 poll and of the newest cgroup line
+/// `/data` holds, over 8 reads 0.5 s apart.
+fn freshness(port: u16) -> (i64, i64) {
+    let (mut client, mut server) = (0, 0);
+    for _ in 0..8 {
+        let d = data(port).expect("/data");
+        let now = chrono::Utc::now().timestamp_millis();
+        let start = d["k6_start_ms"].as_i64().unwrap();
+        let at = |t: f64| start + (t * 1000.0) as i64;
+        let last = d["client"].as_array().unwrap().last().unwrap()["t"]
+            .as_f64()
+            .unwrap();
+        client = client.max(now - at(last));
+        let newest = d["server"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["name"] == "container_cpu_cores")
+            .filter_map(|s| s["points"].as_array()?.last()?[0].as_f64())
+            .fold(f64::MIN, f64::max);
+        server = server.max(now - at(newest));
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    (client, server)
+}
+
 #[test]
 fn the_live_page_of_a_quick_run_in_headless_chromium() {
     let _serial = crate::serial();
@@ -137,13 +163,25 @@ fn the_live_page_of_a_quick_run_in_headless_chromium() {
         "loopback by default: {addr}"
     );
 
-    wait_for(port, 300, "k6's first polls", |d| {
-        d["client"].as_array().is_some_and(|c| c.len() >= 2)
-    });
+    wait_for(
+        port,
+        1200,
+        "k6's first polls (the run queues on the host lock)",
+        |d| d["client"].as_array().is_some_and(|c| c.len() >= 2),
+    );
     let first = shot(&url, tmp.path(), 1);
     std::thread::sleep(Duration::from_secs(4));
     let second = shot(&url, tmp.path(), 2);
     assert_ne!(first, second, "the page moved on in 4 s");
+    let (client_age, server_age) = freshness(port);
+    eprintln!(
+        "newest k6 poll {client_age} ms old, newest cgroup line {server_age} ms old (worst of 8 reads)"
+    );
+    // the page reads /data every 0.5 s: a sample is on screen within 2 s
+    assert!(
+        client_age <= 1500 && server_age <= 1500,
+        "{client_age} ms, {server_age} ms"
+    );
 
     let d = wait_for(port, 60, "a step's verdict", |d| {
         d["steps"][0]["verdict"].is_string()

@@ -25,6 +25,8 @@ pub struct LiveStep {
     /// Window (unix ms) and its length in seconds.
     pub start_ms: i64,
     pub window_s: f64,
+    /// The server's figures over the window (`samples::window` on the lines sampled so far).
+    pub server: Option<crate::analyze::samples::WindowServer>,
 }
 
 /// Each closed step's verdict with its failed criteria in words, and the knee so far.
@@ -70,7 +72,7 @@ fn row(s: &LiveStep, model: LoadModel) -> StepReport {
         max_vus: s.max_vus,
         mean_vus: None,
         p99_tail_samples: s.requests as f64 / 100.0,
-        server: None,
+        server: s.server.clone(),
         ms_cpu_per_ok: None,
         host_limited: None,
     }
@@ -86,7 +88,8 @@ pub fn judge_live(steps: &[LiveStep], params: &Params, model: LoadModel) -> Live
             r
         })
         .collect();
-    let knee = super::verdict::judge(&mut rows, true);
+    let has_samples = steps.iter().any(|s| s.server.is_some());
+    let knee = super::verdict::judge(&mut rows, has_samples);
     LiveJudgement {
         verdicts: rows
             .into_iter()
@@ -115,6 +118,7 @@ mod tests {
             max_vus: Some(10.0),
             start_ms: 0,
             window_s: 10.0,
+            server: None,
         }
     }
 
@@ -138,7 +142,21 @@ mod tests {
         );
         assert_eq!(j.knee, Some(100));
         let why = j.why.unwrap();
-        assert!(why.starts_with("knee 100 rps: p95 150 ms > 100"), "{why}");
+        assert_eq!(
+            why,
+            "knee 100 rps: p95 150 ms > 100; no server samples to name the resource"
+        );
+        // with the server's window, the knee names what saturated, as the report does
+        let mut with = steps.clone();
+        with[1].server = Some(crate::analyze::samples::WindowServer {
+            saturated: vec!["fpm 8/8 busy, listen queue 12".into()],
+            ..Default::default()
+        });
+        let why = judge_live(&with, &p, LoadModel::Open).why.unwrap();
+        assert_eq!(
+            why,
+            "knee 100 rps: p95 150 ms > 100; fpm 8/8 busy, listen queue 12"
+        );
         // a later passing step turns an earlier failure transient, as in the report
         let j = judge_live(&[steps[1].clone(), steps[0].clone()], &p, LoadModel::Open);
         assert_eq!(j.verdicts[0].0, Verdict::Transient);
