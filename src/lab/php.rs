@@ -227,6 +227,27 @@ const INFO: LabInfo = LabInfo {
             },
             every_ms: 2000,
         },
+        // The kernel's view of php-fpm's listening socket from its network namespace (511 ->
+        // 512; read back by `analyze/samples/kernel.rs`): one `grep` in the container, keeping
+        // the lines read of files that list every connection (`tcp6`: ~150 bytes each).
+        SourceDecl {
+            name: "fpm_net",
+            offered_by: FPM,
+            read: Read::Exec {
+                argv: &[
+                    "grep",
+                    "-h",
+                    "-E",
+                    "^TcpExt:| 0A |^[0-9]+$|^listen.backlog",
+                    "/proc/net/netstat",
+                    "/proc/net/tcp",
+                    "/proc/net/tcp6",
+                    "/proc/sys/net/core/somaxconn",
+                    "/etc/perflab/php-fpm.conf",
+                ],
+            },
+            every_ms: 2000,
+        },
     ],
     assets: &[Asset {
         image: FPM,

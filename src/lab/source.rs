@@ -31,6 +31,10 @@ pub(crate) enum Read {
     /// SQL through the harness's own connection to the lab's PostgreSQL, each query one field
     /// of the line: `{"t":.., "<field>": <rows or value>, ...}`.
     Sql { fields: &'static [SqlField] },
+    /// A command run in the offering container through the Docker API's exec (`argv`, no
+    /// shell), its output text: `{"t":..,"text":"<stdout and stderr>"}` (what only the
+    /// container's own view shows: its network namespace's `/proc/net`).
+    Exec { argv: &'static [&'static str] },
     /// The JSON lines of the container's own output (`lab::metrics`: the node and demo apps'
     /// 2-second metrics lines), cut from its log when the run collects it, each with the
     /// container's name added. No sampler reads it and the manifest counts no lines of it.
@@ -60,7 +64,7 @@ impl Read {
     pub(crate) fn http_path(self) -> Option<&'static str> {
         match self {
             Read::HttpJson { path } | Read::HttpText { path } => Some(path),
-            Read::Sql { .. } | Read::OutputLines => None,
+            Read::Sql { .. } | Read::Exec { .. } | Read::OutputLines => None,
         }
     }
 

@@ -290,6 +290,12 @@ impl DockerEngine<'_> {
             sources: crate::lab::descriptor(stack.lab).info().sources,
             entry_url: Some(stack.entry_url.clone()),
             pg: self.round.pg.clone(),
+            exec: Some(crate::sample::ExecWay {
+                docker: self.env.docker.clone(),
+                containers: (stack.containers.iter())
+                    .map(|(role, c)| (*role, c.id.clone()))
+                    .collect(),
+            }),
         })
     }
 

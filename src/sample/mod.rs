@@ -33,6 +33,7 @@ pub use files::SampleFile;
 pub(crate) use files::SampleFiles;
 pub(crate) use pin::pin_process_to;
 use sampler::Shared;
+pub(crate) use source::ExecWay;
 pub(crate) use summary::SamplerSummary;
 pub(crate) use targets::{ContainerTarget, SamplerOptions, SamplerTargets};
 
@@ -66,7 +67,8 @@ impl Samplers {
         s.base.expect(&declared);
         for decl in targets.sources {
             let (entry, pg) = (targets.entry_url.as_deref(), targets.pg.as_ref());
-            if let Some(sampler) = source::SourceSampler::new(decl, entry, pg) {
+            let exec = targets.exec.as_ref();
+            if let Some(sampler) = source::SourceSampler::new(decl, entry, pg, exec) {
                 let every = Duration::from_millis(decl.every_ms);
                 let file = SampleFile::Source(decl.name);
                 s.tasks.push(sampler::spawn(file, sampler, every, &shared)?);
@@ -132,7 +134,7 @@ mod tests {
         let summary = s.stop().await;
         assert_eq!(
             serde_json::to_string(&summary).unwrap(),
-            r#"{"cgroup_samples":0,"host_samples":0,"procs_samples":0,"fpm_samples":0,"nginx_samples":0,"pg_samples":0,"errors":0,"perflab_cores_mean":null,"dockerd_cores_mean":null}"#
+            r#"{"cgroup_samples":0,"host_samples":0,"procs_samples":0,"fpm_samples":0,"fpm_net_samples":0,"nginx_samples":0,"pg_samples":0,"errors":0,"perflab_cores_mean":null,"dockerd_cores_mean":null}"#
         );
         for f in [SampleFile::Cgroup, SampleFile::Host, SampleFile::HostProcs] {
             assert!(files.path(f).is_file(), "{f:?}");

@@ -1,5 +1,6 @@
 //! The one sampler of the labs' declared sources (`lab::source`): an HTTP page read as JSON or
-//! text from the entry point, or SQL queries through the harness's own connection, every
+//! text from the entry point, SQL queries through the harness's own connection, or a command
+//! run in the offering container through the Docker API's exec (its output as text), every
 //! declared period into `samples/<name>.jsonl`, one line per reading: `{"t":..,"status":..}`,
 //! `{"t":..,"text":".."}` or `{"t":.., "<field>": ..}` per query.
 use std::sync::Arc;
@@ -11,7 +12,17 @@ use serde_json::Value;
 use tokio_postgres::types::Type;
 
 use super::sampler::Sampler;
+use crate::docker::Docker;
+use crate::lab::Role;
 use crate::lab::source::{Read, Shape, SourceDecl, SqlField};
+
+/// The way to the containers for `Read::Exec` sources: the stack's engine and each role's
+/// container id.
+#[derive(Clone)]
+pub(crate) struct ExecWay {
+    pub docker: Docker,
+    pub containers: Vec<(Role, String)>,
+}
 
 /// One declared source, with the way in this run gives it.
 pub(crate) struct SourceSampler {
@@ -28,16 +39,23 @@ enum How {
         client: Arc<tokio_postgres::Client>,
         fields: &'static [SqlField],
     },
+    Exec {
+        docker: Docker,
+        id: String,
+        argv: Vec<String>,
+    },
 }
 
 impl SourceSampler {
     /// The sampler of `decl`, or `None` when this run has no way to it (no entry point from
-    /// the host for an HTTP source, no harness connection for an SQL one; a container's output
-    /// is cut at collection, not sampled); `Err`: it could not be set up.
+    /// the host for an HTTP source, no harness connection for an SQL one, no engine or no
+    /// container of its role for an exec one; a container's output is cut at collection, not
+    /// sampled); `Err`: it could not be set up.
     pub(crate) fn new(
         decl: &'static SourceDecl,
         entry_url: Option<&str>,
         pg: Option<&Arc<tokio_postgres::Client>>,
+        exec: Option<&ExecWay>,
     ) -> Option<Result<SourceSampler, String>> {
         let how = match decl.read {
             Read::HttpJson { path } | Read::HttpText { path } => {
@@ -53,6 +71,15 @@ impl SourceSampler {
                 client: pg?.clone(),
                 fields,
             },
+            Read::Exec { argv } => {
+                let way = exec?;
+                let (_, id) = way.containers.iter().find(|(r, _)| *r == decl.offered_by)?;
+                How::Exec {
+                    docker: way.docker.clone(),
+                    id: id.clone(),
+                    argv: argv.iter().map(|a| a.to_string()).collect(),
+                }
+            }
             Read::OutputLines => return None,
         };
         Some(Ok(SourceSampler { how }))
@@ -88,6 +115,12 @@ impl Sampler for SourceSampler {
                     v.push((f.field, sql(client, f).await?));
                 }
                 v
+            }
+            // Its output whatever its exit code (`cat` of a file the kernel lacks still
+            // prints the others); the analysis refuses a line without what it reads.
+            How::Exec { docker, id, argv } => {
+                let out = docker.exec(id, argv).await.map_err(|e| format!("{e:#}"))?;
+                vec![("text", Value::String(out.output))]
             }
         };
         Ok(SourceLine { t, fields })
@@ -194,10 +227,11 @@ mod tests {
                 .unwrap()
         };
         let (fpm, pg) = (named("fpm"), named("pg"));
-        assert!(SourceSampler::new(fpm, None, None).is_none());
-        assert!(SourceSampler::new(named("node"), Some("http://x"), None).is_none());
-        assert!(SourceSampler::new(pg, Some("http://x"), None).is_none());
-        let Some(Ok(s)) = SourceSampler::new(fpm, Some("http://10.0.0.2:80"), None) else {
+        assert!(SourceSampler::new(fpm, None, None, None).is_none());
+        assert!(SourceSampler::new(named("node"), Some("http://x"), None, None).is_none());
+        assert!(SourceSampler::new(pg, Some("http://x"), None, None).is_none());
+        assert!(SourceSampler::new(named("fpm_net"), Some("http://x"), None, None).is_none());
+        let Some(Ok(s)) = SourceSampler::new(fpm, Some("http://10.0.0.2:80"), None, None) else {
             panic!("an HTTP source with an entry point is sampled");
         };
         let How::Http { url, json, .. } = s.how else {

@@ -26,6 +26,8 @@ pub(crate) struct SamplerTargets {
     /// A connection opened by the caller before the lab's workers take every slot
     /// (exp2-pgconn fills `max_connections` on purpose), which the SQL sources use.
     pub pg: Option<std::sync::Arc<tokio_postgres::Client>>,
+    /// The stack's engine and containers, which the exec sources run their command in.
+    pub exec: Option<super::source::ExecWay>,
 }
 
 /// Sampling periods (the declared sources have their own).

@@ -115,3 +115,33 @@ fn a_reload_in_the_collapse_keeps_the_backlog_and_restarts_the_pool() {
         assert!(text.contains("Timed actions"), "{f}");
     }
 }
+
+/// `exp3sat-failfast --quick` (backlog 32, 90 rps against ~45 served): the `fpm_net` source
+/// reads php-fpm's listening socket from inside its network namespace through the Docker
+/// API's exec. At the top step the accept queue stands at its limit plus one (the kernel's
+/// full queue), the limit is the pool's backlog, and TcpExt's ListenOverflows grows.
+#[test]
+fn the_kernel_counts_the_full_accept_queue_and_its_overflows() {
+    let _serial = crate::serial();
+    let (_out, dir) = run_quick("exp3sat-failfast", &[]);
+    let text = std::fs::read_to_string(dir.join("samples/fpm_net.jsonl")).expect("fpm_net.jsonl");
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let reading = first["text"].as_str().unwrap();
+    assert!(
+        reading.contains("TcpExt:") && reading.contains("listen.backlog"),
+        "{reading}"
+    );
+    let m = json(&dir.join("manifest.json"));
+    assert!(
+        m["measurements"]["samplers"]["fpm_net_samples"].as_u64() >= Some(5),
+        "{m}"
+    );
+    let r = json(&dir.join("report.json"));
+    let top = r["steps"].as_array().unwrap().last().unwrap();
+    let src = &top["server"]["sources"];
+    eprintln!("exp3sat-failfast --quick top step fpm_net: {src}");
+    let get = |k: &str| src[k].as_f64().unwrap_or_else(|| panic!("no {k} in {src}"));
+    assert_eq!(get("fpm_net.send_q"), 32.0);
+    assert_eq!(get("fpm_net.recv_q_max"), 33.0, "backlog + 1: {src}");
+    assert!(get("fpm_net.overflows_per_s") >= 1.0, "{src}");
+}

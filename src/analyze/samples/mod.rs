@@ -4,6 +4,7 @@
 mod apps;
 mod cpus;
 mod host;
+mod kernel;
 mod memory;
 mod series;
 pub(crate) mod sources;

@@ -48,7 +48,7 @@ pub(crate) enum Agg {
 }
 
 /// The sources the analysis reads through this registry.
-pub(crate) const ROWS: &[SourceRow] = &[NGINX];
+pub(crate) const ROWS: &[SourceRow] = &[NGINX, super::kernel::FPM_NET];
 
 /// nginx's `stub_status` (the php lab's `nginx` source, `samples/nginx.jsonl`).
 const NGINX: SourceRow = SourceRow {
@@ -118,7 +118,12 @@ const NGINX: SourceRow = SourceRow {
     ],
 };
 
-const fn fig(name: &'static str, column: &'static str, agg: Agg, help: &'static str) -> Figure {
+pub(super) const fn fig(
+    name: &'static str,
+    column: &'static str,
+    agg: Agg,
+    help: &'static str,
+) -> Figure {
     Figure {
         name,
         column,
