@@ -21,6 +21,7 @@ pub mod samples;
 pub mod stats;
 pub mod student;
 pub mod summary;
+pub mod trigger;
 pub mod usl;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};

@@ -465,6 +465,10 @@ pub struct Report {
     /// Recovery after overload (`load.recover_rps`): drain, p95 back, work wasted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<super::recovery::Recovery>,
+    /// The trigger and whether goodput came back after it (`load.trigger`), from the manifest
+    /// and the per-second rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<super::trigger::TriggerReport>,
     /// The Universal Scalability Law fitted to a closed-model run's clean steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usl: Option<super::usl::UslSweep>,

@@ -206,6 +206,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         injected: Vec::new(),
         host_speed: None,
         recovery,
+        trigger: None,
         usl,
     })
 }
@@ -273,6 +274,7 @@ pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
         injected: Vec::new(),
         host_speed: None,
         recovery: None,
+        trigger: None,
         usl: None,
     }
 }

@@ -49,6 +49,8 @@ fn checks(file: &Path, e: &Experiment, names: Option<&dyn Names>) -> Vec<Diagnos
     super::bounds::check_bounds(file, e, &mut d);
     check_load(file, e, &mut d);
     super::pause::check_pause(file, e, &mut d);
+    super::drop::check_drop(file, e, &mut d);
+    super::drop::check_trigger(file, e, &mut d);
     super::claims::check_claims(file, e, names, &mut d);
     super::fit::check_fit(file, e, &mut d);
     d

@@ -8,6 +8,7 @@ pub mod pause;
 pub(crate) mod planning;
 pub(crate) mod show;
 pub(crate) mod show_fit;
+pub mod trigger;
 pub mod turns;
 
 use crate::experiment::validate::{vus_needed_at_slo, vus_needed_at_timeout};
@@ -186,6 +187,12 @@ pub struct Plan {
     /// The freeze of the app in the first step (`load.pause`), when the experiment has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<pause::PausePlan>,
+    /// The drop profile's clients (`load.drop`): the load runs drop.js instead of stepped.js.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<crate::experiment::DropLoad>,
+    /// The trigger in one step (`load.trigger`), when the experiment has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<trigger::TriggerPlan>,
     /// This side's turns when `perflab compare` interleaves two stacks step by step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<Turns>,
@@ -295,9 +302,19 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         abort,
         k6_env: BTreeMap::new(),
         pause: None,
+        drop: l.drop.clone(),
+        trigger: None,
         turns: None,
     };
     plan.pause = pause_plan(l, plan.steps.first(), hold);
+    let spans: Vec<trigger::StepSpan> = (plan.steps.iter())
+        .map(|s| trigger::StepSpan {
+            target: s.target,
+            hold_start_s: s.hold_start_s,
+            hold_end_s: s.hold_end_s,
+        })
+        .collect();
+    plan.trigger = trigger::plan(l, &spans, hold);
     plan.k6_env = k6_env(&plan);
     plan
 }
@@ -558,6 +575,9 @@ fn k6_env(p: &Plan) -> BTreeMap<String, String> {
     }
     if let Some(p99) = p.slo_p99_ms {
         set("SLO_P99_MS", fmt_num(p99));
+    }
+    if let Some(d) = p.drop.as_ref().filter(|_| p.script == Script::Stepped) {
+        trigger::drop_env(d, &mut env);
     }
     env
 }

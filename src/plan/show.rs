@@ -73,6 +73,7 @@ fn render_load(out: &mut impl Write, r: &Resolved) -> std::io::Result<()> {
     let p = &r.plan;
     let l = &r.experiment.load;
     let script = match p.script {
+        Script::Stepped if p.drop.is_some() => "drop.js",
         Script::Stepped => "stepped.js",
         Script::Breakpoint => "breakpoint.js",
     };

@@ -66,6 +66,8 @@ pub(super) struct RoundState {
     pub progress: Option<Progress>,
     /// The app's freeze during this load (`load.pause`).
     pub freeze: Option<super::freeze::Scheduled>,
+    /// The trigger during this load (`load.trigger`).
+    pub trigger: Option<super::trigger::Scheduled>,
     /// The host's speed was read before the first load of the round (a `--fit` restack warms
     /// up again: that first reading stays the round's).
     pub speed_before: bool,
@@ -281,6 +283,14 @@ impl Engine for DockerEngine<'_> {
             let f = super::freeze::schedule(self.env.docker, ids, &load.label, al, p);
             self.round.freeze = Some(f);
         }
+        if let Some(p) = &load.plan.trigger {
+            let stack = self.stack()?;
+            let id = (stack.containers.values())
+                .find(|c| c.role.column() == p.role)
+                .map(|c| c.id.clone());
+            let t = super::trigger::schedule(self.env.docker, id, &stack.entry_url, al, p);
+            self.round.trigger = Some(t);
+        }
         Ok(())
     }
 
@@ -307,6 +317,9 @@ impl Engine for DockerEngine<'_> {
     ) -> Result<Vec<GeneratorEnd>> {
         if let Some(f) = self.round.freeze.take() {
             rec.push(Record::Freeze(f.finish().await));
+        }
+        if let Some(t) = self.round.trigger.take() {
+            rec.push(Record::Trigger(t.finish().await));
         }
         self.collect_generators(load, statuses, rec).await
     }
@@ -342,6 +355,10 @@ impl Engine for DockerEngine<'_> {
         if let Some(f) = self.round.freeze.take() {
             // a load that failed while measuring left its freeze: thaw before removing
             f.finish().await;
+        }
+        if let Some(t) = self.round.trigger.take() {
+            // and its CPU cut: lifted before removing
+            t.finish().await;
         }
         let mut r = Self::teardown_on(self.env.docker, &run_id).await;
         let lg = self.env.loadgen;

@@ -71,6 +71,9 @@ pub struct Measurements {
     pub freezes: Vec<crate::analyze::omission::Freeze>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub omission: Option<crate::analyze::omission::Omission>,
+    /// The trigger of a load (`load.trigger`) as it happened.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<crate::analyze::trigger::TriggerEvent>,
     /// The calibration and the fitted numbers (`perflab run --fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<crate::analyze::fit::FitRecord>,

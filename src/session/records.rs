@@ -41,6 +41,8 @@ pub enum Record {
     HostSpeedAfter(SpeedReading),
     /// The app's freeze during a load (`load.pause`).
     Freeze(Freeze),
+    /// The trigger of a load (`load.trigger`).
+    Trigger(crate::analyze::trigger::TriggerEvent),
     /// The k6 command line of the load.
     K6Command(Option<String>),
     K6VusAllocated(u64),
@@ -114,7 +116,8 @@ impl Record {
             | Record::Warmup(_)
             | Record::HostSpeedBefore(_)
             | Record::HostSpeedAfter(_)
-            | Record::Freeze(_) => false,
+            | Record::Freeze(_)
+            | Record::Trigger(_) => false,
         }
     }
 }
@@ -156,6 +159,7 @@ fn apply_one(r: Record, m: &mut Manifest) {
             }
         }
         Record::Freeze(f) => ms.freezes.push(f),
+        Record::Trigger(t) => ms.triggers.push(t),
         Record::K6Command(c) => ms.k6_command = c,
         Record::K6VusAllocated(v) => ms.k6_vus_allocated = Some(v),
         Record::K6Resume(r) => ms.k6_resume = Some(r),

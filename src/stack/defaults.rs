@@ -42,6 +42,8 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
             recover_rps: None,
             recover_s: None,
             pause: None,
+            drop: None,
+            trigger: None,
         },
     }
 }
