@@ -17,7 +17,8 @@ pub const BACK_RUN_S: usize = 5;
 pub const STEADY_SHARE: f64 = 0.95;
 /// The seconds after the step's start left out of the baseline (the jump to the rate).
 pub const SETTLE_S: i64 = 2;
-/// The stuck run's figures are over the step's last this many seconds.
+/// The figures at the step's end are over its last this many seconds (fewer when the trigger
+/// ended less than this plus half the stated time before the step's end).
 pub const END_S: i64 = 10;
 
 /// The trigger as it happened (the orchestrator's clock), in the manifest.
@@ -90,7 +91,8 @@ pub struct TriggerReport {
     pub why_na: Option<String>,
     /// Before the trigger, from the step's start (after `SETTLE_S`), s relative to the trigger.
     pub before: Option<Rates>,
-    /// The step's last `END_S` seconds.
+    /// The step's last `END_S` seconds, from half the stated time after the trigger at the
+    /// earliest.
     pub end: Option<Rates>,
     /// Seconds from the trigger's end until goodput held `BACK_SHARE` of its level before for
     /// `BACK_RUN_S` seconds (None: not within the step).
@@ -172,7 +174,9 @@ pub fn judge(event: &TriggerEvent, rows: &[SecondRow]) -> TriggerReport {
     let back = (lifted..end - BACK_RUN_S as i64 + 1)
         .find(|s| (0..BACK_RUN_S as i64).all(|k| ok_at(s + k) >= BACK_SHARE * b.ok_per_s))
         .map(|s| (s - lifted) as f64);
-    let end_rates = rates(rows, (end - END_S).max(lifted), end, rate, t0);
+    // the step's last seconds, none of them in the first half of the stated time
+    let settled = lifted + (event.recover_within_s / 2.0).ceil() as i64;
+    let end_rates = rates(rows, (end - END_S).max(settled), end, rate, t0);
     let recovered = back.is_some_and(|s| s <= event.recover_within_s);
     TriggerReport {
         event: event.clone(),

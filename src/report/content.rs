@@ -7,6 +7,7 @@ mod memory;
 mod omission;
 mod recovery;
 mod steps;
+mod trigger;
 mod usl;
 
 pub use checks::checks_blocks;
@@ -15,6 +16,7 @@ pub use memory::memory_block;
 pub use omission::omission_block;
 pub use recovery::recovery_block;
 pub use steps::{persec_block, steps_block};
+pub use trigger::{classes, classes_block, trigger_block};
 pub use usl::usl_block;
 
 use super::table::Table;
@@ -320,6 +322,8 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.extend(refine_block(r));
     v.extend(omission_block(r));
     v.extend(recovery_block(r));
+    v.extend(trigger_block(r));
+    v.extend(classes_block(r));
     v.extend(usl_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));

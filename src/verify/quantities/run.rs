@@ -190,7 +190,7 @@ quantities! {
             => "s from the trigger's end until goodput held 90 % of its level before it for 5 s"
             => trigger(r, |t| t.back_after_s, "goodput back within the step")?,
         TriggerAmplification "trigger_amplification"
-            => "requests per user arrival over the trigger step's last 10 s (retries included)"
+            => "requests per user arrival over the trigger step's last 10 s, from half the stated time after it at the earliest (retries included)"
             => trigger(r, |t| t.end.map(|e| e.amplification), "the step's end")?,
         TriggerAmplificationBefore "trigger_amplification_before"
             => "requests per user arrival before the trigger"
