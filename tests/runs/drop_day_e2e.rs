@@ -78,6 +78,17 @@ fn check_classes(dir: &std::path::Path, r: &Value) {
     }
 }
 
+/// One `--quick` run of `id` (a 10 s CPU cut) with its cut and counters checked: its run
+/// folder, the trigger's report and the step's.
+fn run_cut(id: &str) -> (tempfile::TempDir, Value, Value) {
+    let (out, dir) = run_quick(id, &[]);
+    let r = json(&dir.join("report.json"));
+    let t = check_cut(&r, 10.0);
+    check_classes(&dir, &r);
+    let top = r["steps"].as_array().unwrap().last().unwrap().clone();
+    (out, t, top)
+}
+
 /// The outcome when the baseline was steady, else the report's n/a with its reason.
 fn outcome(t: &Value, id: &str) -> Option<String> {
     let out = t["outcome"].as_str().unwrap().to_string();
@@ -100,11 +111,7 @@ fn outcome(t: &Value, id: &str) -> Option<String> {
 #[test]
 fn the_seeds_bugs_stay_stuck_after_the_cut_with_retries_amplifying_the_load() {
     let _serial = crate::serial();
-    let (_out, dir) = run_quick("drop-stuck", &[]);
-    let r = json(&dir.join("report.json"));
-    let t = check_cut(&r, 10.0);
-    check_classes(&dir, &r);
-    let top = r["steps"].as_array().unwrap().last().unwrap().clone();
+    let (_out, t, top) = run_cut("drop-stuck");
     let src = &top["server"]["sources"];
     assert!(
         f(src, "front.open_sockets_max") > 16.0,
@@ -127,11 +134,7 @@ fn the_seeds_bugs_stay_stuck_after_the_cut_with_retries_amplifying_the_load() {
 #[test]
 fn the_fixes_recover_from_the_same_cut() {
     let _serial = crate::serial();
-    let (_out, dir) = run_quick("drop-recovered", &[]);
-    let r = json(&dir.join("report.json"));
-    let t = check_cut(&r, 10.0);
-    check_classes(&dir, &r);
-    let top = r["steps"].as_array().unwrap().last().unwrap().clone();
+    let (_out, t, top) = run_cut("drop-recovered");
     let src = &top["server"]["sources"];
     assert!(
         f(src, "front.open_sockets_max") <= 16.0,
