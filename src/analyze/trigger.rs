@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::model::SecondRow;
 
-/// Goodput is back once it holds at least this share of its pre-trigger level.
+/// Goodput is back once it holds at least this share of its pre-trigger level ...
 pub const BACK_SHARE: f64 = 0.9;
-/// ... over this many seconds in a row.
+/// ... in the mean of every this many seconds from then to the step's end (a burst of late
+/// answers right after the trigger that collapses again is not a recovery).
 pub const BACK_RUN_S: usize = 5;
 /// The baseline is steady when goodput is at least this share of the arrivals (a run whose
 /// system did not serve its rate before the trigger has nothing to recover to).
@@ -94,8 +95,8 @@ pub struct TriggerReport {
     /// The step's last `END_S` seconds, from half the stated time after the trigger at the
     /// earliest.
     pub end: Option<Rates>,
-    /// Seconds from the trigger's end until goodput held `BACK_SHARE` of its level before for
-    /// `BACK_RUN_S` seconds (None: not within the step).
+    /// Seconds from the trigger's end until goodput held `BACK_SHARE` of its level before in
+    /// every `BACK_RUN_S` seconds from then to the step's end (None: not within the step).
     pub back_after_s: Option<f64>,
     /// end goodput / goodput before.
     pub goodput_ratio: Option<f64>,
@@ -123,6 +124,24 @@ fn rates(rows: &[SecondRow], from: i64, to: i64, rate: f64, t0: i64) -> Option<R
             f64::NAN
         },
     })
+}
+
+/// The first second from `from` on whose every `BACK_RUN_S`-second mean of goodput up to
+/// `end` is at least `level`; None when the last such window is under it.
+fn back_from(rows: &[SecondRow], from: i64, end: i64, level: f64) -> Option<i64> {
+    let ok_at = |t: i64| {
+        rows.iter()
+            .find(|r| r.t == t)
+            .map_or(0.0, |r| f64::from(r.ok))
+    };
+    let n = BACK_RUN_S as i64;
+    let mean = |s: i64| (s..s + n).map(ok_at).sum::<f64>() / n as f64;
+    let last = end - n;
+    if last < from || mean(last) < level {
+        return None;
+    }
+    let failing = (from..=last).rev().find(|s| mean(*s) < level);
+    Some(failing.map_or(from, |s| s + 1))
 }
 
 /// The outcome of a run's trigger over its per-second rows (`Report::timeline`).
@@ -166,14 +185,7 @@ pub fn judge(event: &TriggerEvent, rows: &[SecondRow]) -> TriggerReport {
             before,
         );
     }
-    let ok_at = |t: i64| {
-        rows.iter()
-            .find(|r| r.t == t)
-            .map_or(0.0, |r| f64::from(r.ok))
-    };
-    let back = (lifted..end - BACK_RUN_S as i64 + 1)
-        .find(|s| (0..BACK_RUN_S as i64).all(|k| ok_at(s + k) >= BACK_SHARE * b.ok_per_s))
-        .map(|s| (s - lifted) as f64);
+    let back = back_from(rows, lifted, end, BACK_SHARE * b.ok_per_s).map(|s| (s - lifted) as f64);
     // the step's last seconds, none of them in the first half of the stated time
     let settled = lifted + (event.recover_within_s / 2.0).ceil() as i64;
     let end_rates = rates(rows, (end - END_S).max(settled), end, rate, t0);
@@ -258,6 +270,18 @@ mod tests {
         let e = r.end.unwrap();
         assert_eq!((e.amplification, e.ok_per_s), (4.0, 3.0));
         assert!((r.goodput_ratio.unwrap() - 3.0 / 40.0).abs() < 1e-9);
+    }
+
+    /// A burst of late answers right after the cut, then goodput collapses: stuck.
+    #[test]
+    fn a_burst_after_the_trigger_that_collapses_again_is_stuck() {
+        let mut rows = run(None, 6);
+        for r in rows.iter_mut().filter(|r| (1025..1031).contains(&r.t)) {
+            r.ok = 70;
+        }
+        let r = judge(&event(1020, 1025), &rows);
+        assert_eq!((r.outcome, r.back_after_s), (Outcome::Stuck, None));
+        assert_eq!(r.end.unwrap().amplification, 6.0);
     }
 
     #[test]

@@ -64,7 +64,7 @@ fn verdict(t: &TriggerReport) -> String {
             t.why_na.as_deref().unwrap_or("?")
         ),
         Outcome::Recovered => format!(
-            "outcome: RECOVERED: goodput back at 90 % of its level before the trigger {:.0} s after it ended (stated: within {within:.0} s)",
+            "outcome: RECOVERED: goodput back at 90 % of its level before the trigger {:.0} s after it ended and held to the step's end (stated: within {within:.0} s)",
             t.back_after_s.unwrap_or(0.0)
         ),
         Outcome::Stuck => {

@@ -187,7 +187,7 @@ quantities! {
             => "1 when goodput came back to its pre-trigger level within the stated time, 0 when stuck (n/a without a steady state before the trigger)"
             => trigger(r, |t| Some(b(t.outcome == Outcome::Recovered)), "the outcome")?,
         TriggerBackS "trigger_back_s"
-            => "s from the trigger's end until goodput held 90 % of its level before it for 5 s"
+            => "s from the trigger's end until goodput held 90 % of its level before it in every 5 s to the step's end"
             => trigger(r, |t| t.back_after_s, "goodput back within the step")?,
         TriggerAmplification "trigger_amplification"
             => "requests per user arrival over the trigger step's last 10 s, from half the stated time after it at the earliest (retries included)"
