@@ -14,6 +14,22 @@ fn f(v: &Value, k: &str) -> f64 {
     v[k].as_f64().unwrap_or_else(|| panic!("no {k} in {v}"))
 }
 
+/// A `front.*` figure of the step, or None when the report says why it is not measured (the
+/// front's status page, read every 2 s, may miss readings while the storm holds its event
+/// loop: a counter's rate then has too few readings in the window).
+fn front(r: &Value, top: &Value, k: &str) -> Option<f64> {
+    let v = top["server"]["sources"][k].as_f64();
+    if v.is_none() {
+        let unusable = r["unusable"].to_string();
+        assert!(
+            unusable.contains(k),
+            "{k} neither measured nor said why: {unusable}"
+        );
+        eprintln!("not judged: {k} unusable");
+    }
+    v
+}
+
 /// The trigger as recorded: applied, lifted about `for_s` later, the backend's CPU held under
 /// its cut meanwhile (cgroup samples, % of one core, with a sample period's slack).
 fn check_cut(r: &Value, for_s: f64) -> Value {
@@ -80,13 +96,13 @@ fn check_classes(dir: &std::path::Path, r: &Value) {
 
 /// One `--quick` run of `id` (a 10 s CPU cut) with its cut and counters checked: its run
 /// folder, the trigger's report and the step's.
-fn run_cut(id: &str) -> (tempfile::TempDir, Value, Value) {
+fn run_cut(id: &str) -> (tempfile::TempDir, Value, Value, Value) {
     let (out, dir) = run_quick(id, &[]);
     let r = json(&dir.join("report.json"));
     let t = check_cut(&r, 10.0);
     check_classes(&dir, &r);
     let top = r["steps"].as_array().unwrap().last().unwrap().clone();
-    (out, t, top)
+    (out, r, t, top)
 }
 
 /// The outcome when the baseline was steady, else the report's n/a with its reason.
@@ -111,16 +127,13 @@ fn outcome(t: &Value, id: &str) -> Option<String> {
 #[test]
 fn the_seeds_bugs_stay_stuck_after_the_cut_with_retries_amplifying_the_load() {
     let _serial = crate::serial();
-    let (_out, t, top) = run_cut("drop-stuck");
-    let src = &top["server"]["sources"];
-    assert!(
-        f(src, "front.open_sockets_max") > 16.0,
-        "unbounded sockets: {src}"
-    );
-    assert!(
-        f(src, "front.stampede_fills_per_s") > 0.0,
-        "no single-flight: {src}"
-    );
+    let (_out, r, t, top) = run_cut("drop-stuck");
+    if let Some(s) = front(&r, &top, "front.open_sockets_max") {
+        assert!(s > 16.0, "unbounded sockets: {s}");
+    }
+    if let Some(s) = front(&r, &top, "front.stampede_fills_per_s") {
+        assert!(s > 0.0, "no single-flight: {s}");
+    }
     if let Some(out) = outcome(&t, "drop-stuck") {
         assert_eq!(out, "stuck", "{t}");
         assert!(f(&t["end"], "amplification") >= 2.0, "retries amplify: {t}");
@@ -134,17 +147,13 @@ fn the_seeds_bugs_stay_stuck_after_the_cut_with_retries_amplifying_the_load() {
 #[test]
 fn the_fixes_recover_from_the_same_cut() {
     let _serial = crate::serial();
-    let (_out, t, top) = run_cut("drop-recovered");
-    let src = &top["server"]["sources"];
-    assert!(
-        f(src, "front.open_sockets_max") <= 16.0,
-        "bounded sockets: {src}"
-    );
-    assert_eq!(
-        f(src, "front.stampede_fills_per_s"),
-        0.0,
-        "single-flight: {src}"
-    );
+    let (_out, r, t, top) = run_cut("drop-recovered");
+    if let Some(s) = front(&r, &top, "front.open_sockets_max") {
+        assert!(s <= 16.0, "bounded sockets: {s}");
+    }
+    if let Some(s) = front(&r, &top, "front.stampede_fills_per_s") {
+        assert_eq!(s, 0.0, "single-flight");
+    }
     if let Some(out) = outcome(&t, "drop-recovered") {
         assert_eq!(out, "recovered", "{t}");
         assert!(f(&t["end"], "amplification") <= 1.2, "the budget: {t}");
