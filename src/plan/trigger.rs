@@ -59,10 +59,12 @@ pub(crate) fn plan(l: &LoadSettings, steps: &[StepSpan], hold: u32) -> Option<Tr
         },
         at_s,
         cut: t.cut.unwrap_or(0.0),
-        role: t
-            .role
-            .clone()
-            .unwrap_or_else(|| crate::experiment::DEFAULT_TRIGGER_ROLE.to_string()),
+        role: match t.kind {
+            // a flush goes to the front through the entry point
+            TriggerKind::Flush => "front".to_string(),
+            TriggerKind::Cpu => (t.role.clone())
+                .unwrap_or_else(|| crate::experiment::DEFAULT_TRIGGER_ROLE.to_string()),
+        },
         step_target: step.target,
         hold_start_s: step.hold_start_s,
         hold_end_s: step.hold_end_s,
