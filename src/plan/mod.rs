@@ -256,6 +256,8 @@ fn pause_plan(l: &LoadSettings, first: Option<&Step>, hold: u32) -> Option<pause
 pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
     let l = &e.load;
     let (hold, ramp, warmup, quick) = durations(l, opts);
+    let trigger_scale = trigger::scale(l, hold);
+    let hold = trigger::quick_hold(l, hold, trigger_scale);
     let stepped = l.script == Script::Stepped;
     let (ramp, warmup) = if stepped { (0, 0) } else { (ramp, warmup) };
     let mut tl = timeline(l, hold, ramp, warmup);
@@ -314,7 +316,7 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
             hold_end_s: s.hold_end_s,
         })
         .collect();
-    plan.trigger = trigger::plan(l, &spans, hold);
+    plan.trigger = trigger::plan(l, &spans, trigger_scale);
     plan.k6_env = k6_env(&plan);
     plan
 }
