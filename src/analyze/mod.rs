@@ -22,6 +22,7 @@ pub mod samples;
 pub mod stats;
 pub mod student;
 pub mod summary;
+pub mod trigger;
 pub mod usl;
 
 pub use model::{AnalyzeJson, LoadModel, Params, Report, Verdict};

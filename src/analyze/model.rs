@@ -473,6 +473,10 @@ pub struct Report {
     /// The load's timed actions (`load.actions`: a php-fpm reload) and what followed each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<super::actions::ActionEffect>,
+    /// The trigger and whether goodput came back after it (`load.trigger`), from the manifest
+    /// and the per-second rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<super::trigger::TriggerReport>,
     /// The Universal Scalability Law fitted to a closed-model run's clean steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usl: Option<super::usl::UslSweep>,

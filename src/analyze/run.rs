@@ -211,6 +211,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         host_speed: None,
         recovery,
         actions,
+        trigger: None,
         usl,
     })
 }
@@ -279,6 +280,7 @@ pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
         host_speed: None,
         recovery: None,
         actions: Vec::new(),
+        trigger: None,
         usl: None,
     }
 }

@@ -254,14 +254,7 @@ impl Docker {
 
     /// Inspect a container: state, full id, published 127.0.0.1 ports.
     pub async fn inspect_container(&self, id: &str) -> Result<ContainerInfo> {
-        let i = self
-            .raw()
-            .inspect_container(
-                id,
-                None::<bollard::query_parameters::InspectContainerOptions>,
-            )
-            .await
-            .map_err(|e| DockerError::api(format!("inspect container {id}"), e))?;
+        let i = self.inspect_raw(id).await?;
         let state = i.state.unwrap_or_default();
         let mut host_ports = BTreeMap::new();
         let addresses: BTreeMap<String, String> = i
@@ -365,6 +358,50 @@ impl Docker {
         r.map_err(|e| DockerError::api(format!("{what} container {id}"), e))
     }
 
+    /// Cut a running container's CPU to `keep` (0 to 1) of the CPUs of its cpuset (cgroup
+    /// `cpu.max`: a quota per 100 ms period, through the Engine's container update), or lift
+    /// the quota again (`keep = None`). Returns the CPUs the quota leaves it (None: lifted).
+    pub(crate) async fn cut_cpu(&self, id: &str, keep: Option<f64>) -> Result<Option<f64>> {
+        const PERIOD_US: i64 = 100_000;
+        let (quota, cpus) = match keep {
+            Some(k) => {
+                let i = self.inspect_raw(id).await?;
+                let set = i
+                    .host_config
+                    .and_then(|h| h.cpuset_cpus)
+                    .unwrap_or_default();
+                let n = cpuset_len(&set)
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                let cpus = k.clamp(0.01, 1.0) * n as f64;
+                (
+                    ((cpus * PERIOD_US as f64).round() as i64).max(1000),
+                    Some(cpus),
+                )
+            }
+            // -1: no quota (`cpu.max` back to `max`)
+            None => (-1, None),
+        };
+        let body = bollard::models::ContainerUpdateBody {
+            cpu_period: Some(PERIOD_US),
+            cpu_quota: Some(quota),
+            ..Default::default()
+        };
+        self.raw().update_container(id, body).await.map_err(|e| {
+            DockerError::api(format!("update container {id} (cpu quota {quota})"), e)
+        })?;
+        Ok(cpus)
+    }
+
+    async fn inspect_raw(&self, id: &str) -> Result<bollard::models::ContainerInspectResponse> {
+        self.raw()
+            .inspect_container(
+                id,
+                None::<bollard::query_parameters::InspectContainerOptions>,
+            )
+            .await
+            .map_err(|e| DockerError::api(format!("inspect container {id}"), e))
+    }
+
     /// Force-remove a container and its anonymous volumes (no error if it is gone).
     pub async fn remove_container(&self, id: &str) -> Result<()> {
         let opts = RemoveContainerOptionsBuilder::default()
@@ -440,4 +477,27 @@ pub(crate) fn tar_of(files: &[(String, Vec<u8>, u32)]) -> std::io::Result<Vec<u8
         b.append_data(&mut h, path.trim_start_matches('/'), data.as_slice())?;
     }
     b.into_inner()
+}
+
+/// How many CPUs a cpuset list names (`0-1,3` is 3); None for an empty or unreadable one.
+fn cpuset_len(set: &str) -> Option<usize> {
+    let mut n = 0;
+    for part in set.split(',').filter(|p| !p.trim().is_empty()) {
+        n += match part.trim().split_once('-') {
+            Some((a, b)) => b.parse::<usize>().ok()?.checked_sub(a.parse().ok()?)? + 1,
+            None => part.trim().parse::<usize>().map(|_| 1).ok()?,
+        };
+    }
+    (n > 0).then_some(n)
+}
+
+#[cfg(test)]
+mod cpuset_tests {
+    #[test]
+    fn a_cpuset_list_counts_its_cpus() {
+        assert_eq!(super::cpuset_len("0-1,3"), Some(3));
+        assert_eq!(super::cpuset_len("1"), Some(1));
+        assert_eq!(super::cpuset_len(""), None);
+        assert_eq!(super::cpuset_len("3-1"), None);
+    }
 }

@@ -8,6 +8,7 @@ pub mod catalog;
 pub(crate) mod check_files;
 mod claims;
 pub mod diag;
+mod drop;
 pub mod fit;
 pub mod groups;
 pub(crate) mod keys;

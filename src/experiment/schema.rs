@@ -164,6 +164,14 @@ pub struct LoadSettings {
     /// reload during the collapse), each through the Docker API's exec, recorded in the manifest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<Action>,
+    /// The drop profile (seed 004, `drop.js`): weighted journeys over the lab's pages and
+    /// clients that retry; the steps are its stages, held in turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<DropLoad>,
+    /// A trigger in one step (a CPU cut on a container or a cache flush), then the same
+    /// offered rate: whether goodput comes back (issue 44's recovery test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<Trigger>,
 }
 
 /// A command run in a container of the lab at a planned instant of the load: `after_s`
@@ -193,6 +201,111 @@ pub enum ActionWindow {
     Top,
     /// The recovery phase (`load.recover_rps`, `load.recover_s`).
     Recover,
+}
+
+/// How the drop profile's clients retry a journey whose answer was not a 200.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetryPolicy {
+    /// One request per journey.
+    #[default]
+    None,
+    /// Again at once, as a refresh button does, up to `max_retries` times.
+    Immediate,
+    /// After a capped exponential backoff with full jitter: a wait drawn from 0 to
+    /// min(cap, base x 2^attempt).
+    Backoff,
+}
+
+impl RetryPolicy {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            RetryPolicy::None => "none",
+            RetryPolicy::Immediate => "immediate",
+            RetryPolicy::Backoff => "backoff",
+        }
+    }
+}
+
+/// `load.drop:`: the journeys and the clients of the drop profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropLoad {
+    /// Percent of the journeys per page (the lab's endpoints without their `/`); they sum to
+    /// 100 (seed: 40 home, 20 landing, 15 gacha, 15 raffle, 10 catalog).
+    pub journeys: std::collections::BTreeMap<String, u32>,
+    /// How a client retries a failed journey.
+    #[serde(default)]
+    pub retry: RetryPolicy,
+    /// Most retries of one journey.
+    #[serde(default = "default_max_retries")]
+    pub max_retries: u32,
+    /// Backoff's base wait (ms).
+    #[serde(default = "default_backoff_base_ms")]
+    pub backoff_base_ms: u32,
+    /// Backoff's cap (ms).
+    #[serde(default = "default_backoff_cap_ms")]
+    pub backoff_cap_ms: u32,
+    /// A retry budget: retries a client may send as a share of its requests (0 to 1; absent:
+    /// no budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_budget: Option<f64>,
+    /// Items a cold page's journey picks from (one cache key each).
+    #[serde(default = "default_items")]
+    pub items: u32,
+    /// The seed's last stage: a ramp to 0 over this many seconds after the last step (0: none).
+    #[serde(default)]
+    pub ramp_down_s: u32,
+}
+
+fn default_max_retries() -> u32 {
+    3
+}
+fn default_backoff_base_ms() -> u32 {
+    100
+}
+fn default_backoff_cap_ms() -> u32 {
+    2000
+}
+fn default_items() -> u32 {
+    50
+}
+
+/// The role a CPU cut throttles when `load.trigger.role` is absent: the storefront's backend.
+pub const DEFAULT_TRIGGER_ROLE: &str = "api";
+
+/// What a trigger does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TriggerKind {
+    /// Cut a container's CPU (cgroup `cpu.max`) to `1 - cut` of what it had, for `for_s`.
+    Cpu,
+    /// Empty the front's cache once (`POST /admin/flush`).
+    Flush,
+}
+
+/// `load.trigger:`: a short trigger in one step, then the same offered rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trigger {
+    pub kind: TriggerKind,
+    /// The step it happens in, 1 = the first (absent: the last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    /// Seconds into the step's hold at which it starts (the goodput before it is the baseline).
+    pub at_s: f64,
+    /// How long the CPU cut lasts (s; a flush is instant: 0).
+    #[serde(default)]
+    pub for_s: f64,
+    /// The share of the container's CPU a cut takes away (0 to 1: 0.9 leaves 10 %).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<f64>,
+    /// The container a CPU cut throttles, by role name (absent: the lab's backend, `api`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The stated time: goodput must be back at its pre-trigger level within this many
+    /// seconds of the trigger's end for the run to have recovered.
+    pub recover_within_s: f64,
 }
 
 fn default_model() -> Model {

@@ -50,6 +50,8 @@ fn checks(file: &Path, e: &Experiment, names: Option<&dyn Names>) -> Vec<Diagnos
     check_load(file, e, &mut d);
     super::pause::check_pause(file, e, &mut d);
     super::actions::check_actions(file, e, &mut d);
+    super::drop::check_drop(file, e, &mut d);
+    super::drop::check_trigger(file, e, &mut d);
     super::claims::check_claims(file, e, names, &mut d);
     super::fit::check_fit(file, e, &mut d);
     d

@@ -384,6 +384,12 @@ pub fn render(r: &Report, x: &Extras) -> String {
     if let Some(b) = content::actions_block(r) {
         body.push_str(&block_html(&b, "actions", &no_marks));
     }
+    if let Some(b) = content::trigger_block(r) {
+        body.push_str(&block_html(&b, "trigger", &no_marks));
+    }
+    if let Some(b) = content::classes_block(r) {
+        body.push_str(&block_html(&b, "classes", &no_marks));
+    }
     if let Some(b) = content::usl_block(r) {
         body.push_str(&block_html(&b, "usl", &no_marks));
     }

@@ -18,6 +18,7 @@ mod postgres;
 pub mod role;
 mod settings;
 pub(crate) mod source;
+mod storefront;
 pub(crate) mod templates;
 #[cfg(test)]
 mod toy;
@@ -137,6 +138,8 @@ labs! {
     Node: node, NodeSettings, Node;
     /// The tiny capacity server of seed 002 (16 workers x 40 ms), for seconds-long runs.
     Demo: demo, DemoSettings, Demo;
+    /// A storefront front over a backend API, each bug of seed 004 a setting (issue 44).
+    Storefront: storefront, StorefrontSettings, Storefront;
     /// A one-container toy app (unit tests only: `src/lab/toy.rs`).
     #[cfg(test)]
     Toy: toy, ToySettings, Toy;
@@ -461,7 +464,7 @@ pub(crate) const METRICS_PREFIX: &str = "{\"t\":";
 mod tests {
     use super::*;
 
-    fn ctx() -> StartContext {
+    pub(in crate::lab) fn ctx() -> StartContext {
         StartContext {
             password: "pw".into(),
             monitor_password: "mpw".into(),

@@ -307,11 +307,14 @@ mod tests {
         let all = shipped();
         let names = |f: fn(&Role) -> &'static str| all.iter().map(f).collect::<Vec<_>>().join(" ");
         let col = names(|r| r.column());
-        assert_eq!(col, "base pg pgbouncer fpm nginx app demo k6");
+        assert_eq!(col, "base pg pgbouncer fpm nginx app demo api front k6");
         let log = names(|r| r.log_name());
-        assert_eq!(log, "base pg pgbouncer php-fpm nginx app app k6");
+        assert_eq!(log, "base pg pgbouncer php-fpm nginx app app api front k6");
         let img = names(|r| r.image_name());
-        assert_eq!(img, "base pg pgbouncer php-fpm nginx node-app node-app k6");
+        assert_eq!(
+            img,
+            "base pg pgbouncer php-fpm nginx node-app node-app node-app node-app k6"
+        );
         let images: Vec<_> = Role::images().iter().map(|r| r.image_name()).collect();
         assert_eq!(
             images.join(" "),
@@ -335,7 +338,10 @@ mod tests {
         assert_eq!(Role::PG.slot(), Slot::Db);
         assert_eq!(Role::K6.slot(), Slot::Loadgen);
         let app: Vec<_> = shipped().into_iter().filter(|r| r.is_app_box()).collect();
-        assert_eq!(app, ["fpm", "nginx", "app", "demo"].map(named));
+        assert_eq!(
+            app,
+            ["fpm", "nginx", "app", "demo", "api", "front"].map(named)
+        );
         assert_eq!(named("demo").image(), named("app"));
         assert_eq!(named("demo").parent(), Some(Role::BASE));
         assert_eq!(Role::BASE.parent(), None);

@@ -69,6 +69,11 @@ pub(crate) fn invocation_for(
     let base = base_url.trim_end_matches('/');
     env.insert("K6_CSV_TIME_FORMAT".into(), "unix_milli".into());
     let script = match plan.script {
+        Script::Stepped if plan.drop.is_some() => {
+            // the drop profile's journeys pick their pages below the base
+            env.insert("BASE".into(), base.to_owned());
+            "drop.js"
+        }
         Script::Stepped => {
             env.insert("URL".into(), format!("{base}{}", plan.endpoint));
             "stepped.js"

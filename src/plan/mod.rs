@@ -5,10 +5,12 @@ pub mod actions;
 pub mod align;
 pub mod fit;
 pub mod layout;
+pub mod parts;
 pub mod pause;
 pub(crate) mod planning;
 pub(crate) mod show;
 pub(crate) mod show_fit;
+pub mod trigger;
 pub mod turns;
 
 use crate::experiment::schema::ActionWindow;
@@ -19,6 +21,10 @@ use std::collections::BTreeMap;
 
 pub use align::Alignment;
 pub use layout::{CpuLayout, CpuSet, Slot};
+pub use parts::{AbortPlan, K6Stage, QuickProfile, Step, VuSizing, Window, WindowKind};
+
+/// Tag value of the recovery phase's requests (key `stage`; `analyze` reads it back).
+pub(crate) const RECOVER_TAG: &str = "recover";
 
 /// Version of the plan's JSON shape (`plan.json`, manifest).
 pub(crate) const PLAN_SCHEMA_VERSION: u32 = 1;
@@ -36,120 +42,6 @@ pub struct Resolved {
 pub struct PlanOptions {
     /// Scale hold/ramp/warm-up down (CI); recorded in the plan.
     pub quick: bool,
-}
-
-/// The `--quick` profile: each duration x `factor`, rounded up, not below the floors.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct QuickProfile {
-    pub factor: f64,
-    pub min_hold_s: u32,
-    pub min_ramp_s: u32,
-    pub min_warmup_s: u32,
-    /// The experiment's own values before scaling.
-    pub original_hold_s: u32,
-    pub original_ramp_s: u32,
-    pub original_warmup_s: u32,
-}
-
-impl QuickProfile {
-    pub(crate) const FACTOR: f64 = 0.25;
-
-    fn scale(v: u32, min: u32) -> u32 {
-        if v == 0 {
-            0
-        } else {
-            ((v as f64 * Self::FACTOR).ceil() as u32).max(min).min(v)
-        }
-    }
-}
-
-/// What a window of the timeline is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WindowKind {
-    /// breakpoint.js warm-up scenario (constant arrival rate, untagged).
-    Warmup,
-    /// Linear ramp to the step's target (tagged `step:ramp`, not measured).
-    Ramp,
-    /// Hold at the target: the measured window of the step.
-    Hold,
-    /// The recovery phase after the last step (`load.recover_rps`, tagged `stage:recover`):
-    /// not a step, read by the report's recovery section.
-    Recover,
-}
-
-/// One window of the k6 timeline; offsets in seconds from k6's test start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Window {
-    pub kind: WindowKind,
-    /// Step index (0-based) for ramp/hold windows.
-    pub step: Option<usize>,
-    /// Offered load: rps (open) or VUs (closed); the warm-up's rate for the warm-up.
-    pub target: u32,
-    pub start_s: u32,
-    pub end_s: u32,
-    pub measured: bool,
-    /// The k6 tag value requests started in this window carry (`stage:r0150`, `step:04_rps150`, `step:ramp`).
-    pub tag: Option<String>,
-}
-
-/// One step with its hold window (the measured one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Step {
-    pub index: usize,
-    pub target: u32,
-    /// Start of the step (ramp start for breakpoint, jump for stepped).
-    pub start_s: u32,
-    pub hold_start_s: u32,
-    pub hold_end_s: u32,
-    /// Tag value selecting the step's requests: `r0150` (key `stage`) or `04_rps150` (key `step`).
-    pub tag: String,
-    /// Little's law for this step: VUs busy at the SLO latency (open model).
-    pub vus_at_slo: Option<u32>,
-    /// Closed model: nominal rate upper bound `VUs / think time`.
-    pub nominal_rps_max: Option<f64>,
-    /// Requests expected in the hold window (rate x hold), and the tail samples behind p99.
-    pub expected_requests: Option<u32>,
-    pub p99_tail_samples: Option<u32>,
-}
-
-/// One k6 stage (`{target, duration}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct K6Stage {
-    pub target: u32,
-    pub duration_s: u32,
-}
-
-impl K6Stage {
-    /// k6 duration string, e.g. `"22s"`.
-    pub(crate) fn duration(&self) -> String {
-        format!("{}s", self.duration_s)
-    }
-}
-
-/// VU sizing (arrival-rate executors) by Little's law.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VuSizing {
-    pub pre_vus: u32,
-    pub max_vus: u32,
-    /// `max step x SLO` (open) — VUs busy if every request takes the SLO.
-    pub needed_at_slo: u32,
-    /// `max step x client timeout` — VUs needed to never drop before the timeout.
-    pub needed_at_timeout: u32,
-    /// At the largest step k6 runs out of VUs once mean latency passes this (s): `max_vus / max step`.
-    pub drop_latency_s: Option<f64>,
-    pub explanation: String,
-}
-
-/// Abort guard as the script will apply it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AbortPlan {
-    pub enabled: bool,
-    /// stepped.js: cumulative p95 guard (ABORT_P95_MS); breakpoint.js: p95 of hold windows vs SLO.
-    pub p95_ms: f64,
-    pub error_rate: f64,
-    /// delayAbortEval, counted from the test start (stepped 10 s; breakpoint WARMUP + 30 s).
-    pub delay_eval_s: u32,
 }
 
 /// The resolved plan of one experiment run (written to `plan.json`).
@@ -191,6 +83,12 @@ pub struct Plan {
     /// The timed actions of the load (`load.actions`: a php-fpm reload during the collapse).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<actions::ActionPlan>,
+    /// The drop profile's clients (`load.drop`): the load runs drop.js instead of stepped.js.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop: Option<crate::experiment::DropLoad>,
+    /// The trigger in one step (`load.trigger`), when the experiment has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<trigger::TriggerPlan>,
     /// This side's turns when `perflab compare` interleaves two stacks step by step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turns: Option<Turns>,
@@ -254,6 +152,8 @@ fn pause_plan(l: &LoadSettings, first: Option<&Step>, hold: u32) -> Option<pause
 pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
     let l = &e.load;
     let (hold, ramp, warmup, quick) = durations(l, opts);
+    let trigger_scale = trigger::scale(l, hold);
+    let hold = trigger::quick_hold(l, hold, trigger_scale);
     let stepped = l.script == Script::Stepped;
     let (ramp, warmup) = if stepped { (0, 0) } else { (ramp, warmup) };
     let mut tl = timeline(l, hold, ramp, warmup);
@@ -301,6 +201,8 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         k6_env: BTreeMap::new(),
         pause: None,
         actions: Vec::new(),
+        drop: l.drop.clone(),
+        trigger: None,
         turns: None,
     };
     plan.pause = pause_plan(l, plan.steps.first(), hold);
@@ -312,6 +214,14 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
         let w = plan.windows.iter().rev().find(|w| w.kind == kind)?;
         Some((w.start_s, w.end_s))
     });
+    let spans: Vec<trigger::StepSpan> = (plan.steps.iter())
+        .map(|s| trigger::StepSpan {
+            target: s.target,
+            hold_start_s: s.hold_start_s,
+            hold_end_s: s.hold_end_s,
+        })
+        .collect();
+    plan.trigger = trigger::plan(l, &spans, trigger_scale);
     plan.k6_env = k6_env(&plan);
     plan
 }
@@ -369,9 +279,6 @@ fn timeline(l: &LoadSettings, hold: u32, ramp: u32, warmup: u32) -> Timeline {
     }
     tl
 }
-
-/// Tag value of the recovery phase's requests (key `stage`; `analyze` reads it back).
-pub(crate) const RECOVER_TAG: &str = "recover";
 
 impl Timeline {
     /// The recovery phase after the last step, when the load has one (`--quick` scales it as
@@ -572,6 +479,9 @@ fn k6_env(p: &Plan) -> BTreeMap<String, String> {
     }
     if let Some(p99) = p.slo_p99_ms {
         set("SLO_P99_MS", fmt_num(p99));
+    }
+    if let Some(d) = p.drop.as_ref().filter(|_| p.script == Script::Stepped) {
+        trigger::drop_env(d, &mut env);
     }
     env
 }

@@ -73,6 +73,7 @@ fn render_load(out: &mut impl Write, r: &Resolved) -> std::io::Result<()> {
     let p = &r.plan;
     let l = &r.experiment.load;
     let script = match p.script {
+        Script::Stepped if p.drop.is_some() => "drop.js",
         Script::Stepped => "stepped.js",
         Script::Breakpoint => "breakpoint.js",
     };
@@ -115,6 +116,12 @@ fn render_load(out: &mut impl Write, r: &Resolved) -> std::io::Result<()> {
         }
     };
     writeln!(out, "steps     {steps} {unit}; {shape}")?;
+    if let Some(d) = &p.drop {
+        writeln!(out, "journeys  {}", drop_line(d))?;
+    }
+    if let Some(t) = &p.trigger {
+        writeln!(out, "trigger   {}", trigger_line(t))?;
+    }
     if let Some(q) = &p.quick {
         writeln!(
             out,
@@ -334,4 +341,46 @@ pub(crate) fn group(
         mmss(total)
     )?;
     Ok(())
+}
+
+/// The drop profile's journeys and clients in one line.
+fn drop_line(d: &crate::experiment::DropLoad) -> String {
+    let j: Vec<String> = d
+        .journeys
+        .iter()
+        .map(|(k, v)| format!("{k} {v} %"))
+        .collect();
+    let retry = match d.retry {
+        crate::experiment::RetryPolicy::None => "no retries".to_string(),
+        r => format!(
+            "retry {} up to {} times{}",
+            r.as_str(),
+            d.max_retries,
+            d.retry_budget.map_or(String::new(), |b| format!(
+                " within a {} % budget",
+                num(b * 100.0)
+            ))
+        ),
+    };
+    format!("{}; {retry}", j.join(", "))
+}
+
+/// The trigger in one line: what, where, for how long, the stated time.
+fn trigger_line(t: &super::trigger::TriggerPlan) -> String {
+    let what = match t.kind {
+        crate::experiment::TriggerKind::Cpu => format!(
+            "CPU cut on `{}` to {} % for {} s",
+            t.role,
+            num(((1.0 - t.cut) * 1000.0).round() / 10.0),
+            num(t.for_s)
+        ),
+        crate::experiment::TriggerKind::Flush => "cache flush".to_string(),
+    };
+    format!(
+        "{what}, {} s into the {} step's hold (k6 +{} s); recovered when goodput is back within {} s",
+        num(t.at_s),
+        t.step_target,
+        num(t.start_s),
+        num(t.recover_within_s)
+    )
 }

@@ -158,7 +158,7 @@ fn markdown(out: &mut impl Write, items: &[ListItem<'_>]) -> std::io::Result<()>
 /// The aligned table of `perflab list`, fitted to `width` columns: the steps or members and
 /// the finding wrap onto continuation lines.
 fn text(out: &mut impl Write, items: &[ListItem<'_>], width: usize) -> std::io::Result<()> {
-    let headers = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"];
+    let mut headers = ["ID", "KIND", "LAB", "STEPS / MEMBERS", "FINDING (article)"];
     let cells: Vec<[String; 5]> = items
         .iter()
         .map(|i| {
@@ -180,14 +180,19 @@ fn text(out: &mut impl Write, items: &[ListItem<'_>], width: usize) -> std::io::
         cells
             .iter()
             .map(|r| r[c].chars().count())
-            .chain([headers[c].len()])
             .max()
             .unwrap_or(0)
     };
     // id, kind and lab whole; the steps a third of the rest (10 to 24 wide); the finding the
     // other two thirds
-    let mut w: Vec<usize> = (0..3).map(natural).collect();
+    let mut w: Vec<usize> = (0..3).map(|c| natural(c).max(headers[c].len())).collect();
     let avail = width.saturating_sub(w.iter().sum::<usize>() + 2 * 4);
+    if avail < headers[3].len() + headers[4].len() {
+        // too narrow for the long headers: their first words
+        headers[3] = "STEPS";
+        headers[4] = "FINDING";
+    }
+    let natural = |c: usize| natural(c).max(headers[c].len());
     let steps = natural(3).min(24).min((avail / 3).max(10));
     w.push(steps);
     w.push(avail.saturating_sub(steps).max(16));

@@ -8,6 +8,7 @@ mod memory;
 mod omission;
 mod recovery;
 mod steps;
+mod trigger;
 mod usl;
 
 pub use actions::actions_block;
@@ -17,6 +18,7 @@ pub use memory::memory_block;
 pub use omission::omission_block;
 pub use recovery::recovery_block;
 pub use steps::{persec_block, steps_block};
+pub use trigger::{classes, classes_block, trigger_block};
 pub use usl::usl_block;
 
 use super::table::Table;
@@ -323,6 +325,8 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.extend(omission_block(r));
     v.extend(recovery_block(r));
     v.extend(actions_block(r));
+    v.extend(trigger_block(r));
+    v.extend(classes_block(r));
     v.extend(usl_block(r));
     v.push(persec_block(r));
     v.extend(checks_blocks(r));

@@ -234,6 +234,16 @@ pub(crate) const GLOSSARY: &[Entry] = &[
         "coordinated omission: the open load, its closed twin and the twin corrected from its intended schedule",
     ),
     e(
+        "trigger",
+        &["span", "from s", "to s", "arrivals/s", "req/arrival"],
+        "a CPU cut or a cache flush in one step (`load.trigger`): goodput (ok/s), requests sent and user arrivals per second before it and over the step's end, s from the trigger; req/arrival = requests per arrival, retries included",
+    ),
+    e(
+        "classes",
+        &["200", "429", "5xx", "502-504", "no answer"],
+        "responses by class per step: 200, 429 (shed), any 5xx (502-504 among them), no answer (status 0: the client's timeout or a reset); other = any other status (a 404 of a cached failure)",
+    ),
+    e(
         "USL",
         &["N", "X", "X fitted", "residual"],
         "Universal Scalability Law X(N) = γN / (1 + α(N-1) + βN(N-1)) fitted to a closed run's clean steps: N the VUs, X the ok/s measured, X fitted the curve's, residual X - X fitted",

@@ -49,6 +49,9 @@ pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
     if let Ok(m) = crate::rundir::read_manifest(dir) {
         r.refine = m.measurements.refine;
         r.omission = m.measurements.omission;
+        // the measured load's trigger, judged over the run's seconds
+        r.trigger = (m.measurements.triggers.first())
+            .map(|t| crate::analyze::trigger::judge(t, &r.timeline));
         if let Some(f) = &mut r.refine {
             f.fill_goodput(r.steps.iter().map(|s| (s.target, s.ok_per_s)));
         }

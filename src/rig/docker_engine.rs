@@ -70,6 +70,8 @@ pub(super) struct RoundState {
     pub freeze: Option<super::freeze::Scheduled>,
     /// The load's timed actions (`load.actions`).
     pub actions: Option<super::actions::Scheduled>,
+    /// The trigger during this load (`load.trigger`).
+    pub trigger: Option<super::trigger::Scheduled>,
     /// The host's speed was read before the first load of the round (a `--fit` restack warms
     /// up again: that first reading stays the round's).
     pub speed_before: bool,
@@ -294,6 +296,14 @@ impl Engine for DockerEngine<'_> {
             let a = super::actions::schedule(self.env.docker, &load.plan.actions, al, of);
             self.round.actions = Some(a);
         }
+        if let Some(p) = &load.plan.trigger {
+            let stack = self.stack()?;
+            let id = (stack.containers.values())
+                .find(|c| c.role.column() == p.role)
+                .map(|c| c.id.clone());
+            let t = super::trigger::schedule(self.env.docker, id, &stack.entry_url, al, p);
+            self.round.trigger = Some(t);
+        }
         Ok(())
     }
 
@@ -326,6 +336,9 @@ impl Engine for DockerEngine<'_> {
                 .await
                 .into_iter()
                 .for_each(|r| rec.push(Record::Action(r)));
+        }
+        if let Some(t) = self.round.trigger.take() {
+            rec.push(Record::Trigger(t.finish().await));
         }
         self.collect_generators(load, statuses, rec).await
     }
@@ -364,6 +377,10 @@ impl Engine for DockerEngine<'_> {
         }
         if let Some(a) = self.round.actions.take() {
             a.finish().await;
+        }
+        if let Some(t) = self.round.trigger.take() {
+            // and its CPU cut: lifted before removing
+            t.finish().await;
         }
         let mut r = Self::teardown_on(self.env.docker, &run_id).await;
         let lg = self.env.loadgen;

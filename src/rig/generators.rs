@@ -97,7 +97,7 @@ pub(crate) fn target_base(stack: &LabStack, remote: bool) -> String {
 /// folder (no bind mount there: k6 writes inside the container, copied out at the end).
 fn script_files(lg: &LoadgenEngine, scripts_dir: &Path) -> Result<Vec<(String, Vec<u8>, u32)>> {
     let mut files = Vec::new();
-    for name in ["stepped.js", "breakpoint.js"] {
+    for name in ["stepped.js", "breakpoint.js", "drop.js"] {
         let p = scripts_dir.join(name);
         let body = std::fs::read(&p).with_context(|| format!("reading {}", p.display()))?;
         files.push((format!("{}/{name}", load::SCRIPTS_DIR), body, 0o644));

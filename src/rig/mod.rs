@@ -8,5 +8,6 @@ mod docker_load;
 mod freeze;
 pub mod generators;
 pub mod progress;
+mod trigger;
 
 pub(crate) use docker_engine::{DockerEngine, DockerEnv};

@@ -74,6 +74,9 @@ pub struct Measurements {
     /// The measured load's timed actions (`load.actions`: a php-fpm reload), as they ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<crate::analyze::actions::ActionRun>,
+    /// The trigger of a load (`load.trigger`) as it happened.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<crate::analyze::trigger::TriggerEvent>,
     /// The calibration and the fitted numbers (`perflab run --fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit: Option<crate::analyze::fit::FitRecord>,

@@ -43,6 +43,8 @@ pub enum Record {
     Freeze(Freeze),
     /// A timed action of the measured load (`load.actions`), as it ran.
     Action(crate::analyze::actions::ActionRun),
+    /// The trigger of a load (`load.trigger`).
+    Trigger(crate::analyze::trigger::TriggerEvent),
     /// The k6 command line of the load.
     K6Command(Option<String>),
     K6VusAllocated(u64),
@@ -118,6 +120,7 @@ impl Record {
             | Record::HostSpeedAfter(_)
             | Record::Freeze(_)
             | Record::Action(_) => false,
+            Record::Trigger(_) => false,
         }
     }
 }
@@ -160,6 +163,7 @@ fn apply_one(r: Record, m: &mut Manifest) {
         }
         Record::Freeze(f) => ms.freezes.push(f),
         Record::Action(a) => ms.actions.push(a),
+        Record::Trigger(t) => ms.triggers.push(t),
         Record::K6Command(c) => ms.k6_command = c,
         Record::K6VusAllocated(v) => ms.k6_vus_allocated = Some(v),
         Record::K6Resume(r) => ms.k6_resume = Some(r),

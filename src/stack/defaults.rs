@@ -43,6 +43,8 @@ pub fn lab_experiment(lab: Lab) -> Experiment {
             recover_s: None,
             pause: None,
             actions: Vec::new(),
+            drop: None,
+            trigger: None,
         },
     }
 }

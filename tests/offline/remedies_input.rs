@@ -7,7 +7,7 @@ use predicates::prelude::*;
 
 /// `experiments/<id>.yaml` with `from` replaced by `to`, validated from a temporary folder:
 /// exit 2, stdout empty, stderr holding every needle.
-fn rejects(id: &str, from: &str, to: &str, needles: &[&str]) {
+pub(crate) fn rejects(id: &str, from: &str, to: &str, needles: &[&str]) {
     let src = std::fs::read_to_string(format!("experiments/{id}.yaml")).unwrap();
     assert!(src.contains(from), "{id}.yaml has no `{from}`");
     let dir = tempfile::tempdir().unwrap();

@@ -22,7 +22,7 @@ fn unknown_lab_is_invalid_input() {
         .assert()
         .code(2)
         .stderr(contains(
-            "neither a lab (php, node, demo) nor an experiment",
+            "neither a lab (php, node, demo, storefront) nor an experiment",
         ));
 }
 

@@ -7,6 +7,7 @@ mod serial_support;
 pub use serial_support::serial;
 
 mod compare_e2e;
+mod drop_day_e2e;
 mod fit_e2e;
 #[path = "../fit_support/mod.rs"]
 mod fit_support;

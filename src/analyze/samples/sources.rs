@@ -48,7 +48,7 @@ pub(crate) enum Agg {
 }
 
 /// The sources the analysis reads through this registry.
-pub(crate) const ROWS: &[SourceRow] = &[NGINX, super::kernel::FPM_NET];
+pub(crate) const ROWS: &[SourceRow] = &[NGINX, super::kernel::FPM_NET, FRONT];
 
 /// nginx's `stub_status` (the php lab's `nginx` source, `samples/nginx.jsonl`).
 const NGINX: SourceRow = SourceRow {
@@ -117,6 +117,153 @@ const NGINX: SourceRow = SourceRow {
         ),
     ],
 };
+
+/// The storefront front's `/status` (the `front` source, `samples/front.jsonl`): its counters
+/// (`status.front`); the backend's, nested beside them, are recorded, not read back.
+const FRONT: SourceRow = SourceRow {
+    source: "front",
+    columns: &FRONT_COLUMNS,
+    parse: front_status,
+    figures: &[
+        fig(
+            "front.samples",
+            "pages",
+            Agg::Samples,
+            "front /status samples in the step",
+        ),
+        fig(
+            "front.pages_per_s",
+            "pages",
+            Agg::PerSecond,
+            "pages the front was asked for per second (retries included)",
+        ),
+        fig(
+            "front.ok_per_s",
+            "s200",
+            Agg::PerSecond,
+            "pages the front answered 200 per second (its goodput)",
+        ),
+        fig(
+            "front.not_found_per_s",
+            "s404",
+            Agg::PerSecond,
+            "pages answered 404 per second (a cached failure: the seed's sticky not-found)",
+        ),
+        fig(
+            "front.shed_per_s",
+            "s429",
+            Agg::PerSecond,
+            "pages shed with 429 at the door per second",
+        ),
+        fig(
+            "front.bad_gateway_per_s",
+            "s502",
+            Agg::PerSecond,
+            "pages answered 502 per second (a backend call failed)",
+        ),
+        fig(
+            "front.gateway_timeout_per_s",
+            "s504",
+            Agg::PerSecond,
+            "pages answered 504 per second (the front's timeout to the backend)",
+        ),
+        Figure {
+            header: Some("api calls/s"),
+            ..fig(
+                "front.backend_calls_per_s",
+                "backend_calls",
+                Agg::PerSecond,
+                "calls the front made to the backend per second",
+            )
+        },
+        fig(
+            "front.backend_timeouts_per_s",
+            "backend_timeouts",
+            Agg::PerSecond,
+            "backend calls the front gave up on (its timeout) per second",
+        ),
+        fig(
+            "front.cache_hits_per_s",
+            "cache_hits",
+            Agg::PerSecond,
+            "cache hits per second (cached failures included)",
+        ),
+        fig(
+            "front.cache_misses_per_s",
+            "cache_misses",
+            Agg::PerSecond,
+            "cache misses per second",
+        ),
+        fig(
+            "front.stampede_fills_per_s",
+            "stampede_fills",
+            Agg::PerSecond,
+            "backend calls per second for a key already being filled (no single-flight)",
+        ),
+        fig(
+            "front.joined_per_s",
+            "joined",
+            Agg::PerSecond,
+            "misses per second that joined a fill in flight (single-flight)",
+        ),
+        fig(
+            "front.failure_hits_per_s",
+            "failure_hits",
+            Agg::PerSecond,
+            "cache hits per second on a cached failure",
+        ),
+        Figure {
+            header: Some("sockets"),
+            ..fig(
+                "front.open_sockets_max",
+                "open_sockets_max",
+                Agg::Max,
+                "most sockets the front had open to the backend",
+            )
+        },
+        fig(
+            "front.queued_max",
+            "queued_max",
+            Agg::Max,
+            "most backend calls waiting in the front's agent for a socket",
+        ),
+        fig(
+            "front.inflight_max",
+            "inflight",
+            Agg::Max,
+            "most pages in flight at the front at a reading",
+        ),
+    ],
+};
+
+/// The counters of `status.front` that `FRONT` reads, in its columns' order.
+const FRONT_COLUMNS: [&str; 16] = [
+    "pages",
+    "s200",
+    "s404",
+    "s429",
+    "s502",
+    "s504",
+    "backend_calls",
+    "backend_timeouts",
+    "cache_hits",
+    "cache_misses",
+    "stampede_fills",
+    "joined",
+    "failure_hits",
+    "open_sockets_max",
+    "queued_max",
+    "inflight",
+];
+
+/// `FRONT_COLUMNS` of one line; `None` when one is missing.
+fn front_status(line: &Value) -> Option<Vec<f64>> {
+    let f = line.get("status")?.get("front")?;
+    FRONT_COLUMNS
+        .iter()
+        .map(|c| f.get(*c).and_then(Value::as_f64))
+        .collect()
+}
 
 pub(super) const fn fig(
     name: &'static str,
@@ -291,5 +438,39 @@ mod tests {
             "{:?}",
             w.unusable
         );
+    }
+}
+
+#[cfg(test)]
+mod front_tests {
+    use super::*;
+
+    fn status(t: i64, calls: u64, sockets: u64) -> Value {
+        let mut front = serde_json::Map::new();
+        for c in FRONT_COLUMNS {
+            front.insert(c.into(), 0.into());
+        }
+        front.insert("backend_calls".into(), calls.into());
+        front.insert("open_sockets_max".into(), sockets.into());
+        serde_json::json!({ "t": t, "status": { "front": front, "backend": null } })
+    }
+
+    /// The front's status lines read back into per-step figures: calls per second at the
+    /// window's edges, the most open sockets inside it; a line without the counters is left out.
+    #[test]
+    fn the_fronts_status_gives_calls_per_second_and_its_most_sockets() {
+        let mut lines: Vec<Value> = (0..10)
+            .map(|i| status(i * 1000, 50 * i as u64, 3 + (i as u64 % 4)))
+            .collect();
+        lines.push(serde_json::json!({"t": 5, "status": {"front": {"pages": 1}}}));
+        let (pts, skipped) = points(&FRONT, &lines);
+        assert_eq!((pts.len(), skipped), (10, 1));
+        let mut s = Samples::default();
+        s.sources.insert("front".into(), pts);
+        let mut w = WindowServer::default();
+        window(&s, Span::step(2000, 8000), &mut w);
+        let calls = w.sources["front.backend_calls_per_s"];
+        assert!((calls - 50.0).abs() < 1e-9, "{calls}");
+        assert_eq!(w.sources["front.open_sockets_max"], 6.0);
     }
 }

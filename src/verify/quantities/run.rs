@@ -5,6 +5,7 @@ use crate::analyze::actions::ActionEffect;
 use crate::analyze::model::{CeilingCheck, PoolCeiling, Report};
 use crate::analyze::omission::Omission;
 use crate::analyze::recovery::Recovery;
+use crate::analyze::trigger::{Outcome, TriggerReport};
 use crate::analyze::usl::UslFit;
 
 fn no_knee() -> Missing {
@@ -82,6 +83,17 @@ fn recovery(r: &Report, f: fn(&Recovery) -> Option<f64>, what: &str) -> Result<f
     need(f(x), || {
         format!("{what} not measured (not within the phase, or no php-fpm samples)")
     })
+}
+
+/// A figure of the trigger's outcome (`load.trigger`); n/a without a steady state before it.
+fn trigger(r: &Report, f: fn(&TriggerReport) -> Option<f64>, what: &str) -> Result<f64, Missing> {
+    let t = need(r.trigger.as_ref(), || {
+        "no trigger in this run (`load.trigger`)".to_string()
+    })?;
+    if let Some(why) = &t.why_na {
+        return Err(why.clone());
+    }
+    need(f(t), || format!("{what} not measured"))
 }
 
 /// The lowest step's target.
@@ -200,6 +212,23 @@ quantities! {
         ActionNon200After "action_non200_after"
             => "answers other than 200 completed within 10 s after the first timed action"
             => action(r, |a| Some(a.non200_after as f64), "the answers")?,
+        TriggerRecovered "trigger_recovered"
+            => "1 when goodput came back to its pre-trigger level within the stated time, 0 when stuck (n/a without a steady state before the trigger)"
+            => trigger(r, |t| Some(b(t.outcome == Outcome::Recovered)), "the outcome")?,
+        TriggerBackS "trigger_back_s"
+            => "s from the trigger's end until goodput held 90 % of its level before it in every 5 s to the step's end"
+            => trigger(r, |t| t.back_after_s, "goodput back within the step")?,
+        TriggerAmplification "trigger_amplification"
+            => "requests per user arrival over the trigger step's last 10 s, from half the stated time after it at the earliest (retries included)"
+            => trigger(r, |t| t.end.map(|e| e.amplification), "the step's end")?,
+        TriggerAmplificationBefore "trigger_amplification_before"
+            => "requests per user arrival before the trigger"
+            => trigger(r, |t| t.before.map(|e| e.amplification), "the baseline")?,
+        TriggerGoodputRatio "trigger_goodput_ratio"
+            => "goodput over the trigger step's last 10 s / goodput before the trigger"
+            => trigger(r, |t| t.goodput_ratio, "the step's end")?,
+        TriggerOkBefore "trigger_ok_before" => "goodput before the trigger (ok/s)"
+            => trigger(r, |t| t.before.map(|e| e.ok_per_s), "the baseline")?,
         UslAlpha "usl.alpha" => "USL contention α of a closed-model run's clean steps"
             => usl(r)?.alpha.value,
         UslAlphaLo "usl.alpha_lo" => "lower end of α's two-sided 95 % interval"
