@@ -39,6 +39,8 @@ pub struct RoomData {
     pub lock: String,
     pub updated: Option<DateTime<Utc>>,
     pub participants: Vec<Participant>,
+    /// The rounds that held the lock and ended today (UTC), oldest first (`lock::done`).
+    pub finished: Vec<crate::lock::done::Finished>,
     /// How long the last refresh took (ms).
     pub refresh_ms: f64,
 }
@@ -127,6 +129,7 @@ impl Room {
             lock: lock.display().to_string(),
             updated: Some(Utc::now()),
             participants: people,
+            finished: crate::lock::done::today(lock, Utc::now()),
             refresh_ms: t0.elapsed().as_secs_f64() * 1000.0,
         };
     }
@@ -171,6 +174,8 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 10px;text
 <div id="lock" class="note"></div>
 <table><thead><tr><th>state</th><th>user</th><th>experiment</th><th>since</th><th>expected start</th><th>expected end</th><th>now</th><th>live page</th></tr></thead><tbody id="rows"></tbody></table>
 <p id="knees"></p>
+<h2>Finished today (UTC)</h2>
+<table><thead><tr><th>ended</th><th>user</th><th>experiment</th><th>run</th><th>state</th><th>verdict</th></tr></thead><tbody id="done"></tbody></table>
 <script>
 "use strict";
 function el(tag, attrs, parent, text) {
@@ -199,6 +204,12 @@ async function tick() {
         if (p.knee) el("div", {}, knees, `${p.user}: ${p.knee}`);
       }
       if (!d.participants.length) el("tr", {}, rows).appendChild(document.createElement("td")).textContent = "nobody holds the lock or waits";
+      const done = document.getElementById("done");
+      done.replaceChildren();
+      for (const f of d.finished.slice().reverse()) {
+        const tr = el("tr", {}, done);
+        for (const v of [hm(f.ended), f.user, f.experiment, f.run, f.state, f.verdict]) el("td", {}, tr, v);
+      }
     }
   } catch (e) {}
   setTimeout(tick, 2000);

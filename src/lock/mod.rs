@@ -5,6 +5,7 @@
 //! queue beside it (`queue`). The lock path lives in a world-writable directory (`/run/lock`),
 //! so it is opened without following a symlink and must be a regular file; the folders beside
 //! it are sticky (mode 1777, as /tmp).
+pub mod done;
 mod files;
 pub mod holder;
 mod purpose;

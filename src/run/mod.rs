@@ -370,6 +370,7 @@ async fn run_rounds(
             let round = req.run_name.as_ref().map_or(round, |n| n.round);
             let o = run_one(req, env, r, round, interrupt, (None, None)).await?;
             crate::out!("{}", round_line(&r.experiment.id, round, &o));
+            record_finished(&r.experiment.id, &o);
             crate::html::index::rebuild_after_round(&req.out_root);
             let state = o.state;
             summary.rounds.push(o);
@@ -392,6 +393,31 @@ async fn run_rounds(
         }
     }
     Ok(summary)
+}
+
+/// The round's end beside the host lock, for the trainer's room (`lock::done`).
+fn record_finished(experiment_id: &str, o: &RoundOutcome) {
+    let f = crate::lock::done::Finished {
+        user: crate::owner::invoking_user(),
+        experiment: experiment_id.to_owned(),
+        run: o
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        state: state_word(o.state).to_lowercase(),
+        // a file of at most 4 KiB is read back: the line is cut well under it
+        verdict: (o
+            .verdict
+            .as_deref()
+            .or(o.reason.as_deref())
+            .unwrap_or_default())
+        .chars()
+        .take(1000)
+        .collect(),
+        ended: chrono::Utc::now(),
+    };
+    crate::lock::done::record(&crate::lock::lock_path(), &f);
 }
 
 /// The directory of the complete attempt of cell `name` of `experiment_id`, if any.

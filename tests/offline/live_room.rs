@@ -85,3 +85,50 @@ async fn twenty_participants_in_one_refresh_under_100_ms() {
     room.refresh(&lock, &client).await;
     assert!(room.data().participants.is_empty());
 }
+
+/// The room's "finished today": the rounds recorded beside the lock (`lock::done`, what each
+/// round of `perflab run` writes as it ends), newest last in `/data`, yesterday's left out, a
+/// hostile experiment name kept as text for the page's `textContent`.
+#[tokio::test]
+async fn the_rooms_finished_runs_are_todays_records() {
+    use perflab::lock::done::{Finished, record};
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("perflab.lock");
+    let now = chrono::Utc::now();
+    let fin = |exp: &str, ago_h: i64| Finished {
+        user: "ana".into(),
+        experiment: exp.into(),
+        run: "20261205T101500Z-r1".into(),
+        state: "complete".into(),
+        verdict: "last passing 90; knee 120 rps".into(),
+        ended: now - chrono::Duration::hours(ago_h),
+    };
+    // yesterday's (25 h ago is always another UTC day) and today's, in any order
+    record(&lock, &fin("exp0", 25));
+    record(&lock, &fin("<img src=x onerror=alert(1)>", 0));
+    let room = Room::default();
+    room.refresh(&lock, &reqwest::Client::new()).await;
+    let f = room.data().finished;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].experiment, "<img src=x onerror=alert(1)>");
+    let lo: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let s = Server::start(lo, None, Serve::Page, Source::Room(room.clone()))
+        .await
+        .unwrap();
+    let base = format!("http://127.0.0.1:{}", s.addr.port());
+    let j: serde_json::Value = reqwest::get(format!("{base}/data"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(j["finished"][0]["verdict"], "last passing 90; knee 120 rps");
+    let page = reqwest::get(format!("{base}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Finished today") && !page.contains("innerHTML"));
+    s.stop().await;
+}

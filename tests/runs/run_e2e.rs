@@ -320,6 +320,14 @@ fn smoke_entries_run_end_to_end() {
             assert_eq!(s["failed_rate"].as_f64(), Some(0.0), "{id}: {s}");
             assert!(s["requests"].as_u64().unwrap() > 0);
         }
+        // the round left its end beside the host lock for the trainer's room
+        let run = dir.file_name().unwrap().to_str().unwrap();
+        let done = perflab::lock::done::today(&perflab::lock::lock_path(), chrono::Utc::now());
+        assert!(
+            done.iter()
+                .any(|f| f.run == run && f.experiment == id && f.state == "complete"),
+            "{id}: no record of {run} in {done:?}"
+        );
     }
 }
 
