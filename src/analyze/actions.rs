@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::k6csv::Timeline;
 use super::samples::FpmSample;
+use super::samples::sources::SourcePoint;
 
 /// Seconds before and after an action its effect is read over.
 pub const EFFECT_WINDOW_S: i64 = 10;
@@ -52,6 +53,13 @@ pub struct ActionEffect {
     pub queue_min_after: Option<u64>,
     pub active_before: Option<u64>,
     pub active_after: Option<u64>,
+    /// The kernel's accept queue of php-fpm's listening socket (the `fpm_net` source's Recv-Q)
+    /// at the last reading before the action and the first after: what the socket held, where
+    /// php-fpm's own `listen queue` of a just re-executed master reads 0 until it counts again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_queue_before: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_queue_after: Option<u64>,
     /// php-fpm's counters restarted across the action (`accepted conn` fell): the pool was
     /// restarted, its workers with it.
     pub fpm_restarted: Option<bool>,
@@ -63,10 +71,24 @@ pub struct ActionEffect {
     pub ok_after: u64,
 }
 
-/// The effect of each action in `runs`, over php-fpm's samples `fpm` (sorted by time) and the
-/// run's per-second `timeline`.
-pub fn effects(runs: &[ActionRun], fpm: &[FpmSample], timeline: &Timeline) -> Vec<ActionEffect> {
-    runs.iter().map(|r| effect(r, fpm, timeline)).collect()
+/// The effect of each action in `runs`, over php-fpm's samples `fpm` (sorted by time), the
+/// kernel's readings of its listening socket `kernel` (`fpm_net`, sorted; its first column the
+/// accept queue) and the run's per-second `timeline`.
+pub fn effects(
+    runs: &[ActionRun],
+    fpm: &[FpmSample],
+    kernel: &[SourcePoint],
+    timeline: &Timeline,
+) -> Vec<ActionEffect> {
+    runs.iter()
+        .map(|r| {
+            let mut e = effect(r, fpm, timeline);
+            let q = |p: &SourcePoint| p.values.first().map(|v| *v as u64);
+            e.kernel_queue_before = kernel.iter().rev().find(|p| p.t < e.at_ms).and_then(q);
+            e.kernel_queue_after = kernel.iter().find(|p| p.t >= e.at_ms).and_then(q);
+            e
+        })
+        .collect()
 }
 
 fn effect(r: &ActionRun, fpm: &[FpmSample], timeline: &Timeline) -> ActionEffect {
@@ -103,6 +125,8 @@ fn effect(r: &ActionRun, fpm: &[FpmSample], timeline: &Timeline) -> ActionEffect
         queue_before: before.map(|s| s.status.listen_queue),
         queue_after: first_after.map(|s| s.status.listen_queue),
         queue_min_after,
+        kernel_queue_before: None,
+        kernel_queue_after: None,
         active_before: before.map(|s| s.status.active_processes),
         active_after: first_after.map(|s| s.status.active_processes),
         fpm_restarted: restarted,

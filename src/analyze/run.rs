@@ -183,7 +183,11 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
     let (timeline, per_second) = seconds::timeline_and_focus(&k6, &samples, &steps[0], focus);
     let access = access_rows(&samples, &steps);
     let recovery = recovery_of(&k6, &samples, &steps, params.slo_p95_ms);
-    let actions = super::actions::effects(&params.actions, &samples.fpm, &k6.timeline);
+    let kernel = samples
+        .sources
+        .get("fpm_net")
+        .map_or(&[][..], Vec::as_slice);
+    let actions = super::actions::effects(&params.actions, &samples.fpm, kernel, &k6.timeline);
     let usl = super::usl::sweep(model, &steps, params.error_budget, knee.knee);
     Ok(Report {
         source,

@@ -110,6 +110,16 @@ fn a_reload_in_the_collapse_keeps_the_backlog_and_restarts_the_pool() {
         a["queue_before"].is_u64() && a["queue_after"].is_u64(),
         "{a}"
     );
+    // the kernel's reading of the socket: the queue it held is still there after the reload
+    let (kb, ka) = (
+        a["kernel_queue_before"].as_u64(),
+        a["kernel_queue_after"].as_u64(),
+    );
+    assert!(kb.is_some() && ka.is_some(), "{a}");
+    assert!(
+        ka.unwrap() * 2 >= kb.unwrap(),
+        "the backlog survives the reload: {a}"
+    );
     for f in ["report.txt", "report.md", "report.html"] {
         let text = std::fs::read_to_string(dir.join(f)).unwrap();
         assert!(text.contains("Timed actions"), "{f}");

@@ -1,5 +1,6 @@
 use super::*;
 use crate::analyze::k6csv::SecondAgg;
+use crate::analyze::samples::sources::SourcePoint;
 use crate::sample::records::FpmStatus;
 
 fn sample(t: i64, queue: u64, active: u64, accepted: u64) -> FpmSample {
@@ -52,7 +53,19 @@ fn the_effect_reads_the_queue_the_counters_and_the_answers_around_the_action() {
             ..Default::default()
         })
         .collect();
-    let e = &effects(&[run(at, true)], &fpm, &timeline)[0];
+    // the kernel's accept queue: full before and after (php-fpm's status of the new master
+    // reads 0 at first; here 511, the reading above)
+    let kernel: Vec<SourcePoint> = [(98_500, 512.0), (100_400, 512.0), (104_500, 480.0)]
+        .map(|(t, q)| SourcePoint {
+            t,
+            values: vec![q, 511.0],
+        })
+        .to_vec();
+    let e = &effects(&[run(at, true)], &fpm, &kernel, &timeline)[0];
+    assert_eq!(
+        (e.kernel_queue_before, e.kernel_queue_after),
+        (Some(512), Some(512))
+    );
     assert!(e.ran && e.exit_code == Some(0), "{e:?}");
     assert_eq!(
         (e.queue_before, e.queue_after, e.queue_min_after),
@@ -63,9 +76,9 @@ fn the_effect_reads_the_queue_the_counters_and_the_answers_around_the_action() {
     assert_eq!((e.non200_before, e.non200_after), (0, 5));
     assert_eq!((e.ok_before, e.ok_after), (10, 20));
     // an action that did not run is read at its planned instant and says so
-    let missed = &effects(&[run(at, false)], &fpm, &timeline)[0];
+    let missed = &effects(&[run(at, false)], &fpm, &[], &timeline)[0];
     assert!(!missed.ran && missed.error.is_some(), "{missed:?}");
     // no samples: nothing to say about the queue
-    let none = &effects(&[run(at, true)], &[], &timeline)[0];
+    let none = &effects(&[run(at, true)], &[], &[], &timeline)[0];
     assert_eq!((none.queue_before, none.fpm_restarted), (None, None));
 }

@@ -43,6 +43,13 @@ pub fn actions_block(r: &Report) -> Option<Block> {
             n(a.active_after),
             a.fpm_restarted.map_or("no samples", |r| if r { "yes" } else { "no" }),
         ));
+        if a.kernel_queue_before.is_some() || a.kernel_queue_after.is_some() {
+            b.lines.push(format!(
+                "  the kernel's accept queue of php-fpm's socket (fpm_net, Recv-Q) {} before, {} after",
+                n(a.kernel_queue_before),
+                n(a.kernel_queue_after)
+            ));
+        }
         b.lines.push(format!(
             "  answers in the {EFFECT_WINDOW_S} s before / after: {} / {} not 200, {} / {} successful",
             a.non200_before, a.non200_after, a.ok_before, a.ok_after

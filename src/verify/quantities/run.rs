@@ -206,6 +206,12 @@ quantities! {
         ActionQueueMinAfter "action_queue_min_after"
             => "php-fpm's lowest listen queue within 10 s after the first timed action"
             => action(r, |a| a.queue_min_after.map(|q| q as f64), "the listen queue after")?,
+        ActionKernelQueueBefore "action_kernel_queue_before"
+            => "the kernel's accept queue of php-fpm's socket (fpm_net) at the last reading before the first timed action"
+            => action(r, |a| a.kernel_queue_before.map(|q| q as f64), "the kernel's accept queue before")?,
+        ActionKernelQueueAfter "action_kernel_queue_after"
+            => "the kernel's accept queue of php-fpm's socket (fpm_net) at the first reading after the first timed action"
+            => action(r, |a| a.kernel_queue_after.map(|q| q as f64), "the kernel's accept queue after")?,
         ActionFpmRestarted "action_fpm_restarted"
             => "1 when php-fpm's counters restarted across the first timed action (accepted conn fell)"
             => action(r, |a| a.fpm_restarted.map(b), "php-fpm's accepted conn")?,
