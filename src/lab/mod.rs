@@ -14,6 +14,7 @@ pub mod metrics;
 mod node;
 mod pgbouncer;
 mod php;
+mod php_checks;
 mod postgres;
 pub mod role;
 mod settings;
@@ -309,6 +310,11 @@ pub(crate) trait LabDescriptor: Sync {
         }
     }
     /// The CPU work injected per request (`stack.<lab>.burn_us`), for a lab that has the knob.
+    /// Whether a run of these settings reads the declared source `name` (all of them, unless a
+    /// lab keeps a costly one for the experiments that ask for it).
+    fn samples(&self, _name: &str, _stack: &StackSettings) -> bool {
+        true
+    }
     fn burn_us(&self, _stack: &StackSettings) -> Option<u32> {
         None
     }

@@ -2,7 +2,7 @@
 //! sharing a volume for the unix sockets; the pool and server configs come from `templates`.
 use super::fpm::{Listen, Pm};
 use super::pgbouncer::{self, DbVia, PGBOUNCER};
-use super::settings::{Bound, Issue, MAX_BURN_US, Section, is_true, is_zero, yes};
+use super::settings::{is_false, is_true, is_zero, yes};
 use super::source::Read;
 use super::templates::{FPM_ACCESS_LOG, NGINX_ACCESS_LOG, render_fpm, render_nginx};
 use super::*;
@@ -49,6 +49,11 @@ pub struct PhpSettings {
     /// php-fpm access log `%d %C` and nginx `$request_time $upstream_connect_time` (diag-acc).
     #[serde(default)]
     pub access_log: bool,
+    /// Read the kernel's counters of php-fpm's listening socket (the `fpm_net` source: its
+    /// accept queue, ListenOverflows): a `docker exec` every 2 s, whose CPU lands in php-fpm's
+    /// cgroup and in the engine's processes, so only the experiments that ask for it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub kernel_counters: bool,
     /// Sequential warm-up requests before measuring (opcache, persistent connections).
     #[serde(default = "default_php_warmup_requests")]
     pub warmup_requests: u32,
@@ -66,80 +71,6 @@ pub struct PhpSettings {
     /// failure is the point, exp2-pgconn). Without it that is a validation warning.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oversubscribe_reason: Option<String>,
-}
-
-impl Section for PhpSettings {
-    #[rustfmt::skip]
-    const BOUNDS: &'static [Bound<Self>] = &[
-        Bound { key: "max_children", max: 1_000.0, unit: "workers", what: "php-fpm's static pool (each worker tens of MB)", get: |p| p.max_children.into() },
-        Bound { key: "backlog", max: 65_535.0, unit: "connections", what: "listen.backlog (the kernel's somaxconn ceiling)", get: |p| p.backlog.into() },
-        Bound { key: "fastcgi_timeout_s", max: 600.0, unit: "s", what: "nginx fastcgi_connect_timeout and fastcgi_read_timeout (10 minutes)", get: |p| p.fastcgi_timeout_s.into() },
-        Bound { key: "limit_req_rps", max: 100_000.0, unit: "requests/s", what: "nginx limit_req rate (the load generator's reach)", get: |p| p.limit_req_rps.unwrap_or(0).into() },
-        Bound { key: "warmup_requests", max: 100_000.0, unit: "requests", what: "sequential warm-up requests", get: |p| p.warmup_requests.into() },
-        Bound { key: "burn_us", max: MAX_BURN_US, unit: "µs", what: "CPU burnt per request (1 s)", get: |p| p.burn_us.into() },
-        Bound { key: "pool_size", max: 10_000.0, unit: "connections", what: "PgBouncer's server connections (PostgreSQL's max_connections bound)", get: |p| p.pool_size.into() },
-    ];
-
-    /// Workers and backlog above 0; more persistent workers than PostgreSQL's connections only
-    /// with a reason, and a reason only when there are.
-    fn check(&self, stack: &StackSettings) -> Vec<Issue> {
-        let mut d = Vec::new();
-        if self.max_children == 0 {
-            d.push(Issue::error("stack.php.max_children", "must be > 0"));
-        }
-        if self.backlog == 0 {
-            d.push(Issue::error(
-                "stack.php.backlog",
-                "must be > 0 (article: 511)",
-            ));
-        }
-        if self.fastcgi_timeout_s == 0 {
-            d.push(
-                Issue::error("stack.php.fastcgi_timeout_s", "must be > 0 seconds")
-                    .help("the article's 5, or under the client's timeout to fail fast: e.g. 2"),
-            );
-        }
-        if self.limit_req_rps == Some(0) {
-            d.push(
-                Issue::error("stack.php.limit_req_rps", "must be > 0 requests/s")
-                    .help("a rate just under the knee (article: ~150 for exp1), or remove the key: no limit"),
-            );
-        }
-        d.extend(pgbouncer::check(
-            self.db_via,
-            self.pool_size,
-            &stack.postgres,
-        ));
-        let pg = stack.postgres.max_connections;
-        // Through PgBouncer the workers' connections end at the bouncer, not at PostgreSQL.
-        let over = self.persistent && self.db_via.is_direct() && self.max_children > pg;
-        match &self.oversubscribe_reason {
-            None if over => d.push(
-                Issue::warning(
-                    "stack.php.max_children",
-                    format!(
-                        "{} persistent workers > postgres max_connections {pg}: {} workers will \
-                         get `too many clients`",
-                        self.max_children,
-                        self.max_children - pg
-                    ),
-                )
-                .help(
-                    "lower max_children, raise stack.postgres.max_connections, or state why \
-                     the failures are intended in `stack.php.oversubscribe_reason`",
-                ),
-            ),
-            Some(_) if !over => d.push(
-                Issue::warning(
-                    "stack.php.oversubscribe_reason",
-                    "the persistent workers fit in postgres max_connections",
-                )
-                .help("remove oversubscribe_reason"),
-            ),
-            _ => {}
-        }
-        d
-    }
 }
 
 fn default_pool_size() -> u32 {
@@ -195,6 +126,7 @@ const INFO: LabInfo = LabInfo {
         "limit_req_rps",
         "persistent",
         "access_log",
+        "kernel_counters",
         "warmup_requests",
         "burn_us",
         "code_volumes",
@@ -432,6 +364,10 @@ impl LabDescriptor for Php {
         Ok(v)
     }
 
+    fn samples(&self, name: &str, stack: &StackSettings) -> bool {
+        name != "fpm_net" || stack.php.as_ref().is_some_and(|p| p.kernel_counters)
+    }
+
     fn collect(&self, stack: &StackSettings) -> Vec<CollectFile> {
         let mut v = vec![CollectFile {
             role: FPM,
@@ -560,6 +496,7 @@ impl LabDescriptor for Php {
                     limit_req_rps: None,
                     persistent: true,
                     access_log: false,
+                    kernel_counters: false,
                     warmup_requests: 200,
                     burn_us: 0,
                     code_volumes: true,

@@ -155,6 +155,10 @@ pub(super) fn is_true(v: &bool) -> bool {
     *v
 }
 
+pub(super) fn is_false(v: &bool) -> bool {
+    !*v
+}
+
 pub(super) fn is_zero(v: &u32) -> bool {
     *v == 0
 }

@@ -142,6 +142,7 @@ mod tests {
             limit_req_rps: None,
             persistent: true,
             access_log,
+            kernel_counters: false,
             warmup_requests: 0,
             burn_us: 0,
             code_volumes: true,

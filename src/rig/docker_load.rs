@@ -284,10 +284,15 @@ impl DockerEngine<'_> {
         if !self.env.loadgen.off_host {
             containers.extend(generators::targets(&self.round.gens));
         }
+        let settings = &self.experiment()?.stack;
         let stack = self.stack()?;
+        let lab = crate::lab::descriptor(stack.lab);
         Ok(SamplerTargets {
             containers,
-            sources: crate::lab::descriptor(stack.lab).info().sources,
+            // the sources this experiment reads (an exec source only when it asks for it)
+            sources: (lab.info().sources.iter())
+                .filter(|s| lab.samples(s.name, settings))
+                .collect(),
             entry_url: Some(stack.entry_url.clone()),
             pg: self.round.pg.clone(),
             exec: Some(crate::sample::ExecWay {

@@ -65,7 +65,7 @@ impl Samplers {
             .map(|d| SampleFile::Source(d.name))
             .collect();
         s.base.expect(&declared);
-        for decl in targets.sources {
+        for decl in targets.sources.iter().copied() {
             let (entry, pg) = (targets.entry_url.as_deref(), targets.pg.as_ref());
             let exec = targets.exec.as_ref();
             if let Some(sampler) = source::SourceSampler::new(decl, entry, pg, exec) {

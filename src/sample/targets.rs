@@ -19,7 +19,7 @@ pub(crate) struct ContainerTarget {
 pub(crate) struct SamplerTargets {
     pub containers: Vec<ContainerTarget>,
     /// The sources the lab declares (`LabInfo::sources`).
-    pub sources: &'static [SourceDecl],
+    pub sources: Vec<&'static SourceDecl>,
     /// The entry point from the host (`LabStack::entry_url`), which the HTTP sources are read
     /// below.
     pub entry_url: Option<String>,
