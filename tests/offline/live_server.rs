@@ -260,3 +260,40 @@ async fn servers_on_port_0_never_collide_and_stop_with_the_run() {
         .await;
     assert!(gone.is_err(), "the server stopped");
 }
+
+/// Bad `--live` input: exit 2 naming the flag and the fix, nothing started (no run directory).
+#[test]
+fn bad_live_flags_exit_2_and_start_nothing() {
+    let out = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (
+            &["--live", "example.org"][..],
+            "--live \"example.org\": not an address",
+        ),
+        (
+            &["--live", "0.0.0.0", "--live-token", "bad token"][..],
+            "--live-token: give 8 to 256",
+        ),
+        (
+            &["--prometheus", "nowhere"][..],
+            "--prometheus \"nowhere\": not an address",
+        ),
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_perflab"))
+            .args(["run", "demo-open", "--quick", "--out"])
+            .arg(out.path())
+            .args(args)
+            .env_remove("PERFLAB_LIVE_TOKEN")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("live page:"), "nothing served: {err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "no run directory"
+    );
+}
