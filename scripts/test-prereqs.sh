@@ -13,9 +13,16 @@ command -v docker >/dev/null 2>&1 || missing+=(docker.io)
 command -v git >/dev/null 2>&1 || missing+=(git)
 # systemd-analyze verify checks the nightly recipe's units (tests/offline/history_nightly.rs)
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
-# promtool checks the OpenMetrics text of `perflab run --prometheus` (tests/runs/live_metrics.rs)
+# promtool checks the OpenMetrics text of `perflab run --prometheus` (tests/offline/live_server.rs,
+# tests/browser/live_browser.rs)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing what the tests need; the installer's output goes to $PHASES_LOG" >&2
   apt_install "apt packages for the tests" "${missing[@]}"
+fi
+# On a systemd host Debian's prometheus starts its server, which would scrape every 15 s beside
+# the measurements: the tests need only promtool.
+if [[ " ${missing[*]:-} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi
