@@ -389,17 +389,17 @@ fn shares(w: &mut WindowServer, found: &mut Found) {
             }
         }
     }
-    if let Some(f) = w.fpm.as_mut() {
-        if let Some(v) = f.accepted_per_s.filter(|v| bad(*v)) {
-            found.push(("fpm.accepted_per_s".into(), Some(v), "below 0".into()));
-            f.accepted_per_s = None;
-        }
+    if let Some(f) = w.fpm.as_mut()
+        && let Some(v) = f.accepted_per_s.filter(|v| bad(*v))
+    {
+        found.push(("fpm.accepted_per_s".into(), Some(v), "below 0".into()));
+        f.accepted_per_s = None;
     }
-    if let Some(pg) = w.pg.as_mut() {
-        if let Some(v) = pg.commits_per_s.filter(|v| bad(*v)) {
-            found.push(("pg.commits_per_s".into(), Some(v), "below 0".into()));
-            pg.commits_per_s = None;
-        }
+    if let Some(pg) = w.pg.as_mut()
+        && let Some(v) = pg.commits_per_s.filter(|v| bad(*v))
+    {
+        found.push(("pg.commits_per_s".into(), Some(v), "below 0".into()));
+        pg.commits_per_s = None;
     }
 }
 

@@ -88,7 +88,7 @@ impl Section for NodeSettings {
         );
         issues.extend(self.unused_pool());
         // past its bound the bound's own error names it
-        if self.wait_us % 1000 != 0 && self.wait_us <= MAX_WAIT_US {
+        if !self.wait_us.is_multiple_of(1000) && self.wait_us <= MAX_WAIT_US {
             let ms = self.wait_us / 1000;
             let mut i = Issue::error(
                 "stack.node.wait_us",

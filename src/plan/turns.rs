@@ -126,7 +126,7 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
         let q = &crate::verify::quantities::Quantities;
         let cat = crate::experiment::Catalog::load(&dir, q).expect("catalog loads");
-        build(&cat.expand(id).unwrap()[0], PlanOptions { quick: true })
+        build(cat.expand(id).unwrap()[0], PlanOptions { quick: true })
     }
 
     #[test]

@@ -169,12 +169,12 @@ mod tests {
         type Line = u64;
         async fn read(&mut self, _t: i64) -> Result<u64, String> {
             self.0 += 1;
-            if self.0 == 6 {
-                if let Some(stop) = &self.1 {
-                    let _ = stop.send(true);
-                }
+            if self.0 == 6
+                && let Some(stop) = &self.1
+            {
+                let _ = stop.send(true);
             }
-            if self.0 % 3 == 0 {
+            if self.0.is_multiple_of(3) {
                 Err(format!("reading {} failed", self.0))
             } else {
                 Ok(self.0)

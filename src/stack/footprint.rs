@@ -27,9 +27,9 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
         let q = &crate::verify::quantities::Quantities;
         let cat = crate::experiment::Catalog::load(&dir, q).expect("catalog loads");
-        let node = memory_bytes(&cat.expand("2a").unwrap()[0], 2).unwrap();
-        let php = memory_bytes(&cat.expand("exp1").unwrap()[0], 2).unwrap();
-        let demo = memory_bytes(&cat.expand("demo-open").unwrap()[0], 2).unwrap();
+        let node = memory_bytes(cat.expand("2a").unwrap()[0], 2).unwrap();
+        let php = memory_bytes(cat.expand("exp1").unwrap()[0], 2).unwrap();
+        let demo = memory_bytes(cat.expand("demo-open").unwrap()[0], 2).unwrap();
         let (k6, mib) = (super::super::K6_MEMORY_BYTES, super::super::MIB);
         // two containers (PostgreSQL and the app), three for php, one for the demo
         assert!(node >= k6 + 2 * 256 * mib, "{node}");

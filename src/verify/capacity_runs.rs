@@ -30,8 +30,8 @@ pub(crate) fn render(c: &Capacity, json: bool) -> anyhow::Result<String> {
 /// The capacity of `a.experiment` over its newest `a.rounds` complete rounds under `a.out`.
 pub(crate) fn capacity(a: &Input) -> anyhow::Result<Capacity> {
     // the experiment first (the first real problem), then the flags
-    let runs_dir = a.out.join(&a.experiment);
-    if !crate::experiment::validate::valid_id(&a.experiment) || !runs_dir.is_dir() {
+    let runs_dir = a.out.join(a.experiment);
+    if !crate::experiment::validate::valid_id(a.experiment) || !runs_dir.is_dir() {
         return Err(invalid(format!(
             "{}: no runs of `{}` there; run `perflab run {} --rounds 3` first, or give --out DIR",
             runs_dir.display(),
@@ -80,7 +80,7 @@ pub(crate) fn capacity(a: &Input) -> anyhow::Result<Capacity> {
                     "capacity of {exp} over its newest {n} complete rounds: {e}\n\
                      remove copied run directories; for rounds of one configuration run `perflab run {exp} --rounds {n}` \
                      with the settings wanted (the newest rounds are used), or move the other runs out of {}",
-                    a.out.join(&a.experiment).display(),
+                    a.out.join(a.experiment).display(),
                     exp = a.experiment,
                     n = a.rounds,
                 ))

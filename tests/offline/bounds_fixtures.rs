@@ -74,7 +74,8 @@ fn every_recorded_report_holds_no_figure_beyond_its_bounds_without_a_caveat() {
         assert_caveated(&serde_json::to_value(&r).unwrap(), &f.display().to_string());
     }
     // the run directories with their raw data, analysed again
-    for dir in ["tests/fixtures/hostcpu/2a-shared"] {
+    {
+        let dir = "tests/fixtures/hostcpu/2a-shared";
         let r = analyze::analyze_run(load::run_dir(&root().join(dir)).unwrap()).unwrap();
         assert_caveated(&serde_json::to_value(&r).unwrap(), dir);
     }
