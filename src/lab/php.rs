@@ -92,6 +92,29 @@ fn default_php_warmup_requests() -> u32 {
     200
 }
 
+/// The kernel's view of php-fpm's listening socket from its network namespace (511 ->
+/// 512; read back by `analyze/samples/kernel.rs`): one `grep` in the container, keeping
+/// the lines read of files that list every connection (`tcp6`: ~150 bytes each). Sampled only
+/// with `stack.php.kernel_counters` (`Php::samples`).
+const FPM_NET: SourceDecl = SourceDecl {
+    name: "fpm_net",
+    offered_by: FPM,
+    read: Read::Exec {
+        argv: &[
+            "grep",
+            "-h",
+            "-E",
+            "^TcpExt:| 0A |^[0-9]+$|^listen.backlog",
+            "/proc/net/netstat",
+            "/proc/net/tcp",
+            "/proc/net/tcp6",
+            "/proc/sys/net/core/somaxconn",
+            "/etc/perflab/php-fpm.conf",
+        ],
+    },
+    every_ms: 2000,
+};
+
 pub(crate) struct Php;
 
 /// php-fpm running Laravel (its column `fpm`, its container `php-fpm`).
@@ -159,27 +182,7 @@ const INFO: LabInfo = LabInfo {
             },
             every_ms: 2000,
         },
-        // The kernel's view of php-fpm's listening socket from its network namespace (511 ->
-        // 512; read back by `analyze/samples/kernel.rs`): one `grep` in the container, keeping
-        // the lines read of files that list every connection (`tcp6`: ~150 bytes each).
-        SourceDecl {
-            name: "fpm_net",
-            offered_by: FPM,
-            read: Read::Exec {
-                argv: &[
-                    "grep",
-                    "-h",
-                    "-E",
-                    "^TcpExt:| 0A |^[0-9]+$|^listen.backlog",
-                    "/proc/net/netstat",
-                    "/proc/net/tcp",
-                    "/proc/net/tcp6",
-                    "/proc/sys/net/core/somaxconn",
-                    "/etc/perflab/php-fpm.conf",
-                ],
-            },
-            every_ms: 2000,
-        },
+        FPM_NET,
     ],
     assets: &[Asset {
         image: FPM,
@@ -365,7 +368,7 @@ impl LabDescriptor for Php {
     }
 
     fn samples(&self, name: &str, stack: &StackSettings) -> bool {
-        name != "fpm_net" || stack.php.as_ref().is_some_and(|p| p.kernel_counters)
+        name != FPM_NET.name || stack.php.as_ref().is_some_and(|p| p.kernel_counters)
     }
 
     fn collect(&self, stack: &StackSettings) -> Vec<CollectFile> {

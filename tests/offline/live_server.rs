@@ -7,7 +7,6 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use chrono::{TimeZone, Utc};
-use perflab::experiment::{Catalog, CatalogEntry};
 use perflab::live::server::{Serve, Server, Source};
 use perflab::live::{Begin, Feed};
 use perflab::load::live::parse_snapshot;
@@ -20,15 +19,8 @@ const HOSTILE: &str = "r1-<script>alert(1)</script>\"}\n#";
 const TOKEN: &str = "tok-0123456789";
 
 fn plan() -> plan::Plan {
-    let c = Catalog::load(
-        Path::new("experiments"),
-        &perflab::verify::quantities::Quantities,
-    )
-    .unwrap();
-    let CatalogEntry::Experiment(e) = &c.get("demo-open").unwrap().entry else {
-        panic!("demo-open is an experiment")
-    };
-    plan::build(e, PlanOptions { quick: true })
+    let e = crate::session_fit::experiment("demo-open");
+    plan::build(&e, PlanOptions { quick: true })
 }
 
 /// k6's `/v1/metrics` body with `n` requests, `r0100`'s sub-metrics and `vus`.
