@@ -86,15 +86,16 @@ pub struct ExpArgs {
     #[arg(long)]
     pub run_out: bool,
     /// A/A calibration: the same configuration (the experiment with --set) on both sides, run
-    /// in ABBA pairs; reports the host's paired noise and the smallest change it can detect,
+    /// in pairs as --design makes them; reports the host's paired noise and the smallest change it can detect,
     /// and records it under --out for later comparisons on this host to cite
     #[arg(long)]
     pub aa: bool,
-    /// How a pair is made: `rounds` (the default) runs whole rounds one after the other in ABBA
-    /// order; `steps` brings both sides' stacks up side by side and lets them take turns at each
-    /// load level within one round (readings seconds apart; measured noisier than rounds on a
-    /// loaded host, docs/regression.md); `auto` takes turns where both stacks fit the host's
-    /// memory and the load can (open model, no --fit), whole rounds otherwise, and says why
+    /// How a pair is made: `auto` (the default) loads both sides together where two stacks fit
+    /// the host's memory and the load can (open model, no --fit), whole rounds otherwise, and
+    /// says why; `together` brings both sides' stacks up side by side on the same CPUs and loads
+    /// them at the same time, each at half the plan's rates (the quietest pairs measured,
+    /// docs/regression.md); `steps` lets them take turns at each load level instead; `rounds`
+    /// runs whole rounds one after the other in ABBA order
     #[arg(long, value_enum, default_value_t)]
     pub design: crate::run::design::Wanted,
     /// Calibrate, then fit the published numbers to this host, on both sides (as `run --fit`)

@@ -6,8 +6,13 @@
 //! on both sides alike. A side waits at rate 0 while the other is loaded; each side's plan is
 //! its own timeline with those waits (`IDLE` for breakpoint.js), so each side's round is an
 //! ordinary run directory whose step windows simply have gaps between them.
+//!
+//! The together design goes one step further: both sides are loaded at the same time on the
+//! same CPUs, each at half the experiment's rates (so the host carries the load the plan
+//! names), and a pair's two readings of a level are the very same seconds: whatever the host
+//! does to its CPUs in those seconds, both sides see it.
 use super::{K6Stage, Plan, Turns};
-use crate::experiment::Model;
+use crate::experiment::{Experiment, Model};
 
 /// Why two plans cannot take turns within one round (the comparison then runs whole rounds).
 pub fn check(a: &Plan, b: &Plan) -> Result<(), String> {
@@ -35,6 +40,23 @@ pub fn check(a: &Plan, b: &Plan) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// `e` with its steps' rates and warm-up rate halved (rounded up), for a side of a pair loaded
+/// together with the other: both sides' load adds up to the experiment's. Err when halving
+/// merges two steps (they must stay strictly increasing).
+pub fn together(e: &Experiment) -> Result<Experiment, String> {
+    let mut out = e.clone();
+    let half = |v: u32| v.div_ceil(2).max(1);
+    out.load.steps = e.load.steps.iter().map(|v| half(*v)).collect();
+    out.load.warmup_rps = half(e.load.warmup_rps);
+    if out.load.steps.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(format!(
+            "halving the steps {:?} for two sides loaded together merges two of them",
+            e.load.steps
+        ));
+    }
+    Ok(out)
 }
 
 /// The two sides' plans of one interleaved round: `a`'s and `b`'s timelines with their turns.
@@ -172,6 +194,36 @@ mod tests {
             }
             assert_ne!(a.steps[0].start_s, b.steps[0].start_s);
         }
+    }
+
+    #[test]
+    fn together_halves_the_rates_and_keeps_the_timeline() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+        let q = &crate::verify::quantities::Quantities;
+        let cat = crate::experiment::Catalog::load(&dir, q).expect("catalog loads");
+        let e = cat.expand("2a").unwrap()[0];
+        let t = together(e).unwrap();
+        assert_eq!(t.load.steps[..3], [25, 50, 63]);
+        assert_eq!(t.load.warmup_rps, e.load.warmup_rps.div_ceil(2));
+        let (full, half) = (plan("2a"), build(&t, PlanOptions { quick: true }));
+        assert_eq!(
+            half.total_s, full.total_s,
+            "the same timeline at half the rate"
+        );
+        assert_eq!(half.k6_env["STEPS"], "25,50,63,75,88,100,125");
+        for (f, h) in full.steps.iter().zip(&half.steps) {
+            assert_eq!(
+                (f.hold_start_s, f.hold_end_s),
+                (h.hold_start_s, h.hold_end_s)
+            );
+            assert_eq!(h.target, f.target.div_ceil(2));
+        }
+        let mut tiny = e.clone();
+        tiny.load.steps = vec![1, 2, 3];
+        assert!(
+            together(&tiny).unwrap_err().contains("merges"),
+            "1 and 2 both halve to 1"
+        );
     }
 
     #[test]

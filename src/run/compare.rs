@@ -104,6 +104,7 @@ pub(crate) fn joining_rounds(
         suite: Some(spec.suite.as_str()),
         admits: &mut |m| joining.admits(m, spec.side) && side.admits(&Config::of(m)),
         limit: max,
+        together: matches!(joining, Joining::Batch(_)),
     };
     let mut runs = load::scan_noting(out_root, &e.id, want, skipped);
     runs.reverse();
@@ -142,6 +143,7 @@ pub(crate) fn newest_batch_of(
         suite: Some(spec.suite.as_str()),
         admits: &mut |m| tagged(m) && side.admits(&Config::of(m)),
         limit: 1,
+        together: true,
     };
     let (runs, _) = load::scan(out_root, &e.id, want);
     runs.first()
@@ -304,7 +306,10 @@ impl SideRunner for DockerSides<'_, '_> {
             &self.reqs[0].resolved[self.experiment],
             &self.reqs[1].resolved[self.experiment],
         );
-        let (pa, pb) = crate::plan::turns::for_pair(&ra.plan, &rb.plan, ta.pair);
+        let (pa, pb) = match ta.design {
+            Design::Together => (ra.plan.clone(), rb.plan.clone()),
+            _ => crate::plan::turns::for_pair(&ra.plan, &rb.plan, ta.pair),
+        };
         let with = |r: &Resolved, plan| Resolved { plan, ..r.clone() };
         let (ra, rb) = (with(ra, pa), with(rb, pb));
         let twins = Twins::default();

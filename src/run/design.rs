@@ -1,22 +1,26 @@
-//! How `perflab compare` makes its pairs (`--design`): whole rounds in ABBA order (the default),
-//! or the two sides' stacks up side by side taking turns at each load level within one round
-//! (`plan::turns`), where both stacks fit the host and the loads can take turns (`steps`, or
-//! `auto`, which falls back to whole rounds and says why).
+//! How `perflab compare` makes its pairs (`--design`): whole rounds in ABBA order, or the two
+//! sides' stacks up side by side taking turns at each load level within one round
+//! (`plan::turns`, `steps`), or both loaded at once at half the rates each (`together`,
+//! `plan::turns::together`), where both stacks fit the host and the loads can (`auto`, the
+//! default, loads them together and falls back to whole rounds, saying why).
 use crate::plan::Resolved;
 use crate::rundir::batch::Design;
 
-/// `--design`. Whole rounds by default: on the one host measured so far (a 2-CPU VM at a load
-/// average of 6-9), pairs by turns were noisier than whole rounds (A/A 2a, 6 pairs each: SD of
-/// the pairs' differences 13.2 % against 8.2 % at 50 rps) and broke at a lower level, so they
-/// are asked for until a quiet host says otherwise (docs/regression.md).
+/// `--design`. `auto` by default: both sides loaded together where two stacks fit, whole
+/// rounds otherwise. On the 2-CPU VM of 2026-12-06 the pairs' differences of the CPU signal
+/// spread 1.3-1.7 % loaded together against 8.6-10.1 % by turns and 6-7 % by whole rounds
+/// (docs/regression.md, "Pairs loaded together").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Wanted {
-    /// Turns where they can run, whole rounds otherwise.
+    /// Both sides loaded together where they can run, whole rounds otherwise.
+    #[default]
     Auto,
     /// Turns, or bad input when they cannot run.
     Steps,
+    /// Both sides loaded at the same time on the same CPUs, each at half the plan's rates; bad
+    /// input when two stacks cannot run side by side.
+    Together,
     /// Whole rounds.
-    #[default]
     Rounds,
 }
 
@@ -42,11 +46,22 @@ pub(crate) fn choose(
         false => crate::plan::turns::check(&a.plan, &b.plan)
             .and_then(|()| fits((a, b), app_cpus, available)),
     };
+    let why = why.and_then(|()| match wanted {
+        Wanted::Together | Wanted::Auto => crate::plan::turns::together(&a.experiment)
+            .and(crate::plan::turns::together(&b.experiment))
+            .map(|_| ()),
+        _ => Ok(()),
+    });
     match (why, wanted) {
+        (Ok(()), Wanted::Together | Wanted::Auto) => Ok((Design::Together, None)),
         (Ok(()), _) => Ok((Design::Steps, None)),
-        (Err(why), Wanted::Steps) => Err(format!(
-            "{}: --design steps cannot run: {why}; leave --design out to run whole rounds",
-            a.experiment.id
+        (Err(why), Wanted::Steps | Wanted::Together) => Err(format!(
+            "{}: --design {} cannot run: {why}; leave --design out to run whole rounds",
+            a.experiment.id,
+            match wanted {
+                Wanted::Steps => "steps",
+                _ => "together",
+            }
         )),
         (Err(why), _) => Ok((Design::Rounds, Some(why))),
     }
@@ -100,6 +115,10 @@ mod tests {
         let roomy = (2, Some(16 * GIB));
         assert_eq!(
             choose(Wanted::Auto, (&r, &r), false, roomy),
+            Ok((Design::Together, None))
+        );
+        assert_eq!(
+            choose(Wanted::Steps, (&r, &r), false, roomy),
             Ok((Design::Steps, None))
         );
         let (d, why) = choose(Wanted::Auto, (&r, &r), false, (2, Some(GIB))).unwrap();
@@ -118,9 +137,19 @@ mod tests {
         );
         assert_eq!(
             Wanted::default(),
-            Wanted::Rounds,
-            "turns are asked for (docs/regression.md)"
+            Wanted::Auto,
+            "loaded together where they fit (docs/regression.md)"
         );
+        assert_eq!(
+            choose(Wanted::Together, (&r, &r), false, roomy),
+            Ok((Design::Together, None))
+        );
+        let err = choose(Wanted::Together, (&r, &r), false, (2, Some(GIB))).unwrap_err();
+        assert!(err.contains("--design together cannot run"), "{err}");
+        let mut tiny = resolved("2a", true);
+        tiny.experiment.load.steps = vec![1, 2];
+        let err = choose(Wanted::Together, (&tiny, &tiny), false, roomy).unwrap_err();
+        assert!(err.contains("merges"), "{err}");
         let (d, why) = choose(Wanted::Auto, (&r, &r), false, (2, None)).unwrap();
         assert_eq!(
             (d, why.unwrap().contains("unknown")),

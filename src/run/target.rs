@@ -15,6 +15,7 @@ use crate::error::invalid;
 use crate::experiment::{self as catalog_files, Catalog, Experiment};
 use crate::plan::{self, CpuLayout, Resolved};
 use crate::rundir::batch::CompareSide;
+use crate::rundir::batch::Design;
 use crate::session::interleave::Batch;
 use crate::verify::compare::{Family, Settings};
 use crate::verify::load::{self, LoadedRun};
@@ -167,6 +168,7 @@ fn plans(
     let from_batch = a.resume || a.no_run;
     let mut out = Vec::new();
     for (i, e) in c.experiments.iter().enumerate() {
+        let design = design_of(a, c, i)?;
         let profile = (a.quick, c.fitted(a, e));
         let newest = match from_batch {
             true => c
@@ -187,6 +189,9 @@ fn plans(
         };
         let (ra, rb) = (pick(&c.sides[0]), pick(&c.sides[1]));
         one_build(e, [&ra, &rb])?;
+        if !a.no_run {
+            one_design(e, design.0, [&ra, &rb])?;
+        }
         let plan = ExperimentPlan {
             id: e.id.clone(),
             batch: Batch {
@@ -196,7 +201,7 @@ fn plans(
             },
             recorded_a: ra.iter().map(|r| r.dir.clone()).collect(),
             recorded_b: rb.iter().map(|r| r.dir.clone()).collect(),
-            design: design_of(a, c, i)?,
+            design,
         };
         out.push((plan, [ra, rb]));
     }
@@ -292,7 +297,7 @@ fn run_rounds(
     quiet: bool,
 ) -> anyhow::Result<Ran> {
     super::resolve::check_out_root(&a.out)?;
-    let req = CompareRequest {
+    let mut req = CompareRequest {
         target: format!("compare {}", a.target),
         a: side_request(a, c, 0, quiet),
         b: side_request(a, c, 1, quiet),
@@ -303,6 +308,7 @@ fn run_rounds(
         quiet,
         labels: [c.sides[0].describe(), c.sides[1].describe()],
     };
+    together_rates(&mut req, a.quick)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -317,6 +323,52 @@ fn run_rounds(
             .map(|(id, done)| (id, [done.a, done.b]))
             .collect(),
     })
+}
+
+/// Pairs loaded together run each side at half the experiment's rates
+/// (`plan::turns::together`), every round of the batch alike (a side catching up too), so the
+/// steps of both sides match. Their `plan.json` holds the halved rates and their tag says
+/// `together`: `verify`, `capacity`, `history` and `--reuse` leave such rounds out
+/// (`verify::load::scan`), only their own batch counts them.
+fn together_rates(req: &mut CompareRequest, quick: bool) -> anyhow::Result<()> {
+    for (i, p) in req.experiments.iter().enumerate() {
+        if p.design.0 != Design::Together {
+            continue;
+        }
+        for side in [&mut req.a, &mut req.b] {
+            let r = &mut side.resolved[i];
+            let e = crate::plan::turns::together(&r.experiment).map_err(invalid)?;
+            r.plan = plan::build(&e, plan::PlanOptions { quick });
+        }
+    }
+    Ok(())
+}
+
+/// A resumed batch goes on in its own design: rounds loaded together (half the rates) and
+/// rounds at the experiment's rates never meet in one batch.
+fn one_design(e: &Experiment, design: Design, sides: [&[LoadedRun]; 2]) -> anyhow::Result<()> {
+    let together = |r: &LoadedRun| {
+        let tag = r.manifest.measurements.compare.as_ref();
+        tag.is_some_and(|t| t.design == Design::Together)
+    };
+    let rounds: Vec<&LoadedRun> = sides.iter().flat_map(|s| s.iter()).collect();
+    let n = rounds.iter().filter(|r| together(r)).count();
+    let want = design == Design::Together;
+    if rounds.is_empty() || (want && n == rounds.len()) || (!want && n == 0) {
+        return Ok(());
+    }
+    let batch = if want {
+        "at the experiment's rates"
+    } else {
+        "loaded together (--design together)"
+    };
+    Err(invalid(format!(
+        "compare {}: {} of the batch's {} round(s) ran {batch}; resume it with the design it was made with (--design {})",
+        e.id,
+        if want { rounds.len() - n } else { n },
+        rounds.len(),
+        if want { "rounds or steps" } else { "together" }
+    )))
 }
 
 /// The runs side `s`'s claims compare against (`against:`): the median round of that

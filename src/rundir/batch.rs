@@ -36,6 +36,9 @@ pub enum Design {
     /// Both stacks up side by side, the sides taking turns at each load level of one round
     /// (`plan::turns`): the pair's two rounds ran at the same time.
     Steps,
+    /// Both stacks up side by side on the same CPUs and loaded at the same time, each at half the
+    /// plan's rates (`plan::turns::together`): a pair's readings of a level are the same seconds.
+    Together,
 }
 
 impl Design {
@@ -50,7 +53,15 @@ impl Design {
             Design::Steps => {
                 "sides taking turns at each load level within one round (ABBA over levels)"
             }
+            Design::Together => {
+                "sides loaded together on the same CPUs, each at half the plan's rates"
+            }
         }
+    }
+
+    /// Both sides' stacks up at once, the pair's two rounds run at the same time.
+    pub(crate) fn side_by_side(self) -> bool {
+        self != Design::Rounds
     }
 }
 

@@ -5,6 +5,8 @@
 //!   on two stacks side by side, taking turns at each load level (`plan::turns`, A B B A over
 //!   levels; A opens odd pairs, B even ones), so a pair's two readings of a level are seconds
 //!   apart;
+//! - together (`Design::Together`): both stacks side by side and loaded at the same time, each
+//!   at half the plan's rates, so a pair's two readings of a level are the same seconds;
 //! - as whole rounds (`Design::Rounds`) on a fresh stack each, in ABBA order over the pairs
 //!   (A1 B1, B2 A2, A3 B3 ...): slow drift of the host lands on both sides alike, and a linear
 //!   drift within a pair cancels over two pairs. A side behind the other (a resumed batch)
@@ -41,11 +43,16 @@ impl<M: Measurement> Measurement for Tagged<M> {
     async fn run<E: Engine>(&mut self, stage: &mut Stage<'_, E>) -> Result<(), Stop> {
         if let Some(t) = &self.tag {
             stage.manifest.measurements.compare = Some(t.clone());
-            if t.design == Design::Steps {
-                stage.manifest.caveats.push(format!(
+            match t.design {
+                Design::Steps => stage.manifest.caveats.push(format!(
                     "a comparison's pair by turns: the other side's stack was up beside this one, on the same CPUs, at rate 0 during this side's turns (its samplers ran too); {}'s steps are windows with the other side's turns between them",
                     t.side
-                ));
+                )),
+                Design::Together => stage.manifest.caveats.push(format!(
+                    "a comparison's pair loaded together: the other side's stack ran beside this one on the same CPUs and was loaded at the same time; {}'s rates are half the experiment's, so its knee and latencies are not a lone run's",
+                    t.side
+                )),
+                Design::Rounds => {}
             }
         }
         self.inner.run(stage).await
@@ -58,8 +65,9 @@ pub trait SideRunner {
     /// Round `tag.pair` of `tag.side`, its manifest tagged with `tag`. Err only when the run
     /// directory could not be made (a round that failed or was interrupted is an outcome).
     async fn round(&mut self, tag: CompareTag, interrupt: &Interrupt) -> Result<RoundOutcome>;
-    /// Both sides' rounds of one pair at the same time, taking turns at each load level
-    /// (`Design::Steps`; A takes the first level's first turn in odd pairs, B in even ones).
+    /// Both sides' rounds of one pair at the same time (`tags[0].design`): taking turns at each
+    /// load level (`Design::Steps`; A takes the first level's first turn in odd pairs, B in even
+    /// ones), or loaded together (`Design::Together`).
     async fn pair(
         &mut self,
         tags: [CompareTag; 2],
@@ -207,9 +215,10 @@ pub async fn interleave(
             break End::Interrupted;
         }
         let both_open = a.len() == b.len() && a.len() < schedule.max_rounds;
-        let states = if schedule.design == Design::Steps && both_open {
+        let states = if schedule.design.side_by_side() && both_open {
             let pair = a.len() + 1;
-            let tags = [CompareSide::A, CompareSide::B].map(|s| batch.tag(s, pair, Design::Steps));
+            let tags =
+                [CompareSide::A, CompareSide::B].map(|s| batch.tag(s, pair, schedule.design));
             let outs = runner.pair(tags.clone(), interrupt).await?;
             let mut states = Vec::new();
             for (tag, o) in tags.into_iter().zip(outs) {
@@ -221,7 +230,12 @@ pub async fn interleave(
                 CompareSide::A => a.len(),
                 CompareSide::B => b.len(),
             };
-            let tag = batch.tag(side, n + 1, Design::Rounds);
+            // a side catching up runs alone, on the batch's plan (half the rates when together)
+            let alone = match schedule.design {
+                Design::Together => Design::Together,
+                _ => Design::Rounds,
+            };
+            let tag = batch.tag(side, n + 1, alone);
             let o = runner.round(tag.clone(), interrupt).await?;
             vec![keep(&mut a, &mut b, &mut ran, tag, o)]
         };

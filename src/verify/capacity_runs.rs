@@ -59,6 +59,7 @@ pub(crate) fn capacity(a: &Input) -> anyhow::Result<Capacity> {
         suite: a.suite,
         admits: &mut |_| true,
         limit: a.rounds,
+        together: false,
     };
     let (runs, skipped) = load::scan(a.out, a.experiment, want);
     let skipped: Vec<String> = skipped.iter().map(ToString::to_string).collect();

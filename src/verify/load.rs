@@ -164,6 +164,10 @@ pub(crate) struct Want<'a> {
     pub suite: Option<&'a str>,
     pub admits: &'a mut dyn FnMut(&Manifest) -> bool,
     pub limit: usize,
+    /// Admit a comparison's rounds loaded together with the other side (at half the
+    /// experiment's rates): only their own batch asks for them; every other reader leaves them
+    /// out, since their knee and latencies are not a lone run's.
+    pub together: bool,
 }
 
 impl<'a> Want<'a> {
@@ -176,6 +180,7 @@ impl<'a> Want<'a> {
             suite,
             admits,
             limit: usize::MAX,
+            together: false,
         }
     }
 }
@@ -236,6 +241,11 @@ pub(crate) fn scan(
             );
             continue;
         }
+        if !want.together && loaded_together(&manifest) {
+            let why = "a comparison's round loaded together with its other side at half the experiment's rates: only its own batch counts it";
+            push(&mut skipped, &r.path, Left::Other(why.into()));
+            continue;
+        }
         if !(want.admits)(&manifest) {
             continue;
         }
@@ -277,6 +287,12 @@ pub(crate) fn scan(
     (out, skipped)
 }
 
+/// A comparison's round loaded together with the other side (`Design::Together`).
+fn loaded_together(m: &Manifest) -> bool {
+    let tag = m.measurements.compare.as_ref();
+    tag.is_some_and(|t| t.design == crate::rundir::batch::Design::Together)
+}
+
 fn push(skipped: &mut Vec<Skipped>, dir: &Path, why: Left) {
     skipped.push(Skipped {
         dir: dir.to_path_buf(),
@@ -307,6 +323,7 @@ pub fn newest_complete(
         suite,
         admits: &mut |_| true,
         limit: 1,
+        together: false,
     };
     scan_noting(out_root, experiment_id, want, skipped)
         .into_iter()
@@ -425,6 +442,7 @@ mod tests {
             suite: None,
             admits: &mut |_| true,
             limit: 2,
+            together: false,
         };
         assert_eq!(scan(out, "exp1", want).0.len(), 2);
         // a report is read only for a run kept: a broken one of a run left out is no news

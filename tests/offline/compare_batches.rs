@@ -289,3 +289,58 @@ fn the_held_out_aa_batches_raise_no_false_alarm() {
         assert_eq!(cal["detectable_pct"], detectable, "{batch}");
     }
 }
+
+/// A held-out A/A batch loaded together (`--design together`, 10 pairs) counts in its own batch:
+/// `--no-run` judges it as pairs loaded together. Every other reader leaves its rounds out, since
+/// they ran at half the experiment's rates beside the other side: `--reuse` of the published
+/// configuration finds none of them. Resuming it by whole rounds is bad input, naming the design.
+#[test]
+fn rounds_loaded_together_count_only_in_their_own_batch() {
+    let out = tempfile::tempdir().unwrap();
+    copy(out.path(), "2a-aa-dec06-together-2", &|_, _| {});
+    let aa = ["compare", "2a", "--aa", "--quick"];
+    let o = perflab(out.path())
+        .args(aa)
+        .args(["--no-run", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let m = json(&o);
+    let row = &m["rows"][0];
+    assert_eq!(
+        (row["rounds_a"].as_u64(), row["rounds_b"].as_u64()),
+        (Some(10), Some(10)),
+        "{err}"
+    );
+    assert!(
+        m.to_string()
+            .contains("paired over 10 pairs, each of sides loaded together"),
+        "{err}"
+    );
+    let o = perflab(out.path())
+        .args([
+            "compare",
+            "2a",
+            "--b",
+            "burn_us=1",
+            "--quick",
+            "--reuse",
+            "--no-run",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let m = json(&o);
+    assert_eq!(m["rows"][0]["rounds_a"].as_u64(), Some(0), "{m}");
+    let o = perflab(out.path())
+        .args(aa)
+        .args(["--resume", "--design", "rounds", "--no-wait"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("resume it with the design it was made with"),
+        "{err}"
+    );
+}

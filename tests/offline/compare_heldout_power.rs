@@ -15,9 +15,20 @@ use perflab::verify::compare::signals;
 
 const FIX: &str = "tests/fixtures/compare";
 
-/// Each held-out batch of `exp`: its name and its pairs' differences of the signal's logs
-/// (B - A), by pair number.
+/// Each held-out batch of `exp` by whole rounds: its name and its pairs' differences of the
+/// signal's logs (B - A), by pair number.
 fn held_out(exp: &str) -> Vec<(String, Vec<f64>)> {
+    held_out_all(exp)
+        .into_iter()
+        .filter(|(n, _)| !n.contains(TOGETHER))
+        .collect()
+}
+
+/// The held-out batches whose pairs were loaded together (`--design together`) carry this in
+/// their folder's name.
+const TOGETHER: &str = "together";
+
+fn held_out_all(exp: &str) -> Vec<(String, Vec<f64>)> {
     let mut batches: Vec<PathBuf> = std::fs::read_dir(FIX)
         .unwrap()
         .flatten()
@@ -67,13 +78,32 @@ fn sd_pct(d: &[f64]) -> f64 {
 
 #[test]
 fn power_on_held_out_pairs_is_what_the_page_says() {
-    // the CPU signal's share of the budget, as it ships beside the latency signal
-    let s = Settings::default().per_signal();
     let batches = held_out("2a");
     assert!(batches.len() >= 2, "the held-out A/A batches: {batches:?}");
+    table(batches, "both, pooled");
+}
+
+/// The same table for the pairs loaded together (docs/regression.md, "Pairs loaded together").
+#[test]
+fn power_on_held_out_pairs_loaded_together_is_what_the_page_says() {
+    let batches: Vec<(String, Vec<f64>)> = held_out_all("2a")
+        .into_iter()
+        .filter(|(n, _)| n.contains(TOGETHER))
+        .collect();
+    assert!(
+        batches.len() >= 2,
+        "the held-out A/A batches together: {batches:?}"
+    );
+    table(batches, "together, pooled");
+}
+
+/// Resample each batch and the batches pooled (`pooled_name`); every row must be on the page.
+fn table(batches: Vec<(String, Vec<f64>)>, pooled_name: &str) {
+    // the CPU signal's share of the budget, as it ships beside the latency signal
+    let s = Settings::default().per_signal();
     let pooled: Vec<f64> = batches.iter().flat_map(|(_, d)| d.clone()).collect();
     let mut rows = Vec::new();
-    let all = std::iter::once(("both, pooled".to_string(), pooled));
+    let all = std::iter::once((pooled_name.to_string(), pooled));
     for (name, d) in batches.into_iter().chain(all) {
         let mut cells = vec![format!("{} pairs, SD {:.1} %", d.len(), sd_pct(&d))];
         let mut detected = Vec::new();
@@ -83,7 +113,7 @@ fn power_on_held_out_pairs_is_what_the_page_says() {
                 // a batch alone is 6 or 10 values: its resamples repeat a pair often enough
                 // that the t reads ties as certainty (the page says so); the pooled 16 hold
                 // the level
-                if name.starts_with("both") {
+                if name == pooled_name {
                     let nominal = 1.0 - s.confidence;
                     assert!(t.alarms() <= 1.5 * nominal, "{name}: false alarms {t:?}");
                 }

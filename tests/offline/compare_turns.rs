@@ -95,7 +95,10 @@ impl SideRunner for Pairs<'_> {
         interrupt: &Interrupt,
     ) -> anyhow::Result<[RoundOutcome; 2]> {
         let (exp, plan, layout) = demo();
-        let (pa, pb) = plan::turns::for_pair(&plan, &plan, ta.pair);
+        let (pa, pb) = match ta.design {
+            Design::Together => (plan.clone(), plan.clone()),
+            _ => plan::turns::for_pair(&plan, &plan, ta.pair),
+        };
         let twins = Twins::default();
         let (twin_a, twin_b) = (twins.side(0), twins.side(1));
         let (oa, ob) = (overrides(A), overrides(B));
@@ -143,6 +146,15 @@ fn run(
     from: (Vec<PathBuf>, Vec<PathBuf>),
     max: usize,
 ) -> (Interleaved, Vec<(usize, usize)>) {
+    run_design(pairs, interrupt, from, (max, Design::Steps))
+}
+
+fn run_design(
+    pairs: &mut Pairs<'_>,
+    interrupt: &Interrupt,
+    from: (Vec<PathBuf>, Vec<PathBuf>),
+    (max, design): (usize, Design),
+) -> (Interleaved, Vec<(usize, usize)>) {
     let mut referee = Scripted {
         decide_at: None,
         looks: Vec::new(),
@@ -155,7 +167,7 @@ fn run(
     let schedule = Schedule {
         max_rounds: max,
         run_out: false,
-        design: Design::Steps,
+        design,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -282,4 +294,43 @@ fn a_side_behind_catches_up_by_whole_rounds_then_the_sides_take_turns() {
     assert_eq!(pairs.ran, [(B, 2, r), (A, 3, s), (B, 3, s)]);
     assert_eq!(looks, [(2, 1), (2, 2), (3, 3)]);
     assert_eq!(done.end, End::Cap);
+}
+
+#[test]
+fn a_pair_loaded_together_runs_both_sides_over_the_same_seconds_and_says_so() {
+    let out = tempfile::tempdir().unwrap();
+    let (mut pairs, interrupt) = Pairs::new(out.path(), [None, None]);
+    let t = Design::Together;
+    let (done, looks) = run_design(&mut pairs, &interrupt, (Vec::new(), Vec::new()), (2, t));
+    assert_eq!(done.end, End::Cap);
+    assert_eq!(pairs.ran, [(A, 1, t), (B, 1, t), (A, 2, t), (B, 2, t)]);
+    assert_eq!(looks, [(1, 1), (2, 2)], "judged after each pair");
+    for (a, b) in done.a.iter().zip(&done.b) {
+        let (ma, mb) = (manifest(a), manifest(b));
+        for (m, side) in [(&ma, A), (&mb, B)] {
+            let tag = m.measurements.compare.as_ref().unwrap();
+            assert_eq!((tag.side, tag.design), (side, t));
+            assert!(m.plan.turns.is_none(), "no turns when loaded together");
+            assert!(
+                m.caveats.iter().any(|c| c.contains("loaded together")),
+                "{:?}",
+                m.caveats
+            );
+        }
+        let (ka, kb) = (
+            ma.measurements.alignment.unwrap(),
+            mb.measurements.alignment.unwrap(),
+        );
+        assert_eq!(ka.k6_start, kb.k6_start, "one instant for both loads");
+        // the same windows on the same clock: each level's holds are the same seconds
+        for (sa, sb) in ma.plan.steps.iter().zip(&mb.plan.steps) {
+            assert_eq!(
+                (sa.hold_start_s, sa.hold_end_s),
+                (sb.hold_start_s, sb.hold_end_s)
+            );
+        }
+    }
+    for e in &pairs.engines {
+        assert!(e.objects.is_empty(), "torn down: {:?}", e.objects);
+    }
 }

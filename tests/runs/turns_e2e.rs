@@ -4,7 +4,8 @@
 //! directories made at the same time, whose loads start on one instant and whose steps, in
 //! wall-clock time, never overlap the other side's, A opening the first level in pair 1 and B
 //! in pair 2. Ctrl-C during the turns aborts both rounds and leaves no container, network or
-//! volume of either stack.
+//! volume of either stack. `--design together` loads both stacks over the same seconds, each at
+//! half the step's rate.
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -133,6 +134,60 @@ fn pairs_by_turns_load_two_stacks_by_turns_within_one_round() {
                     "A {ha:?} overlaps B {hb:?}"
                 );
             }
+        }
+    }
+    assert!(labelled(RUNS).is_empty(), "left: {:?}", labelled(RUNS));
+}
+
+#[test]
+fn pairs_loaded_together_share_the_seconds_at_half_the_rate() {
+    let _serial = crate::serial();
+    let out = tempfile::tempdir().unwrap();
+    let mut args = turns();
+    args[11] = "together";
+    let o = perflab()
+        .args(args)
+        .args(["--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let code = o.status.code();
+    assert!(matches!(code, Some(0 | 1 | 3)), "exit {code:?}\n{stderr}");
+    assert!(
+        stderr.contains("pairs by sides loaded together"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("paired over 2 pairs, each of sides loaded together"),
+        "{stderr}"
+    );
+    let [a, b] = by_side(out.path());
+    assert_eq!((a.len(), b.len()), (2, 2), "{a:?} {b:?}");
+    for (da, db) in a.iter().zip(&b) {
+        let (ma, mb) = (
+            rundir::read_manifest(da).unwrap(),
+            rundir::read_manifest(db).unwrap(),
+        );
+        for m in [&ma, &mb] {
+            assert_eq!(
+                m.measurements.compare.as_ref().unwrap().design,
+                Design::Together
+            );
+            assert_eq!(m.plan.steps[0].target, 50, "half the step's 100 rps");
+        }
+        assert_ne!(ma.measurements.stack.run_id, mb.measurements.stack.run_id);
+        // both holds loaded over the same seconds (1 s of slack), each near 50 requests/s
+        let (ha, hb) = (holds(da), holds(db));
+        assert_eq!((ha.len(), hb.len()), (1, 1));
+        let ((sa, ea, na), (sb, eb, nb)) = (ha[0], hb[0]);
+        assert!(
+            (sa - sb).abs() < 1000.0 && (ea - eb).abs() < 1000.0,
+            "{ha:?} {hb:?}"
+        );
+        for n in [na, nb] {
+            let rate = n as f64 / ((ea - sa) / 1000.0);
+            assert!((40.0..=60.0).contains(&rate), "{rate} req/s: {ha:?} {hb:?}");
         }
     }
     assert!(labelled(RUNS).is_empty(), "left: {:?}", labelled(RUNS));

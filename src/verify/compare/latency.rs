@@ -333,13 +333,11 @@ mod tests {
     /// turns (a count cut to the kept pairs' number named one turn too many).
     #[test]
     fn the_kept_pairing_keeps_each_pairs_own_design() {
-        let p = Pairing::Paired(vec![(0, 0), (1, 1), (2, 2)], vec![true, false, true]);
+        use crate::rundir::batch::Design::{Rounds as R, Steps as S};
+        let p = Pairing::Paired(vec![(0, 0), (1, 1), (2, 2)], vec![S, R, S]);
         let (a, b) = (vec![None, Some(1.0), Some(1.0)], vec![Some(1.0); 3]);
         let kept = kept_pairing(&p, (&a, &b));
-        assert_eq!(
-            kept,
-            Pairing::Paired(vec![(1, 1), (2, 2)], vec![false, true])
-        );
+        assert_eq!(kept, Pairing::Paired(vec![(1, 1), (2, 2)], vec![R, S]));
         assert!(
             kept.text().starts_with("paired over 2 pairs (1 of "),
             "{}",

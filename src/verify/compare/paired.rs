@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Pairing {
     /// Every round of A and of B in one pair of one batch: (index in A, index in B) of each
-    /// pair, by pair number; and for each pair whether it took turns within one round
-    /// (`Design::Steps`; else whole rounds).
-    Paired(Vec<(usize, usize)>, Vec<bool>),
+    /// pair, by pair number; and for each pair how it was made (whole rounds where its two
+    /// rounds' designs differ: a side that caught up).
+    Paired(Vec<(usize, usize)>, Vec<Design>),
     /// The unpaired test, and why the rounds could not be paired.
     Unpaired(String),
 }
@@ -27,22 +27,22 @@ pub(crate) enum Pairing {
 impl Pairing {
     /// "paired over 3 pairs" or "unpaired: why".
     pub(crate) fn text(&self) -> String {
-        let turns = |f: &[bool]| f.iter().filter(|t| **t).count();
         match self {
-            Pairing::Paired(p, f) if turns(f) == 0 => format!("paired over {} pairs", p.len()),
-            Pairing::Paired(p, f) if turns(f) == p.len() => format!(
-                "paired over {} pairs, each of {}",
-                p.len(),
-                Design::Steps.describe()
-            ),
-            Pairing::Paired(p, f) => format!(
-                "paired over {} pairs ({} of {}, {} of {})",
-                p.len(),
-                turns(f),
-                Design::Steps.describe(),
-                p.len() - turns(f),
-                Design::Rounds.describe()
-            ),
+            Pairing::Paired(p, d) if d.iter().all(|x| *x == Design::Rounds) => {
+                format!("paired over {} pairs", p.len())
+            }
+            Pairing::Paired(p, d) if d.iter().all(|x| *x == d[0]) => {
+                format!("paired over {} pairs, each of {}", p.len(), d[0].describe())
+            }
+            Pairing::Paired(p, d) => {
+                let parts: Vec<String> = [Design::Together, Design::Steps, Design::Rounds]
+                    .into_iter()
+                    .map(|k| (k, d.iter().filter(|x| **x == k).count()))
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(k, n)| format!("{n} of {}", k.describe()))
+                    .collect();
+                format!("paired over {} pairs ({})", p.len(), parts.join(", "))
+            }
             Pairing::Unpaired(why) => format!("unpaired: {why}"),
         }
     }
@@ -118,11 +118,14 @@ pub(crate) fn pairing(a: &[Option<&CompareTag>], b: &[Option<&CompareTag>]) -> P
             lone.join(", ")
         ));
     }
-    let turns = na
+    let designs = na
         .iter()
-        .map(|(p, i)| a[*i].design == Design::Steps && b[nb[p]].design == Design::Steps)
+        .map(|(p, i)| match (a[*i].design, b[nb[p]].design) {
+            (x, y) if x == y => x,
+            _ => Design::Rounds,
+        })
         .collect();
-    Pairing::Paired(na.iter().map(|(p, i)| (*i, nb[p])).collect(), turns)
+    Pairing::Paired(na.iter().map(|(p, i)| (*i, nb[p])).collect(), designs)
 }
 
 /// Mean and sample SD of the differences `d` (b - a of the logs, one per pair).

@@ -108,13 +108,13 @@ fn complete_pairs_of_one_batch_are_paired_in_pair_order() {
     let p = pairing_of(&a, &b);
     assert_eq!(
         p,
-        Pairing::Paired(vec![(0, 1), (1, 0), (2, 2)], vec![false; 3])
+        Pairing::Paired(vec![(0, 1), (1, 0), (2, 2)], vec![Design::Rounds; 3])
     );
     assert_eq!(p.text(), "paired over 3 pairs");
     // the sides given the other way round (`compare B A`) pair too
     assert_eq!(
         pairing_of(&b, &a),
-        Pairing::Paired(vec![(1, 0), (0, 1), (2, 2)], vec![false; 3])
+        Pairing::Paired(vec![(1, 0), (0, 1), (2, 2)], vec![Design::Rounds; 3])
     );
     // the paired test uses the matched logs: B's logs reordered by pair
     let plan = Plan::new(&Settings::default(), 3);
