@@ -167,8 +167,8 @@ fn two_configurations_alternate_on_fresh_stacks_until_the_cap() {
     assert_eq!(m2["rows"][0]["runs_b"], row["runs_b"]);
 }
 
-/// `compare EXP --aa` on the real engine: one configuration on both sides, two pairs run A B B A
-/// (ABBA; demo-open at two 5 s steps, so a round is short: at one step, 200 rps, the CPU signal
+/// `compare EXP --aa --design rounds` on the real engine (pairs loaded together, the default,
+/// are `turns_e2e`'s): one configuration on both sides, two pairs run A B B A (ABBA; demo-open at two 5 s steps, so a round is short: at one step, 200 rps, the CPU signal
 /// had no common step and the calibration no pairs), the rounds told into sides by their tags,
 /// the calibration written under `--out` with the paired noise, and `--no-run --aa` reading
 /// the same batch back to the same calibration.
@@ -184,6 +184,8 @@ fn an_aa_batch_runs_one_configuration_on_both_sides() {
         "load.steps=100,200",
         "--quick",
         "--no-align",
+        "--design",
+        "rounds",
         "--max-rounds",
         "2",
         "--json",
