@@ -86,8 +86,8 @@ pub struct ExpArgs {
     #[arg(long)]
     pub run_out: bool,
     /// A/A calibration: the same configuration (the experiment with --set) on both sides, run
-    /// in pairs as --design makes them; reports the host's paired noise and the smallest change it can detect,
-    /// and records it under --out for later comparisons on this host to cite
+    /// in pairs as --design makes them; reports the host's paired noise and the smallest change
+    /// it can detect, and records it under --out for later comparisons on this host to cite
     #[arg(long)]
     pub aa: bool,
     /// How a pair is made: `auto` (the default) loads both sides together where two stacks fit

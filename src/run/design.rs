@@ -8,8 +8,9 @@ use crate::rundir::batch::Design;
 
 /// `--design`. `auto` by default: both sides loaded together where two stacks fit, whole
 /// rounds otherwise. On the 2-CPU VM of 2026-12-06 the pairs' differences of the CPU signal
-/// spread 1.3-1.7 % loaded together against 8.6-10.1 % by turns and 6-7 % by whole rounds
-/// (docs/regression.md, "Pairs loaded together").
+/// spread 1.1-2.4 % loaded together (five A/A batches of 2a) against 6.0 % by turns; whole
+/// rounds read 6.0-6.8 % on the held-out batches of 2026-12-05 (docs/regression.md, "Pairs
+/// loaded together").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Wanted {
     /// Both sides loaded together where they can run, whole rounds otherwise.

@@ -347,12 +347,11 @@ fn together_rates(req: &mut CompareRequest, quick: bool) -> anyhow::Result<()> {
 /// A resumed batch goes on in its own design: rounds loaded together (half the rates) and
 /// rounds at the experiment's rates never meet in one batch.
 fn one_design(e: &Experiment, design: Design, sides: [&[LoadedRun]; 2]) -> anyhow::Result<()> {
-    let together = |r: &LoadedRun| {
-        let tag = r.manifest.measurements.compare.as_ref();
-        tag.is_some_and(|t| t.design == Design::Together)
-    };
     let rounds: Vec<&LoadedRun> = sides.iter().flat_map(|s| s.iter()).collect();
-    let n = rounds.iter().filter(|r| together(r)).count();
+    let n = rounds
+        .iter()
+        .filter(|r| load::loaded_together(&r.manifest))
+        .count();
     let want = design == Design::Together;
     if rounds.is_empty() || (want && n == rounds.len()) || (!want && n == 0) {
         return Ok(());

@@ -288,7 +288,7 @@ pub(crate) fn scan(
 }
 
 /// A comparison's round loaded together with the other side (`Design::Together`).
-fn loaded_together(m: &Manifest) -> bool {
+pub(crate) fn loaded_together(m: &Manifest) -> bool {
     let tag = m.measurements.compare.as_ref();
     tag.is_some_and(|t| t.design == crate::rundir::batch::Design::Together)
 }
