@@ -151,10 +151,13 @@ pub(crate) fn render(
     signals.notes.push(format!(
         "Rule: B/A of the rounds' CPU per ok request over the steps every round passed (their \
          geometric mean; the lowest step measured in every round when they share fewer than \
-         two), and of their median latency of ok requests at the busiest step every round \
-         passed, each with an interval from Student's t on the logs; {}; a regression \
+         two), and of their latency of ok requests ({}), each with an interval from Student's t on the logs; {}; a regression \
          whose max sustainable rate rose, or on a host more than 15 % slower (host speed probe) \
          or with more steal beyond the rounds' noise, is inconclusive (docs/regression.md).",
+        match c.latency.stat {
+            Some("p95") => "loaded together: the p95 over the steps every round passed",
+            _ => "the median at the busiest step every round passed",
+        },
         rule_line(c).trim_start_matches("rule: ")
     ));
     body.push_str(&block_html(&signals, "signals", &no_marks));

@@ -36,8 +36,9 @@
 //!   passed no step left out of it, with their pairs), the same
 //!   test; each deciding signal at half the comparison's false-alarm budget
 //!   (`Settings::per_signal`; a matrix splits over its rows first, `Settings::family`). Latency
-//!   worse is `regressed`, better `improved` (unless the CPU regressed); `same` needs both
-//!   within the margin or the latency missing; `moved` names the signals that moved;
+//!   worse is `regressed`, better `improved` (unless the CPU regressed); `same` needs the CPU
+//!   within ±`--margin` and the latency within its own ±20 % (`latency::LATENCY_MARGIN_PCT`),
+//!   or the latency missing; `moved` names the signals that moved;
 //! * the capacity signal: each round's max sustainable rate (refined with `--refine`, else the
 //!   last passing step below the knee; none passing counts as half the lowest step), the same
 //!   test with its SD floored at 5 % (whole steps); it never decides alone but is never hidden:
@@ -153,21 +154,31 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let ra: Vec<rounds::RoundIn> = a.iter().map(|(l, r, _)| (*l, *r)).collect();
     let rb: Vec<rounds::RoundIn> = b.iter().map(|(l, r, _)| (*l, *r)).collect();
     let steps = rounds::cpu_steps(&ra, &rb);
-    let lat_step = rounds::latency_step(&ra, &rb);
-    let side_a = rounds::rounds(a, injected(a), &steps, lat_step);
-    let side_b = rounds::rounds(b, injected(b), &steps, lat_step);
+    let together = tags(a)
+        .into_iter()
+        .chain(tags(b))
+        .all(|t| t.is_some_and(|t| t.design == rundir::batch::Design::Together));
+    let lat_read = rounds::latency_read(&ra, &rb, together);
+    let side_a = rounds::rounds(a, injected(a), &steps, lat_read.as_ref());
+    let side_b = rounds::rounds(b, injected(b), &steps, lat_read.as_ref());
     // each deciding signal at its share of the comparison's false-alarm budget
     let plan = Plan::new(&settings.per_signal(), a.len().max(b.len()));
     let pairing = paired::pairing(&tags(a), &tags(b));
     let sides = (&side_a, &side_b);
     let cpu = verdict::cpu_signal(&steps, sides, &plan, &pairing);
-    let lat = latency::latency_signal(lat_step, sides, &plan, &pairing);
+    let lat_plan = Plan::new(&latency::settings(settings), a.len().max(b.len()));
+    let lat = latency::latency_signal(lat_read.as_ref(), sides, &lat_plan, &pairing);
     let capacity = verdict::capacity_signal(sides, rounds::lowest_step(&ra), &plan, &pairing);
     let first = compare(a[0], b[0]);
     let (v, why) = verdict::decide((a.len(), b.len()), &cpu, &capacity);
     let (v, why) = match a.len().min(b.len()) {
         0 | 1 => (v, why),
-        _ => latency::join((v, why), cpu.says, &lat, &first.unit),
+        _ => latency::join(
+            (v, why),
+            cpu.says,
+            &lat,
+            (&first.unit, lat_plan.settings.margin_pct),
+        ),
     };
     let host_speed = speed::speed_signal(a, b);
     let (v, why) = speed::temper(v, why, &host_speed);

@@ -122,8 +122,17 @@ pub(crate) fn latency_line(l: &LatencySignal, unit: &str, (a, b): (&Rounds, &Rou
             out.join(", ")
         ),
     };
+    let which = match l.stat {
+        Some("p95") => format!(
+            "({}), the steps every round passed",
+            super::latency::read_text(l, unit)
+        ),
+        _ => {
+            format!("(median of ok requests) at {step} {unit}, the busiest step every round passed")
+        }
+    };
     format!(
-        "latency (median of ok requests) at {step} {unit}, the busiest step every round passed{left}: median A {}, B {}{}: {}",
+        "latency {which}{left}: median A {}, B {}{}: {}",
         ms(l.a_median),
         ms(l.b_median),
         test_text(&l.test),
@@ -153,7 +162,7 @@ pub(crate) fn capacity_line(c: &CapacitySignal, unit: &str, a: &Rounds, b: &Roun
 pub(crate) fn rule_line(c: &RoundsComparison) -> String {
     let s: &Settings = &c.settings;
     let mut l = format!(
-        "rule: {} % confidence over a plan of {} rounds a side, split over the {} deciding signals ({}: each at {} %); regressed (improved) when the interval is entirely above (below) 1 and the change at least {} %; same when it lies within ±{} %",
+        "rule: {} % confidence over a plan of {} rounds a side, split over the {} deciding signals ({}: each at {} %); regressed (improved) when the interval is entirely above (below) 1 and the change at least {} %; same when it lies within ±{} % (the latency's within ±{} %)",
         s.confidence * 100.0,
         c.boundary
             .as_ref()
@@ -162,7 +171,8 @@ pub(crate) fn rule_line(c: &RoundsComparison) -> String {
         DECIDING_SIGNALS.join(", "),
         pct(s.per_signal().confidence),
         s.min_effect_pct,
-        s.margin_pct
+        s.margin_pct,
+        super::latency::settings(s).margin_pct
     );
     if let Some(b) = &c.boundary {
         l.push_str(&format!(

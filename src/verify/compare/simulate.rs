@@ -545,7 +545,8 @@ impl TwoSignalTally {
 
 /// `trials` sequential comparisons of whole recorded pairs resampled, B shifted by `effects`
 /// (% of CPU, % of latency), judged as `compare` judges them: each signal by the paired test
-/// at its share of `settings`' budget (`Settings::per_signal`), a look after every pair, the
+/// at its share of `settings`' budget (`Settings::per_signal`; the latency at its own margin,
+/// `latency::settings`), a look after every pair, the
 /// batch stopping when the verdict is decided (a signal higher or lower, or both within).
 pub fn two_signal_tally(
     pairs: &RecordedPairs,
@@ -555,6 +556,7 @@ pub fn two_signal_tally(
 ) -> TwoSignalTally {
     use super::latency::LATENCY_SD_FLOOR;
     let plan = PairedPlan::new(&settings.per_signal(), settings.max_rounds);
+    let lat_plan = PairedPlan::new(&super::latency::settings(settings), settings.max_rounds);
     let mut rng = Rng::new(seed);
     let mut t = TwoSignalTally::default();
     t.cpu.trials = trials;
@@ -565,7 +567,7 @@ pub fn two_signal_tally(
         let mut end = (Call::Undecided, Call::Undecided, plan.planned_rounds);
         for n in FIRST_LOOK..=plan.planned_rounds {
             let cc = plan.call(&c[..n], CPU_SD_FLOOR).unwrap_or(Call::Undecided);
-            let lc = plan
+            let lc = lat_plan
                 .call(&l[..n], LATENCY_SD_FLOOR)
                 .unwrap_or(Call::Undecided);
             end = (cc, lc, n);

@@ -46,8 +46,8 @@ Verdict: B/A of the rounds' app CPU per ok request over the steps every round pa
 geometric mean; else at the lowest common step), with an interval \
 from Student's t on the logs at a boundary that accounts for looking after every pair of rounds \
 (up to --max-rounds a side). regressed: the interval is above 1 and B/A >= 1 + --min-effect; \
-improved: the mirror; same: the interval lies within +-(--margin); else inconclusive, with the \
-rounds a side that would decide. See docs/regression.md.
+improved: the mirror; same: the interval lies within +-(--margin), and the latency's within \
++-20 %; else inconclusive, with the rounds a side that would decide. See docs/regression.md.
 
 Exit codes:
   0  no regression (same or improved)
@@ -115,6 +115,10 @@ pub struct CpuSignal {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pairing: Option<String>,
     pub says: Signal,
+    /// The latency signal's statistic ("median", "p95": `latency::LatencyRead`); absent for
+    /// the CPU signal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stat: Option<&'static str>,
 }
 
 /// The max sustainable rates of both sides.
@@ -192,6 +196,7 @@ pub(crate) fn step_signal(
         says: says(&test, true),
         pairing: test.as_ref().map(|_| pairing.text()),
         test,
+        stat: None,
     }
 }
 
