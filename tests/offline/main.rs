@@ -16,6 +16,7 @@ mod cli_help;
 mod cli_show;
 mod compare_batches;
 mod compare_cli;
+mod compare_forky;
 mod compare_heldout_power;
 mod compare_interleave;
 mod compare_matrix_cli;
