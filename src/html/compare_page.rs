@@ -154,9 +154,10 @@ pub(crate) fn render(
          two), and of their latency of ok requests ({}), each with an interval from Student's t on the logs; {}; a regression \
          whose max sustainable rate rose, or on a host more than 15 % slower (host speed probe) \
          or with more steal beyond the rounds' noise, is inconclusive (docs/regression.md).",
-        match c.latency.stat {
-            Some("p95") => "loaded together: the p95 over the steps every round passed",
-            _ => "the median at the busiest step every round passed",
+        if crate::verify::compare::latency::over_passing_steps(&c.latency) {
+            "loaded together: the p95 over the steps every round passed"
+        } else {
+            "the median at the busiest step every round passed"
         },
         rule_line(c).trim_start_matches("rule: ")
     ));

@@ -6,7 +6,9 @@
 //! candidates (p95, mean, median of ok requests; at the lowest step, the busiest passing one,
 //! or over the passing steps) the median at the busiest passing step had the least
 //! round-to-round noise on the recorded batches the rule was made from
-//! (`signals::latency_noise`, docs/regression.md). Pure.
+//! (`signals::latency_noise`, docs/regression.md); pairs loaded together read the p95 over the
+//! passing steps instead (`rounds::latency_read`). `same` asks the latency's interval to lie
+//! within its own margin (`LATENCY_MARGIN_PCT`). Pure.
 use super::paired::Pairing;
 use super::rounds::{LatencyRead, Rounds};
 use super::sequential::{Plan, Settings};
@@ -16,11 +18,12 @@ use super::verdict::{Measured, Signal, Verdict, ratio_text, step_signal};
 pub(crate) const LATENCY_SD_FLOOR: f64 = 0.01;
 
 /// The latency's own equivalence margin, in %: `same` needs the latency's interval within
-/// ±this (or ±`--margin` when that is wider), where the CPU's is ±`--margin`. The latency step
-/// is the busiest one every round passed, near the knee, where queueing multiplies any change
-/// of service time or of the host's seconds: its paired noise was 10-12 % on the A/A batches
-/// loaded together, against 1-2.5 % for the CPU, and at ±5 % it could not be called the same
-/// within a plan of 10 pairs. The value is the latency change the verdict is required to find
+/// ±this (or ±`--margin` when that is wider), where the CPU's is ±`--margin`. A latency is
+/// read near the knee or over steps up to it, where queueing multiplies any change of service
+/// time or of the host's seconds: the busiest step's median had 10-12 % paired noise on the
+/// A/A batches loaded together (against 1-2.5 % for the CPU) and could not be called the same
+/// at ±5 % within a plan of 10 pairs; the p95 over the passing steps that replaced it there
+/// still reads 4-10 %. The value is the latency change the verdict is required to find
 /// (+20 % at unchanged CPU, issue 39; docs/regression.md), not a fit to any batch: `same`
 /// claims that no latency change of that size happened, and says so.
 pub const LATENCY_MARGIN_PCT: f64 = 20.0;
@@ -34,9 +37,9 @@ pub fn settings(s: &Settings) -> Settings {
     }
 }
 
-/// The median latency of ok requests at the latency step, both sides: `step` the busiest
-/// step every round of both sides passed below its knee (None: no such step), medians and
-/// the test as the CPU signal has them.
+/// The latency of ok requests as `rounds::LatencyRead` reads it, both sides: `step` its lowest
+/// step and `steps` all of them (None, empty: no step every kept round passed), `stat` the
+/// statistic, medians and the test as the CPU signal has them.
 pub type LatencySignal = super::verdict::CpuSignal;
 
 /// The latency signal from both sides' per-round latencies at `step`, paired or not as
@@ -92,6 +95,12 @@ pub(crate) fn left_out(r: &Rounds) -> Vec<&str> {
         .filter(|(_, v)| v.is_none())
         .map(|(l, _)| l.as_str())
         .collect()
+}
+
+/// Whether the signal is read over the passing steps (pairs loaded together,
+/// `LatencyRead::PassingP95`) rather than at the busiest one.
+pub(crate) fn over_passing_steps(l: &LatencySignal) -> bool {
+    l.stat == Some(LatencyRead::P95)
 }
 
 /// Where and how the latency signal reads a round: "median of ok requests at 175 rps", "p95

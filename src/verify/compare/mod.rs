@@ -154,10 +154,10 @@ pub(crate) fn compare_rounds_with(a: &[Run], b: &[Run], settings: &Settings) -> 
     let ra: Vec<rounds::RoundIn> = a.iter().map(|(l, r, _)| (*l, *r)).collect();
     let rb: Vec<rounds::RoundIn> = b.iter().map(|(l, r, _)| (*l, *r)).collect();
     let steps = rounds::cpu_steps(&ra, &rb);
-    let together = tags(a)
-        .into_iter()
-        .chain(tags(b))
-        .all(|t| t.is_some_and(|t| t.design == rundir::batch::Design::Together));
+    let together = a
+        .iter()
+        .chain(b)
+        .all(|(_, _, m)| crate::verify::load::loaded_together(m));
     let lat_read = rounds::latency_read(&ra, &rb, together);
     let side_a = rounds::rounds(a, injected(a), &steps, lat_read.as_ref());
     let side_b = rounds::rounds(b, injected(b), &steps, lat_read.as_ref());

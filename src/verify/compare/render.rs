@@ -122,14 +122,13 @@ pub(crate) fn latency_line(l: &LatencySignal, unit: &str, (a, b): (&Rounds, &Rou
             out.join(", ")
         ),
     };
-    let which = match l.stat {
-        Some("p95") => format!(
+    let which = if super::latency::over_passing_steps(l) {
+        format!(
             "({}), the steps every round passed",
             super::latency::read_text(l, unit)
-        ),
-        _ => {
-            format!("(median of ok requests) at {step} {unit}, the busiest step every round passed")
-        }
+        )
+    } else {
+        format!("(median of ok requests) at {step} {unit}, the busiest step every round passed")
     };
     format!(
         "latency {which}{left}: median A {}, B {}{}: {}",

@@ -2,7 +2,7 @@
 //! the steps of the CPU signal (those every round of both sides passed below its knee, else
 //! the common step), the app CPU per ok request there, and the hypervisor's steal during the
 //! round. Pure.
-use crate::analyze::model::{Report, Verdict};
+use crate::analyze::model::{Report, StepReport, Verdict};
 use crate::rundir::Manifest;
 use serde::Serialize;
 
@@ -200,6 +200,9 @@ pub(crate) enum LatencyRead {
 }
 
 impl LatencyRead {
+    /// `stat()` of a `PassingP95` read.
+    pub(crate) const P95: &'static str = "p95";
+
     /// Its steps, lowest first.
     pub(crate) fn steps(&self) -> Vec<u32> {
         match self {
@@ -211,25 +214,18 @@ impl LatencyRead {
     pub(crate) fn stat(&self) -> &'static str {
         match self {
             LatencyRead::BusiestMedian(_) => "median",
-            LatencyRead::PassingP95(_) => "p95",
+            LatencyRead::PassingP95(_) => Self::P95,
         }
     }
 
     /// A round's value (None when a step is not measured).
     fn of(&self, r: &Report) -> Option<f64> {
-        let p95 = |t: u32| {
-            r.steps
-                .iter()
-                .find(|s| s.target == t)
-                .map(|s| s.ok_p95_ms)
-                .filter(|v| *v > 0.0)
-        };
         match self {
             LatencyRead::BusiestMedian(t) => latency_at(r, *t),
             LatencyRead::PassingP95(v) => {
                 let logs = v
                     .iter()
-                    .map(|t| p95(*t).map(f64::ln))
+                    .map(|t| ok_ms_at(r, *t, |s| s.ok_p95_ms).map(f64::ln))
                     .collect::<Option<Vec<f64>>>()?;
                 (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
             }
@@ -266,10 +262,16 @@ pub(crate) fn latency_read_rounds(
 
 /// The median latency of ok requests (ms) of a round at step `t` (None when not measured).
 pub(crate) fn latency_at(r: &Report, t: u32) -> Option<f64> {
+    ok_ms_at(r, t, |s| s.ok_p50_ms)
+}
+
+/// A latency of ok requests (ms) of a round at step `t`, as `pick` reads it from the step
+/// (None when not measured).
+fn ok_ms_at(r: &Report, t: u32, pick: fn(&StepReport) -> f64) -> Option<f64> {
     r.steps
         .iter()
         .find(|s| s.target == t)
-        .map(|s| s.ok_p50_ms)
+        .map(pick)
         .filter(|v| *v > 0.0)
 }
 
