@@ -22,7 +22,7 @@
 //      RAMP_DOWN (s).
 import http from 'k6/http';
 import exec from 'k6/execution';
-import { sleep } from 'k6';
+import { randomSeed, sleep } from 'k6';
 import { Counter } from 'k6/metrics';
 
 const BASE = (__ENV.BASE || 'http://front:3000').replace(/\/$/, '');
@@ -41,6 +41,12 @@ const CAP_MS = Number(__ENV.BACKOFF_CAP_MS || 2000);
 const BUDGET = __ENV.RETRY_BUDGET === undefined ? null : Number(__ENV.RETRY_BUDGET);
 const ITEMS = Number(__ENV.ITEMS || 50);
 const RAMP_DOWN = Number(__ENV.RAMP_DOWN || 0);
+// SEED (load.drop.seed): each VU's Math.random seeded apart, reproducibly per seed.
+const SEED = __ENV.SEED === undefined ? null : Number(__ENV.SEED);
+if (SEED !== null) {
+  if (!Number.isInteger(SEED) || SEED < 0) throw new Error(`SEED must be a whole number >= 0, got '${__ENV.SEED}'`);
+  randomSeed(SEED * 1000 + __VU);
+}
 
 if (STEPS.some((r) => !Number.isFinite(r) || r <= 0)) {
   throw new Error(`STEPS must be a comma-separated list of positive rates, got '${__ENV.STEPS}'`);

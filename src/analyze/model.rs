@@ -477,6 +477,10 @@ pub struct Report {
     /// and the per-second rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger: Option<super::trigger::TriggerReport>,
+    /// The load was drop.js's weighted journeys (`load.drop`), from the manifest: the reports
+    /// show the responses by class with a trigger or without one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub journeys: bool,
     /// The Universal Scalability Law fitted to a closed-model run's clean steps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usl: Option<super::usl::UslSweep>,

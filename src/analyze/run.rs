@@ -216,6 +216,7 @@ pub fn analyze_run(inp: Inputs) -> Result<Report, AnalyzeError> {
         recovery,
         actions,
         trigger: None,
+        journeys: false,
         usl,
     })
 }
@@ -285,6 +286,7 @@ pub(crate) fn test_report(steps: Vec<StepReport>, params: Params) -> Report {
         recovery: None,
         actions: Vec::new(),
         trigger: None,
+        journeys: false,
         usl: None,
     }
 }

@@ -43,6 +43,9 @@ pub struct VerifyArgs {
     /// Judge the experiments that have a `fit:` section on runs fitted to this host (`perflab run --fit`); with --run-missing, run them fitted
     #[arg(long)]
     pub fit: bool,
+    /// With --run-missing, for a group with a `map:`: halve each row's gap between a trigger size it recovered from and one it stayed stuck at, a run at a time, to the map's resolution
+    #[arg(long, requires = "run_missing")]
+    pub refine: bool,
     /// List the quantities and functions claims can use, and exit
     #[arg(long)]
     pub quantities: bool,
@@ -56,6 +59,7 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let cat = a.catalog.load()?;
+    crate::run::map::check_refine(&cat, &a.target, a.refine)?;
     let ask = missing::Ask {
         target: &a.target,
         suite: a.suite.as_deref(),
@@ -70,7 +74,9 @@ pub(crate) fn verify(a: VerifyArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     };
     let judged = missing::findings(&cat, &ask)?;
     let report_in = (a.target == "all").then_some(a.findings_dir.as_deref());
-    missing::print(&judged, a.json, report_in, quiet)
+    let code = missing::print(&judged, a.json, report_in, quiet)?;
+    crate::run::map::after_verify(&cat, &ask, &judged.out_root, (a.refine, quiet))?;
+    Ok(code)
 }
 
 #[derive(Debug, Args)]

@@ -172,6 +172,14 @@ static LOAD: &[LoadLimit] = &[
         |e| e.load.recover_rps.map(f64::from).into_iter().collect()),
     limit("load.recover_s", MAX_PHASE_S as f64, "s", "the recovery phase's hold",
         |e| e.load.recover_s.map(f64::from).into_iter().collect()),
+    limit("load.trigger.for_s", MAX_PHASE_S as f64, "s", "how long a CPU cut lasts (and shorter than its step's hold)",
+        |e| e.load.trigger.iter().map(|t| t.for_s).collect()),
+    limit("load.trigger.cut", 1.0, "fraction", "the share of the CPU a cut takes away",
+        |e| e.load.trigger.iter().filter_map(|t| t.cut).collect()),
+    limit("load.drop.retry_budget", 1.0, "fraction", "retries as a share of the requests",
+        |e| e.load.drop.iter().filter_map(|d| d.retry_budget).collect()),
+    limit("load.drop.seed", MAX_RATE as f64, "", "the clients' random seed",
+        |e| e.load.drop.iter().filter_map(|d| d.seed.map(f64::from)).collect()),
 ];
 
 /// Every numeric field of `load:` and `stack:` (the keys `--set` takes) with its bound and,
@@ -291,6 +299,14 @@ mod tests {
         assert_eq!(fields(&x), ["load.hold_s"]);
     }
 
+    /// [`one_per_lab`] and the catalog's drop-stuck, whose `load.trigger` and `load.drop` the
+    /// nested keys set.
+    fn with_a_trigger() -> Vec<Experiment> {
+        let mut v = one_per_lab();
+        v.push(catalog_experiment("drop-stuck"));
+        v
+    }
+
     /// One experiment of each lab of the registry (the unit tests' toy lab too): its defaults.
     fn one_per_lab() -> Vec<Experiment> {
         crate::lab::Lab::ALL
@@ -307,13 +323,17 @@ mod tests {
     fn every_numeric_settable_key_has_a_limit() {
         use crate::experiment::{keys::settable_keys, overrides::apply};
         let mut numeric = std::collections::BTreeSet::new();
-        for e in one_per_lab() {
+        for e in with_a_trigger() {
             for key in settable_keys(e.lab) {
+                // a structure the experiment lacks ("missing field") says nothing of the type
                 let typed = ["7", "[7]"]
                     .iter()
                     .any(|v| match apply(&e, &[format!("{key}={v}")]) {
                         Ok(_) => true,
-                        Err(d) => !d.iter().any(|d| d.message.contains("invalid type")),
+                        Err(d) => !d.iter().any(|d| {
+                            d.message.contains("invalid type")
+                                || d.message.contains("missing field")
+                        }),
                     });
                 if typed {
                     numeric.insert(key);
@@ -337,9 +357,14 @@ mod tests {
         use crate::experiment::{keys::settable_keys, overrides::apply};
         for l in limits() {
             let l = &l;
-            let e = one_per_lab()
+            let e = with_a_trigger()
                 .into_iter()
-                .find(|e| settable_keys(e.lab).contains(&l.key))
+                .find(|e| {
+                    let nested = ["load.trigger.", "load.drop."]
+                        .iter()
+                        .any(|p| l.key.starts_with(p));
+                    settable_keys(e.lab).contains(&l.key) && (!nested || e.load.trigger.is_some())
+                })
                 .unwrap();
             let list = |v: f64| match l.key.as_str() {
                 "load.steps" => format!("[{v}]"),

@@ -91,98 +91,13 @@ fn top_level_kind(src: &str) -> Option<&str> {
 /// A typed-parse error: malformed YAML, not a mapping, or a schema error.
 fn classify(path: &Path, src: &str, e: &serde_yaml::Error) -> Diagnostic {
     match serde_yaml::from_str::<serde_yaml::Value>(src) {
-        Err(syntax) => from_serde(path, src, &syntax, "malformed YAML"),
+        Err(syntax) => super::diag::from_serde(path, src, &syntax, "malformed YAML"),
         Ok(v) if !v.is_mapping() => {
             Diagnostic::error(path, "", "a catalog file must be a YAML mapping")
                 .help("start with `kind: experiment` (or `kind: group`), then `id:`, `lab:`, ...")
         }
-        Ok(_) => from_serde(path, src, e, ""),
+        Ok(_) => super::diag::from_serde(path, src, e, ""),
     }
-}
-
-/// Turn a serde_yaml error into a diagnostic with field, position, allowed values and did-you-mean.
-pub(crate) fn from_serde(
-    path: &Path,
-    src: &str,
-    e: &serde_yaml::Error,
-    prefix: &str,
-) -> Diagnostic {
-    let full = e.to_string();
-    let text = strip_position(&full);
-    let text = text.as_str();
-    let (mut field, msg) = match text.split_once(": ") {
-        Some((p, m)) if !p.contains(' ') && !p.is_empty() => (p.to_string(), m.to_string()),
-        _ => (String::new(), text.to_string()),
-    };
-    if field == "." {
-        field.clear();
-    }
-    let mut help = None;
-    let backticked: Vec<&str> = msg.split('`').skip(1).step_by(2).collect();
-    if msg.starts_with("unknown field") || msg.starts_with("unknown variant") {
-        if let Some((bad, allowed)) = backticked.split_first() {
-            let what = if msg.starts_with("unknown field") {
-                "keys"
-            } else {
-                "values"
-            };
-            let mut h = format!("allowed {what}: {}", allowed.join(", "));
-            if let Some(s) = did_you_mean(bad, allowed.iter().copied()) {
-                h = format!("did you mean `{s}`? {h}");
-            }
-            help = Some(h);
-            if msg.starts_with("unknown field") {
-                field = if field.is_empty() {
-                    bad.to_string()
-                } else {
-                    format!("{field}.{bad}")
-                };
-            }
-        }
-    } else if msg.starts_with("missing field") {
-        if let Some(f) = backticked.first() {
-            help = Some(format!(
-                "add `{f}:` (see experiments/exp1.yaml or experiments/1a.yaml for a full file)"
-            ));
-            field = if field.is_empty() {
-                f.to_string()
-            } else {
-                format!("{field}.{f}")
-            };
-        }
-    } else if msg.starts_with("invalid type") {
-        help = Some(
-            "check the value's type (numbers without quotes, lists as [a, b], true/false)".into(),
-        );
-    }
-    let message = if prefix.is_empty() {
-        msg
-    } else {
-        format!("{prefix}: {msg}")
-    };
-    let pos = e.location().map(|l| (l.line(), l.column()));
-    let mut d = Diagnostic::error(path, field, message);
-    d.help = help;
-    let d = d.at(pos);
-    if d.line.is_none() {
-        d.located_in(src)
-    } else {
-        d
-    }
-}
-
-/// Remove serde_yaml's " at line N column M" (the diagnostic carries the position itself).
-fn strip_position(msg: &str) -> String {
-    let Some(i) = msg.find(" at line ") else {
-        return msg.to_string();
-    };
-    let rest = &msg[i + " at line ".len()..];
-    let after_line = rest.trim_start_matches(|c: char| c.is_ascii_digit());
-    let end = match after_line.strip_prefix(" column ") {
-        Some(r) => r.trim_start_matches(|c: char| c.is_ascii_digit()),
-        None => after_line,
-    };
-    format!("{}{}", &msg[..i], end)
 }
 
 impl Catalog {
@@ -335,6 +250,13 @@ impl Catalog {
                         .located_in(&f.src),
                     );
                 }
+            }
+            if let Some(m) = &g.map {
+                let base = match self.files.get(&m.experiment).map(|x| &x.entry) {
+                    Some(CatalogEntry::Experiment(e)) => Some(e),
+                    _ => None,
+                };
+                d.extend(super::map_check::check(&f.path, &f.src, m, base));
             }
             if let Some(fault) = self.fault(&g.id) {
                 d.push(

@@ -173,6 +173,7 @@ mod tests {
             id: id.into(),
             description: "x".into(),
             members: members.iter().map(|m| m.to_string()).collect(),
+            map: None,
         };
         (id.into(), CatalogEntry::Group(g))
     }

@@ -12,6 +12,7 @@ mod drop;
 pub mod fit;
 pub mod groups;
 pub(crate) mod keys;
+pub mod map_check;
 pub mod overrides;
 pub mod pause;
 pub mod reach;

@@ -42,7 +42,7 @@ pub fn apply(
         set_path(&mut tree, &key, value);
         // type-check each override on its own so the error names it
         if let Err(err) = serde_yaml::from_value::<Experiment>(tree.clone()) {
-            let msg = super::catalog::from_serde(origin, "", &err, "").message;
+            let msg = super::diag::from_serde(origin, "", &err, "").message;
             errors.push(
                 Diagnostic::error(Path::new(&format!("--set {s}")), key, msg)
                     .help("check the value's type (numbers without quotes, lists as 60,90,120, true/false)"),
@@ -56,7 +56,7 @@ pub fn apply(
     let label = format!("--set {}", sets.join(" --set "));
     let origin = Path::new(&label);
     let new: Experiment = serde_yaml::from_value(tree).map_err(|err| {
-        let mut d = super::catalog::from_serde(origin, "", &err, "");
+        let mut d = super::diag::from_serde(origin, "", &err, "");
         d.line = None;
         d.column = None;
         vec![d]

@@ -89,6 +89,42 @@ pub struct Group {
     pub description: String,
     /// Experiment (or group) ids, in run order; repeats allowed (e.g. diag alternation).
     pub members: Vec<String>,
+    /// A recovered/stuck map the group draws (`perflab verify ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map: Option<TriggerMap>,
+}
+
+/// `map:` of a group (issue 44): one experiment with a `load.trigger`, run at each trigger size
+/// (the columns) under each configuration (the rows); a cell is one round of `experiment` with
+/// its row's `set` pairs and `size.key=<value>`, read back by that configuration. Its outcome
+/// is the trigger's: recovered, stuck or n/a.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TriggerMap {
+    /// The experiment every cell runs (it has a `load.trigger`).
+    pub experiment: String,
+    pub size: MapSize,
+    /// The configurations, top to bottom.
+    pub rows: Vec<MapRow>,
+}
+
+/// The trigger's size: the `--set` key the columns vary, their values in ascending order, and
+/// how close `--refine` brings the two sizes around a row's knife edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapSize {
+    pub key: String,
+    pub values: Vec<f64>,
+    pub resolution: f64,
+}
+
+/// One configuration of a map: a name and its `--set` pairs (none: the experiment as written).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MapRow {
+    pub name: String,
+    #[serde(default)]
+    pub set: Vec<String>,
 }
 
 /// Open model (arrival rate) or closed model (VUs with think time).
@@ -256,6 +292,11 @@ pub struct DropLoad {
     /// The seed's last stage: a ramp to 0 over this many seconds after the last step (0: none).
     #[serde(default)]
     pub ramp_down_s: u32,
+    /// The clients' random seed: each k6 VU seeds its `Math.random` (journeys, items, jitter)
+    /// with `seed x 1000 + its number`, so runs with another seed draw otherwise (absent:
+    /// unseeded). Which VU starts which arrival still follows the timing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u32>,
 }
 
 fn default_max_retries() -> u32 {

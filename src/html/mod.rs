@@ -8,6 +8,7 @@ pub mod history_page;
 pub mod index;
 pub(crate) mod index_compare;
 pub(crate) mod index_page;
+pub(crate) mod map_page;
 pub(crate) mod matrix_page;
 pub mod report;
 pub(crate) mod report_meta;

@@ -190,6 +190,7 @@ pub(crate) fn position(plan: &Plan, offset_s: f64) -> StepPosition {
                 WindowKind::Ramp => "ramp",
                 WindowKind::Hold => "hold",
                 WindowKind::Recover => "recovery",
+                WindowKind::RampDown => "ramp to 0",
             },
         },
         None if offset_s < 0.0 => StepPosition {

@@ -158,6 +158,7 @@ pub fn build(e: &Experiment, opts: PlanOptions) -> Plan {
     let (ramp, warmup) = if stepped { (0, 0) } else { (ramp, warmup) };
     let mut tl = timeline(l, hold, ramp, warmup);
     tl.push_recover(l, opts);
+    tl.push_ramp_down(l);
     let max_step = l.steps.iter().copied().max().unwrap_or(0);
     let vus = vu_sizing(e, max_step);
     let abort = AbortPlan {
@@ -308,6 +309,29 @@ impl Timeline {
             end_s: self.end_s.saturating_add(secs),
             measured: false,
             tag: Some(format!("stage:{RECOVER_TAG}")),
+        });
+        self.end_s = self.end_s.saturating_add(secs);
+    }
+
+    /// drop.js's ramp to 0 after the last step, when the load has one: k6 runs it, so the
+    /// plan's total and the live view's phases hold it.
+    fn push_ramp_down(&mut self, l: &LoadSettings) {
+        let secs = l.drop.as_ref().map_or(0, |d| d.ramp_down_s);
+        if secs == 0 {
+            return;
+        }
+        self.stages.push(K6Stage {
+            target: 0,
+            duration_s: secs,
+        });
+        self.windows.push(Window {
+            kind: WindowKind::RampDown,
+            step: None,
+            target: 0,
+            start_s: self.end_s,
+            end_s: self.end_s.saturating_add(secs),
+            measured: false,
+            tag: Some("stage:rampdown".into()),
         });
         self.end_s = self.end_s.saturating_add(secs);
     }

@@ -40,6 +40,9 @@ pub enum WindowKind {
     /// The recovery phase after the last step (`load.recover_rps`, tagged `stage:recover`):
     /// not a step, read by the report's recovery section.
     Recover,
+    /// drop.js's ramp to 0 after the last step (`load.drop.ramp_down_s`, tagged
+    /// `stage:rampdown`): not a step, left out of every step's figures.
+    RampDown,
 }
 
 /// One window of the k6 timeline; offsets in seconds from k6's test start.

@@ -188,6 +188,7 @@ fn render_timeline(out: &mut impl Write, p: &Plan) -> std::io::Result<()> {
             WindowKind::Ramp => "ramp",
             WindowKind::Hold => "hold",
             WindowKind::Recover => "recovery",
+            WindowKind::RampDown => "ramp to 0",
         };
         let wunit = if w.kind == WindowKind::Warmup {
             "rps"

@@ -92,7 +92,7 @@ pub(crate) fn plan(l: &LoadSettings, steps: &[StepSpan], scale: f64) -> Option<T
 }
 
 /// drop.js's environment beyond stepped.js's: the journeys (`home:40,landing:20,...`), the
-/// retry policy and its numbers, the items of a cold page, the final ramp to 0.
+/// retry policy and its numbers, the items of a cold page, the final ramp to 0, the seed.
 pub(crate) fn drop_env(d: &DropLoad, env: &mut BTreeMap<String, String>) {
     let journeys: Vec<String> = d.journeys.iter().map(|(k, v)| format!("{k}:{v}")).collect();
     let mut set = |k: &str, v: String| {
@@ -110,20 +110,28 @@ pub(crate) fn drop_env(d: &DropLoad, env: &mut BTreeMap<String, String>) {
     if d.ramp_down_s > 0 {
         set("RAMP_DOWN", d.ramp_down_s.to_string());
     }
+    if let Some(s) = d.seed {
+        set("SEED", s.to_string());
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::plan::{PlanOptions, build};
 
+    /// The catalog's experiment `id`, as loaded and checked.
+    fn catalog_experiment(id: &str) -> crate::experiment::Experiment {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+        let cat =
+            crate::experiment::Catalog::load(&dir, &crate::verify::quantities::Quantities).unwrap();
+        cat.expand(id).unwrap()[0].clone()
+    }
+
     /// `--quick` shortens the baseline before the trigger, not the trigger, the stated time or
     /// the seconds judged after it: the hold grows to fit them.
     #[test]
     fn quick_keeps_the_trigger_and_the_time_after_it() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
-        let cat =
-            crate::experiment::Catalog::load(&dir, &crate::verify::quantities::Quantities).unwrap();
-        let e = cat.expand("drop-stuck").unwrap()[0].clone();
+        let e = catalog_experiment("drop-stuck");
         let full = build(&e, PlanOptions { quick: false });
         let t = full.trigger.unwrap();
         assert_eq!(
@@ -138,5 +146,31 @@ mod tests {
             "10 s baseline + 10 s cut + 40 s stated + 10 s judged"
         );
         assert_eq!(t.hold_end_s - t.hold_start_s, 70);
+    }
+
+    /// drop-profile's ramp to 0 is a window of the plan, after the last hold, unmeasured and
+    /// tagged as drop.js tags its requests; the plan's total holds it (it ran past it before).
+    #[test]
+    fn the_ramp_to_zero_is_a_window_inside_the_plans_total() {
+        let e = catalog_experiment("drop-profile");
+        let p = build(&e, PlanOptions { quick: false });
+        let last = p.windows.last().unwrap();
+        let hold_end = p.steps.last().unwrap().hold_end_s;
+        assert_eq!(last.kind, crate::plan::WindowKind::RampDown);
+        assert_eq!((last.start_s, last.end_s), (hold_end, hold_end + 15));
+        assert_eq!(
+            (last.measured, last.tag.as_deref()),
+            (false, Some("stage:rampdown"))
+        );
+        assert_eq!(p.total_s, hold_end + 15);
+        assert_eq!(
+            p.stages.last().map(|s| (s.target, s.duration_s)),
+            Some((0, 15))
+        );
+        assert_eq!(p.k6_env.get("SEED"), None);
+        let mut seeded = e.clone();
+        seeded.load.drop.as_mut().unwrap().seed = Some(7);
+        let p = build(&seeded, PlanOptions { quick: false });
+        assert_eq!(p.k6_env.get("SEED").map(String::as_str), Some("7"));
     }
 }

@@ -52,6 +52,7 @@ pub fn analyse_run_dir(dir: &Path) -> anyhow::Result<Report> {
         // the measured load's trigger, judged over the run's seconds
         r.trigger = (m.measurements.triggers.first())
             .map(|t| crate::analyze::trigger::judge(t, &r.timeline));
+        r.journeys = m.experiment.load.drop.is_some();
         if let Some(f) = &mut r.refine {
             f.fill_goodput(r.steps.iter().map(|s| (s.target, s.ok_per_s)));
         }

@@ -204,7 +204,7 @@ fn run_missing(
 }
 
 /// `perflab run`'s pipeline with its per-round lines on stderr (stdout is the table / JSON).
-fn execute_quietly(req: super::RunRequest, quiet: bool) -> anyhow::Result<()> {
+pub(super) fn execute_quietly(req: super::RunRequest, quiet: bool) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -13,6 +13,7 @@ pub(crate) mod calibration;
 pub mod compare;
 pub mod design;
 pub(crate) mod lifecycle;
+pub(crate) mod map;
 pub(crate) mod missing;
 pub(crate) mod outline;
 pub(crate) mod recorded;

@@ -28,6 +28,8 @@ pub const TIMELINE_SVG: &str = "plot-timeline.svg";
 pub(crate) const FINDINGS_MD: &str = "findings.md";
 /// `findings.json`: the same findings as JSON.
 pub(crate) const FINDINGS_JSON: &str = "findings.json";
+/// A group's recovered/stuck map as read (`perflab verify GROUP`, under `maps/<group>/`).
+pub(crate) const MAP_JSON: &str = "map.json";
 /// `stalls.jsonl`: the noise tool's stalls, one JSON line each.
 pub(crate) const STALLS_FILE: &str = "stalls.jsonl";
 /// The files k6 writes into a generator's folder, named where k6 is invoked (`load`, below
@@ -115,6 +117,11 @@ impl Layout {
     /// [`FINDINGS_JSON`] (the directory is `perflab verify`'s, not a run's).
     pub(crate) fn findings_json(&self) -> PathBuf {
         self.dir.join(FINDINGS_JSON)
+    }
+
+    /// [`MAP_JSON`] (the directory is a map's, not a run's).
+    pub(crate) fn map_json(&self) -> PathBuf {
+        self.dir.join(MAP_JSON)
     }
 
     /// [`STALLS_FILE`] (a noise tool run's).
@@ -290,6 +297,7 @@ pub fn names() -> Vec<String> {
         l.plot_timeline(),
         l.findings_md(),
         l.findings_json(),
+        l.map_json(),
         l.stalls(),
     ]
     .into_iter()

@@ -15,6 +15,7 @@ pub mod eval;
 pub mod findings;
 pub(crate) mod gather;
 pub mod load;
+pub mod map;
 pub mod matrix;
 pub mod quantities;
 pub mod render;

@@ -25,6 +25,7 @@ mod compare_turns;
 mod cut_step_cpu;
 mod docs;
 mod drop_input;
+mod drop_map;
 mod export_k8s;
 mod fit_rules;
 #[path = "../fit_support/mod.rs"]

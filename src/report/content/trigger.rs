@@ -118,10 +118,12 @@ pub fn classes(s: &StepReport) -> [u64; 6] {
     c
 }
 
-/// The per-class counters of every step, for a run with a trigger (`report.json`'s steps
-/// hold every run's `non200`).
+/// The per-class counters of every step, for a run of drop.js's journeys or with a trigger
+/// (`report.json`'s steps hold every run's `non200`).
 pub fn classes_block(r: &Report) -> Option<Block> {
-    r.trigger.as_ref()?;
+    if r.trigger.is_none() && !r.journeys {
+        return None;
+    }
     let mut b = block("Responses by class");
     b.lines.push("per step, by the step its journey started in; \"no answer\" is status 0 (the client's timeout, or a reset)".into());
     let mut tab = Table::new(["step", "200", "429", "5xx", "502-504", "no answer", "other"]);
@@ -133,4 +135,42 @@ pub fn classes_block(r: &Report) -> Option<Block> {
     }
     b.table = Some(tab);
     Some(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recorded drop-stuck run (tests/fixtures/drop-map): drop.js's journeys, with a trigger.
+    fn drop_run() -> Report {
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/drop-map/runs/drop-stuck/20261206T232147Z-r1/report.json"
+        );
+        crate::rundir::report::parse(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    /// The responses by class show for drop.js's journeys with a trigger or without one (the
+    /// drop profile has none), and for no other run; each row adds up to the step's requests.
+    #[test]
+    fn the_classes_show_for_journeys_with_or_without_a_trigger() {
+        let mut r = drop_run();
+        assert!(classes_block(&r).is_some(), "with its trigger");
+        r.trigger = None;
+        assert!(
+            classes_block(&r).is_none(),
+            "neither journeys nor a trigger"
+        );
+        r.journeys = true;
+        let t = classes_block(&r)
+            .expect("journeys without a trigger")
+            .table
+            .unwrap();
+        assert_eq!(t.rows.len(), r.steps.len());
+        for (row, s) in t.rows.iter().zip(&r.steps) {
+            let n = |i: usize| row[i].parse::<u64>().unwrap();
+            // 200 + 429 + 5xx + no answer + other (502-504 are inside 5xx)
+            assert_eq!(n(1) + n(2) + n(3) + n(5) + n(6), s.requests, "{row:?}");
+        }
+    }
 }
