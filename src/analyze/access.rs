@@ -1,10 +1,13 @@
 //! The diag-acc access logs (article 5.1.6): php-fpm `%d %C` (time PHP spent on a request, its
 //! CPU %) and nginx `$request_time $upstream_connect_time`, parsed and summarised per step
 //! window. The gap between nginx's request time and php-fpm's duration is time spent waiting in
-//! the listen backlog.
+//! the listen backlog. php-fpm's `%p` says which worker served each request: per step, how many
+//! workers served, how many failed every request they served (exp2-pgconn: the workers that got
+//! no PostgreSQL connection) and what share of the requests those took.
 use serde::{Deserialize, Serialize};
 
-/// One php-fpm access log line: `%{%Y-%m-%dT%H:%M:%S}t %d %C %s %m %r`.
+/// One php-fpm access log line: `%{%Y-%m-%dT%H:%M:%S}t %d %C %s %p %m %r` (`%p`, the
+/// worker's pid, since 2026-12-07; a line without it has no pid).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FpmAccess {
     /// Unix seconds (the container clock, UTC) when the request ended.
@@ -12,6 +15,8 @@ pub struct FpmAccess {
     pub duration_ms: f64,
     pub cpu_pct: Option<f64>,
     pub status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 /// One nginx access log line: `$time_iso8601 $status $request_time $upstream_connect_time "$request"`.
@@ -45,6 +50,7 @@ pub(crate) fn parse_fpm(text: &str) -> (Vec<FpmAccess>, usize) {
                 duration_ms: f.get(1)?.parse::<f64>().ok()? * 1000.0,
                 cpu_pct: f.get(2)?.trim_end_matches('%').parse().ok(),
                 status: f.get(3)?.parse().ok()?,
+                pid: f.get(4).and_then(|p| p.parse().ok()),
             })
         })();
         match row {
@@ -109,6 +115,61 @@ pub struct AccessRow {
     pub upstream_connect_max_ms: Option<f64>,
     /// nginx p50 - php-fpm p50: waiting before PHP took the request (the listen backlog).
     pub backlog_p50_ms: Option<f64>,
+    /// Which workers served the step (php-fpm `%p`); `None` for logs without pids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<WorkerShares>,
+}
+
+/// The step's requests by the php-fpm worker that served them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerShares {
+    /// Workers that served at least one request.
+    pub served: usize,
+    /// Workers every one of whose requests failed (status >= 500).
+    pub always_failed: usize,
+    /// Workers with both failed and successful requests (a connection gained or lost).
+    pub mixed: usize,
+    /// Share of the step's requests served by the `always_failed` workers.
+    pub failing_share: f64,
+    /// Fewest and most requests one worker served.
+    pub per_worker_min: usize,
+    pub per_worker_max: usize,
+    /// p50 of php-fpm's `%d` over the failed and over the successful requests (ms).
+    pub failed_p50_ms: Option<f64>,
+    pub ok_p50_ms: Option<f64>,
+}
+
+/// Requests by worker, for the lines that carry a pid.
+fn worker_shares(fpm: &[&FpmAccess]) -> Option<WorkerShares> {
+    use std::collections::BTreeMap;
+    let mut by: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    let (mut failed_d, mut ok_d) = (Vec::new(), Vec::new());
+    for r in fpm {
+        let Some(pid) = r.pid else { continue };
+        let e = by.entry(pid).or_default();
+        e.0 += 1;
+        if r.status >= 500 {
+            e.1 += 1;
+            failed_d.push(r.duration_ms);
+        } else {
+            ok_d.push(r.duration_ms);
+        }
+    }
+    let total: usize = by.values().map(|v| v.0).sum();
+    if total == 0 {
+        return None;
+    }
+    let failing: Vec<&(usize, usize)> = by.values().filter(|(n, f)| n == f).collect();
+    Some(WorkerShares {
+        served: by.len(),
+        always_failed: failing.len(),
+        mixed: by.values().filter(|(n, f)| *f > 0 && f < n).count(),
+        failing_share: failing.iter().map(|v| v.0).sum::<usize>() as f64 / total as f64,
+        per_worker_min: by.values().map(|v| v.0).min().unwrap_or(0),
+        per_worker_max: by.values().map(|v| v.0).max().unwrap_or(0),
+        failed_p50_ms: percentile(&mut failed_d, 50.0),
+        ok_p50_ms: percentile(&mut ok_d, 50.0),
+    })
 }
 
 /// Nearest-rank percentile of unsorted values.
@@ -147,6 +208,7 @@ pub(crate) fn window(logs: &AccessLogs, step: &str, from_s: i64, to_s: i64) -> A
         upstream_connect_p50_ms: percentile(&mut uc, 50.0),
         upstream_connect_max_ms: uc.iter().copied().reduce(f64::max),
         backlog_p50_ms: fpm_p50.zip(ngx_p50).map(|(f, n)| n - f),
+        workers: worker_shares(&fpm),
     }
 }
 
@@ -197,5 +259,37 @@ garbage line
         let later = window(&logs, "r0090", t0 + 5, t0 + 10);
         assert_eq!((later.fpm_requests, later.nginx_requests), (0, 1));
         assert_eq!(later.backlog_p50_ms, None);
+        assert_eq!(w.workers, None, "lines without %p: no worker figures");
+    }
+
+    // exp2-pgconn's shape: worker 11 never has a connection, 12 gets one mid-step.
+    const FPM_PIDS: &str = "\
+2026-11-30T04:23:01 0.004 50.00% 200 10 GET /index.php
+2026-11-30T04:23:01 0.020 50.00% 500 11 GET /index.php
+2026-11-30T04:23:01 0.021 50.00% 500 12 GET /index.php
+2026-11-30T04:23:02 0.005 50.00% 200 10 GET /index.php
+2026-11-30T04:23:02 0.019 50.00% 500 11 GET /index.php
+2026-11-30T04:23:02 0.006 50.00% 200 12 GET /index.php
+2026-11-30T04:23:03 0.005 50.00% 200 10 GET /index.php
+2026-11-30T04:23:03 0.004 50.00% 200 13 GET /index.php
+";
+
+    #[test]
+    fn workers_that_fail_every_request_and_their_share() {
+        let (f, bad) = parse_fpm(FPM_PIDS);
+        assert_eq!((f.len(), bad), (8, 0));
+        assert_eq!(f[1].pid, Some(11));
+        let logs = AccessLogs {
+            fpm: f,
+            nginx: Vec::new(),
+        };
+        let t0 = 1_796_012_581;
+        let w = window(&logs, "r0050", t0, t0 + 3).workers.expect("pids");
+        assert_eq!((w.served, w.always_failed, w.mixed), (4, 1, 1), "{w:?}");
+        assert!((w.failing_share - 2.0 / 8.0).abs() < 1e-12, "{w:?}");
+        assert_eq!((w.per_worker_min, w.per_worker_max), (1, 3));
+        assert_eq!((w.failed_p50_ms, w.ok_p50_ms), (Some(20.0), Some(5.0)));
+        let first = window(&logs, "r0050", t0, t0 + 1).workers.expect("pids");
+        assert_eq!((first.always_failed, first.mixed), (2, 0), "{first:?}");
     }
 }

@@ -408,6 +408,7 @@ pub fn render(r: &Report, x: &Extras) -> String {
     for (i, b) in content::logs_block(r)
         .into_iter()
         .chain(content::access_block(r))
+        .chain(content::workers_block(r))
         .enumerate()
     {
         body.push_str(&block_html(&b, &format!("logs-{i}"), &no_marks));

@@ -238,6 +238,10 @@ pub(crate) struct ArticleCpuFigure {
     pub note: &'static str,
 }
 
+/// An `ArticleCpuFigure`'s `what` for the app box's CPU per successful response under load
+/// (fpm + nginx, or the Node app): what a report's `ms_cpu_per_ok` reads.
+pub(crate) const APP_BOX_FIGURE: &str = "app box";
+
 /// A config quantity a lab offers to claims: (name, help).
 pub(crate) type QuantityDecl = (&'static str, &'static str);
 

@@ -29,7 +29,7 @@ pub(crate) fn render_fpm(php: &PhpSettings) -> String {
     };
     let access = if php.access_log {
         format!(
-            "access.log = {FPM_ACCESS_LOG}\naccess.format = \"%{{%Y-%m-%dT%H:%M:%S}}t %d %C %s %m %r\""
+            "access.log = {FPM_ACCESS_LOG}\naccess.format = \"%{{%Y-%m-%dT%H:%M:%S}}t %d %C %s %p %m %r\""
         )
     } else {
         "; access log off (turn on with php.access_log: true)".to_string()

@@ -13,7 +13,7 @@ mod usl;
 
 pub use actions::actions_block;
 pub use checks::checks_blocks;
-pub use logs::{access_block, logs_block, warnings_block};
+pub use logs::{access_block, logs_block, warnings_block, workers_block};
 pub use memory::memory_block;
 pub use omission::omission_block;
 pub use recovery::recovery_block;
@@ -332,6 +332,7 @@ pub fn blocks(r: &Report, m: Option<&crate::rundir::Manifest>) -> Vec<Block> {
     v.extend(checks_blocks(r));
     v.extend(logs_block(r));
     v.extend(access_block(r));
+    v.extend(workers_block(r));
     v.extend(warnings_block(r));
     v.extend(super::glossary::glossary_block(&v));
     v

@@ -3,6 +3,19 @@
 //! tooltips of report.html's table headers.
 use super::table::{Block, Table};
 
+/// The columns of the workers block after `step` (`content::logs::workers_block`); the entry
+/// "requests by worker" below explains them.
+pub(crate) const WORKER_HEADERS: [&str; 8] = [
+    "workers",
+    "always failed",
+    "mixed",
+    "their share",
+    "per worker min",
+    "per worker max",
+    "failed %d p50",
+    "ok %d p50",
+];
+
 /// One explained term: how it is written in the report, the table headers it names (exact
 /// spellings), and what it means.
 pub struct Entry {
@@ -222,6 +235,11 @@ pub(crate) const GLOSSARY: &[Entry] = &[
             "backlog p50",
         ],
         "php-fpm (%d duration, %C CPU) and nginx ($request_time, upstream connect) log fields per step; backlog = nginx - fpm p50: time in the listen queue",
+    ),
+    e(
+        "requests by worker",
+        &WORKER_HEADERS,
+        "php-fpm's access log by worker (%p) per step: workers that served, those whose every request failed (>= 500) or some, the share of requests the always-failing took, the fewest and most one served, %d p50 of failed and of ok requests",
     ),
     e(
         "log",

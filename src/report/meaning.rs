@@ -101,6 +101,7 @@ fn differ_line(r: &Report, m: Option<&Manifest>) -> String {
             format!("{n} CPUs against the article's {ARTICLE_CPUS}")
         });
     }
+    v.extend(m.and_then(|m| cpu_per_request_note(r, m)));
     if let Some(h) = &r.checks.host_share {
         let steal = h
             .steal_cores
@@ -116,6 +117,40 @@ fn differ_line(r: &Report, m: Option<&Manifest>) -> String {
         (None, None) => "the host's CPUs and --fit unknown (no run manifest)".to_string(),
     });
     format!("why they may differ: {}", v.join("; "))
+}
+
+/// The app box's CPU per successful response over the passing steps against the article's
+/// under load on the same endpoint (the lab's `APP_BOX_FIGURE`, or the Node app's own): the
+/// ceiling, and with it the knee, scale with its inverse (article 5.1.2 (3): 2 cores / 8.9 ms
+/// = 225 rps). `None` when the article gives no such figure or no passing step has one.
+fn cpu_per_request_note(r: &Report, m: &Manifest) -> Option<String> {
+    let lab = crate::lab::descriptor(m.experiment.lab);
+    let endpoint = m.experiment.load.endpoint.as_str();
+    let f = lab.article_cpu_figures().iter().find(|f| {
+        f.endpoint == endpoint && (f.what == crate::lab::APP_BOX_FIGURE || f.what == "app")
+    })?;
+    let ours: Vec<f64> = r
+        .steps
+        .iter()
+        .filter(|s| s.verdict == crate::analyze::model::Verdict::Pass)
+        .filter_map(|s| s.ms_cpu_per_ok)
+        .collect();
+    let lo = ours.iter().copied().reduce(f64::min)?;
+    let hi = ours.iter().copied().reduce(f64::max)?;
+    let range = |a: f64, b: f64| {
+        if (b - a).abs() < 0.05 {
+            format!("{a:.1}")
+        } else {
+            format!("{a:.1}-{b:.1}")
+        }
+    };
+    let mid = (f.low_ms + f.high_ms) / 2.0;
+    Some(format!(
+        "CPU per request {} ms on {endpoint} (app box, passing steps) against the article's {} ms: the CPU ceiling, and the knee with it, scale with its inverse (here about x{:.1} the article's)",
+        range(lo, hi),
+        range(f.low_ms, f.high_ms),
+        mid / ((lo + hi) / 2.0)
+    ))
 }
 
 /// The host was not the lab's alone during the steps: the report's own host warnings, or a

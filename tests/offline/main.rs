@@ -68,6 +68,7 @@ mod stack_cli;
 mod verify_claims;
 mod verify_cli;
 mod verify_render;
+mod verify_round_dec07;
 mod verify_rounds;
 #[path = "../verify_support/mod.rs"]
 mod verify_support;

@@ -60,6 +60,23 @@ fn a_knee_on_a_first_round_suggests_rounds_verify_and_compare() {
         "{}",
         x.differ
     );
+    // The app box's CPU per request over the passing steps against the article's under load
+    // (issue 41: this host's knee is twice the article's because a request costs half).
+    let ours: Vec<f64> = r
+        .steps
+        .iter()
+        .filter(|s| s.verdict == perflab::analyze::model::Verdict::Pass)
+        .filter_map(|s| s.ms_cpu_per_ok)
+        .collect();
+    let (lo, hi) = (
+        ours.iter().copied().fold(f64::MAX, f64::min),
+        ours.iter().copied().fold(f64::MIN, f64::max),
+    );
+    assert!(ours.len() >= 2 && hi - lo > 0.05, "{ours:?}");
+    let want = format!(
+        "CPU per request {lo:.1}-{hi:.1} ms on /api/db (app box, passing steps) against the article's 8.5-12.0 ms"
+    );
+    assert!(x.differ.contains(&want), "{}\nwant: {want}", x.differ);
     let c = commands(&x);
     assert!(
         c.contains(&"perflab run exp1 --rounds 3".to_string()),

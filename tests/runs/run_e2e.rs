@@ -209,6 +209,26 @@ fn exp2_pgconn_refused_connections_are_http_500() {
         );
         assert!(s["non200"]["500"].as_u64().unwrap_or(0) > 0, "{s}");
     }
+    // php-fpm's access log (%p): the workers without a connection are the same at every step,
+    // 120 - usable of them, each failing every request it serves, none both failing and not.
+    let rows = r["access"]
+        .as_array()
+        .expect("access rows: exp2-pgconn logs its requests");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for a in rows {
+        let w = &a["workers"];
+        assert_eq!(
+            w["always_failed"].as_u64(),
+            Some(120 - slots.usable as u64),
+            "{a}"
+        );
+        assert_eq!(w["mixed"].as_u64(), Some(0), "{a}");
+    }
+    let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(
+        txt.contains("Requests by php-fpm worker (access log %p)"),
+        "{txt}"
+    );
     // php-fpm read the app and Laravel from volumes filled at stack start, not through the
     // storage driver, and the volumes went with the stack
     let m = rundir::read_manifest(&dir).unwrap();

@@ -70,6 +70,39 @@ pub fn access_block(r: &Report) -> Option<Block> {
     Some(b)
 }
 
+/// Which php-fpm workers served each step (the access log's `%p`): exp2-pgconn's workers
+/// without a PostgreSQL connection and the share of the requests the kernel gave them.
+pub fn workers_block(r: &Report) -> Option<Block> {
+    if r.access.iter().all(|a| a.workers.is_none()) {
+        return None;
+    }
+    let mut b = block("Requests by php-fpm worker (access log %p)");
+    let mut t = Table::new(std::iter::once("step").chain(crate::report::glossary::WORKER_HEADERS));
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+    for (a, w) in r
+        .access
+        .iter()
+        .filter_map(|a| Some((a, a.workers.as_ref()?)))
+    {
+        t.push(vec![
+            a.step.clone(),
+            w.served.to_string(),
+            w.always_failed.to_string(),
+            w.mixed.to_string(),
+            format!("{:.3}", w.failing_share),
+            w.per_worker_min.to_string(),
+            w.per_worker_max.to_string(),
+            ms(w.failed_p50_ms),
+            ms(w.ok_p50_ms),
+        ]);
+    }
+    b.table = Some(t);
+    b.lines.push(
+        "always failed: workers whose every request in the step failed (>= 500); their share: of the step's requests php-fpm logged. The kernel wakes the longest-waiting idle worker, so with no queue each worker serves about as many as the next and the share is always failed / workers; a worker that returns to accept() while connections wait takes one at once".into(),
+    );
+    Some(b)
+}
+
 pub fn warnings_block(r: &Report) -> Option<Block> {
     if r.warnings.is_empty() {
         return None;

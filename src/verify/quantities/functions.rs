@@ -121,6 +121,14 @@ pub(crate) const FUNCTIONS: &[FunctionRow] = &[
     function!("abs", Run, "n", false, "abs(x)", |c| Ok(c
         .nums_if(|n| n == 1)?[0]
         .abs())),
+    function!(
+        "floor",
+        Run,
+        "n",
+        false,
+        "floor(x): the largest whole number <= x",
+        |c| Ok(c.nums_if(|n| n == 1)?[0].floor())
+    ),
 ];
 
 /// `log(name, text)`: lines of log `name` whose digested message contains `text`.

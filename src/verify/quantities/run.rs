@@ -96,6 +96,21 @@ fn trigger(r: &Report, f: fn(&TriggerReport) -> Option<f64>, what: &str) -> Resu
     need(f(t), || format!("{what} not measured"))
 }
 
+/// `max children reached`'s growth summed over the steps' windows; missing without php-fpm
+/// status samples in any step.
+fn max_children_reached_steps(r: &Report) -> Result<f64, Missing> {
+    let fpm: Vec<u64> = r
+        .steps
+        .iter()
+        .filter_map(|s| s.server.as_ref()?.fpm.as_ref())
+        .map(|f| f.max_children_reached)
+        .collect();
+    need((!fpm.is_empty()).then_some(()), || {
+        "no php-fpm status samples in any step".to_string()
+    })?;
+    Ok(fpm.iter().sum::<u64>() as f64)
+}
+
 /// The lowest step's target.
 fn lowest(r: &Report) -> Result<f64, Missing> {
     Ok(need(r.steps.first(), || "no steps".to_string())?.target as f64)
@@ -128,6 +143,9 @@ quantities! {
         LastPassingIndex "last_passing_index" => "position of the last passing step"
             => need(index_of(r, last_passing(r)?), || "no step passed".to_string())?,
         Steps "steps" => "steps recorded" => r.steps.len() as f64,
+        MaxChildrenReachedSteps "max_children_reached_steps"
+            => "php-fpm's `max children reached` growth summed over the steps (it counts each time the pool fills, re-armed once it has shrunk below max_children)"
+            => max_children_reached_steps(r)?,
         LowestStep "lowest_step" => "target of the lowest step" => lowest(r)?,
         TopStep "top_step" => "target of the highest step recorded" => top(r)?,
         MaxOkPerS "max_ok_per_s" => "highest goodput of any step (the plateau)"
@@ -247,5 +265,58 @@ quantities! {
             => need(usl(r)?.n_max, || "β = 0: the USL curve has no peak".to_string())?,
         UslCeiling "usl.ceiling" => "USL contention ceiling γ / α (ok/s)"
             => usl_ceiling(usl(r)?)?,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exp1() -> Report {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verify/exp1");
+        let run = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path();
+        let t = std::fs::read_to_string(run.join("report.json")).unwrap();
+        crate::rundir::report::parse(&t).unwrap()
+    }
+
+    #[test]
+    fn max_children_reached_sums_the_steps_and_needs_status_samples() {
+        let mut r = exp1();
+        let q = RunQ::MaxChildrenReachedSteps;
+        assert_eq!(q.read(&r), Ok(0.0), "a static pool: 0 in every step");
+        let with_fpm: Vec<usize> = (0..r.steps.len())
+            .filter(|&i| r.steps[i].server.as_ref().is_some_and(|s| s.fpm.is_some()))
+            .collect();
+        assert!(with_fpm.len() >= 2);
+        for (i, n) in [(with_fpm[0], 2), (with_fpm[1], 1)] {
+            r.steps[i]
+                .server
+                .as_mut()
+                .unwrap()
+                .fpm
+                .as_mut()
+                .unwrap()
+                .max_children_reached = n;
+        }
+        assert_eq!(
+            q.read(&r),
+            Ok(3.0),
+            "the episodes of every step, not one step's"
+        );
+        for s in &mut r.steps {
+            if let Some(sv) = s.server.as_mut() {
+                sv.fpm = None;
+            }
+        }
+        assert!(
+            q.read(&r).is_err(),
+            "no php-fpm samples: not measured, not 0"
+        );
     }
 }

@@ -284,6 +284,17 @@ quantities! {
         AccessBacklogP50Ms "access.backlog_p50_ms"
             => "nginx p50 - php-fpm p50: the wait before PHP took the request (ms)"
             => c.access(|a| a.backlog_p50_ms)?,
+        AccessWorkers "access.workers" => "php-fpm workers that served a request (access log %p)"
+            => c.access(|a| a.workers.as_ref().map(|w| w.served as f64))?,
+        AccessWorkersFailing "access.workers_failing"
+            => "php-fpm workers every one of whose requests failed (>= 500)"
+            => c.access(|a| a.workers.as_ref().map(|w| w.always_failed as f64))?,
+        AccessWorkersMixed "access.workers_mixed"
+            => "php-fpm workers with both failed and successful requests"
+            => c.access(|a| a.workers.as_ref().map(|w| w.mixed as f64))?,
+        AccessFailingShare "access.failing_share"
+            => "share of the requests served by the workers that failed every one"
+            => c.access(|a| a.workers.as_ref().map(|w| w.failing_share))?,
 
         // `closed.*`: the step's closed-model row.
         ClosedNominalPerS "closed.nominal_per_s" => "closed model: VUs / (R0 + Z)"
