@@ -175,6 +175,7 @@ mod tests {
             within: None,
             needs: vec![],
             against: None,
+            refuted: None,
         }
     }
 

@@ -12,4 +12,4 @@ pub mod schema;
 pub use compile::{At, ClaimError, Comparison, Compiled, compile, fmt_num, parse_at};
 pub use expr::{Expr, Name, ParseError, Selector};
 pub use parse::parse;
-pub use schema::{Bound, Claim, StepAt, Tol, Tolerance};
+pub use schema::{Bound, Claim, Refuted, StepAt, Tol, Tolerance};

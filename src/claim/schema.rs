@@ -35,6 +35,45 @@ pub struct Claim {
     /// Another experiment whose newest complete run `against.` names read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub against: Option<String>,
+    /// The finding does not reproduce where perflab measured it, with the evidence written
+    /// down: the claim is still judged on every run, a failing reading is `refuted` (known, not
+    /// a regression), a holding one fails (the mark is stale and must go).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refuted: Option<Refuted>,
+}
+
+/// `refuted:` of a claim: why the finding does not reproduce, with numbers, and where the
+/// measurements that show it are written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Refuted {
+    /// What was measured against the claim, in one or two sentences with the numbers.
+    pub why: String,
+    /// The page and section that hold the measurements: `docs/<page>.md#<anchor>`.
+    pub evidence: String,
+}
+
+impl Refuted {
+    /// The longest `why` accepted, in characters (a report row, not a journal).
+    pub const MAX_WHY: usize = 600;
+
+    /// `evidence` split as (page, anchor) when it reads `docs/<page>.md#<anchor>` with a page
+    /// of lowercase letters, digits, `-`, `_` and `/` (no `..`) and an anchor of lowercase
+    /// letters, digits and `-`.
+    pub fn evidence_parts(&self) -> Option<(&str, &str)> {
+        let (page, anchor) = self.evidence.split_once('#')?;
+        let name = page.strip_prefix("docs/")?.strip_suffix(".md")?;
+        let page_ok = !name.is_empty()
+            && !name.split('/').any(|s| s.is_empty() || s == "..")
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_/".contains(&b));
+        let anchor_ok = !anchor.is_empty()
+            && anchor
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        (page_ok && anchor_ok).then_some((page, anchor))
+    }
 }
 
 /// `at:` a named step selector or a step's target.

@@ -92,6 +92,9 @@ fn check_written(
                 .help("state the finding in one sentence"),
         );
     }
+    if let Some(r) = &c.refuted {
+        check_refuted(file, r, f, d);
+    }
     if let Some(a) = &c.against
         && (!valid_id(a) || a == &e.id)
     {
@@ -102,6 +105,41 @@ fn check_written(
                 format!("`{a}` cannot be compared against"),
             )
             .help("name another experiment of the catalog"),
+        );
+    }
+}
+
+/// `refuted:` says why with something to read (bounded) and points at a docs page's section.
+/// Whether that page and section exist is the docs tests' to check (the catalog may be read
+/// without the repository's docs beside it).
+fn check_refuted(
+    file: &Path,
+    r: &crate::claim::Refuted,
+    f: &dyn Fn(&str) -> String,
+    d: &mut Vec<Diagnostic>,
+) {
+    let len = r.why.chars().count();
+    if r.why.trim().is_empty() || len > crate::claim::Refuted::MAX_WHY {
+        d.push(
+            Diagnostic::error(
+                file,
+                f("refuted.why"),
+                format!(
+                    "is {len} characters; a refutation says what was measured in 1-{}",
+                    crate::claim::Refuted::MAX_WHY
+                ),
+            )
+            .help("the numbers against the claim in a sentence or two; the journal goes in docs/"),
+        );
+    }
+    if r.evidence_parts().is_none() {
+        d.push(
+            Diagnostic::error(
+                file,
+                f("refuted.evidence"),
+                format!("`{}` is not a docs section", r.evidence),
+            )
+            .help("write `docs/<page>.md#<anchor>`, e.g. `docs/remedies.md#one-full-round-2026-12-07`"),
         );
     }
 }

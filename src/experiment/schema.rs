@@ -2,7 +2,7 @@
 //!
 //! This is the contract between the catalog and every later stage (plan, stack, load,
 //! analyze). Field names are the YAML keys; units are in the names (`_s`, `_ms`).
-pub use crate::claim::schema::{Bound, Claim, StepAt, Tol, Tolerance};
+pub use crate::claim::schema::{Bound, Claim, Refuted, StepAt, Tol, Tolerance};
 pub use crate::lab::{
     DemoSettings, Lab, Listen, NodeSettings, PhpSettings, PostgresSettings, Script, StackSettings,
 };

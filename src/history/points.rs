@@ -166,7 +166,7 @@ fn claim_points(e: &Experiment, runs: &[&LoadedRun]) -> Vec<ClaimPoint> {
             let label = r.label();
             let view = r.view(&label);
             let e = findings::claims_for(e, view);
-            findings::verify_run(&e, view, &|_| None)
+            findings::judge_run(&e, view, &|_| None)
         })
         .collect();
     findings::over_rounds(e, per_round)

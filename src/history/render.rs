@@ -166,7 +166,8 @@ pub fn csv(h: &History) -> anyhow::Result<String> {
     Ok(String::from_utf8(w.into_inner()?)?)
 }
 
-/// One line per claim: its verdicts over the points, oldest first (P pass, F fail, - n/a).
+/// One line per claim: its verdicts over the points, oldest first (P pass, F fail, R refuted as
+/// the catalog records, - n/a).
 fn claims_text(o: &mut String, s: &Series) {
     let mut names: Vec<&str> = Vec::new();
     for c in s.points.iter().flat_map(|p| &p.claims) {
@@ -187,6 +188,7 @@ fn claims_text(o: &mut String, s: &Series) {
                 {
                     Some("pass") => 'P',
                     Some("fail") => 'F',
+                    Some("refuted") => 'R',
                     _ => '-',
                 }
             })

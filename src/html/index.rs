@@ -4,7 +4,6 @@ use super::index_page::IndexRow;
 use crate::analyze::Report;
 use crate::experiment::catalog::Catalog;
 use crate::rundir::{self, Manifest, RunDir, RunState};
-use crate::verify::ClaimVerdict;
 use crate::verify::quantities::Quantities;
 use chrono::Utc;
 use std::path::{Path, PathBuf};
@@ -70,14 +69,7 @@ pub(crate) fn load_row(
         (Some(r), Some(m)) => {
             let label = format!("{}/{}", run.experiment_id, run.name());
             let c = super::report::claims_of(r, m, &label, catalog);
-            let n = |v: ClaimVerdict| c.iter().filter(|x| x.verdict == v).count();
-            (!c.is_empty()).then(|| {
-                (
-                    n(ClaimVerdict::Pass),
-                    n(ClaimVerdict::Fail),
-                    n(ClaimVerdict::NotApplicable),
-                )
-            })
+            (!c.is_empty()).then(|| crate::verify::render::tally(&c))
         }
         _ => None,
     };

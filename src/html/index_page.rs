@@ -22,8 +22,8 @@ pub(crate) struct IndexRow {
     /// The knee target and its unit; `None` with a report = no knee.
     pub knee: Option<(u32, String)>,
     pub has_report: bool,
-    /// Claims pass / fail / n/a, when the run has a report and a manifest.
-    pub claims: Option<(usize, usize, usize)>,
+    /// Claims by verdict (`verify::eval::tally`), when the run has a report and a manifest.
+    pub claims: Option<String>,
     /// Host caveats (sharing, steal, layout), from the manifest and the report.
     pub caveats: Vec<String>,
     /// The link to report.html from the out/ root (`html::href`), when present and the run's
@@ -192,9 +192,7 @@ fn short(c: &str) -> String {
 fn row_html(r: &IndexRow, suites: &[String]) -> String {
     let suite = r.suite.as_deref().unwrap_or("");
     let versions: Vec<String> = r.versions.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    let claims = r.claims.map_or("-".to_string(), |(p, f, n)| {
-        format!("{p} pass, {f} fail, {n} n/a")
-    });
+    let claims = r.claims.as_deref().map_or("-".to_string(), esc);
     let caveats = match r.caveats.as_slice() {
         [] => String::new(),
         all => format!(

@@ -285,12 +285,9 @@ fn plots_html(plots: &[(&str, Result<String, String>)]) -> String {
 
 fn claims_html(claims: &[ClaimResult]) -> String {
     let mut out = String::from("<section id=\"claims\">\n<h2>Claims (perflab verify)</h2>\n");
-    let count = |v: ClaimVerdict| claims.iter().filter(|c| c.verdict == v).count();
     out.push_str(&format!(
-        "<p>{} pass, {} fail, {} n/a. Claims that compare with another experiment's run are n/a here; <code>perflab verify</code> checks them.</p>\n",
-        count(ClaimVerdict::Pass),
-        count(ClaimVerdict::Fail),
-        count(ClaimVerdict::NotApplicable)
+        "<p>{}. Claims that compare with another experiment's run are n/a here; <code>perflab verify</code> checks them.</p>\n",
+        crate::verify::render::tally(claims)
     ));
     let mut t = Table::new(["claim", "says", "verdict", "measured", "expected", "why"]);
     t.left = vec![0, 1, 2, 5];

@@ -220,14 +220,14 @@ const INFO: LabInfo = LabInfo {
 const ARTICLE_CPU: [ArticleCpuFigure; 3] = [
     ArticleCpuFigure {
         endpoint: "/cpu",
-        what: "app",
+        what: super::APP_BOX_FIGURE,
         low_ms: 5.45,
         high_ms: 5.45,
         note: "under load, 1 process (exp 2b), from the app's own counters; not sequential",
     },
     ArticleCpuFigure {
         endpoint: "/db",
-        what: "app",
+        what: super::APP_BOX_FIGURE,
         low_ms: 1.68,
         high_ms: 1.74,
         note: "under load at 150 rps (exp 1a), the app's cpu_ms_per_req; not sequential",

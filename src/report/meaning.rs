@@ -120,15 +120,16 @@ fn differ_line(r: &Report, m: Option<&Manifest>) -> String {
 }
 
 /// The app box's CPU per successful response over the passing steps against the article's
-/// under load on the same endpoint (the lab's `APP_BOX_FIGURE`, or the Node app's own): the
+/// under load on the same endpoint (the lab's `APP_BOX_FIGURE`: php-fpm + nginx, the Node app): the
 /// ceiling, and with it the knee, scale with its inverse (article 5.1.2 (3): 2 cores / 8.9 ms
 /// = 225 rps). `None` when the article gives no such figure or no passing step has one.
 fn cpu_per_request_note(r: &Report, m: &Manifest) -> Option<String> {
     let lab = crate::lab::descriptor(m.experiment.lab);
     let endpoint = m.experiment.load.endpoint.as_str();
-    let f = lab.article_cpu_figures().iter().find(|f| {
-        f.endpoint == endpoint && (f.what == crate::lab::APP_BOX_FIGURE || f.what == "app")
-    })?;
+    let f = lab
+        .article_cpu_figures()
+        .iter()
+        .find(|f| f.endpoint == endpoint && f.what == crate::lab::APP_BOX_FIGURE)?;
     let ours: Vec<f64> = r
         .steps
         .iter()

@@ -217,10 +217,7 @@ pub(crate) fn analyze(
             let r = rows.iter().find(|r| r.endpoint == f.endpoint);
             let ours = r.and_then(|r| match f.what.as_str() {
                 "wall" => r.wall_ms.as_ref().map(|w| w.mean),
-                crate::lab::APP_BOX_FIGURE => r
-                    .cpu_ms("php-fpm")
-                    .zip(r.cpu_ms("nginx"))
-                    .map(|(f, n)| f + n),
+                crate::lab::APP_BOX_FIGURE => app_box_ms(&settings.lab, r),
                 role => r.cpu_ms(role),
             });
             let mid = (f.low_ms + f.high_ms) / 2.0;
@@ -239,6 +236,21 @@ pub(crate) fn analyze(
         caveats,
         host_speed: Vec::new(),
     }
+}
+
+/// The app box's CPU per request: the sum over the lab's roles on the app slot (php-fpm and
+/// nginx; the node app), each read by the name the rows give it (its log name). `None` when
+/// one is missing or the lab has none.
+fn app_box_ms(lab: &str, r: &EndpointRow) -> Option<f64> {
+    let lab = crate::lab::Lab::from_name(lab)?;
+    let mut roles = crate::lab::descriptor(lab)
+        .info()
+        .roles
+        .iter()
+        .filter(|x| x.is_app_box())
+        .peekable();
+    roles.peek()?;
+    roles.map(|x| r.cpu_ms(x.log_name())).sum()
 }
 
 fn roles(r: &CprReport) -> Vec<String> {
@@ -491,6 +503,43 @@ mod tests {
         assert_eq!(wall.ours_ms, Some(9.0));
         assert_eq!(article_figures("node").len(), 3);
         assert!(article_figures("demo").is_empty());
+    }
+
+    #[test]
+    fn the_app_box_is_the_labs_app_slot_roles_summed() {
+        let r = fixture();
+        let app_box = |r: &CprReport| {
+            r.comparisons
+                .iter()
+                .find(|c| c.article.what == crate::lab::APP_BOX_FIGURE)
+                .and_then(|c| c.ours_ms)
+        };
+        // /api/db: php-fpm 36 ms + nginx 13.2 ms over 4 requests; pg is not the app box
+        assert!((app_box(&r).unwrap() - (9.0 + 3.3)).abs() < 1e-9);
+        // the node lab's under-load figures are its app's: read from the `app` row alone
+        let node = EndpointRaw {
+            endpoint: "/cpu".into(),
+            statuses: vec![200, 200],
+            wall_ms: vec![6.0, 6.0],
+            elapsed_s: 0.012,
+            containers: vec![
+                counters("app", 0, 11_000_000),
+                counters("pg", 0, 90_000_000),
+            ],
+        };
+        let s = CprSettings {
+            lab: "node".into(),
+            endpoints: vec!["/cpu".into()],
+            ..settings()
+        };
+        let n = analyze(s, &[node], None, vec![]);
+        assert_eq!(app_box(&n), Some(5.5));
+        // a row without one of the app box's roles has no app box figure
+        let mut missing = fixture();
+        missing.rows[1]
+            .cpu_ms_per_request
+            .retain(|(role, _)| role != "nginx");
+        assert_eq!(app_box_ms("php", &missing.rows[1]), None);
     }
 
     #[test]

@@ -19,7 +19,9 @@ pub struct RunView<'a> {
     pub manifest: &'a Manifest,
 }
 
-/// pass, fail or n/a (the run cannot test the claim: its `needs` do not hold).
+/// pass, fail, n/a (the run cannot test the claim: its `needs` do not hold) or refuted (it
+/// fails as the catalog's `refuted:` says it does where perflab measured it: known, not a
+/// regression; see `verify::refuted`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ClaimVerdict {
     #[serde(rename = "pass")]
@@ -28,6 +30,8 @@ pub enum ClaimVerdict {
     Fail,
     #[serde(rename = "n/a")]
     NotApplicable,
+    #[serde(rename = "refuted")]
+    Refuted,
 }
 
 impl ClaimVerdict {
@@ -36,6 +40,7 @@ impl ClaimVerdict {
             ClaimVerdict::Pass => "pass",
             ClaimVerdict::Fail => "fail",
             ClaimVerdict::NotApplicable => "n/a",
+            ClaimVerdict::Refuted => "refuted",
         }
     }
 }

@@ -37,7 +37,8 @@ pub struct Findings {
 }
 
 impl Findings {
-    /// Every applicable claim passes and no experiment is missing.
+    /// Every applicable claim passes (or is refuted, as the catalog records) and no experiment
+    /// is missing.
     pub fn all_pass(&self) -> bool {
         self.missing.is_empty() && self.claims.iter().all(|c| c.verdict != ClaimVerdict::Fail)
     }
@@ -48,7 +49,23 @@ impl Findings {
 }
 
 /// Evaluate every claim of `exp` on `run`; `against(id)` gives another experiment's run.
+/// A claim marked `refuted:` gets the verdict `refuted::mark` gives it.
 pub fn verify_run<'a>(
+    exp: &Experiment,
+    run: RunView<'a>,
+    against: &dyn Fn(&str) -> Option<RunView<'a>>,
+) -> Vec<ClaimResult> {
+    let results = judge_run(exp, run, against);
+    exp.expect
+        .iter()
+        .zip(results)
+        .map(|(c, r)| super::refuted::mark(c, r))
+        .collect()
+}
+
+/// Every claim of `exp` on `run` as its comparison reads it, before `refuted:` marks: what a
+/// round gives `over_rounds`.
+pub(crate) fn judge_run<'a>(
     exp: &Experiment,
     run: RunView<'a>,
     against: &dyn Fn(&str) -> Option<RunView<'a>>,
@@ -73,7 +90,8 @@ pub(crate) fn claims_for(e: &Experiment, run: RunView<'_>) -> Experiment {
 }
 
 /// Each claim's result: over the rounds (median) when it reads a knee or a max sustainable
-/// rate, else the newest round's (`per_round` newest first).
+/// rate, else the newest round's (`per_round` newest first, from `judge_run`); then marked as
+/// its `refuted:` asks.
 pub(crate) fn over_rounds(
     e: &Experiment,
     mut per_round: Vec<Vec<ClaimResult>>,
@@ -82,14 +100,14 @@ pub(crate) fn over_rounds(
     let mut out = Vec::with_capacity(newest.len());
     for (i, (c, first)) in e.expect.iter().zip(newest).enumerate() {
         if !super::rounds::judged_over_rounds(c) {
-            out.push(first);
+            out.push(super::refuted::mark(c, first));
             continue;
         }
         let results: Vec<ClaimResult> = per_round
             .iter_mut()
             .filter_map(|r| r.get(i).cloned())
             .collect();
-        out.extend(super::rounds::combine(results));
+        out.extend(super::rounds::combine(results).map(|r| super::refuted::mark(c, r)));
     }
     out
 }
@@ -103,7 +121,7 @@ pub(crate) fn verify_rounds<'a>(
 ) -> Vec<ClaimResult> {
     let per_round = rounds
         .iter()
-        .map(|r| verify_run(&claims_for(exp, *r), *r, against))
+        .map(|r| judge_run(&claims_for(exp, *r), *r, against))
         .collect();
     over_rounds(exp, per_round)
 }

@@ -1,6 +1,7 @@
 //! `perflab verify`, `compare`, `capacity`: the article's findings as claims checked on
 //! recorded runs. Pure (no I/O, no clock): `quantities` (the registry of the names claims use,
-//! each with its reader), `eval` (one claim, compiled by `claim`, on one run), `findings`,
+//! each with its reader), `eval` (one claim, compiled by `claim`, on one run), `refuted` (the
+//! verdict of a claim the catalog marks refuted), `findings`,
 //! `compare`, `capacity` (over rounds `consistent` accepts), `render` (text, md, json, the
 //! `--quantities` list), `side` (the sides of `compare EXP --a --b`), `matrix` (one row per
 //! experiment of two sides). `load` reads run directories, `targets` picks what `verify`
@@ -18,6 +19,7 @@ pub mod load;
 pub mod map;
 pub mod matrix;
 pub mod quantities;
+pub(crate) mod refuted;
 pub mod render;
 pub mod rounds;
 pub mod side;

@@ -11,7 +11,28 @@ fn verdict_word(v: ClaimVerdict) -> &'static str {
         ClaimVerdict::Pass => "pass",
         ClaimVerdict::Fail => "FAIL",
         ClaimVerdict::NotApplicable => "n/a",
+        ClaimVerdict::Refuted => "refuted",
     }
+}
+
+/// What a findings page says of refuted claims, when it has any.
+const REFUTED_NOTE: &str = " Refuted: the finding does not reproduce where perflab measured it, as the catalog records with its evidence; a refuted claim that holds again fails (its mark is stale).";
+
+/// Claims counted by verdict as every summary line says it: `3 pass, 1 fail, 2 n/a`, and
+/// `, 1 refuted` when a claim is.
+pub fn tally(claims: &[ClaimResult]) -> String {
+    let n = |v: ClaimVerdict| claims.iter().filter(|c| c.verdict == v).count();
+    let mut s = format!(
+        "{} pass, {} fail, {} n/a",
+        n(ClaimVerdict::Pass),
+        n(ClaimVerdict::Fail),
+        n(ClaimVerdict::NotApplicable)
+    );
+    let refuted = n(ClaimVerdict::Refuted);
+    if refuted > 0 {
+        s.push_str(&format!(", {refuted} refuted"));
+    }
+    s
 }
 
 /// `perflab verify --quantities`: the quantities, functions and selectors claims can use.
@@ -58,14 +79,7 @@ pub fn text(claims: &[ClaimResult], missing: &[String]) -> String {
     let mut b = Block::new("");
     b.table = Some(t);
     let out = &mut b.notes;
-    let n = |v| claims.iter().filter(|c| c.verdict == v).count();
-    out.push(format!(
-        "{} claims: {} pass, {} fail, {} n/a",
-        claims.len(),
-        n(ClaimVerdict::Pass),
-        n(ClaimVerdict::Fail),
-        n(ClaimVerdict::NotApplicable)
-    ));
+    out.push(format!("{} claims: {}", claims.len(), tally(claims)));
     let mut runs: Vec<&str> = Vec::new();
     for c in claims {
         for r in std::iter::once(c.run.as_str()).chain(c.against_run.as_deref()) {
@@ -92,16 +106,19 @@ pub fn markdown(f: &Findings) -> String {
     let _ = writeln!(out, "# perflab findings {}\n", f.generated);
     let _ = writeln!(
         out,
-        "Runs under `{}`{}. {} claims: {} pass, {} fail, {} n/a (the run cannot test it).\n",
+        "Runs under `{}`{}. {} claims: {} (n/a: the run cannot test it).{}\n",
         f.out_root,
         f.suite
             .as_ref()
             .map(|s| format!(", suite `{s}`"))
             .unwrap_or_default(),
         f.claims.len(),
-        f.count(ClaimVerdict::Pass),
-        f.count(ClaimVerdict::Fail),
-        f.count(ClaimVerdict::NotApplicable)
+        tally(&f.claims),
+        if f.count(ClaimVerdict::Refuted) > 0 {
+            REFUTED_NOTE
+        } else {
+            ""
+        }
     );
     if !f.missing.is_empty() {
         let _ = writeln!(

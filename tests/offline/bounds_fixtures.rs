@@ -47,14 +47,7 @@ fn edited(exp: &str, run: &str, edit: impl FnOnce(&mut Value)) -> (tempfile::Tem
 /// Claim `name` of experiment `exp` judged on `run` as if the host met its `needs:` (these
 /// runs had one app CPU), which must be n/a: its reason.
 fn na_reason(exp: &str, name: &str, run: &LoadedRun) -> String {
-    let cat = perflab::experiment::Catalog::load(
-        &root().join("experiments"),
-        &perflab::verify::quantities::Quantities,
-    )
-    .unwrap();
-    let perflab::experiment::CatalogEntry::Experiment(e) = &cat.get(exp).unwrap().entry else {
-        panic!("{exp} is a group")
-    };
+    let e = crate::verify_support::catalog_experiment(exp);
     let mut c = e.expect.iter().find(|c| c.name == name).unwrap().clone();
     c.needs.clear();
     let label = run.label();

@@ -247,6 +247,36 @@ fn every_relative_link_and_anchor_resolves() {
     assert!(bad.is_empty(), "broken links:\n{}", bad.join("\n"));
 }
 
+/// Every claim the catalog marks `refuted:` sends its reader to a docs section that exists.
+#[test]
+fn every_refuted_claims_evidence_resolves() {
+    let c = perflab::experiment::Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
+    let (mut marked, mut bad) = (0, Vec::new());
+    for f in c.files.values() {
+        let perflab::experiment::CatalogEntry::Experiment(e) = &f.entry else {
+            continue;
+        };
+        for claim in &e.expect {
+            let Some(r) = &claim.refuted else { continue };
+            marked += 1;
+            if let Some(why) = broken("README.md", &r.evidence) {
+                bad.push(format!("{} {}: {why}", e.id, claim.name));
+            }
+        }
+    }
+    assert!(marked > 0, "no refuted claim found: is the scan broken?");
+    assert!(
+        bad.is_empty(),
+        "refuted without evidence:\n{}",
+        bad.join("\n")
+    );
+    assert!(broken("README.md", "docs/remedies.md#no-such-section").is_some());
+}
+
 /// The checker itself: it sees links, skips code, and tells a missing file or anchor.
 #[test]
 fn the_link_checker_tells_good_from_broken() {

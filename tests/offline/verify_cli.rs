@@ -292,3 +292,44 @@ fn index_shows_each_batch_verdict_against_the_previous_batch() {
     assert_eq!(page.matches("<circle").count(), 6);
     assert_eq!(page.matches("<rect").count(), 6);
 }
+
+/// A claim the catalog marks `refuted:` that fails on the run reads `refuted`, with the
+/// evidence, and verify exits 0 on it; the same mark on a claim that holds fails (exit 1: the
+/// mark is stale).
+#[test]
+fn a_refuted_claim_is_known_and_a_stale_mark_fails() {
+    let catalog = |cmp: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir("experiments").unwrap().flatten() {
+            std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+        }
+        let file = dir.path().join("exp3-n5.yaml");
+        let mut yaml = std::fs::read_to_string(&file).unwrap();
+        yaml.push_str(&format!(
+            "  - name: ten-thousand\n    claim: \"Ten thousand ok/s.\"\n    value: max_ok_per_s\n    {cmp}: 10000\n    refuted:\n      why: \"measured 44 ok/s against it\"\n      evidence: docs/remedies.md#refuted-claims\n"
+        ));
+        std::fs::write(&file, yaml).unwrap();
+        dir
+    };
+    let run = run_dir("exp3-n5");
+    let fails = catalog("min");
+    perflab()
+        .args(["verify", run.to_str().unwrap(), "--catalog"])
+        .arg(fails.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "4 claims: 3 pass, 0 fail, 0 n/a, 1 refuted",
+        ))
+        .stdout(predicate::str::contains(
+            "refuted, as recorded: measured 44 ok/s against it (docs/remedies.md#refuted-claims)",
+        ));
+    let holds = catalog("max");
+    perflab()
+        .args(["verify", run.to_str().unwrap(), "--catalog"])
+        .arg(holds.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("4 claims: 3 pass, 1 fail, 0 n/a"))
+        .stdout(predicate::str::contains("the mark is stale"));
+}

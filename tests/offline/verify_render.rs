@@ -111,6 +111,7 @@ fn needs_make_a_claim_not_applicable_never_a_pass() {
         within: None,
         needs: vec!["app_cpus >= 2".into()],
         against: None,
+        refuted: None,
     };
     let r = evaluate("exp1", &c, run.view(&label), None);
     assert_eq!(r.verdict, ClaimVerdict::NotApplicable);

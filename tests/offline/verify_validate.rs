@@ -216,3 +216,48 @@ fn catalog_rejects_against_an_unknown_experiment() {
         .code(2)
         .stderr(predicate::str::contains("expect[0].against"));
 }
+
+/// `refuted:` says why within bounds and names a docs section (`docs/<page>.md#<anchor>`); a
+/// traversal, an absolute path or an empty or endless `why` is refused with its field and line.
+#[test]
+fn a_refuted_mark_needs_a_bounded_why_and_a_docs_section() {
+    let claim = |why: &str, evidence: &str| {
+        format!(
+            "  - name: a\n    claim: c\n    value: knee.p95_ms\n    max: 200\n    refuted:\n      why: \"{why}\"\n      evidence: \"{evidence}\"\n"
+        )
+    };
+    assert!(errors(&claim("5.2 against 8.5-12", "docs/remedies.md#one-round")).is_empty());
+    let d = one(&claim("5.2 against 8.5-12", "docs/../../etc/passwd.md#x"));
+    assert_eq!(d.field, "expect[0].refuted.evidence");
+    assert!(
+        d.help
+            .as_deref()
+            .unwrap()
+            .contains("docs/<page>.md#<anchor>"),
+        "{d}"
+    );
+    assert_eq!(d.line, Some(27), "{d}"); // the line of `evidence:`
+    for bad in [
+        "/etc/passwd#x",
+        "docs/remedies.md",
+        "docs/remedies.md#",
+        "docs/Remedies.md#x",
+        "docs/remedies.md#a b",
+        "remedies.md#x",
+    ] {
+        assert_eq!(
+            one(&claim("w", bad)).field,
+            "expect[0].refuted.evidence",
+            "{bad}"
+        );
+    }
+    let d = one(&claim("  ", "docs/remedies.md#x"));
+    assert_eq!(d.field, "expect[0].refuted.why");
+    let long = "x".repeat(perflab::experiment::Refuted::MAX_WHY + 1);
+    let d = one(&claim(&long, "docs/remedies.md#x"));
+    assert!(d.message.contains("601 characters"), "{d}");
+    // an unknown key under refuted: is the schema's error, naming it
+    let src = "  - name: a\n    claim: c\n    value: knee.p95_ms\n    max: 200\n    refuted:\n      why: w\n      evidence: docs/a.md#b\n      since: 2026\n";
+    let e = errors(src);
+    assert!(e.iter().any(|d| d.message.contains("since")), "{e:#?}");
+}

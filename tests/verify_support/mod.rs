@@ -17,3 +17,16 @@ pub fn real(exp: &str) -> LoadedRun {
     )
     .unwrap_or_else(|| panic!("no fixture run of {exp} ({skipped:?})"))
 }
+
+/// Experiment `exp` as the repository's catalog declares it (claims, marks and all).
+pub fn catalog_experiment(exp: &str) -> perflab::experiment::Experiment {
+    let cat = perflab::experiment::Catalog::load(
+        &root().join("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap_or_else(|d| panic!("{}", perflab::experiment::diag::render(&d)));
+    match &cat.get(exp).unwrap_or_else(|| panic!("no {exp}")).entry {
+        perflab::experiment::CatalogEntry::Experiment(e) => e.clone(),
+        perflab::experiment::CatalogEntry::Group(_) => panic!("{exp} is a group"),
+    }
+}
