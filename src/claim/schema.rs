@@ -57,12 +57,18 @@ impl Refuted {
     /// The longest `why` accepted, in characters (a report row, not a journal).
     pub const MAX_WHY: usize = 600;
 
-    /// `evidence` split as (page, anchor) when it reads `docs/<page>.md#<anchor>` with a page
-    /// of lowercase letters, digits, `-`, `_` and `/` (no `..`) and an anchor of lowercase
-    /// letters, digits and `-`.
-    pub fn evidence_parts(&self) -> Option<(&str, &str)> {
-        let (page, anchor) = self.evidence.split_once('#')?;
-        let name = page.strip_prefix("docs/")?.strip_suffix(".md")?;
+    /// `evidence` reads `docs/<page>.md#<anchor>` with a page of lowercase letters, digits,
+    /// `-`, `_` and `/` (no `..`) and an anchor of lowercase letters, digits and `-`.
+    pub fn is_docs_section(&self) -> bool {
+        let Some((page, anchor)) = self.evidence.split_once('#') else {
+            return false;
+        };
+        let Some(name) = page
+            .strip_prefix("docs/")
+            .and_then(|p| p.strip_suffix(".md"))
+        else {
+            return false;
+        };
         let page_ok = !name.is_empty()
             && !name.split('/').any(|s| s.is_empty() || s == "..")
             && name
@@ -72,7 +78,7 @@ impl Refuted {
             && anchor
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        (page_ok && anchor_ok).then_some((page, anchor))
+        page_ok && anchor_ok
     }
 }
 

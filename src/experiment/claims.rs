@@ -132,7 +132,7 @@ fn check_refuted(
             .help("the numbers against the claim in a sentence or two; the journal goes in docs/"),
         );
     }
-    if r.evidence_parts().is_none() {
+    if !r.is_docs_section() {
         d.push(
             Diagnostic::error(
                 file,

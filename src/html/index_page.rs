@@ -22,7 +22,7 @@ pub(crate) struct IndexRow {
     /// The knee target and its unit; `None` with a report = no knee.
     pub knee: Option<(u32, String)>,
     pub has_report: bool,
-    /// Claims by verdict (`verify::eval::tally`), when the run has a report and a manifest.
+    /// Claims by verdict (`verify::render::tally`), when the run has a report and a manifest.
     pub claims: Option<String>,
     /// Host caveats (sharing, steal, layout), from the manifest and the report.
     pub caveats: Vec<String>,

@@ -45,6 +45,9 @@ impl ClaimVerdict {
     }
 }
 
+/// `measured` of a claim whose value could not be read (invalid, n/a, data missing).
+pub(crate) const UNREAD: &str = "-";
+
 /// One row of `perflab verify`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClaimResult {
@@ -298,7 +301,7 @@ pub fn evaluate(
         experiment: experiment.to_string(),
         claim: claim.name.clone(),
         text: claim.claim.clone(),
-        measured: "-".into(),
+        measured: UNREAD.into(),
         expected: "-".into(),
         verdict: ClaimVerdict::Fail,
         reason: None,

@@ -49,18 +49,13 @@ impl Findings {
 }
 
 /// Evaluate every claim of `exp` on `run`; `against(id)` gives another experiment's run.
-/// A claim marked `refuted:` gets the verdict `refuted::mark` gives it.
+/// One round as `over_rounds` judges rounds (so a claim marked `refuted:` is marked there, once).
 pub fn verify_run<'a>(
     exp: &Experiment,
     run: RunView<'a>,
     against: &dyn Fn(&str) -> Option<RunView<'a>>,
 ) -> Vec<ClaimResult> {
-    let results = judge_run(exp, run, against);
-    exp.expect
-        .iter()
-        .zip(results)
-        .map(|(c, r)| super::refuted::mark(c, r))
-        .collect()
+    over_rounds(exp, vec![judge_run(exp, run, against)])
 }
 
 /// Every claim of `exp` on `run` as its comparison reads it, before `refuted:` marks: what a

@@ -17,7 +17,7 @@ pub(crate) fn mark(c: &Claim, mut r: ClaimResult) -> ClaimResult {
     let Some(refuted) = &c.refuted else {
         return r;
     };
-    let read = r.measured != "-";
+    let read = r.measured != super::eval::UNREAD;
     match r.verdict {
         ClaimVerdict::Fail if read => {
             r.verdict = ClaimVerdict::Refuted;
