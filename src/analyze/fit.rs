@@ -148,4 +148,7 @@ pub struct FitRecord {
     pub article_plan: Plan,
     /// A rule set a stack field, so the stack was restarted with the fitted settings.
     pub restacked: bool,
+    /// The twin's run whose calibration and peak probe these are (`fit.twin`): none ran here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin_run: Option<String>,
 }

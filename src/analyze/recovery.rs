@@ -41,6 +41,32 @@ pub struct Recovery {
     /// `fpm_accepted - ok`: requests php-fpm ran whose client got no answer from them (nginx
     /// had answered 504 or the client had left); about, within a sample period's requests.
     pub wasted: Option<i64>,
+    /// What the drain should take, from what was there at the drop ([`Drain`]); absent in
+    /// runs recorded before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Drain>,
+}
+
+/// The drain the mechanism predicts: the queue at the drop, and the connections waiting
+/// outside it that enter as places free (half-open on php-fpm's side, SYN_SENT on nginx's),
+/// worked off at php-fpm's accept rate during the overload less the arrivals after the drop.
+/// `min_s` counts the queue and the half-open ones (nginx already sent their request), `max_s`
+/// the connecting ones too (some give up at nginx's connect timeout first) plus one php-fpm
+/// sample period (the drain is seen at the first sample after it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Drain {
+    /// php-fpm's `accepted conn` per second from the overload's start to the drop.
+    pub accept_per_s: f64,
+    /// php-fpm's `listen queue` at its last sample before the drop, less the baseline's.
+    pub queue: u64,
+    /// The last readings before the drop of the `fpm_syn` and `nginx_syn` sources (none
+    /// without `stack.php.kernel_counters`).
+    pub half_open: Option<u64>,
+    pub connecting: Option<u64>,
+    /// Bounds of the drain time (s); `None`: the arrivals outpace the accept rate, or (max)
+    /// the handshakes were not read.
+    pub min_s: Option<f64>,
+    pub max_s: Option<f64>,
 }
 
 /// What the figures are computed over.
@@ -57,6 +83,8 @@ pub struct RecoveryInput<'a> {
     /// When the overload began (unix ms): the first failing step's start, else the top step's.
     pub overload_ms: i64,
     pub slo_p95_ms: f64,
+    /// The half-open and connecting readings at the drop ([`Drain`]), when sampled.
+    pub handshakes: (Option<u64>, Option<u64>),
 }
 
 /// The recovery figures of a run with a recovery phase.
@@ -86,15 +114,16 @@ pub fn recovery(inp: &RecoveryInput<'_>) -> Recovery {
         })
         .map(|w| ((w[0].0 * 1000 - drop) as f64 / 1000.0).max(0.0));
     let (accepted, ok) = wasted_window(inp, end);
+    // n requests at a steady rate span n - 1 intervals
+    let sent_per_s = if window_s > 0.0 {
+        inp.sent.saturating_sub(1) as f64 / window_s
+    } else {
+        0.0
+    };
     Recovery {
         drop_ms: drop,
         window_s,
-        // n requests at a steady rate span n - 1 intervals
-        sent_per_s: if window_s > 0.0 {
-            inp.sent.saturating_sub(1) as f64 / window_s
-        } else {
-            0.0
-        },
+        sent_per_s,
         baseline_queue,
         baseline_active,
         peak_queue,
@@ -105,7 +134,43 @@ pub fn recovery(inp: &RecoveryInput<'_>) -> Recovery {
         fpm_accepted: accepted,
         ok,
         wasted: accepted.map(|a| a as i64 - ok as i64),
+        drain: drain(inp, baseline_queue.unwrap_or(0), sent_per_s),
     }
+}
+
+/// The mechanism's drain ([`Drain`]); `None` without two php-fpm samples in the overload.
+fn drain(inp: &RecoveryInput<'_>, base_queue: u64, sent_per_s: f64) -> Option<Drain> {
+    let (drop, end) = inp.span;
+    let over: Vec<&FpmSample> = within(inp.fpm, inp.overload_ms, drop + 1).collect();
+    let (a, b) = (over.first()?, over.last()?);
+    let span_s = (b.t - a.t) as f64 / 1000.0;
+    if span_s <= 0.0 {
+        return None;
+    }
+    let accept_per_s = b
+        .status
+        .accepted_conn
+        .saturating_sub(a.status.accepted_conn) as f64
+        / span_s;
+    let queue = b.status.listen_queue.saturating_sub(base_queue);
+    let (half_open, connecting) = inp.handshakes;
+    let net = accept_per_s - sent_per_s;
+    let phase: Vec<i64> = within(inp.fpm, drop, end + 1).map(|s| s.t).collect();
+    let period_s = phase.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as f64 / 1000.0;
+    let waiting = queue + half_open.unwrap_or(0);
+    let min_s = (net > 0.0).then(|| waiting as f64 / net);
+    let max_s = match (connecting, min_s) {
+        (Some(c), Some(_)) if half_open.is_some() => Some((waiting + c) as f64 / net + period_s),
+        _ => None,
+    };
+    Some(Drain {
+        accept_per_s,
+        queue,
+        half_open,
+        connecting,
+        min_s,
+        max_s,
+    })
 }
 
 /// php-fpm's accepted requests between the first sample at or after the overload's start and

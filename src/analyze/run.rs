@@ -122,6 +122,10 @@ fn recovery_of(
         ),
         overload_ms: over.start_ms,
         slo_p95_ms,
+        handshakes: (
+            samples.last_reading("fpm_syn", span.0),
+            samples.last_reading("nginx_syn", span.0),
+        ),
     }))
 }
 

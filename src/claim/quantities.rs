@@ -44,7 +44,8 @@ pub struct Function {
     pub scope: Scope,
     /// Reads the run's measurements (logs, steps), so `needs` may not use it.
     pub measured: bool,
-    /// Argument kinds: `s` string, `n` number, `n+` one or more numbers.
+    /// Argument kinds: `s` string, `q` a step quantity's name (a string), `n` number, `n+` one
+    /// or more numbers.
     pub args: &'static str,
     pub help: &'static str,
 }

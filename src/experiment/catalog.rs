@@ -203,11 +203,43 @@ impl Catalog {
         }
     }
 
+    /// `fit.twin` names another fitted experiment of the same lab that calibrates itself.
+    fn check_twin(&self, f: &CatalogFile, e: &Experiment) -> Option<Diagnostic> {
+        let t = e.fit.as_ref()?.twin.as_ref()?;
+        let twin = match self.files.get(t).map(|x| &x.entry) {
+            Some(CatalogEntry::Experiment(x)) => Some(x),
+            _ => None,
+        };
+        let problem = match twin {
+            None => format!("unknown experiment `{t}`"),
+            Some(x) if x.id == e.id => "names this experiment itself".into(),
+            Some(x) if x.lab != e.lab => {
+                format!("`{t}` is a {} experiment, this is {}", x.lab, e.lab)
+            }
+            Some(x) => match &x.fit {
+                None => format!("`{t}` has no `fit:`, so no calibration to lend"),
+                Some(tf) if tf.twin.is_some() => {
+                    format!("`{t}` takes its own calibration from a twin")
+                }
+                Some(tf) if tf.calibrate.peak.is_none() && reads_peak(e) => {
+                    format!("`{t}` runs no peak probe, and this experiment's rules read one")
+                }
+                Some(_) => return None,
+            },
+        };
+        Some(
+            Diagnostic::error(&f.path, "fit.twin", problem)
+                .help("name a fitted experiment of the same lab that calibrates itself, or remove `twin:`")
+                .located_in(&f.src),
+        )
+    }
+
     fn check_groups(&self) -> Vec<Diagnostic> {
         let mut d = Vec::new();
         for f in self.files.values() {
             // claims `against:` another experiment: it must exist and be an experiment
             if let CatalogEntry::Experiment(e) = &f.entry {
+                d.extend(self.check_twin(f, e));
                 for (i, c) in e.expect.iter().enumerate() {
                     let Some(a) = &c.against else { continue };
                     if !matches!(
@@ -347,4 +379,16 @@ impl Catalog {
             .flat_map(|f| f.warnings.iter())
             .collect()
     }
+}
+
+/// `e`'s fit rules read a quantity only a peak probe measures (`peak_app_ceiling`).
+fn reads_peak(e: &Experiment) -> bool {
+    let Some(fit) = &e.fit else { return false };
+    fit.rules.iter().any(|r| {
+        crate::claim::parse(&r.to).is_ok_and(|x| {
+            x.names().into_iter().any(|n| {
+                super::fit::FitQ::from_name(&n.path).is_some_and(super::fit::FitQ::is_peak)
+            })
+        })
+    })
 }

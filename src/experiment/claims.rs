@@ -230,6 +230,13 @@ fn check_expr(
         check_name(e, c, n, names, has_at, config_only, &mut out);
     }
     for (f, args) in x.calls() {
+        let (f, against) = match f.strip_prefix("against.") {
+            Some(g) => (g, true),
+            None => (f, false),
+        };
+        if against {
+            check_against_call(c, f, names, &mut out);
+        }
         check_call(f, args, names, has_at, config_only, &mut out);
     }
     out
@@ -335,11 +342,12 @@ fn check_call(
         k => {
             k.len() == args.len()
                 && k.chars().zip(args).all(|(c, a)| match c {
-                    's' => matches!(a, Arg::Str(_)),
+                    's' | 'q' => matches!(a, Arg::Str(_)),
                     _ => matches!(a, Arg::Expr(_)),
                 })
         }
     };
+    check_quantity_args(f, func.args, args, registry, out);
     if !ok {
         out.push((
             format!("wrong arguments to `{f}`"),
@@ -355,6 +363,45 @@ fn check_call(
         out.push((
             format!("`{f}()` reads a step and the claim has no `at:`"),
             Some("add `at: knee` (or every, top, ...)".into()),
+        ));
+    }
+}
+
+/// `against.f(...)`: the claim names the other experiment, and `f` reads a whole run.
+fn check_against_call(c: &Claim, f: &str, registry: &dyn Names, out: &mut Vec<Problem>) {
+    if c.against.is_none() {
+        out.push((
+            format!("`against.{f}()` reads another run but the claim has no `against:`"),
+            Some("add `against: <experiment id>`".into()),
+        ));
+    }
+    if registry
+        .function(f)
+        .is_some_and(|func| func.scope == Scope::Step)
+    {
+        out.push((
+            format!("`{f}()` reads a step of this run; `against.` takes a run-wide function"),
+            Some("e.g. `against.first_step_over(\"node.eld_p99_max_ms\", 50)`".into()),
+        ));
+    }
+}
+
+/// A function's `q` arguments name step quantities (`first_step_over("node.eld_p99_max_ms", 50)`).
+fn check_quantity_args(
+    f: &str,
+    kinds: &str,
+    args: &[Arg],
+    registry: &dyn Names,
+    out: &mut Vec<Problem>,
+) {
+    for (k, a) in kinds.chars().zip(args) {
+        let Arg::Str(q) = a else { continue };
+        if k != 'q' || registry.quantity(q).is_some_and(|n| n.scope == Scope::Step) {
+            continue;
+        }
+        out.push((
+            format!("`{f}()`: `{q}` is not a step quantity"),
+            Some("`perflab verify --quantities` lists the step quantities".into()),
         ));
     }
 }

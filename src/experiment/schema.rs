@@ -393,6 +393,12 @@ pub struct Fit {
     /// reach `reach::REACH` times it (`validate` checks it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<String>,
+    /// Another experiment whose newest complete fitted run lends its calibration (and peak
+    /// probe) instead of one of this run's own, so the two run the same fitted steps and
+    /// compare at the same rates (`diag-unix` takes `diag-tcp`'s). That run must exist:
+    /// `perflab run` says which to run first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twin: Option<String>,
 }
 
 /// The calibration load: one open-model step well under any knee.

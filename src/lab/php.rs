@@ -50,8 +50,9 @@ pub struct PhpSettings {
     #[serde(default)]
     pub access_log: bool,
     /// Read the kernel's counters of php-fpm's listening socket (the `fpm_net` source: its
-    /// accept queue, ListenOverflows): a `docker exec` every 2 s, whose CPU lands in php-fpm's
-    /// cgroup and in the engine's processes, so only the experiments that ask for it.
+    /// accept queue, ListenOverflows) and the connections in their handshake on both sides
+    /// (`fpm_syn`, `nginx_syn`): a `docker exec` each every 2 s, whose CPU lands in php-fpm's
+    /// and nginx's cgroups and in the engine's processes, so only the experiments that ask for it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub kernel_counters: bool,
     /// Sequential warm-up requests before measuring (opcache, persistent connections).
@@ -96,24 +97,69 @@ fn default_php_warmup_requests() -> u32 {
 /// 512; read back by `analyze/samples/kernel.rs`): one `grep` in the container, keeping
 /// the lines read of files that list every connection (`tcp6`: ~150 bytes each). Sampled only
 /// with `stack.php.kernel_counters` (`Php::samples`).
-const FPM_NET: SourceDecl = SourceDecl {
-    name: "fpm_net",
-    offered_by: FPM,
-    read: Read::Exec {
-        argv: &[
-            "grep",
-            "-h",
-            "-E",
-            "^TcpExt:| 0A |^[0-9]+$|^listen.backlog",
-            "/proc/net/netstat",
-            "/proc/net/tcp",
-            "/proc/net/tcp6",
-            "/proc/sys/net/core/somaxconn",
-            "/etc/perflab/php-fpm.conf",
-        ],
-    },
-    every_ms: 2000,
-};
+const FPM_NET: SourceDecl = exec_every_2s(
+    "fpm_net",
+    FPM,
+    &[
+        "grep",
+        "-h",
+        "-E",
+        "^TcpExt:| 0A |^[0-9]+$|^listen.backlog",
+        "/proc/net/netstat",
+        "/proc/net/tcp",
+        "/proc/net/tcp6",
+        "/proc/sys/net/core/somaxconn",
+        "/etc/perflab/php-fpm.conf",
+    ],
+);
+
+/// Connections to php-fpm's port in their handshake, from php-fpm's side (half-open, SYN_RECV)
+/// and nginx's (connecting, SYN_SENT): what refills the accept queue after an overload (read
+/// back by `analyze/samples/handshake.rs`). The header line is kept, so no such connection
+/// still reads 0. Sampled only with `stack.php.kernel_counters`.
+const FPM_SYN: SourceDecl = exec_every_2s(
+    "fpm_syn",
+    FPM,
+    &[
+        "grep",
+        "-h",
+        "-E",
+        "local_address| 03 ",
+        "/proc/net/tcp",
+        "/proc/net/tcp6",
+    ],
+);
+
+/// nginx's side of [`FPM_SYN`]: its connects still retrying their SYN (SYN_SENT).
+const NGINX_SYN: SourceDecl = exec_every_2s(
+    "nginx_syn",
+    NGINX,
+    &[
+        "grep",
+        "-h",
+        "-E",
+        "local_address| 02 ",
+        "/proc/net/tcp",
+        "/proc/net/tcp6",
+    ],
+);
+
+/// A source `name` that runs `argv` in `role`'s container every 2 s.
+const fn exec_every_2s(
+    name: &'static str,
+    role: Role,
+    argv: &'static [&'static str],
+) -> SourceDecl {
+    SourceDecl {
+        name,
+        offered_by: role,
+        read: Read::Exec { argv },
+        every_ms: 2000,
+    }
+}
+
+/// The sources read only with `stack.php.kernel_counters` (each a `docker exec` every 2 s).
+const KERNEL_SOURCES: [&str; 3] = [FPM_NET.name, FPM_SYN.name, NGINX_SYN.name];
 
 pub(crate) struct Php;
 
@@ -183,6 +229,8 @@ const INFO: LabInfo = LabInfo {
             every_ms: 2000,
         },
         FPM_NET,
+        FPM_SYN,
+        NGINX_SYN,
     ],
     assets: &[Asset {
         image: FPM,
@@ -376,7 +424,7 @@ impl LabDescriptor for Php {
     }
 
     fn samples(&self, name: &str, stack: &StackSettings) -> bool {
-        name != FPM_NET.name || stack.php.as_ref().is_some_and(|p| p.kernel_counters)
+        !KERNEL_SOURCES.contains(&name) || stack.php.as_ref().is_some_and(|p| p.kernel_counters)
     }
 
     fn collect(&self, stack: &StackSettings) -> Vec<CollectFile> {

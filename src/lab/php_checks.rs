@@ -99,11 +99,15 @@ mod tests {
     fn the_kernel_counters_are_read_only_when_asked() {
         let php = descriptor(Lab::Php);
         let mut stack = php.defaults().stack;
-        assert!(!php.samples("fpm_net", &stack));
+        for k in ["fpm_net", "fpm_syn", "nginx_syn"] {
+            assert!(!php.samples(k, &stack), "{k}");
+        }
         assert!(php.samples("fpm", &stack) && php.samples("nginx", &stack));
         let p = stack.php.as_mut().unwrap();
         p.kernel_counters = true;
-        assert!(php.samples("fpm_net", &stack));
+        for k in ["fpm_net", "fpm_syn", "nginx_syn"] {
+            assert!(php.samples(k, &stack), "{k}");
+        }
         assert!(stack.php.as_ref().unwrap().check(&stack).is_empty());
         stack.php.as_mut().unwrap().listen = Listen::Unix;
         let issues = stack.php.as_ref().unwrap().check(&stack);

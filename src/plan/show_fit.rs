@@ -35,21 +35,13 @@ pub(crate) fn render(
         return Ok(());
     };
     writeln!(out, "fit       {} (perflab run {} --fit)", e.id, e.id)?;
-    writeln!(
-        out,
-        "calibrate open load at {} rps for {} s on the warm stack, before the steps (loads/calibration/)",
-        f.calibrate.rate, f.calibrate.hold_s
-    )?;
-    writeln!(
-        out,
-        "          then at half the lowest ceiling it screens, when well above it (loads/working-point/)"
-    )?;
-    if let Some(peak) = &f.calibrate.peak {
+    if let Some(t) = &f.twin {
         writeln!(
             out,
-            "peak      open load at `{peak}` requests/s for {} s with the published VUs, after the calibration (loads/peak/): peak_* quantities",
-            f.calibrate.hold_s
+            "calibrate none here: the calibration and peak probe of {t}'s newest complete fitted run (fit.twin; run `perflab run {t} --fit` first), so both run the same steps"
         )?;
+    } else {
+        calibration_lines(out, f)?;
     }
     let tree = serde_yaml::to_value(e).unwrap_or_default();
     for r in &f.rules {
@@ -77,6 +69,27 @@ pub(crate) fn render(
             }
         }
         Err(m) => writeln!(out, "    the rules do not apply to those numbers: {m}")?,
+    }
+    Ok(())
+}
+
+/// The calibration loads `f` runs: the screening one, the working point, the peak probe.
+fn calibration_lines(out: &mut impl Write, f: &crate::experiment::fit::Fit) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "calibrate open load at {} rps for {} s on the warm stack, before the steps (loads/calibration/)",
+        f.calibrate.rate, f.calibrate.hold_s
+    )?;
+    writeln!(
+        out,
+        "          then at half the lowest ceiling it screens, when well above it (loads/working-point/)"
+    )?;
+    if let Some(peak) = &f.calibrate.peak {
+        writeln!(
+            out,
+            "peak      open load at `{peak}` requests/s for {} s with the published VUs, after the calibration (loads/peak/): peak_* quantities",
+            f.calibrate.hold_s
+        )?;
     }
     Ok(())
 }

@@ -237,6 +237,12 @@ pub(crate) fn fit_block(r: &Report) -> Option<Block> {
 pub fn fit_record_block(f: &crate::analyze::fit::FitRecord) -> Block {
     let c = &f.calibration;
     let mut b = Block::new("Fitted to this host (--fit)");
+    if let Some(run) = &f.twin_run {
+        b.lines.push(format!(
+            "calibration and peak probe lent by the twin's run {run} (fit.twin): none ran here, \
+             so both run the same fitted steps"
+        ));
+    }
     if let Some(low) = &c.screening {
         b.lines.push(calibration_line(
             "screening calibration",

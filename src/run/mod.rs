@@ -21,6 +21,7 @@ pub(crate) mod resolve;
 pub(crate) mod stack_text;
 pub(crate) mod status;
 pub(crate) mod target;
+pub(crate) mod twin_fit;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -311,6 +312,12 @@ pub(crate) async fn run_one(
                 quick: r.plan.quick.is_some(),
                 refine: req.refine.is_some(),
                 judge: Analysis,
+                lent: twin_fit::lent(
+                    &req.out_root,
+                    &r.experiment,
+                    req.suite.as_str(),
+                    &req.layout,
+                )?,
             };
             let mut m = Tagged { inner: m, tag };
             crate::session::run_round(&mut engine, &spec, &mut m, interrupt).await?

@@ -134,7 +134,7 @@ mod tests {
         let summary = s.stop().await;
         assert_eq!(
             serde_json::to_string(&summary).unwrap(),
-            r#"{"cgroup_samples":0,"host_samples":0,"procs_samples":0,"fpm_samples":0,"fpm_net_samples":0,"front_samples":0,"nginx_samples":0,"pg_samples":0,"errors":0,"perflab_cores_mean":null,"dockerd_cores_mean":null}"#
+            r#"{"cgroup_samples":0,"host_samples":0,"procs_samples":0,"fpm_samples":0,"fpm_net_samples":0,"fpm_syn_samples":0,"front_samples":0,"nginx_samples":0,"nginx_syn_samples":0,"pg_samples":0,"errors":0,"perflab_cores_mean":null,"dockerd_cores_mean":null}"#
         );
         for f in [SampleFile::Cgroup, SampleFile::Host, SampleFile::HostProcs] {
             assert!(files.path(f).is_file(), "{f:?}");

@@ -111,6 +111,16 @@ pub(crate) fn peak_rate(expr: &str, q: &Quantities) -> Result<u32> {
     Ok((v.round() as u32).clamp(MIN_RATE, MAX_WORKING_RATE))
 }
 
+/// A twin's calibration (`fit.twin`): its run's calibration and peak probe, read by this
+/// run's rules in place of its own.
+#[derive(Debug, Clone)]
+pub struct Lent {
+    /// `diag-tcp/20261207T...-r1`.
+    pub run: String,
+    pub calibration: Calibration,
+    pub peak: Option<Calibration>,
+}
+
 /// The fitted run: calibration, fitting, then the steps (and probes) of the fitted plan.
 pub struct Fitted<J: Judge> {
     /// The experiment as published (after `--set`).
@@ -120,6 +130,8 @@ pub struct Fitted<J: Judge> {
     /// Probe for the max sustainable rate after the fitted steps.
     pub refine: bool,
     pub judge: J,
+    /// The twin's calibration (`fit.twin`): no calibration load runs here.
+    pub lent: Option<Lent>,
 }
 
 impl<J: Judge + Clone> Fitted<J> {
@@ -304,13 +316,30 @@ impl<J: Judge + Clone> Fitted<J> {
         Ok(Some(p))
     }
 
-    /// Calibrate, fit, record; the fitted experiment.
-    async fn fit_to_host<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Experiment, Stop> {
+    /// This run's calibration and peak probe, measured or lent by its twin.
+    async fn measure<E: Engine>(
+        &self,
+        stage: &mut Stage<'_, E>,
+    ) -> Result<(Calibration, Option<Calibration>), Stop> {
+        if let Some(l) = &self.lent {
+            if !stage.quiet {
+                crate::say!("fit: the calibration of {} (fit.twin)", l.run);
+            }
+            return Ok((l.calibration.clone(), l.peak.clone()));
+        }
         let c = self.calibrate(stage).await?;
         let layout = &stage.manifest.cpu_layout;
         let (app, db) = (layout.app.len(), layout.db.len());
         let q = quantities(&self.experiment, &c, None, app, db);
         let peak = self.peak(stage, &q, c.hold_s).await?;
+        Ok((c, peak))
+    }
+
+    /// Calibrate (or take the twin's calibration), fit, record; the fitted experiment.
+    async fn fit_to_host<E: Engine>(&self, stage: &mut Stage<'_, E>) -> Result<Experiment, Stop> {
+        let (c, peak) = self.measure(stage).await?;
+        let layout = &stage.manifest.cpu_layout;
+        let (app, db) = (layout.app.len(), layout.db.len());
         let q = quantities(&self.experiment, &c, peak.as_ref(), app, db);
         let fitting = async {
             fitting::apply(&self.experiment, self.fit()?, &q)
@@ -333,6 +362,7 @@ impl<J: Judge + Clone> Fitted<J> {
             rules,
             article_plan,
             restacked,
+            twin_run: self.lent.as_ref().map(|l| l.run.clone()),
         });
         stage.dir.write_manifest(stage.manifest)?;
         if restacked {

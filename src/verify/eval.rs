@@ -178,14 +178,21 @@ impl Resolve for Ctx<'_> {
         }
     }
 
+    /// `against.f(...)` reads the other run, at no step.
     fn call(&mut self, f: &str, args: &[ArgValue<'_>]) -> Result<f64, Missing> {
+        let (f, run, step) = match f.strip_prefix("against.") {
+            Some(g) => (g, self.against.ok_or("`against.` needs `against:`")?, None),
+            None => (f, self.run, self.step),
+        };
         let row = FUNCTIONS.iter().find(|r| r.info.name == f);
         let row = row.ok_or_else(|| format!("unknown function or arguments: {f}()"))?;
+        let (report, read_step) = (run.report, quantities::step_value);
         (row.read)(&Call {
             f,
             args,
-            report: self.run.report,
-            step: self.step,
+            report,
+            step,
+            read_step,
         })
     }
 }
@@ -262,30 +269,6 @@ fn written(cmp: &Comparison) -> String {
         Comparison::Equals(t, _) => format!("= {t}"),
         Comparison::Near(t, _, Tol::Abs(a)) => format!("within ±{} of {t}", fmt_num(*a)),
         Comparison::Near(t, _, Tol::Rel(r)) => format!("within ±{}% of {t}", fmt_num(r * 100.0)),
-    }
-}
-
-/// The values of the names in `e` (`knee 150, against.knee 60`), for the measured column.
-fn leaves(e: &Expr, ctx: &mut Ctx<'_>) -> String {
-    if matches!(e, Expr::Name(_)) {
-        return String::new();
-    }
-    let mut seen: Vec<&str> = Vec::new();
-    let mut parts = Vec::new();
-    for n in e.names() {
-        if seen.contains(&n.text.as_str()) {
-            continue;
-        }
-        seen.push(&n.text);
-        if let Ok(v) = ctx.name(n) {
-            parts.push(format!("{} {}", n.text, fmt_num(v)));
-        }
-    }
-    parts.truncate(5);
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
     }
 }
 
@@ -499,7 +482,11 @@ fn measured(c: &Compiled, points: &[Point], ctx: &mut Ctx<'_>) -> String {
             (Some(At::One(_)), Some(t)) => format!(" at {t}"),
             _ => String::new(),
         };
-        format!("{}{at}{}", fmt_num(points[0].value), leaves(&c.value, ctx))
+        format!(
+            "{}{at}{}",
+            fmt_num(points[0].value),
+            super::leaves::leaves(&c.value, ctx)
+        )
     } else {
         points
             .iter()

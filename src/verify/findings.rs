@@ -112,11 +112,11 @@ pub(crate) fn over_rounds(
 pub(crate) fn verify_rounds<'a>(
     exp: &Experiment,
     rounds: &[RunView<'a>],
-    against: &dyn Fn(&str) -> Option<RunView<'a>>,
+    against: &dyn Fn(RunView<'a>, &str) -> Option<RunView<'a>>,
 ) -> Vec<ClaimResult> {
     let per_round = rounds
         .iter()
-        .map(|r| judge_run(&claims_for(exp, *r), *r, against))
+        .map(|r| judge_run(&claims_for(exp, *r), *r, &|id| against(*r, id)))
         .collect();
     over_rounds(exp, per_round)
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use super::RunView;
 use super::findings::{self, Findings, RunInfo};
 use super::load::LoadedRun;
 use super::render;
@@ -33,6 +34,7 @@ pub(crate) fn findings(
     }
     let labels: BTreeMap<String, String> =
         others.iter().map(|(k, r)| (k.clone(), r.label())).collect();
+    let lent = lent_runs(targets, rec.out_root, &mut skipped);
     let mut claims = Vec::new();
     let mut missing = Vec::new();
     let mut runs = Vec::new();
@@ -42,7 +44,14 @@ pub(crate) fn findings(
             continue;
         };
         let label = run.label();
-        let against = |id: &str| others.get(id).map(|r| r.view(&labels[id]));
+        // a round fitted on its twin's calibration is judged against that very run
+        let against = |round: RunView<'_>, id: &str| {
+            let paired = twin_run_of(round, id).and_then(|l| lent.get_key_value(l));
+            match paired {
+                Some((l, r)) => Some(r.view(l)),
+                None => others.get(id).map(|r| r.view(&labels[id])),
+            }
+        };
         let round_labels: Vec<String> = rounds.iter().map(LoadedRun::label).collect();
         let views: Vec<_> = rounds
             .iter()
@@ -73,6 +82,59 @@ pub(crate) fn findings(
         runs,
         skipped,
     }
+}
+
+/// The twin's run a round's calibration was lent by (`fit.twin_run`, `diag-tcp/<run>`), when
+/// `id` is that twin.
+fn twin_run_of<'r>(round: RunView<'r>, id: &str) -> Option<&'r str> {
+    let l = round
+        .manifest
+        .measurements
+        .fit
+        .as_ref()?
+        .twin_run
+        .as_deref()?;
+    (l.split_once('/').map(|x| x.0) == Some(id)).then_some(l)
+}
+
+/// The runs the targets' rounds borrowed their calibration from, by label, loaded from
+/// `out_root`; a label that is not `<experiment>/<run>` of plain names, or a run that no longer
+/// loads, is said and left out (the claim then reads the median round, as without a twin).
+fn lent_runs(
+    targets: &[Target<'_>],
+    out_root: &Path,
+    skipped: &mut Vec<String>,
+) -> BTreeMap<String, LoadedRun> {
+    let mut out = BTreeMap::new();
+    let labels = targets
+        .iter()
+        .flat_map(|(_, rounds)| rounds)
+        .filter_map(|r| r.manifest.measurements.fit.as_ref()?.twin_run.clone());
+    for l in labels {
+        if out.contains_key(&l) {
+            continue;
+        }
+        let plain = |p: &str| {
+            !p.is_empty()
+                && p != "."
+                && p != ".."
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+        };
+        let Some((exp, run)) = l.split_once('/').filter(|(e, r)| plain(e) && plain(r)) else {
+            skipped.push(format!(
+                "a round's fit.twin_run `{l}` is not <experiment>/<run>: not read"
+            ));
+            continue;
+        };
+        match super::load::load_run(&out_root.join(exp).join(run)) {
+            Ok(r) => {
+                out.insert(l, r);
+            }
+            Err(e) => skipped.push(format!("{l} (the twin run a round was fitted on): {e:#}")),
+        }
+    }
+    out
 }
 
 /// `<parent>/<UTC time>/findings.{md,json}`: a new directory, never overwritten.

@@ -217,7 +217,7 @@ fn side_claims(e: &Experiment, s: Side<'_>) -> Vec<ClaimResult> {
         .iter()
         .map(|(k, r)| (k.as_str(), r.label()))
         .collect();
-    let against = |id: &str| {
+    let against = |_: RunView<'_>, id: &str| {
         let l = against_labels.get(id)?;
         s.against.get(id).map(|r| r.view(l))
     };

@@ -15,6 +15,7 @@ pub(crate) mod consistent;
 pub mod eval;
 pub mod findings;
 pub(crate) mod gather;
+mod leaves;
 pub mod load;
 pub mod map;
 pub mod matrix;

@@ -115,15 +115,25 @@ pub(crate) fn missing_rounds(
             ids.push((e.id.clone(), (want - n) as u32));
         }
     }
+    // a twin lends its calibration (`fit.twin`): it runs before the experiments that borrow it
+    let lends = |id: &str| targets.iter().any(|t| twin_of(t.0) == Some(id));
+    ids.sort_by_key(|(id, _)| !lends(id));
     ids
 }
 
-/// The experiments the targets' claims name in `against:` that are not targets themselves.
+/// The experiment `e`'s fit borrows its calibration from (`fit.twin`).
+fn twin_of(e: &Experiment) -> Option<&str> {
+    e.fit.as_ref()?.twin.as_deref()
+}
+
+/// The experiments the targets' claims name in `against:`, and the twins their fits borrow
+/// from, that are not targets themselves.
 fn againsts<'c>(cat: &'c Catalog, targets: &[Target<'c>]) -> Vec<&'c Experiment> {
     let mut out: Vec<&Experiment> = Vec::new();
-    let ids = targets
-        .iter()
-        .flat_map(|t| t.0.expect.iter().filter_map(|c| c.against.as_deref()));
+    let ids = targets.iter().flat_map(|t| {
+        let claims = t.0.expect.iter().filter_map(|c| c.against.as_deref());
+        claims.chain(twin_of(t.0))
+    });
     for id in ids {
         for e in cat.expand(id).unwrap_or_default() {
             let known = targets.iter().any(|t| t.0.id == e.id) || out.iter().any(|x| x.id == e.id);
@@ -191,5 +201,24 @@ mod tests {
                 ("2a".into(), 1)
             ]
         );
+    }
+
+    /// diag-unix borrows diag-tcp's calibration (`fit.twin`): diag-tcp runs first, whether it
+    /// comes in as a target after it or only as the twin.
+    #[test]
+    fn a_twin_runs_before_the_experiment_that_borrows_its_calibration() {
+        let cat = Catalog::load(
+            Path::new("experiments"),
+            &crate::verify::quantities::Quantities,
+        )
+        .unwrap();
+        let unix = cat.expand("diag-unix").unwrap()[0];
+        let tcp = cat.expand("diag-tcp").unwrap()[0];
+        let alone: Vec<Target<'_>> = vec![(unix, Vec::new())];
+        let ids = missing_rounds(&cat, &alone, 1, &mut |_| 0);
+        assert_eq!(ids, vec![("diag-tcp".into(), 1), ("diag-unix".into(), 1)]);
+        let both: Vec<Target<'_>> = vec![(unix, Vec::new()), (tcp, Vec::new())];
+        let ids = missing_rounds(&cat, &both, 1, &mut |_| 0);
+        assert_eq!(ids, vec![("diag-tcp".into(), 1), ("diag-unix".into(), 1)]);
     }
 }

@@ -11,7 +11,7 @@ use perflab::plan::{self, CpuSet, Plan, PlanOptions};
 use perflab::rundir::fit::Calibration;
 use perflab::rundir::{RunDir, RunState};
 use perflab::session::fake::{FakeEngine, Fault, Op};
-use perflab::session::fit::Fitted;
+use perflab::session::fit::{Fitted, Lent};
 use perflab::session::refine::Judge;
 use perflab::session::round::{RoundOutcome, RoundSpec};
 use perflab::session::{Phase, run_round};
@@ -41,12 +41,24 @@ pub(crate) fn run_fitted<J: Judge + Clone>(
     judge: J,
     align: bool,
 ) -> RoundOutcome {
+    run_fitted_lent(engine, interrupt, spec, judge, (align, None))
+}
+
+/// [`run_fitted`] with a twin's calibration lent (`fit.twin`), when given.
+pub(crate) fn run_fitted_lent<J: Judge + Clone>(
+    engine: &mut FakeEngine,
+    interrupt: &perflab::session::signals::Interrupt,
+    spec: &RoundSpec,
+    judge: J,
+    (align, lent): (bool, Option<Lent>),
+) -> RoundOutcome {
     let mut m = Fitted {
         experiment: spec.experiment.clone(),
         align,
         quick: true,
         refine: false,
         judge,
+        lent,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -141,6 +153,17 @@ fn fitted_round(
     host: Host,
     fault: Option<Fault>,
 ) -> (FakeEngine, RoundOutcome, tempfile::TempDir) {
+    fitted_round_with(e, host, fault, None)
+}
+
+/// One quick fitted round of `e` judged by `judge` on the fake engine (a twin's calibration
+/// lent when given), with the recorded stepped k6 CSV.
+pub(crate) fn fitted_round_with<J: Judge + Clone>(
+    e: &Experiment,
+    judge: J,
+    fault: Option<Fault>,
+    lent: Option<Lent>,
+) -> (FakeEngine, RoundOutcome, tempfile::TempDir) {
     let (engine, interrupt) = FakeEngine::new(fault);
     let mut engine =
         engine.with_k6_csv(Path::new("tests/fixtures/k6/stepped-open.csv.gz").to_path_buf());
@@ -158,7 +181,7 @@ fn fitted_round(
         name: None,
         twin: None,
     };
-    let o = run_fitted(&mut engine, &interrupt, &spec, host, true);
+    let o = run_fitted_lent(&mut engine, &interrupt, &spec, judge, (true, lent));
     (engine, o, out)
 }
 

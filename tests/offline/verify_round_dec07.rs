@@ -293,3 +293,31 @@ fn fitted_diag_steps_reach_the_overload_where_unix_fails_502() {
     holds(&claim("diag-unix", "cpu-below-tcp", &unix, Some(&tcp)));
     fails(&claim("diag-unix", "cpu-below-tcp", &tcp, Some(&unix)));
 }
+
+/// `past-sync-break` reads sync 2a's first step whose loop was blocked (ELD p99 over 50 ms), not
+/// its latency knee: on the second round's 2a, 183 rps (56.22 ms) where the knee was 305.
+#[test]
+fn past_sync_break_is_judged_against_sync_s_first_blocked_step() {
+    let sync = run("2a", TWOA_ROUND2);
+    // the sync run judged against itself: its top step 305 over its first blocked step 183
+    for exp in ["2a-async", "2a-workers"] {
+        let r = claim(exp, "past-sync-break", &sync, Some(&sync));
+        holds(&r);
+        assert!((r.value.unwrap() - 305.0 / 183.0).abs() < 1e-9, "{r:#?}");
+        assert!(r.measured.contains("183"), "{r:#?}");
+    }
+    // against a run with no event loop to block (PHP's exp1) there is no such step: the claim
+    // cannot be read, which is a fail with the reason, never a pass
+    let r = claim(
+        "2a-async",
+        "past-sync-break",
+        &sync,
+        Some(&run("exp1", EXP1_ROUND2)),
+    );
+    fails(&r);
+    let why = r.reason.unwrap_or_default();
+    assert!(
+        why.contains("no step of the run reads node.eld_p99_max_ms over 50"),
+        "{why}"
+    );
+}

@@ -47,6 +47,11 @@ fn shedding_holds_goodput_and_the_recovery_section_reads_the_drop() {
         "php-fpm's accepted conn read: {rec}"
     );
     assert!(rec["peak_queue"].is_number(), "{rec}");
+    // the drain predicted from the drop: php-fpm's accept rate in the overload was read; no
+    // handshakes without kernel_counters, so no upper bound
+    let d = &rec["drain"];
+    assert!(f(d, "accept_per_s") > 0.0, "{rec}");
+    assert!(d["max_s"].is_null() && d["half_open"].is_null(), "{rec}");
     // Goodput at the limit and nothing to drain need php-fpm to serve more than the limit:
     // on a host whose other processes take the app's CPU it serves less (measured at load 16:
     // 28/s), and the queue builds behind the limit too.
@@ -71,6 +76,8 @@ fn shedding_holds_goodput_and_the_recovery_section_reads_the_drop() {
             top["host_limited"]
         );
     }
+    let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    assert!(txt.contains("the drain predicted from the drop: "), "{txt}");
     for (file, title) in [
         ("report.txt", "Recovery after overload"),
         ("report.md", "Recovery after overload"),
@@ -154,4 +161,14 @@ fn the_kernel_counts_the_full_accept_queue_and_its_overflows() {
     assert_eq!(get("fpm_net.send_q"), 32.0);
     assert_eq!(get("fpm_net.recv_q_max"), 33.0, "backlog + 1: {src}");
     assert!(get("fpm_net.overflows_per_s") >= 1.0, "{src}");
+    // a dropped SYN is sent again: nginx's side holds connects in SYN_SENT (`nginx_syn`), and
+    // both handshake sources were read through the same exec
+    for k in ["fpm_syn_samples", "nginx_syn_samples"] {
+        assert!(
+            m["measurements"]["samplers"][k].as_u64() >= Some(5),
+            "{k}: {m}"
+        );
+    }
+    assert!(get("nginx_syn.connecting_max") >= 1.0, "{src}");
+    assert!(src["fpm_syn.half_open_max"].is_number(), "{src}");
 }

@@ -68,6 +68,7 @@ fn input<'a>(t: &'a Timeline, f: &'a [FpmSample]) -> RecoveryInput<'a> {
         baseline: (T0, T0 + 10_000),
         overload_ms: T0 + 10_000,
         slo_p95_ms: 200.0,
+        handshakes: (None, None),
     }
 }
 
@@ -133,6 +134,7 @@ fn a_drop_mid_second_reads_the_phases_rate_and_successes() {
         baseline: (T0, T0 + 10_000),
         overload_ms: T0 + 10_000,
         slo_p95_ms: 200.0,
+        handshakes: (None, None),
     });
     assert!((r.sent_per_s - 1000.0 / 45.0).abs() < 0.1, "{r:?}");
     // completions (30 ms after each start) from 10.6 s to the last sample, 35.3 s
@@ -255,5 +257,41 @@ fn a_recorded_collapse_that_did_not_drain() {
     assert!(
         share > 0.6,
         "most of the work was for clients already answered: {r:?}"
+    );
+}
+
+/// The drain predicted from the drop: php-fpm accepted 240 per 2 s in the overload (120/s),
+/// the queue held 300 at the drop (299 over the baseline's 1), 50/s arrive after it: 299 / 70
+/// s at least; with 40 half-open and 30 connecting at the drop, 339 / 70 to 369 / 70 + one
+/// 2 s sample period, and the made drain (6 s) inside.
+#[test]
+fn the_drain_is_predicted_from_what_waits_at_the_drop() {
+    let (t, f) = (timeline(), samples());
+    let d = recovery(&input(&t, &f))
+        .drain
+        .expect("two samples in the overload");
+    assert!((d.accept_per_s - 120.0).abs() < 1e-9, "{d:?}");
+    assert_eq!((d.queue, d.half_open, d.connecting), (299, None, None));
+    let net = 120.0 - 999.0 / 19.98;
+    assert!((d.min_s.unwrap() - 299.0 / net).abs() < 1e-9, "{d:?}");
+    assert_eq!(d.max_s, None, "the handshakes were not read");
+    let r = recovery(&RecoveryInput {
+        handshakes: (Some(40), Some(30)),
+        ..input(&t, &f)
+    });
+    let d = r.drain.clone().unwrap();
+    let (lo, hi) = (d.min_s.unwrap(), d.max_s.unwrap());
+    assert!((lo - 339.0 / net).abs() < 1e-9, "{d:?}");
+    assert!((hi - (369.0 / net + 2.0)).abs() < 1e-9, "{d:?}");
+    assert!((lo..=hi).contains(&r.drained_s.unwrap()), "{d:?} {r:?}");
+    // arrivals at or over the accept rate: the queue never drains, no bound
+    let mut slow = f.clone();
+    for s in slow.iter_mut() {
+        s.status.accepted_conn /= 4;
+    }
+    let d = recovery(&input(&t, &slow)).drain.unwrap();
+    assert!(
+        d.accept_per_s < 50.0 && d.min_s.is_none() && d.max_s.is_none(),
+        "{d:?}"
     );
 }

@@ -110,7 +110,7 @@ fn tcp_ext(text: &str) -> Option<(u64, u64)> {
 
 /// php-fpm's port, 9000, as `/proc/net/tcp` writes it (the container also listens on Docker's
 /// resolver, 127.0.0.11, on a port of its own).
-const FPM_PORT_HEX: &str = "2328";
+pub(super) const FPM_PORT_HEX: &str = "2328";
 
 /// The accept queue of php-fpm's listening sockets in `/proc/net/tcp` and `tcp6` (state `0A`,
 /// local port 9000: its `rx_queue`, hex, is `sk_ack_backlog` for a listener).

@@ -3,6 +3,7 @@
 //! or a second, `host` says where the host's CPU went.
 mod apps;
 mod cpus;
+mod handshake;
 mod host;
 mod kernel;
 mod memory;
@@ -49,6 +50,12 @@ pub struct Samples {
 }
 
 impl Samples {
+    /// The first column of `source`'s last reading at or before `t` (unix ms), as a count.
+    pub(crate) fn last_reading(&self, source: &str, t: i64) -> Option<u64> {
+        let p = self.sources.get(source)?.iter().rev().find(|p| p.t <= t)?;
+        Some(p.values.first()?.max(0.0).round() as u64)
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
         self.cgroup.is_empty()
             && self.host.is_empty()

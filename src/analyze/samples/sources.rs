@@ -48,7 +48,13 @@ pub(crate) enum Agg {
 }
 
 /// The sources the analysis reads through this registry.
-pub(crate) const ROWS: &[SourceRow] = &[NGINX, super::kernel::FPM_NET, FRONT];
+pub(crate) const ROWS: &[SourceRow] = &[
+    NGINX,
+    super::kernel::FPM_NET,
+    super::handshake::FPM_SYN,
+    super::handshake::NGINX_SYN,
+    FRONT,
+];
 
 /// nginx's `stub_status` (the php lab's `nginx` source, `samples/nginx.jsonl`).
 const NGINX: SourceRow = SourceRow {

@@ -31,6 +31,9 @@ pub fn recovery_block(r: &Report) -> Option<Block> {
         "backlog drained (queue and active back at the baseline): {} after the drop",
         secs(x.drained_s, "not within the phase (or no php-fpm samples)")
     ));
+    if let Some(d) = &x.drain {
+        b.lines.push(drain_line(d));
+    }
     b.lines.push(format!(
         "p95 back under the {} SLO ({P95_BACK_RUN_S} seconds in a row, by completion): {} after the drop (p95 {} in the drop's first second, {} in its last)",
         fmt_ms(r.params.slo_p95_ms),
@@ -51,4 +54,27 @@ pub fn recovery_block(r: &Report) -> Option<Block> {
         _ => "work for clients that had given up: no php-fpm samples".into(),
     });
     Some(b)
+}
+
+/// What the mechanism predicts for the drain, and from what.
+fn drain_line(d: &crate::analyze::recovery::Drain) -> String {
+    let waiting = match (d.half_open, d.connecting) {
+        (Some(h), Some(c)) => format!(
+            "{} queued + {h} half-open on php-fpm's side (+ {c} of nginx's connects still retrying)",
+            d.queue
+        ),
+        _ => format!(
+            "{} queued (the connections outside the queue need stack.php.kernel_counters)",
+            d.queue
+        ),
+    };
+    let bounds = match (d.min_s, d.max_s) {
+        (Some(lo), Some(hi)) => format!("{lo:.1}-{hi:.1} s"),
+        (Some(lo), None) => format!("at least {lo:.1} s"),
+        _ => "never: the arrivals outpace the accept rate".into(),
+    };
+    format!(
+        "the drain predicted from the drop: {waiting}, worked off at php-fpm's {:.1} accepts/s in the overload less the arrivals: {bounds}",
+        d.accept_per_s
+    )
 }

@@ -1,6 +1,7 @@
 //! The functions claims may call, one row each (name, scope, arguments, help, reader): reading
-//! logs (`log`, `log_lines`), a step (`saturated`, `node_error`), or numbers (`min`, `max`,
-//! `abs`).
+//! logs (`log`, `log_lines`), a step (`saturated`, `node_error`), the steps in order
+//! (`first_step_over`), or numbers (`min`, `max`, `abs`). A run-wide function may read the
+//! other experiment's run: `against.first_step_over(...)`.
 use super::value::{Missing, b, need};
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::expr::ArgValue;
@@ -14,7 +15,12 @@ pub(crate) struct Call<'a> {
     pub report: &'a Report,
     /// The step the claim is at, if any.
     pub step: Option<&'a StepReport>,
+    /// A step quantity of `report` at one of its steps, by name (`quantities::step_value`).
+    pub read_step: StepReader,
 }
+
+/// How a function reads a step quantity by name.
+pub(crate) type StepReader = fn(&Report, &StepReport, &str) -> Result<f64, Missing>;
 
 impl<'a> Call<'a> {
     /// Argument `i` as a string.
@@ -108,6 +114,14 @@ pub(crate) const FUNCTIONS: &[FunctionRow] = &[
         "node_error(\"timeout exceeded\"): errors the Node app counted whose message contains the text",
         |c| node_error(c.step()?, c.text(0)?)
     ),
+    function!(
+        "first_step_over",
+        Run,
+        "qn",
+        true,
+        "first_step_over(\"node.eld_p99_max_ms\", 50): the target of the run's first step whose step quantity is over the bound (steps without a reading are skipped); `against.first_step_over(...)` reads the other run",
+        |c| first_step_over(c, c.text(0)?, c.nums_if(|n| n == 1)?[0])
+    ),
     function!("min", Run, "n+", false, "min(a, b, ...)", |c| {
         Ok(c.nums_if(|n| n > 0)?
             .into_iter()
@@ -148,6 +162,18 @@ fn containing(counts: &BTreeMap<String, u64>, text: &str) -> f64 {
         .filter(|(m, _)| m.to_lowercase().contains(&t))
         .map(|(_, c)| *c)
         .sum::<u64>() as f64
+}
+
+/// `first_step_over(quantity, bound)`: the target of `r`'s first step whose `quantity` reads
+/// over `bound`; a step where it has no reading is skipped.
+fn first_step_over(c: &Call<'_>, quantity: &str, bound: f64) -> Result<f64, Missing> {
+    for s in &c.report.steps {
+        let v = (c.read_step)(c.report, s, quantity);
+        if v.is_ok_and(|v| v > bound) {
+            return Ok(f64::from(s.target));
+        }
+    }
+    Err(format!("no step of the run reads {quantity} over {bound}"))
 }
 
 /// `log_lines(name)`.

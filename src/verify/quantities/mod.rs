@@ -5,6 +5,7 @@
 //! descriptors declare and read them), and the functions (`functions`). Adding a quantity is
 //! one row; adding a claim on these needs no Rust change. [`Quantities`] hands the names to the
 //! catalog's checks (`claim::quantities::Names`). Pure.
+use crate::analyze::model::{Report, StepReport};
 use crate::claim::quantities::{Function, Named, Names, Scope};
 use crate::lab::{Lab, Role};
 
@@ -149,6 +150,17 @@ pub(crate) fn all() -> impl Iterator<Item = Quantity> {
         .chain(rows!(ConfigQ, Reader::Config))
 }
 
+/// Step quantity `path` of `r` at step `s` (a function's reader: `first_step_over`).
+pub(crate) fn step_value(r: &Report, s: &StepReport, path: &str) -> Result<f64, Missing> {
+    let q = lookup(path).ok_or_else(|| format!("unknown quantity `{path}`"))?;
+    let ctx = StepCtx::new(r, s, path);
+    match q.reader {
+        Reader::Step(sq) => sq.read(&ctx),
+        Reader::Source(name) => ctx.source(name),
+        _ => Err(format!("`{path}` is not a step quantity")),
+    }
+}
+
 /// Look up a quantity path (`cpu.pg` and `non200.500` included: their family's row).
 pub(crate) fn lookup(path: &str) -> Option<Quantity> {
     if let Some(q) = all().find(|q| q.name == path) {
@@ -261,7 +273,7 @@ mod tests {
         let mut n: Vec<&str> = all().map(|q| q.name).collect();
         assert_eq!(
             n.len(),
-            194,
+            200,
             "a row was lost or added: update this count with it"
         );
         n.sort();

@@ -195,6 +195,12 @@ quantities! {
         RecoverDrainedS "recover_drained_s"
             => "recovery phase: s from the drop until php-fpm's queue and active are back at the lowest step's"
             => recovery(r, |x| x.drained_s, "the drain")?,
+        RecoverDrainMinS "recover_drain_min_s"
+            => "recovery phase: the drain the mechanism predicts at least: (queue + half-open at the drop) / (php-fpm's accept rate in the overload - the arrivals)"
+            => recovery(r, |x| x.drain.as_ref()?.min_s, "the predicted drain")?,
+        RecoverDrainMaxS "recover_drain_max_s"
+            => "recovery phase: the drain the mechanism predicts at most: the connecting ones (nginx's SYN_SENT) too, plus one php-fpm sample period; needs stack.php.kernel_counters"
+            => recovery(r, |x| x.drain.as_ref()?.max_s, "the predicted drain's bound (the handshakes need stack.php.kernel_counters)")?,
         RecoverP95BackS "recover_p95_back_s"
             => "recovery phase: s from the drop until p95 stays under the SLO (3 seconds in a row)"
             => recovery(r, |x| x.p95_back_s, "p95 back under the SLO")?,
