@@ -221,7 +221,10 @@ impl Catalog {
                 Some(tf) if tf.twin.is_some() => {
                     format!("`{t}` takes its own calibration from a twin")
                 }
-                Some(tf) if tf.calibrate.peak.is_none() && reads_peak(e) => {
+                Some(tf)
+                    if tf.calibrate.peak.is_none()
+                        && e.fit.as_ref().is_some_and(super::fit::reads_peak) =>
+                {
                     format!("`{t}` runs no peak probe, and this experiment's rules read one")
                 }
                 Some(_) => return None,
@@ -379,16 +382,4 @@ impl Catalog {
             .flat_map(|f| f.warnings.iter())
             .collect()
     }
-}
-
-/// `e`'s fit rules read a quantity only a peak probe measures (`peak_app_ceiling`).
-fn reads_peak(e: &Experiment) -> bool {
-    let Some(fit) = &e.fit else { return false };
-    fit.rules.iter().any(|r| {
-        crate::claim::parse(&r.to).is_ok_and(|x| {
-            x.names().into_iter().any(|n| {
-                super::fit::FitQ::from_name(&n.path).is_some_and(super::fit::FitQ::is_peak)
-            })
-        })
-    })
 }

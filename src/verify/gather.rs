@@ -114,14 +114,15 @@ fn lent_runs(
         if out.contains_key(&l) {
             continue;
         }
-        let plain = |p: &str| {
+        let run_name = |p: &str| {
             !p.is_empty()
                 && p != "."
                 && p != ".."
                 && p.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
         };
-        let Some((exp, run)) = l.split_once('/').filter(|(e, r)| plain(e) && plain(r)) else {
+        let ok = |(e, r): &(&str, &str)| crate::experiment::schema::valid_id(e) && run_name(r);
+        let Some((exp, run)) = l.split_once('/').filter(ok) else {
             skipped.push(format!(
                 "a round's fit.twin_run `{l}` is not <experiment>/<run>: not read"
             ));

@@ -136,6 +136,13 @@ fn check_peak(file: &Path, fit: &Fit, d: &mut Vec<Diagnostic>) {
     }
 }
 
+/// `fit`'s rules read a quantity only a peak probe measures (`peak_app_ceiling`).
+pub(crate) fn reads_peak(fit: &Fit) -> bool {
+    fit.rules
+        .iter()
+        .any(|r| check_expr(&r.to).is_ok_and(|e| e.names().into_iter().any(|n| is_peak(&n.path))))
+}
+
 /// A name of the registry only the peak probe measures.
 fn is_peak(name: &str) -> bool {
     FitQ::from_name(name).is_some_and(FitQ::is_peak)
