@@ -121,3 +121,80 @@ fn a_twin_must_be_a_fitted_experiment_of_the_lab_that_calibrates_itself() {
         );
     }
 }
+
+/// exp1-open's calibration with a peak probe that served `peak_ok` ok/s.
+fn lent_by_exp1_open(peak_ok: f64) -> Lent {
+    let mut l = lent(7.7);
+    l.run = "exp1-open/20261207T120711Z-r1".into();
+    l.calibration.rate = 74;
+    l.calibration.ok_per_s = 73.9;
+    l.calibration.app_ms = Some(5.8);
+    let mut peak = l.calibration.clone();
+    (peak.rate, peak.ok_per_s, peak.w_ms, peak.p95_ms) = (276, peak_ok, 2224.0, 4082.0);
+    l.peak = Some(peak);
+    l
+}
+
+/// exp1-shed borrows exp1-open's calibration and peak probe: its steps are 0.5x, 1x and 1.5x
+/// what the peak probe served (75, 150, 225 x 172 / 150), and its limit 140 / 225 of it.
+#[test]
+fn exp1_shed_runs_exp1_opens_steps_from_its_peak_probe() {
+    let e = crate::session_fit::experiment("exp1-shed");
+    let (_engine, o, _out) = crate::session_fit::fitted_round_with(
+        &e,
+        NoCalibration,
+        None,
+        Some(lent_by_exp1_open(172.0)),
+    );
+    assert_eq!(o.state, RunState::Complete, "{:?}", o.reason);
+    let man = RunDir::open(&o.dir).unwrap().read_manifest().unwrap();
+    assert_eq!(man.experiment.load.steps, vec![86, 172, 258]);
+    let php = man.experiment.stack.php.as_ref().expect("a php stack");
+    assert_eq!(php.limit_req_rps, Some(107));
+    let f = man.measurements.fit.as_ref().expect("the fit is recorded");
+    assert_eq!(f.twin_run.as_deref(), Some("exp1-open/20261207T120711Z-r1"));
+}
+
+/// A twin exists so that the two run the same steps: every borrower's published steps and
+/// `load.steps` rule are its lender's.
+#[test]
+fn every_twin_runs_its_lenders_steps() {
+    let c = Catalog::load(
+        Path::new("experiments"),
+        &perflab::verify::quantities::Quantities,
+    )
+    .unwrap();
+    let exp = |id: &str| match c.get(id).map(|f| &f.entry) {
+        Some(CatalogEntry::Experiment(e)) => e.clone(),
+        _ => panic!("{id} is an experiment"),
+    };
+    let steps_rule = |e: &perflab::experiment::Experiment| {
+        let f = e.fit.as_ref().unwrap();
+        f.rules
+            .iter()
+            .find(|r| r.set == "load.steps")
+            .map(|r| r.to.clone())
+    };
+    let mut pairs = Vec::new();
+    for (id, f) in &c.files {
+        let CatalogEntry::Experiment(e) = &f.entry else {
+            continue;
+        };
+        let Some(twin) = e.fit.as_ref().and_then(|f| f.twin.clone()) else {
+            continue;
+        };
+        let lender = exp(&twin);
+        assert_eq!(
+            e.load.steps, lender.load.steps,
+            "{id} and its twin {twin}: published steps"
+        );
+        assert_eq!(
+            steps_rule(e),
+            steps_rule(&lender),
+            "{id} and its twin {twin}: load.steps rule"
+        );
+        pairs.push(format!("{id}<-{twin}"));
+    }
+    pairs.sort();
+    assert_eq!(pairs, ["diag-unix<-diag-tcp", "exp1-shed<-exp1-open"]);
+}

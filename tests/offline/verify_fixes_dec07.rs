@@ -178,3 +178,71 @@ fn the_first_equal_rate_pair_reads_refuted() {
     assert!((v - 0.158).abs() < 0.01, "{v}");
     assert_eq!(verdict, "refuted");
 }
+
+/// The third round (12:07-13:39): exp1-open's steps from its peak probe (170.7 served: 85, 171,
+/// 256) and exp1-shed on the same steps from exp1-open's calibration; `perflab verify --fit`
+/// passes all five claims of the pair, each at 256, the shed side against the run that lent.
+#[test]
+fn the_shed_pair_runs_one_calibration_and_holds() {
+    let (open, shed) = (
+        ("exp1-open", "20261207T120711Z-r1"),
+        ("exp1-shed", "20261207T121506Z-r1"),
+    );
+    for (exp, stamp) in [open, shed] {
+        assert_eq!(
+            run(exp, stamp).manifest.experiment.load.steps,
+            [85, 171, 256]
+        );
+    }
+    let lent = run(shed.0, shed.1).manifest.measurements.fit.unwrap();
+    assert_eq!(
+        lent.twin_run.as_deref(),
+        Some("exp1-open/20261207T120711Z-r1")
+    );
+    let out = out_root(&[open, shed]);
+    let mut claims = Vec::new();
+    for id in ["exp1-open", "exp1-shed"] {
+        let o = perflab()
+            .args(["verify", id, "--fit", "--json", "--out"])
+            .arg(out.path())
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+        claims.extend(v["claims"].as_array().unwrap().iter().cloned());
+    }
+    assert_eq!(claims.len(), 5, "{claims:?}");
+    for c in &claims {
+        assert_eq!(c["verdict"], "pass", "{c}");
+        assert!(c["measured"].as_str().unwrap().contains("at 256"), "{c}");
+    }
+    let slow = claims
+        .iter()
+        .find(|c| c["claim"] == "slow-past-the-knee")
+        .unwrap();
+    assert!(
+        (slow["value"].as_f64().unwrap() - 3961.9).abs() < 0.1,
+        "{slow}"
+    );
+    let faster = claims
+        .iter()
+        .find(|c| c["claim"] == "faster-than-without")
+        .unwrap();
+    assert!(
+        faster["against_run"]
+            .as_str()
+            .unwrap()
+            .ends_with("exp1-open/20261207T120711Z-r1"),
+        "{faster}"
+    );
+}
+
+/// exp2-pgconn-stall's own prediction on the third round's run: 161 failed where the fixed
+/// turn's fewest is 148, so -13 (the claim as written fails; the catalog marks it refuted).
+#[test]
+fn the_stalled_step_fails_inside_the_turn_s_range() {
+    let r = run("exp2-pgconn-stall", "20261207T133107Z-r1");
+    let c = claim("exp2-pgconn-stall", "fast-workers-take-the-queue", &r, None);
+    crate::verify_claims::fails(&c);
+    assert_eq!(c.value, Some(-13.0), "{c:#?}");
+}
