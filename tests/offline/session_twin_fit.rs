@@ -164,10 +164,6 @@ fn every_twin_runs_its_lenders_steps() {
         &perflab::verify::quantities::Quantities,
     )
     .unwrap();
-    let exp = |id: &str| match c.get(id).map(|f| &f.entry) {
-        Some(CatalogEntry::Experiment(e)) => e.clone(),
-        _ => panic!("{id} is an experiment"),
-    };
     let steps_rule = |e: &perflab::experiment::Experiment| {
         let f = e.fit.as_ref().unwrap();
         f.rules
@@ -183,7 +179,7 @@ fn every_twin_runs_its_lenders_steps() {
         let Some(twin) = e.fit.as_ref().and_then(|f| f.twin.clone()) else {
             continue;
         };
-        let lender = exp(&twin);
+        let lender = crate::session_fit::experiment(&twin);
         assert_eq!(
             e.load.steps, lender.load.steps,
             "{id} and its twin {twin}: published steps"

@@ -90,16 +90,21 @@ fn out_root(runs: &[(&str, &str)]) -> tempfile::TempDir {
     out
 }
 
-/// `perflab verify diag-unix --fit --json` over `out`: cpu-below-tcp's value, its against run
-/// and verdict, and the notes of runs left out.
-fn cpu_below_tcp(out: &Path) -> (f64, String, String, String) {
+/// `perflab verify <id> --fit --json` over `out`, parsed.
+fn verify_json(out: &Path, id: &str) -> serde_json::Value {
     let o = perflab()
-        .args(["verify", "diag-unix", "--fit", "--json", "--out"])
+        .args(["verify", id, "--fit", "--json", "--out"])
         .arg(out)
         .output()
         .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+}
+
+/// `perflab verify diag-unix --fit --json` over `out`: cpu-below-tcp's value, its against run
+/// and verdict, and the notes of runs left out.
+fn cpu_below_tcp(out: &Path) -> (f64, String, String, String) {
+    let v = verify_json(out, "diag-unix");
     let c = v["claims"]
         .as_array()
         .unwrap()
@@ -202,13 +207,7 @@ fn the_shed_pair_runs_one_calibration_and_holds() {
     let out = out_root(&[open, shed]);
     let mut claims = Vec::new();
     for id in ["exp1-open", "exp1-shed"] {
-        let o = perflab()
-            .args(["verify", id, "--fit", "--json", "--out"])
-            .arg(out.path())
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+        let v = verify_json(out.path(), id);
         claims.extend(v["claims"].as_array().unwrap().iter().cloned());
     }
     assert_eq!(claims.len(), 5, "{claims:?}");
