@@ -179,124 +179,130 @@ fn containers_of(run_id: &str, host: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn load_generator_on_a_second_engine_endpoint() {
-    let _serial = crate::serial();
-    let port = forward_docker_socket();
-    let endpoint = format!("tcp://127.0.0.1:{port}");
-    let out = tempfile::tempdir().unwrap();
-    let dir = run_demo(
-        out.path(),
-        "load.steps=100,200",
-        &["--host", &format!("loadgen={endpoint}")],
-    );
-    assert_eq!(json(&dir.join("status.json"))["state"], "complete");
-    let meas = rundir::read_manifest(&dir).unwrap().measurements;
-    let pl = meas.placement.as_ref().expect("placement");
-    assert_eq!(pl.loadgen, endpoint, "{pl:?}");
-    assert!(pl.loadgen_remote);
-    assert_eq!(pl.published_entry.ip, "127.0.0.1");
-    assert!(pl.published_entry.port > 0);
-    assert_eq!(pl.same_daemon_as_stack, Some(true), "{pl:?}");
-    let offset = meas.loadgen_clock_offset_ms.expect("clock offset");
-    eprintln!(
-        "clock offset of {endpoint}: {offset:.3} ms (rtt {:?} ms)",
-        pl.loadgen_clock_offset.map(|c| c.rtt_ms)
-    );
-    assert!(offset.abs() < 50.0, "same machine, offset {offset} ms");
-    // k6 reached the app through the published address, with host networking.
-    let g = meas.generators.as_ref().expect("generators");
-    let cmd = &g.instances[0].command;
-    assert!(
-        cmd.contains(&format!(
-            "URL=http://127.0.0.1:{}/work",
-            pl.published_entry.port
-        )),
-        "{cmd}"
-    );
-    assert!(g.remote);
-    // The report has the generator's CPU, sampled by the agent on that engine.
-    assert!(
-        meas.sampler_agent_cgroup_lines
-            .get("loadgen")
-            .is_some_and(|n| *n > 0),
-        "{meas:?}"
-    );
-    let r = json(&dir.join("report.json"));
-    let k6 = r["checks"]["k6_cpu_max_pct"]
-        .as_f64()
-        .expect("k6 CPU in the report");
-    assert!(k6 > 0.0, "k6 CPU {k6}");
-    let n = step(&r, 100)["requests"].as_f64().unwrap();
-    assert!((n - 500.0).abs() <= 5.0, "100 rps x 5 s: {n}");
-    assert!(dir.join("samples/host-loadgen.jsonl").exists());
-    // Nothing left on either endpoint.
-    let run_id = meas.stack.run_id.as_deref().unwrap();
-    assert!(
-        containers_of(run_id, None).is_empty(),
-        "{:?}",
-        containers_of(run_id, None)
-    );
-    assert!(containers_of(run_id, Some(&endpoint)).is_empty());
-}
+/// Docker runs whose figures nothing here judges (lifecycle, interrupts, bookkeeping):
+/// `scripts/test.sh` runs them beside the offline tests (docs/ci-time.md).
+mod bookkeeping {
+    use super::*;
 
-#[test]
-fn stack_on_a_second_engine_endpoint() {
-    let _serial = crate::serial();
-    let port = forward_docker_socket();
-    let endpoint = format!("tcp://127.0.0.1:{port}");
-    let out = tempfile::tempdir().unwrap();
-    // node-smoke: the Node app and PostgreSQL on the second endpoint, k6 on the local engine.
-    let st = perflab()
-        .args([
-            "--quiet",
-            "run",
-            "node-smoke",
-            "--quick",
-            "--no-align",
-            "--out",
-        ])
-        .arg(out.path())
-        .args([
-            "--host",
-            &format!("app={endpoint}"),
-            "--host",
-            &format!("db={endpoint}"),
-        ])
-        .status()
-        .unwrap();
-    assert!(st.success(), "perflab run node-smoke exited with {st}");
-    let dir = out.path().join("node-smoke/latest").canonicalize().unwrap();
-    assert_eq!(json(&dir.join("status.json"))["state"], "complete");
-    let meas = rundir::read_manifest(&dir).unwrap().measurements;
-    let pl = meas.placement.as_ref().expect("placement");
-    assert_eq!(pl.app, endpoint, "{pl:?}");
-    assert_eq!(pl.db, endpoint, "{pl:?}");
-    assert_eq!(pl.loadgen, "local");
-    assert!(pl.stack_clock_offset.is_some(), "{pl:?}");
-    // The app and PostgreSQL were sampled by the agent on their engine, k6 locally.
-    assert!(
-        meas.sampler_agent_cgroup_lines
-            .get("stack")
-            .is_some_and(|n| *n > 0),
-        "{meas:?}"
-    );
-    let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
-    for role in ["app", "pg", "k6"] {
-        assert!(
-            cg.contains(&format!("\"role\":\"{role}\"")),
-            "no {role} samples"
+    #[test]
+    fn load_generator_on_a_second_engine_endpoint() {
+        let _serial = crate::serial();
+        let port = forward_docker_socket();
+        let endpoint = format!("tcp://127.0.0.1:{port}");
+        let out = tempfile::tempdir().unwrap();
+        let dir = run_demo(
+            out.path(),
+            "load.steps=100,200",
+            &["--host", &format!("loadgen={endpoint}")],
         );
+        assert_eq!(json(&dir.join("status.json"))["state"], "complete");
+        let meas = rundir::read_manifest(&dir).unwrap().measurements;
+        let pl = meas.placement.as_ref().expect("placement");
+        assert_eq!(pl.loadgen, endpoint, "{pl:?}");
+        assert!(pl.loadgen_remote);
+        assert_eq!(pl.published_entry.ip, "127.0.0.1");
+        assert!(pl.published_entry.port > 0);
+        assert_eq!(pl.same_daemon_as_stack, Some(true), "{pl:?}");
+        let offset = meas.loadgen_clock_offset_ms.expect("clock offset");
+        eprintln!(
+            "clock offset of {endpoint}: {offset:.3} ms (rtt {:?} ms)",
+            pl.loadgen_clock_offset.map(|c| c.rtt_ms)
+        );
+        assert!(offset.abs() < 50.0, "same machine, offset {offset} ms");
+        // k6 reached the app through the published address, with host networking.
+        let g = meas.generators.as_ref().expect("generators");
+        let cmd = &g.instances[0].command;
+        assert!(
+            cmd.contains(&format!(
+                "URL=http://127.0.0.1:{}/work",
+                pl.published_entry.port
+            )),
+            "{cmd}"
+        );
+        assert!(g.remote);
+        // The report has the generator's CPU, sampled by the agent on that engine.
+        assert!(
+            meas.sampler_agent_cgroup_lines
+                .get("loadgen")
+                .is_some_and(|n| *n > 0),
+            "{meas:?}"
+        );
+        let r = json(&dir.join("report.json"));
+        let k6 = r["checks"]["k6_cpu_max_pct"]
+            .as_f64()
+            .expect("k6 CPU in the report");
+        assert!(k6 > 0.0, "k6 CPU {k6}");
+        let n = step(&r, 100)["requests"].as_f64().unwrap();
+        assert!((n - 500.0).abs() <= 5.0, "100 rps x 5 s: {n}");
+        assert!(dir.join("samples/host-loadgen.jsonl").exists());
+        // Nothing left on either endpoint.
+        let run_id = meas.stack.run_id.as_deref().unwrap();
+        assert!(
+            containers_of(run_id, None).is_empty(),
+            "{:?}",
+            containers_of(run_id, None)
+        );
+        assert!(containers_of(run_id, Some(&endpoint)).is_empty());
     }
-    // The orchestrator reached PostgreSQL on its published address (pg sampler).
-    let pg = std::fs::read_to_string(dir.join("samples/pg.jsonl")).unwrap_or_default();
-    assert!(pg.lines().count() > 0, "no pg samples");
-    let r = json(&dir.join("report.json"));
-    for s in r["steps"].as_array().unwrap() {
-        assert_eq!(s["failed_rate"].as_f64(), Some(0.0), "{s}");
-        assert!(s["requests"].as_u64().unwrap() > 0);
+
+    #[test]
+    fn stack_on_a_second_engine_endpoint() {
+        let _serial = crate::serial();
+        let port = forward_docker_socket();
+        let endpoint = format!("tcp://127.0.0.1:{port}");
+        let out = tempfile::tempdir().unwrap();
+        // node-smoke: the Node app and PostgreSQL on the second endpoint, k6 on the local engine.
+        let st = perflab()
+            .args([
+                "--quiet",
+                "run",
+                "node-smoke",
+                "--quick",
+                "--no-align",
+                "--out",
+            ])
+            .arg(out.path())
+            .args([
+                "--host",
+                &format!("app={endpoint}"),
+                "--host",
+                &format!("db={endpoint}"),
+            ])
+            .status()
+            .unwrap();
+        assert!(st.success(), "perflab run node-smoke exited with {st}");
+        let dir = out.path().join("node-smoke/latest").canonicalize().unwrap();
+        assert_eq!(json(&dir.join("status.json"))["state"], "complete");
+        let meas = rundir::read_manifest(&dir).unwrap().measurements;
+        let pl = meas.placement.as_ref().expect("placement");
+        assert_eq!(pl.app, endpoint, "{pl:?}");
+        assert_eq!(pl.db, endpoint, "{pl:?}");
+        assert_eq!(pl.loadgen, "local");
+        assert!(pl.stack_clock_offset.is_some(), "{pl:?}");
+        // The app and PostgreSQL were sampled by the agent on their engine, k6 locally.
+        assert!(
+            meas.sampler_agent_cgroup_lines
+                .get("stack")
+                .is_some_and(|n| *n > 0),
+            "{meas:?}"
+        );
+        let cg = std::fs::read_to_string(dir.join("samples/cgroup.jsonl")).unwrap();
+        for role in ["app", "pg", "k6"] {
+            assert!(
+                cg.contains(&format!("\"role\":\"{role}\"")),
+                "no {role} samples"
+            );
+        }
+        // The orchestrator reached PostgreSQL on its published address (pg sampler).
+        let pg = std::fs::read_to_string(dir.join("samples/pg.jsonl")).unwrap_or_default();
+        assert!(pg.lines().count() > 0, "no pg samples");
+        let r = json(&dir.join("report.json"));
+        for s in r["steps"].as_array().unwrap() {
+            assert_eq!(s["failed_rate"].as_f64(), Some(0.0), "{s}");
+            assert!(s["requests"].as_u64().unwrap() > 0);
+        }
+        let run_id = meas.stack.run_id.as_deref().unwrap();
+        assert!(containers_of(run_id, None).is_empty());
+        assert!(containers_of(run_id, Some(&endpoint)).is_empty());
     }
-    let run_id = meas.stack.run_id.as_deref().unwrap();
-    assert!(containers_of(run_id, None).is_empty());
-    assert!(containers_of(run_id, Some(&endpoint)).is_empty());
 }

@@ -404,65 +404,6 @@ fn start_and_wait_for_k6(out: &Path) -> std::process::Child {
 }
 
 #[test]
-fn sigkill_leftovers_are_swept_by_the_next_run() {
-    let _serial = crate::serial();
-    let out = tempfile::tempdir().unwrap();
-    let mut child = start_and_wait_for_k6(out.path());
-    let killed = out.path().join("demo-open/latest").canonicalize().unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let run_id = run_id_of(&killed);
-    assert!(
-        !labelled(&run_id).is_empty(),
-        "SIGKILL leaves the stack behind"
-    );
-    assert_eq!(status_state(&killed), "running");
-    // The next run sweeps: leftovers removed, the killed run marked aborted.
-    let st = perflab()
-        .args([
-            "--quiet",
-            "run",
-            "php-smoke",
-            "--quick",
-            "--no-align",
-            "--out",
-        ])
-        .arg(out.path())
-        .status()
-        .unwrap();
-    assert!(st.success());
-    assert!(
-        labelled(&run_id).is_empty(),
-        "left: {:?}",
-        labelled(&run_id)
-    );
-    assert_eq!(status_state(&killed), "aborted");
-}
-
-#[test]
-fn sigterm_aborts_cleanly() {
-    let _serial = crate::serial();
-    let out = tempfile::tempdir().unwrap();
-    let child = start_and_wait_for_k6(out.path());
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let mut child = child;
-    let st = child.wait().unwrap();
-    assert_eq!(st.code(), Some(130), "an interrupted run exits 130");
-    let dir = out.path().join("demo-open/latest");
-    let status = json(&dir.join("status.json"));
-    assert_eq!(status["state"], "aborted", "{status}");
-    assert!(status["reason"].as_str().unwrap().contains("SIGTERM"));
-    let run_id = run_id_of(&dir);
-    assert!(
-        labelled(&run_id).is_empty(),
-        "containers left: {:?}",
-        labelled(&run_id)
-    );
-    // Partial data is kept.
-    assert!(dir.join("k6/k6.log").exists());
-}
-
-#[test]
 fn diag_acc_access_logs_show_the_backlog_gap() {
     let _serial = crate::serial();
     // /api/slow (pg_sleep 100 ms) with 10 workers: 80 rps stays under N / W ~ 89/s
@@ -551,4 +492,69 @@ fn demo_open_refine_lands_just_under_the_capacity() {
     );
     let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
     assert!(txt.contains("Max sustainable rate (refined)"), "{txt}");
+}
+
+/// Docker runs whose figures nothing here judges (lifecycle, interrupts, bookkeeping):
+/// `scripts/test.sh` runs them beside the offline tests (docs/ci-time.md).
+mod bookkeeping {
+    use super::*;
+
+    #[test]
+    fn sigkill_leftovers_are_swept_by_the_next_run() {
+        let _serial = crate::serial();
+        let out = tempfile::tempdir().unwrap();
+        let mut child = start_and_wait_for_k6(out.path());
+        let killed = out.path().join("demo-open/latest").canonicalize().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let run_id = run_id_of(&killed);
+        assert!(
+            !labelled(&run_id).is_empty(),
+            "SIGKILL leaves the stack behind"
+        );
+        assert_eq!(status_state(&killed), "running");
+        // The next run sweeps: leftovers removed, the killed run marked aborted.
+        let st = perflab()
+            .args([
+                "--quiet",
+                "run",
+                "php-smoke",
+                "--quick",
+                "--no-align",
+                "--out",
+            ])
+            .arg(out.path())
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert!(
+            labelled(&run_id).is_empty(),
+            "left: {:?}",
+            labelled(&run_id)
+        );
+        assert_eq!(status_state(&killed), "aborted");
+    }
+
+    #[test]
+    fn sigterm_aborts_cleanly() {
+        let _serial = crate::serial();
+        let out = tempfile::tempdir().unwrap();
+        let child = start_and_wait_for_k6(out.path());
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let mut child = child;
+        let st = child.wait().unwrap();
+        assert_eq!(st.code(), Some(130), "an interrupted run exits 130");
+        let dir = out.path().join("demo-open/latest");
+        let status = json(&dir.join("status.json"));
+        assert_eq!(status["state"], "aborted", "{status}");
+        assert!(status["reason"].as_str().unwrap().contains("SIGTERM"));
+        let run_id = run_id_of(&dir);
+        assert!(
+            labelled(&run_id).is_empty(),
+            "containers left: {:?}",
+            labelled(&run_id)
+        );
+        // Partial data is kept.
+        assert!(dir.join("k6/k6.log").exists());
+    }
 }

@@ -174,50 +174,6 @@ fn interrupted_run(phase: &str, align: bool, during: impl FnOnce(&Path)) -> Valu
     manifest
 }
 
-#[test]
-fn interrupts_at_every_phase_of_a_run_leave_nothing() {
-    let _serial = crate::serial();
-    for phase in ["stack-up", "warm-up", "generators-ready"] {
-        interrupted_run(phase, false, |_| {});
-    }
-    // The aligned start waits for the next minute: interrupted in that wait.
-    interrupted_run("aligned-start", true, |_| {
-        std::thread::sleep(Duration::from_millis(500))
-    });
-    let m = interrupted_run("collect", false, |_| {});
-    assert!(
-        m["measurements"]["k6_command"].is_string(),
-        "the load's record is kept"
-    );
-}
-
-#[test]
-fn a_default_run_publishes_no_port_and_stops_cleanly_while_measuring() {
-    let _serial = crate::serial();
-    let mut checked = Vec::new();
-    let m = interrupted_run("measure", false, |dir| {
-        let m = json(&dir.join("manifest.json"));
-        let run_id = m["measurements"]["run_id"].as_str().unwrap().to_owned();
-        // Let k6 run, then look at every container of the run on the engine.
-        std::thread::sleep(Duration::from_secs(3));
-        checked = ports_of(&run_id);
-    });
-    assert!(
-        checked.iter().any(|c| c.contains("-k6 ")) && checked.iter().any(|c| c.contains("-app ")),
-        "the stack and k6 were running: {checked:?}"
-    );
-    for c in &checked {
-        assert!(
-            !c.contains("->"),
-            "a published port: {c} (all: {checked:?})"
-        );
-    }
-    let entry = &m["measurements"]["placement"]["published_entry"];
-    assert_eq!(entry["published"], false, "{entry}");
-    let k6 = m.to_string();
-    assert!(!k6.contains("published on 127.0.0.1"), "no fallback caveat");
-}
-
 /// A copy of the recipes whose nginx image ends with a long step (a new tag: rebuilt, the
 /// steps before it cached).
 fn slow_recipes(token: &str) -> tempfile::TempDir {
@@ -310,4 +266,55 @@ fn ctrl_c_stops_an_image_build_within_2_s_and_removes_its_container() {
     }
     // Nothing was started by the run: no run directory.
     assert!(!out.path().join("demo-open").exists());
+}
+
+/// Docker runs whose figures nothing here judges (lifecycle, interrupts, bookkeeping):
+/// `scripts/test.sh` runs them beside the offline tests (docs/ci-time.md).
+mod bookkeeping {
+    use super::*;
+
+    #[test]
+    fn interrupts_at_every_phase_of_a_run_leave_nothing() {
+        let _serial = crate::serial();
+        for phase in ["stack-up", "warm-up", "generators-ready"] {
+            interrupted_run(phase, false, |_| {});
+        }
+        // The aligned start waits for the next minute: interrupted in that wait.
+        interrupted_run("aligned-start", true, |_| {
+            std::thread::sleep(Duration::from_millis(500))
+        });
+        let m = interrupted_run("collect", false, |_| {});
+        assert!(
+            m["measurements"]["k6_command"].is_string(),
+            "the load's record is kept"
+        );
+    }
+
+    #[test]
+    fn a_default_run_publishes_no_port_and_stops_cleanly_while_measuring() {
+        let _serial = crate::serial();
+        let mut checked = Vec::new();
+        let m = interrupted_run("measure", false, |dir| {
+            let m = json(&dir.join("manifest.json"));
+            let run_id = m["measurements"]["run_id"].as_str().unwrap().to_owned();
+            // Let k6 run, then look at every container of the run on the engine.
+            std::thread::sleep(Duration::from_secs(3));
+            checked = ports_of(&run_id);
+        });
+        assert!(
+            checked.iter().any(|c| c.contains("-k6 "))
+                && checked.iter().any(|c| c.contains("-app ")),
+            "the stack and k6 were running: {checked:?}"
+        );
+        for c in &checked {
+            assert!(
+                !c.contains("->"),
+                "a published port: {c} (all: {checked:?})"
+            );
+        }
+        let entry = &m["measurements"]["placement"]["published_entry"];
+        assert_eq!(entry["published"], false, "{entry}");
+        let k6 = m.to_string();
+        assert!(!k6.contains("published on 127.0.0.1"), "no fallback caveat");
+    }
 }

@@ -190,118 +190,124 @@ fn calib_reports_every_repeat_and_the_spread_of_exactly_those() {
     );
 }
 
-#[test]
-fn sigterm_stops_noise_check_and_marks_the_run_aborted() {
-    let _serial = crate::serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let child = perflab(tmp.path(), None)
-        .args(["noise-check", "--seconds", "60"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // wait until the run directory says the loop was pinned (manifest rewritten before the loop)
-    let t = Instant::now();
-    let dir = loop {
-        if let Ok(d) = tmp.path().join("noise-check/latest").canonicalize()
-            && std::fs::read_to_string(d.join("manifest.json"))
-                .is_ok_and(|m| m.contains("sleep_loop_thread"))
-        {
-            break d;
-        }
-        assert!(t.elapsed() < Duration::from_secs(300), "no run directory");
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    std::thread::sleep(Duration::from_millis(1500));
-    let killed = Instant::now();
-    // SAFETY: plain kill(2) of our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let o = child.wait_with_output().unwrap();
-    assert!(
-        killed.elapsed() < Duration::from_secs(10),
-        "did not stop on SIGTERM"
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(state(&dir), "aborted");
-    let r = json(&dir.join("report.json"));
-    assert!(r["observed_s"].as_f64().unwrap() < 30.0);
-    assert!(r["wakeups"].as_u64().unwrap() > 100);
-    assert!(
-        r["caveats"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c.as_str().unwrap().contains("SIGTERM"))
-    );
-}
+/// Docker runs whose figures nothing here judges (lifecycle, interrupts, bookkeeping):
+/// `scripts/test.sh` runs them beside the offline tests (docs/ci-time.md).
+mod bookkeeping {
+    use super::*;
 
-#[test]
-fn no_wait_fails_fast_while_another_process_holds_the_lock() {
-    let _serial = crate::serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let lock = tmp.path().join("lock");
-    let mut holder = perflab(tmp.path(), Some(&lock))
-        .args(["lock-hold", "--experiment", "exp-x", "--seconds", "20"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert!(line.starts_with("locked"), "{line}");
-    let t = Instant::now();
-    let o = perflab(tmp.path(), Some(&lock))
-        .args(["calib", "--repeats", "1", "--no-wait"])
-        .output()
-        .unwrap();
-    let _ = holder.kill();
-    let _ = holder.wait();
-    assert!(t.elapsed() < Duration::from_secs(5));
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("the host is busy") && err.contains("exp-x"),
-        "{err}"
-    );
-    assert!(
-        !tmp.path().join("calib").exists(),
-        "a run directory was created"
-    );
-}
+    #[test]
+    fn sigterm_stops_noise_check_and_marks_the_run_aborted() {
+        let _serial = crate::serial();
+        let tmp = tempfile::tempdir().unwrap();
+        let child = perflab(tmp.path(), None)
+            .args(["noise-check", "--seconds", "60"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // wait until the run directory says the loop was pinned (manifest rewritten before the loop)
+        let t = Instant::now();
+        let dir = loop {
+            if let Ok(d) = tmp.path().join("noise-check/latest").canonicalize()
+                && std::fs::read_to_string(d.join("manifest.json"))
+                    .is_ok_and(|m| m.contains("sleep_loop_thread"))
+            {
+                break d;
+            }
+            assert!(t.elapsed() < Duration::from_secs(300), "no run directory");
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        std::thread::sleep(Duration::from_millis(1500));
+        let killed = Instant::now();
+        // SAFETY: plain kill(2) of our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            killed.elapsed() < Duration::from_secs(10),
+            "did not stop on SIGTERM"
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(130),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(state(&dir), "aborted");
+        let r = json(&dir.join("report.json"));
+        assert!(r["observed_s"].as_f64().unwrap() < 30.0);
+        assert!(r["wakeups"].as_u64().unwrap() > 100);
+        assert!(
+            r["caveats"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c.as_str().unwrap().contains("SIGTERM"))
+        );
+    }
 
-#[test]
-fn bad_input_is_exit_2_and_names_the_flag() {
-    let _serial = crate::serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let lock = tmp.path().join("lock");
-    for (args, needle) in [
-        (vec!["noise-check", "--cpu", "999"], "--cpu 999"),
-        (vec!["noise-check", "--seconds", "0"], "--seconds"),
-        (vec!["calib", "--repeats", "0"], "--repeats 0"),
-        (vec!["cpu-per-request", "ruby"], "unknown lab `ruby`"),
-        (
-            vec!["cpu-per-request", "php", "--endpoint", "api/db"],
-            "--endpoint",
-        ),
-    ] {
+    #[test]
+    fn no_wait_fails_fast_while_another_process_holds_the_lock() {
+        let _serial = crate::serial();
+        let tmp = tempfile::tempdir().unwrap();
+        let lock = tmp.path().join("lock");
+        let mut holder = perflab(tmp.path(), Some(&lock))
+            .args(["lock-hold", "--experiment", "exp-x", "--seconds", "20"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert!(line.starts_with("locked"), "{line}");
+        let t = Instant::now();
         let o = perflab(tmp.path(), Some(&lock))
-            .args(&args)
+            .args(["calib", "--repeats", "1", "--no-wait"])
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let _ = holder.kill();
+        let _ = holder.wait();
+        assert!(t.elapsed() < Duration::from_secs(5));
+        assert_eq!(o.status.code(), Some(1));
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(
+            err.contains("the host is busy") && err.contains("exp-x"),
+            "{err}"
+        );
+        assert!(
+            !tmp.path().join("calib").exists(),
+            "a run directory was created"
+        );
     }
-    assert!(std::fs::read_dir(tmp.path()).unwrap().all(|e| {
-        let n = e.unwrap().file_name();
-        n == "lock"
-    }));
+
+    #[test]
+    fn bad_input_is_exit_2_and_names_the_flag() {
+        let _serial = crate::serial();
+        let tmp = tempfile::tempdir().unwrap();
+        let lock = tmp.path().join("lock");
+        for (args, needle) in [
+            (vec!["noise-check", "--cpu", "999"], "--cpu 999"),
+            (vec!["noise-check", "--seconds", "0"], "--seconds"),
+            (vec!["calib", "--repeats", "0"], "--repeats 0"),
+            (vec!["cpu-per-request", "ruby"], "unknown lab `ruby`"),
+            (
+                vec!["cpu-per-request", "php", "--endpoint", "api/db"],
+                "--endpoint",
+            ),
+        ] {
+            let o = perflab(tmp.path(), Some(&lock))
+                .args(&args)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+        assert!(std::fs::read_dir(tmp.path()).unwrap().all(|e| {
+            let n = e.unwrap().file_name();
+            n == "lock"
+        }));
+    }
 }

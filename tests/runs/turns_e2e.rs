@@ -193,45 +193,51 @@ fn pairs_loaded_together_share_the_seconds_at_half_the_rate() {
     assert!(labelled(RUNS).is_empty(), "left: {:?}", labelled(RUNS));
 }
 
-#[test]
-fn ctrl_c_during_the_turns_aborts_both_rounds_and_leaves_nothing() {
-    let _serial = crate::serial();
-    let out = tempfile::tempdir().unwrap();
-    let mut args = turns();
-    assert_eq!(args[5], "load.steps=100");
-    args[5] = "load.steps=50,60,70,80";
-    let mut child = perflab()
-        .arg("--quiet")
-        .args(args)
-        .arg("--out")
-        .arg(out.path())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    let k6s = || labelled(RUNS).iter().filter(|l| l.ends_with("-k6")).count();
-    while k6s() < 2 {
-        assert!(
-            t0.elapsed() < Duration::from_secs(600),
-            "the two k6 never ran"
+/// Docker runs whose figures nothing here judges (lifecycle, interrupts, bookkeeping):
+/// `scripts/test.sh` runs them beside the offline tests (docs/ci-time.md).
+mod bookkeeping {
+    use super::*;
+
+    #[test]
+    fn ctrl_c_during_the_turns_aborts_both_rounds_and_leaves_nothing() {
+        let _serial = crate::serial();
+        let out = tempfile::tempdir().unwrap();
+        let mut args = turns();
+        assert_eq!(args[5], "load.steps=100");
+        args[5] = "load.steps=50,60,70,80";
+        let mut child = perflab()
+            .arg("--quiet")
+            .args(args)
+            .arg("--out")
+            .arg(out.path())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let k6s = || labelled(RUNS).iter().filter(|l| l.ends_with("-k6")).count();
+        while k6s() < 2 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(600),
+                "the two k6 never ran"
+            );
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "perflab exited before the turns"
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        assert_eq!(
+            child.wait().unwrap().code(),
+            Some(130),
+            "an interrupted compare exits 130"
         );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "perflab exited before the turns"
-        );
-        std::thread::sleep(Duration::from_millis(300));
+        let [a, b] = by_side(out.path());
+        for d in a.iter().chain(&b) {
+            let status = json(&d.join("status.json"));
+            assert_eq!(status["state"], "aborted", "{}: {status}", d.display());
+        }
+        assert_eq!((a.len(), b.len()), (1, 1));
+        assert!(labelled(RUNS).is_empty(), "left: {:?}", labelled(RUNS));
     }
-    std::thread::sleep(Duration::from_secs(3));
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(
-        child.wait().unwrap().code(),
-        Some(130),
-        "an interrupted compare exits 130"
-    );
-    let [a, b] = by_side(out.path());
-    for d in a.iter().chain(&b) {
-        let status = json(&d.join("status.json"));
-        assert_eq!(status["state"], "aborted", "{}: {status}", d.display());
-    }
-    assert_eq!((a.len(), b.len()), (1, 1));
-    assert!(labelled(RUNS).is_empty(), "left: {:?}", labelled(RUNS));
 }
