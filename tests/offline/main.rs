@@ -68,6 +68,7 @@ mod shared_host_report;
 mod stack_cli;
 mod verify_claims;
 mod verify_cli;
+mod verify_diag_acc_fit;
 mod verify_fixes_dec07;
 mod verify_render;
 mod verify_round_dec07;

@@ -111,7 +111,7 @@ fn a_twin_must_be_a_fitted_experiment_of_the_lab_that_calibrates_itself() {
         ("diag-unix", "names this experiment itself"),
         ("2a", "`2a` is a node experiment"),
         ("php", "unknown experiment `php`"),
-        ("diag-acc", "`diag-acc` has no `fit:`"),
+        ("fail-unix", "`fail-unix` has no `fit:`"),
     ] {
         let errs = twin_errors(twin);
         assert!(
@@ -192,5 +192,12 @@ fn every_twin_runs_its_lenders_steps() {
         pairs.push(format!("{id}<-{twin}"));
     }
     pairs.sort();
-    assert_eq!(pairs, ["diag-unix<-diag-tcp", "exp1-shed<-exp1-open"]);
+    assert_eq!(
+        pairs,
+        [
+            "diag-acc-stall<-diag-acc",
+            "diag-unix<-diag-tcp",
+            "exp1-shed<-exp1-open"
+        ]
+    );
 }

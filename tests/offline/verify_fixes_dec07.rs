@@ -19,7 +19,7 @@ fn dir(exp: &str, run: &str) -> PathBuf {
     root().join(FIX).join(exp).join(run)
 }
 
-fn run(exp: &str, run: &str) -> LoadedRun {
+pub(crate) fn run(exp: &str, run: &str) -> LoadedRun {
     load::load_run(&dir(exp, run)).unwrap()
 }
 
@@ -78,7 +78,7 @@ fn perflab() -> Command {
 }
 
 /// An out root holding copies of the named fixture runs.
-fn out_root(runs: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn out_root(runs: &[(&str, &str)]) -> tempfile::TempDir {
     let out = tempfile::tempdir().unwrap();
     for (exp, stamp) in runs {
         let to = out.path().join(exp).join(stamp);
@@ -91,7 +91,7 @@ fn out_root(runs: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 /// `perflab verify <id> --fit --json` over `out`, parsed.
-fn verify_json(out: &Path, id: &str) -> serde_json::Value {
+pub(crate) fn verify_json(out: &Path, id: &str) -> serde_json::Value {
     let o = perflab()
         .args(["verify", id, "--fit", "--json", "--out"])
         .arg(out)
