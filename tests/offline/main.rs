@@ -71,6 +71,7 @@ mod verify_cli;
 mod verify_diag_acc_fit;
 mod verify_fixes_dec07;
 mod verify_render;
+mod verify_restated_dec07;
 mod verify_round_dec07;
 mod verify_rounds;
 #[path = "../verify_support/mod.rs"]

@@ -375,19 +375,20 @@ fn fail_unix_eagain_502_and_blind_status() {
 }
 
 #[test]
-fn diag_tcp_backlog_visible_and_504s() {
+fn diag_tcp_backlog_visible_full_and_no_fast_fail() {
     let tcp = real("diag-tcp");
+    let unix = real("fail-unix");
     holds(&claim("diag-tcp", "backlog-visible", &tcp, None));
-    holds(&claim("diag-tcp", "gateway-timeouts", &tcp, None));
-    // over the unix socket the status page shows `listen queue len` 0, not 511
-    fails(&claim(
-        "diag-tcp",
-        "backlog-visible",
-        &real("fail-unix"),
-        None,
-    ));
-    // exp1 aborts at its knee before any request waits 5 s for PHP: no 504
-    fails(&claim("diag-tcp", "gateway-timeouts", &real("exp1"), None));
+    // its top step (300 rps): `listen queue` 512 of 511, 8 x 504 and no 502
+    holds(&claim("diag-tcp", "backlog-fills", &tcp, None));
+    holds(&claim("diag-tcp", "fails-slow", &tcp, None));
+    // over the unix socket the status page shows `listen queue len` 0, not 511, and the
+    // full queue refuses at once: 502
+    for c in ["backlog-visible", "backlog-fills", "fails-slow"] {
+        fails(&claim("diag-tcp", c, &unix, None));
+    }
+    // exp1 aborts at its knee, its queue never full (151 at the knee)
+    fails(&claim("diag-tcp", "backlog-fills", &real("exp1"), None));
 }
 
 #[test]

@@ -23,7 +23,7 @@ const PAIRS: [(&str, &str, [u32; 4], f64); 2] = [
 ];
 
 /// Each claim's verdict in `perflab verify <id> --fit --json` over `out`.
-fn verdicts(out: &std::path::Path, id: &str) -> Vec<(String, String)> {
+pub(crate) fn verdicts(out: &std::path::Path, id: &str) -> Vec<(String, String)> {
     let v = verify_json(out, id);
     v["claims"]
         .as_array()

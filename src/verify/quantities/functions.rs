@@ -1,7 +1,7 @@
 //! The functions claims may call, one row each (name, scope, arguments, help, reader): reading
-//! logs (`log`, `log_lines`), a step (`saturated`, `node_error`), the steps in order
-//! (`first_step_over`), or numbers (`min`, `max`, `abs`). A run-wide function may read the
-//! other experiment's run: `against.first_step_over(...)`.
+//! logs (`log`, `log_lines`), a step (`saturated`, `node_error`), the steps (`first_step_over`,
+//! `median_where`), or numbers (`min`, `max`, `abs`). A run-wide function may read the other
+//! experiment's run: `against.first_step_over(...)`.
 use super::value::{Missing, b, need};
 use crate::analyze::model::{Report, StepReport};
 use crate::claim::expr::ArgValue;
@@ -122,6 +122,14 @@ pub(crate) const FUNCTIONS: &[FunctionRow] = &[
         "first_step_over(\"node.eld_p99_max_ms\", 50): the target of the run's first step whose step quantity is over the bound (steps without a reading are skipped); `against.first_step_over(...)` reads the other run",
         |c| first_step_over(c, c.text(0)?, c.nums_if(|n| n == 1)?[0])
     ),
+    function!(
+        "median_where",
+        Run,
+        "qqn",
+        true,
+        "median_where(\"ok_per_s\", \"app_cpu\", 0.95): the median of the first step quantity over the run's steps whose second reads at least the bound (steps without both readings are skipped); a plateau that one fast or slow step does not move",
+        |c| median_where(c, c.text(0)?, c.text(1)?, c.nums_if(|n| n == 1)?[0])
+    ),
     function!("min", Run, "n+", false, "min(a, b, ...)", |c| {
         Ok(c.nums_if(|n| n > 0)?
             .into_iter()
@@ -174,6 +182,31 @@ fn first_step_over(c: &Call<'_>, quantity: &str, bound: f64) -> Result<f64, Miss
         }
     }
     Err(format!("no step of the run reads {quantity} over {bound}"))
+}
+
+/// `median_where(quantity, condition, bound)`: the median of `quantity` over `r`'s steps whose
+/// `condition` reads at least `bound` (the mean of the middle two when they are even).
+fn median_where(c: &Call<'_>, quantity: &str, cond: &str, bound: f64) -> Result<f64, Missing> {
+    let mut v: Vec<f64> = c
+        .report
+        .steps
+        .iter()
+        .filter(|s| (c.read_step)(c.report, s, cond).is_ok_and(|x| x >= bound))
+        .filter_map(|s| (c.read_step)(c.report, s, quantity).ok())
+        .filter(|x| x.is_finite())
+        .collect();
+    if v.is_empty() {
+        return Err(format!(
+            "no step of the run reads {cond} >= {bound} and {quantity}"
+        ));
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Ok(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
 }
 
 /// `log_lines(name)`.
