@@ -394,6 +394,11 @@ async fn create_and_start(
     }
     docker.start_container(&id).await?;
     let info = docker.inspect_container(&id).await?;
+    if !info.running {
+        // It died between start and inspect (a crash, or a kill): it has no address, and what
+        // the user needs is how it ended.
+        return Err(ready::exited(docker, role, &spec.name, &info).await.into());
+    }
     if spec
         .publish
         .iter()

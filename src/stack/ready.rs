@@ -31,6 +31,28 @@ pub(crate) enum StartError {
     },
 }
 
+/// A container found stopped during start-up: its exit code, whether the kernel killed it for
+/// memory, and its last log lines.
+pub(crate) async fn exited(
+    docker: &Docker,
+    role: Role,
+    name: &str,
+    info: &crate::docker::ContainerInfo,
+) -> StartError {
+    let tail = docker.logs(&info.id, Some(30)).await.unwrap_or_default();
+    StartError::Exited {
+        role: role.log_name(),
+        name: name.to_string(),
+        code: info.exit_code.unwrap_or(-1),
+        oom: if info.oom_killed {
+            " (killed: out of memory)"
+        } else {
+            ""
+        },
+        tail,
+    }
+}
+
 async fn run_check(
     docker: &Docker,
     stack: &LabStack,
@@ -113,19 +135,7 @@ async fn wait_for(
     loop {
         let info = docker.inspect_container(&c.id).await?;
         if !info.running {
-            let tail = docker.logs(&c.id, Some(30)).await.unwrap_or_default();
-            return Err(StartError::Exited {
-                role: role.log_name(),
-                name: c.name.clone(),
-                code: info.exit_code.unwrap_or(-1),
-                oom: if info.oom_killed {
-                    " (killed: out of memory)"
-                } else {
-                    ""
-                },
-                tail,
-            }
-            .into());
+            return Err(exited(docker, role, &c.name, &info).await.into());
         }
         match run_check(docker, stack, role, check).await {
             Ok(()) => return Ok(()),

@@ -191,3 +191,19 @@ fn a_top_step_under_the_ceiling_neither_fills_the_queue_nor_drops_a_syn() {
     assert_eq!(get("syn-dropped"), Some("fail"));
     assert_eq!(get("fails-slow"), Some("pass"));
 }
+
+/// A sweep whose app core never reaches 95 % has no plateau to read: the claim is not passed on
+/// a guess, and the reason says what is missing.
+#[test]
+fn no_saturated_step_is_no_plateau() {
+    let mut r = usl();
+    for s in &mut r.report.steps {
+        if let Some(w) = s.server.as_mut() {
+            w.cpu_pct.insert("app".into(), 50.0);
+        }
+    }
+    let v = claim("3a-usl", "no-retrograde", &r, None);
+    fails(&v);
+    let why = v.reason.clone().unwrap_or_default();
+    assert!(why.contains("app_cpu >= 0.95"), "{v:#?}");
+}
