@@ -5,6 +5,7 @@
 //! workers served, how many failed every request they served (exp2-pgconn: the workers that got
 //! no PostgreSQL connection) and what share of the requests those took.
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One php-fpm access log line: `%{%Y-%m-%dT%H:%M:%S}t %d %C %s %p %m %r` (`%p`, the
 /// worker's pid, since 2026-12-07; a line without it has no pid).
@@ -137,11 +138,60 @@ pub struct WorkerShares {
     /// p50 of php-fpm's `%d` over the failed and over the successful requests (ms).
     pub failed_p50_ms: Option<f64>,
     pub ok_p50_ms: Option<f64>,
+    /// Turns out of the accept queue's order (`None` in reports written before they were
+    /// counted, 2026-12-07). The kernel wakes the worker that has waited longest, but a worker
+    /// that comes back to `accept()` before the woken one runs takes the connection itself: it
+    /// serves again with fewer than half the workers between (a steal), and the woken one goes
+    /// back to the end of the queue, serving next only after more than one and a half turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<TurnBreaks>,
 }
 
-/// Requests by worker, for the lines that carry a pid.
-fn worker_shares(fpm: &[&FpmAccess]) -> Option<WorkerShares> {
-    use std::collections::BTreeMap;
+/// Steals and the turns they cost, counted in log order (the order requests ended).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnBreaks {
+    /// Requests a worker took out of turn.
+    pub steals: usize,
+    /// Of those, taken by an always-failing worker: one failed request more than the turn gives.
+    pub failing_steals: usize,
+    /// Always-failing workers sent to the end of the queue: one failed request fewer, at most.
+    pub failing_robbed: usize,
+}
+
+/// Count the steals of the step's lines (`[from_s, to_s)`) against every line before them: a
+/// worker's gap is the number of lines since its previous one; out of `workers` in turn it is
+/// about `workers`, a steal's is under half, a robbed worker's over one and a half.
+fn turn_breaks(all: &[FpmAccess], from_s: i64, to_s: i64, failing: &BTreeSet<u32>) -> TurnBreaks {
+    let mut last: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut gaps = Vec::new();
+    for (i, r) in all.iter().enumerate().take_while(|(_, r)| r.t < to_s) {
+        let Some(pid) = r.pid else { continue };
+        if let Some(prev) = last.insert(pid, i)
+            && r.t >= from_s
+        {
+            gaps.push((pid, i - prev));
+        }
+    }
+    let workers = gaps.iter().map(|g| g.0).collect::<BTreeSet<_>>().len();
+    let mut t = TurnBreaks::default();
+    for (pid, gap) in gaps {
+        if 2 * gap < workers {
+            t.steals += 1;
+            t.failing_steals += usize::from(failing.contains(&pid));
+        } else if 2 * gap > 3 * workers && failing.contains(&pid) {
+            t.failing_robbed += 1;
+        }
+    }
+    t
+}
+
+/// Requests by worker, for the lines that carry a pid; `all` is the whole log, for the turns.
+fn worker_shares(
+    fpm: &[&FpmAccess],
+    all: &[FpmAccess],
+    from_s: i64,
+    to_s: i64,
+) -> Option<WorkerShares> {
     let mut by: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
     let (mut failed_d, mut ok_d) = (Vec::new(), Vec::new());
     for r in fpm {
@@ -160,6 +210,11 @@ fn worker_shares(fpm: &[&FpmAccess]) -> Option<WorkerShares> {
         return None;
     }
     let failing: Vec<&(usize, usize)> = by.values().filter(|(n, f)| n == f).collect();
+    let failing_pids: BTreeSet<u32> = by
+        .iter()
+        .filter(|(_, (n, f))| n == f)
+        .map(|(p, _)| *p)
+        .collect();
     Some(WorkerShares {
         served: by.len(),
         always_failed: failing.len(),
@@ -169,6 +224,7 @@ fn worker_shares(fpm: &[&FpmAccess]) -> Option<WorkerShares> {
         per_worker_max: by.values().map(|v| v.0).max().unwrap_or(0),
         failed_p50_ms: percentile(&mut failed_d, 50.0),
         ok_p50_ms: percentile(&mut ok_d, 50.0),
+        turns: Some(turn_breaks(all, from_s, to_s, &failing_pids)),
     })
 }
 
@@ -208,7 +264,7 @@ pub(crate) fn window(logs: &AccessLogs, step: &str, from_s: i64, to_s: i64) -> A
         upstream_connect_p50_ms: percentile(&mut uc, 50.0),
         upstream_connect_max_ms: uc.iter().copied().reduce(f64::max),
         backlog_p50_ms: fpm_p50.zip(ngx_p50).map(|(f, n)| n - f),
-        workers: worker_shares(&fpm),
+        workers: worker_shares(&fpm, &logs.fpm, from_s, to_s),
     }
 }
 
@@ -291,5 +347,43 @@ garbage line
         assert_eq!((w.failed_p50_ms, w.ok_p50_ms), (Some(20.0), Some(5.0)));
         let first = window(&logs, "r0050", t0, t0 + 1).workers.expect("pids");
         assert_eq!((first.always_failed, first.mixed), (2, 0), "{first:?}");
+    }
+
+    /// Six workers, 12 and 15 without a connection. 11 and then 15 come back before the woken
+    /// worker runs and serve again at once (steals); the first robs 12, which serves next 13
+    /// lines later.
+    #[test]
+    fn steals_and_robbed_turns_follow_the_log_order() {
+        let order = [
+            10, 11, 12, 13, 14, 15, 10, 11, 11, 13, 14, 15, 15, 10, 11, 12, 13, 14, 15, 10,
+        ];
+        let text: String = order
+            .iter()
+            .enumerate()
+            .map(|(i, pid)| {
+                let (sec, status) = (
+                    if i < 6 { 1 } else { 2 },
+                    if [12, 15].contains(pid) { 500 } else { 200 },
+                );
+                format!("2026-11-30T04:23:0{sec} 0.004 50.00% {status} {pid} GET /index.php\n")
+            })
+            .collect();
+        let logs = AccessLogs {
+            fpm: parse_fpm(&text).0,
+            nginx: Vec::new(),
+        };
+        let t0 = 1_796_012_581;
+        let w = window(&logs, "r0050", t0 + 1, t0 + 2)
+            .workers
+            .expect("pids");
+        let want = TurnBreaks {
+            steals: 2,
+            failing_steals: 1,
+            failing_robbed: 1,
+        };
+        assert_eq!(w.turns, Some(want), "{w:?}");
+        // the first second alone: every worker served once, no gap to read
+        let first = window(&logs, "r0040", t0, t0 + 1).workers.expect("pids");
+        assert_eq!(first.turns, Some(TurnBreaks::default()), "{first:?}");
     }
 }

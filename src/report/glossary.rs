@@ -5,7 +5,7 @@ use super::table::{Block, Table};
 
 /// The columns of the workers block after `step` (`content::logs::workers_block`); the entry
 /// "requests by worker" below explains them.
-pub(crate) const WORKER_HEADERS: [&str; 8] = [
+pub(crate) const WORKER_HEADERS: [&str; 9] = [
     "workers",
     "always failed",
     "mixed",
@@ -14,6 +14,7 @@ pub(crate) const WORKER_HEADERS: [&str; 8] = [
     "per worker max",
     "failed %d p50",
     "ok %d p50",
+    "out of turn",
 ];
 
 /// One explained term: how it is written in the report, the table headers it names (exact
@@ -239,7 +240,7 @@ pub(crate) const GLOSSARY: &[Entry] = &[
     e(
         "requests by worker",
         &WORKER_HEADERS,
-        "php-fpm's access log by worker (%p) per step: workers that served, those whose every request failed (>= 500) or some, the share of requests the always-failing took, the fewest and most one served, %d p50 of failed and of ok requests",
+        "php-fpm's access log by worker (%p) per step: workers that served, those whose every request failed (>= 500) or some, the share of requests the always-failing took, the fewest and most one served, %d p50 of failed and of ok requests; out of turn: requests a worker took before the accept queue's longest waiter (steals), with (+n) those taken by always-failing workers and (-n) always-failing workers sent to the queue's end by one",
     ),
     e(
         "log",

@@ -72,6 +72,7 @@ mod verify_diag_acc_fit;
 mod verify_fixes_dec07;
 mod verify_render;
 mod verify_restated_dec07;
+mod verify_restated_dec07b;
 mod verify_round_dec07;
 mod verify_rounds;
 #[path = "../verify_support/mod.rs"]

@@ -223,6 +223,11 @@ fn exp2_pgconn_refused_connections_are_http_500() {
             "{a}"
         );
         assert_eq!(w["mixed"].as_u64(), Some(0), "{a}");
+        // the accept queue's steals are counted from the same log (error-rate's bounds read
+        // them): never more by the failing workers than in all
+        let t = &w["turns"];
+        let (all, failing) = (t["steals"].as_u64(), t["failing_steals"].as_u64());
+        assert!(all.is_some() && failing <= all, "{a}");
     }
     let txt = std::fs::read_to_string(dir.join("report.txt")).unwrap();
     assert!(

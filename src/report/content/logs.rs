@@ -94,6 +94,9 @@ pub fn workers_block(r: &Report) -> Option<Block> {
             w.per_worker_max.to_string(),
             ms(w.failed_p50_ms),
             ms(w.ok_p50_ms),
+            w.turns.as_ref().map_or("-".to_string(), |t| {
+                format!("{} (+{} -{})", t.steals, t.failing_steals, t.failing_robbed)
+            }),
         ]);
     }
     b.table = Some(t);

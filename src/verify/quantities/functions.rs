@@ -1,6 +1,6 @@
 //! The functions claims may call, one row each (name, scope, arguments, help, reader): reading
 //! logs (`log`, `log_lines`), a step (`saturated`, `node_error`), the steps (`first_step_over`,
-//! `median_where`), or numbers (`min`, `max`, `abs`). A run-wide function may read the other
+//! `at_first_step_over`, `median_where`), or numbers (`min`, `max`, `abs`). A run-wide function may read the other
 //! experiment's run: `against.first_step_over(...)`.
 use super::value::{Missing, b, need};
 use crate::analyze::model::{Report, StepReport};
@@ -120,7 +120,15 @@ pub(crate) const FUNCTIONS: &[FunctionRow] = &[
         "qn",
         true,
         "first_step_over(\"node.eld_p99_max_ms\", 50): the target of the run's first step whose step quantity is over the bound (steps without a reading are skipped); `against.first_step_over(...)` reads the other run",
-        |c| first_step_over(c, c.text(0)?, c.nums_if(|n| n == 1)?[0])
+        |c| at_first_step_over(c, "target", c.text(0)?, c.nums_if(|n| n == 1)?[0])
+    ),
+    function!(
+        "at_first_step_over",
+        Run,
+        "qqn",
+        true,
+        "at_first_step_over(\"app_cpu\", \"node.eld_p99_max_ms\", 50): the first step quantity at the run's first step whose second is over the bound (steps without the second's reading are skipped; a first step without the first's reading fails the claim); `against.` reads the other run",
+        |c| at_first_step_over(c, c.text(0)?, c.text(1)?, c.nums_if(|n| n == 1)?[0])
     ),
     function!(
         "median_where",
@@ -172,16 +180,27 @@ fn containing(counts: &BTreeMap<String, u64>, text: &str) -> f64 {
         .sum::<u64>() as f64
 }
 
-/// `first_step_over(quantity, bound)`: the target of `r`'s first step whose `quantity` reads
-/// over `bound`; a step where it has no reading is skipped.
-fn first_step_over(c: &Call<'_>, quantity: &str, bound: f64) -> Result<f64, Missing> {
+/// `at_first_step_over(quantity, cond, bound)`: `quantity` at `r`'s first step whose `cond` reads
+/// over `bound` (`first_step_over` is this with `quantity` = "target"); a step where `cond` has
+/// no reading is skipped, and that first step must read `quantity`.
+fn at_first_step_over(
+    c: &Call<'_>,
+    quantity: &str,
+    cond: &str,
+    bound: f64,
+) -> Result<f64, Missing> {
     for s in &c.report.steps {
-        let v = (c.read_step)(c.report, s, quantity);
+        let v = (c.read_step)(c.report, s, cond);
         if v.is_ok_and(|v| v > bound) {
-            return Ok(f64::from(s.target));
+            return (c.read_step)(c.report, s, quantity).map_err(|e| {
+                format!(
+                    "{quantity} at {} (the first step with {cond} over {bound}): {e}",
+                    s.name
+                )
+            });
         }
     }
-    Err(format!("no step of the run reads {quantity} over {bound}"))
+    Err(format!("no step of the run reads {cond} over {bound}"))
 }
 
 /// `median_where(quantity, condition, bound)`: the median of `quantity` over `r`'s steps whose

@@ -295,6 +295,15 @@ quantities! {
         AccessFailingShare "access.failing_share"
             => "share of the requests served by the workers that failed every one"
             => c.access(|a| a.workers.as_ref().map(|w| w.failing_share))?,
+        AccessSteals "access.steals"
+            => "requests a php-fpm worker took out of the accept queue's turn (served again with under half the workers between)"
+            => c.access(|a| a.workers.as_ref()?.turns.as_ref().map(|t| t.steals as f64))?,
+        AccessFailingSteals "access.failing_steals"
+            => "of those, taken by a worker that failed every request: one failure more than the turn gives"
+            => c.access(|a| a.workers.as_ref()?.turns.as_ref().map(|t| t.failing_steals as f64))?,
+        AccessFailingRobbed "access.failing_robbed"
+            => "always-failing workers a steal sent to the end of the queue: one failure fewer, at most"
+            => c.access(|a| a.workers.as_ref()?.turns.as_ref().map(|t| t.failing_robbed as f64))?,
 
         // `closed.*`: the step's closed-model row.
         ClosedNominalPerS "closed.nominal_per_s" => "closed model: VUs / (R0 + Z)"
