@@ -42,18 +42,22 @@ fn requests_pass_through_pgbouncer() {
     // SCRAM without PBKDF2 in the bouncer: userlist.txt holds PostgreSQL's verifier, so a
     // client login costs PgBouncer a few HMACs and its server logins reuse the client's keys.
     // With the plaintext password each login ran PBKDF2's 4,096 rounds on its one thread:
-    // 3.4-3.8 ms of its CPU per request on this project's VM, against 0.4 with the verifier.
+    // 3.4-3.8 ms of its CPU per request on this project's VM, against 0.4 with the verifier,
+    // where the app box spent 3-5 ms per request: PBKDF2 is most of the app's cost, the
+    // verifier a tenth. A slower VM scales both (2026-12-07: 1.61 ms against the app's 15.5),
+    // so the bound is the share of the app's CPU per request, not milliseconds.
     for s in steps {
-        let (Some(pct), Some(ok)) = (
+        let (Some(pct), Some(ok), Some(app)) = (
             s["server"]["cpu_pct"]["pgbouncer"].as_f64(),
             s["ok_per_s"].as_f64(),
+            s["ms_cpu_per_ok"].as_f64(),
         ) else {
             continue;
         };
         let ms = 10.0 * pct / ok.max(1.0);
         assert!(
-            ms < 1.5,
-            "PgBouncer's CPU per request {ms:.2} ms (>= 1.5: PBKDF2 per login?) at {s}"
+            ms < 0.3 * app,
+            "PgBouncer's CPU per request {ms:.2} ms against the app's {app:.2} (>= 0.3 of it: PBKDF2 per login?) at {s}"
         );
     }
     // The bouncer ran in its own container and served the app's transactions.
