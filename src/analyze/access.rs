@@ -209,22 +209,22 @@ fn worker_shares(
     if total == 0 {
         return None;
     }
-    let failing: Vec<&(usize, usize)> = by.values().filter(|(n, f)| n == f).collect();
-    let failing_pids: BTreeSet<u32> = by
+    let failing: BTreeSet<u32> = by
         .iter()
         .filter(|(_, (n, f))| n == f)
         .map(|(p, _)| *p)
         .collect();
+    let failing_served: usize = failing.iter().map(|p| by[p].0).sum();
     Some(WorkerShares {
         served: by.len(),
         always_failed: failing.len(),
         mixed: by.values().filter(|(n, f)| *f > 0 && f < n).count(),
-        failing_share: failing.iter().map(|v| v.0).sum::<usize>() as f64 / total as f64,
+        failing_share: failing_served as f64 / total as f64,
         per_worker_min: by.values().map(|v| v.0).min().unwrap_or(0),
         per_worker_max: by.values().map(|v| v.0).max().unwrap_or(0),
         failed_p50_ms: percentile(&mut failed_d, 50.0),
         ok_p50_ms: percentile(&mut ok_d, 50.0),
-        turns: Some(turn_breaks(all, from_s, to_s, &failing_pids)),
+        turns: Some(turn_breaks(all, from_s, to_s, &failing)),
     })
 }
 

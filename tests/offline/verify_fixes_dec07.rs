@@ -11,7 +11,7 @@ use assert_cmd::Command;
 
 use crate::verify_claims::{claim, fails, holds};
 use crate::verify_support::root;
-use perflab::verify::load::{self, LoadedRun};
+use perflab::verify::load::LoadedRun;
 
 const FIX: &str = "tests/fixtures/fixes-dec07";
 
@@ -20,7 +20,7 @@ fn dir(exp: &str, run: &str) -> PathBuf {
 }
 
 pub(crate) fn run(exp: &str, run: &str) -> LoadedRun {
-    load::load_run(&dir(exp, run)).unwrap()
+    crate::verify_support::fixture("fixes-dec07", exp, run)
 }
 
 #[test]

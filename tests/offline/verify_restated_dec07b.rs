@@ -3,18 +3,11 @@
 //! 22:02-22:21 UTC, a fresh and slow VM): `past-sync-break` reads the app's core, not the rate,
 //! and exp2-pgconn's `error-rate` counts the accept queue's steals instead of assuming none.
 //! Each is judged once where it holds and once, on a copy edited in memory, where it does not.
-use std::path::PathBuf;
-
 use crate::verify_claims::{claim, fails, holds};
-use crate::verify_support::root;
-use perflab::verify::load::{self, LoadedRun};
+use perflab::verify::load::LoadedRun;
 
 fn run(exp: &str, stamp: &str) -> LoadedRun {
-    let d: PathBuf = root()
-        .join("tests/fixtures/restated-dec07")
-        .join(exp)
-        .join(stamp);
-    load::load_run(&d).unwrap()
+    crate::verify_support::fixture("restated-dec07", exp, stamp)
 }
 
 /// Sync 2a on this VM: ELD p99 19.0 ms at 114 rps (0.8617 cores), 232.61 at 133, its knee, with
@@ -44,8 +37,26 @@ fn past_sync_break_reads_the_core_where_sync_s_loop_first_blocked() {
         holds(&c);
         assert!((c.value.unwrap() - cores / 0.95).abs() < 1e-6, "{c:#?}");
     }
-    // the old reading, by rate, failed the async variant on this pair: 122 / 133 = 0.92
-    assert!(122.0 / 133.0 < 1.0);
+    // the old reading, by rate, failed the async variant on this pair: its top step 122
+    // against sync's first step with ELD p99 over 50 ms, 133
+    let blocked = sync
+        .report
+        .steps
+        .iter()
+        .find(|s| {
+            s.server
+                .as_ref()
+                .and_then(|w| w.node.as_ref())
+                .is_some_and(|n| n.eld_p99_max_ms > 50.0)
+        })
+        .unwrap();
+    let top = run("2a-async", "20261207T221347Z-r1")
+        .report
+        .steps
+        .last()
+        .unwrap()
+        .target;
+    assert_eq!((top, blocked.target), (122, 133));
 }
 
 #[test]

@@ -6,6 +6,11 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The recorded run `tests/fixtures/<set>/<exp>/<run>`.
+pub fn fixture(set: &str, exp: &str, run: &str) -> LoadedRun {
+    load::load_run(&root().join("tests/fixtures").join(set).join(exp).join(run)).unwrap()
+}
+
 /// The newest complete real run of `exp` in `tests/fixtures/verify`.
 pub fn real(exp: &str) -> LoadedRun {
     let mut skipped = Vec::new();
